@@ -1,0 +1,78 @@
+import { readFileSync } from 'node:fs';
+import { ApolloGateway, RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
+import { ApolloServer } from '@apollo/server';
+import { SUBGRAPH_NAMES, type Config, type SubgraphName } from '../../platform/config.js';
+import { apolloHandler, REQUEST_ID_HEADER, startHttpService, type HttpService } from '../../platform/http.js';
+import type { Logger } from '../../platform/logger.js';
+import { PRINCIPAL_HEADER, signPrincipal, type Principal } from '../../platform/principal.js';
+import { formatError } from '../../platform/subgraph.js';
+import { SUPERGRAPH_PATH } from '../../schema/compose.js';
+import { createAuthenticator } from './authenticate.js';
+
+/** The gateway's per-request context: who is calling, established once. */
+export interface GatewayContext {
+  principal: Principal;
+  requestId: string;
+}
+
+/** Forwards each subgraph call with the signed principal and the request id. */
+class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
+  constructor(url: string, private readonly secret: string) {
+    super({ url });
+  }
+
+  override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>): void {
+    // The gateway's own health checks and schema loads carry no request context.
+    const principal: Principal = 'principal' in context && context.principal ? context.principal : { kind: 'service', service: 'gateway' };
+    request.http?.headers.set(PRINCIPAL_HEADER, signPrincipal(principal, this.secret));
+    if ('requestId' in context && context.requestId) request.http?.headers.set(REQUEST_ID_HEADER, context.requestId);
+  }
+}
+
+/** Starts the gateway on `/graphql`, serving the committed supergraph over the configured subgraph URLs. */
+export async function start(options: { config: Config; logger: Logger; port?: number }): Promise<HttpService> {
+  const { config } = options;
+  const logger = options.logger.child({ service: 'gateway' });
+  const gateway = new ApolloGateway({
+    supergraphSdl: readFileSync(SUPERGRAPH_PATH, 'utf8'),
+    buildService: ({ name }) => {
+      if (!(SUBGRAPH_NAMES as readonly string[]).includes(name)) throw new Error(`The supergraph names an unknown subgraph: ${name}`);
+      return new SignedDataSource(config.subgraphUrls[name as SubgraphName], config.internalSecret);
+    },
+    logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
+  });
+  const apollo = new ApolloServer<GatewayContext>({
+    gateway,
+    introspection: config.nodeEnv !== 'production',
+    formatError: formatError(config),
+    logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
+  });
+  await apollo.start();
+  const authenticate = createAuthenticator(config);
+  const handle = apolloHandler(apollo, {
+    bodyLimitBytes: config.bodyLimitBytes,
+    context: async (req, scope) => ({ principal: await authenticate(req, scope.requestId), requestId: scope.requestId }),
+  });
+  const service = await startHttpService({
+    name: 'gateway',
+    host: config.host,
+    port: options.port ?? config.ports.gateway,
+    logger,
+    ready: async () => {
+      const checks = await Promise.all(
+        SUBGRAPH_NAMES.map((name) =>
+          fetch(new URL('/ready', config.subgraphUrls[name]), { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false),
+        ),
+      );
+      return checks.every(Boolean);
+    },
+    handle,
+  });
+  return {
+    ...service,
+    close: async () => {
+      await service.close();
+      await apollo.stop();
+    },
+  };
+}

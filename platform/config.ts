@@ -1,0 +1,165 @@
+import { randomBytes } from 'node:crypto';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The four subgraphs, in the order the supergraph lists them. */
+export const SUBGRAPH_NAMES = ['user', 'cards', 'payments', 'compliance'] as const;
+export type SubgraphName = (typeof SUBGRAPH_NAMES)[number];
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+
+/** Configuration of every service, read from the environment and validated once at start-up. */
+export interface Config {
+  nodeEnv: 'development' | 'production' | 'test';
+  /** Address every server binds to. */
+  host: string;
+  ports: { gateway: number; rest: number } & Record<SubgraphName, number>;
+  /** Where the gateway finds each subgraph. */
+  subgraphUrls: Record<SubgraphName, string>;
+  /** Where the REST adapter finds the gateway. */
+  gatewayUrl: string;
+  /** MongoDB to use; unset means the embedded FerretDB. */
+  mongodbUri: string | undefined;
+  /** Prefix of every database name: `<prefix>user`, `<prefix>cards`, ... */
+  dbPrefix: string;
+  /** Folder of the embedded FerretDB's SQLite files. */
+  dataDir: string;
+  /** FerretDB binary to use instead of the cached build. */
+  ferretdbBin: string | undefined;
+  /** HMAC key that signs the principal the gateway forwards to subgraphs. */
+  internalSecret: string;
+  /** True when the secret was generated for this process (development only). */
+  internalSecretGenerated: boolean;
+  tokenLifetimeSeconds: number;
+  loginMaxFailures: number;
+  lockPeriodSeconds: number;
+  /** The `test` login channel; off by default in production. */
+  testChannelEnabled: boolean;
+  logLevel: LogLevel;
+  /** Largest accepted request body, in bytes. */
+  bodyLimitBytes: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** The repository root, found from this module's own location. */
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * Reads and validates the configuration. Every problem is collected and reported at once,
+ * naming the variable, so a misconfigured service refuses to start with one clear message.
+ */
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const problems: string[] = [];
+  const nodeEnvRaw = env.NODE_ENV ?? 'development';
+  if (!['development', 'production', 'test'].includes(nodeEnvRaw)) {
+    problems.push(`NODE_ENV must be development, production or test (got "${nodeEnvRaw}")`);
+  }
+  const nodeEnv = (['development', 'production', 'test'].includes(nodeEnvRaw) ? nodeEnvRaw : 'development') as Config['nodeEnv'];
+
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return value;
+  };
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (['true', '1', 'yes'].includes(raw)) return true;
+    if (['false', '0', 'no'].includes(raw)) return false;
+    problems.push(`${name} must be true or false (got "${raw}")`);
+    return fallback;
+  };
+  const url = (name: string, fallback: string): string => {
+    const raw = env[name] || fallback;
+    try {
+      const parsed = new URL(raw);
+      if (!['http:', 'https:'].includes(parsed.protocol)) throw new Error('protocol');
+    } catch {
+      problems.push(`${name} must be an http(s) URL (got "${raw}")`);
+    }
+    return raw;
+  };
+
+  const host = env.HOST || '127.0.0.1';
+  const ports = {
+    gateway: int('GATEWAY_PORT', 4000, 0, 65535),
+    rest: int('REST_PORT', 8080, 0, 65535),
+    user: int('USER_SUBGRAPH_PORT', 4001, 0, 65535),
+    cards: int('CARDS_SUBGRAPH_PORT', 4002, 0, 65535),
+    payments: int('PAYMENTS_SUBGRAPH_PORT', 4003, 0, 65535),
+    compliance: int('COMPLIANCE_SUBGRAPH_PORT', 4004, 0, 65535),
+  };
+  const local = (port: number, suffix = '/graphql') => `http://127.0.0.1:${port}${suffix}`;
+  const subgraphUrls = {
+    user: url('USER_SUBGRAPH_URL', local(ports.user)),
+    cards: url('CARDS_SUBGRAPH_URL', local(ports.cards)),
+    payments: url('PAYMENTS_SUBGRAPH_URL', local(ports.payments)),
+    compliance: url('COMPLIANCE_SUBGRAPH_URL', local(ports.compliance)),
+  };
+  const gatewayUrl = url('GATEWAY_URL', local(ports.gateway));
+
+  const dbPrefix = env.MONGODB_DB_PREFIX ?? 'banking_';
+  if (!/^[A-Za-z0-9_-]{0,32}$/.test(dbPrefix)) {
+    problems.push(`MONGODB_DB_PREFIX must be up to 32 letters, digits, _ or - (got "${dbPrefix}")`);
+  }
+
+  let internalSecret = env.INTERNAL_SECRET ?? '';
+  let internalSecretGenerated = false;
+  if (internalSecret === '') {
+    if (nodeEnv === 'production') {
+      problems.push('INTERNAL_SECRET is required in production (at least 32 characters; e.g. `openssl rand -hex 32`)');
+    } else {
+      internalSecret = randomBytes(32).toString('hex');
+      internalSecretGenerated = true;
+    }
+  } else if (internalSecret.length < 32) {
+    problems.push('INTERNAL_SECRET must be at least 32 characters long');
+  }
+
+  const logLevelRaw = env.LOG_LEVEL || (nodeEnv === 'test' ? 'warn' : 'info');
+  if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevelRaw)) {
+    problems.push(`LOG_LEVEL must be debug, info, warn, error or silent (got "${logLevelRaw}")`);
+  }
+
+  const config: Config = {
+    nodeEnv,
+    host,
+    ports,
+    subgraphUrls,
+    gatewayUrl,
+    mongodbUri: env.MONGODB_URI || undefined,
+    dbPrefix,
+    dataDir: env.DATA_DIR || path.join(REPO_ROOT, '.data', 'ferretdb'),
+    ferretdbBin: env.FERRETDB_BIN || undefined,
+    internalSecret,
+    internalSecretGenerated,
+    tokenLifetimeSeconds: int('TOKEN_LIFETIME_SECONDS', 3600, 60, 30 * 24 * 3600),
+    loginMaxFailures: int('LOGIN_MAX_FAILURES', 5, 1, 100),
+    lockPeriodSeconds: int('LOCK_PERIOD_SECONDS', 900, 1, 7 * 24 * 3600),
+    testChannelEnabled: bool('TEST_CHANNEL_ENABLED', nodeEnv !== 'production'),
+    logLevel: logLevelRaw as LogLevel,
+    bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 50 * 1024 * 1024),
+    ...overrides,
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}
+
+/** Folder for per-user caches such as the FerretDB build, shared by every clone. */
+export function userCacheDir(env: Env = process.env): string {
+  return path.join(env.XDG_CACHE_HOME || path.join(homedir(), '.cache'), 'banking-graph');
+}

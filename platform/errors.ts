@@ -1,0 +1,47 @@
+import { GraphQLError } from 'graphql';
+
+/**
+ * Every error code the graph produces, in `extensions.code`. The REST adapter maps these
+ * codes to the statuses the specs document; GraphQL clients read them directly.
+ */
+export enum ErrorCode {
+  /** A body that is not JSON, or a value of the wrong type. */
+  BAD_REQUEST = 'BAD_REQUEST',
+  /** A value that breaks a documented pattern, length or rule; `extensions.field` names it. */
+  VALIDATION_FAILED = 'VALIDATION_FAILED',
+  /** A request that lacks an element every request of its kind needs (login: `channel`). */
+  REQUIRED_ELEMENT_MISSING = 'REQUIRED_ELEMENT_MISSING',
+  /** A login that lacks a property its channel requires. */
+  CHANNEL_PROPERTY_MISSING = 'CHANNEL_PROPERTY_MISSING',
+  /** A login channel that is not one of the documented ones. */
+  INVALID_CHANNEL = 'INVALID_CHANNEL',
+  /** A documented login channel that this caller or this deployment may not use. */
+  CHANNEL_NOT_PERMITTED = 'CHANNEL_NOT_PERMITTED',
+  /** A date/time stamp that is not ISO 8601. */
+  INVALID_TIMESTAMP = 'INVALID_TIMESTAMP',
+  /** Credentials missing, wrong, expired or revoked. */
+  UNAUTHENTICATED = 'UNAUTHENTICATED',
+  /** The actor is locked after repeated failures, or blocked. */
+  ACTOR_LOCKED = 'ACTOR_LOCKED',
+  /** Authenticated, but not allowed to do this. */
+  FORBIDDEN = 'FORBIDDEN',
+  /** The credential header the operation needs was not sent. */
+  TOKEN_MISSING = 'TOKEN_MISSING',
+  NOT_FOUND = 'NOT_FOUND',
+  /** A state transition that the current state does not allow. */
+  CONFLICT = 'CONFLICT',
+  /** A dependency (database, subgraph) did not answer. */
+  UNAVAILABLE = 'UNAVAILABLE',
+  INTERNAL = 'INTERNAL',
+}
+
+/** Creates the graph's error: a GraphQLError with `extensions.code` and, where one field is at fault, `extensions.field`. */
+export function appError(code: ErrorCode, message: string, options: { field?: string; httpStatus?: number } = {}): GraphQLError {
+  return new GraphQLError(message, {
+    extensions: {
+      code,
+      ...(options.field ? { field: options.field } : {}),
+      ...(options.httpStatus ? { http: { status: options.httpStatus } } : {}),
+    },
+  });
+}

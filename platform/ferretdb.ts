@@ -1,0 +1,144 @@
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cp, chmod, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { MongoClient } from 'mongodb';
+import { userCacheDir } from './config.js';
+
+const run = promisify(execFile);
+
+/** The embedded MongoDB-compatible server: FerretDB with its SQLite backend. */
+export const FERRETDB_VERSION = 'v1.24.2';
+const MODULE = 'github.com/FerretDB/FerretDB';
+
+/** Where the FerretDB build for this version is cached, shared by every clone of the project. */
+export function ferretdbCachePath(env: Record<string, string | undefined> = process.env): string {
+  return path.join(userCacheDir(env), `ferretdb-${FERRETDB_VERSION}`, 'ferretdb');
+}
+
+function findGo(): string | null {
+  for (const dir of [...(process.env.PATH ?? '').split(path.delimiter), '/usr/local/go/bin']) {
+    if (dir && existsSync(path.join(dir, 'go'))) return path.join(dir, 'go');
+  }
+  return null;
+}
+
+/**
+ * Returns a FerretDB binary: `FERRETDB_BIN`, else the cached build, else builds it once from
+ * the Go module proxy into the cache. The build copies the module source and writes its
+ * `build/version/version.txt`, which the published module leaves empty (a plain
+ * `go install ...@v1.24.2` binary panics on start because of that).
+ */
+export async function ensureFerretDB(options: { ferretdbBin?: string | undefined; progress?: (msg: string) => void } = {}): Promise<string> {
+  const progress = options.progress ?? ((msg: string) => process.stderr.write(`${msg}\n`));
+  if (options.ferretdbBin) {
+    if (!existsSync(options.ferretdbBin)) throw new Error(`FERRETDB_BIN points at ${options.ferretdbBin}, which does not exist.`);
+    return options.ferretdbBin;
+  }
+  const target = ferretdbCachePath();
+  if (existsSync(target)) return target;
+
+  const go = findGo();
+  if (!go) {
+    throw new Error(
+      'The embedded database (FerretDB ' + FERRETDB_VERSION + ') is built with Go on first use, and Go was not found ' +
+        '(looked on PATH and in /usr/local/go/bin). Install Go 1.22 or newer (https://go.dev/dl/), ' +
+        'or set FERRETDB_BIN to a FerretDB binary, or set MONGODB_URI to use your own MongoDB.',
+    );
+  }
+  progress(`Building the embedded database FerretDB ${FERRETDB_VERSION} with Go, once, into ${path.dirname(target)} (about two minutes)...`);
+  const goEnv = { ...process.env, GOFLAGS: '-mod=mod', CGO_ENABLED: '0' };
+  const { stdout } = await run(go, ['mod', 'download', '-json', `${MODULE}@${FERRETDB_VERSION}`], { env: goEnv, maxBuffer: 16 * 1024 * 1024 });
+  const moduleDir = (JSON.parse(stdout) as { Dir?: string }).Dir;
+  if (!moduleDir) throw new Error(`go mod download did not report the source folder of ${MODULE}@${FERRETDB_VERSION}`);
+  const work = await mkdtemp(path.join(tmpdir(), 'ferretdb-build-'));
+  try {
+    const src = path.join(work, 'src');
+    await cp(moduleDir, src, { recursive: true });
+    await run('chmod', ['-R', 'u+w', src]);
+    await writeFile(path.join(src, 'build', 'version', 'version.txt'), `${FERRETDB_VERSION}\n`);
+    await mkdir(path.dirname(target), { recursive: true });
+    const partial = `${target}.${process.pid}.partial`;
+    await run(go, ['build', '-o', partial, './cmd/ferretdb'], { cwd: src, env: goEnv, maxBuffer: 16 * 1024 * 1024 });
+    await chmod(partial, 0o755);
+    await rename(partial, target);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  progress(`FerretDB ${FERRETDB_VERSION} is ready at ${target}.`);
+  return target;
+}
+
+/** Finds a free loopback port by binding port 0. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A running embedded FerretDB. */
+export interface EmbeddedMongo {
+  uri: string;
+  stop(): Promise<void>;
+}
+
+/** Starts FerretDB on a free loopback port with its data in `dataDir`, and waits until it answers. */
+export async function startEmbeddedMongo(options: { dataDir: string; ferretdbBin?: string | undefined; progress?: (msg: string) => void }): Promise<EmbeddedMongo> {
+  const binary = await ensureFerretDB(options);
+  await mkdir(options.dataDir, { recursive: true });
+  const port = await freePort();
+  const child: ChildProcess = spawn(
+    binary,
+    [
+      '--handler=sqlite',
+      `--sqlite-url=file:${options.dataDir}/`,
+      `--state-dir=${options.dataDir}`,
+      `--listen-addr=127.0.0.1:${port}`,
+      '--debug-addr=-',
+      '--telemetry=disable',
+      '--log-level=error',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const uri = `mongodb://127.0.0.1:${port}/`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`FerretDB exited on start (code ${child.exitCode}): ${stderr}`);
+    const client = new MongoClient(uri, { serverSelectionTimeoutMS: 500, connectTimeoutMS: 500 });
+    try {
+      await client.db('admin').command({ ping: 1 });
+      break;
+    } catch (error) {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`FerretDB did not answer on ${uri} within 30 s: ${(error as Error).message} ${stderr}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    } finally {
+      await client.close();
+    }
+  }
+  return {
+    uri,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { HeaderMap, type ApolloServer, type BaseContext } from '@apollo/server';
+import type { Logger } from './logger.js';
+
+/** The header that carries the request id from the REST adapter through the gateway to the subgraphs. */
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+/** Takes the caller's request id when it is well-formed, or makes a new one. */
+export function requestIdOf(req: IncomingMessage): string {
+  const given = req.headers[REQUEST_ID_HEADER];
+  return typeof given === 'string' && /^[A-Za-z0-9_.:-]{1,64}$/.test(given) ? given : randomUUID();
+}
+
+export class BodyTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`request body exceeds ${limit} bytes`);
+  }
+}
+
+/** Reads a whole request body, refusing more than `limit` bytes. */
+export async function readBody(req: IncomingMessage, limit: number): Promise<string> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) throw new BodyTooLargeError(limit);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw new BodyTooLargeError(limit);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/** What a request handler receives besides the raw request and response. */
+export interface RequestScope {
+  requestId: string;
+  logger: Logger;
+}
+
+export type Handler = (req: IncomingMessage, res: ServerResponse, scope: RequestScope) => Promise<void>;
+
+/** A started HTTP service. */
+export interface HttpService {
+  server: http.Server;
+  port: number;
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts an HTTP server with `/health` (alive), `/ready` (dependencies answer), a request id
+ * on every request (echoed in the response), one JSON access-log line per request, and a
+ * clean close that lets requests in flight finish.
+ */
+export async function startHttpService(options: {
+  name: string;
+  host: string;
+  port: number;
+  logger: Logger;
+  ready: () => Promise<boolean>;
+  handle: Handler;
+}): Promise<HttpService> {
+  const { logger } = options;
+  const server = http.createServer((req, res) => {
+    const requestId = requestIdOf(req);
+    const started = process.hrtime.bigint();
+    res.setHeader(REQUEST_ID_HEADER, requestId);
+    const scope: RequestScope = { requestId, logger: logger.child({ requestId }) };
+    res.once('finish', () => {
+      const url = req.url ?? '';
+      if (url === '/health' || url === '/ready') return;
+      scope.logger.info('request', {
+        method: req.method,
+        path: url.split('?')[0],
+        status: res.statusCode,
+        ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
+      });
+    });
+    const route = async () => {
+      if (req.method === 'GET' && req.url === '/health') return sendJson(res, 200, { status: 'ok', service: options.name });
+      if (req.method === 'GET' && req.url === '/ready') {
+        const ok = await options.ready().catch(() => false);
+        return sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'unavailable', service: options.name });
+      }
+      await options.handle(req, res, scope);
+    };
+    route().catch((error: unknown) => {
+      scope.logger.error('unhandled error', { error });
+      if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL', message: 'Internal server error' }, requestId });
+      else res.end();
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
+  logger.info('listening', { url });
+  return {
+    server,
+    port,
+    url,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), 5000).unref();
+      }),
+  };
+}
+
+/**
+ * Serves an Apollo server on `/graphql` through Apollo's integration API (no web framework):
+ * reads the body, builds the context, and writes Apollo's response.
+ */
+export function apolloHandler<TContext extends BaseContext>(
+  apollo: ApolloServer<TContext>,
+  options: { bodyLimitBytes: number; context: (req: IncomingMessage, scope: RequestScope) => Promise<TContext> },
+): Handler {
+  return async (req, res, scope) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== '/graphql') return sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `No route for ${url.pathname}` }, requestId: scope.requestId });
+    const headers = new HeaderMap();
+    for (const [key, value] of Object.entries(req.headers)) {
+      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+    }
+    let body: unknown = undefined;
+    if (req.method === 'POST') {
+      let text: string;
+      try {
+        text = await readBody(req, options.bodyLimitBytes);
+      } catch (error) {
+        if (error instanceof BodyTooLargeError) return sendJson(res, 413, { errors: [{ message: error.message, extensions: { code: 'BAD_REQUEST' } }] });
+        throw error;
+      }
+      try {
+        body = text === '' ? undefined : JSON.parse(text);
+      } catch {
+        return sendJson(res, 400, { errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
+      }
+    }
+    const response = await apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: { method: req.method ?? 'GET', headers, search: url.search, body },
+      context: () => options.context(req, scope),
+    });
+    for (const [key, value] of response.headers) res.setHeader(key, value);
+    res.statusCode = response.status ?? 200;
+    if (response.body.kind === 'complete') {
+      res.end(response.body.string);
+      return;
+    }
+    for await (const chunk of response.body.asyncIterator) res.write(chunk);
+    res.end();
+  };
+}

@@ -1,0 +1,69 @@
+import { MongoClient, type Db } from 'mongodb';
+import type { SubgraphName } from './config.js';
+
+/** Counts the database commands a client sends, by database, collection and command name. */
+export class CommandCounter {
+  private counts = new Map<string, number>();
+
+  record(database: string, collection: string, command: string): void {
+    const key = `${database}.${collection}.${command}`;
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+  }
+
+  /** Commands of one kind sent so far, e.g. `count('banking_cards', 'cards', 'find')`. */
+  count(database: string, collection: string, command: string): number {
+    return this.counts.get(`${database}.${collection}.${command}`) ?? 0;
+  }
+
+  /** Every command sent to one database, keyed `collection.command`. */
+  snapshot(database: string): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [key, value] of this.counts) {
+      if (key.startsWith(`${database}.`)) out[key.slice(database.length + 1)] = value;
+    }
+    return out;
+  }
+
+  reset(): void {
+    this.counts.clear();
+  }
+}
+
+/** A MongoDB connection shared by the services of one process, with a command counter. */
+export interface Mongo {
+  client: MongoClient;
+  /** The database a subgraph owns: `<prefix><name>`. */
+  db(name: SubgraphName): Db;
+  databaseName(name: SubgraphName): string;
+  commands: CommandCounter;
+  /** True when the server answers a ping. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** Connects with the official driver and counts every command it starts. */
+export async function connectMongo(uri: string, dbPrefix: string, appName = 'banking-graph'): Promise<Mongo> {
+  const client = new MongoClient(uri, { appName, monitorCommands: true, serverSelectionTimeoutMS: 10_000 });
+  const commands = new CommandCounter();
+  client.on('commandStarted', (event) => {
+    const target = event.command[event.commandName];
+    commands.record(event.databaseName, typeof target === 'string' ? target : '', event.commandName);
+  });
+  await client.connect();
+  const databaseName = (name: SubgraphName) => `${dbPrefix}${name}`;
+  return {
+    client,
+    db: (name) => client.db(databaseName(name)),
+    databaseName,
+    commands,
+    ping: async () => {
+      try {
+        await client.db('admin').command({ ping: 1 });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    close: () => client.close(),
+  };
+}

@@ -1,0 +1,43 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/** Who is calling, as established once by the gateway. */
+export type Principal =
+  | { kind: 'anonymous' }
+  | { kind: 'user'; userId: string; sessionId: string; channel: string }
+  | { kind: 'aggregator'; aggregatorId: string; aggregatorUserId: string; sessionId: string; tokenType: 'base' | 'confined' }
+  | { kind: 'service'; service: string };
+
+/** The user subgraph's route that turns a `token` header into a principal, for the gateway only. Not part of the graph. */
+export const SESSION_RESOLVE_PATH = '/internal/sessions/resolve';
+
+/** The header that carries the signed principal from the gateway to the subgraphs. */
+export const PRINCIPAL_HEADER = 'x-internal-principal';
+const VERSION = 'v1';
+const LIFETIME_SECONDS = 60;
+
+const b64 = (value: Buffer | string) => Buffer.from(value).toString('base64url');
+const mac = (secret: string, payload: string) => createHmac('sha256', secret).update(`${VERSION}.${payload}`).digest();
+
+/** Signs a principal for one internal call: `v1.<payload>.<hmac>`, valid for a minute. */
+export function signPrincipal(principal: Principal, secret: string, now = Date.now()): string {
+  const iat = Math.floor(now / 1000);
+  const payload = b64(JSON.stringify({ p: principal, iat, exp: iat + LIFETIME_SECONDS }));
+  return `${VERSION}.${payload}.${b64(mac(secret, payload))}`;
+}
+
+/** Verifies a signed principal header; returns null when it is missing, forged or expired. */
+export function verifyPrincipal(header: string | undefined, secret: string, now = Date.now()): Principal | null {
+  if (!header) return null;
+  const [version, payload, signature] = header.split('.');
+  if (version !== VERSION || !payload || !signature) return null;
+  const expected = mac(secret, payload);
+  const given = Buffer.from(signature, 'base64url');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  try {
+    const { p, exp } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { p: Principal; exp: number };
+    if (typeof exp !== 'number' || exp * 1000 < now) return null;
+    return p;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,97 @@
+import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { ErrorCode } from './errors.js';
+
+function invalid(name: string, message: string): GraphQLError {
+  return new GraphQLError(`${name}: ${message}`, { extensions: { code: ErrorCode.VALIDATION_FAILED } });
+}
+
+/** A string scalar checked against a documented pattern and length, on input and on output. */
+function patternScalar(name: string, description: string, check: (value: string) => string | null): GraphQLScalarType<string, string> {
+  const parse = (value: unknown): string => {
+    if (typeof value !== 'string') throw invalid(name, `expected a string, got ${value === null ? 'null' : typeof value}`);
+    const problem = check(value);
+    if (problem) throw invalid(name, problem);
+    return value;
+  };
+  return new GraphQLScalarType<string, string>({
+    name,
+    description,
+    serialize: (value) => parse(value),
+    parseValue: (value) => parse(value),
+    parseLiteral: (ast: ValueNode) => {
+      if (ast.kind !== Kind.STRING) throw invalid(name, 'expected a string literal');
+      return parse(ast.value);
+    },
+  });
+}
+
+const noAngles = (value: string) => (/[<>]/.test(value) ? 'must not contain < or >' : value.trim() === '' ? 'must not be only whitespace' : null);
+
+/** `[A-Za-z0-9_]{1,36}`: the specs' id pattern. */
+export const SvcId = patternScalar('SvcId', 'An identifier: 1-36 letters, digits or underscores.', (v) =>
+  /^[A-Za-z0-9_]{1,36}$/.test(v) ? null : 'must be 1-36 letters, digits or underscores');
+
+/** `[A-Za-z0-9]{1,32}`: the specs' external references. */
+export const Reference = patternScalar('Reference', 'An external reference: 1-32 letters or digits.', (v) =>
+  /^[A-Za-z0-9]{1,32}$/.test(v) ? null : 'must be 1-32 letters or digits');
+
+/** Acquirer reference number: 1-50 characters, no `<` or `>`, not only whitespace. */
+export const Arn = patternScalar('Arn', 'Acquirer reference number: 1-50 characters, no < or >, not only whitespace.', (v) =>
+  v.length < 1 || v.length > 50 ? 'must be 1-50 characters' : noAngles(v));
+
+/** A US ABA routing number: exactly 9 digits. */
+export const RoutingNumber = patternScalar('RoutingNumber', 'A routing number: exactly 9 digits.', (v) =>
+  /^[0-9]{9}$/.test(v) ? null : 'must be exactly 9 digits');
+
+/** ISO 4217 alphabetic currency code. */
+export const CurrencyCode = patternScalar('CurrencyCode', 'ISO 4217 currency code: three capital letters.', (v) =>
+  /^[A-Z]{3}$/.test(v) ? null : 'must be three capital letters (ISO 4217)');
+
+/** True when `value` is a real calendar date written YYYY-MM-DD. */
+export function isIsoDate(value: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  const date = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
+}
+
+/** True when `value` is an ISO 8601 date-time with a time zone (Z or an offset). */
+export function isIsoDateTime(value: string): boolean {
+  const match = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(:(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/.exec(value);
+  if (!match || !isIsoDate(match[1]!)) return false;
+  return Number(match[2]) < 24 && Number(match[3]) < 60 && Number(match[5] ?? 0) < 60 && !Number.isNaN(Date.parse(value));
+}
+
+/** A calendar date, YYYY-MM-DD. */
+export const DateScalar = patternScalar('Date', 'A calendar date, YYYY-MM-DD.', (v) => (isIsoDate(v) ? null : 'must be a date written YYYY-MM-DD'));
+
+/** An ISO 8601 timestamp. Stored `Date` values serialize to UTC ISO strings. */
+export const DateTime = new GraphQLScalarType<Date, string>({
+  name: 'DateTime',
+  description: 'An ISO 8601 date-time with a time zone, e.g. 2026-11-22T10:15:00.000Z.',
+  serialize(value) {
+    if (value instanceof Date) return value.toISOString();
+    if (typeof value === 'string' && isIsoDateTime(value)) return new Date(value).toISOString();
+    throw invalid('DateTime', 'cannot serialize a non-date value');
+  },
+  parseValue(value) {
+    if (typeof value !== 'string' || !isIsoDateTime(value)) throw invalid('DateTime', 'must be an ISO 8601 date-time with a time zone');
+    return new Date(value);
+  },
+  parseLiteral(ast) {
+    if (ast.kind !== Kind.STRING || !isIsoDateTime(ast.value)) throw invalid('DateTime', 'must be an ISO 8601 date-time with a time zone');
+    return new Date(ast.value);
+  },
+});
+
+/** Every custom scalar, by its SDL name, for a subgraph's resolver map. */
+export const scalarResolvers = {
+  SvcId,
+  Reference,
+  Arn,
+  RoutingNumber,
+  CurrencyCode,
+  Date: DateScalar,
+  DateTime,
+  JSONObject: GraphQLJSONObject,
+};

@@ -1,0 +1,96 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ApolloServer, type BaseContext } from '@apollo/server';
+import { buildSubgraphSchema } from '@apollo/subgraph';
+import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/index.js';
+import type { GraphQLFormattedError } from 'graphql';
+import { parse } from 'graphql';
+import { REPO_ROOT, type Config, type SubgraphName } from './config.js';
+import { appError, ErrorCode } from './errors.js';
+import { apolloHandler, startHttpService, type Handler, type HttpService, type RequestScope } from './http.js';
+import type { Logger } from './logger.js';
+import type { Mongo } from './mongo.js';
+import { PRINCIPAL_HEADER, verifyPrincipal, type Principal } from './principal.js';
+
+/** What every subgraph's context starts from: the verified principal and the request's id and logger. */
+export interface RequestBase extends BaseContext {
+  principal: Principal;
+  requestId: string;
+  logger: Logger;
+}
+
+/** Reads a subgraph's SDL from `schema/<name>.graphql`, found from this module's location. */
+export function subgraphSdl(name: SubgraphName): string {
+  return readFileSync(path.join(REPO_ROOT, 'schema', `${name}.graphql`), 'utf8');
+}
+
+/** Hides the message of unexpected errors in production; known codes keep theirs. */
+export function formatError(config: Config) {
+  return (formatted: GraphQLFormattedError): GraphQLFormattedError => {
+    const code = formatted.extensions?.code;
+    if (config.nodeEnv === 'production' && (code === undefined || code === 'INTERNAL_SERVER_ERROR' || code === ErrorCode.INTERNAL)) {
+      return { message: 'Internal server error', extensions: { code: ErrorCode.INTERNAL } };
+    }
+    return formatted;
+  };
+}
+
+/** Options of one subgraph's server. */
+export interface SubgraphOptions<TContext extends RequestBase> {
+  name: SubgraphName;
+  config: Config;
+  logger: Logger;
+  mongo: Mongo;
+  port: number;
+  /** The subgraph's resolver map (codegen's `Resolvers` type, which Apollo's map type does not name). */
+  resolvers: object;
+  /** Adds the subgraph's own per-request state (DataLoaders, data sources) to the base. */
+  createContext: (base: RequestBase) => TContext;
+  /** Routes besides `/graphql`, tried first; return false to fall through. */
+  extraRoutes?: (req: Parameters<Handler>[0], res: Parameters<Handler>[1], scope: RequestScope) => Promise<boolean>;
+}
+
+/**
+ * Starts a Federation 2 subgraph: its schema from `schema/<name>.graphql`, and a context that
+ * accepts only calls carrying a principal signed by the gateway.
+ */
+export async function startSubgraph<TContext extends RequestBase>(options: SubgraphOptions<TContext>): Promise<HttpService> {
+  const { config, name } = options;
+  const logger = options.logger.child({ service: `${name}-subgraph` });
+  const apollo = new ApolloServer<TContext>({
+    schema: buildSubgraphSchema({ typeDefs: parse(subgraphSdl(name)), resolvers: options.resolvers as GraphQLResolverMap<unknown> }),
+    introspection: config.nodeEnv !== 'production',
+    formatError: formatError(config),
+    logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
+  });
+  await apollo.start();
+  const graphql = apolloHandler(apollo, {
+    bodyLimitBytes: config.bodyLimitBytes,
+    context: async (req, scope) => {
+      const header = req.headers[PRINCIPAL_HEADER];
+      const principal = verifyPrincipal(typeof header === 'string' ? header : undefined, config.internalSecret);
+      if (!principal) {
+        throw appError(ErrorCode.UNAUTHENTICATED, 'This subgraph answers the gateway only: the signed internal principal is missing or invalid.', { httpStatus: 401 });
+      }
+      return options.createContext({ principal, requestId: scope.requestId, logger: scope.logger });
+    },
+  });
+  const service = await startHttpService({
+    name: `${name}-subgraph`,
+    host: config.host,
+    port: options.port,
+    logger,
+    ready: () => options.mongo.ping(),
+    handle: async (req, res, scope) => {
+      if (options.extraRoutes && (await options.extraRoutes(req, res, scope))) return;
+      await graphql(req, res, scope);
+    },
+  });
+  return {
+    ...service,
+    close: async () => {
+      await service.close();
+      await apollo.stop();
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Config } from '../../platform/config.js';
+import { ErrorCode } from '../../platform/errors.js';
+import { BodyTooLargeError, readBody, REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService, type RequestScope } from '../../platform/http.js';
+import type { Logger } from '../../platform/logger.js';
+import { aggregatorError, aggregatorSuccess, endUserError, type Api, type RouteError } from './envelopes.js';
+import { createRouter } from './router.js';
+import { DEFAULT_STATUSES, ROUTES, type Route } from './routes.js';
+
+const OPERATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'operations');
+
+interface GraphQLResponse {
+  data?: Record<string, unknown> | null;
+  errors?: Array<{ message: string; extensions?: { code?: string; field?: string } }>;
+}
+
+/** The field a GraphQL variable-coercion message points at: `... at "input.userName"; ...` gives `userName`. */
+function fieldOfCoercionError(message: string): string | undefined {
+  const at = /at "([^"]+)"/.exec(message)?.[1];
+  return at?.split('.').slice(1).join('.') || undefined;
+}
+
+function sendError(res: ServerResponse, api: Api, status: number, error: RouteError, requestId: string): void {
+  sendJson(res, status, api === 'aggregator' ? aggregatorError(error, requestId) : endUserError(error, requestId));
+}
+
+/**
+ * Starts the REST adapter: each documented path of the two specs, mapped by the route table
+ * onto a GraphQL operation sent to the gateway, with the documented envelope and statuses.
+ */
+export async function start(options: { config: Config; logger: Logger; port?: number }): Promise<HttpService> {
+  const { config } = options;
+  const logger = options.logger.child({ service: 'rest-adapter' });
+  const operations = new Map(ROUTES.map((route) => [route.operation, readFileSync(path.join(OPERATIONS_DIR, route.operation), 'utf8')]));
+  const match = createRouter(ROUTES);
+
+  async function callGateway(route: Route, variables: Record<string, unknown>, req: IncomingMessage, scope: RequestScope): Promise<{ status: number; body: GraphQLResponse }> {
+    const headers: Record<string, string> = { 'content-type': 'application/json', [REQUEST_ID_HEADER]: scope.requestId };
+    if (route.credential) headers[route.credential] = String(req.headers[route.credential]);
+    const forwarded = req.socket.remoteAddress;
+    if (forwarded) headers['x-forwarded-for'] = forwarded;
+    const response = await fetch(config.gatewayUrl, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ query: operations.get(route.operation), variables }),
+      signal: AbortSignal.timeout(30_000),
+    });
+    return { status: response.status, body: (await response.json()) as GraphQLResponse };
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const found = match(req.method ?? 'GET', url.pathname);
+    if (!found) return sendJson(res, 404, { error: { code: ErrorCode.NOT_FOUND, message: `No route for ${req.method} ${url.pathname}.` }, requestId: scope.requestId });
+    if ('allowed' in found) {
+      return sendJson(res, 405, { error: { code: 'METHOD_NOT_ALLOWED', message: `${url.pathname} answers ${found.allowed.join(', ')}.` }, requestId: scope.requestId }, { allow: found.allowed.join(', ') });
+    }
+    const { route, params } = found;
+    const fail = (status: number, error: RouteError) => sendError(res, route.api, status, error, scope.requestId);
+
+    if (route.credential && !req.headers[route.credential]) {
+      return fail(route.missingCredentialStatus ?? 401, { code: ErrorCode.TOKEN_MISSING, message: `The ${route.credential} header is required.`, field: route.credential });
+    }
+    let body: unknown = undefined;
+    if (route.hasBody) {
+      let text: string;
+      try {
+        text = await readBody(req, config.bodyLimitBytes);
+      } catch (error) {
+        if (error instanceof BodyTooLargeError) return fail(413, { code: ErrorCode.BAD_REQUEST, message: error.message });
+        throw error;
+      }
+      try {
+        body = JSON.parse(text);
+      } catch {
+        return fail(400, { code: ErrorCode.BAD_REQUEST, message: 'The request body is not valid JSON.' });
+      }
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+        return fail(400, { code: ErrorCode.BAD_REQUEST, message: 'The request body must be a JSON object.' });
+      }
+    }
+
+    let result: { status: number; body: GraphQLResponse };
+    try {
+      result = await callGateway(route, route.variables({ params, body, query: url.searchParams }), req, scope);
+    } catch (error) {
+      scope.logger.error('gateway call failed', { error });
+      return fail(DEFAULT_STATUSES[ErrorCode.UNAVAILABLE]!, { code: ErrorCode.UNAVAILABLE, message: 'The service is unavailable.' });
+    }
+    const first = result.body.errors?.[0];
+    if (first) {
+      const code = first.extensions?.code ?? ErrorCode.INTERNAL;
+      const status = route.statuses?.[code] ?? DEFAULT_STATUSES[code] ?? (result.status >= 400 ? result.status : 500);
+      const field = first.extensions?.field ?? (code === 'BAD_USER_INPUT' ? fieldOfCoercionError(first.message) : undefined);
+      const message = status >= 500 && code === ErrorCode.INTERNAL ? 'Internal server error.' : first.message;
+      return fail(status, { code: code === 'BAD_USER_INPUT' ? ErrorCode.BAD_REQUEST : code, message, field });
+    }
+    const payload = route.respond(result.body.data ?? {});
+    sendJson(res, 200, route.api === 'aggregator' ? aggregatorSuccess(payload, scope.requestId) : payload);
+  }
+
+  return startHttpService({
+    name: 'rest-adapter',
+    host: config.host,
+    port: options.port ?? config.ports.rest,
+    logger,
+    ready: () => fetch(new URL('/ready', config.gatewayUrl), { signal: AbortSignal.timeout(3000) }).then((r) => r.ok, () => false),
+    handle,
+  });
+}

@@ -1,0 +1,44 @@
+import type { Route } from './routes.js';
+
+/** A route with its paths compiled to matchers. */
+interface CompiledPath {
+  route: Route;
+  pattern: RegExp;
+  names: string[];
+}
+
+/** Path parameters are one segment of URL-safe characters; their patterns are checked by the graph. */
+function compile(route: Route, path: string): CompiledPath {
+  const names: string[] = [];
+  const source = path
+    .split('/')
+    .map((segment) => {
+      if (!segment.startsWith(':')) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      names.push(segment.slice(1));
+      return '([^/]+)';
+    })
+    .join('/');
+  return { route, pattern: new RegExp(`^${source}/?$`), names };
+}
+
+/** Finds the route of a method and path; tells apart an unknown path (404) from a known path with another method (405). */
+export function createRouter(routes: Route[]) {
+  const compiled = routes.flatMap((route) => route.paths.map((path) => compile(route, path)));
+  return (method: string, pathname: string): { route: Route; params: Record<string, string> } | { allowed: string[] } | null => {
+    const allowed: string[] = [];
+    for (const { route, pattern, names } of compiled) {
+      const match = pattern.exec(pathname);
+      if (!match) continue;
+      if (route.method !== method) {
+        allowed.push(route.method);
+        continue;
+      }
+      const params: Record<string, string> = {};
+      names.forEach((name, i) => {
+        params[name] = decodeURIComponent(match[i + 1] ?? '');
+      });
+      return { route, params };
+    }
+    return allowed.length > 0 ? { allowed } : null;
+  };
+}

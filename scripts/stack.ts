@@ -1,0 +1,84 @@
+import { loadConfig, type Config } from '../platform/config.js';
+import { startEmbeddedMongo, type EmbeddedMongo } from '../platform/ferretdb.js';
+import type { HttpService } from '../platform/http.js';
+import type { Logger } from '../platform/logger.js';
+import { connectMongo, type Mongo } from '../platform/mongo.js';
+import { start as startGateway } from '../gateway/src/index.js';
+import { start as startRestAdapter } from '../rest-adapter/src/index.js';
+import { start as startCards } from '../subgraphs/cards/src/index.js';
+import { seedCards } from '../subgraphs/cards/src/seed.js';
+import { start as startCompliance } from '../subgraphs/compliance/src/index.js';
+import { seedCompliance } from '../subgraphs/compliance/src/seed.js';
+import { start as startPayments } from '../subgraphs/payments/src/index.js';
+import { seedPayments } from '../subgraphs/payments/src/seed.js';
+import { start as startUser } from '../subgraphs/user/src/index.js';
+import { seedUser } from '../subgraphs/user/src/seed.js';
+
+/** Loads the demo data into each subgraph's own database. Idempotent. */
+export async function seedDemo(mongo: Mongo): Promise<void> {
+  const now = new Date();
+  await seedUser(mongo.db('user'), now);
+  await seedCards(mongo.db('cards'), now);
+  await seedPayments(mongo.db('payments'), now);
+  await seedCompliance(mongo.db('compliance'));
+}
+
+/** Connects to `MONGODB_URI`, or starts the embedded FerretDB when it is unset. */
+export async function openDatabase(config: Config): Promise<{ mongo: Mongo; embedded: EmbeddedMongo | null }> {
+  const embedded = config.mongodbUri ? null : await startEmbeddedMongo({ dataDir: config.dataDir, ferretdbBin: config.ferretdbBin });
+  const mongo = await connectMongo(config.mongodbUri ?? embedded!.uri, config.dbPrefix);
+  return { mongo, embedded };
+}
+
+/** Every service of one machine, started in one process. */
+export interface Stack {
+  config: Config;
+  mongo: Mongo;
+  subgraphs: Record<'user' | 'cards' | 'payments' | 'compliance', HttpService>;
+  gateway: HttpService;
+  rest: HttpService;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the four subgraphs, then the gateway over their actual URLs, then the REST adapter
+ * over the gateway's. With port 0 in the configuration every server takes a free port.
+ */
+export async function startStack(config: Config, logger: Logger, mongo: Mongo): Promise<Stack> {
+  const started: HttpService[] = [];
+  try {
+    const user = await startUser({ config, logger, mongo });
+    started.push(user);
+    const cards = await startCards({ config, logger, mongo });
+    started.push(cards);
+    const payments = await startPayments({ config, logger, mongo });
+    started.push(payments);
+    const compliance = await startCompliance({ config, logger, mongo });
+    started.push(compliance);
+    const subgraphUrls = {
+      user: `${user.url}/graphql`,
+      cards: `${cards.url}/graphql`,
+      payments: `${payments.url}/graphql`,
+      compliance: `${compliance.url}/graphql`,
+    };
+    const gateway = await startGateway({ config: { ...config, subgraphUrls }, logger });
+    started.push(gateway);
+    const rest = await startRestAdapter({ config: { ...config, subgraphUrls, gatewayUrl: `${gateway.url}/graphql` }, logger });
+    started.push(rest);
+    return {
+      config,
+      mongo,
+      subgraphs: { user, cards, payments, compliance },
+      gateway,
+      rest,
+      stop: async () => {
+        for (const service of started.reverse()) await service.close();
+      },
+    };
+  } catch (error) {
+    for (const service of started.reverse()) await service.close();
+    throw error;
+  }
+}
+
+export { loadConfig };

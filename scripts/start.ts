@@ -1,0 +1,46 @@
+// `npm start`: every service on this machine, on the embedded database unless MONGODB_URI is set.
+import { ConfigError, loadConfig } from '../platform/config.js';
+import { createLogger } from '../platform/logger.js';
+import { openDatabase, seedDemo, startStack } from './stack.js';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  if (config.internalSecretGenerated) {
+    logger.warn('INTERNAL_SECRET is unset: generated one for this process. Services run as separate processes need a shared INTERNAL_SECRET.');
+  }
+  const { mongo, embedded } = await openDatabase(config);
+  if (embedded) await seedDemo(mongo);
+  const stack = await startStack(config, logger, mongo);
+  process.stdout.write(
+    [
+      '',
+      'Banking graph is up:',
+      `  REST adapter (both specs' {base_url}) ${stack.rest.url}`,
+      `  GraphQL gateway                       ${stack.gateway.url}/graphql`,
+      ...Object.entries(stack.subgraphs).map(([name, service]) => `  ${`${name} subgraph`.padEnd(38)}${service.url}/graphql`),
+      `  database                              ${embedded ? `embedded FerretDB, data in ${config.dataDir}` : 'MONGODB_URI'}`,
+      '',
+      'Try: curl -s -X PUT localhost:' + stack.rest.port + '/token -H "content-type: application/json" \\',
+      '       -d \'{"channel":"internet","userName":"demo.user","password":"Demo#Pass2026"}\'',
+      '',
+    ].join('\n'),
+  );
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutting down', { signal });
+    await stack.stop();
+    await mongo.close();
+    await embedded?.stop();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof ConfigError ? error.message : (error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

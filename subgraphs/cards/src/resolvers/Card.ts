@@ -1,0 +1,11 @@
+import { maySeeUser } from '../../../../platform/authorize.js';
+import type { CardResolvers } from '../__generated__/resolvers-types.js';
+
+export const Card: CardResolvers = {
+  __resolveReference: async ({ SvcCardId }, { cards, principal }) => {
+    const card = await cards.load(SvcCardId);
+    return card && maySeeUser(principal, card.SvcUserId) ? card : null;
+  },
+  user: (card) => ({ SvcUserId: card.SvcUserId }),
+  account: (card) => ({ SvcAccountId: card.SvcAccountId }),
+};

@@ -1,0 +1,10 @@
+import { scalarResolvers } from '../../../../platform/scalars.js';
+import type { Resolvers } from '../__generated__/resolvers-types.js';
+import { Card } from './Card.js';
+import { User } from './User.js';
+
+export const resolvers: Resolvers = {
+  DateTime: scalarResolvers.DateTime,
+  Card,
+  User,
+};

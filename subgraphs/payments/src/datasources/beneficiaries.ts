@@ -1,0 +1,41 @@
+import type { Collection, Db } from 'mongodb';
+
+/** A stored beneficiary. Account numbers and PANs are stored masked: last four only. */
+export interface BeneficiaryDocument {
+  _id: string;
+  SvcBeneficiaryId: string;
+  SvcUserId: string;
+  name: string | null;
+  defaultAmount: number | null;
+  defaultCurrency: string | null;
+  status: string | null;
+  isActive: boolean;
+  isHidden: boolean | null;
+  isFavourite: boolean;
+  isDeleted: boolean;
+  paypalId: string | null;
+  bankName: string | null;
+  accountNumberLastFour: string | null;
+  routingNumber: string | null;
+  bic: string | null;
+  iban: string | null;
+  destinationName: string | null;
+  destinationFirstName: string | null;
+  destinationLastName: string | null;
+  destinationPANLastFour: string | null;
+  expiryMM: string | null;
+  expiryYY: string | null;
+  type: string | null;
+  typeName: string | null;
+  txnType: string | null;
+  narrativeCredit: string | null;
+  narrativeDebit: string | null;
+  defaultSourceAccountId: string | null;
+  SvcPayeeId: string | null;
+  dtsCreated: Date;
+  dtsModified: Date;
+}
+
+export function beneficiariesCollection(db: Db): Collection<BeneficiaryDocument> {
+  return db.collection<BeneficiaryDocument>('beneficiaries');
+}

@@ -1,0 +1,18 @@
+import { maySeeUser } from '../../../../platform/authorize.js';
+import { maskLastFour } from '../../../../platform/masking.js';
+import type { AccountResolvers } from '../__generated__/resolvers-types.js';
+import { encodeCursor, pageKey } from '../datasources/transactions.js';
+
+export const Account: AccountResolvers = {
+  __resolveReference: async ({ SvcAccountId }, { accounts, principal }) => {
+    const account = await accounts.load(SvcAccountId);
+    return account && maySeeUser(principal, account.SvcUserId) ? account : null;
+  },
+  accountNumber: (account) => maskLastFour(account.accountNumberLastFour) ?? '****',
+  user: (account) => ({ SvcUserId: account.SvcUserId }),
+  transactions: async (account, { first, after }, { transactionPages }) => {
+    const page = await transactionPages.load(pageKey(account.SvcAccountId, first ?? 30, after));
+    const edges = page.nodes.map((node) => ({ cursor: encodeCursor(node), node }));
+    return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };
+  },
+};

@@ -1,0 +1,13 @@
+import { maySeeUser } from '../../../../platform/authorize.js';
+import { maskLastFour } from '../../../../platform/masking.js';
+import type { BeneficiaryResolvers } from '../__generated__/resolvers-types.js';
+
+export const Beneficiary: BeneficiaryResolvers = {
+  __resolveReference: async ({ SvcBeneficiaryId }, { beneficiaries, principal }) => {
+    const beneficiary = await beneficiaries.load(SvcBeneficiaryId);
+    return beneficiary && maySeeUser(principal, beneficiary.SvcUserId) ? beneficiary : null;
+  },
+  accountNumber: (beneficiary) => maskLastFour(beneficiary.accountNumberLastFour),
+  destinationPAN: (beneficiary) => maskLastFour(beneficiary.destinationPANLastFour),
+  userId: (beneficiary) => beneficiary.SvcUserId,
+};

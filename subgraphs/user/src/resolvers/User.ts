@@ -1,0 +1,13 @@
+import { maySeeUser } from '../../../../platform/authorize.js';
+import type { UserResolvers } from '../__generated__/resolvers-types.js';
+
+export const User: UserResolvers = {
+  __resolveReference: async ({ SvcUserId }, { users, principal }) => {
+    if (!maySeeUser(principal, SvcUserId)) return null;
+    return users.load(SvcUserId);
+  },
+  name: (user) => ({ firstName: user.firstName, middleName: user.middleName, lastName: user.lastName }),
+  dobDay: (user) => user.dosDob?.slice(8, 10) ?? null,
+  dobMonth: (user) => user.dosDob?.slice(5, 7) ?? null,
+  dobYear: (user) => user.dosDob?.slice(0, 4) ?? null,
+};

@@ -1,0 +1,73 @@
+import type { Db } from 'mongodb';
+import { DEMO } from '../../../platform/demo.js';
+import { hashPassword } from '../../../platform/secrets.js';
+import { authCollections } from './datasources/auth.js';
+import { usersCollection, type UserDocument } from './datasources/users.js';
+
+/** Seeds the demo end user, their internet login and test device. Idempotent: existing records are kept. */
+export async function seedUser(db: Db, now = new Date()): Promise<void> {
+  const users = usersCollection(db);
+  const { credentials, devices } = authCollections(db);
+  const user: UserDocument = {
+    _id: DEMO.userId,
+    SvcUserId: DEMO.userId,
+    names: ['Dana', 'Q', 'Demo'],
+    firstName: 'Dana',
+    middleName: 'Q',
+    lastName: 'Demo',
+    sortId: 'demo dana',
+    languageCode: 'en',
+    segment: 'retail',
+    referralCode: 'DANA2026',
+    extras: { sex: 'F', eyeColor: 'green', hairColor: 'brown', heightMetric: 168, weightMetric: 61 },
+    private: false,
+    isFullyRegistered: true,
+    isIdleUser: false,
+    isActive: true,
+    isMetric: true,
+    isEmailConfirmed: true,
+    isMobilePhoneConfirmed: true,
+    uiStage: 'home',
+    dosDob: '1990-04-17',
+    addresses: [
+      {
+        _id: 'demo_address_1',
+        SvcUserAddressId: 'demo_address_1',
+        SvcUserId: DEMO.userId,
+        addressLine1: '350 Fifth Avenue',
+        addressLine2: 'Suite 4200',
+        city: 'New York',
+        state: 'NY',
+        postalCode: '10118',
+        countryCode: 'USA',
+        isMain: true,
+        dtsRecorded: now,
+        dtsModified: now,
+      },
+    ],
+    mobile: '+12125550100',
+    phoneNumber: '+12125550101',
+    email: 'dana.demo@example.com',
+    homecurrency: 'USD',
+    postOnboardingStepsRequired: null,
+    faceImage: null,
+    mainSvcAccountId: DEMO.accountId,
+    dtsCreated: now,
+    dtsCreatedAtUsers: now,
+    dtsModified: now,
+    dtsRegistered: now,
+  };
+  await users.updateOne({ _id: user._id }, { $setOnInsert: user }, { upsert: true });
+  if (!(await credentials.findOne({ _id: DEMO.userName }))) {
+    await credentials.updateOne(
+      { _id: DEMO.userName },
+      { $setOnInsert: { userName: DEMO.userName, SvcUserId: DEMO.userId, passwordHash: await hashPassword(DEMO.password), dtsCreated: now, dtsPasswordChanged: now } },
+      { upsert: true },
+    );
+  }
+  await devices.updateOne(
+    { _id: DEMO.testDeviceTag },
+    { $setOnInsert: { SvcUserId: DEMO.userId, channels: ['test'], deviceData: { model: 'demo' }, dtsRegistered: now } },
+    { upsert: true },
+  );
+}
