@@ -36,7 +36,7 @@ export interface Stack {
   mongo: Mongo;
   subgraphs: Record<'user' | 'cards' | 'payments' | 'compliance', HttpService>;
   gateway: HttpService;
-  rest: HttpService;
+  restAdapter: HttpService;
   stop(): Promise<void>;
 }
 
@@ -70,7 +70,7 @@ export async function startStack(config: Config, logger: Logger, mongo: Mongo): 
       mongo,
       subgraphs: { user, cards, payments, compliance },
       gateway,
-      rest,
+      restAdapter: rest,
       stop: async () => {
         for (const service of started.reverse()) await service.close();
       },

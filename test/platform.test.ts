@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../platform/config.js';
+import { createLogger } from '../platform/logger.js';
+import { signPrincipal, verifyPrincipal, type Principal } from '../platform/principal.js';
+import { isIsoDate, isIsoDateTime, RoutingNumber, SvcId } from '../platform/scalars.js';
+import { hashPassword, verifyPassword } from '../platform/secrets.js';
+
+const SECRET = 's'.repeat(40);
+const user: Principal = { kind: 'user', userId: 'u1', sessionId: 'ses_1', channel: 'internet' };
+
+describe('the signed internal principal', () => {
+  it('verifies what it signed', () => {
+    expect(verifyPrincipal(signPrincipal(user, SECRET), SECRET)).toEqual(user);
+  });
+
+  it('refuses a changed payload, another key, a past expiry and garbage', () => {
+    const header = signPrincipal(user, SECRET);
+    const [version, payload, mac] = header.split('.');
+    const forged = Buffer.from(Buffer.from(payload!, 'base64url').toString().replace('u1', 'u2')).toString('base64url');
+    expect(verifyPrincipal(`${version}.${forged}.${mac}`, SECRET)).toBeNull();
+    expect(verifyPrincipal(header, 't'.repeat(40))).toBeNull();
+    expect(verifyPrincipal(signPrincipal(user, SECRET, Date.now() - 61_000), SECRET)).toBeNull();
+    expect(verifyPrincipal('v1.x', SECRET)).toBeNull();
+    expect(verifyPrincipal(undefined, SECRET)).toBeNull();
+  });
+});
+
+describe('configuration', () => {
+  it('reports every problem at once, naming the variable', () => {
+    try {
+      loadConfig({ NODE_ENV: 'production', GATEWAY_PORT: 'abc', LOG_LEVEL: 'loud' });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const { problems } = error as ConfigError;
+      expect(problems.some((p) => p.startsWith('GATEWAY_PORT'))).toBe(true);
+      expect(problems.some((p) => p.startsWith('LOG_LEVEL'))).toBe(true);
+      expect(problems.some((p) => p.startsWith('INTERNAL_SECRET'))).toBe(true);
+    }
+  });
+
+  it('turns the test channel off by default in production only', () => {
+    expect(loadConfig({ NODE_ENV: 'development' }).testChannelEnabled).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET }).testChannelEnabled).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET, TEST_CHANNEL_ENABLED: 'true' }).testChannelEnabled).toBe(true);
+  });
+});
+
+describe('the logger', () => {
+  it('redacts secrets wherever they sit in a line', () => {
+    const lines: string[] = [];
+    const logger = createLogger('debug', { service: 't' }, (line) => lines.push(line));
+    logger.info('x', { body: { password: 'hunter2', nested: [{ token: 'abc' }] }, headers: { 'x-svc-token': 'zzz' } });
+    expect(lines[0]).not.toMatch(/hunter2|abc|zzz/);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'info', service: 't', msg: 'x', body: { password: '[redacted]' } });
+  });
+
+  it('writes nothing below its level', () => {
+    const lines: string[] = [];
+    createLogger('warn', {}, (line) => lines.push(line)).info('hidden');
+    expect(lines).toEqual([]);
+  });
+});
+
+describe('validation scalars', () => {
+  it('accept the documented patterns and refuse others with a message', () => {
+    expect(SvcId.parseValue('abc_123')).toBe('abc_123');
+    expect(() => SvcId.parseValue('a'.repeat(37))).toThrow(/1-36/);
+    expect(() => SvcId.parseValue('a-b')).toThrow(/SvcId/);
+    expect(RoutingNumber.parseValue('021000021')).toBe('021000021');
+    expect(() => RoutingNumber.parseValue('12345678')).toThrow(/exactly 9/);
+  });
+
+  it('tell real dates and ISO 8601 date-times from look-alikes', () => {
+    expect(isIsoDate('2024-02-29')).toBe(true);
+    expect(isIsoDate('2023-02-29')).toBe(false);
+    expect(isIsoDateTime('2026-11-22T10:15:00Z')).toBe(true);
+    expect(isIsoDateTime('2026-11-22T10:15:00.123+01:00')).toBe(true);
+    expect(isIsoDateTime('2026-11-22 10:15')).toBe(false);
+    expect(isIsoDateTime('2026-11-22T25:00:00Z')).toBe(false);
+  });
+});
+
+describe('password hashing', () => {
+  it('verifies the right password only, with a salt per hash', async () => {
+    const hash = await hashPassword('Demo#Pass2026');
+    expect(hash).toMatch(/^scrypt\$32768\$8\$1\$/);
+    expect(await hashPassword('Demo#Pass2026')).not.toBe(hash);
+    expect(await verifyPassword('Demo#Pass2026', hash)).toBe(true);
+    expect(await verifyPassword('demo#pass2026', hash)).toBe(false);
+  });
+});
