@@ -4,10 +4,10 @@ import { hashPassword } from '../../../platform/secrets.js';
 import { authCollections } from './datasources/auth.js';
 import { usersCollection, type UserDocument } from './datasources/users.js';
 
-/** Seeds the demo end user, their internet login and test device. Idempotent: existing records are kept. */
+/** Seeds the demo end user, their internet login and test device, and the demo aggregator and its user. Idempotent: existing records are kept. */
 export async function seedUser(db: Db, now = new Date()): Promise<void> {
   const users = usersCollection(db);
-  const { credentials, devices } = authCollections(db);
+  const { credentials, devices, aggregators, aggregatorUsers } = authCollections(db);
   const user: UserDocument = {
     _id: DEMO.userId,
     SvcUserId: DEMO.userId,
@@ -70,4 +70,16 @@ export async function seedUser(db: Db, now = new Date()): Promise<void> {
     { $setOnInsert: { SvcUserId: DEMO.userId, channels: ['test'], deviceData: { model: 'demo' }, dtsRegistered: now } },
     { upsert: true },
   );
+  await aggregators.updateOne(
+    { _id: DEMO.aggregatorId },
+    { $setOnInsert: { svcAggregatorId: DEMO.aggregatorId, name: 'Demo aggregator', dtsCreated: now } },
+    { upsert: true },
+  );
+  if (!(await aggregatorUsers.findOne({ _id: DEMO.aggregatorLogin }))) {
+    await aggregatorUsers.updateOne(
+      { _id: DEMO.aggregatorLogin },
+      { $setOnInsert: { login: DEMO.aggregatorLogin, svcAggregatorId: DEMO.aggregatorId, passwordHash: await hashPassword(DEMO.aggregatorPassword), dtsCreated: now, dtsPasswordChanged: now } },
+      { upsert: true },
+    );
+  }
 }

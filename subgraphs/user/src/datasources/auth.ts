@@ -38,8 +38,28 @@ export interface LockoutDocument {
   lockedUntil: Date | null;
 }
 
-/** The collections of the identity data, and their indexes. */
+/** An aggregator client (a platform) of the aggregator API. */
+export interface AggregatorDocument {
+  _id: string;
+  svcAggregatorId: string;
+  name: string;
+  dtsCreated: Date;
+}
+
+/** A user of an aggregator client, who logs in with `/auth/get-token`. `_id` is the lower-cased login. */
+export interface AggregatorUserDocument {
+  _id: string;
+  login: string;
+  svcAggregatorId: string;
+  passwordHash: string;
+  dtsCreated: Date;
+  dtsPasswordChanged: Date;
+}
+
+/** The collections of the identity data. */
 export interface AuthCollections {
+  aggregators: Collection<AggregatorDocument>;
+  aggregatorUsers: Collection<AggregatorUserDocument>;
   credentials: Collection<CredentialDocument>;
   devices: Collection<DeviceDocument>;
   sessions: Collection<SessionDocument>;
@@ -48,6 +68,8 @@ export interface AuthCollections {
 
 export function authCollections(db: Db): AuthCollections {
   return {
+    aggregators: db.collection<AggregatorDocument>('aggregators'),
+    aggregatorUsers: db.collection<AggregatorUserDocument>('aggregatorUsers'),
     credentials: db.collection<CredentialDocument>('credentials'),
     devices: db.collection<DeviceDocument>('devices'),
     sessions: db.collection<SessionDocument>('sessions'),

@@ -1,0 +1,9 @@
+# One image for every service; SERVICE picks which one a container runs.
+FROM node:20-slim
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+ENV NODE_ENV=production HOST=0.0.0.0
+USER node
+CMD ["sh", "-c", "exec npx tsx scripts/serve.ts \"$SERVICE\""]
