@@ -35,13 +35,18 @@ export function formatError(config: Config) {
   };
 }
 
-/** Options of one subgraph's server. */
-export interface SubgraphOptions<TContext extends RequestBase> {
-  name: SubgraphName;
+/** What starting any one subgraph takes. */
+export interface SubgraphStartOptions {
   config: Config;
   logger: Logger;
   mongo: Mongo;
-  port: number;
+  /** Defaults to the configured port of the subgraph. */
+  port?: number | undefined;
+}
+
+/** Options of one subgraph's server. */
+export interface SubgraphOptions<TContext extends RequestBase> extends SubgraphStartOptions {
+  name: SubgraphName;
   /** The subgraph's resolver map (codegen's `Resolvers` type, which Apollo's map type does not name). */
   resolvers: object;
   /** Adds the subgraph's own per-request state (DataLoaders, data sources) to the base. */
@@ -78,7 +83,7 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
   const service = await startHttpService({
     name: `${name}-subgraph`,
     host: config.host,
-    port: options.port,
+    port: options.port ?? config.ports[name],
     logger,
     ready: () => options.mongo.ping(),
     handle: async (req, res, scope) => {

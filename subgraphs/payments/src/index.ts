@@ -1,8 +1,5 @@
-import type { Config } from '../../../platform/config.js';
 import type { HttpService } from '../../../platform/http.js';
-import type { Logger } from '../../../platform/logger.js';
-import type { Mongo } from '../../../platform/mongo.js';
-import { startSubgraph } from '../../../platform/subgraph.js';
+import { startSubgraph, type SubgraphStartOptions } from '../../../platform/subgraph.js';
 import { createPaymentsContext } from './context.js';
 import { accountsCollection } from './datasources/accounts.js';
 import { beneficiariesCollection } from './datasources/beneficiaries.js';
@@ -10,17 +7,14 @@ import { transactionsCollection } from './datasources/transactions.js';
 import { resolvers } from './resolvers/index.js';
 
 /** Starts the payments subgraph. */
-export async function start(options: { config: Config; logger: Logger; mongo: Mongo; port?: number }): Promise<HttpService> {
+export async function start(options: SubgraphStartOptions): Promise<HttpService> {
   const db = options.mongo.db('payments');
   await accountsCollection(db).createIndex({ SvcUserId: 1 });
   await transactionsCollection(db).createIndex({ SvcAccountId: 1, dtsValue: -1, _id: -1 });
   await beneficiariesCollection(db).createIndex({ SvcUserId: 1 });
   return startSubgraph({
+    ...options,
     name: 'payments',
-    config: options.config,
-    logger: options.logger,
-    mongo: options.mongo,
-    port: options.port ?? options.config.ports.payments,
     resolvers,
     createContext: (base) => createPaymentsContext(base, db),
   });

@@ -1,9 +1,6 @@
-import type { Config } from '../../../platform/config.js';
 import { readBody, sendJson, type HttpService } from '../../../platform/http.js';
-import type { Logger } from '../../../platform/logger.js';
-import type { Mongo } from '../../../platform/mongo.js';
 import { PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, verifyPrincipal } from '../../../platform/principal.js';
-import { startSubgraph } from '../../../platform/subgraph.js';
+import { startSubgraph, type SubgraphStartOptions } from '../../../platform/subgraph.js';
 import { Authenticator } from './auth/login.js';
 import { createUserContext } from './context.js';
 import { authCollections } from './datasources/auth.js';
@@ -12,16 +9,13 @@ import { ensureUserIndexes } from './indexes.js';
 import { resolvers } from './resolvers/index.js';
 
 /** Starts the user subgraph: identity, profile and sessions. */
-export async function start(options: { config: Config; logger: Logger; mongo: Mongo; port?: number }): Promise<HttpService> {
+export async function start(options: SubgraphStartOptions): Promise<HttpService> {
   const { config, mongo } = options;
   const db = mongo.db('user');
   await ensureUserIndexes(db);
   return startSubgraph({
+    ...options,
     name: 'user',
-    config,
-    logger: options.logger,
-    mongo,
-    port: options.port ?? config.ports.user,
     resolvers,
     createContext: (base) => createUserContext(base, db, config),
     extraRoutes: async (req, res, scope) => {
