@@ -14,3 +14,16 @@ export function requireUser(principal: Principal): string {
 export function maySeeUser(principal: Principal, userId: string): boolean {
   return (principal.kind === 'user' && principal.userId === userId) || principal.kind === 'service';
 }
+
+/**
+ * The aggregator behind the principal. A `confined` token is refused where the operation
+ * changes state (`access: 'write'`): confined tokens are for read-only integrations such as
+ * reporting, and cannot change passwords, applications, payment links or sandbox settings.
+ */
+export function requireAggregator(principal: Principal, access: 'read' | 'write'): Extract<Principal, { kind: 'aggregator' }> {
+  if (principal.kind !== 'aggregator') throw appError(ErrorCode.UNAUTHENTICATED, 'This operation needs an aggregator token in the `x-svc-token` header.');
+  if (access === 'write' && principal.tokenType === 'confined') {
+    throw appError(ErrorCode.FORBIDDEN, 'A confined token may only read; use the base token to change anything.');
+  }
+  return principal;
+}

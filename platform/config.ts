@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +39,23 @@ export interface Config {
   logLevel: LogLevel;
   /** Largest accepted request body, in bytes. */
   bodyLimitBytes: number;
+  /** Lifetime of an aggregator's base token and of its confined token. */
+  aggregatorTokenLifetimeSeconds: number;
+  confinedTokenLifetimeSeconds: number;
+  /** Lifetime of the token a prospect gets from `POST /prospect/data`. */
+  prospectTokenLifetimeSeconds: number;
+  /** How far a device's proof time stamp may be from the server's clock. */
+  deviceProofWindowSeconds: number;
+  /** Internal services allowed to use the service login channels, by the SHA-256 of their key. */
+  serviceKeyHashes: ReadonlyMap<string, string>;
+  /** SMTP server for emails (`smtp://user:pass@host:port`); unset writes them to `outboxDir`. */
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  /** SMS provider webhook (POST `{to, text}`); unset writes texts to `outboxDir`. */
+  smsWebhookUrl: string | undefined;
+  outboxDir: string;
+  /** Who is told when someone tries to recover a hardened user. */
+  operatorEmail: string;
 }
 
 export class ConfigError extends Error {
@@ -135,6 +152,26 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     problems.push(`LOG_LEVEL must be debug, info, warn, error or silent (got "${logLevelRaw}")`);
   }
 
+  const serviceKeyHashes = new Map<string, string>();
+  for (const entry of (env.SERVICE_KEYS ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+    const [name, key] = entry.split('=');
+    if (!name || !/^[A-Za-z0-9_-]{1,40}$/.test(name) || !key || key.length < 32) {
+      problems.push('SERVICE_KEYS must be a comma-separated list of name=key, each key at least 32 characters');
+      break;
+    }
+    serviceKeyHashes.set(createHash('sha256').update(key).digest('hex'), name);
+  }
+  const optionalUrl = (name: string): string | undefined => {
+    const raw = env[name];
+    if (!raw) return undefined;
+    try {
+      new URL(raw);
+    } catch {
+      problems.push(`${name} must be a URL (got "${raw}")`);
+    }
+    return raw;
+  };
+
   const config: Config = {
     nodeEnv,
     host,
@@ -152,7 +189,17 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     lockPeriodSeconds: int('LOCK_PERIOD_SECONDS', 900, 1, 7 * 24 * 3600),
     testChannelEnabled: bool('TEST_CHANNEL_ENABLED', nodeEnv !== 'production'),
     logLevel: logLevelRaw as LogLevel,
-    bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 50 * 1024 * 1024),
+    bodyLimitBytes: int('BODY_LIMIT_BYTES', 4 * 1024 * 1024, 1024, 50 * 1024 * 1024),
+    aggregatorTokenLifetimeSeconds: int('AGGREGATOR_TOKEN_LIFETIME_SECONDS', 3600, 60, 7 * 24 * 3600),
+    confinedTokenLifetimeSeconds: int('CONFINED_TOKEN_LIFETIME_SECONDS', 900, 60, 24 * 3600),
+    prospectTokenLifetimeSeconds: int('PROSPECT_TOKEN_LIFETIME_SECONDS', 3600, 60, 7 * 24 * 3600),
+    deviceProofWindowSeconds: int('DEVICE_PROOF_WINDOW_SECONDS', 300, 5, 3600),
+    serviceKeyHashes,
+    smtpUrl: optionalUrl('SMTP_URL'),
+    mailFrom: env.MAIL_FROM || 'Banking graph <no-reply@banking-graph.local>',
+    smsWebhookUrl: optionalUrl('SMS_WEBHOOK_URL'),
+    outboxDir: env.OUTBOX_DIR || path.join(REPO_ROOT, '.data', 'outbox'),
+    operatorEmail: env.OPERATOR_EMAIL || 'operator@banking-graph.local',
     ...overrides,
   };
   if (problems.length > 0) throw new ConfigError(problems);

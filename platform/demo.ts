@@ -7,6 +7,16 @@ export const DEMO = {
   userName: 'demo.user',
   password: 'Demo#Pass2026',
   testDeviceTag: 'demo-device-1',
+  /** Demo devices of each device channel; their secret is published for trying the channels, demo only. */
+  deviceSecret: 'demo-device-secret-for-trying-the-channels-only',
+  devices: {
+    android: { deviceTag: 'demo-android-1', uuid: '3f1c2a4e-6b7d-4e8f-9a0b-1c2d3e4f5a6b' },
+    android_v1: { deviceTag: 'demo-android-v1-1' },
+    ios_v1: { deviceTag: 'demo-ios-1' },
+    mobile: { deviceTag: 'demo-mobile-1' },
+    browser: { deviceTag: 'demo-browser-1', deviceId: 'demo-browser-device-id-for-trying-the-browser-channel' },
+  },
+  chat: { transport: 'whatsapp', transportUserId: '12125550100' },
   accountId: 'demo_account_1',
   cardIds: ['demo_card_1', 'demo_card_2'],
   aggregatorId: 'demo_aggregator_org',

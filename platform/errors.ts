@@ -28,6 +28,14 @@ export enum ErrorCode {
   /** The credential header the operation needs was not sent. */
   TOKEN_MISSING = 'TOKEN_MISSING',
   NOT_FOUND = 'NOT_FOUND',
+  /** Recovering this user onto a new device is refused (a hardened user); an operator is told. */
+  RECOVERY_REFUSED = 'RECOVERY_REFUSED',
+  /** A confirmation or recovery code that is wrong, expired or used up. */
+  CODE_INVALID = 'CODE_INVALID',
+  /** A file whose type is not accepted. */
+  UNSUPPORTED_MEDIA_TYPE = 'UNSUPPORTED_MEDIA_TYPE',
+  /** A file or body over its size limit. */
+  PAYLOAD_TOO_LARGE = 'PAYLOAD_TOO_LARGE',
   /** A state transition that the current state does not allow. */
   CONFLICT = 'CONFLICT',
   /** A dependency (database, subgraph) did not answer. */

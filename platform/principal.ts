@@ -4,11 +4,20 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 export type Principal =
   | { kind: 'anonymous' }
   | { kind: 'user'; userId: string; sessionId: string; channel: string }
-  | { kind: 'aggregator'; aggregatorId: string; aggregatorUserId: string; sessionId: string; tokenType: 'base' | 'confined' }
+  /** Someone onboarding on a device, between `POST /prospect/data` and registration. */
+  | { kind: 'prospect'; prospectId: string; sessionId: string; deviceTag: string }
+  /**
+   * A user of an aggregator client. A `confined` token may read but not change anything: see
+   * `requireAggregator`.
+   */
+  | { kind: 'aggregator'; svcAggregatorId: string; login: string; sessionId: string; tokenType: 'base' | 'confined' }
   | { kind: 'service'; service: string };
 
 /** The user subgraph's route that turns a `token` header into a principal, for the gateway only. Not part of the graph. */
 export const SESSION_RESOLVE_PATH = '/internal/sessions/resolve';
+
+/** The header that carries the caller's address from the gateway to the subgraphs. */
+export const CLIENT_IP_HEADER = 'x-client-ip';
 
 /** The header that carries the signed principal from the gateway to the subgraphs. */
 export const PRINCIPAL_HEADER = 'x-internal-principal';

@@ -10,13 +10,15 @@ import { appError, ErrorCode } from './errors.js';
 import { apolloHandler, startHttpService, type Handler, type HttpService, type RequestScope } from './http.js';
 import type { Logger } from './logger.js';
 import type { Mongo } from './mongo.js';
-import { PRINCIPAL_HEADER, verifyPrincipal, type Principal } from './principal.js';
+import { CLIENT_IP_HEADER, PRINCIPAL_HEADER, verifyPrincipal, type Principal } from './principal.js';
 
 /** What every subgraph's context starts from: the verified principal and the request's id and logger. */
 export interface RequestBase extends BaseContext {
   principal: Principal;
   requestId: string;
   logger: Logger;
+  /** The caller's address as the gateway saw it. */
+  clientIp: string | null;
 }
 
 /** Reads a subgraph's SDL from `schema/<name>.graphql`, found from this module's location. */
@@ -77,7 +79,8 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
       if (!principal) {
         throw appError(ErrorCode.UNAUTHENTICATED, 'This subgraph answers the gateway only: the signed internal principal is missing or invalid.', { httpStatus: 401 });
       }
-      return options.createContext({ principal, requestId: scope.requestId, logger: scope.logger });
+      const clientIp = req.headers[CLIENT_IP_HEADER];
+      return options.createContext({ principal, requestId: scope.requestId, logger: scope.logger, clientIp: typeof clientIp === 'string' ? clientIp : null });
     },
   });
   const service = await startHttpService({

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newOpaqueToken, sha256 } from '../platform/secrets.js';
 import { cardsCollection } from '../subgraphs/cards/src/datasources/cards.js';
 import { accountsCollection } from '../subgraphs/payments/src/datasources/accounts.js';
+import { Sessions } from '../subgraphs/user/src/auth/sessions.js';
 import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
 import { usersCollection } from '../subgraphs/user/src/datasources/users.js';
 import { startTestStack, type TestStack } from './harness.js';
@@ -40,11 +40,7 @@ describe('batching of by-id lookups', () => {
       await accounts.insertOne({ ...account, _id: accountId, SvcAccountId: accountId, SvcUserId: userId });
       await cards.insertOne({ ...card, _id: `${userId}_card_${i}`, SvcCardId: `${userId}_card_${i}`, SvcUserId: userId, SvcAccountId: accountId, isMain: i === 0 });
     }
-    const token = newOpaqueToken();
-    await authCollections(stack.mongo.db('user')).sessions.insertOne({
-      _id: `ses_${userId}`, tokenHash: sha256(token), SvcUserId: userId, channel: 'internet',
-      dtsCreated: new Date(), dtsExpiry: new Date(Date.now() + 3600_000), dtsRevoked: null,
-    });
+    const { token } = await new Sessions(authCollections(stack.mongo.db('user')).sessions).issue({ kind: 'user', SvcUserId: userId, channel: 'internet' }, 3600);
     return token;
   }
 

@@ -3,27 +3,41 @@ import type { Config } from '../../platform/config.js';
 import { appError, ErrorCode } from '../../platform/errors.js';
 import { REQUEST_ID_HEADER } from '../../platform/http.js';
 import { PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, signPrincipal, type Principal } from '../../platform/principal.js';
+import { sha256 } from '../../platform/secrets.js';
 
 /** The gateway's own identity when it calls a subgraph's internal routes. */
 const GATEWAY: Principal = { kind: 'service', service: 'gateway' };
 
+/** The credential headers, most specific first; a request carries at most one. */
+const CREDENTIAL_HEADERS = ['x-service-key', 'x-svc-token', 'token'] as const;
+
 /**
- * Establishes the principal of a request once, from the `token` header (end users). No
- * credential header means an anonymous principal, which may only log in; a credential that
- * does not resolve to a live session is refused with 401.
+ * Establishes the principal of a request once: an internal service from `x-service-key`, an
+ * aggregator user from `x-svc-token`, an end user or prospect from `token`. No credential means
+ * an anonymous principal, which may only log in or start onboarding; a credential that does not
+ * resolve is refused with 401.
  */
 export function createAuthenticator(config: Config) {
   const resolveUrl = new URL(SESSION_RESOLVE_PATH, config.subgraphUrls.user).toString();
+  const unauthenticated = (message: string) => appError(ErrorCode.UNAUTHENTICATED, message, { httpStatus: 401 });
   return async function authenticate(req: IncomingMessage, requestId: string): Promise<Principal> {
-    const token = req.headers.token;
-    if (token === undefined) return { kind: 'anonymous' };
-    if (typeof token !== 'string' || token === '') throw appError(ErrorCode.UNAUTHENTICATED, 'The token header is empty.', { httpStatus: 401 });
+    const sent = CREDENTIAL_HEADERS.filter((name) => req.headers[name] !== undefined);
+    if (sent.length === 0) return { kind: 'anonymous' };
+    if (sent.length > 1) throw unauthenticated(`Send one credential header, not ${sent.join(' and ')}.`);
+    const header = sent[0]!;
+    const value = req.headers[header];
+    if (typeof value !== 'string' || value === '') throw unauthenticated(`The ${header} header is empty.`);
+    if (header === 'x-service-key') {
+      const service = config.serviceKeyHashes.get(sha256(value));
+      if (!service) throw unauthenticated('The service key is not known.');
+      return { kind: 'service', service };
+    }
     let response: Response;
     try {
       response = await fetch(resolveUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: signPrincipal(GATEWAY, config.internalSecret), [REQUEST_ID_HEADER]: requestId },
-        body: JSON.stringify({ token }),
+        body: JSON.stringify({ token: value, header }),
         signal: AbortSignal.timeout(5000),
       });
     } catch {
@@ -31,7 +45,7 @@ export function createAuthenticator(config: Config) {
     }
     if (!response.ok) throw appError(ErrorCode.UNAVAILABLE, 'The session store did not answer.', { httpStatus: 503 });
     const { principal } = (await response.json()) as { principal: Principal | null };
-    if (!principal) throw appError(ErrorCode.UNAUTHENTICATED, 'The token is unknown, expired or revoked.', { httpStatus: 401 });
+    if (!principal) throw unauthenticated(`The ${header} is unknown, expired or revoked.`);
     return principal;
   };
 }

@@ -4,7 +4,7 @@ import { ApolloServer } from '@apollo/server';
 import { SUBGRAPH_NAMES, type Config, type SubgraphName } from '../../platform/config.js';
 import { apolloHandler, REQUEST_ID_HEADER, startHttpService, type HttpService } from '../../platform/http.js';
 import type { Logger } from '../../platform/logger.js';
-import { PRINCIPAL_HEADER, signPrincipal, type Principal } from '../../platform/principal.js';
+import { CLIENT_IP_HEADER, PRINCIPAL_HEADER, signPrincipal, type Principal } from '../../platform/principal.js';
 import { formatError } from '../../platform/subgraph.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { createAuthenticator } from './authenticate.js';
@@ -13,6 +13,7 @@ import { createAuthenticator } from './authenticate.js';
 export interface GatewayContext {
   principal: Principal;
   requestId: string;
+  clientIp: string | null;
 }
 
 /** Forwards each subgraph call with the signed principal and the request id. */
@@ -26,6 +27,7 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
     const principal: Principal = 'principal' in context && context.principal ? context.principal : { kind: 'service', service: 'gateway' };
     request.http?.headers.set(PRINCIPAL_HEADER, signPrincipal(principal, this.secret));
     if ('requestId' in context && context.requestId) request.http?.headers.set(REQUEST_ID_HEADER, context.requestId);
+    if ('clientIp' in context && context.clientIp) request.http?.headers.set(CLIENT_IP_HEADER, context.clientIp);
   }
 }
 
@@ -51,7 +53,12 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
   const authenticate = createAuthenticator(config);
   const handle = apolloHandler(apollo, {
     bodyLimitBytes: config.bodyLimitBytes,
-    context: async (req, scope) => ({ principal: await authenticate(req, scope.requestId), requestId: scope.requestId }),
+    context: async (req, scope) => ({
+      principal: await authenticate(req, scope.requestId),
+      requestId: scope.requestId,
+      // The REST adapter forwards its caller's address; a direct caller's is the socket's.
+      clientIp: (typeof req.headers['x-forwarded-for'] === 'string' ? req.headers['x-forwarded-for'].split(',')[0]!.trim() : null) ?? req.socket.remoteAddress ?? null,
+    }),
   });
   const service = await startHttpService({
     name: 'gateway',

@@ -22,6 +22,7 @@ export function endUserError(error: RouteError, requestId: string) {
 const AGGREGATOR_CODES: Partial<Record<string, string>> = {
   [ErrorCode.UNAUTHENTICATED]: 'unauthorized',
   [ErrorCode.TOKEN_MISSING]: 'unauthorized',
+  [ErrorCode.ACTOR_LOCKED]: 'unauthorized',
   [ErrorCode.FORBIDDEN]: 'forbidden',
   [ErrorCode.NOT_FOUND]: 'not_found',
 };

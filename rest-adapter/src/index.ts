@@ -8,7 +8,7 @@ import { BodyTooLargeError, readBody, REQUEST_ID_HEADER, sendJson, startHttpServ
 import type { Logger } from '../../platform/logger.js';
 import { aggregatorError, aggregatorSuccess, endUserError, type Api, type RouteError } from './envelopes.js';
 import { createRouter } from './router.js';
-import { DEFAULT_STATUSES, ROUTES, type Route } from './routes.js';
+import { DEFAULT_STATUSES, ROUTES, RouteInputError, type Route } from './routes.js';
 
 const OPERATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'operations');
 
@@ -23,6 +23,18 @@ function fieldOfCoercionError(message: string): string | undefined {
   return at?.split('.').slice(1).join('.') || undefined;
 }
 
+/** Reads an operation file with the fragment files its `#import` lines name. */
+function loadOperation(file: string, seen = new Set<string>()): string {
+  if (seen.has(file)) return '';
+  seen.add(file);
+  const text = readFileSync(path.join(OPERATIONS_DIR, file), 'utf8');
+  const imports = [...text.matchAll(/^#import (\S+)$/gm)].map((match) => loadOperation(match[1]!, seen));
+  return [text, ...imports].join('\n');
+}
+
+/** A client requestId the aggregator spec allows echoing: 1-32 characters, no < or >, not only whitespace. */
+const ECHOABLE_REQUEST_ID = /^(?!\s*$)[^<>]{1,32}$/;
+
 function sendError(res: ServerResponse, api: Api, status: number, error: RouteError, requestId: string): void {
   sendJson(res, status, api === 'aggregator' ? aggregatorError(error, requestId) : endUserError(error, requestId));
 }
@@ -34,12 +46,16 @@ function sendError(res: ServerResponse, api: Api, status: number, error: RouteEr
 export async function start(options: { config: Config; logger: Logger; port?: number }): Promise<HttpService> {
   const { config } = options;
   const logger = options.logger.child({ service: 'rest-adapter' });
-  const operations = new Map(ROUTES.map((route) => [route.operation, readFileSync(path.join(OPERATIONS_DIR, route.operation), 'utf8')]));
+  const operations = new Map(ROUTES.map((route) => [route.operation, loadOperation(route.operation)]));
   const match = createRouter(ROUTES);
 
   async function callGateway(route: Route, variables: Record<string, unknown>, req: IncomingMessage, scope: RequestScope): Promise<{ status: number; body: GraphQLResponse }> {
     const headers: Record<string, string> = { 'content-type': 'application/json', [REQUEST_ID_HEADER]: scope.requestId };
     if (route.credential) headers[route.credential] = String(req.headers[route.credential]);
+    for (const name of route.optionalHeaders ?? []) {
+      const value = req.headers[name];
+      if (typeof value === 'string') headers[name] = value;
+    }
     const forwarded = req.socket.remoteAddress;
     if (forwarded) headers['x-forwarded-for'] = forwarded;
     const response = await fetch(config.gatewayUrl, {
@@ -59,18 +75,19 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
       return sendJson(res, 405, { error: { code: 'METHOD_NOT_ALLOWED', message: `${url.pathname} answers ${found.allowed.join(', ')}.` }, requestId: scope.requestId }, { allow: found.allowed.join(', ') });
     }
     const { route, params } = found;
-    const fail = (status: number, error: RouteError) => sendError(res, route.api, status, error, scope.requestId);
+    let requestId = scope.requestId;
+    const fail = (status: number, error: RouteError) => sendError(res, route.api, status, error, requestId);
 
     if (route.credential && !req.headers[route.credential]) {
       return fail(route.missingCredentialStatus ?? 401, { code: ErrorCode.TOKEN_MISSING, message: `The ${route.credential} header is required.`, field: route.credential });
     }
     let body: unknown = undefined;
-    if (route.hasBody) {
+    if (route.body !== 'none') {
       let text: string;
       try {
         text = await readBody(req, config.bodyLimitBytes);
       } catch (error) {
-        if (error instanceof BodyTooLargeError) return fail(413, { code: ErrorCode.BAD_REQUEST, message: error.message });
+        if (error instanceof BodyTooLargeError) return fail(413, { code: ErrorCode.PAYLOAD_TOO_LARGE, message: error.message });
         throw error;
       }
       try {
@@ -78,14 +95,24 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
       } catch {
         return fail(400, { code: ErrorCode.BAD_REQUEST, message: 'The request body is not valid JSON.' });
       }
-      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-        return fail(400, { code: ErrorCode.BAD_REQUEST, message: 'The request body must be a JSON object.' });
+      const isArray = Array.isArray(body);
+      if (body === null || typeof body !== 'object' || isArray !== (route.body === 'array')) {
+        return fail(400, { code: ErrorCode.BAD_REQUEST, message: `The request body must be a JSON ${route.body}.` });
       }
+      const echoed = route.requestIdOf?.(body);
+      if (echoed !== undefined && ECHOABLE_REQUEST_ID.test(echoed)) requestId = echoed;
     }
 
+    let variables: Record<string, unknown>;
+    try {
+      variables = route.variables({ params, body, query: url.searchParams });
+    } catch (error) {
+      if (!(error instanceof RouteInputError)) throw error;
+      return fail(route.statuses?.[error.code] ?? DEFAULT_STATUSES[error.code] ?? 400, { code: error.code, message: error.message, field: error.field });
+    }
     let result: { status: number; body: GraphQLResponse };
     try {
-      result = await callGateway(route, route.variables({ params, body, query: url.searchParams }), req, scope);
+      result = await callGateway(route, variables, req, scope);
     } catch (error) {
       scope.logger.error('gateway call failed', { error });
       return fail(DEFAULT_STATUSES[ErrorCode.UNAVAILABLE]!, { code: ErrorCode.UNAVAILABLE, message: 'The service is unavailable.' });
@@ -99,7 +126,7 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
       return fail(status, { code: code === 'BAD_USER_INPUT' ? ErrorCode.BAD_REQUEST : code, message, field });
     }
     const payload = route.respond(result.body.data ?? {});
-    sendJson(res, 200, route.api === 'aggregator' ? aggregatorSuccess(payload, scope.requestId) : payload);
+    sendJson(res, 200, route.api === 'aggregator' ? aggregatorSuccess(payload, requestId) : payload);
   }
 
   return startHttpService({

@@ -21,15 +21,27 @@ export interface Route {
   credential: Credential | null;
   /** Status when the credential header is absent (401 unless the spec says otherwise). */
   missingCredentialStatus?: number;
-  /** Whether the route reads a JSON body (a body that is not JSON answers 400). */
-  hasBody: boolean;
+  /** The JSON body the route reads: an object, an array, or none (a body that is not that answers 400). */
+  body: 'object' | 'array' | 'none';
+  /** Headers passed on to the gateway when present, besides the credential (e.g. a service key). */
+  optionalHeaders?: string[];
+  /** The aggregator envelope's requestId: the client's own where the spec echoes it. */
+  requestIdOf?: (body: unknown) => string | undefined;
   /** File name in `operations/`. */
   operation: string;
+  /** Maps path, body and query to the operation's variables; may throw RouteInputError. */
   variables: (input: RouteInput) => Record<string, unknown>;
   /** Turns the operation's data into the documented success body (envelope included for end-user routes). */
   respond: (data: Record<string, unknown>) => unknown;
   /** Route-specific statuses by error code, over the defaults. */
   statuses?: Partial<Record<string, number>>;
+}
+
+/** A request that cannot be mapped onto the operation at all (e.g. a missing wrapper object). */
+export class RouteInputError extends Error {
+  constructor(readonly code: ErrorCode, message: string, readonly field?: string) {
+    super(message);
+  }
 }
 
 /** Statuses of error codes on every route, unless the route says otherwise. */
@@ -49,6 +61,10 @@ export const DEFAULT_STATUSES: Record<string, number> = {
   [ErrorCode.CHANNEL_NOT_PERMITTED]: 403,
   [ErrorCode.FORBIDDEN]: 403,
   [ErrorCode.NOT_FOUND]: 404,
+  [ErrorCode.CODE_INVALID]: 400,
+  [ErrorCode.RECOVERY_REFUSED]: 403,
+  [ErrorCode.UNSUPPORTED_MEDIA_TYPE]: 415,
+  [ErrorCode.PAYLOAD_TOO_LARGE]: 413,
   [ErrorCode.CONFLICT]: 409,
   [ErrorCode.UNAVAILABLE]: 503,
   [ErrorCode.INTERNAL]: 500,
@@ -59,11 +75,40 @@ const LOGIN_FIELDS = [
   'channel', 'userName', 'password', 'uuid', 'deviceTagOpen', 'signature', 'deviceId', 'userId', 'transportUserId',
   'transport', 'deviceTag', 'dtsValueString', 'cryptotext', 'specifics', 'deviceData',
 ] as const;
+const USER_FIELDS = [
+  'dtsModified', 'phoneNumber', 'phoneNumbers', 'mobile', 'email', 'emails', 'newAddresses', 'deletedAddresses', 'addresses',
+  'firstName', 'lastName', 'languageCode', 'isMetric', 'postOnboardingStepsRequired', 'faceImage', 'homecurrency',
+] as const;
+const ADDRESS_FIELDS = ['SvcUserAddressId', 'addressLine1', 'addressLine2', 'city', 'state', 'postalCode', 'countryCode', 'country', 'accountType', 'isMain'] as const;
 
+/** The documented properties of an object; anything else is ignored, as legacy clients send extras. */
 function pick(body: unknown, fields: readonly string[]): Record<string, unknown> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return {};
   const source = body as Record<string, unknown>;
   return Object.fromEntries(fields.filter((field) => source[field] !== undefined).map((field) => [field, source[field]]));
 }
+
+/** The address lists of `POST /user`, each item narrowed to the Address fields. */
+function userChanges(body: unknown): Record<string, unknown> {
+  const input = pick(body, USER_FIELDS);
+  for (const key of ['newAddresses', 'deletedAddresses', 'addresses'] as const) {
+    const list = input[key];
+    if (Array.isArray(list)) input[key] = list.map((item) => (item !== null && typeof item === 'object' ? pick(item, ADDRESS_FIELDS) : item));
+  }
+  return input;
+}
+
+/** Drops null members the spec shows only when present (an alert's descriptions and dtsModified). */
+function withoutNulls<T extends Record<string, unknown>>(item: T): Partial<T> {
+  return Object.fromEntries(Object.entries(item).filter(([, value]) => value !== null)) as Partial<T>;
+}
+
+const aggregatorUser = (body: unknown): Record<string, unknown> => {
+  const user = (body as { user?: unknown }).user;
+  if (user === undefined || user === null) throw new RouteInputError(ErrorCode.REQUIRED_ELEMENT_MISSING, 'user is required: {"user": {"login", "password", "requestId"?}}.', 'user');
+  if (typeof user !== 'object' || Array.isArray(user)) throw new RouteInputError(ErrorCode.BAD_REQUEST, 'user must be an object.', 'user');
+  return user as Record<string, unknown>;
+};
 
 /** Every route of the adapter. */
 export const ROUTES: Route[] = [
@@ -72,7 +117,8 @@ export const ROUTES: Route[] = [
     paths: ['/token'],
     api: 'end-user',
     credential: null,
-    hasBody: true,
+    optionalHeaders: ['x-service-key'],
+    body: 'object',
     operation: 'login.graphql',
     variables: ({ body }) => ({ input: pick(body, LOGIN_FIELDS) }),
     respond: (data) => data.login,
@@ -95,9 +141,150 @@ export const ROUTES: Route[] = [
     credential: 'token',
     // The spec: DELETE /token answers 500 when no token is sent.
     missingCredentialStatus: 500,
-    hasBody: false,
+    body: 'none',
     operation: 'logout.graphql',
     variables: () => ({}),
     respond: () => ({ success: true }),
+  },
+  {
+    method: 'POST',
+    paths: ['/user'],
+    api: 'end-user',
+    credential: 'token',
+    body: 'object',
+    operation: 'update-user.graphql',
+    variables: ({ body }) => ({ input: userChanges(body) }),
+    respond: (data) => data.updateUser,
+  },
+  {
+    method: 'GET',
+    paths: ['/confirm/email/:SvcUserId/:confirmationCodeEmail'],
+    api: 'end-user',
+    credential: 'token',
+    body: 'none',
+    operation: 'confirm-email.graphql',
+    variables: ({ params }) => ({ SvcUserId: params.SvcUserId, code: params.confirmationCodeEmail }),
+    respond: (data) => data.confirmEmail,
+  },
+  {
+    method: 'GET',
+    paths: ['/confirm/mobile/:SvcUserId/:confirmationCodeMobile'],
+    api: 'end-user',
+    credential: 'token',
+    body: 'none',
+    operation: 'confirm-mobile.graphql',
+    variables: ({ params }) => ({ SvcUserId: params.SvcUserId, code: params.confirmationCodeMobile }),
+    respond: (data) => data.confirmMobile,
+  },
+  {
+    method: 'POST',
+    paths: ['/prospect/data'],
+    api: 'end-user',
+    // Onboarding starts here: this call gives the prospect its token.
+    credential: null,
+    body: 'object',
+    operation: 'prospect-data.graphql',
+    variables: ({ body }) => ({ input: pick(body, ['deviceTag', 'preSegment', 'firstName', 'lastName', 'email', 'mobile', 'languageCode', 'data']) }),
+    respond: (data) => data.submitProspectData,
+    // The spec's Errors table: every failure of POST /prospect/data is 404.
+    statuses: { [ErrorCode.REQUIRED_ELEMENT_MISSING]: 404, [ErrorCode.VALIDATION_FAILED]: 404, [ErrorCode.INTERNAL]: 404 },
+  },
+  {
+    method: 'POST',
+    paths: ['/prospect/image'],
+    api: 'end-user',
+    credential: 'token',
+    body: 'object',
+    operation: 'prospect-image.graphql',
+    variables: ({ body }) => ({ input: pick(body, ['documentType', 'contentType', 'imageBase64']) }),
+    respond: (data) => data.uploadProspectImage,
+    statuses: { [ErrorCode.REQUIRED_ELEMENT_MISSING]: 404 },
+  },
+  {
+    method: 'POST',
+    paths: ['/prospect/registration'],
+    api: 'end-user',
+    credential: 'token',
+    body: 'object',
+    operation: 'prospect-registration.graphql',
+    variables: ({ body }) => ({ input: pick(body, ['deviceTag', 'preSegment', 'deviceData', 'referral']) }),
+    respond: (data) => withoutNulls(data.registerDevice as Record<string, unknown>),
+    // The spec's Errors table for POST /prospect/registration.
+    statuses: { [ErrorCode.REQUIRED_ELEMENT_MISSING]: 401, [ErrorCode.ACTOR_LOCKED]: 401, [ErrorCode.RECOVERY_REFUSED]: 404, [ErrorCode.INTERNAL]: 500 },
+  },
+  {
+    method: 'POST',
+    paths: ['/recovery/code'],
+    api: 'end-user',
+    credential: 'token',
+    body: 'object',
+    operation: 'recovery-code.graphql',
+    variables: ({ body }) => ({ input: pick(body, ['deviceTag']) }),
+    respond: (data) => data.requestRecoveryCode,
+    // The spec: 404 when credentials already exist for this device.
+    statuses: { [ErrorCode.CONFLICT]: 404 },
+  },
+  {
+    method: 'POST',
+    paths: ['/prospect/connectsocket'],
+    api: 'end-user',
+    credential: 'token',
+    body: 'object',
+    operation: 'connect-socket.graphql',
+    variables: ({ body }) => ({ input: pick(body, ['deviceTag', 'socketId']) }),
+    respond: (data) => data.connectOnboardingSocket,
+    statuses: { [ErrorCode.REQUIRED_ELEMENT_MISSING]: 404, [ErrorCode.INTERNAL]: 404 },
+  },
+  {
+    method: 'POST',
+    paths: ['/alerts'],
+    api: 'end-user',
+    credential: 'token',
+    body: 'array',
+    operation: 'alerts.graphql',
+    variables: ({ body }) => ({ alerts: (body as unknown[]).map((item) => (item !== null && typeof item === 'object' ? pick(item, ['alertTypeId', 'category', 'name', 'isEnabled', 'parameters']) : item)) }),
+    respond: (data) => {
+      const result = data.syncAlerts as { success: boolean; alerts: Array<Record<string, unknown>> };
+      return { alerts: result.alerts.map(withoutNulls), success: result.success };
+    },
+  },
+  {
+    method: 'POST',
+    paths: ['/geocode'],
+    api: 'end-user',
+    credential: 'token',
+    body: 'object',
+    operation: 'geocode.graphql',
+    variables: ({ body }) => {
+      const { address } = body as { address?: unknown };
+      if (address === undefined || address === null || address === '') throw new RouteInputError(ErrorCode.REQUIRED_ELEMENT_MISSING, 'address is required.', 'address');
+      return { address };
+    },
+    respond: (data) => ({ success: true, ...(data.geocode as object) }),
+  },
+  {
+    method: 'POST',
+    paths: ['/auth/get-token'],
+    api: 'aggregator',
+    credential: null,
+    body: 'object',
+    operation: 'aggregator-get-token.graphql',
+    requestIdOf: (body) => {
+      const requestId = (body as { user?: { requestId?: unknown } }).user?.requestId;
+      return typeof requestId === 'string' ? requestId : undefined;
+    },
+    variables: ({ body }) => ({ input: pick(aggregatorUser(body), ['login', 'password', 'requestId']) }),
+    respond: (data) => data.aggregatorGetToken,
+    statuses: { [ErrorCode.ACTOR_LOCKED]: 401 },
+  },
+  {
+    method: 'POST',
+    paths: ['/user/change-password'],
+    api: 'aggregator',
+    credential: 'x-svc-token',
+    body: 'object',
+    operation: 'aggregator-change-password.graphql',
+    variables: ({ body }) => ({ input: pick(body, ['oldPassword', 'newPassword']) }),
+    respond: (data) => data.aggregatorChangePassword,
   },
 ];

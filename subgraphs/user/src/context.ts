@@ -2,10 +2,27 @@ import type DataLoader from 'dataloader';
 import type { Db } from 'mongodb';
 import type { Config } from '../../../platform/config.js';
 import { loaderByKey } from '../../../platform/loaders.js';
+import type { Notifier } from '../../../platform/notify.js';
 import type { RequestBase } from '../../../platform/subgraph.js';
+import { Alerts, alertSettingsCollection } from './alerts.js';
+import { AggregatorAuth } from './auth/aggregator.js';
+import { Lockouts } from './auth/lockout.js';
 import { Authenticator } from './auth/login.js';
+import { Sessions } from './auth/sessions.js';
 import { authCollections } from './datasources/auth.js';
 import { usersCollection, type UserDocument } from './datasources/users.js';
+import type { Geocoder } from './geocode/geocoder.js';
+import { Confirmations, confirmationsCollection } from './profile/confirmation.js';
+import { UserUpdater } from './profile/update-user.js';
+import { Onboarding } from './prospects.js';
+
+/** What the user subgraph creates once at start and every request shares. */
+export interface UserServices {
+  db: Db;
+  config: Config;
+  notifier: Notifier;
+  geocoder: Geocoder;
+}
 
 /** The user subgraph's per-request context. */
 export interface UserContext extends RequestBase {
@@ -13,14 +30,33 @@ export interface UserContext extends RequestBase {
   /** Users by SvcUserId, batched per request. */
   users: DataLoader<string, UserDocument | null>;
   authenticator: Authenticator;
+  sessions: Sessions;
+  aggregatorAuth: AggregatorAuth;
+  updater: UserUpdater;
+  confirmations: Confirmations;
+  alerts: Alerts;
+  onboarding: Onboarding;
+  geocoder: Geocoder;
 }
 
-export function createUserContext(base: RequestBase, db: Db, config: Config): UserContext {
+export function createUserContext(base: RequestBase, services: UserServices): UserContext {
+  const { db, config, notifier } = services;
   const users = usersCollection(db);
+  const auth = authCollections(db);
+  const sessions = new Sessions(auth.sessions);
+  const lockouts = new Lockouts(auth.lockouts, config, base.logger);
+  const confirmations = new Confirmations(confirmationsCollection(db), users, notifier, base.logger);
   return {
     ...base,
     config,
     users: loaderByKey(users),
-    authenticator: new Authenticator(authCollections(db), users, config, base.logger),
+    sessions,
+    authenticator: new Authenticator(auth, users, sessions, lockouts, config, base.logger),
+    aggregatorAuth: new AggregatorAuth(auth, sessions, lockouts, config, base.logger),
+    updater: new UserUpdater(users, confirmations, base.logger),
+    confirmations,
+    alerts: new Alerts(alertSettingsCollection(db)),
+    onboarding: new Onboarding(db, sessions, lockouts, notifier, config, base.logger),
+    geocoder: services.geocoder,
   };
 }

@@ -1,24 +1,35 @@
-import { readBody, sendJson, type HttpService } from '../../../platform/http.js';
+import type { HttpService } from '../../../platform/http.js';
+import { readBody, sendJson } from '../../../platform/http.js';
+import { createNotifier } from '../../../platform/notify.js';
 import { PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, verifyPrincipal } from '../../../platform/principal.js';
 import { startSubgraph, type SubgraphStartOptions } from '../../../platform/subgraph.js';
-import { Authenticator } from './auth/login.js';
-import { createUserContext } from './context.js';
+import { Sessions, type TokenHeader } from './auth/sessions.js';
+import { createUserContext, type UserServices } from './context.js';
 import { authCollections } from './datasources/auth.js';
-import { usersCollection } from './datasources/users.js';
+import type { Geocoder } from './geocode/geocoder.js';
+import { OfflineGeocoder } from './geocode/offline.js';
 import { ensureUserIndexes } from './indexes.js';
 import { resolvers } from './resolvers/index.js';
 
-/** Starts the user subgraph: identity, profile and sessions. */
-export async function start(options: SubgraphStartOptions): Promise<HttpService> {
+/** Starts the user subgraph: identity, profile, onboarding and sessions. */
+export async function start(options: SubgraphStartOptions & { geocoder?: Geocoder }): Promise<HttpService> {
   const { config, mongo } = options;
   const db = mongo.db('user');
   await ensureUserIndexes(db);
+  const logger = options.logger.child({ service: 'user-subgraph' });
+  const services: UserServices = {
+    db,
+    config,
+    notifier: createNotifier({ smtpUrl: config.smtpUrl, mailFrom: config.mailFrom, smsWebhookUrl: config.smsWebhookUrl, outboxDir: config.outboxDir, logger }),
+    geocoder: options.geocoder ?? new OfflineGeocoder(),
+  };
+  const sessions = new Sessions(authCollections(db).sessions);
   return startSubgraph({
     ...options,
     name: 'user',
     resolvers,
-    createContext: (base) => createUserContext(base, db, config),
-    extraRoutes: async (req, res, scope) => {
+    createContext: (base) => createUserContext(base, services),
+    extraRoutes: async (req, res) => {
       if (req.method !== 'POST' || req.url !== SESSION_RESOLVE_PATH) return false;
       const header = req.headers[PRINCIPAL_HEADER];
       const caller = verifyPrincipal(typeof header === 'string' ? header : undefined, config.internalSecret);
@@ -26,20 +37,17 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
         sendJson(res, 401, { error: { code: 'UNAUTHENTICATED', message: 'Only the gateway may resolve sessions.' } });
         return true;
       }
-      let token: unknown;
+      let body: { token?: unknown; header?: unknown };
       try {
-        token = (JSON.parse(await readBody(req, 4096)) as { token?: unknown }).token;
+        body = JSON.parse(await readBody(req, 4096)) as typeof body;
       } catch {
-        sendJson(res, 400, { error: { code: 'BAD_REQUEST', message: 'Expected {"token": string}.' } });
+        body = {};
+      }
+      if (typeof body.token !== 'string' || body.token === '' || (body.header !== 'token' && body.header !== 'x-svc-token')) {
+        sendJson(res, 400, { error: { code: 'BAD_REQUEST', message: 'Expected {"token": string, "header": "token" | "x-svc-token"}.' } });
         return true;
       }
-      if (typeof token !== 'string' || token === '') {
-        sendJson(res, 400, { error: { code: 'BAD_REQUEST', message: 'Expected {"token": string}.' } });
-        return true;
-      }
-      const authenticator = new Authenticator(authCollections(db), usersCollection(db), config, scope.logger);
-      const principal = await authenticator.resolveToken(token);
-      sendJson(res, 200, { principal });
+      sendJson(res, 200, { principal: await sessions.resolve(body.token, body.header as TokenHeader) });
       return true;
     },
   });

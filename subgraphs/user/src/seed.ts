@@ -1,13 +1,13 @@
 import type { Db } from 'mongodb';
 import { DEMO } from '../../../platform/demo.js';
-import { hashPassword } from '../../../platform/secrets.js';
+import { hashPassword, sha256 } from '../../../platform/secrets.js';
 import { authCollections } from './datasources/auth.js';
 import { usersCollection, type UserDocument } from './datasources/users.js';
 
 /** Seeds the demo end user, their internet login and test device, and the demo aggregator and its user. Idempotent: existing records are kept. */
 export async function seedUser(db: Db, now = new Date()): Promise<void> {
   const users = usersCollection(db);
-  const { credentials, devices, aggregators, aggregatorUsers } = authCollections(db);
+  const { credentials, devices, chatLinks, aggregators, aggregatorUsers } = authCollections(db);
   const user: UserDocument = {
     _id: DEMO.userId,
     SvcUserId: DEMO.userId,
@@ -52,6 +52,10 @@ export async function seedUser(db: Db, now = new Date()): Promise<void> {
     postOnboardingStepsRequired: null,
     faceImage: null,
     mainSvcAccountId: DEMO.accountId,
+    phoneNumbers: [],
+    emails: [],
+    clientDtsModified: null,
+    isHardened: false,
     dtsCreated: now,
     dtsCreatedAtUsers: now,
     dtsModified: now,
@@ -65,9 +69,19 @@ export async function seedUser(db: Db, now = new Date()): Promise<void> {
       { upsert: true },
     );
   }
-  await devices.updateOne(
-    { _id: DEMO.testDeviceTag },
-    { $setOnInsert: { SvcUserId: DEMO.userId, channels: ['test'], deviceData: { model: 'demo' }, dtsRegistered: now } },
+  const device = { SvcUserId: DEMO.userId, serverSecret: DEMO.deviceSecret, uuid: null, deviceIdHash: null, lastProofAt: null, ipAddress: null, dtsRegistered: now };
+  const demoDevices = [
+    { ...device, _id: DEMO.testDeviceTag, channels: ['test'], serverSecret: null, deviceData: { model: 'demo' } },
+    { ...device, _id: DEMO.devices.android.deviceTag, channels: ['android'], uuid: DEMO.devices.android.uuid, deviceData: { model: 'Pixel demo' } },
+    { ...device, _id: DEMO.devices.android_v1.deviceTag, channels: ['android_v1'], deviceData: { model: 'Galaxy demo' } },
+    { ...device, _id: DEMO.devices.ios_v1.deviceTag, channels: ['ios_v1'], deviceData: { model: 'iPhone demo' } },
+    { ...device, _id: DEMO.devices.mobile.deviceTag, channels: ['mobile'], deviceData: { model: 'Phone demo' } },
+    { ...device, _id: DEMO.devices.browser.deviceTag, channels: ['browser'], deviceIdHash: sha256(DEMO.devices.browser.deviceId), deviceData: { browser: 'demo' } },
+  ];
+  for (const demoDevice of demoDevices) await devices.updateOne({ _id: demoDevice._id }, { $setOnInsert: demoDevice }, { upsert: true });
+  await chatLinks.updateOne(
+    { _id: `${DEMO.chat.transport}:${DEMO.chat.transportUserId}` },
+    { $setOnInsert: { SvcUserId: DEMO.userId, dtsLinked: now } },
     { upsert: true },
   );
   await aggregators.updateOne(

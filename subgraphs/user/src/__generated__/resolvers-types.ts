@@ -4,6 +4,7 @@ import type { UserDocument, AddressDocument } from '../datasources/users.js';
 import type { UserContext } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
+export type Omit<T, K extends keyof T> = Pick<T, Exclude<keyof T, K>>;
 export type RequireFields<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: NonNullable<T[P]> };
 /** All built-in and custom scalars, mapped to their actual values */
 export type Scalars = {
@@ -40,8 +41,181 @@ export type Address = {
 };
 
 /**
+ * An address in a request. addressLine1, city, state and postalCode are required, and either
+ * countryCode or country. `accountType` says what the address is for: checking or savings
+ * (countryCode ISO 3166-1 alpha-3) or debitCard (alpha-2). Without it, either form is accepted.
+ * `country` is a country code of either form and is stored as the form `accountType` needs.
+ */
+export type AddressInput = {
+  SvcUserAddressId?: InputMaybe<Scalars['String']['input']>;
+  accountType?: InputMaybe<Scalars['String']['input']>;
+  addressLine1?: InputMaybe<Scalars['String']['input']>;
+  addressLine2?: InputMaybe<Scalars['String']['input']>;
+  city?: InputMaybe<Scalars['String']['input']>;
+  country?: InputMaybe<Scalars['String']['input']>;
+  countryCode?: InputMaybe<Scalars['String']['input']>;
+  isMain?: InputMaybe<Scalars['Boolean']['input']>;
+  postalCode?: InputMaybe<Scalars['String']['input']>;
+  state?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** The aggregator spec's get-token body: `{ user: { login, password, requestId? } }` flattened. */
+export type AggregatorLoginInput = {
+  /** Letters, digits, underscore; 1-36. */
+  login?: InputMaybe<Scalars['String']['input']>;
+  /** 1-50 characters. */
+  password?: InputMaybe<Scalars['String']['input']>;
+  /** Echoed; 1-32 characters, no < or >, not only whitespace. */
+  requestId?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type AggregatorPasswordChangeInput = {
+  /**
+   * 8-50 characters from letters, digits and ! @ # $ % ^ &, with at least one digit, one of those
+   * symbols, one lowercase and one uppercase letter.
+   */
+  newPassword?: InputMaybe<Scalars['String']['input']>;
+  oldPassword?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type AggregatorPasswordChangeResult = {
+  __typename?: 'AggregatorPasswordChangeResult';
+  dtsPasswordChanged: Scalars['DateTime']['output'];
+  /** How many tokens of the user were revoked (all of them). */
+  revokedTokens: Scalars['Int']['output'];
+  success: Scalars['Boolean']['output'];
+};
+
+export type AggregatorToken = {
+  __typename?: 'AggregatorToken';
+  dtsExpireAt: Scalars['DateTime']['output'];
+  token: Scalars['String']['output'];
+  /** base or confined. */
+  type: Scalars['String']['output'];
+};
+
+export type AggregatorTokenResult = {
+  __typename?: 'AggregatorTokenResult';
+  dtsExpireAt: Scalars['DateTime']['output'];
+  /** The base token. */
+  token: Scalars['String']['output'];
+  tokens: Array<AggregatorToken>;
+  type: Scalars['String']['output'];
+};
+
+export type AggregatorViewer = {
+  __typename?: 'AggregatorViewer';
+  login: Scalars['String']['output'];
+  svcAggregatorId: Scalars['ID']['output'];
+  /** base or confined. */
+  tokenType: Scalars['String']['output'];
+};
+
+/**
+ * An alert subscription. Known alertTypeId values: alert1, alert2, alert21, alert4 (category general,
+ * with descriptionOn and descriptionOff), summaryReportsMonthly, summaryReportsQuarterly,
+ * summaryReportsAnnually (category summaryReports).
+ */
+export type Alert = {
+  __typename?: 'Alert';
+  alertTypeId: Scalars['String']['output'];
+  category?: Maybe<Scalars['String']['output']>;
+  descriptionOff?: Maybe<Scalars['String']['output']>;
+  descriptionOn?: Maybe<Scalars['String']['output']>;
+  /** Present on an alert the user has changed: when it last changed. */
+  dtsModified?: Maybe<Scalars['DateTime']['output']>;
+  isEnabled?: Maybe<Scalars['Boolean']['output']>;
+  name?: Maybe<Scalars['String']['output']>;
+  parameters?: Maybe<Scalars['JSONObject']['output']>;
+};
+
+/** An alert subscription in a request: alertTypeId is required; the rest optional and nullable. */
+export type AlertInput = {
+  alertTypeId?: InputMaybe<Scalars['String']['input']>;
+  category?: InputMaybe<Scalars['String']['input']>;
+  isEnabled?: InputMaybe<Scalars['Boolean']['input']>;
+  name?: InputMaybe<Scalars['String']['input']>;
+  parameters?: InputMaybe<Scalars['JSONObject']['input']>;
+};
+
+export type AlertSyncResult = {
+  __typename?: 'AlertSyncResult';
+  alerts: Array<Alert>;
+  success: Scalars['Boolean']['output'];
+};
+
+export type ConfirmationResult = {
+  __typename?: 'ConfirmationResult';
+  success: Scalars['Boolean']['output'];
+  user: User;
+};
+
+/**
+ * A device registration. deviceTag, preSegment and deviceData are required. deviceData.channel
+ * names the login channel the device will use (mobile by default; android needs deviceData.uuid).
+ */
+export type DeviceRegistrationInput = {
+  deviceData?: InputMaybe<Scalars['JSONObject']['input']>;
+  deviceTag?: InputMaybe<Scalars['String']['input']>;
+  preSegment?: InputMaybe<Scalars['String']['input']>;
+  /** A friend's referral code. */
+  referral?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type DeviceRegistrationResult = {
+  __typename?: 'DeviceRegistrationResult';
+  SvcUserId: Scalars['ID']['output'];
+  /** The login channel the device is registered for. */
+  channel: Scalars['String']['output'];
+  /** For a browser device: the deviceId to log in with. Returned here only, once. */
+  deviceId?: Maybe<Scalars['String']['output']>;
+  deviceTag: Scalars['String']['output'];
+  dtsExpiry: Scalars['DateTime']['output'];
+  /** True when an existing user registered a new device (preSegment recovery). */
+  isRecovery: Scalars['Boolean']['output'];
+  segment?: Maybe<Scalars['String']['output']>;
+  /** The device's secret for its login proofs. Returned here only, once. */
+  serverSecret: Scalars['String']['output'];
+  success: Scalars['Boolean']['output'];
+  /** A session token of the user, as from PUT /token. */
+  token: Scalars['String']['output'];
+  userId: Scalars['ID']['output'];
+};
+
+export type GeocodeCandidate = {
+  __typename?: 'GeocodeCandidate';
+  /** 0 to 1. */
+  confidence: Scalars['Float']['output'];
+  label: Scalars['String']['output'];
+  latitude: Scalars['Float']['output'];
+  longitude: Scalars['Float']['output'];
+  matched: GeocodeMatch;
+  /** postalCode or city: how precisely the candidate locates the address. */
+  precision: Scalars['String']['output'];
+};
+
+/** The parts of the address that matched. */
+export type GeocodeMatch = {
+  __typename?: 'GeocodeMatch';
+  city?: Maybe<Scalars['String']['output']>;
+  /** ISO 3166-1 alpha-2. */
+  countryCode?: Maybe<Scalars['String']['output']>;
+  postalCode?: Maybe<Scalars['String']['output']>;
+  state?: Maybe<Scalars['String']['output']>;
+};
+
+/** A geocoding answer: candidates best first, at most 5. */
+export type GeocodeResult = {
+  __typename?: 'GeocodeResult';
+  candidates: Array<GeocodeCandidate>;
+  query: Scalars['String']['output'];
+};
+
+/**
  * A login request. `channel` decides which other properties are required:
- * internet (userName, password); test (deviceTag, only where the deployment enables it).
+ * internet (userName, password); android (uuid, deviceTagOpen, signature); browser (deviceId);
+ * statementGenerator and dicBuilder (userId); chat (transportUserId, transport);
+ * android_v1, mobile, ios_v1 (deviceTag, dtsValueString, cryptotext); test (deviceTag).
  * The fields are nullable here so that a missing one gets the documented error rather than a type error.
  */
 export type LoginInput = {
@@ -52,6 +226,7 @@ export type LoginInput = {
   deviceId?: InputMaybe<Scalars['String']['input']>;
   deviceTag?: InputMaybe<Scalars['String']['input']>;
   deviceTagOpen?: InputMaybe<Scalars['String']['input']>;
+  /** Time stamp of the request, ISO 8601 date-time. */
   dtsValueString?: InputMaybe<Scalars['String']['input']>;
   password?: InputMaybe<Scalars['String']['input']>;
   signature?: InputMaybe<Scalars['String']['input']>;
@@ -61,6 +236,7 @@ export type LoginInput = {
   transportUserId?: InputMaybe<Scalars['String']['input']>;
   userId?: InputMaybe<Scalars['String']['input']>;
   userName?: InputMaybe<Scalars['String']['input']>;
+  /** Device UUID, 36 characters (digits, letters, dashes). */
   uuid?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -84,19 +260,138 @@ export type LoginResult = {
 export type Mutation = {
   __typename?: 'Mutation';
   /**
+   * Changes the aggregator user's password (REST: `POST /user/change-password`) and revokes every
+   * token of that user, the current one included. Needs a base token.
+   */
+  aggregatorChangePassword: AggregatorPasswordChangeResult;
+  /**
+   * Issues an aggregator user's tokens (REST: `POST /auth/get-token`): a base token and a confined
+   * token. The confined token may read but not change anything, and lives shorter.
+   */
+  aggregatorGetToken: AggregatorTokenResult;
+  /** Confirms the user's email with the code that was sent to it (REST: `GET /confirm/email/...`). NOT_FOUND when already confirmed. */
+  confirmEmail: ConfirmationResult;
+  /** Confirms the user's mobile number with the code that was sent to it (REST: `GET /confirm/mobile/...`). */
+  confirmMobile: ConfirmationResult;
+  /** Records a prospect's request for an onboarding socket (REST: `POST /prospect/connectsocket`). */
+  connectOnboardingSocket: OnboardingSocketResult;
+  /**
    * Logs in over one of the documented channels and issues a session token (REST: `PUT /token`).
    * The token is returned here only; the service keeps just its SHA-256 hash. Failures carry
    * `extensions.code`: REQUIRED_ELEMENT_MISSING (no channel), INVALID_CHANNEL, CHANNEL_NOT_PERMITTED,
    * CHANNEL_PROPERTY_MISSING, INVALID_TIMESTAMP, UNAUTHENTICATED or ACTOR_LOCKED.
+   *
+   * Device proofs (the device secret is the `serverSecret` returned once at registration):
+   * - android: `signature` = `<unix ms>.<base64url HMAC-SHA256(secret, "android\n" + uuid + "\n" + deviceTagOpen + "\n" + unix ms)>`;
+   * - android_v1, ios_v1, mobile: `cryptotext` = base64url HMAC-SHA256(secret, channel + "\n" + deviceTag + "\n" + dtsValueString);
+   * - browser: `deviceId` is the browser's registration secret itself.
+   * The time stamp must be within DEVICE_PROOF_WINDOW_SECONDS of the server clock and later than the
+   * device's last accepted one, so a proof cannot be replayed. statementGenerator, dicBuilder and chat
+   * are accepted only from an internal service (header `x-service-key`).
    */
   login: LoginResult;
   /** Revokes the session of the request's `token` header (REST: `DELETE /token`). The token is unusable afterwards. */
   logout: Scalars['Boolean']['output'];
+  /**
+   * Registers a device (REST: `POST /prospect/registration`): a prospect becomes a user, or an
+   * existing user (preSegment `recovery`, with the recovery code in deviceData.recoveryCode)
+   * registers a new device. Returns the device's serverSecret, once, and a session token.
+   */
+  registerDevice: DeviceRegistrationResult;
+  /** Sends a recovery code for registering a new device to the user's email (REST: `POST /recovery/code`). */
+  requestRecoveryCode: RecoveryCodeResult;
+  /**
+   * Starts onboarding on a device (REST: `POST /prospect/data`). No credential needed. Returns the
+   * prospect token to send in the `token` header of the later prospect calls.
+   */
+  submitProspectData: ProspectDataResult;
+  /**
+   * Synchronises alert subscriptions (REST: `POST /alerts`): `isEnabled` and `parameters` of known
+   * alert types change; unknown alertTypeIds are ignored. Returns the full current list.
+   */
+  syncAlerts: AlertSyncResult;
+  /**
+   * Changes the user of the token (REST: `POST /user`). Only sent fields change. A changed email or
+   * mobile clears its confirmation flag and sends a new confirmation code to it.
+   */
+  updateUser: UserUpdateResult;
+  /** Stores a document image of the prospect in GridFS (REST: `POST /prospect/image`). JPEG or PNG, at most 2 MiB. */
+  uploadProspectImage: ProspectImageResult;
+};
+
+
+export type MutationAggregatorChangePasswordArgs = {
+  input: AggregatorPasswordChangeInput;
+};
+
+
+export type MutationAggregatorGetTokenArgs = {
+  input: AggregatorLoginInput;
+};
+
+
+export type MutationConfirmEmailArgs = {
+  SvcUserId: Scalars['ID']['input'];
+  code: Scalars['String']['input'];
+};
+
+
+export type MutationConfirmMobileArgs = {
+  SvcUserId: Scalars['ID']['input'];
+  code: Scalars['String']['input'];
+};
+
+
+export type MutationConnectOnboardingSocketArgs = {
+  input: OnboardingSocketInput;
 };
 
 
 export type MutationLoginArgs = {
   input: LoginInput;
+};
+
+
+export type MutationRegisterDeviceArgs = {
+  input: DeviceRegistrationInput;
+};
+
+
+export type MutationRequestRecoveryCodeArgs = {
+  input: RecoveryCodeInput;
+};
+
+
+export type MutationSubmitProspectDataArgs = {
+  input: ProspectDataInput;
+};
+
+
+export type MutationSyncAlertsArgs = {
+  alerts: Array<AlertInput>;
+};
+
+
+export type MutationUpdateUserArgs = {
+  input: UserUpdateInput;
+};
+
+
+export type MutationUploadProspectImageArgs = {
+  input: ProspectImageInput;
+};
+
+export type OnboardingSocketInput = {
+  deviceTag?: InputMaybe<Scalars['String']['input']>;
+  /** The client's socket id. */
+  socketId?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type OnboardingSocketResult = {
+  __typename?: 'OnboardingSocketResult';
+  dtsExpiry: Scalars['DateTime']['output'];
+  socketRequestId: Scalars['ID']['output'];
+  success: Scalars['Boolean']['output'];
 };
 
 export type PersonName = {
@@ -106,10 +401,82 @@ export type PersonName = {
   middleName?: Maybe<Scalars['String']['output']>;
 };
 
+/**
+ * A prospect's first data. deviceTag and preSegment are required; preSegment must lead to a segment:
+ * retail, student, premium or business (the segment smallBusiness).
+ */
+export type ProspectDataInput = {
+  /** Further onboarding answers, free-form. */
+  data?: InputMaybe<Scalars['JSONObject']['input']>;
+  deviceTag?: InputMaybe<Scalars['String']['input']>;
+  email?: InputMaybe<Scalars['String']['input']>;
+  firstName?: InputMaybe<Scalars['String']['input']>;
+  languageCode?: InputMaybe<Scalars['String']['input']>;
+  lastName?: InputMaybe<Scalars['String']['input']>;
+  mobile?: InputMaybe<Scalars['String']['input']>;
+  preSegment?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type ProspectDataResult = {
+  __typename?: 'ProspectDataResult';
+  dtsExpiry: Scalars['DateTime']['output'];
+  prospectId: Scalars['ID']['output'];
+  /** The segment the preSegment leads to. */
+  segment: Scalars['String']['output'];
+  success: Scalars['Boolean']['output'];
+  /** Send in the `token` header of /prospect/image, /prospect/connectsocket and /prospect/registration. */
+  token: Scalars['String']['output'];
+};
+
+/** A document image: base64 of a JPEG or PNG of at most 2 MiB. */
+export type ProspectImageInput = {
+  /** image/jpeg or image/png; must match the file's content. */
+  contentType?: InputMaybe<Scalars['String']['input']>;
+  /** idFront, idBack, passport or selfie. */
+  documentType?: InputMaybe<Scalars['String']['input']>;
+  imageBase64?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type ProspectImageResult = {
+  __typename?: 'ProspectImageResult';
+  contentType: Scalars['String']['output'];
+  documentType: Scalars['String']['output'];
+  imageId: Scalars['ID']['output'];
+  size: Scalars['Int']['output'];
+  success: Scalars['Boolean']['output'];
+};
+
 export type Query = {
   __typename?: 'Query';
+  /** The aggregator user behind the `x-svc-token` header (base or confined token). */
+  aggregatorViewer: AggregatorViewer;
+  /** The user's alert subscriptions: every known alert type, with the user's settings. */
+  alerts: Array<Alert>;
+  /**
+   * Geocodes a free-form address with the offline geocoder (postal codes and cities with
+   * coordinates). Needs a `token`. `address`: 1-200 characters. No match gives no candidates.
+   */
+  geocode: GeocodeResult;
   /** The user identified by the request's `token` header. */
   me: User;
+};
+
+
+export type QueryGeocodeArgs = {
+  address: Scalars['String']['input'];
+};
+
+export type RecoveryCodeInput = {
+  /** The new device's tag. */
+  deviceTag?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type RecoveryCodeResult = {
+  __typename?: 'RecoveryCodeResult';
+  dtsExpiry: Scalars['DateTime']['output'];
+  /** Where the code went: email. */
+  sentTo: Scalars['String']['output'];
+  success: Scalars['Boolean']['output'];
 };
 
 /** An end user of the bank, with the profile fields of the spec's User record. */
@@ -128,6 +495,7 @@ export type User = {
   dtsModified?: Maybe<Scalars['DateTime']['output']>;
   dtsRegistered?: Maybe<Scalars['DateTime']['output']>;
   email?: Maybe<Scalars['String']['output']>;
+  emails: Array<Scalars['String']['output']>;
   extras?: Maybe<UserExtras>;
   faceImage?: Maybe<Scalars['String']['output']>;
   firstName?: Maybe<Scalars['String']['output']>;
@@ -146,6 +514,8 @@ export type User = {
   name: PersonName;
   names: Array<Scalars['String']['output']>;
   phoneNumber?: Maybe<Scalars['String']['output']>;
+  /** Further phone numbers and emails the user gave. */
+  phoneNumbers: Array<Scalars['String']['output']>;
   postOnboardingStepsRequired?: Maybe<Scalars['String']['output']>;
   private: Scalars['Boolean']['output'];
   referralCode?: Maybe<Scalars['String']['output']>;
@@ -161,6 +531,37 @@ export type UserExtras = {
   heightMetric?: Maybe<Scalars['Float']['output']>;
   sex?: Maybe<Scalars['String']['output']>;
   weightMetric?: Maybe<Scalars['Float']['output']>;
+};
+
+/** Changes to the user; only sent fields change. Strings are trimmed of nothing: they are stored as sent. */
+export type UserUpdateInput = {
+  /** The user's full address list; when sent it replaces the stored list (known SvcUserAddressIds keep their ids). */
+  addresses?: InputMaybe<Array<AddressInput>>;
+  /** Addresses to delete, identified by SvcUserAddressId or by their required fields. */
+  deletedAddresses?: InputMaybe<Array<AddressInput>>;
+  /** The time the client last modified the details: free-form date text, kept as sent. */
+  dtsModified?: InputMaybe<Scalars['String']['input']>;
+  email?: InputMaybe<Scalars['String']['input']>;
+  emails?: InputMaybe<Array<Scalars['String']['input']>>;
+  faceImage?: InputMaybe<Scalars['String']['input']>;
+  firstName?: InputMaybe<Scalars['String']['input']>;
+  /** ISO 4217 currency code. */
+  homecurrency?: InputMaybe<Scalars['String']['input']>;
+  isMetric?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Primary or device language, e.g. en or en-US. */
+  languageCode?: InputMaybe<Scalars['String']['input']>;
+  lastName?: InputMaybe<Scalars['String']['input']>;
+  mobile?: InputMaybe<Scalars['String']['input']>;
+  newAddresses?: InputMaybe<Array<AddressInput>>;
+  phoneNumber?: InputMaybe<Scalars['String']['input']>;
+  phoneNumbers?: InputMaybe<Array<Scalars['String']['input']>>;
+  postOnboardingStepsRequired?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type UserUpdateResult = {
+  __typename?: 'UserUpdateResult';
+  success: Scalars['Boolean']['output'];
+  user: User;
 };
 
 export type WithIndex<TObject> = TObject & Record<string, any>;
@@ -262,16 +663,43 @@ export type ResolversTypes = ResolversObject<{
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  AddressInput: AddressInput;
+  AggregatorLoginInput: AggregatorLoginInput;
+  AggregatorPasswordChangeInput: AggregatorPasswordChangeInput;
+  AggregatorPasswordChangeResult: ResolverTypeWrapper<AggregatorPasswordChangeResult>;
+  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  AggregatorToken: ResolverTypeWrapper<AggregatorToken>;
+  AggregatorTokenResult: ResolverTypeWrapper<AggregatorTokenResult>;
+  AggregatorViewer: ResolverTypeWrapper<AggregatorViewer>;
+  Alert: ResolverTypeWrapper<Alert>;
+  AlertInput: AlertInput;
+  AlertSyncResult: ResolverTypeWrapper<AlertSyncResult>;
+  ConfirmationResult: ResolverTypeWrapper<Omit<ConfirmationResult, 'user'> & { user: ResolversTypes['User'] }>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
+  DeviceRegistrationInput: DeviceRegistrationInput;
+  DeviceRegistrationResult: ResolverTypeWrapper<DeviceRegistrationResult>;
+  GeocodeCandidate: ResolverTypeWrapper<GeocodeCandidate>;
+  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
+  GeocodeMatch: ResolverTypeWrapper<GeocodeMatch>;
+  GeocodeResult: ResolverTypeWrapper<GeocodeResult>;
   JSONObject: ResolverTypeWrapper<Scalars['JSONObject']['output']>;
   LoginInput: LoginInput;
   LoginResult: ResolverTypeWrapper<LoginResult>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  OnboardingSocketInput: OnboardingSocketInput;
+  OnboardingSocketResult: ResolverTypeWrapper<OnboardingSocketResult>;
   PersonName: ResolverTypeWrapper<PersonName>;
+  ProspectDataInput: ProspectDataInput;
+  ProspectDataResult: ResolverTypeWrapper<ProspectDataResult>;
+  ProspectImageInput: ProspectImageInput;
+  ProspectImageResult: ResolverTypeWrapper<ProspectImageResult>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  RecoveryCodeInput: RecoveryCodeInput;
+  RecoveryCodeResult: ResolverTypeWrapper<RecoveryCodeResult>;
   User: ResolverTypeWrapper<UserDocument>;
   UserExtras: ResolverTypeWrapper<UserExtras>;
-  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
+  UserUpdateInput: UserUpdateInput;
+  UserUpdateResult: ResolverTypeWrapper<Omit<UserUpdateResult, 'user'> & { user: ResolversTypes['User'] }>;
 }>;
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -280,16 +708,43 @@ export type ResolversParentTypes = ResolversObject<{
   ID: Scalars['ID']['output'];
   String: Scalars['String']['output'];
   Boolean: Scalars['Boolean']['output'];
+  AddressInput: AddressInput;
+  AggregatorLoginInput: AggregatorLoginInput;
+  AggregatorPasswordChangeInput: AggregatorPasswordChangeInput;
+  AggregatorPasswordChangeResult: AggregatorPasswordChangeResult;
+  Int: Scalars['Int']['output'];
+  AggregatorToken: AggregatorToken;
+  AggregatorTokenResult: AggregatorTokenResult;
+  AggregatorViewer: AggregatorViewer;
+  Alert: Alert;
+  AlertInput: AlertInput;
+  AlertSyncResult: AlertSyncResult;
+  ConfirmationResult: Omit<ConfirmationResult, 'user'> & { user: ResolversParentTypes['User'] };
   DateTime: Scalars['DateTime']['output'];
+  DeviceRegistrationInput: DeviceRegistrationInput;
+  DeviceRegistrationResult: DeviceRegistrationResult;
+  GeocodeCandidate: GeocodeCandidate;
+  Float: Scalars['Float']['output'];
+  GeocodeMatch: GeocodeMatch;
+  GeocodeResult: GeocodeResult;
   JSONObject: Scalars['JSONObject']['output'];
   LoginInput: LoginInput;
   LoginResult: LoginResult;
   Mutation: Record<PropertyKey, never>;
+  OnboardingSocketInput: OnboardingSocketInput;
+  OnboardingSocketResult: OnboardingSocketResult;
   PersonName: PersonName;
+  ProspectDataInput: ProspectDataInput;
+  ProspectDataResult: ProspectDataResult;
+  ProspectImageInput: ProspectImageInput;
+  ProspectImageResult: ProspectImageResult;
   Query: Record<PropertyKey, never>;
+  RecoveryCodeInput: RecoveryCodeInput;
+  RecoveryCodeResult: RecoveryCodeResult;
   User: UserDocument;
   UserExtras: UserExtras;
-  Float: Scalars['Float']['output'];
+  UserUpdateInput: UserUpdateInput;
+  UserUpdateResult: Omit<UserUpdateResult, 'user'> & { user: ResolversParentTypes['User'] };
 }>;
 
 export type AddressResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['Address'] = ResolversParentTypes['Address']> = ResolversObject<{
@@ -307,9 +762,90 @@ export type AddressResolvers<ContextType = UserContext, ParentType extends Resol
   state?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
+export type AggregatorPasswordChangeResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['AggregatorPasswordChangeResult'] = ResolversParentTypes['AggregatorPasswordChangeResult']> = ResolversObject<{
+  dtsPasswordChanged?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  revokedTokens?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+}>;
+
+export type AggregatorTokenResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['AggregatorToken'] = ResolversParentTypes['AggregatorToken']> = ResolversObject<{
+  dtsExpireAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type AggregatorTokenResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['AggregatorTokenResult'] = ResolversParentTypes['AggregatorTokenResult']> = ResolversObject<{
+  dtsExpireAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  tokens?: Resolver<Array<ResolversTypes['AggregatorToken']>, ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type AggregatorViewerResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['AggregatorViewer'] = ResolversParentTypes['AggregatorViewer']> = ResolversObject<{
+  login?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  svcAggregatorId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  tokenType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type AlertResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['Alert'] = ResolversParentTypes['Alert']> = ResolversObject<{
+  alertTypeId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  category?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  descriptionOff?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  descriptionOn?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  dtsModified?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  isEnabled?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
+  name?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  parameters?: Resolver<Maybe<ResolversTypes['JSONObject']>, ParentType, ContextType>;
+}>;
+
+export type AlertSyncResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['AlertSyncResult'] = ResolversParentTypes['AlertSyncResult']> = ResolversObject<{
+  alerts?: Resolver<Array<ResolversTypes['Alert']>, ParentType, ContextType>;
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+}>;
+
+export type ConfirmationResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['ConfirmationResult'] = ResolversParentTypes['ConfirmationResult']> = ResolversObject<{
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  user?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
+}>;
+
 export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['DateTime'], any> {
   name: 'DateTime';
 }
+
+export type DeviceRegistrationResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['DeviceRegistrationResult'] = ResolversParentTypes['DeviceRegistrationResult']> = ResolversObject<{
+  SvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  channel?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  deviceId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  deviceTag?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  dtsExpiry?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  isRecovery?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  segment?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  serverSecret?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+}>;
+
+export type GeocodeCandidateResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['GeocodeCandidate'] = ResolversParentTypes['GeocodeCandidate']> = ResolversObject<{
+  confidence?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  latitude?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  longitude?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  matched?: Resolver<ResolversTypes['GeocodeMatch'], ParentType, ContextType>;
+  precision?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type GeocodeMatchResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['GeocodeMatch'] = ResolversParentTypes['GeocodeMatch']> = ResolversObject<{
+  city?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  countryCode?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  postalCode?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  state?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+}>;
+
+export type GeocodeResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['GeocodeResult'] = ResolversParentTypes['GeocodeResult']> = ResolversObject<{
+  candidates?: Resolver<Array<ResolversTypes['GeocodeCandidate']>, ParentType, ContextType>;
+  query?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
 
 export interface JsonObjectScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['JSONObject'], any> {
   name: 'JSONObject';
@@ -327,8 +863,25 @@ export type LoginResultResolvers<ContextType = UserContext, ParentType extends R
 }>;
 
 export type MutationResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
+  aggregatorChangePassword?: Resolver<ResolversTypes['AggregatorPasswordChangeResult'], ParentType, ContextType, RequireFields<MutationAggregatorChangePasswordArgs, 'input'>>;
+  aggregatorGetToken?: Resolver<ResolversTypes['AggregatorTokenResult'], ParentType, ContextType, RequireFields<MutationAggregatorGetTokenArgs, 'input'>>;
+  confirmEmail?: Resolver<ResolversTypes['ConfirmationResult'], ParentType, ContextType, RequireFields<MutationConfirmEmailArgs, 'SvcUserId' | 'code'>>;
+  confirmMobile?: Resolver<ResolversTypes['ConfirmationResult'], ParentType, ContextType, RequireFields<MutationConfirmMobileArgs, 'SvcUserId' | 'code'>>;
+  connectOnboardingSocket?: Resolver<ResolversTypes['OnboardingSocketResult'], ParentType, ContextType, RequireFields<MutationConnectOnboardingSocketArgs, 'input'>>;
   login?: Resolver<ResolversTypes['LoginResult'], ParentType, ContextType, RequireFields<MutationLoginArgs, 'input'>>;
   logout?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  registerDevice?: Resolver<ResolversTypes['DeviceRegistrationResult'], ParentType, ContextType, RequireFields<MutationRegisterDeviceArgs, 'input'>>;
+  requestRecoveryCode?: Resolver<ResolversTypes['RecoveryCodeResult'], ParentType, ContextType, RequireFields<MutationRequestRecoveryCodeArgs, 'input'>>;
+  submitProspectData?: Resolver<ResolversTypes['ProspectDataResult'], ParentType, ContextType, RequireFields<MutationSubmitProspectDataArgs, 'input'>>;
+  syncAlerts?: Resolver<ResolversTypes['AlertSyncResult'], ParentType, ContextType, RequireFields<MutationSyncAlertsArgs, 'alerts'>>;
+  updateUser?: Resolver<ResolversTypes['UserUpdateResult'], ParentType, ContextType, RequireFields<MutationUpdateUserArgs, 'input'>>;
+  uploadProspectImage?: Resolver<ResolversTypes['ProspectImageResult'], ParentType, ContextType, RequireFields<MutationUploadProspectImageArgs, 'input'>>;
+}>;
+
+export type OnboardingSocketResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['OnboardingSocketResult'] = ResolversParentTypes['OnboardingSocketResult']> = ResolversObject<{
+  dtsExpiry?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  socketRequestId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 }>;
 
 export type PersonNameResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['PersonName'] = ResolversParentTypes['PersonName']> = ResolversObject<{
@@ -337,8 +890,33 @@ export type PersonNameResolvers<ContextType = UserContext, ParentType extends Re
   middleName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 }>;
 
+export type ProspectDataResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['ProspectDataResult'] = ResolversParentTypes['ProspectDataResult']> = ResolversObject<{
+  dtsExpiry?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  prospectId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  segment?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type ProspectImageResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['ProspectImageResult'] = ResolversParentTypes['ProspectImageResult']> = ResolversObject<{
+  contentType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  documentType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  imageId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  size?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+}>;
+
 export type QueryResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
+  aggregatorViewer?: Resolver<ResolversTypes['AggregatorViewer'], ParentType, ContextType>;
+  alerts?: Resolver<Array<ResolversTypes['Alert']>, ParentType, ContextType>;
+  geocode?: Resolver<ResolversTypes['GeocodeResult'], ParentType, ContextType, RequireFields<QueryGeocodeArgs, 'address'>>;
   me?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
+}>;
+
+export type RecoveryCodeResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['RecoveryCodeResult'] = ResolversParentTypes['RecoveryCodeResult']> = ResolversObject<{
+  dtsExpiry?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  sentTo?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 }>;
 
 export type UserResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User'], FederationReferenceType extends FederationReferenceTypes['User'] = FederationReferenceTypes['User']> = ResolversObject<{
@@ -355,6 +933,7 @@ export type UserResolvers<ContextType = UserContext, ParentType extends Resolver
   dtsModified?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   dtsRegistered?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  emails?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   extras?: Resolver<Maybe<ResolversTypes['UserExtras']>, ParentType, ContextType>;
   faceImage?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   firstName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -373,6 +952,7 @@ export type UserResolvers<ContextType = UserContext, ParentType extends Resolver
   name?: Resolver<ResolversTypes['PersonName'], ParentType, ContextType>;
   names?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   phoneNumber?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  phoneNumbers?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   postOnboardingStepsRequired?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   private?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   referralCode?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -389,15 +969,36 @@ export type UserExtrasResolvers<ContextType = UserContext, ParentType extends Re
   weightMetric?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
 }>;
 
+export type UserUpdateResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['UserUpdateResult'] = ResolversParentTypes['UserUpdateResult']> = ResolversObject<{
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  user?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
+}>;
+
 export type Resolvers<ContextType = UserContext> = ResolversObject<{
   Address?: AddressResolvers<ContextType>;
+  AggregatorPasswordChangeResult?: AggregatorPasswordChangeResultResolvers<ContextType>;
+  AggregatorToken?: AggregatorTokenResolvers<ContextType>;
+  AggregatorTokenResult?: AggregatorTokenResultResolvers<ContextType>;
+  AggregatorViewer?: AggregatorViewerResolvers<ContextType>;
+  Alert?: AlertResolvers<ContextType>;
+  AlertSyncResult?: AlertSyncResultResolvers<ContextType>;
+  ConfirmationResult?: ConfirmationResultResolvers<ContextType>;
   DateTime?: GraphQLScalarType;
+  DeviceRegistrationResult?: DeviceRegistrationResultResolvers<ContextType>;
+  GeocodeCandidate?: GeocodeCandidateResolvers<ContextType>;
+  GeocodeMatch?: GeocodeMatchResolvers<ContextType>;
+  GeocodeResult?: GeocodeResultResolvers<ContextType>;
   JSONObject?: GraphQLScalarType;
   LoginResult?: LoginResultResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
+  OnboardingSocketResult?: OnboardingSocketResultResolvers<ContextType>;
   PersonName?: PersonNameResolvers<ContextType>;
+  ProspectDataResult?: ProspectDataResultResolvers<ContextType>;
+  ProspectImageResult?: ProspectImageResultResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
+  RecoveryCodeResult?: RecoveryCodeResultResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
   UserExtras?: UserExtrasResolvers<ContextType>;
+  UserUpdateResult?: UserUpdateResultResolvers<ContextType>;
 }>;
 

@@ -1,12 +1,15 @@
+import type { Collection } from 'mongodb';
 import type { Config } from '../../../../platform/config.js';
 import { appError, ErrorCode } from '../../../../platform/errors.js';
 import type { Logger } from '../../../../platform/logger.js';
 import type { Principal } from '../../../../platform/principal.js';
 import { isIsoDateTime } from '../../../../platform/scalars.js';
-import { DUMMY_PASSWORD_HASH, newId, newOpaqueToken, sha256, verifyPassword } from '../../../../platform/secrets.js';
-import type { AuthCollections } from '../datasources/auth.js';
+import { DUMMY_PASSWORD_HASH, sha256, verifyPassword } from '../../../../platform/secrets.js';
+import type { AuthCollections, DeviceDocument } from '../datasources/auth.js';
 import type { UserDocument } from '../datasources/users.js';
-import type { Collection } from 'mongodb';
+import { verifyAndroidSignature, verifyCryptotext } from './device-proof.js';
+import type { Lockouts } from './lockout.js';
+import type { Sessions } from './sessions.js';
 
 /** The ten documented login channels and the properties each one requires. */
 export const CHANNEL_REQUIREMENTS = {
@@ -24,11 +27,14 @@ export const CHANNEL_REQUIREMENTS = {
 
 export type Channel = keyof typeof CHANNEL_REQUIREMENTS;
 
+/** Channels a device registers for (deviceData.channel at registration). */
+export const DEVICE_CHANNELS = ['android', 'android_v1', 'ios_v1', 'mobile', 'browser'] as const;
+
+/** Channels only internal services may use: the caller is a service, not the user's device. */
+const SERVICE_CHANNELS: ReadonlySet<string> = new Set(['statementGenerator', 'dicBuilder', 'chat']);
+
 /** Channels whose device may be shared or that are not a user's own device: nothing is saved locally. */
 const NO_LOCAL_SAVING: ReadonlySet<string> = new Set(['internet', 'browser', 'statementGenerator', 'dicBuilder', 'chat']);
-
-/** Channels this release authenticates. The device channels' possession proofs are not built yet. */
-const AUTHENTICATED_CHANNELS: ReadonlySet<string> = new Set(['internet', 'test']);
 
 /** A login request as the graph receives it: every property optional, checked here per channel. */
 export type LoginRequest = { [key: string]: unknown; channel?: unknown };
@@ -58,70 +64,68 @@ export function validateLoginRequest(input: LoginRequest): Channel {
     throw appError(ErrorCode.INVALID_CHANNEL, `channel must be one of ${Object.keys(CHANNEL_REQUIREMENTS).join(', ')}.`, { field: 'channel' });
   }
   const channel = input.channel as Channel;
-  for (const field of CHANNEL_REQUIREMENTS[channel]) {
+  const requirements: readonly string[] = CHANNEL_REQUIREMENTS[channel];
+  for (const field of requirements) {
     if (!present(input[field])) {
       throw appError(ErrorCode.CHANNEL_PROPERTY_MISSING, `${field} is required for channel ${channel}.`, { field });
     }
   }
-  if ((CHANNEL_REQUIREMENTS[channel] as readonly string[]).includes('dtsValueString')) {
-    if (!isIsoDateTime(String(input.dtsValueString))) {
-      throw appError(ErrorCode.INVALID_TIMESTAMP, 'dtsValueString must be an ISO 8601 date-time with a time zone.', { field: 'dtsValueString' });
-    }
+  if (requirements.includes('dtsValueString') && !isIsoDateTime(String(input.dtsValueString))) {
+    throw appError(ErrorCode.INVALID_TIMESTAMP, 'dtsValueString must be an ISO 8601 date-time with a time zone.', { field: 'dtsValueString' });
+  }
+  if (channel === 'android' && !/^[0-9A-Za-z-]{36}$/.test(String(input.uuid))) {
+    throw appError(ErrorCode.CHANNEL_PROPERTY_MISSING, 'uuid must be 36 characters of digits, letters and dashes.', { field: 'uuid' });
   }
   return channel;
 }
 
-/** Issues and revokes sessions, counting failures per actor and locking it after too many. */
+/** Why an authentication attempt failed, for the log only: the caller always hears "unsuccessful". */
+class AuthenticationFailed extends Error {}
+
+/** Issues end-user sessions over every channel, counting failures per actor and locking it after too many. */
 export class Authenticator {
   constructor(
     private readonly auth: AuthCollections,
     private readonly users: Collection<UserDocument>,
+    private readonly sessions: Sessions,
+    private readonly lockouts: Lockouts,
     private readonly config: Config,
     private readonly logger: Logger,
   ) {}
 
   async login(input: LoginRequest, caller: Principal): Promise<LoginResponse> {
     const channel = validateLoginRequest(input);
+    const text = (field: string) => String(input[field]);
     if (channel === 'test' && !this.config.testChannelEnabled) {
       throw appError(ErrorCode.CHANNEL_NOT_PERMITTED, 'The test channel is not enabled in this deployment.', { field: 'channel' });
     }
-    if ((channel === 'statementGenerator' || channel === 'dicBuilder') && caller.kind !== 'service') {
-      throw appError(ErrorCode.CHANNEL_NOT_PERMITTED, `The ${channel} channel is for internal services only.`, { field: 'channel' });
-    }
-    if (!AUTHENTICATED_CHANNELS.has(channel)) {
-      throw appError(ErrorCode.CHANNEL_NOT_PERMITTED, `The ${channel} channel is not available in this release.`, { field: 'channel' });
+    if (SERVICE_CHANNELS.has(channel) && caller.kind !== 'service') {
+      throw appError(ErrorCode.CHANNEL_NOT_PERMITTED, `The ${channel} channel is for internal services only (header x-service-key).`, { field: 'channel' });
     }
 
-    const actor = channel === 'internet' ? `internet:${String(input.userName).toLowerCase()}` : `device:${String(input.deviceTag)}`;
-    await this.refuseIfLocked(actor);
+    const actor = this.actorOf(channel, input);
+    await this.lockouts.refuseIfLocked(actor);
 
-    const userId = channel === 'internet'
-      ? await this.checkPassword(String(input.userName), String(input.password))
-      : await this.checkDevice(String(input.deviceTag), channel);
-    const user = userId ? await this.users.findOne({ _id: userId }) : null;
+    let userId: string;
+    try {
+      userId = await this.authenticate(channel, text);
+    } catch (error) {
+      if (!(error instanceof AuthenticationFailed)) throw error;
+      await this.lockouts.recordFailure(actor);
+      this.logger.info('login failed', { channel, reason: error.message });
+      throw appError(ErrorCode.UNAUTHENTICATED, 'Authentication unsuccessful.');
+    }
+    const user = await this.users.findOne({ _id: userId });
     if (!user) {
-      await this.recordFailure(actor);
-      this.logger.info('login failed', { channel, reason: 'authentication unsuccessful' });
+      await this.lockouts.recordFailure(actor);
       throw appError(ErrorCode.UNAUTHENTICATED, 'Authentication unsuccessful.');
     }
     if (!user.isActive) {
       this.logger.info('login refused', { channel, SvcUserId: user.SvcUserId, reason: 'blocked' });
       throw appError(ErrorCode.ACTOR_LOCKED, 'This user is blocked.');
     }
-    await this.auth.lockouts.deleteOne({ _id: actor });
-
-    const token = newOpaqueToken();
-    const now = new Date();
-    const dtsExpiry = new Date(now.getTime() + this.config.tokenLifetimeSeconds * 1000);
-    await this.auth.sessions.insertOne({
-      _id: newId('ses_'),
-      tokenHash: sha256(token),
-      SvcUserId: user.SvcUserId,
-      channel,
-      dtsCreated: now,
-      dtsExpiry,
-      dtsRevoked: null,
-    });
+    await this.lockouts.clear(actor);
+    const { token, dtsExpiry } = await this.sessions.issue({ kind: 'user', SvcUserId: user.SvcUserId, channel }, this.config.tokenLifetimeSeconds);
     this.logger.info('login', { channel, SvcUserId: user.SvcUserId });
     return {
       success: true,
@@ -135,54 +139,91 @@ export class Authenticator {
     };
   }
 
-  /** Revokes one session; true when it was live. */
-  async logout(sessionId: string): Promise<boolean> {
-    const result = await this.auth.sessions.updateOne({ _id: sessionId, dtsRevoked: null }, { $set: { dtsRevoked: new Date() } });
-    return result.modifiedCount === 1;
+  /** The actor whose failures are counted: the user name, the device, the user id or the chat identity. */
+  private actorOf(channel: Channel, input: LoginRequest): string {
+    switch (channel) {
+      case 'internet':
+        return `internet:${String(input.userName).toLowerCase()}`;
+      case 'android':
+        return `device:${String(input.deviceTagOpen)}`;
+      case 'browser':
+        return `browser:${sha256(String(input.deviceId)).slice(0, 32)}`;
+      case 'statementGenerator':
+      case 'dicBuilder':
+        return `user:${String(input.userId)}`;
+      case 'chat':
+        return `chat:${String(input.transport)}:${String(input.transportUserId)}`;
+      default:
+        return `device:${String(input.deviceTag)}`;
+    }
   }
 
-  /** The principal of a live session token, or null when it is unknown, expired or revoked. */
-  async resolveToken(token: string): Promise<Principal | null> {
-    const session = await this.auth.sessions.findOne({ tokenHash: sha256(token) });
-    if (!session || session.dtsRevoked !== null || session.dtsExpiry.getTime() <= Date.now()) return null;
-    return { kind: 'user', userId: session.SvcUserId, sessionId: session._id, channel: session.channel };
+  /** Checks the channel's credential; returns the user id or throws AuthenticationFailed. */
+  private async authenticate(channel: Channel, text: (field: string) => string): Promise<string> {
+    switch (channel) {
+      case 'internet': {
+        const credential = await this.auth.credentials.findOne({ _id: text('userName').toLowerCase() });
+        // Hash even for an unknown name, so the answer takes as long either way.
+        const ok = await verifyPassword(text('password'), credential?.passwordHash ?? DUMMY_PASSWORD_HASH);
+        if (!ok || !credential) throw new AuthenticationFailed('wrong user name or password');
+        return credential.SvcUserId;
+      }
+      case 'test':
+        return (await this.device(text('deviceTag'), channel)).SvcUserId;
+      case 'browser': {
+        const device = await this.auth.devices.findOne({ deviceIdHash: sha256(text('deviceId')), channels: 'browser' });
+        if (!device) throw new AuthenticationFailed('unknown browser');
+        return device.SvcUserId;
+      }
+      case 'android': {
+        const device = await this.device(text('deviceTagOpen'), channel);
+        if (!device.serverSecret || device.uuid?.toLowerCase() !== text('uuid').toLowerCase()) throw new AuthenticationFailed('uuid does not match the device');
+        const atMs = verifyAndroidSignature(device.serverSecret, text('uuid'), text('deviceTagOpen'), text('signature'));
+        if (atMs === null) throw new AuthenticationFailed('bad signature');
+        await this.claimProof(device, atMs);
+        return device.SvcUserId;
+      }
+      case 'android_v1':
+      case 'ios_v1':
+      case 'mobile': {
+        const device = await this.device(text('deviceTag'), channel);
+        if (!device.serverSecret || !verifyCryptotext(device.serverSecret, channel, text('deviceTag'), text('dtsValueString'), text('cryptotext'))) {
+          throw new AuthenticationFailed('bad cryptotext');
+        }
+        await this.claimProof(device, Date.parse(text('dtsValueString')));
+        return device.SvcUserId;
+      }
+      case 'statementGenerator':
+      case 'dicBuilder': {
+        const user = await this.users.findOne({ _id: text('userId') }, { projection: { _id: 1 } });
+        if (!user) throw new AuthenticationFailed('unknown user');
+        return user._id;
+      }
+      case 'chat': {
+        const link = await this.auth.chatLinks.findOne({ _id: `${text('transport')}:${text('transportUserId')}` });
+        if (!link) throw new AuthenticationFailed('unknown chat identity');
+        return link.SvcUserId;
+      }
+    }
   }
 
-  private async checkPassword(userName: string, password: string): Promise<string | null> {
-    const credential = await this.auth.credentials.findOne({ _id: userName.toLowerCase() });
-    // Hash even for an unknown name, so the answer takes as long either way.
-    const ok = await verifyPassword(password, credential?.passwordHash ?? DUMMY_PASSWORD_HASH);
-    return ok && credential ? credential.SvcUserId : null;
-  }
-
-  private async checkDevice(deviceTag: string, channel: Channel): Promise<string | null> {
+  private async device(deviceTag: string, channel: Channel): Promise<DeviceDocument> {
     const device = await this.auth.devices.findOne({ _id: deviceTag, channels: channel });
-    return device?.SvcUserId ?? null;
+    if (!device) throw new AuthenticationFailed('unknown device');
+    return device;
   }
 
-  private async refuseIfLocked(actor: string): Promise<void> {
-    const lock = await this.auth.lockouts.findOne({ _id: actor });
-    if (lock?.lockedUntil && lock.lockedUntil.getTime() > Date.now()) {
-      this.logger.info('login refused', { reason: 'locked', lockedUntil: lock.lockedUntil.toISOString() });
-      throw appError(ErrorCode.ACTOR_LOCKED, `Too many failed logins: locked until ${lock.lockedUntil.toISOString()}.`);
-    }
-  }
-
-  /** Counts a failure atomically; the one that reaches the limit sets the lock and restarts the count. */
-  private async recordFailure(actor: string): Promise<void> {
-    const now = new Date();
-    const windowStart = new Date(now.getTime() - this.config.lockPeriodSeconds * 1000);
-    // Failures older than one lock period are forgotten.
-    await this.auth.lockouts.updateOne({ _id: actor, dtsLastFailure: { $lt: windowStart } }, { $set: { failures: 0 } });
-    const after = await this.auth.lockouts.findOneAndUpdate(
-      { _id: actor },
-      { $inc: { failures: 1 }, $set: { dtsLastFailure: now } },
-      { upsert: true, returnDocument: 'after' },
+  /**
+   * Accepts a proof's time stamp once: it must lie within the window around now and be later
+   * than the device's last accepted one. The conditional update makes two racing replays of
+   * one proof unable to both pass.
+   */
+  private async claimProof(device: DeviceDocument, atMs: number): Promise<void> {
+    if (Math.abs(Date.now() - atMs) > this.config.deviceProofWindowSeconds * 1000) throw new AuthenticationFailed('time stamp outside the window');
+    const claimed = await this.auth.devices.findOneAndUpdate(
+      { _id: device._id, $or: [{ lastProofAt: null }, { lastProofAt: { $lt: atMs } }] },
+      { $set: { lastProofAt: atMs } },
     );
-    if (after && after.failures >= this.config.loginMaxFailures) {
-      const lockedUntil = new Date(now.getTime() + this.config.lockPeriodSeconds * 1000);
-      await this.auth.lockouts.updateOne({ _id: actor, failures: after.failures }, { $set: { lockedUntil, failures: 0 } });
-      this.logger.warn('actor locked', { lockedUntil: lockedUntil.toISOString(), failures: after.failures });
-    }
+    if (!claimed) throw new AuthenticationFailed('replayed proof');
   }
 }

@@ -10,20 +10,45 @@ export interface CredentialDocument {
   dtsPasswordChanged: Date;
 }
 
-/** A registered device of a user, and the channels it may log in over. `_id` is the device tag. */
+/**
+ * A registered device of a user, and the channels it may log in over. `_id` is the device tag.
+ * `serverSecret` keys the device's HMAC login proofs; it leaves the service once, at registration.
+ */
 export interface DeviceDocument {
   _id: string;
   SvcUserId: string;
   channels: string[];
+  serverSecret: string | null;
+  /** The android device UUID. */
+  uuid: string | null;
+  /** SHA-256 of a browser's deviceId, which is itself a bearer secret. */
+  deviceIdHash: string | null;
+  /** The time stamp (ms) of the last accepted proof: a proof must be later, so none is replayed. */
+  lastProofAt: number | null;
   deviceData: Record<string, unknown> | null;
+  /** Address the device registered from. */
+  ipAddress: string | null;
   dtsRegistered: Date;
 }
 
-/** A session. The token itself is never stored, only its SHA-256 hash. */
+/** A chat transport's user linked to an end user, for the chat channel. `_id` is `<transport>:<transportUserId>`. */
+export interface ChatLinkDocument {
+  _id: string;
+  SvcUserId: string;
+  dtsLinked: Date;
+}
+
+/** A session of an end user, a prospect or an aggregator user. Only the token's SHA-256 hash is stored. */
 export interface SessionDocument {
   _id: string;
   tokenHash: string;
-  SvcUserId: string;
+  kind: 'user' | 'prospect' | 'aggregator';
+  SvcUserId: string | null;
+  prospectId: string | null;
+  deviceTag: string | null;
+  svcAggregatorId: string | null;
+  login: string | null;
+  tokenType: 'base' | 'confined' | null;
   channel: string;
   dtsCreated: Date;
   dtsExpiry: Date;
@@ -61,6 +86,7 @@ export interface AuthCollections {
   aggregators: Collection<AggregatorDocument>;
   aggregatorUsers: Collection<AggregatorUserDocument>;
   credentials: Collection<CredentialDocument>;
+  chatLinks: Collection<ChatLinkDocument>;
   devices: Collection<DeviceDocument>;
   sessions: Collection<SessionDocument>;
   lockouts: Collection<LockoutDocument>;
@@ -71,6 +97,7 @@ export function authCollections(db: Db): AuthCollections {
     aggregators: db.collection<AggregatorDocument>('aggregators'),
     aggregatorUsers: db.collection<AggregatorUserDocument>('aggregatorUsers'),
     credentials: db.collection<CredentialDocument>('credentials'),
+    chatLinks: db.collection<ChatLinkDocument>('chatLinks'),
     devices: db.collection<DeviceDocument>('devices'),
     sessions: db.collection<SessionDocument>('sessions'),
     lockouts: db.collection<LockoutDocument>('lockouts'),

@@ -46,6 +46,12 @@ export interface UserDocument {
   postOnboardingStepsRequired: string | null;
   faceImage: string | null;
   mainSvcAccountId: string | null;
+  phoneNumbers: string[];
+  emails: string[];
+  /** The client's own "last modified" text from `POST /user`, kept as sent. */
+  clientDtsModified: string | null;
+  /** A hardened user cannot be recovered onto a new device; an operator must help. */
+  isHardened: boolean;
   dtsCreated: Date;
   dtsCreatedAtUsers: Date;
   dtsModified: Date;

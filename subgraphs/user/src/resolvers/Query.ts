@@ -1,5 +1,6 @@
-import { requireUser } from '../../../../platform/authorize.js';
+import { requireAggregator, requireUser } from '../../../../platform/authorize.js';
 import { appError, ErrorCode } from '../../../../platform/errors.js';
+import { checkString } from '../../../../platform/validate.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
 
 export const Query: QueryResolvers = {
@@ -7,5 +8,14 @@ export const Query: QueryResolvers = {
     const user = await users.load(requireUser(principal));
     if (!user) throw appError(ErrorCode.NOT_FOUND, 'The user of this session no longer exists.');
     return user;
+  },
+  alerts: (_parent, _args, { principal, alerts }) => alerts.list(requireUser(principal)),
+  geocode: (_parent, { address }, { principal, geocoder }) => {
+    requireUser(principal);
+    return geocoder.geocode(checkString(address, 'address', { min: 1, max: 200, safeText: true })!);
+  },
+  aggregatorViewer: (_parent, _args, { principal }) => {
+    const aggregator = requireAggregator(principal, 'read');
+    return { login: aggregator.login, svcAggregatorId: aggregator.svcAggregatorId, tokenType: aggregator.tokenType };
   },
 };

@@ -1,0 +1,50 @@
+import { appError, ErrorCode } from './errors.js';
+
+/** A JSON-ish object being checked; values are unknown until a check says otherwise. */
+export type Fields = Record<string, unknown>;
+
+/** Rules of one string field. */
+export interface StringRule {
+  min?: number;
+  max?: number;
+  pattern?: RegExp;
+  /** What the pattern means, in words, for the error message. */
+  patternText?: string;
+  /** Refuse `<`, `>` and values that are only whitespace. */
+  safeText?: boolean;
+}
+
+const missing = (value: unknown) => value === undefined || value === null || value === '';
+
+/** Refuses a missing value with REQUIRED_ELEMENT_MISSING naming the field. */
+export function required<T>(value: T | null | undefined, field: string): T {
+  if (missing(value)) throw appError(ErrorCode.REQUIRED_ELEMENT_MISSING, `${field} is required.`, { field });
+  return value as T;
+}
+
+/** Checks a string against its rules; `undefined`/`null` pass through (use `required` for presence). */
+export function checkString(value: unknown, field: string, rule: StringRule = {}): string | null | undefined {
+  if (value === undefined || value === null) return value;
+  if (typeof value !== 'string') throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be a string.`, { field });
+  const length = [...value].length;
+  if (rule.min !== undefined && length < rule.min) {
+    throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be ${rule.max !== undefined ? `${rule.min}-${rule.max}` : `at least ${rule.min}`} characters long.`, { field });
+  }
+  if (rule.max !== undefined && length > rule.max) {
+    throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be ${rule.min !== undefined ? `${rule.min}-${rule.max}` : `at most ${rule.max}`} characters long.`, { field });
+  }
+  if (rule.safeText && (/[<>]/.test(value) || value.trim() === '')) {
+    throw appError(ErrorCode.VALIDATION_FAILED, `${field} must not contain < or > and must not be only whitespace.`, { field });
+  }
+  if (rule.pattern && !rule.pattern.test(value)) {
+    throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be ${rule.patternText ?? `of the form ${rule.pattern.source}`}.`, { field });
+  }
+  return value;
+}
+
+/** The specs' id pattern: 1-36 letters, digits or underscores. */
+export const ID_RULE: StringRule = { min: 1, max: 36, pattern: /^[A-Za-z0-9_]+$/, patternText: 'letters, digits or underscores' };
+/** Email addresses as a bank accepts them: one @, a dot in the domain, no spaces, at most 254 characters. */
+export const EMAIL_RULE: StringRule = { max: 254, pattern: /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]{2,}$/, patternText: 'an email address' };
+/** Phone numbers in international form: optional +, 6-15 digits. */
+export const PHONE_RULE: StringRule = { pattern: /^\+?[0-9]{6,15}$/, patternText: 'a phone number of 6-15 digits, optionally starting with +' };

@@ -1,0 +1,47 @@
+// Provisions aggregator clients and their users (there is no documented endpoint for it):
+//   npm run provision -- aggregator <svcAggregatorId> <name>
+//   npm run provision -- aggregator-user <svcAggregatorId> <login>   (password read from AGGREGATOR_PASSWORD, or generated and printed once)
+import { randomBytes } from 'node:crypto';
+import { loadConfig } from '../platform/config.js';
+import { hashPassword } from '../platform/secrets.js';
+import { checkString, ID_RULE } from '../platform/validate.js';
+import { checkNewPassword } from '../subgraphs/user/src/auth/aggregator.js';
+import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
+import { openDatabase } from './stack.js';
+
+const [command, id, third] = process.argv.slice(2);
+const usage = 'usage: npm run provision -- aggregator <svcAggregatorId> <name> | aggregator-user <svcAggregatorId> <login>';
+if (!command || !id || !third || !['aggregator', 'aggregator-user'].includes(command)) {
+  console.error(usage);
+  process.exit(2);
+}
+const config = loadConfig();
+const { mongo, embedded } = await openDatabase(config);
+const { aggregators, aggregatorUsers } = authCollections(mongo.db('user'));
+try {
+  checkString(id, 'svcAggregatorId', ID_RULE);
+  const now = new Date();
+  if (command === 'aggregator') {
+    const result = await aggregators.updateOne({ _id: id }, { $setOnInsert: { svcAggregatorId: id, name: third, dtsCreated: now } }, { upsert: true });
+    console.log(result.upsertedCount ? `Aggregator ${id} created.` : `Aggregator ${id} already exists; nothing changed.`);
+  } else {
+    checkString(third, 'login', ID_RULE);
+    if (!(await aggregators.findOne({ _id: id }))) throw new Error(`No aggregator ${id}: provision it first.`);
+    // A generated password meets every rule of the spec: letters of both cases, digits and a symbol.
+    const password = process.env.AGGREGATOR_PASSWORD ?? `${randomBytes(12).toString('base64url').replace(/[-_]/g, 'x')}aA1!`;
+    checkNewPassword(password);
+    const result = await aggregatorUsers.updateOne(
+      { _id: third.toLowerCase() },
+      { $setOnInsert: { login: third, svcAggregatorId: id, passwordHash: await hashPassword(password), dtsCreated: now, dtsPasswordChanged: now } },
+      { upsert: true },
+    );
+    if (!result.upsertedCount) console.log(`User ${third} already exists; nothing changed.`);
+    else console.log(process.env.AGGREGATOR_PASSWORD ? `User ${third} created.` : `User ${third} created with password (shown once): ${password}`);
+  }
+} catch (error) {
+  console.error((error as Error).message);
+  process.exitCode = 1;
+} finally {
+  await mongo.close();
+  await embedded?.stop();
+}

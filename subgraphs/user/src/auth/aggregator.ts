@@ -1,0 +1,95 @@
+import type { Config } from '../../../../platform/config.js';
+import { appError, ErrorCode } from '../../../../platform/errors.js';
+import type { Logger } from '../../../../platform/logger.js';
+import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../../../../platform/secrets.js';
+import { checkString, ID_RULE, required } from '../../../../platform/validate.js';
+import type { AuthCollections } from '../datasources/auth.js';
+import type { Lockouts } from './lockout.js';
+import type { Sessions } from './sessions.js';
+
+/** The aggregator spec's newPassword rules, each with the message that names it. */
+const NEW_PASSWORD_RULES: Array<[RegExp, string]> = [
+  [/^[A-Za-z0-9!@#$%^&]*$/, 'may contain only letters, digits and the symbols ! @ # $ % ^ &'],
+  [/[0-9]/, 'must contain at least one digit'],
+  [/[!@#$%^&]/, 'must contain at least one of the symbols ! @ # $ % ^ &'],
+  [/[a-z]/, 'must contain at least one lowercase letter'],
+  [/[A-Z]/, 'must contain at least one uppercase letter'],
+];
+
+/** Checks a new aggregator password against every rule of the spec. */
+export function checkNewPassword(value: unknown): string {
+  const password = checkString(required(value, 'newPassword'), 'newPassword', { min: 8, max: 50 })!;
+  for (const [rule, message] of NEW_PASSWORD_RULES) {
+    if (!rule.test(password)) throw appError(ErrorCode.VALIDATION_FAILED, `newPassword ${message}.`, { field: 'newPassword' });
+  }
+  return password;
+}
+
+interface TokenResult {
+  dtsExpireAt: Date;
+  token: string;
+  type: 'base';
+  tokens: Array<{ token: string; type: 'base' | 'confined'; dtsExpireAt: Date }>;
+}
+
+/** Aggregator users' tokens and passwords. */
+export class AggregatorAuth {
+  constructor(
+    private readonly auth: AuthCollections,
+    private readonly sessions: Sessions,
+    private readonly lockouts: Lockouts,
+    private readonly config: Config,
+    private readonly logger: Logger,
+  ) {}
+
+  /** `POST /auth/get-token`: checks the login and issues a base and a confined token. */
+  async getToken(input: { login?: unknown; password?: unknown; requestId?: unknown }): Promise<TokenResult> {
+    const login = checkString(required(input.login, 'login'), 'login', ID_RULE)!;
+    const password = checkString(required(input.password, 'password'), 'password', { min: 1, max: 50 })!;
+    checkString(input.requestId, 'requestId', { min: 1, max: 32, safeText: true });
+    const actor = `aggregator:${login.toLowerCase()}`;
+    await this.lockouts.refuseIfLocked(actor);
+    const user = await this.auth.aggregatorUsers.findOne({ _id: login.toLowerCase() });
+    const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+    if (!ok || !user) {
+      await this.lockouts.recordFailure(actor);
+      this.logger.info('aggregator login failed');
+      throw appError(ErrorCode.UNAUTHENTICATED, 'Login or password is incorrect.');
+    }
+    await this.lockouts.clear(actor);
+    const subject = { kind: 'aggregator' as const, svcAggregatorId: user.svcAggregatorId, login: user.login };
+    const base = await this.sessions.issue({ ...subject, tokenType: 'base' }, this.config.aggregatorTokenLifetimeSeconds);
+    const confined = await this.sessions.issue({ ...subject, tokenType: 'confined' }, this.config.confinedTokenLifetimeSeconds);
+    this.logger.info('aggregator token issued', { login: user.login, svcAggregatorId: user.svcAggregatorId });
+    return {
+      dtsExpireAt: base.dtsExpiry,
+      token: base.token,
+      type: 'base',
+      tokens: [
+        { token: base.token, type: 'base', dtsExpireAt: base.dtsExpiry },
+        { token: confined.token, type: 'confined', dtsExpireAt: confined.dtsExpiry },
+      ],
+    };
+  }
+
+  /** `POST /user/change-password`: checks the old password, stores the new one and revokes every token of the user. */
+  async changePassword(login: string, input: { oldPassword?: unknown; newPassword?: unknown }): Promise<{ success: true; dtsPasswordChanged: Date; revokedTokens: number }> {
+    const oldPassword = checkString(required(input.oldPassword, 'oldPassword'), 'oldPassword', { min: 1, max: 50 })!;
+    const newPassword = checkNewPassword(input.newPassword);
+    if (newPassword === oldPassword) throw appError(ErrorCode.VALIDATION_FAILED, 'newPassword must differ from oldPassword.', { field: 'newPassword' });
+    const user = await this.auth.aggregatorUsers.findOne({ _id: login.toLowerCase() });
+    if (!user || !(await verifyPassword(oldPassword, user.passwordHash))) {
+      throw appError(ErrorCode.FORBIDDEN, 'oldPassword is not the current password.', { field: 'oldPassword' });
+    }
+    const dtsPasswordChanged = new Date();
+    // Conditional on the hash that was checked: of two racing changes, only one wins.
+    const changed = await this.auth.aggregatorUsers.updateOne(
+      { _id: user._id, passwordHash: user.passwordHash },
+      { $set: { passwordHash: await hashPassword(newPassword), dtsPasswordChanged } },
+    );
+    if (changed.modifiedCount !== 1) throw appError(ErrorCode.CONFLICT, 'The password was changed meanwhile; try again.');
+    const revokedTokens = await this.sessions.revokeAggregatorUser(user.login);
+    this.logger.info('aggregator password changed', { login: user.login, revokedTokens });
+    return { success: true, dtsPasswordChanged, revokedTokens };
+  }
+}

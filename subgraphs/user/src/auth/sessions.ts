@@ -1,0 +1,66 @@
+import type { Collection } from 'mongodb';
+import type { Principal } from '../../../../platform/principal.js';
+import { newId, newOpaqueToken, sha256 } from '../../../../platform/secrets.js';
+import type { SessionDocument } from '../datasources/auth.js';
+
+/** Who a session belongs to, without the bookkeeping fields. */
+export type SessionSubject =
+  | { kind: 'user'; SvcUserId: string; channel: string }
+  | { kind: 'prospect'; prospectId: string; deviceTag: string }
+  | { kind: 'aggregator'; svcAggregatorId: string; login: string; tokenType: 'base' | 'confined' };
+
+/** The credential header a token arrives in: end users and prospects use `token`, aggregators `x-svc-token`. */
+export type TokenHeader = 'token' | 'x-svc-token';
+
+/** Issues, resolves and revokes opaque session tokens; stores only their SHA-256 hashes. */
+export class Sessions {
+  constructor(private readonly sessions: Collection<SessionDocument>) {}
+
+  async issue(subject: SessionSubject, lifetimeSeconds: number, now = new Date()): Promise<{ token: string; dtsExpiry: Date; sessionId: string }> {
+    const token = newOpaqueToken();
+    const dtsExpiry = new Date(now.getTime() + lifetimeSeconds * 1000);
+    const sessionId = newId('ses_');
+    await this.sessions.insertOne({
+      _id: sessionId,
+      tokenHash: sha256(token),
+      kind: subject.kind,
+      SvcUserId: subject.kind === 'user' ? subject.SvcUserId : null,
+      prospectId: subject.kind === 'prospect' ? subject.prospectId : null,
+      deviceTag: subject.kind === 'prospect' ? subject.deviceTag : null,
+      svcAggregatorId: subject.kind === 'aggregator' ? subject.svcAggregatorId : null,
+      login: subject.kind === 'aggregator' ? subject.login : null,
+      tokenType: subject.kind === 'aggregator' ? subject.tokenType : null,
+      channel: subject.kind === 'user' ? subject.channel : subject.kind === 'prospect' ? 'prospect' : 'aggregator',
+      dtsCreated: now,
+      dtsExpiry,
+      dtsRevoked: null,
+    });
+    return { token, dtsExpiry, sessionId };
+  }
+
+  /** The principal of a live token sent in `header`, or null when it is unknown, expired, revoked or sent in the wrong header. */
+  async resolve(token: string, header: TokenHeader): Promise<Principal | null> {
+    const session = await this.sessions.findOne({ tokenHash: sha256(token) });
+    if (!session || session.dtsRevoked !== null || session.dtsExpiry.getTime() <= Date.now()) return null;
+    if (header === 'x-svc-token') {
+      return session.kind === 'aggregator'
+        ? { kind: 'aggregator', svcAggregatorId: session.svcAggregatorId!, login: session.login!, sessionId: session._id, tokenType: session.tokenType ?? 'base' }
+        : null;
+    }
+    if (session.kind === 'user') return { kind: 'user', userId: session.SvcUserId!, sessionId: session._id, channel: session.channel };
+    if (session.kind === 'prospect') return { kind: 'prospect', prospectId: session.prospectId!, sessionId: session._id, deviceTag: session.deviceTag! };
+    return null;
+  }
+
+  /** Revokes one session; true when it was live. */
+  async revoke(sessionId: string): Promise<boolean> {
+    const result = await this.sessions.updateOne({ _id: sessionId, dtsRevoked: null }, { $set: { dtsRevoked: new Date() } });
+    return result.modifiedCount === 1;
+  }
+
+  /** Revokes every live session of an aggregator user; returns how many. */
+  async revokeAggregatorUser(login: string): Promise<number> {
+    const result = await this.sessions.updateMany({ kind: 'aggregator', login, dtsRevoked: null }, { $set: { dtsRevoked: new Date() } });
+    return result.modifiedCount;
+  }
+}

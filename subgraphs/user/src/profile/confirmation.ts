@@ -1,0 +1,84 @@
+import { randomInt, timingSafeEqual } from 'node:crypto';
+import type { Collection, Db } from 'mongodb';
+import { appError, ErrorCode } from '../../../../platform/errors.js';
+import type { Logger } from '../../../../platform/logger.js';
+import type { Notifier } from '../../../../platform/notify.js';
+import { sha256 } from '../../../../platform/secrets.js';
+import type { UserDocument } from '../datasources/users.js';
+
+/** A pending confirmation code of a user's email or mobile. `_id` is `<SvcUserId>:<kind>`. */
+export interface ConfirmationDocument {
+  _id: string;
+  SvcUserId: string;
+  kind: 'email' | 'mobile';
+  /** The address or number the code was sent to. */
+  target: string;
+  codeHash: string;
+  attempts: number;
+  dtsExpiry: Date;
+}
+
+/** Codes live a day; five wrong tries burn one. */
+const CODE_LIFETIME_MS = 24 * 3600 * 1000;
+const MAX_ATTEMPTS = 5;
+
+const hashCode = (userId: string, code: string) => sha256(`${userId}:${code}`);
+
+export function confirmationsCollection(db: Db): Collection<ConfirmationDocument> {
+  return db.collection<ConfirmationDocument>('confirmations');
+}
+
+/** Issues confirmation codes for emails and mobile numbers, and checks them. */
+export class Confirmations {
+  constructor(
+    private readonly confirmations: Collection<ConfirmationDocument>,
+    private readonly users: Collection<UserDocument>,
+    private readonly notifier: Notifier,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Replaces any pending code of that kind with a new six-digit one and sends it to `target`. */
+  async issue(SvcUserId: string, kind: 'email' | 'mobile', target: string): Promise<void> {
+    const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+    await this.confirmations.replaceOne(
+      { _id: `${SvcUserId}:${kind}` },
+      { SvcUserId, kind, target, codeHash: hashCode(SvcUserId, code), attempts: 0, dtsExpiry: new Date(Date.now() + CODE_LIFETIME_MS) },
+      { upsert: true },
+    );
+    const text = `Your confirmation code is ${code}. It is valid for 24 hours.`;
+    if (kind === 'email') await this.notifier.email({ to: target, subject: 'Confirm your email address', text });
+    else await this.notifier.sms({ to: target, text });
+  }
+
+  /**
+   * Confirms with a code. NOT_FOUND when already confirmed (the spec's 404); CODE_INVALID for a
+   * wrong, expired or burned code. The code is consumed by a conditional delete, so two racing
+   * confirmations cannot both use it.
+   */
+  async confirm(SvcUserId: string, kind: 'email' | 'mobile', code: string): Promise<UserDocument> {
+    const flag = kind === 'email' ? 'isEmailConfirmed' : 'isMobilePhoneConfirmed';
+    const field = kind === 'email' ? 'confirmationCodeEmail' : 'confirmationCodeMobile';
+    const user = await this.users.findOne({ _id: SvcUserId });
+    if (!user) throw appError(ErrorCode.NOT_FOUND, 'No such user.', { field: 'SvcUserId' });
+    if (user[flag]) throw appError(ErrorCode.NOT_FOUND, `The ${kind} is already confirmed.`, { field });
+    const pending = await this.confirmations.findOne({ _id: `${SvcUserId}:${kind}` });
+    const given = Buffer.from(hashCode(SvcUserId, code));
+    const valid = pending && pending.attempts < MAX_ATTEMPTS && pending.dtsExpiry.getTime() > Date.now() && timingSafeEqual(given, Buffer.from(pending.codeHash));
+    if (!pending || !valid) {
+      if (pending) await this.confirmations.updateOne({ _id: pending._id }, { $inc: { attempts: 1 } });
+      this.logger.info('confirmation refused', { kind, SvcUserId });
+      throw appError(ErrorCode.CODE_INVALID, `The ${kind} confirmation code is wrong, expired or used up.`, { field });
+    }
+    const consumed = await this.confirmations.deleteOne({ _id: pending._id, codeHash: pending.codeHash });
+    if (consumed.deletedCount !== 1) throw appError(ErrorCode.CODE_INVALID, `The ${kind} confirmation code was already used.`, { field });
+    const target = kind === 'email' ? 'email' : 'mobile';
+    const updated = await this.users.findOneAndUpdate(
+      { _id: SvcUserId, [target]: pending.target },
+      { $set: { [flag]: true, dtsModified: new Date() } },
+      { returnDocument: 'after' },
+    );
+    if (!updated) throw appError(ErrorCode.CODE_INVALID, `The ${kind} changed after the code was sent.`, { field });
+    this.logger.info('confirmed', { kind, SvcUserId });
+    return updated;
+  }
+}
