@@ -139,16 +139,24 @@ interface GeocodeIndex {
   regionCodes: Map<string, RegionRef[]>;
 }
 
-const requireData = createRequire(import.meta.url);
-
-/** Loads a CommonJS data module and drops it from the require cache, so only the indexes stay in memory. */
+/**
+ * Loads a CommonJS data module so that nothing keeps it once the indexes are built: it is dropped
+ * from the require cache, the requiring module is a throwaway, and modules that it required (a
+ * decoder, say), which stay cached, no longer name it as their parent.
+ */
 function loadData(specifier: string): unknown {
+  const requireData = createRequire(import.meta.url);
   const resolved = requireData.resolve(specifier);
-  try {
-    return requireData(resolved) as unknown;
-  } finally {
+  const wasCached = resolved in requireData.cache;
+  const data: unknown = requireData(resolved);
+  const loaded = requireData.cache[resolved];
+  if (!wasCached && loaded !== undefined) {
     delete requireData.cache[resolved];
+    for (const child of loaded.children) {
+      if (child.parent === loaded) child.parent = undefined;
+    }
   }
+  return data;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -185,6 +193,14 @@ function adminOf(countryCode: string, geonamesAdmin1: string): string {
 const PEOPLE_PER_ZIP = 1_000;
 
 function buildIndex(): GeocodeIndex {
+  // One copy of each short string that 135,000 records repeat ("US", "CA"…).
+  const strings = new Map<string, string>();
+  const intern = (value: string): string => {
+    const known = strings.get(value);
+    if (known !== undefined) return known;
+    strings.set(value, value);
+    return value;
+  };
   const cities = new Map<string, Place[]>();
   const known = new Set<string>(); // `${key}|${admin}` of US places, to merge ZIP cities into them
   const countryCodes = new Set<string>(['US', 'CA', 'GB']);
@@ -203,8 +219,8 @@ function buildIndex(): GeocodeIndex {
     const population = num(item, 'population');
     const place: Place = {
       name,
-      countryCode,
-      admin: adminOf(countryCode, text(item, 'adminCode')),
+      countryCode: intern(countryCode),
+      admin: intern(adminOf(countryCode, text(item, 'adminCode'))),
       latitude,
       longitude,
       weight: Number.isNaN(population) ? 0 : population,
@@ -230,7 +246,7 @@ function buildIndex(): GeocodeIndex {
     if (!/^\d{5}$/.test(postalCode) || city === '' || Number.isNaN(latitude) || Number.isNaN(longitude)) continue;
     const cityKey = placeKey(city);
     const countryCode = TERRITORY_CODES.has(state) ? state : 'US';
-    zips.set(postalCode, { postalCode, city, cityKey, admin: state, countryCode, latitude, longitude });
+    zips.set(postalCode, { postalCode, city, cityKey, admin: intern(state), countryCode: intern(countryCode), latitude, longitude });
     const groupKey = `${cityKey}|${state}`;
     const group = zipCities.get(groupKey);
     if (group === undefined) zipCities.set(groupKey, { name: city, admin: state, countryCode, lat: latitude, lon: longitude, count: 1 });
