@@ -56,6 +56,8 @@ export interface Config {
   outboxDir: string;
   /** Who is told when someone tries to recover a hardened user. */
   operatorEmail: string;
+  /** Whether a proxy in front of the REST adapter and the gateway sets `x-forwarded-for`. */
+  trustProxy: boolean;
 }
 
 export class ConfigError extends Error {
@@ -200,6 +202,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     smsWebhookUrl: optionalUrl('SMS_WEBHOOK_URL'),
     outboxDir: env.OUTBOX_DIR || path.join(REPO_ROOT, '.data', 'outbox'),
     operatorEmail: env.OPERATOR_EMAIL || 'operator@banking-graph.local',
+    trustProxy: bool('TRUST_PROXY', false),
     ...overrides,
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -16,8 +16,37 @@ export type Principal =
 /** The user subgraph's route that turns a `token` header into a principal, for the gateway only. Not part of the graph. */
 export const SESSION_RESOLVE_PATH = '/internal/sessions/resolve';
 
-/** The header that carries the caller's address from the gateway to the subgraphs. */
+/**
+ * The header that carries the caller's address from the REST adapter to the gateway and from the
+ * gateway to the subgraphs, signed (`<ip>.<hmac>`) so that a client cannot claim another address.
+ */
 export const CLIENT_IP_HEADER = 'x-client-ip';
+
+/** Signs a client address for CLIENT_IP_HEADER. */
+export function signClientIp(ip: string, secret: string): string {
+  return `${ip}.${createHmac('sha256', secret).update(`ip.${ip}`).digest('base64url')}`;
+}
+
+/** The address in a CLIENT_IP_HEADER value, or null when it is missing or not signed with `secret`. */
+export function verifyClientIp(header: string | string[] | undefined, secret: string): string | null {
+  if (typeof header !== 'string') return null;
+  const cut = header.lastIndexOf('.');
+  if (cut <= 0) return null;
+  const ip = header.slice(0, cut);
+  const expected = Buffer.from(signClientIp(ip, secret));
+  const given = Buffer.from(header);
+  return expected.length === given.length && timingSafeEqual(expected, given) ? ip : null;
+}
+
+/**
+ * The address of the client of an HTTP request: the first `x-forwarded-for` entry where
+ * TRUST_PROXY says a proxy in front sets it, otherwise the socket's peer.
+ */
+export function clientAddress(headers: Record<string, string | string[] | undefined>, socketAddress: string | undefined, trustProxy: boolean): string | null {
+  const forwarded = headers['x-forwarded-for'];
+  if (trustProxy && typeof forwarded === 'string' && forwarded.trim() !== '') return forwarded.split(',')[0]!.trim();
+  return socketAddress ?? null;
+}
 
 /** The header that carries the signed principal from the gateway to the subgraphs. */
 export const PRINCIPAL_HEADER = 'x-internal-principal';

@@ -10,7 +10,7 @@ import { appError, ErrorCode } from './errors.js';
 import { apolloHandler, startHttpService, type Handler, type HttpService, type RequestScope } from './http.js';
 import type { Logger } from './logger.js';
 import type { Mongo } from './mongo.js';
-import { CLIENT_IP_HEADER, PRINCIPAL_HEADER, verifyPrincipal, type Principal } from './principal.js';
+import { CLIENT_IP_HEADER, PRINCIPAL_HEADER, verifyClientIp, verifyPrincipal, type Principal } from './principal.js';
 
 /** What every subgraph's context starts from: the verified principal and the request's id and logger. */
 export interface RequestBase extends BaseContext {
@@ -79,8 +79,8 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
       if (!principal) {
         throw appError(ErrorCode.UNAUTHENTICATED, 'This subgraph answers the gateway only: the signed internal principal is missing or invalid.', { httpStatus: 401 });
       }
-      const clientIp = req.headers[CLIENT_IP_HEADER];
-      return options.createContext({ principal, requestId: scope.requestId, logger: scope.logger, clientIp: typeof clientIp === 'string' ? clientIp : null });
+      const clientIp = verifyClientIp(req.headers[CLIENT_IP_HEADER], config.internalSecret);
+      return options.createContext({ principal, requestId: scope.requestId, logger: scope.logger, clientIp });
     },
   });
   const service = await startHttpService({

@@ -17,12 +17,12 @@ interface ErrorBody {
 const SERVICE_KEY = 'statement-service-key-0123456789abcdef';
 const secret = DEMO.deviceSecret;
 
-function cryptotextLogin(channel: 'android_v1' | 'ios_v1' | 'mobile', deviceTag: string, at = new Date(), key = secret) {
+function cryptotextLogin(channel: 'android_v1' | 'ios_v1' | 'mobile', deviceTag: string, at = new Date(), key: string = secret) {
   const dtsValueString = at.toISOString();
   return { channel, deviceTag, dtsValueString, cryptotext: deviceCryptotext(key, channel, deviceTag, dtsValueString) };
 }
 
-function androidLogin(atMs = Date.now(), uuid: string = DEMO.devices.android.uuid, key = secret) {
+function androidLogin(atMs = Date.now(), uuid: string = DEMO.devices.android.uuid, key: string = secret) {
   const { deviceTag } = DEMO.devices.android;
   return { channel: 'android', uuid, deviceTagOpen: deviceTag, signature: androidSignature(key, uuid, deviceTag, atMs), specifics: { os: 'android 15' } };
 }

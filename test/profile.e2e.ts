@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { usersCollection } from '../subgraphs/user/src/datasources/users.js';
 import { startInbox, type Inbox } from './inbox.js';
 import { startTestStack, type TestStack } from './harness.js';
 
@@ -78,11 +79,11 @@ describe('the user profile, confirmations and alerts', () => {
     ['a deletion that matches no address', { deletedAddresses: [{ ...home, countryCode: 'USA' }] }, 'deletedAddresses[0]'],
     ['a wrong type', { isMetric: 'yes' }, 'isMetric'],
   ])('refuses %s with 400 naming the field, and changes nothing', async (_name, body, field) => {
-    const before = await stack.mongo.db('user').collection('users').findOne({ _id: 'demo_user_1' });
+    const before = await usersCollection(stack.mongo.db('user')).findOne({ _id: 'demo_user_1' });
     const response = await post('/user', body);
     expect(response.status).toBe(400);
     expect(response.body.error?.field).toBe(field);
-    const after = await stack.mongo.db('user').collection('users').findOne({ _id: 'demo_user_1' });
+    const after = await usersCollection(stack.mongo.db('user')).findOne({ _id: 'demo_user_1' });
     expect(after).toEqual(before);
   });
 

@@ -4,7 +4,7 @@ import { ApolloServer } from '@apollo/server';
 import { SUBGRAPH_NAMES, type Config, type SubgraphName } from '../../platform/config.js';
 import { apolloHandler, REQUEST_ID_HEADER, startHttpService, type HttpService } from '../../platform/http.js';
 import type { Logger } from '../../platform/logger.js';
-import { CLIENT_IP_HEADER, PRINCIPAL_HEADER, signPrincipal, type Principal } from '../../platform/principal.js';
+import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal, verifyClientIp, type Principal } from '../../platform/principal.js';
 import { formatError } from '../../platform/subgraph.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { createAuthenticator } from './authenticate.js';
@@ -27,7 +27,7 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
     const principal: Principal = 'principal' in context && context.principal ? context.principal : { kind: 'service', service: 'gateway' };
     request.http?.headers.set(PRINCIPAL_HEADER, signPrincipal(principal, this.secret));
     if ('requestId' in context && context.requestId) request.http?.headers.set(REQUEST_ID_HEADER, context.requestId);
-    if ('clientIp' in context && context.clientIp) request.http?.headers.set(CLIENT_IP_HEADER, context.clientIp);
+    if ('clientIp' in context && context.clientIp) request.http?.headers.set(CLIENT_IP_HEADER, signClientIp(context.clientIp, this.secret));
   }
 }
 
@@ -56,8 +56,8 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
     context: async (req, scope) => ({
       principal: await authenticate(req, scope.requestId),
       requestId: scope.requestId,
-      // The REST adapter forwards its caller's address; a direct caller's is the socket's.
-      clientIp: (typeof req.headers['x-forwarded-for'] === 'string' ? req.headers['x-forwarded-for'].split(',')[0]!.trim() : null) ?? req.socket.remoteAddress ?? null,
+      // The REST adapter passes on its caller's address, signed; a direct caller's is its own.
+      clientIp: verifyClientIp(req.headers[CLIENT_IP_HEADER], config.internalSecret) ?? clientAddress(req.headers, req.socket.remoteAddress, config.trustProxy),
     }),
   });
   const service = await startHttpService({

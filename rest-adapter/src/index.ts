@@ -6,6 +6,7 @@ import type { Config } from '../../platform/config.js';
 import { ErrorCode } from '../../platform/errors.js';
 import { BodyTooLargeError, readBody, REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService, type RequestScope } from '../../platform/http.js';
 import type { Logger } from '../../platform/logger.js';
+import { clientAddress, CLIENT_IP_HEADER, signClientIp } from '../../platform/principal.js';
 import { aggregatorError, aggregatorSuccess, endUserError, type Api, type RouteError } from './envelopes.js';
 import { createRouter } from './router.js';
 import { DEFAULT_STATUSES, ROUTES, RouteInputError, type Route } from './routes.js';
@@ -56,8 +57,8 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
       const value = req.headers[name];
       if (typeof value === 'string') headers[name] = value;
     }
-    const forwarded = req.socket.remoteAddress;
-    if (forwarded) headers['x-forwarded-for'] = forwarded;
+    const clientIp = clientAddress(req.headers, req.socket.remoteAddress, config.trustProxy);
+    if (clientIp) headers[CLIENT_IP_HEADER] = signClientIp(clientIp, config.internalSecret);
     const response = await fetch(config.gatewayUrl, {
       method: 'POST',
       headers,

@@ -349,7 +349,10 @@ function getIndex(): GeocodeIndex {
 
 /** A postal code found in an address. */
 export interface PostalCodeToken {
-  /** `us`: ZIP or ZIP+4; `ca`: Canadian postal code; `uk`: UK postcode; `generic`: another 4 to 6 digit code. */
+  /**
+   * `us`: five digits, or ZIP+4 (five digits may also be another country's code: ranking sorts that
+   * out); `ca`: Canadian postal code; `uk`: UK postcode; `generic`: four or six digits.
+   */
   kind: 'us' | 'ca' | 'uk' | 'generic';
   /** As found, upper-case. */
   value: string;
@@ -357,11 +360,25 @@ export interface PostalCodeToken {
   lookup: string;
 }
 
-const POSTAL_PATTERNS: ReadonlyArray<{ kind: PostalCodeToken['kind']; pattern: RegExp; lookup: (m: RegExpExecArray) => string }> = [
+interface PostalPattern {
+  kind: PostalCodeToken['kind'];
+  pattern: RegExp;
+  lookup: (match: RegExpExecArray) => string;
+  /** Rejects look-alikes. */
+  accept?: (match: RegExpExecArray) => boolean;
+}
+
+const POSTAL_PATTERNS: readonly PostalPattern[] = [
   // UK: outward code (area, district, optional sub-district) and inward code.
-  { kind: 'uk', pattern: /\b([A-Z]{1,2}\d[A-Z\d]?) ?(\d[ABD-HJLNP-UW-Z]{2})\b/g, lookup: (m) => m[1]! },
+  {
+    kind: 'uk',
+    pattern: /\b([A-Z]{1,2}\d[A-Z\d]?) ?(\d[ABD-HJLNP-UW-Z]{2})\b/gi,
+    lookup: (m) => m[1]!.toUpperCase(),
+    // "Unit B4 5th Floor": an inward code that reads as an ordinal counts only in capitals.
+    accept: (m) => !/^\d(st|nd|rd|th)$/i.test(m[2]!) || m[0] === m[0].toUpperCase(),
+  },
   // Canada: forward sortation area and local delivery unit; letters D, F, I, O, Q, U never appear.
-  { kind: 'ca', pattern: /\b([ABCEGHJ-NPRSTVXY]\d[ABCEGHJ-NPRSTV-Z]) ?(\d[ABCEGHJ-NPRSTV-Z]\d)\b/g, lookup: (m) => m[1]! },
+  { kind: 'ca', pattern: /\b([ABCEGHJ-NPRSTVXY]\d[ABCEGHJ-NPRSTV-Z]) ?(\d[ABCEGHJ-NPRSTV-Z]\d)\b/gi, lookup: (m) => m[1]!.toUpperCase() },
   { kind: 'us', pattern: /\b(\d{5})(?:-\d{4})?\b/g, lookup: (m) => m[1]! },
   { kind: 'generic', pattern: /\b(\d{4}|\d{6})\b/g, lookup: (m) => m[1]! },
 ];
@@ -369,16 +386,16 @@ const POSTAL_PATTERNS: ReadonlyArray<{ kind: PostalCodeToken['kind']; pattern: R
 /**
  * Finds postal codes in an address, in the order of the patterns above; each code found is blanked
  * out before the next pattern runs. Returns the codes and the address with each replaced by a comma
- * (a postal code separates the names around it).
+ * and spaces (a postal code separates the names around it).
  */
 export function extractPostalCodes(address: string): { codes: PostalCodeToken[]; rest: string } {
   let rest = address;
   const codes: PostalCodeToken[] = [];
-  for (const { kind, pattern, lookup } of POSTAL_PATTERNS) {
-    const upper = rest.toUpperCase();
+  for (const { kind, pattern, lookup, accept } of POSTAL_PATTERNS) {
     const found: Array<{ index: number; length: number }> = [];
-    for (const match of upper.matchAll(pattern)) {
-      codes.push({ kind, value: match[0], lookup: lookup(match as RegExpExecArray) });
+    for (const match of rest.matchAll(pattern)) {
+      if (accept !== undefined && !accept(match)) continue;
+      codes.push({ kind, value: match[0].toUpperCase(), lookup: lookup(match) });
       found.push({ index: match.index, length: match[0].length });
     }
     for (const { index, length } of found.reverse()) rest = `${rest.slice(0, index)},${' '.repeat(length - 1)}${rest.slice(index + length)}`;
@@ -421,7 +438,7 @@ interface ParsedAddress {
 
 /** How many words of the input are looked at; enough for any address, and bounds the work. */
 const MAX_WORDS = 40;
-/** The most words in a place name that is looked up ("Saint-Martin-de-Ré" has five). */
+/** The most words in a place name that is looked up ("Saint-Martin-de-Ré" has four; few have more). */
 const MAX_NAME_WORDS = 5;
 
 function parse(address: string, index: GeocodeIndex): ParsedAddress {
@@ -434,7 +451,8 @@ function parse(address: string, index: GeocodeIndex): ParsedAddress {
     const segmentIndex = segmentLengths.length;
     segmentLengths.push(segmentWords.length);
     for (const { raw, norm } of segmentWords) {
-      words.push({ norm, upper: raw.length >= 2 && raw === raw.toUpperCase() && raw !== raw.toLowerCase(), digit: /\d/.test(raw), segment: segmentIndex });
+      const upper = raw.length >= 2 && raw === raw.toUpperCase() && raw !== raw.toLowerCase();
+      words.push({ norm, upper, digit: /\d/.test(raw), segment: segmentIndex });
     }
   });
   words.splice(MAX_WORDS);
@@ -502,10 +520,12 @@ const SCORE = {
   cityStateAgrees: 0.3,
   cityCountryAgrees: 0.25,
   cityNearPostalCode: 0.05,
-  /** Subtracted from a city whose name is also the state or country name of the input ("Portland, Maine") when it names another city too. */
+  /** Subtracted from a city named like the input's state or country ("Maine" in "Portland, Maine") when another city is named too. */
   cityIsRegionName: 0.15,
+  /** Subtracted from a city whose name is part of a longer one in the input ("York" in "New York", "Salem" in "Winston-Salem"). */
+  cityInsideLongerName: 0.2,
   impliedCountryAgrees: 0.1,
-  /** Subtracted once when the input names a state or country elsewhere. */
+  /** Subtracted once when the input names a state or country that the place is not in. */
   regionConflict: 0.25,
   impliedCountryConflict: 0.2,
   /** Subtracted from a postal code when the input names, as a segment of its own, a city far from it. */
@@ -646,8 +666,11 @@ function scoreCity(parsed: ParsedAddress, span: CitySpan, place: Place, postals:
   }
   if (regions.conflict) score -= SCORE.regionConflict;
   score += impliedScore(parsed, place.countryCode);
-  if (parsed.regions.some((r) => r.start === span.start && r.end === span.end) && parsed.cities.some((c) => !overlaps(c, span))) {
+  if (parsed.regions.some((r) => r.start <= span.start && span.end <= r.end) && parsed.cities.some((c) => !overlaps(c, span))) {
     score -= SCORE.cityIsRegionName;
+  }
+  if (parsed.cities.some((c) => c.start <= span.start && span.end <= c.end && c.end - c.start > span.end - span.start)) {
+    score -= SCORE.cityInsideLongerName;
   }
   if (postals.some((p) => p.countryCode === place.countryCode && distanceKm(p.latitude, p.longitude, place.latitude, place.longitude) <= SAME_PLACE_KM)) {
     score += SCORE.cityNearPostalCode;
@@ -665,9 +688,13 @@ export interface OfflineGeocoderOptions {
 }
 
 /**
- * Geocodes from packaged data, without a network. The indexes are built on the first call (or by
- * {@link OfflineGeocoder.warmUp}), take about a second and some 100 MB, and are shared by all
- * instances; each call after that is a few dozen map lookups. Results are deterministic.
+ * Geocodes from packaged data, without a network. The indexes are built synchronously on the first
+ * call (or by {@link OfflineGeocoder.warmUp}, at a service's start), which takes 1 to 2 seconds and
+ * leaves some 50 MB of heap; they are shared by all instances. Each call after that is a few dozen
+ * map lookups (tens of microseconds). Results are deterministic.
+ *
+ * A state or country named alone ("Germany") is no city, and gives no candidates; nor does a UK
+ * postcode alone, which no packaged data locates.
  */
 export class OfflineGeocoder implements Geocoder {
   readonly #maxCandidates: number;
