@@ -44,6 +44,8 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
     PAYMENTS_SUBGRAPH_PORT: '0',
     COMPLIANCE_SUBGRAPH_PORT: '0',
     LOG_LEVEL: 'info',
+    // Tests that geocode build the indexes on their first query; the others need not pay for them.
+    GEOCODER_PRELOAD: 'false',
     ...env,
   });
   const logs: Array<Record<string, unknown>> = [];

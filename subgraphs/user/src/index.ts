@@ -24,7 +24,7 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
     geocoder: options.geocoder ?? new OfflineGeocoder(),
   };
   const sessions = new Sessions(authCollections(db).sessions);
-  return startSubgraph({
+  const service = await startSubgraph({
     ...options,
     name: 'user',
     resolvers,
@@ -51,4 +51,9 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
       return true;
     },
   });
+  if (config.geocoderPreload && services.geocoder instanceof OfflineGeocoder) {
+    const geocoder = services.geocoder;
+    setImmediate(() => void geocoder.warmUp());
+  }
+  return service;
 }
