@@ -67,6 +67,8 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
   const apollo = new ApolloServer<TContext>({
     schema: buildSubgraphSchema({ typeDefs: parse(subgraphSdl(name)), resolvers: options.resolvers as GraphQLResolverMap<unknown> }),
     introspection: config.nodeEnv !== 'production',
+    // The service's own SIGTERM handling closes the HTTP server first, then Apollo.
+    stopOnTerminationSignals: false,
     formatError: formatError(config),
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });

@@ -10,8 +10,16 @@ async function main(): Promise<void> {
     logger.warn('INTERNAL_SECRET is unset: generated one for this process. Services run as separate processes need a shared INTERNAL_SECRET.');
   }
   const { mongo, embedded } = await openDatabase(config);
-  if (embedded) await seedDemo(mongo);
-  const stack = await startStack(config, logger, mongo);
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  try {
+    if (embedded) await seedDemo(mongo);
+    stack = await startStack(config, logger, mongo);
+  } catch (error) {
+    // Leave no embedded database behind when a port is taken or a service fails to start.
+    await mongo.close();
+    await embedded?.stop();
+    throw error;
+  }
   process.stdout.write(
     [
       '',
@@ -32,8 +40,11 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info('shutting down', { signal });
     await stack.stop();
+    logger.info('services stopped');
     await mongo.close();
+    logger.info('database connection closed');
     await embedded?.stop();
+    logger.info('stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

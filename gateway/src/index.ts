@@ -46,6 +46,8 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
     introspection: config.nodeEnv !== 'production',
+    // The service's own SIGTERM handling closes the HTTP server first, then Apollo.
+    stopOnTerminationSignals: false,
     formatError: formatError(config),
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
