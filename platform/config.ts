@@ -58,6 +58,10 @@ export interface Config {
   operatorEmail: string;
   /** Build the offline geocoder's indexes (1-2 s, ~50 MB) right after start rather than on the first query. */
   geocoderPreload: boolean;
+  /** Whether the demo data (with its published credentials) may be loaded: always outside production, only with SEED_DEMO=true in it. */
+  seedDemo: boolean;
+  /** True when OUTBOX_DIR was set explicitly: writing messages to files was chosen, not defaulted to. */
+  outboxChosen: boolean;
   /** Whether a proxy in front of the REST adapter and the gateway sets `x-forwarded-for`. */
   trustProxy: boolean;
 }
@@ -158,7 +162,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const serviceKeyHashes = new Map<string, string>();
   for (const entry of (env.SERVICE_KEYS ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
-    const [name, key] = entry.split('=');
+    const cut = entry.indexOf('=');
+    const name = cut > 0 ? entry.slice(0, cut) : '';
+    const key = cut > 0 ? entry.slice(cut + 1) : '';
     if (!name || !/^[A-Za-z0-9_-]{1,40}$/.test(name) || !key || key.length < 32) {
       problems.push('SERVICE_KEYS must be a comma-separated list of name=key, each key at least 32 characters');
       break;
@@ -205,6 +211,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     outboxDir: env.OUTBOX_DIR || path.join(REPO_ROOT, '.data', 'outbox'),
     operatorEmail: env.OPERATOR_EMAIL || 'operator@banking-graph.local',
     trustProxy: bool('TRUST_PROXY', false),
+    seedDemo: bool('SEED_DEMO', nodeEnv !== 'production'),
+    outboxChosen: Boolean(env.OUTBOX_DIR),
     geocoderPreload: bool('GEOCODER_PRELOAD', true),
     ...overrides,
   };

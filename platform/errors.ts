@@ -36,6 +36,8 @@ export enum ErrorCode {
   UNSUPPORTED_MEDIA_TYPE = 'UNSUPPORTED_MEDIA_TYPE',
   /** A file or body over its size limit. */
   PAYLOAD_TOO_LARGE = 'PAYLOAD_TOO_LARGE',
+  /** Too many requests of a kind in a period. */
+  RATE_LIMITED = 'RATE_LIMITED',
   /** A state transition that the current state does not allow. */
   CONFLICT = 'CONFLICT',
   /** A dependency (database, subgraph) did not answer. */

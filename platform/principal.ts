@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { isIP } from 'node:net';
 
 /** Who is calling, as established once by the gateway. */
 export type Principal =
@@ -39,12 +40,16 @@ export function verifyClientIp(header: string | string[] | undefined, secret: st
 }
 
 /**
- * The address of the client of an HTTP request: the first `x-forwarded-for` entry where
- * TRUST_PROXY says a proxy in front sets it, otherwise the socket's peer.
+ * The address of the client of an HTTP request. Where TRUST_PROXY says one proxy in front appends
+ * the peer it saw to `x-forwarded-for`, that is the last entry (earlier ones are the client's own
+ * claims); it must be an IP address. Otherwise, the socket's peer.
  */
 export function clientAddress(headers: Record<string, string | string[] | undefined>, socketAddress: string | undefined, trustProxy: boolean): string | null {
   const forwarded = headers['x-forwarded-for'];
-  if (trustProxy && typeof forwarded === 'string' && forwarded.trim() !== '') return forwarded.split(',')[0]!.trim();
+  if (trustProxy && typeof forwarded === 'string') {
+    const last = forwarded.split(',').at(-1)?.trim() ?? '';
+    if (isIP(last)) return last;
+  }
   return socketAddress ?? null;
 }
 

@@ -3,6 +3,11 @@ import { loadConfig } from '../platform/config.js';
 import { openDatabase, seedDemo } from './stack.js';
 
 const config = loadConfig();
+if (!config.seedDemo) {
+  // The demo data carries published passwords and device secrets.
+  console.log('Demo data not loaded: NODE_ENV=production without SEED_DEMO=true.');
+  process.exit(0);
+}
 const { mongo, embedded } = await openDatabase(config);
 try {
   await seedDemo(mongo);

@@ -12,7 +12,7 @@ async function main(): Promise<void> {
   const { mongo, embedded } = await openDatabase(config);
   let stack: Awaited<ReturnType<typeof startStack>>;
   try {
-    if (embedded) await seedDemo(mongo);
+    if (embedded && config.seedDemo) await seedDemo(mongo);
     stack = await startStack(config, logger, mongo);
   } catch (error) {
     // Leave no embedded database behind when a port is taken or a service fails to start.

@@ -47,11 +47,12 @@ describe('aggregator credentials', () => {
     expect(Date.parse(response.body.data.dtsExpireAt)).toBeGreaterThan(Date.now());
   });
 
-  it('answers a wrong password with 401 {code: "unauthorized", message}', async () => {
-    const response = await getToken({ login: DEMO.aggregatorLogin, password: 'wrong' });
+  it('answers a wrong password with 401 {code: "unauthorized", message}, echoing the requestId', async () => {
+    const response = await getToken({ login: DEMO.aggregatorLogin, password: 'wrong', requestId: 'req-401' });
     expect(response.status).toBe(401);
     expect(response.body.code).toBe('unauthorized');
     expect(response.body.message).toBeTruthy();
+    expect(response.body.requestId).toBe('req-401');
   });
 
   it.each([
@@ -144,9 +145,28 @@ describe('aggregator credentials', () => {
     expect(response.status).toBe(200);
   });
 
-  it('never logs an aggregator password or token', () => {
+  it('counts wrong old passwords toward the lock, so a stolen token cannot brute-force the password', async () => {
+    const env = { LOGIN_MAX_FAILURES: '2', LOCK_PERIOD_SECONDS: '60' };
+    const locking = await startTestStack(env);
+    try {
+      const token = (await locking.rest<TokenEnvelope>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
+      const change = (oldPassword: string) => locking.rest<PasswordEnvelope>('POST', '/user/change-password', { headers: { 'x-svc-token': token }, body: { oldPassword, newPassword: 'NewPass#2027' } });
+      expect((await change('guess-1')).status).toBe(403);
+      expect((await change('guess-2')).status).toBe(403);
+      const locked = await change(DEMO.aggregatorPassword);
+      expect(locked.status).toBe(401);
+      expect(locked.body.code).toBe('unauthorized');
+    } finally {
+      await locking.stop();
+    }
+  });
+
+  it('never logs an aggregator password or a token it issued', async () => {
+    const issued = (await getToken({ login: DEMO.aggregatorLogin, password })).body.data;
+    await stack.graphql('{ aggregatorViewer { login } }', {}, { 'x-svc-token': issued.token });
     const text = JSON.stringify(stack.logs);
     expect(text).not.toContain(DEMO.aggregatorPassword);
     expect(text).not.toContain('NewPass#2027');
+    for (const { token } of issued.tokens) expect(text).not.toContain(token);
   });
 });

@@ -40,7 +40,7 @@ describe('batching of by-id lookups', () => {
       await accounts.insertOne({ ...account, _id: accountId, SvcAccountId: accountId, SvcUserId: userId });
       await cards.insertOne({ ...card, _id: `${userId}_card_${i}`, SvcCardId: `${userId}_card_${i}`, SvcUserId: userId, SvcAccountId: accountId, isMain: i === 0 });
     }
-    const { token } = await new Sessions(authCollections(stack.mongo.db('user')).sessions).issue({ kind: 'user', SvcUserId: userId, channel: 'internet' }, 3600);
+    const { token } = await new Sessions(authCollections(stack.mongo.db('user')).sessions, usersCollection(stack.mongo.db('user'))).issue({ kind: 'user', SvcUserId: userId, channel: 'internet' }, 3600);
     return token;
   }
 
@@ -71,9 +71,10 @@ describe('batching of by-id lookups', () => {
     const many = await commandsOf(await userWithCards('batch_many', 25), 25);
     expect(many).toEqual(one);
     expect(many).toEqual({
-      // Three fetches of the query plan reach the user subgraph: `me`, the cards' users and
-      // the accounts' users; each is one `$in` query however many references it carries.
-      'user.users.find': 3,
+      // One for the gateway's session check (is the user still active), then three fetches of the
+      // query plan: `me`, the cards' users and the accounts' users, each one `$in` query however
+      // many references it carries.
+      'user.users.find': 4,
       'cards.cards.find': 1,
       // The 25 accounts in one `$in`.
       'payments.accounts.find': 1,

@@ -126,6 +126,20 @@ describe('the device and service login channels', () => {
     expect((await login(cryptotextLogin('android_v1', tag, new Date(Date.now() + 1000)))).status).toBe(200);
   });
 
+  it('accepts one of two racing copies of the same proof, never both', async () => {
+    const body = cryptotextLogin('mobile', DEMO.devices.mobile.deviceTag, new Date(Date.now() + 5000));
+    const answers = await Promise.all([login(body), login(body), login(body)]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 401, 401]);
+  });
+
+  it('lets no more than the allowed number of guesses through when they arrive in parallel', async () => {
+    const answers = await Promise.all(Array.from({ length: 20 }, () => login({ channel: 'internet', userName: 'parallel.guesser', password: 'wrong' })));
+    const codes = answers.map((a) => a.body.error.code);
+    // LOGIN_MAX_FAILURES is 3: three passwords are checked, every other attempt is refused unchecked.
+    expect(codes.filter((c) => c === 'UNAUTHENTICATED')).toHaveLength(3);
+    expect(codes.filter((c) => c === 'ACTOR_LOCKED')).toHaveLength(17);
+  });
+
   it('never logs a device secret, a signature or a cryptotext', () => {
     const text = JSON.stringify(stack.logs);
     expect(text).not.toContain(secret);

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from './harness.js';
 
@@ -146,7 +148,7 @@ describe('PUT /token and DELETE /token', () => {
 describe('the test channel in production', () => {
   let stack: TestStack;
   beforeAll(async () => {
-    stack = await startTestStack({ NODE_ENV: 'production', INTERNAL_SECRET: 'p'.repeat(40) });
+    stack = await startTestStack({ NODE_ENV: 'production', INTERNAL_SECRET: 'p'.repeat(40), SEED_DEMO: 'true', OUTBOX_DIR: path.join(tmpdir(), 'banking-graph-outbox') });
   });
   afterAll(async () => {
     await stack.stop();

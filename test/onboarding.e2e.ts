@@ -207,8 +207,46 @@ describe('prospects, device registration and recovery', () => {
     expect(few.body.error.field).toBe('socketId');
   });
 
-  it('never returns or logs a device secret after registration', () => {
-    const secrets = JSON.stringify(stack.logs);
-    expect(secrets).not.toMatch(/serverSecret":"[A-Za-z0-9_-]{43}/);
+  it("does not let someone who knows a device tag take over that device's onboarding", async () => {
+    const deviceTag = tag();
+    const victim = await prospect(deviceTag, { email: 'victim@example.com' });
+    const attacker = await prospect(deviceTag, { email: 'attacker@example.com' });
+    expect(attacker.prospectId).not.toBe(victim.prospectId);
+    const registered = await stack.rest<RegistrationBody>('POST', '/prospect/registration', { headers: { token: victim.token }, body: { deviceTag, preSegment: 'retail', deviceData: {} } });
+    expect(registered.status).toBe(200);
+    const user = await usersCollection(stack.mongo.db('user')).findOne({ _id: registered.body.SvcUserId });
+    expect(user?.email).toBe('victim@example.com');
+    const late = await stack.rest<ErrorBody>('POST', '/prospect/registration', { headers: { token: attacker.token }, body: { deviceTag, preSegment: 'retail', deviceData: {} } });
+    expect(late.status).toBe(409);
+  });
+
+  it('updates a prospect only with its own token, replacing the token', async () => {
+    const deviceTag = tag();
+    const first = await prospect(deviceTag);
+    const update = await stack.rest<ProspectBody>('POST', '/prospect/data', { headers: { token: first.token }, body: { deviceTag, preSegment: 'student', firstName: 'Sam' } });
+    expect(update.status).toBe(200);
+    expect(update.body).toMatchObject({ prospectId: first.prospectId, segment: 'student' });
+    const old = await stack.rest('POST', '/prospect/connectsocket', { headers: { token: first.token }, body: { deviceTag, socketId: 's' } });
+    expect(old.status).toBe(401);
+  });
+
+  it('records the socket address, not a client-written x-forwarded-for that is no IP address', async () => {
+    const deviceTag = tag();
+    const { token } = await prospect(deviceTag);
+    const response = await stack.rest<RegistrationBody>('POST', '/prospect/registration', { headers: { token, 'x-forwarded-for': 'not-an-ip<script>' }, body: { deviceTag, preSegment: 'retail', deviceData: {} } });
+    expect(response.status).toBe(200);
+    const device = await authCollections(stack.mongo.db('user')).devices.findOne({ _id: deviceTag });
+    expect(device?.ipAddress).toMatch(/^(::ffff:)?127\.0\.0\.1$/);
+  });
+
+  it('never logs a device secret, a deviceId or a token it issued', async () => {
+    const deviceTag = tag();
+    const { token } = await prospect(deviceTag);
+    const response = await stack.rest<RegistrationBody>('POST', '/prospect/registration', { headers: { token }, body: { deviceTag, preSegment: 'retail', deviceData: { channel: 'browser' } } });
+    const text = JSON.stringify(stack.logs);
+    for (const secret of [response.body.serverSecret, response.body.deviceId!, response.body.token, token]) {
+      expect(secret).toBeTruthy();
+      expect(text).not.toContain(secret);
+    }
   });
 });

@@ -76,6 +76,7 @@ describe('the user profile, confirmations and alerts', () => {
     ['an alpha-2 code on a checking account address', { newAddresses: [{ ...home, countryCode: 'US', accountType: 'checking' }] }, 'newAddresses[0].countryCode'],
     ['an alpha-3 code on a debit card address', { newAddresses: [{ ...home, countryCode: 'USA', accountType: 'debitCard' }] }, 'newAddresses[0].countryCode'],
     ['a country code that does not exist', { newAddresses: [{ ...home, countryCode: 'XYZ' }] }, 'newAddresses[0].countryCode'],
+    ['a numeric country code', { newAddresses: [{ ...home, countryCode: '840', accountType: 'checking' }] }, 'newAddresses[0].countryCode'],
     ['a deletion that matches no address', { deletedAddresses: [{ ...home, countryCode: 'USA' }] }, 'deletedAddresses[0]'],
     ['a wrong type', { isMetric: 'yes' }, 'isMetric'],
   ])('refuses %s with 400 naming the field, and changes nothing', async (_name, body, field) => {
@@ -127,6 +128,37 @@ describe('the user profile, confirmations and alerts', () => {
     const ok = await stack.rest<UserResponse>('GET', `/confirm/mobile/demo_user_1/${code}`, { headers: { token } });
     expect(ok.status).toBe(200);
     expect(ok.body.user.isMobilePhoneConfirmed).toBe(true);
+  });
+
+  it('counts a burst of guesses atomically: five tries at most, then even the right code is refused', async () => {
+    await post('/user', { email: 'burst@example.com' });
+    const code = await inbox.codeFor('burst@example.com', 'email');
+    const wrong = code === '000000' ? '111111' : '000000';
+    const answers = await Promise.all(Array.from({ length: 20 }, () => stack.rest('GET', `/confirm/email/demo_user_1/${wrong}`, { headers: { token } })));
+    expect(answers.every((a) => a.status === 400)).toBe(true);
+    const pending = await stack.mongo.db('user').collection('confirmations').findOne({ SvcUserId: 'demo_user_1', kind: 'email' });
+    expect(pending?.attempts).toBe(5);
+    const right = await stack.rest('GET', `/confirm/email/demo_user_1/${code}`, { headers: { token } });
+    expect(right.status).toBe(400);
+  });
+
+  it('sends at most five codes of a kind per hour, refusing the next change with 429 and changing nothing', async () => {
+    await stack.mongo.db('user').collection('confirmations').deleteMany({ SvcUserId: 'demo_user_1', kind: 'mobile' });
+    for (let i = 0; i < 5; i += 1) expect((await post('/user', { mobile: `+1212555020${i}` })).status).toBe(200);
+    const sixth = await post('/user', { mobile: '+12125550299' });
+    expect(sixth.status).toBe(429);
+    expect(sixth.body.error?.field).toBe('mobile');
+    const user = await usersCollection(stack.mongo.db('user')).findOne({ _id: 'demo_user_1' });
+    expect(user?.mobile).toBe('+12125550204');
+  });
+
+  it('sends a new code when the same unconfirmed email is submitted again', async () => {
+    await post('/user', { email: 'again@example.com' });
+    await inbox.codeFor('again@example.com', 'email');
+    await post('/user', { email: 'again@example.com' });
+    const code = await inbox.codeFor('again@example.com', 'email');
+    const ok = await stack.rest<UserResponse>('GET', `/confirm/email/demo_user_1/${code}`, { headers: { token } });
+    expect(ok.status).toBe(200);
   });
 
   it('never writes a confirmation code to the logs', () => {

@@ -23,8 +23,8 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
   }
 
   override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>): void {
-    // The gateway's own health checks and schema loads carry no request context.
-    const principal: Principal = 'principal' in context && context.principal ? context.principal : { kind: 'service', service: 'gateway' };
+    // A call without a request context (none is expected with a static supergraph) gets no rights.
+    const principal: Principal = 'principal' in context && context.principal ? context.principal : { kind: 'anonymous' };
     request.http?.headers.set(PRINCIPAL_HEADER, signPrincipal(principal, this.secret));
     if ('requestId' in context && context.requestId) request.http?.headers.set(REQUEST_ID_HEADER, context.requestId);
     if ('clientIp' in context && context.clientIp) request.http?.headers.set(CLIENT_IP_HEADER, signClientIp(context.clientIp, this.secret));

@@ -116,7 +116,7 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
       result = await callGateway(route, variables, req, scope);
     } catch (error) {
       scope.logger.error('gateway call failed', { error });
-      return fail(DEFAULT_STATUSES[ErrorCode.UNAVAILABLE]!, { code: ErrorCode.UNAVAILABLE, message: 'The service is unavailable.' });
+      return fail(route.statuses?.[ErrorCode.UNAVAILABLE] ?? DEFAULT_STATUSES[ErrorCode.UNAVAILABLE]!, { code: ErrorCode.UNAVAILABLE, message: 'The service is unavailable.' });
     }
     const first = result.body.errors?.[0];
     if (first) {

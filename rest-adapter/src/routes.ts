@@ -66,6 +66,7 @@ export const DEFAULT_STATUSES: Record<string, number> = {
   [ErrorCode.UNSUPPORTED_MEDIA_TYPE]: 415,
   [ErrorCode.PAYLOAD_TOO_LARGE]: 413,
   [ErrorCode.CONFLICT]: 409,
+  [ErrorCode.RATE_LIMITED]: 429,
   [ErrorCode.UNAVAILABLE]: 503,
   [ErrorCode.INTERNAL]: 500,
 };
@@ -180,8 +181,9 @@ export const ROUTES: Route[] = [
     method: 'POST',
     paths: ['/prospect/data'],
     api: 'end-user',
-    // Onboarding starts here: this call gives the prospect its token.
+    // Onboarding starts here: this call gives the prospect its token; with that token it updates the prospect.
     credential: null,
+    optionalHeaders: ['token'],
     body: 'object',
     operation: 'prospect-data.graphql',
     variables: ({ body }) => ({ input: pick(body, ['deviceTag', 'preSegment', 'firstName', 'lastName', 'email', 'mobile', 'languageCode', 'data']) }),

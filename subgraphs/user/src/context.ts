@@ -43,7 +43,7 @@ export function createUserContext(base: RequestBase, services: UserServices): Us
   const { db, config, notifier } = services;
   const users = usersCollection(db);
   const auth = authCollections(db);
-  const sessions = new Sessions(auth.sessions);
+  const sessions = new Sessions(auth.sessions, users);
   const lockouts = new Lockouts(auth.lockouts, config, base.logger);
   const confirmations = new Confirmations(confirmationsCollection(db), users, notifier, base.logger);
   return {

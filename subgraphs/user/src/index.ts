@@ -1,3 +1,4 @@
+import { ConfigError } from '../../../platform/config.js';
 import type { HttpService } from '../../../platform/http.js';
 import { readBody, sendJson } from '../../../platform/http.js';
 import { createNotifier } from '../../../platform/notify.js';
@@ -6,6 +7,7 @@ import { startSubgraph, type SubgraphStartOptions } from '../../../platform/subg
 import { Sessions, type TokenHeader } from './auth/sessions.js';
 import { createUserContext, type UserServices } from './context.js';
 import { authCollections } from './datasources/auth.js';
+import { usersCollection } from './datasources/users.js';
 import type { Geocoder } from './geocode/geocoder.js';
 import { OfflineGeocoder } from './geocode/offline.js';
 import { ensureUserIndexes } from './indexes.js';
@@ -17,13 +19,16 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
   const db = mongo.db('user');
   await ensureUserIndexes(db);
   const logger = options.logger.child({ service: 'user-subgraph' });
+  if (config.nodeEnv === 'production' && (!config.smtpUrl || !config.smsWebhookUrl) && !config.outboxChosen) {
+    throw new ConfigError(['In production set SMTP_URL and SMS_WEBHOOK_URL (confirmation and recovery codes go out through them), or OUTBOX_DIR to write messages to files on purpose']);
+  }
   const services: UserServices = {
     db,
     config,
     notifier: createNotifier({ smtpUrl: config.smtpUrl, mailFrom: config.mailFrom, smsWebhookUrl: config.smsWebhookUrl, outboxDir: config.outboxDir, logger }),
     geocoder: options.geocoder ?? new OfflineGeocoder(),
   };
-  const sessions = new Sessions(authCollections(db).sessions);
+  const sessions = new Sessions(authCollections(db).sessions, usersCollection(db));
   const service = await startSubgraph({
     ...options,
     name: 'user',

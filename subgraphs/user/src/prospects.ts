@@ -1,4 +1,4 @@
-import { randomInt, timingSafeEqual } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { GridFSBucket, MongoServerError, type Collection, type Db } from 'mongodb';
 import type { Config } from '../../../platform/config.js';
 import { appError, ErrorCode } from '../../../platform/errors.js';
@@ -8,6 +8,7 @@ import type { Principal } from '../../../platform/principal.js';
 import { newId, sha256 } from '../../../platform/secrets.js';
 import { checkString, EMAIL_RULE, PHONE_RULE, required, type StringRule } from '../../../platform/validate.js';
 import { newDeviceSecret } from './auth/device-proof.js';
+import { consumeCode } from './codes.js';
 import type { Lockouts } from './auth/lockout.js';
 import { DEVICE_CHANNELS } from './auth/login.js';
 import type { Sessions } from './auth/sessions.js';
@@ -108,8 +109,12 @@ export class Onboarding {
     this.images = new GridFSBucket(db, { bucketName: 'prospectImages' });
   }
 
-  /** `POST /prospect/data`: records (or refreshes) the prospect of a device and issues its token. */
-  async submitData(input: Record<string, unknown>) {
+  /**
+   * `POST /prospect/data`: records a prospect and issues its token. Without a credential it always
+   * starts a new prospect (knowing a device tag must not give access to someone else's
+   * onboarding); with the prospect's own token it updates that prospect and replaces the token.
+   */
+  async submitData(principal: Principal, input: Record<string, unknown>) {
     const deviceTag = checkString(required(input.deviceTag, 'deviceTag'), 'deviceTag', DEVICE_TAG)!;
     const preSegment = checkString(required(input.preSegment, 'preSegment'), 'preSegment', { max: 64 })!;
     const segment = PRE_SEGMENTS[preSegment];
@@ -127,12 +132,20 @@ export class Onboarding {
       throw appError(ErrorCode.CONFLICT, 'This device is already registered; log in instead, or recover with preSegment recovery.', { field: 'deviceTag' });
     }
     const now = new Date();
-    const prospect = await this.collections.prospects.findOneAndUpdate(
-      { deviceTag, status: 'open' },
-      { $set: { preSegment, segment, ...fields, dtsModified: now }, $setOnInsert: { _id: newId('prs_'), status: 'open', SvcUserId: null, dtsCreated: now } },
-      { upsert: true, returnDocument: 'after' },
-    );
-    if (!prospect) throw appError(ErrorCode.INTERNAL, 'Recording the prospect failed.');
+    let prospect: ProspectDocument | null;
+    if (principal.kind === 'prospect') {
+      if (principal.deviceTag !== deviceTag) throw appError(ErrorCode.VALIDATION_FAILED, "deviceTag is not the prospect's device.", { field: 'deviceTag' });
+      prospect = await this.collections.prospects.findOneAndUpdate(
+        { _id: principal.prospectId, status: 'open' },
+        { $set: { preSegment, segment, ...fields, dtsModified: now } },
+        { returnDocument: 'after' },
+      );
+      if (!prospect) throw appError(ErrorCode.CONFLICT, 'This prospect is already registered.');
+      await this.sessions.revoke(principal.sessionId);
+    } else {
+      prospect = { _id: newId('prs_'), deviceTag, preSegment, segment, ...fields, status: 'open', SvcUserId: null, dtsCreated: now, dtsModified: now };
+      await this.collections.prospects.insertOne(prospect);
+    }
     const { token, dtsExpiry } = await this.sessions.issue({ kind: 'prospect', prospectId: prospect._id, deviceTag }, this.config.prospectTokenLifetimeSeconds);
     this.logger.info('prospect data recorded', { prospectId: prospect._id, segment });
     return { success: true, prospectId: prospect._id, segment, token, dtsExpiry };
@@ -240,7 +253,10 @@ export class Onboarding {
       const now = new Date();
       await this.users.updateOne({ _id: SvcUserId }, { $set: { isIdleUser: false, isActive: true, dtsRegistered: now, dtsModified: now } });
     } catch (error) {
-      if (SvcUserId) await this.users.deleteOne({ _id: SvcUserId });
+      if (SvcUserId) {
+        await this.auth.devices.deleteOne({ _id: device.document._id, SvcUserId });
+        await this.users.deleteOne({ _id: SvcUserId });
+      }
       await this.collections.prospects.updateOne({ _id: prospect._id }, { $set: { status: 'open' } });
       if (error instanceof MongoServerError && error.code === 11000) throw appError(ErrorCode.CONFLICT, 'This device is already registered.', { field: 'deviceTag' });
       this.logger.error('converting the prospect into a user failed', { error, prospectId: prospect._id });
@@ -265,16 +281,10 @@ export class Onboarding {
       throw appError(ErrorCode.RECOVERY_REFUSED, 'This user cannot be recovered onto a new device; contact support.');
     }
     const code = checkString(required(deviceData.recoveryCode, 'deviceData.recoveryCode'), 'deviceData.recoveryCode', { pattern: /^[0-9]{6}$/, patternText: 'six digits' })!;
-    const pending = await this.collections.recoveryCodes.findOne({ _id: `${user.SvcUserId}:${device.document._id}` });
-    const given = Buffer.from(sha256(`${user.SvcUserId}:${device.document._id}:${code}`));
-    const valid = pending && pending.attempts < 5 && pending.dtsExpiry.getTime() > Date.now() && timingSafeEqual(given, Buffer.from(pending.codeHash));
-    if (!pending || !valid) {
-      if (pending) await this.collections.recoveryCodes.updateOne({ _id: pending._id }, { $inc: { attempts: 1 } });
-      await this.lockouts.recordFailure(actor);
-      throw appError(ErrorCode.CODE_INVALID, 'The recovery code is wrong, expired or used up.', { field: 'deviceData.recoveryCode' });
-    }
-    const consumed = await this.collections.recoveryCodes.deleteOne({ _id: pending._id, codeHash: pending.codeHash });
-    if (consumed.deletedCount !== 1) throw appError(ErrorCode.CODE_INVALID, 'The recovery code was already used.', { field: 'deviceData.recoveryCode' });
+    await this.lockouts.attempt(actor);
+    const pending = await consumeCode(this.collections.recoveryCodes, `${user.SvcUserId}:${device.document._id}`, sha256(`${user.SvcUserId}:${device.document._id}:${code}`));
+    if (!pending) throw appError(ErrorCode.CODE_INVALID, 'The recovery code is wrong, expired or used up.', { field: 'deviceData.recoveryCode' });
+    await this.lockouts.succeeded(actor);
     try {
       await this.auth.devices.insertOne({ ...device.document, SvcUserId: user.SvcUserId });
     } catch (error) {

@@ -48,18 +48,25 @@ export class AggregatorAuth {
     const password = checkString(required(input.password, 'password'), 'password', { min: 1, max: 50 })!;
     checkString(input.requestId, 'requestId', { min: 1, max: 32, safeText: true });
     const actor = `aggregator:${login.toLowerCase()}`;
-    await this.lockouts.refuseIfLocked(actor);
+    await this.lockouts.attempt(actor);
     const user = await this.auth.aggregatorUsers.findOne({ _id: login.toLowerCase() });
     const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
     if (!ok || !user) {
-      await this.lockouts.recordFailure(actor);
       this.logger.info('aggregator login failed');
       throw appError(ErrorCode.UNAUTHENTICATED, 'Login or password is incorrect.');
     }
-    await this.lockouts.clear(actor);
+    await this.lockouts.succeeded(actor);
     const subject = { kind: 'aggregator' as const, svcAggregatorId: user.svcAggregatorId, login: user.login };
     const base = await this.sessions.issue({ ...subject, tokenType: 'base' }, this.config.aggregatorTokenLifetimeSeconds);
     const confined = await this.sessions.issue({ ...subject, tokenType: 'confined' }, this.config.confinedTokenLifetimeSeconds);
+    // A password change that landed between the check and the issue revoked everything before
+    // these sessions existed: make sure they do not outlive it.
+    const current = await this.auth.aggregatorUsers.findOne({ _id: user._id }, { projection: { passwordHash: 1 } });
+    if (current?.passwordHash !== user.passwordHash) {
+      await this.sessions.revoke(base.sessionId);
+      await this.sessions.revoke(confined.sessionId);
+      throw appError(ErrorCode.UNAUTHENTICATED, 'Login or password is incorrect.');
+    }
     this.logger.info('aggregator token issued', { login: user.login, svcAggregatorId: user.svcAggregatorId });
     return {
       dtsExpireAt: base.dtsExpiry,
@@ -77,10 +84,14 @@ export class AggregatorAuth {
     const oldPassword = checkString(required(input.oldPassword, 'oldPassword'), 'oldPassword', { min: 1, max: 50 })!;
     const newPassword = checkNewPassword(input.newPassword);
     if (newPassword === oldPassword) throw appError(ErrorCode.VALIDATION_FAILED, 'newPassword must differ from oldPassword.', { field: 'newPassword' });
+    // Wrong old passwords count toward the same lock as wrong logins: a stolen token cannot brute-force the password.
+    const actor = `aggregator:${login.toLowerCase()}`;
+    await this.lockouts.attempt(actor);
     const user = await this.auth.aggregatorUsers.findOne({ _id: login.toLowerCase() });
     if (!user || !(await verifyPassword(oldPassword, user.passwordHash))) {
       throw appError(ErrorCode.FORBIDDEN, 'oldPassword is not the current password.', { field: 'oldPassword' });
     }
+    await this.lockouts.succeeded(actor);
     const dtsPasswordChanged = new Date();
     // Conditional on the hash that was checked: of two racing changes, only one wins.
     const changed = await this.auth.aggregatorUsers.updateOne(

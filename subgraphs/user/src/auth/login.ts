@@ -104,27 +104,23 @@ export class Authenticator {
     }
 
     const actor = this.actorOf(channel, input);
-    await this.lockouts.refuseIfLocked(actor);
+    await this.lockouts.attempt(actor);
 
     let userId: string;
     try {
       userId = await this.authenticate(channel, text);
     } catch (error) {
       if (!(error instanceof AuthenticationFailed)) throw error;
-      await this.lockouts.recordFailure(actor);
       this.logger.info('login failed', { channel, reason: error.message });
       throw appError(ErrorCode.UNAUTHENTICATED, 'Authentication unsuccessful.');
     }
     const user = await this.users.findOne({ _id: userId });
-    if (!user) {
-      await this.lockouts.recordFailure(actor);
-      throw appError(ErrorCode.UNAUTHENTICATED, 'Authentication unsuccessful.');
-    }
+    if (!user) throw appError(ErrorCode.UNAUTHENTICATED, 'Authentication unsuccessful.');
     if (!user.isActive) {
       this.logger.info('login refused', { channel, SvcUserId: user.SvcUserId, reason: 'blocked' });
       throw appError(ErrorCode.ACTOR_LOCKED, 'This user is blocked.');
     }
-    await this.lockouts.clear(actor);
+    await this.lockouts.succeeded(actor);
     const { token, dtsExpiry } = await this.sessions.issue({ kind: 'user', SvcUserId: user.SvcUserId, channel }, this.config.tokenLifetimeSeconds);
     this.logger.info('login', { channel, SvcUserId: user.SvcUserId });
     return {

@@ -2,6 +2,7 @@ import type { Collection } from 'mongodb';
 import type { Principal } from '../../../../platform/principal.js';
 import { newId, newOpaqueToken, sha256 } from '../../../../platform/secrets.js';
 import type { SessionDocument } from '../datasources/auth.js';
+import type { UserDocument } from '../datasources/users.js';
 
 /** Who a session belongs to, without the bookkeeping fields. */
 export type SessionSubject =
@@ -14,7 +15,10 @@ export type TokenHeader = 'token' | 'x-svc-token';
 
 /** Issues, resolves and revokes opaque session tokens; stores only their SHA-256 hashes. */
 export class Sessions {
-  constructor(private readonly sessions: Collection<SessionDocument>) {}
+  constructor(
+    private readonly sessions: Collection<SessionDocument>,
+    private readonly users: Collection<UserDocument>,
+  ) {}
 
   async issue(subject: SessionSubject, lifetimeSeconds: number, now = new Date()): Promise<{ token: string; dtsExpiry: Date; sessionId: string }> {
     const token = newOpaqueToken();
@@ -47,7 +51,11 @@ export class Sessions {
         ? { kind: 'aggregator', svcAggregatorId: session.svcAggregatorId!, login: session.login!, sessionId: session._id, tokenType: session.tokenType ?? 'base' }
         : null;
     }
-    if (session.kind === 'user') return { kind: 'user', userId: session.SvcUserId!, sessionId: session._id, channel: session.channel };
+    if (session.kind === 'user') {
+      // A user blocked after login loses their live sessions at once.
+      const user = await this.users.findOne({ _id: session.SvcUserId! }, { projection: { isActive: 1 } });
+      return user?.isActive ? { kind: 'user', userId: session.SvcUserId!, sessionId: session._id, channel: session.channel } : null;
+    }
     if (session.kind === 'prospect') return { kind: 'prospect', prospectId: session.prospectId!, sessionId: session._id, deviceTag: session.deviceTag! };
     return null;
   }

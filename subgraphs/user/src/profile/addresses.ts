@@ -34,8 +34,9 @@ export function addressCountryCode(address: AddressRequest, field: string): stri
   const wants = accountType === 'debitCard' ? 2 : accountType ? 3 : null;
   const code = address.countryCode ?? null;
   if (code !== null) {
-    const valid = (code.length === 2 && countries.isValid(code) && wants !== 3) || (code.length === 3 && countries.isValid(code) && wants !== 2);
-    if (!valid || code !== code.toUpperCase()) {
+    // isValid also accepts numeric codes (840): only letters are a countryCode here.
+    const valid = (/^[A-Z]{2}$/.test(code) && countries.isValid(code) && wants !== 3) || (/^[A-Z]{3}$/.test(code) && countries.isValid(code) && wants !== 2);
+    if (!valid) {
       const form = wants === 2 ? 'an ISO 3166-1 alpha-2 code (debit cards)' : wants === 3 ? 'an ISO 3166-1 alpha-3 code (checking/savings accounts)' : 'an ISO 3166-1 alpha-2 or alpha-3 code';
       throw appError(ErrorCode.VALIDATION_FAILED, `${field}.countryCode must be ${form}.`, { field: `${field}.countryCode` });
     }
@@ -43,7 +44,7 @@ export function addressCountryCode(address: AddressRequest, field: string): stri
   }
   const country = address.country?.toUpperCase() ?? null;
   if (country === null || country === '') throw appError(ErrorCode.REQUIRED_ELEMENT_MISSING, `${field} needs countryCode or country.`, { field: `${field}.countryCode` });
-  if (!countries.isValid(country)) throw appError(ErrorCode.VALIDATION_FAILED, `${field}.country must be an ISO 3166-1 country code.`, { field: `${field}.country` });
+  if (!/^[A-Z]{2,3}$/.test(country) || !countries.isValid(country)) throw appError(ErrorCode.VALIDATION_FAILED, `${field}.country must be an ISO 3166-1 country code.`, { field: `${field}.country` });
   const alpha2 = country.length === 2 ? country : countries.alpha3ToAlpha2(country);
   const alpha3 = country.length === 3 ? country : countries.alpha2ToAlpha3(country);
   if (!alpha2 || !alpha3) throw appError(ErrorCode.VALIDATION_FAILED, `${field}.country must be an ISO 3166-1 country code.`, { field: `${field}.country` });

@@ -1,9 +1,10 @@
-import { randomInt, timingSafeEqual } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import { appError, ErrorCode } from '../../../../platform/errors.js';
 import type { Logger } from '../../../../platform/logger.js';
 import type { Notifier } from '../../../../platform/notify.js';
 import { sha256 } from '../../../../platform/secrets.js';
+import { consumeCode } from '../codes.js';
 import type { UserDocument } from '../datasources/users.js';
 
 /** A pending confirmation code of a user's email or mobile. `_id` is `<SvcUserId>:<kind>`. */
@@ -16,11 +17,13 @@ export interface ConfirmationDocument {
   codeHash: string;
   attempts: number;
   dtsExpiry: Date;
+  /** When codes of this kind were sent in the last hour, to limit re-sending. */
+  dtsIssued: Date[];
 }
 
-/** Codes live a day; five wrong tries burn one. */
+/** Codes live a day; at most five are sent per hour for one user and kind. */
 const CODE_LIFETIME_MS = 24 * 3600 * 1000;
-const MAX_ATTEMPTS = 5;
+const MAX_CODES_PER_HOUR = 5;
 
 const hashCode = (userId: string, code: string) => sha256(`${userId}:${code}`);
 
@@ -37,17 +40,38 @@ export class Confirmations {
     private readonly logger: Logger,
   ) {}
 
-  /** Replaces any pending code of that kind with a new six-digit one and sends it to `target`. */
+  /** Refuses with RATE_LIMITED when MAX_CODES_PER_HOUR codes of this kind went to the user in the last hour. */
+  async assertMaySend(SvcUserId: string, kind: 'email' | 'mobile'): Promise<void> {
+    const pending = await this.confirmations.findOne({ _id: `${SvcUserId}:${kind}` });
+    const recent = (pending?.dtsIssued ?? []).filter((at) => at.getTime() > Date.now() - 3600_000);
+    if (recent.length >= MAX_CODES_PER_HOUR) {
+      const field = kind === 'email' ? 'email' : 'mobile';
+      throw appError(ErrorCode.RATE_LIMITED, `At most ${MAX_CODES_PER_HOUR} ${kind} confirmation codes are sent per hour; try again later.`, { field });
+    }
+  }
+
+  /**
+   * Replaces any pending code of that kind with a new six-digit one and sends it to `target`.
+   * A failed delivery is logged, not thrown: the change stands, and submitting the same
+   * unconfirmed value again sends a new code.
+   */
   async issue(SvcUserId: string, kind: 'email' | 'mobile', target: string): Promise<void> {
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+    const now = new Date();
+    const previous = await this.confirmations.findOne({ _id: `${SvcUserId}:${kind}` });
+    const dtsIssued = [...(previous?.dtsIssued ?? []).filter((at) => at.getTime() > now.getTime() - 3600_000), now];
     await this.confirmations.replaceOne(
       { _id: `${SvcUserId}:${kind}` },
-      { SvcUserId, kind, target, codeHash: hashCode(SvcUserId, code), attempts: 0, dtsExpiry: new Date(Date.now() + CODE_LIFETIME_MS) },
+      { SvcUserId, kind, target, codeHash: hashCode(SvcUserId, code), attempts: 0, dtsExpiry: new Date(now.getTime() + CODE_LIFETIME_MS), dtsIssued },
       { upsert: true },
     );
     const text = `Your confirmation code is ${code}. It is valid for 24 hours.`;
-    if (kind === 'email') await this.notifier.email({ to: target, subject: 'Confirm your email address', text });
-    else await this.notifier.sms({ to: target, text });
+    try {
+      if (kind === 'email') await this.notifier.email({ to: target, subject: 'Confirm your email address', text });
+      else await this.notifier.sms({ to: target, text });
+    } catch (error) {
+      this.logger.warn('confirmation code not delivered', { kind, SvcUserId, error: (error as Error).message });
+    }
   }
 
   /**
@@ -61,16 +85,11 @@ export class Confirmations {
     const user = await this.users.findOne({ _id: SvcUserId });
     if (!user) throw appError(ErrorCode.NOT_FOUND, 'No such user.', { field: 'SvcUserId' });
     if (user[flag]) throw appError(ErrorCode.NOT_FOUND, `The ${kind} is already confirmed.`, { field });
-    const pending = await this.confirmations.findOne({ _id: `${SvcUserId}:${kind}` });
-    const given = Buffer.from(hashCode(SvcUserId, code));
-    const valid = pending && pending.attempts < MAX_ATTEMPTS && pending.dtsExpiry.getTime() > Date.now() && timingSafeEqual(given, Buffer.from(pending.codeHash));
-    if (!pending || !valid) {
-      if (pending) await this.confirmations.updateOne({ _id: pending._id }, { $inc: { attempts: 1 } });
+    const pending = await consumeCode(this.confirmations, `${SvcUserId}:${kind}`, hashCode(SvcUserId, code));
+    if (!pending) {
       this.logger.info('confirmation refused', { kind, SvcUserId });
       throw appError(ErrorCode.CODE_INVALID, `The ${kind} confirmation code is wrong, expired or used up.`, { field });
     }
-    const consumed = await this.confirmations.deleteOne({ _id: pending._id, codeHash: pending.codeHash });
-    if (consumed.deletedCount !== 1) throw appError(ErrorCode.CODE_INVALID, `The ${kind} confirmation code was already used.`, { field });
     const target = kind === 'email' ? 'email' : 'mobile';
     const updated = await this.users.findOneAndUpdate(
       { _id: SvcUserId, [target]: pending.target },

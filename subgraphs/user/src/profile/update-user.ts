@@ -87,10 +87,12 @@ function plan(user: UserDocument, input: UserUpdateRequest, now: Date): { set: P
     });
     set.addresses = withOneMain(addresses, preferredMain);
   }
-  const emailChanged = set.email !== undefined && set.email !== user.email;
-  const mobileChanged = set.mobile !== undefined && set.mobile !== user.mobile;
-  if (emailChanged) set.isEmailConfirmed = false;
-  if (mobileChanged) set.isMobilePhoneConfirmed = false;
+  // A changed value needs confirming; so does the same value sent again while still unconfirmed
+  // (a code that never arrived is sent anew).
+  const emailChanged = set.email !== undefined && set.email !== null && (set.email !== user.email || !user.isEmailConfirmed);
+  const mobileChanged = set.mobile !== undefined && set.mobile !== null && (set.mobile !== user.mobile || !user.isMobilePhoneConfirmed);
+  if (set.email !== undefined && set.email !== user.email) set.isEmailConfirmed = false;
+  if (set.mobile !== undefined && set.mobile !== user.mobile) set.isMobilePhoneConfirmed = false;
   return { set, emailChanged, mobileChanged };
 }
 
@@ -110,6 +112,8 @@ export class UserUpdater {
       if (!user) throw appError(ErrorCode.NOT_FOUND, 'The user of this session no longer exists.');
       const now = new Date(Math.max(Date.now(), user.dtsModified.getTime() + 1));
       const { set, emailChanged, mobileChanged } = plan(user, input, now);
+      if (emailChanged) await this.confirmations.assertMaySend(SvcUserId, 'email');
+      if (mobileChanged) await this.confirmations.assertMaySend(SvcUserId, 'mobile');
       const updated = await this.users.findOneAndUpdate(
         { _id: SvcUserId, dtsModified: user.dtsModified },
         { $set: { ...set, dtsModified: now } },

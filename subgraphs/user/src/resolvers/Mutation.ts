@@ -25,7 +25,7 @@ export const Mutation: MutationResolvers = {
     user: await confirmations.confirm(ownUser(principal, SvcUserId), 'mobile', code),
   }),
   syncAlerts: async (_parent, { alerts: input }, { principal, alerts }) => ({ success: true, alerts: await alerts.sync(requireUser(principal), input) }),
-  submitProspectData: (_parent, { input }, { onboarding }) => onboarding.submitData(input),
+  submitProspectData: (_parent, { input }, { principal, onboarding }) => onboarding.submitData(principal, input),
   uploadProspectImage: (_parent, { input }, { principal, onboarding }) => onboarding.uploadImage(principal, input),
   registerDevice: (_parent, { input }, { principal, onboarding, clientIp }) => onboarding.register(principal, input, clientIp),
   requestRecoveryCode: (_parent, { input }, { principal, onboarding }) => onboarding.requestRecoveryCode(principal, input),
