@@ -21,7 +21,11 @@ const subgraphs: Record<string, { context: string; mappers: Record<string, strin
   },
   compliance: {
     context: '../context.js#ComplianceContext',
-    mappers: { Restriction: '../datasources/restrictions.js#RestrictionDocument', User: '../../../../platform/references.js#UserReference' },
+    mappers: {
+      Restriction: '../datasources/restrictions.js#RestrictionDocument',
+      TransactionTypeRule: '../datasources/restrictions.js#TransactionTypeDocument',
+      User: '../../../../platform/references.js#UserReference',
+    },
   },
 };
 

@@ -20,7 +20,7 @@ export async function seedDemo(mongo: Mongo): Promise<void> {
   await seedUser(mongo.db('user'), now);
   await seedCards(mongo.db('cards'), now);
   await seedPayments(mongo.db('payments'), now);
-  await seedCompliance(mongo.db('compliance'));
+  await seedCompliance(mongo.db('compliance'), now);
 }
 
 /** Connects to `MONGODB_URI`, or starts the embedded FerretDB when it is unset. */

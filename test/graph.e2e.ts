@@ -71,7 +71,7 @@ describe('the federated graph', () => {
     expect(dates).toEqual([...dates].sort((a, b) => b - a));
     // The demo transactions span 14 months.
     expect(dates[0]! - dates.at(-1)!).toBeGreaterThan(400 * 24 * 3600 * 1000);
-    expect(me.restrictions.map((r) => r.priority)).toEqual([0, 1]);
+    expect(me.restrictions.map((r) => r.priority)).toEqual([0, 0, 1, 1]);
   });
 
   it('pages through transactions with cursors, neither skipping nor repeating one', async () => {

@@ -8,6 +8,7 @@ import { BodyTooLargeError, readBody, REQUEST_ID_HEADER, sendJson, startHttpServ
 import type { Logger } from '../../platform/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, signClientIp } from '../../platform/principal.js';
 import { aggregatorError, aggregatorSuccess, endUserError, type Api, type RouteError } from './envelopes.js';
+import { readMultipart, type UploadedFile } from './multipart.js';
 import { createRouter } from './router.js';
 import { DEFAULT_STATUSES, ROUTES, RouteInputError, type Route } from './routes.js';
 
@@ -83,7 +84,15 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
       return fail(route.missingCredentialStatus ?? 401, { code: ErrorCode.TOKEN_MISSING, message: `The ${route.credential} header is required.`, field: route.credential });
     }
     let body: unknown = undefined;
-    if (route.body !== 'none') {
+    let files: UploadedFile[] = [];
+    if (route.body === 'multipart') {
+      try {
+        ({ files } = await readMultipart(req, route.maxFileBytes ?? config.bodyLimitBytes));
+      } catch (error) {
+        if (!(error instanceof RouteInputError)) throw error;
+        return fail(DEFAULT_STATUSES[error.code] ?? 400, { code: error.code, message: error.message, field: error.field });
+      }
+    } else if (route.body !== 'none') {
       let text: string;
       try {
         text = await readBody(req, config.bodyLimitBytes);
@@ -106,7 +115,7 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
 
     let variables: Record<string, unknown>;
     try {
-      variables = route.variables({ params, body, query: url.searchParams });
+      variables = route.variables({ params, body, query: url.searchParams, files });
     } catch (error) {
       if (!(error instanceof RouteInputError)) throw error;
       return fail(route.statuses?.[error.code] ?? DEFAULT_STATUSES[error.code] ?? 400, { code: error.code, message: error.message, field: error.field });

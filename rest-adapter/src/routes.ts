@@ -1,5 +1,6 @@
 import { ErrorCode } from '../../platform/errors.js';
 import type { Api } from './envelopes.js';
+import type { UploadedFile } from './multipart.js';
 
 /** The credential header a route takes. */
 export type Credential = 'token' | 'x-svc-token' | 'x-svc-jwtoken';
@@ -9,6 +10,8 @@ export interface RouteInput {
   params: Record<string, string>;
   body: unknown;
   query: URLSearchParams;
+  /** The files of a multipart route. */
+  files: UploadedFile[];
 }
 
 /** One documented endpoint: path and aliases → GraphQL operation → documented envelope and status. */
@@ -21,8 +24,10 @@ export interface Route {
   credential: Credential | null;
   /** Status when the credential header is absent (401 unless the spec says otherwise). */
   missingCredentialStatus?: number;
-  /** The JSON body the route reads: an object, an array, or none (a body that is not that answers 400). */
-  body: 'object' | 'array' | 'none';
+  /** The body the route reads: a JSON object or array, a multipart/form-data upload, or none (any other body answers 400). */
+  body: 'object' | 'array' | 'multipart' | 'none';
+  /** For multipart routes: the largest file accepted. */
+  maxFileBytes?: number;
   /** Headers passed on to the gateway when present, besides the credential (e.g. a service key). */
   optionalHeaders?: string[];
   /** The aggregator envelope's requestId: the client's own where the spec echoes it. */
@@ -110,6 +115,20 @@ const aggregatorUser = (body: unknown): Record<string, unknown> => {
   if (typeof user !== 'object' || Array.isArray(user)) throw new RouteInputError(ErrorCode.BAD_REQUEST, 'user must be an object.', 'user');
   return user as Record<string, unknown>;
 };
+
+/** `GET /restrictions`: the spec's three members; allowedTransactionTypeNames keyed by type name. */
+function restrictionsBody(data: Record<string, unknown>) {
+  const me = data.me as { restrictions: Array<Record<string, unknown>>; proceduralRestrictionNames: string[] };
+  const types = data.transactionTypes as Array<{ name: string } & Record<string, unknown>>;
+  return {
+    success: true,
+    restrictions: me.restrictions.map(withoutNulls),
+    proceduralRestrictionNames: me.proceduralRestrictionNames,
+    allowedTransactionTypeNames: Object.fromEntries(types.map(({ name, ...rule }) => [name, withoutNulls(rule)])),
+  };
+}
+
+const AGGREGATOR_LIST_FIELDS = ['customerId', 'dateCreateFrom', 'dateCreateTo', 'numberOfRecords', 'skipRecords'] as const;
 
 /** Every route of the adapter. */
 export const ROUTES: Route[] = [
@@ -288,5 +307,75 @@ export const ROUTES: Route[] = [
     operation: 'aggregator-change-password.graphql',
     variables: ({ body }) => ({ input: pick(body, ['oldPassword', 'newPassword']) }),
     respond: (data) => data.aggregatorChangePassword,
+  },
+  {
+    method: 'GET',
+    paths: ['/restrictions'],
+    api: 'end-user',
+    credential: 'token',
+    body: 'none',
+    operation: 'restrictions.graphql',
+    variables: () => ({}),
+    respond: restrictionsBody,
+  },
+  {
+    method: 'POST',
+    // Designed: the spec names customer initialisation without a path or shape.
+    paths: ['/akepa/customer/init'],
+    api: 'aggregator',
+    credential: 'x-svc-token',
+    body: 'object',
+    operation: 'customer-init.graphql',
+    variables: ({ body }) => ({ input: pick(body, ['customerId', 'type', 'reference', 'individual', 'business']) }),
+    respond: (data) => data.initializeCustomer,
+  },
+  {
+    method: 'POST',
+    paths: ['/akepa/document/generate'],
+    api: 'aggregator',
+    credential: 'x-svc-token',
+    body: 'object',
+    operation: 'document-generate.graphql',
+    variables: ({ body }) => ({ input: pick(body, ['customerId', 'entityId', 'documentType']) }),
+    respond: (data) => data.generateDocument,
+  },
+  {
+    method: 'POST',
+    paths: ['/akepa/document/upload/:documentId'],
+    api: 'aggregator',
+    credential: 'x-svc-token',
+    body: 'multipart',
+    maxFileBytes: 5 * 1024 * 1024,
+    operation: 'document-upload.graphql',
+    variables: ({ params, files }) => {
+      const file = files.find((f) => f.fieldName === 'file');
+      if (!file) throw new RouteInputError(ErrorCode.REQUIRED_ELEMENT_MISSING, 'The file is required, in form field `file`.', 'file');
+      return { input: { documentId: params.documentId, contentType: file.contentType, contentBase64: file.data.toString('base64'), fileName: file.fileName } };
+    },
+    respond: (data) => data.uploadDocument,
+  },
+  {
+    method: 'POST',
+    paths: ['/akepa/list'],
+    api: 'aggregator',
+    credential: 'x-svc-token',
+    body: 'object',
+    operation: 'applications-list.graphql',
+    variables: ({ body }) => ({ input: pick(body, AGGREGATOR_LIST_FIELDS) }),
+    respond: (data) => data.applications,
+  },
+  {
+    method: 'POST',
+    paths: ['/akepa/update'],
+    api: 'aggregator',
+    credential: 'x-svc-token',
+    body: 'object',
+    operation: 'application-update.graphql',
+    variables: ({ body }) => {
+      const input = pick(body, ['customerId', 'applicationId', 'documents']);
+      if (Array.isArray(input.documents)) input.documents = input.documents.map((doc) => (doc !== null && typeof doc === 'object' ? pick(doc, ['entityId', 'documentId', 'view']) : doc));
+      return { input };
+    },
+    respond: (data) => data.updateApplication,
   },
 ];

@@ -2,20 +2,44 @@ import type DataLoader from 'dataloader';
 import type { Db } from 'mongodb';
 import { loaderByKey, loaderOfGroups } from '../../../platform/loaders.js';
 import type { RequestBase } from '../../../platform/subgraph.js';
-import { restrictionsCollection, type RestrictionDocument } from './datasources/restrictions.js';
+import {
+  proceduralRestrictionsCollection,
+  restrictionsCollection,
+  transactionTypesCollection,
+  type ProceduralRestrictionDocument,
+  type RestrictionDocument,
+  type TransactionTypeDocument,
+} from './datasources/restrictions.js';
+import { Kyc, kycCollections, type ApplicationDocument } from './kyc.js';
 
 /** The compliance subgraph's per-request context. */
 export interface ComplianceContext extends RequestBase {
   restrictions: DataLoader<string, RestrictionDocument | null>;
-  /** A user's restrictions in evaluation order: priority, then name. */
-  restrictionsOfUser: DataLoader<string, RestrictionDocument[]>;
+  /** The restrictions that apply to a user: their own, or the platform defaults where they have none. */
+  effectiveRestrictions(SvcUserId: string): Promise<RestrictionDocument[]>;
+  proceduralOfUser: DataLoader<string, ProceduralRestrictionDocument[]>;
+  transactionTypes(): Promise<TransactionTypeDocument[]>;
+  applications: DataLoader<string, ApplicationDocument | null>;
+  kyc: Kyc;
 }
 
 export function createComplianceContext(base: RequestBase, db: Db): ComplianceContext {
   const restrictions = restrictionsCollection(db);
+  const ofUser = loaderOfGroups(restrictions, 'SvcUserId');
+  let defaults: Promise<RestrictionDocument[]> | undefined;
+  let types: Promise<TransactionTypeDocument[]> | undefined;
   return {
     ...base,
     restrictions: loaderByKey(restrictions),
-    restrictionsOfUser: loaderOfGroups(restrictions, 'SvcUserId', { sort: { priority: 1, restrictionName: 1, _id: 1 } }),
+    effectiveRestrictions: async (SvcUserId) => {
+      const own = await ofUser.load(SvcUserId);
+      if (own.length > 0) return own;
+      defaults ??= restrictions.find({ SvcUserId: null }).toArray();
+      return defaults;
+    },
+    proceduralOfUser: loaderOfGroups(proceduralRestrictionsCollection(db), 'SvcUserId', { sort: { dtsCreated: 1, _id: 1 } }),
+    transactionTypes: () => (types ??= transactionTypesCollection(db).find({}).sort({ _id: 1 }).toArray()),
+    applications: loaderByKey(kycCollections(db).applications),
+    kyc: new Kyc(db, base.logger),
   };
 }

@@ -1,9 +1,11 @@
-import { maySeeUser } from '../../../../platform/authorize.js';
 import type { RestrictionResolvers } from '../__generated__/resolvers-types.js';
 
 export const Restriction: RestrictionResolvers = {
   __resolveReference: async ({ restrictionId }, { restrictions, principal }) => {
     const restriction = await restrictions.load(restrictionId);
-    return restriction && maySeeUser(principal, restriction.SvcUserId) ? restriction : null;
+    if (!restriction) return null;
+    // Platform defaults are public; a user's own are theirs.
+    const visible = restriction.SvcUserId === null || principal.kind === 'service' || (principal.kind === 'user' && principal.userId === restriction.SvcUserId);
+    return visible ? restriction : null;
   },
 };

@@ -1,7 +1,9 @@
 import { maySeeUser } from '../../../../platform/authorize.js';
 import type { UserResolvers } from '../__generated__/resolvers-types.js';
+import { inEvaluationOrder } from '../engine.js';
 
 export const User: UserResolvers = {
   __resolveReference: (reference, { principal }) => (maySeeUser(principal, reference.SvcUserId) ? reference : null),
-  restrictions: (user, _args, { restrictionsOfUser }) => restrictionsOfUser.load(user.SvcUserId),
+  restrictions: async (user, _args, { effectiveRestrictions }) => inEvaluationOrder(await effectiveRestrictions(user.SvcUserId)),
+  proceduralRestrictionNames: async (user, _args, { proceduralOfUser }) => (await proceduralOfUser.load(user.SvcUserId)).map((p) => p.name),
 };

@@ -1,8 +1,17 @@
+import { scalarResolvers } from '../../../../platform/scalars.js';
 import type { Resolvers } from '../__generated__/resolvers-types.js';
+import { Application } from './Application.js';
+import { Mutation } from './Mutation.js';
+import { Query } from './Query.js';
 import { Restriction } from './Restriction.js';
 import { User } from './User.js';
 
 export const resolvers: Resolvers = {
+  DateTime: scalarResolvers.DateTime,
+  Date: scalarResolvers.Date,
+  Query,
+  Mutation,
   Restriction,
+  Application,
   User,
 };

@@ -1,0 +1,19 @@
+import type { Db } from 'mongodb';
+import { newId } from './secrets.js';
+
+/** An event written in the same write path as the state change it reports, for the relay to publish. */
+export interface OutboxEvent {
+  _id: string;
+  type: string;
+  /** Who may see the event: the aggregator or user it concerns. */
+  audience: { svcAggregatorId?: string; SvcUserId?: string };
+  payload: Record<string, unknown>;
+  dtsCreated: Date;
+  /** Set by the relay once published on the event bus. */
+  dtsPublished: Date | null;
+}
+
+/** Writes an event to the subgraph's outbox collection. */
+export async function recordEvent(db: Db, type: string, audience: OutboxEvent['audience'], payload: Record<string, unknown>): Promise<void> {
+  await db.collection<OutboxEvent>('outbox').insertOne({ _id: newId('evt_'), type, audience, payload, dtsCreated: new Date(), dtsPublished: null });
+}

@@ -1,0 +1,326 @@
+import { GridFSBucket, MongoServerError, type Collection, type Db } from 'mongodb';
+import { appError, ErrorCode } from '../../../platform/errors.js';
+import type { Logger } from '../../../platform/logger.js';
+import { recordEvent } from '../../../platform/outbox.js';
+import { isIsoDate } from '../../../platform/scalars.js';
+import { newId } from '../../../platform/secrets.js';
+import { checkString, ID_RULE, required } from '../../../platform/validate.js';
+
+export type View = 'front' | 'back' | 'selfie';
+const VIEWS: readonly View[] = ['front', 'back', 'selfie'];
+/** What each document type can show. */
+const DOCUMENT_VIEWS: Record<string, readonly View[]> = {
+  idCard: ['front', 'back'],
+  driverLicense: ['front', 'back'],
+  passport: ['front', 'back'],
+  selfie: ['selfie'],
+  businessRegistration: ['front'],
+};
+/** The views a person needs (front and back of an identity document, and a selfie), and a business. */
+const PERSON_VIEWS: View[] = ['front', 'back', 'selfie'];
+const BUSINESS_VIEWS: View[] = ['front'];
+const FILE_TYPES = { 'image/jpeg': [0xff, 0xd8, 0xff], 'image/png': [0x89, 0x50, 0x4e, 0x47], 'application/pdf': [0x25, 0x50, 0x44, 0x46] } as const;
+export const MAX_DOCUMENT_BYTES = 5 * 1024 * 1024;
+
+/** A KYC/KYB customer of an aggregator. `_id` is `<svcAggregatorId>:<customerId>`. */
+export interface CustomerDocument {
+  _id: string;
+  customerId: string;
+  svcAggregatorId: string;
+  type: 'individual' | 'business';
+  reference: string | null;
+  person: { firstName: string; lastName: string; dateOfBirth: string | null } | null;
+  business: { legalName: string; registrationNumber: string } | null;
+  businessRepresentativeId: string | null;
+  applicationId: string;
+  dtsCreated: Date;
+}
+
+export interface LinkedView {
+  view: View;
+  documentId: string;
+  documentType: string;
+}
+
+export interface EntityApplicationDocument {
+  entityId: string;
+  isCustomer: boolean;
+  kind: 'person' | 'business';
+  status: 'pending_step_up' | 'completed';
+  outcome: string | null;
+  requiredViews: View[];
+  linked: LinkedView[];
+}
+
+/** A stored application; `version` makes every update conditional on what was read. */
+export interface ApplicationDocument {
+  _id: string;
+  applicationId: string;
+  svcAggregatorId: string;
+  customerId: string;
+  reference: string | null;
+  status: 'pending_step_up' | 'completed';
+  outcome: string | null;
+  entityApplications: EntityApplicationDocument[];
+  version: number;
+  dtsCreated: Date;
+  dtsUpdated: Date;
+}
+
+/** A generated document id and, once uploaded, its file in GridFS (same id). */
+export interface KycDocument {
+  _id: string;
+  svcAggregatorId: string;
+  customerId: string;
+  entityId: string;
+  documentType: string;
+  uploaded: { contentType: string; size: number; dtsUploaded: Date } | null;
+  dtsCreated: Date;
+}
+
+export function kycCollections(db: Db) {
+  return {
+    customers: db.collection<CustomerDocument>('customers'),
+    applications: db.collection<ApplicationDocument>('applications'),
+    documents: db.collection<KycDocument>('kycDocuments'),
+  };
+}
+
+const REFERENCE = { min: 1, max: 32, pattern: /^[A-Za-z0-9]+$/, patternText: 'letters and digits' };
+const NAME = { min: 1, max: 100, safeText: true };
+
+function person(input: Record<string, unknown> | null | undefined, field: string) {
+  const value = required(input, field);
+  const dateOfBirth = checkString(value.dateOfBirth, `${field}.dateOfBirth`) ?? null;
+  if (dateOfBirth && !isIsoDate(dateOfBirth)) throw appError(ErrorCode.VALIDATION_FAILED, `${field}.dateOfBirth must be a date written YYYY-MM-DD.`, { field: `${field}.dateOfBirth` });
+  return {
+    firstName: checkString(required(value.firstName, `${field}.firstName`), `${field}.firstName`, NAME)!,
+    lastName: checkString(required(value.lastName, `${field}.lastName`), `${field}.lastName`, NAME)!,
+    dateOfBirth,
+  };
+}
+
+/** The application as the aggregator spec shows it. */
+export function applicationView(application: ApplicationDocument) {
+  return {
+    applicationId: application.applicationId,
+    aggregatorId: application.svcAggregatorId,
+    customerId: application.customerId,
+    reference: application.reference,
+    status: application.status,
+    outcome: application.outcome,
+    entityApplications: application.entityApplications.map((entity) => ({
+      entityId: entity.entityId,
+      isCustomer: entity.isCustomer,
+      status: entity.status,
+      outcome: entity.outcome,
+      requiredViews: entity.requiredViews,
+      linkedViews: entity.linked.map((link) => link.view),
+    })),
+    dtsCreatedAt: application.dtsCreated,
+    dtsUpdatedAt: application.dtsUpdated,
+  };
+}
+
+/** KYC/KYB: customers, their documents and applications, for one aggregator at a time. */
+export class Kyc {
+  private readonly collections: ReturnType<typeof kycCollections>;
+  private readonly files: GridFSBucket;
+
+  constructor(
+    private readonly db: Db,
+    private readonly logger: Logger,
+  ) {
+    this.collections = kycCollections(db);
+    this.files = new GridFSBucket(db, { bucketName: 'kycFiles' });
+  }
+
+  /** Opens a customer and its application; a business gets a representative entity. */
+  async initializeCustomer(svcAggregatorId: string, input: Record<string, unknown>) {
+    const customerId = checkString(required(input.customerId, 'customerId'), 'customerId', ID_RULE)!;
+    const type = checkString(required(input.type, 'type'), 'type')!;
+    if (type !== 'individual' && type !== 'business') throw appError(ErrorCode.VALIDATION_FAILED, 'type must be individual or business.', { field: 'type' });
+    const reference = checkString(input.reference, 'reference', REFERENCE) ?? null;
+    const now = new Date();
+    const applicationId = newId('app_');
+    let entities: EntityApplicationDocument[];
+    let customer: CustomerDocument;
+    const entity = (entityId: string, isCustomer: boolean, kind: 'person' | 'business'): EntityApplicationDocument => ({
+      entityId, isCustomer, kind, status: 'pending_step_up', outcome: null, requiredViews: kind === 'person' ? PERSON_VIEWS : BUSINESS_VIEWS, linked: [],
+    });
+    if (type === 'individual') {
+      customer = { _id: `${svcAggregatorId}:${customerId}`, customerId, svcAggregatorId, type, reference, person: person(input.individual as Record<string, unknown>, 'individual'), business: null, businessRepresentativeId: null, applicationId, dtsCreated: now };
+      entities = [entity(customerId, true, 'person')];
+    } else {
+      const business = required(input.business as Record<string, unknown> | null | undefined, 'business');
+      const representativeId = newId('rep_');
+      customer = {
+        _id: `${svcAggregatorId}:${customerId}`, customerId, svcAggregatorId, type, reference,
+        person: person(business.representative as Record<string, unknown>, 'business.representative'),
+        business: {
+          legalName: checkString(required(business.legalName, 'business.legalName'), 'business.legalName', { min: 1, max: 200, safeText: true })!,
+          registrationNumber: checkString(required(business.registrationNumber, 'business.registrationNumber'), 'business.registrationNumber', { min: 1, max: 50, pattern: /^[A-Za-z0-9-]+$/, patternText: 'letters, digits or dashes' })!,
+        },
+        businessRepresentativeId: representativeId, applicationId, dtsCreated: now,
+      };
+      entities = [entity(customerId, true, 'business'), entity(representativeId, false, 'person')];
+    }
+    try {
+      await this.collections.customers.insertOne(customer);
+    } catch (error) {
+      if (error instanceof MongoServerError && error.code === 11000) throw appError(ErrorCode.CONFLICT, `Customer ${customerId} already exists.`, { field: 'customerId' });
+      throw error;
+    }
+    const application: ApplicationDocument = {
+      _id: applicationId, applicationId, svcAggregatorId, customerId, reference, status: 'pending_step_up', outcome: null,
+      entityApplications: entities, version: 0, dtsCreated: now, dtsUpdated: now,
+    };
+    await this.collections.applications.insertOne(application);
+    this.logger.info('customer initialised', { svcAggregatorId, customerId, type, applicationId });
+    return { customerId, type, applicationId, businessRepresentativeId: customer.businessRepresentativeId, application: applicationView(application) };
+  }
+
+  /** Issues a document id for one file of an entity of the customer's open application. */
+  async generateDocument(svcAggregatorId: string, input: Record<string, unknown>) {
+    const customerId = checkString(required(input.customerId, 'customerId'), 'customerId', ID_RULE)!;
+    const entityId = checkString(required(input.entityId, 'entityId'), 'entityId', ID_RULE)!;
+    const documentType = checkString(required(input.documentType, 'documentType'), 'documentType')!;
+    if (!DOCUMENT_VIEWS[documentType]) throw appError(ErrorCode.VALIDATION_FAILED, `documentType must be one of ${Object.keys(DOCUMENT_VIEWS).join(', ')}.`, { field: 'documentType' });
+    const customer = await this.collections.customers.findOne({ _id: `${svcAggregatorId}:${customerId}` });
+    if (!customer) throw appError(ErrorCode.NOT_FOUND, `No customer ${customerId}.`, { field: 'customerId' });
+    const application = await this.collections.applications.findOne({ _id: customer.applicationId });
+    if (!application?.entityApplications.some((e) => e.entityId === entityId)) throw appError(ErrorCode.VALIDATION_FAILED, `entityId ${entityId} is not an entity of the customer's application.`, { field: 'entityId' });
+    const documentId = newId('doc_');
+    await this.collections.documents.insertOne({ _id: documentId, svcAggregatorId, customerId, entityId, documentType, uploaded: null, dtsCreated: new Date() });
+    return { documentId, customerId, entityId, documentType, uploadPath: `/akepa/document/upload/${documentId}` };
+  }
+
+  /** Stores a generated document's file in GridFS after checking its type by content and its size. */
+  async uploadDocument(svcAggregatorId: string, input: Record<string, unknown>) {
+    const documentId = checkString(required(input.documentId, 'documentId'), 'documentId', ID_RULE)!;
+    const contentType = checkString(required(input.contentType, 'contentType'), 'contentType')!;
+    const base64 = checkString(required(input.contentBase64, 'file'), 'file')!;
+    const magic = FILE_TYPES[contentType as keyof typeof FILE_TYPES];
+    if (!magic) throw appError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `The file must be one of ${Object.keys(FILE_TYPES).join(', ')}.`, { field: 'file' });
+    const bytes = Buffer.from(base64, 'base64');
+    if (bytes.length === 0 || bytes.length > MAX_DOCUMENT_BYTES) throw appError(ErrorCode.PAYLOAD_TOO_LARGE, `The file must be 1 to ${MAX_DOCUMENT_BYTES} bytes.`, { field: 'file' });
+    if (!magic.every((byte, i) => bytes[i] === byte)) throw appError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `The file's content is not ${contentType}.`, { field: 'file' });
+    const document = await this.collections.documents.findOne({ _id: documentId, svcAggregatorId });
+    if (!document) throw appError(ErrorCode.NOT_FOUND, `No document ${documentId}; generate it first.`, { field: 'documentId' });
+    // Claim the upload: a document holds one file, and two racing uploads cannot both store one.
+    const claimed = await this.collections.documents.findOneAndUpdate(
+      { _id: documentId, uploaded: null },
+      { $set: { uploaded: { contentType, size: bytes.length, dtsUploaded: new Date() } } },
+    );
+    if (!claimed) throw appError(ErrorCode.CONFLICT, `Document ${documentId} already has its file.`, { field: 'documentId' });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const upload = this.files.openUploadStreamWithId(documentId as never, String(input.fileName ?? documentId).slice(0, 200), {
+          metadata: { svcAggregatorId, customerId: document.customerId, entityId: document.entityId, documentType: document.documentType, contentType },
+        });
+        upload.once('finish', () => resolve());
+        upload.once('error', reject);
+        upload.end(bytes);
+      });
+    } catch (error) {
+      await this.collections.documents.updateOne({ _id: documentId }, { $set: { uploaded: null } });
+      throw error;
+    }
+    return { documentId, contentType, size: bytes.length };
+  }
+
+  /** Applications of one customer, oldest first, with the list total of the aggregator spec. */
+  async list(svcAggregatorId: string, input: Record<string, unknown>) {
+    const customerId = checkString(required(input.customerId, 'customerId'), 'customerId', ID_RULE)!;
+    const limit = input.numberOfRecords ?? 1000;
+    const skip = input.skipRecords ?? 0;
+    if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 1000) throw appError(ErrorCode.VALIDATION_FAILED, 'numberOfRecords must be an integer from 1 to 1000.', { field: 'numberOfRecords' });
+    if (!Number.isInteger(skip) || (skip as number) < 0) throw appError(ErrorCode.VALIDATION_FAILED, 'skipRecords must be an integer from 0.', { field: 'skipRecords' });
+    const created: Record<string, Date> = {};
+    if (input.dateCreateFrom) created.$gte = new Date(`${String(input.dateCreateFrom)}T00:00:00.000Z`);
+    if (input.dateCreateTo) created.$lt = new Date(new Date(`${String(input.dateCreateTo)}T00:00:00.000Z`).getTime() + 24 * 3600_000);
+    const filter = { svcAggregatorId, customerId, ...(Object.keys(created).length ? { dtsCreated: created } : {}) };
+    // One more than asked tells whether more exist.
+    const docs = await this.collections.applications.find(filter).sort({ dtsCreated: 1, _id: 1 }).skip(skip as number).limit((limit as number) + 1).toArray();
+    const items = docs.slice(0, limit as number);
+    return { items: items.map(applicationView), total: { skipRecords: skip as number, numberOfRecords: items.length, more: docs.length > items.length } };
+  }
+
+  /** Links uploaded documents to the application's entities: the spec's state machine. */
+  async update(svcAggregatorId: string, input: Record<string, unknown>) {
+    const customerId = checkString(required(input.customerId, 'customerId'), 'customerId', ID_RULE)!;
+    const applicationId = checkString(required(input.applicationId, 'applicationId'), 'applicationId', ID_RULE)!;
+    const attachments = ((input.documents as Array<Record<string, unknown>> | null | undefined) ?? []).map((doc, i) => ({
+      entityId: checkString(required(doc.entityId, `documents[${i}].entityId`), `documents[${i}].entityId`, ID_RULE)!,
+      documentId: checkString(required(doc.documentId, `documents[${i}].documentId`), `documents[${i}].documentId`, ID_RULE)!,
+      view: checkString(required(doc.view, `documents[${i}].view`), `documents[${i}].view`)! as View,
+      field: `documents[${i}]`,
+    }));
+    for (const a of attachments) {
+      if (!VIEWS.includes(a.view)) throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.view must be front, back or selfie.`, { field: `${a.field}.view` });
+    }
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const application = await this.collections.applications.findOne({ _id: applicationId, svcAggregatorId, customerId });
+      if (!application) throw appError(ErrorCode.NOT_FOUND, `No application ${applicationId} of customer ${customerId}.`, { field: 'applicationId' });
+      if (application.status === 'completed') {
+        if (attachments.length === 0) return applicationView(application);
+        throw appError(ErrorCode.CONFLICT, 'The application is completed: it accepts no more documents.', { field: 'documents' });
+      }
+      const documents = new Map((await this.collections.documents.find({ _id: { $in: attachments.map((a) => a.documentId) }, svcAggregatorId }).toArray()).map((d) => [d._id, d]));
+      const next = this.link(application, attachments, documents);
+      const now = new Date();
+      const updated = await this.collections.applications.findOneAndUpdate(
+        { _id: applicationId, version: application.version, status: 'pending_step_up' },
+        { $set: { ...next, version: application.version + 1, dtsUpdated: now } },
+        { returnDocument: 'after' },
+      );
+      if (!updated) continue;
+      if (updated.status === 'completed') {
+        await recordEvent(this.db, 'application.completed', { svcAggregatorId }, { applicationId, customerId, outcome: updated.outcome });
+        this.logger.info('application completed', { applicationId, outcome: updated.outcome });
+      }
+      return applicationView(updated);
+    }
+    throw appError(ErrorCode.CONFLICT, 'The application is being changed by another request; try again.');
+  }
+
+  /** Checks every attachment against the application and computes the new entity states; throws on the first problem. */
+  private link(application: ApplicationDocument, attachments: Array<{ entityId: string; documentId: string; view: View; field: string }>, documents: Map<string, KycDocument>) {
+    const entities = application.entityApplications.map((e) => ({ ...e, linked: [...e.linked] }));
+    const usedDocuments = new Set(entities.flatMap((e) => e.linked.map((l) => l.documentId)));
+    for (const a of attachments) {
+      const entity = entities.find((e) => e.entityId === a.entityId);
+      if (!entity) throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.entityId is not an entity of this application.`, { field: `${a.field}.entityId` });
+      const document = documents.get(a.documentId);
+      if (!document || document.customerId !== application.customerId || document.entityId !== a.entityId) {
+        throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.documentId was not generated for this entity.`, { field: `${a.field}.documentId` });
+      }
+      if (!document.uploaded) throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.documentId has no uploaded file yet.`, { field: `${a.field}.documentId` });
+      if (!entity.requiredViews.includes(a.view)) throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.view ${a.view} is not needed for this entity.`, { field: `${a.field}.view` });
+      if (!DOCUMENT_VIEWS[document.documentType]?.includes(a.view)) throw appError(ErrorCode.VALIDATION_FAILED, `A ${document.documentType} cannot be the ${a.view} view.`, { field: `${a.field}.view` });
+      if (entity.linked.some((l) => l.view === a.view)) throw appError(ErrorCode.VALIDATION_FAILED, `The ${a.view} of entity ${a.entityId} is already linked.`, { field: `${a.field}.view` });
+      if (usedDocuments.has(a.documentId)) throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.documentId is already linked.`, { field: `${a.field}.documentId` });
+      usedDocuments.add(a.documentId);
+      entity.linked.push({ view: a.view, documentId: a.documentId, documentType: document.documentType });
+    }
+    for (const entity of entities) {
+      const views = new Set(entity.linked.map((l) => l.view));
+      // Front and back of an entity's document travel together.
+      if (entity.requiredViews.includes('back') && views.has('front') !== views.has('back')) {
+        throw appError(ErrorCode.VALIDATION_FAILED, `Front and back of entity ${entity.entityId}'s document must be linked in the same request.`, { field: 'documents' });
+      }
+      if (entity.requiredViews.every((view) => views.has(view))) {
+        const front = entity.linked.find((l) => l.view === 'front');
+        const back = entity.linked.find((l) => l.view === 'back');
+        entity.status = 'completed';
+        entity.outcome = !back || front?.documentType === back.documentType ? 'Approved' : 'Declined';
+      }
+    }
+    const completed = entities.every((e) => e.status === 'completed');
+    return {
+      entityApplications: entities,
+      status: completed ? ('completed' as const) : ('pending_step_up' as const),
+      outcome: completed ? (entities.every((e) => e.outcome === 'Approved') ? 'Approved' : 'Declined') : null,
+    };
+  }
+}

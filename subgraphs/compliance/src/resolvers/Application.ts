@@ -1,0 +1,10 @@
+import type { ApplicationResolvers } from '../__generated__/resolvers-types.js';
+import { applicationView } from '../kyc.js';
+
+export const Application: ApplicationResolvers = {
+  __resolveReference: async ({ applicationId }, { applications, principal }) => {
+    const application = await applications.load(applicationId);
+    const visible = application && (principal.kind === 'service' || (principal.kind === 'aggregator' && principal.svcAggregatorId === application.svcAggregatorId));
+    return visible ? applicationView(application) : null;
+  },
+};

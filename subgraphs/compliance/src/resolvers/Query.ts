@@ -1,0 +1,26 @@
+import { requireAggregator } from '../../../../platform/authorize.js';
+import { appError, ErrorCode } from '../../../../platform/errors.js';
+import { checkString, ID_RULE } from '../../../../platform/validate.js';
+import type { QueryResolvers } from '../__generated__/resolvers-types.js';
+import { evaluate } from '../engine.js';
+
+export const Query: QueryResolvers = {
+  transactionTypes: (_parent, _args, { transactionTypes }) => transactionTypes(),
+  evaluateTransaction: async (_parent, { input }, { principal, effectiveRestrictions, proceduralOfUser, transactionTypes }) => {
+    let SvcUserId: string;
+    if (principal.kind === 'service') {
+      SvcUserId = checkString(input.SvcUserId ?? '', 'SvcUserId', ID_RULE)!;
+    } else if (principal.kind === 'user') {
+      if (input.SvcUserId && input.SvcUserId !== principal.userId) throw appError(ErrorCode.FORBIDDEN, 'An end user evaluates only their own transactions.', { field: 'SvcUserId' });
+      SvcUserId = principal.userId;
+    } else {
+      throw appError(ErrorCode.UNAUTHENTICATED, 'Evaluating a transaction needs an end-user token or an internal service.');
+    }
+    if (!(input.amount > 0) || !Number.isFinite(input.amount)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be a positive number.', { field: 'amount' });
+    checkString(input.currency, 'currency', { pattern: /^[A-Z]{3}$/, patternText: 'an ISO 4217 currency code' });
+    const types = await transactionTypes();
+    const [restrictions, procedural] = await Promise.all([effectiveRestrictions(SvcUserId), proceduralOfUser.load(SvcUserId)]);
+    return evaluate(input, procedural, types.find((t) => t.name === input.txnType) ?? null, restrictions);
+  },
+  applications: (_parent, { input }, { principal, kyc }) => kyc.list(requireAggregator(principal, 'read').svcAggregatorId, input),
+};
