@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ApolloGateway, RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
+import { GraphQLError } from 'graphql';
+import { ErrorCode } from '../../platform/errors.js';
 import { ApolloServer } from '@apollo/server';
 import { SUBGRAPH_NAMES, type Config, type SubgraphName } from '../../platform/config.js';
 import { apolloHandler, REQUEST_ID_HEADER, startHttpService, type HttpService } from '../../platform/http.js';
@@ -28,6 +30,22 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
     request.http?.headers.set(PRINCIPAL_HEADER, signPrincipal(principal, this.secret));
     if ('requestId' in context && context.requestId) request.http?.headers.set(REQUEST_ID_HEADER, context.requestId);
     if ('clientIp' in context && context.clientIp) request.http?.headers.set(CLIENT_IP_HEADER, signClientIp(context.clientIp, this.secret));
+  }
+
+  /**
+   * A subgraph answers 4xx when it refuses the request as a whole, for example a variable that
+   * fails a custom scalar (the gateway passes scalar values through unchecked). Its error, with
+   * its code and field, is what the client should see, not "400: Bad Request" with the
+   * subgraph's URL and stack trace.
+   */
+  override async errorFromResponse(response: Parameters<RemoteGraphQLDataSource['errorFromResponse']>[0]): Promise<GraphQLError> {
+    const body = (await this.parseBody(response)) as { errors?: Array<{ message?: string; extensions?: { code?: string; field?: string } }> } | string;
+    const first = typeof body === 'object' ? body.errors?.[0] : undefined;
+    if (response.status < 500 && first?.message && first.extensions?.code) {
+      const { code, field } = first.extensions;
+      return new GraphQLError(first.message, { extensions: { code, ...(field ? { field } : {}) } });
+    }
+    return new GraphQLError(`A subgraph answered ${response.status}.`, { extensions: { code: response.status === 401 ? 'UNAUTHENTICATED' : ErrorCode.UNAVAILABLE } });
   }
 }
 

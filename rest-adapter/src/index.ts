@@ -131,7 +131,8 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
     if (first) {
       const code = first.extensions?.code ?? ErrorCode.INTERNAL;
       const status = route.statuses?.[code] ?? DEFAULT_STATUSES[code] ?? (result.status >= 400 ? result.status : 500);
-      const field = first.extensions?.field ?? (code === 'BAD_USER_INPUT' ? fieldOfCoercionError(first.message) : undefined);
+      // A variable refused while coercing (a wrong type, a custom scalar) names its path in the message.
+      const field = first.extensions?.field ?? fieldOfCoercionError(first.message);
       const message = status >= 500 && code === ErrorCode.INTERNAL ? 'Internal server error.' : first.message;
       return fail(status, { code: code === 'BAD_USER_INPUT' ? ErrorCode.BAD_REQUEST : code, message, field });
     }
