@@ -16,6 +16,7 @@ const subgraphs: Record<string, { context: string; mappers: Record<string, strin
       Account: '../datasources/accounts.js#AccountDocument',
       Transaction: '../datasources/transactions.js#TransactionDocument',
       Beneficiary: '../datasources/beneficiaries.js#BeneficiaryDocument',
+      AchPayment: '../datasources/ach.js#AchPaymentDocument',
       User: '../../../../platform/references.js#UserReference',
     },
   },
@@ -24,6 +25,7 @@ const subgraphs: Record<string, { context: string; mappers: Record<string, strin
     mappers: {
       Restriction: '../datasources/restrictions.js#RestrictionDocument',
       TransactionTypeRule: '../datasources/restrictions.js#TransactionTypeDocument',
+      Application: '../kyc.js#ApplicationView',
       User: '../../../../platform/references.js#UserReference',
     },
   },

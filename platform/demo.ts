@@ -22,4 +22,6 @@ export const DEMO = {
   aggregatorId: 'demo_aggregator_org',
   aggregatorLogin: 'demo_aggregator',
   aggregatorPassword: 'Demo#Pass2026',
+  /** 90 days of the demo aggregator's ACH debits and returns, with a stretch of unauthorized returns that goes out of compliance. */
+  achHistory: { days: 90, perDay: 30, seed: 2026, spike: { fromDay: 40, toDay: 49, unauthorizedRate: 0.04 } },
 } as const;

@@ -11,6 +11,8 @@ export interface OutboxEvent {
   dtsCreated: Date;
   /** Set by the relay once published on the event bus. */
   dtsPublished: Date | null;
+  /** Set once forwarded through the graph to the subgraph that consumes it (ach.* events go to compliance). */
+  dtsForwarded?: Date | null;
 }
 
 /** Writes an event to the subgraph's outbox collection. */

@@ -1,5 +1,5 @@
 import { loadConfig, type Config } from '../platform/config.js';
-import { startEmbeddedMongo, type EmbeddedMongo } from '../platform/ferretdb.js';
+import { freePort, startEmbeddedMongo, type EmbeddedMongo } from '../platform/ferretdb.js';
 import type { HttpService } from '../platform/http.js';
 import type { Logger } from '../platform/logger.js';
 import { connectMongo, type Mongo } from '../platform/mongo.js';
@@ -8,9 +8,9 @@ import { start as startRestAdapter } from '../rest-adapter/src/index.js';
 import { start as startCards } from '../subgraphs/cards/src/index.js';
 import { seedCards } from '../subgraphs/cards/src/seed.js';
 import { start as startCompliance } from '../subgraphs/compliance/src/index.js';
-import { seedCompliance } from '../subgraphs/compliance/src/seed.js';
+import { seedAchDays, seedCompliance } from '../subgraphs/compliance/src/seed.js';
 import { start as startPayments } from '../subgraphs/payments/src/index.js';
-import { seedPayments } from '../subgraphs/payments/src/seed.js';
+import { seedAchPayments, seedPayments } from '../subgraphs/payments/src/seed.js';
 import { start as startUser } from '../subgraphs/user/src/index.js';
 import { seedUser } from '../subgraphs/user/src/seed.js';
 
@@ -20,7 +20,9 @@ export async function seedDemo(mongo: Mongo): Promise<void> {
   await seedUser(mongo.db('user'), now);
   await seedCards(mongo.db('cards'), now);
   await seedPayments(mongo.db('payments'), now);
+  await seedAchPayments(mongo.db('payments'), now);
   await seedCompliance(mongo.db('compliance'), now);
+  await seedAchDays(mongo.db('compliance'), now);
 }
 
 /** Connects to `MONGODB_URI`, or starts the embedded FerretDB when it is unset. */
@@ -44,8 +46,11 @@ export interface Stack {
  * Starts the four subgraphs, then the gateway over their actual URLs, then the REST adapter
  * over the gateway's. With port 0 in the configuration every server takes a free port.
  */
-export async function startStack(config: Config, logger: Logger, mongo: Mongo): Promise<Stack> {
+export async function startStack(configured: Config, logger: Logger, mongo: Mongo): Promise<Stack> {
   const started: HttpService[] = [];
+  // Subgraphs call the graph through the gateway, which starts after them: fix its port first.
+  const gatewayPort = configured.ports.gateway || (await freePort());
+  const config: Config = { ...configured, ports: { ...configured.ports, gateway: gatewayPort }, gatewayUrl: configured.ports.gateway ? configured.gatewayUrl : `http://127.0.0.1:${gatewayPort}/graphql` };
   try {
     const user = await startUser({ config, logger, mongo });
     started.push(user);

@@ -2,17 +2,18 @@ import type { IncomingMessage } from 'node:http';
 import type { Config } from '../../platform/config.js';
 import { appError, ErrorCode } from '../../platform/errors.js';
 import { REQUEST_ID_HEADER } from '../../platform/http.js';
-import { PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, signPrincipal, type Principal } from '../../platform/principal.js';
+import { PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, signPrincipal, verifyPrincipal, type Principal } from '../../platform/principal.js';
 import { sha256 } from '../../platform/secrets.js';
 
 /** The gateway's own identity when it calls a subgraph's internal routes. */
 const GATEWAY: Principal = { kind: 'service', service: 'gateway' };
 
 /** The credential headers, most specific first; a request carries at most one. */
-const CREDENTIAL_HEADERS = ['x-service-key', 'x-svc-token', 'token'] as const;
+const CREDENTIAL_HEADERS = [PRINCIPAL_HEADER, 'x-service-key', 'x-svc-token', 'token'] as const;
 
 /**
- * Establishes the principal of a request once: an internal service from `x-service-key`, an
+ * Establishes the principal of a request once: a subgraph from its signed internal principal,
+ * an internal service from `x-service-key`, an
  * aggregator user from `x-svc-token`, an end user or prospect from `token`. No credential means
  * an anonymous principal, which may only log in or start onboarding; a credential that does not
  * resolve is refused with 401.
@@ -27,6 +28,12 @@ export function createAuthenticator(config: Config) {
     const header = sent[0]!;
     const value = req.headers[header];
     if (typeof value !== 'string' || value === '') throw unauthenticated(`The ${header} header is empty.`);
+    if (header === PRINCIPAL_HEADER) {
+      // A subgraph calling the graph as an internal service, signed with INTERNAL_SECRET.
+      const principal = verifyPrincipal(value, config.internalSecret);
+      if (principal?.kind !== 'service') throw unauthenticated('The internal principal is invalid.');
+      return principal;
+    }
     if (header === 'x-service-key') {
       const service = config.serviceKeyHashes.get(sha256(value));
       if (!service) throw unauthenticated('The service key is not known.');

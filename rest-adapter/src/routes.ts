@@ -378,4 +378,14 @@ export const ROUTES: Route[] = [
     },
     respond: (data) => data.updateApplication,
   },
+  {
+    method: 'POST',
+    paths: ['/transfer-to/ach/return-rates'],
+    api: 'aggregator',
+    credential: 'x-svc-token',
+    body: 'object',
+    operation: 'ach-return-rates.graphql',
+    variables: ({ body }) => ({ input: pick(body, ['date', 'numberOfRecords', 'skipRecords']) }),
+    respond: (data) => data.achReturnRates,
+  },
 ];

@@ -11,6 +11,7 @@ import {
   type TransactionTypeDocument,
 } from './datasources/restrictions.js';
 import { Kyc, kycCollections, type ApplicationDocument } from './kyc.js';
+import { ReturnRates } from './return-rates.js';
 
 /** The compliance subgraph's per-request context. */
 export interface ComplianceContext extends RequestBase {
@@ -21,6 +22,7 @@ export interface ComplianceContext extends RequestBase {
   transactionTypes(): Promise<TransactionTypeDocument[]>;
   applications: DataLoader<string, ApplicationDocument | null>;
   kyc: Kyc;
+  returnRates: ReturnRates;
 }
 
 export function createComplianceContext(base: RequestBase, db: Db): ComplianceContext {
@@ -41,5 +43,6 @@ export function createComplianceContext(base: RequestBase, db: Db): ComplianceCo
     transactionTypes: () => (types ??= transactionTypesCollection(db).find({}).sort({ _id: 1 }).toArray()),
     applications: loaderByKey(kycCollections(db).applications),
     kyc: new Kyc(db, base.logger),
+    returnRates: new ReturnRates(db, base.logger),
   };
 }

@@ -3,6 +3,7 @@ import { startSubgraph, type SubgraphStartOptions } from '../../../platform/subg
 import { createComplianceContext } from './context.js';
 import { proceduralRestrictionsCollection, restrictionsCollection } from './datasources/restrictions.js';
 import { kycCollections } from './kyc.js';
+import { ReturnRates, returnRateCollections } from './return-rates.js';
 import { resolvers } from './resolvers/index.js';
 
 /** Starts the compliance subgraph. */
@@ -13,10 +14,27 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   const { applications, documents } = kycCollections(db);
   await applications.createIndex({ svcAggregatorId: 1, customerId: 1, dtsCreated: 1, _id: 1 });
   await documents.createIndex({ svcAggregatorId: 1, customerId: 1 });
-  return startSubgraph({
+  const { days, reports } = returnRateCollections(db);
+  await days.createIndex({ svcAggregatorId: 1, date: 1 });
+  await reports.createIndex({ svcAggregatorId: 1, maxDate: -1 });
+  await reports.createIndex({ svcAggregatorId: 1, reportDate: -1 });
+  const service = await startSubgraph({
     ...options,
     name: 'compliance',
     resolvers,
     createContext: (base) => createComplianceContext(base, db),
   });
+  // The daily job: bring every aggregator's return-rate reports up to today, at start and hourly.
+  const returnRates = new ReturnRates(db, options.logger.child({ service: 'compliance-subgraph', job: 'ach-return-rates' }));
+  const catchUp = () => returnRates.catchUp(new Date().toISOString().slice(0, 10)).catch((error: unknown) => options.logger.error('ach return rates job failed', { error }));
+  await catchUp();
+  const timer = setInterval(() => void catchUp(), 3600_000);
+  timer.unref();
+  return {
+    ...service,
+    close: async () => {
+      clearInterval(timer);
+      await service.close();
+    },
+  };
 }

@@ -100,6 +100,9 @@ function person(input: Record<string, unknown> | null | undefined, field: string
   };
 }
 
+/** An application as the graph returns it. */
+export type ApplicationView = ReturnType<typeof applicationView>;
+
 /** The application as the aggregator spec shows it. */
 export function applicationView(application: ApplicationDocument) {
   return {

@@ -1,7 +1,9 @@
 import type { Db } from 'mongodb';
+import { addDays, generateAchHistory, type AchActivity } from '../../../platform/ach.js';
 import { DEMO } from '../../../platform/demo.js';
 import { restrictionsCollection, transactionTypesCollection, type RestrictionDocument, type TransactionTypeDocument } from './datasources/restrictions.js';
 import { kycCollections, type ApplicationDocument, type CustomerDocument, type EntityApplicationDocument } from './kyc.js';
+import { returnRateCollections, type AchDayDocument } from './return-rates.js';
 
 const ACCOUNTS = ['checking', 'savings'];
 
@@ -62,4 +64,33 @@ export async function seedCompliance(db: Db, now = new Date()): Promise<void> {
     await customers.updateOne({ _id: customer._id }, { $setOnInsert: customer }, { upsert: true });
     await applications.updateOne({ _id: application._id }, { $setOnInsert: application }, { upsert: true });
   }
+}
+
+/** Daily totals of ACH activities, as applying them one by one would leave them. */
+export function achDays(activities: readonly AchActivity[]): AchDayDocument[] {
+  const days = new Map<string, AchDayDocument>();
+  for (const a of activities) {
+    const id = `${a.svcAggregatorId}:${a.entryDate}`;
+    const day = days.get(id) ?? { _id: id, svcAggregatorId: a.svcAggregatorId, date: a.entryDate, debits: 0, debitCents: 0, returns: {}, appliedEvents: [] };
+    const cents = Math.round(a.amount * 100);
+    if (a.kind === 'debit') {
+      day.debits += 1;
+      day.debitCents += cents;
+    } else {
+      const code = (day.returns[a.returnCode!] ??= { count: 0, cents: 0 });
+      code.count += 1;
+      code.cents += cents;
+    }
+    day.appliedEvents.push(a.eventId);
+    days.set(id, day);
+  }
+  return [...days.values()];
+}
+
+/** The daily ACH totals of the demo aggregator's history (the payments subgraph seeds the same debits). Idempotent. */
+export async function seedAchDays(db: Db, now = new Date()): Promise<void> {
+  const { days } = returnRateCollections(db);
+  if (await days.findOne({ svcAggregatorId: DEMO.aggregatorId })) return;
+  const history = generateAchHistory({ svcAggregatorId: DEMO.aggregatorId, endDate: addDays(now.toISOString().slice(0, 10), -1), ...DEMO.achHistory });
+  await days.insertMany(achDays(history), { ordered: false });
 }

@@ -2,7 +2,9 @@ import type DataLoader from 'dataloader';
 import type { Db } from 'mongodb';
 import { loaderByKey, loaderOfGroups } from '../../../platform/loaders.js';
 import type { RequestBase } from '../../../platform/subgraph.js';
+import { AchForwarder, AchLedger } from './ach.js';
 import { accountsCollection, type AccountDocument } from './datasources/accounts.js';
+import { achPaymentsCollection, type AchPaymentDocument } from './datasources/ach.js';
 import { beneficiariesCollection, type BeneficiaryDocument } from './datasources/beneficiaries.js';
 import { transactionPagesLoader, transactionsCollection, type TransactionDocument, type TransactionPage } from './datasources/transactions.js';
 
@@ -15,9 +17,13 @@ export interface PaymentsContext extends RequestBase {
   beneficiaries: DataLoader<string, BeneficiaryDocument | null>;
   /** A user's beneficiaries that are not deleted, favourites first. */
   beneficiariesOfUser: DataLoader<string, BeneficiaryDocument[]>;
+  achPayments: DataLoader<string, AchPaymentDocument | null>;
+  ach: AchLedger;
+  /** Sends pending ACH events on to compliance now (also done on a timer). */
+  forwardAchEvents(): void;
 }
 
-export function createPaymentsContext(base: RequestBase, db: Db): PaymentsContext {
+export function createPaymentsContext(base: RequestBase, db: Db, forwarder: AchForwarder): PaymentsContext {
   const accounts = accountsCollection(db);
   const transactions = transactionsCollection(db);
   const beneficiaries = beneficiariesCollection(db);
@@ -29,5 +35,8 @@ export function createPaymentsContext(base: RequestBase, db: Db): PaymentsContex
     transactionPages: transactionPagesLoader(transactions),
     beneficiaries: loaderByKey(beneficiaries),
     beneficiariesOfUser: loaderOfGroups(beneficiaries, 'SvcUserId', { sort: { isFavourite: -1, name: 1, _id: 1 }, filter: { isDeleted: false } }),
+    achPayments: loaderByKey(achPaymentsCollection(db)),
+    ach: new AchLedger(db, base.logger),
+    forwardAchEvents: () => void forwarder.forward(),
   };
 }

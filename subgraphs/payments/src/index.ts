@@ -1,6 +1,9 @@
 import type { HttpService } from '../../../platform/http.js';
 import { startSubgraph, type SubgraphStartOptions } from '../../../platform/subgraph.js';
+import { createGraphClient } from '../../../platform/graph-client.js';
+import { AchForwarder } from './ach.js';
 import { createPaymentsContext } from './context.js';
+import { achPaymentsCollection } from './datasources/ach.js';
 import { accountsCollection } from './datasources/accounts.js';
 import { beneficiariesCollection } from './datasources/beneficiaries.js';
 import { transactionsCollection } from './datasources/transactions.js';
@@ -12,10 +15,24 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   await accountsCollection(db).createIndex({ SvcUserId: 1 });
   await transactionsCollection(db).createIndex({ SvcAccountId: 1, dtsValue: -1, _id: -1 });
   await beneficiariesCollection(db).createIndex({ SvcUserId: 1 });
-  return startSubgraph({
+  await achPaymentsCollection(db).createIndex({ svcAggregatorId: 1, effectiveEntryDate: 1 });
+  await db.collection('outbox').createIndex({ type: 1, dtsForwarded: 1, dtsCreated: 1 });
+  const logger = options.logger.child({ service: 'payments-subgraph' });
+  const forwarder = new AchForwarder(db, createGraphClient(options.config, 'payments'), logger);
+  const service = await startSubgraph({
     ...options,
     name: 'payments',
     resolvers,
-    createContext: (base) => createPaymentsContext(base, db),
+    createContext: (base) => createPaymentsContext(base, db, forwarder),
   });
+  // Events a crash left unforwarded, and any the immediate forward could not deliver, go on a timer.
+  const timer = setInterval(() => void forwarder.forward(), 5000);
+  timer.unref();
+  return {
+    ...service,
+    close: async () => {
+      clearInterval(timer);
+      await service.close();
+    },
+  };
 }

@@ -1,5 +1,7 @@
 import type { Db } from 'mongodb';
+import { addDays, generateAchHistory } from '../../../platform/ach.js';
 import { DEMO } from '../../../platform/demo.js';
+import { achPaymentsCollection, type AchPaymentDocument } from './datasources/ach.js';
 import { accountsCollection } from './datasources/accounts.js';
 import { beneficiariesCollection, type BeneficiaryDocument } from './datasources/beneficiaries.js';
 import { transactionsCollection, type TransactionDocument } from './datasources/transactions.js';
@@ -90,4 +92,23 @@ export async function seedPayments(db: Db, now = new Date()): Promise<void> {
   for (const beneficiary of beneficiaries) {
     await beneficiariesCollection(db).updateOne({ _id: beneficiary._id }, { $setOnInsert: beneficiary }, { upsert: true });
   }
+}
+
+/** The demo aggregator's ACH debits of the last 90 days, with their returns (DEMO.achHistory). Idempotent. */
+export async function seedAchPayments(db: Db, now = new Date()): Promise<void> {
+  const payments = achPaymentsCollection(db);
+  if (await payments.findOne({ svcAggregatorId: DEMO.aggregatorId })) return;
+  const history = generateAchHistory({ svcAggregatorId: DEMO.aggregatorId, endDate: addDays(now.toISOString().slice(0, 10), -1), ...DEMO.achHistory });
+  const returns = new Map(history.filter((a) => a.kind === 'return').map((a) => [a.svcTransactionId, a.returnCode]));
+  const docs: AchPaymentDocument[] = history
+    .filter((a) => a.kind === 'debit')
+    .map((a) => {
+      const returnCode = returns.get(a.svcTransactionId) ?? null;
+      return {
+        _id: a.svcTransactionId, svcTransactionId: a.svcTransactionId, svcAggregatorId: a.svcAggregatorId, svcMerchantId: 'demo_merchant_1',
+        amount: a.amount, currency: 'USD', effectiveEntryDate: a.entryDate, status: returnCode ? 'Returned' : 'Settled', returnCode,
+        dtsReturned: returnCode ? now : null, dtsCreated: now, dtsUpdated: now,
+      };
+    });
+  await payments.insertMany(docs, { ordered: false });
 }

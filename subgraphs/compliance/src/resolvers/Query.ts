@@ -23,4 +23,5 @@ export const Query: QueryResolvers = {
     return evaluate(input, procedural, types.find((t) => t.name === input.txnType) ?? null, restrictions);
   },
   applications: (_parent, { input }, { principal, kyc }) => kyc.list(requireAggregator(principal, 'read').svcAggregatorId, input),
+  achReturnRates: (_parent, { input }, { principal, returnRates }) => returnRates.list(requireAggregator(principal, 'read').svcAggregatorId, input),
 };

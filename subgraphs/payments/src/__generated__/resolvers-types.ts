@@ -3,6 +3,7 @@ import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } f
 import type { AccountDocument } from '../datasources/accounts.js';
 import type { TransactionDocument } from '../datasources/transactions.js';
 import type { BeneficiaryDocument } from '../datasources/beneficiaries.js';
+import type { AchPaymentDocument } from '../datasources/ach.js';
 import type { UserReference } from '../../../../platform/references.js';
 import type { PaymentsContext } from '../context.js';
 export type Maybe<T> = T | null;
@@ -50,6 +51,38 @@ export type AccountTransactionsArgs = {
   first?: InputMaybe<Scalars['Int']['input']>;
 };
 
+export type AchDebitInput = {
+  amount?: InputMaybe<Scalars['Float']['input']>;
+  currency?: InputMaybe<Scalars['String']['input']>;
+  effectiveEntryDate?: InputMaybe<Scalars['String']['input']>;
+  svcAggregatorId?: InputMaybe<Scalars['String']['input']>;
+  svcMerchantId?: InputMaybe<Scalars['String']['input']>;
+  svcTransactionId?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** An ACH debit and, once returned, its return. */
+export type AchPayment = {
+  __typename?: 'AchPayment';
+  amount: Scalars['Float']['output'];
+  currency: Scalars['String']['output'];
+  dtsCreated: Scalars['DateTime']['output'];
+  dtsReturned?: Maybe<Scalars['DateTime']['output']>;
+  /** YYYY-MM-DD. */
+  effectiveEntryDate: Scalars['String']['output'];
+  returnCode?: Maybe<Scalars['String']['output']>;
+  /** Processing, Settled or Returned. */
+  status: Scalars['String']['output'];
+  svcAggregatorId: Scalars['ID']['output'];
+  svcMerchantId?: Maybe<Scalars['ID']['output']>;
+  svcTransactionId: Scalars['ID']['output'];
+};
+
+export type AchReturnInput = {
+  /** A Nacha return code, e.g. R01, R10. */
+  returnCode?: InputMaybe<Scalars['String']['input']>;
+  svcTransactionId?: InputMaybe<Scalars['String']['input']>;
+};
+
 /** A saved payee of a user. */
 export type Beneficiary = {
   __typename?: 'Beneficiary';
@@ -87,6 +120,30 @@ export type Beneficiary = {
   type?: Maybe<Scalars['String']['output']>;
   typeName?: Maybe<Scalars['String']['output']>;
   userId: Scalars['ID']['output'];
+};
+
+export type Mutation = {
+  __typename?: 'Mutation';
+  /**
+   * Records an ACH debit of an aggregator's merchant (internal services only; the payment flows
+   * create them). Its event reaches the ACH return-rate reports of the compliance subgraph.
+   */
+  recordAchDebit: AchPayment;
+  /**
+   * Records the return of an ACH debit with its Nacha return code (internal services only). A
+   * late return recomputes the return-rate reports it changes.
+   */
+  recordAchReturn: AchPayment;
+};
+
+
+export type MutationRecordAchDebitArgs = {
+  input: AchDebitInput;
+};
+
+
+export type MutationRecordAchReturnArgs = {
+  input: AchReturnInput;
 };
 
 export type PageInfo = {
@@ -249,6 +306,7 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
 /** Mapping of federation types */
 export type FederationTypes = ResolversObject<{
   Account: Account;
+  AchPayment: AchPayment;
   Beneficiary: Beneficiary;
   Transaction: Transaction;
   User: User;
@@ -259,6 +317,9 @@ export type FederationReferenceTypes = ResolversObject<{
   Account:
     ( { __typename: 'Account' }
     & GraphQLRecursivePick<FederationTypes['Account'], {"SvcAccountId":true}> );
+  AchPayment:
+    ( { __typename: 'AchPayment' }
+    & GraphQLRecursivePick<FederationTypes['AchPayment'], {"svcTransactionId":true}> );
   Beneficiary:
     ( { __typename: 'Beneficiary' }
     & GraphQLRecursivePick<FederationTypes['Beneficiary'], {"SvcBeneficiaryId":true}> );
@@ -279,10 +340,14 @@ export type ResolversTypes = ResolversObject<{
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  AchDebitInput: AchDebitInput;
+  AchPayment: ResolverTypeWrapper<AchPaymentDocument>;
+  AchReturnInput: AchReturnInput;
   Beneficiary: ResolverTypeWrapper<BeneficiaryDocument>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   JSONObject: ResolverTypeWrapper<Scalars['JSONObject']['output']>;
+  Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   PageInfo: ResolverTypeWrapper<PageInfo>;
   Transaction: ResolverTypeWrapper<TransactionDocument>;
   TransactionConnection: ResolverTypeWrapper<Omit<TransactionConnection, 'edges'> & { edges: Array<ResolversTypes['TransactionEdge']> }>;
@@ -299,10 +364,14 @@ export type ResolversParentTypes = ResolversObject<{
   String: Scalars['String']['output'];
   Float: Scalars['Float']['output'];
   Int: Scalars['Int']['output'];
+  AchDebitInput: AchDebitInput;
+  AchPayment: AchPaymentDocument;
+  AchReturnInput: AchReturnInput;
   Beneficiary: BeneficiaryDocument;
   Boolean: Scalars['Boolean']['output'];
   DateTime: Scalars['DateTime']['output'];
   JSONObject: Scalars['JSONObject']['output'];
+  Mutation: Record<PropertyKey, never>;
   PageInfo: PageInfo;
   Transaction: TransactionDocument;
   TransactionConnection: Omit<TransactionConnection, 'edges'> & { edges: Array<ResolversParentTypes['TransactionEdge']> };
@@ -325,6 +394,20 @@ export type AccountResolvers<ContextType = PaymentsContext, ParentType extends R
   transactions?: Resolver<ResolversTypes['TransactionConnection'], ParentType, ContextType, RequireFields<AccountTransactionsArgs, 'first'>>;
   type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   user?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
+}>;
+
+export type AchPaymentResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['AchPayment'] = ResolversParentTypes['AchPayment'], FederationReferenceType extends FederationReferenceTypes['AchPayment'] = FederationReferenceTypes['AchPayment']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['AchPayment']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  amount?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  dtsCreated?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  dtsReturned?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  effectiveEntryDate?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  returnCode?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  svcAggregatorId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  svcMerchantId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+  svcTransactionId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
 }>;
 
 export type BeneficiaryResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Beneficiary'] = ResolversParentTypes['Beneficiary'], FederationReferenceType extends FederationReferenceTypes['Beneficiary'] = FederationReferenceTypes['Beneficiary']> = ResolversObject<{
@@ -370,6 +453,11 @@ export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversT
 export interface JsonObjectScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['JSONObject'], any> {
   name: 'JSONObject';
 }
+
+export type MutationResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
+  recordAchDebit?: Resolver<ResolversTypes['AchPayment'], ParentType, ContextType, RequireFields<MutationRecordAchDebitArgs, 'input'>>;
+  recordAchReturn?: Resolver<ResolversTypes['AchPayment'], ParentType, ContextType, RequireFields<MutationRecordAchReturnArgs, 'input'>>;
+}>;
 
 export type PageInfoResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = ResolversObject<{
   endCursor?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -441,9 +529,11 @@ export type UserResolvers<ContextType = PaymentsContext, ParentType extends Reso
 
 export type Resolvers<ContextType = PaymentsContext> = ResolversObject<{
   Account?: AccountResolvers<ContextType>;
+  AchPayment?: AchPaymentResolvers<ContextType>;
   Beneficiary?: BeneficiaryResolvers<ContextType>;
   DateTime?: GraphQLScalarType;
   JSONObject?: GraphQLScalarType;
+  Mutation?: MutationResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
   Transaction?: TransactionResolvers<ContextType>;
   TransactionConnection?: TransactionConnectionResolvers<ContextType>;

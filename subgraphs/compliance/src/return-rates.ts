@@ -1,0 +1,262 @@
+import { MongoServerError, type AnyBulkWriteOperation, type Collection, type Db } from 'mongodb';
+import {
+  addDays,
+  ADMINISTRATIVE_RETURN_CODES,
+  NSF_RETURN_CODES,
+  RETURN_CODE_PATTERN,
+  THRESHOLDS,
+  UNAUTHORIZED_RETURN_CODES,
+  WINDOW_DAYS,
+  type AchActivity,
+} from '../../../platform/ach.js';
+import { appError, ErrorCode } from '../../../platform/errors.js';
+import type { Logger } from '../../../platform/logger.js';
+import { isIsoDate } from '../../../platform/scalars.js';
+
+/**
+ * One aggregator's ACH debits of one entry date and the returns of those debits, by return code,
+ * in cents. `appliedEvents` makes applying an activity idempotent. `_id` is `<svcAggregatorId>:<date>`.
+ */
+export interface AchDayDocument {
+  _id: string;
+  svcAggregatorId: string;
+  date: string;
+  debits: number;
+  debitCents: number;
+  returns: Record<string, { count: number; cents: number }>;
+  appliedEvents: string[];
+}
+
+/** A stored return-rates report: every field of the spec's item, for one reporting date. */
+export interface ReturnRatesReport {
+  _id: string;
+  svcAggregatorId: string;
+  /** The reporting date: the window is the 60 days before it. */
+  reportDate: string;
+  minDate: string;
+  maxDate: string;
+  adminRate: number;
+  adminAmountRate: number;
+  adminDaysOver: number;
+  adminReturns: number;
+  adminReturnsAmount: number;
+  unAuthorizedRate: number;
+  unAuthorizedAmountRate: number;
+  unAuthorizedDaysOver: number;
+  unAuthorizedReturns: number;
+  unAuthorizedReturnsAmount: number;
+  totalRate: number;
+  totalAmountRate: number;
+  totalDaysOver: number;
+  totalReturns: number;
+  totalReturnsAmount: number;
+  nsfReturns: number;
+  nsfReturnsAmount: number;
+  fedDR: number;
+  fedDRAmount: number;
+  fileName: string;
+  notes: string[];
+  dtsCreatedAt: Date;
+  updatedAt: Date;
+}
+
+export function returnRateCollections(db: Db) {
+  return {
+    days: db.collection<AchDayDocument>('achDays'),
+    reports: db.collection<ReturnRatesReport>('achReturnRateReports'),
+  };
+}
+
+type Category = 'unAuthorized' | 'admin' | 'total' | 'nsf';
+const CATEGORY_CODES: Record<Exclude<Category, 'total'>, readonly string[]> = {
+  unAuthorized: UNAUTHORIZED_RETURN_CODES,
+  admin: ADMINISTRATIVE_RETURN_CODES,
+  nsf: NSF_RETURN_CODES,
+};
+const LABEL = { unAuthorized: 'Unauthorized', admin: 'Administrative', total: 'Overall' } as const;
+
+interface DayTotals {
+  debits: number;
+  debitCents: number;
+  count: Record<Category, number>;
+  cents: Record<Category, number>;
+}
+
+function dayTotals(day: Pick<AchDayDocument, 'debits' | 'debitCents' | 'returns'> | undefined): DayTotals {
+  const totals: DayTotals = { debits: day?.debits ?? 0, debitCents: day?.debitCents ?? 0, count: { unAuthorized: 0, admin: 0, total: 0, nsf: 0 }, cents: { unAuthorized: 0, admin: 0, total: 0, nsf: 0 } };
+  for (const [code, { count, cents }] of Object.entries(day?.returns ?? {})) {
+    totals.count.total += count;
+    totals.cents.total += cents;
+    for (const category of ['unAuthorized', 'admin', 'nsf'] as const) {
+      if (CATEGORY_CODES[category].includes(code)) {
+        totals.count[category] += count;
+        totals.cents[category] += cents;
+      }
+    }
+  }
+  return totals;
+}
+
+const percent = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 100 * 10_000) / 10_000);
+const money = (cents: number) => Math.round(cents) / 100;
+
+/**
+ * Computes the reports of every reporting date in [from, to] from daily totals. The window of
+ * date D is [D-60, D-1]; a return counts against the entry date of its debit. Rates are in
+ * percent, by count and by amount; a rate at or above its threshold is out of compliance, and
+ * `daysOver` counts the reporting dates in [D-59, D] whose rate by count was out.
+ */
+export function computeReports(svcAggregatorId: string, days: ReadonlyMap<string, Pick<AchDayDocument, 'debits' | 'debitCents' | 'returns'>>, from: string, to: string, now = new Date()): ReturnRatesReport[] {
+  const firstRated = addDays(from, -(WINDOW_DAYS - 1));
+  const window: DayTotals = dayTotals(undefined);
+  const add = (totals: DayTotals, sign: 1 | -1) => {
+    window.debits += sign * totals.debits;
+    window.debitCents += sign * totals.debitCents;
+    for (const c of ['unAuthorized', 'admin', 'total', 'nsf'] as const) {
+      window.count[c] += sign * totals.count[c];
+      window.cents[c] += sign * totals.cents[c];
+    }
+  };
+  // The window of the first rated date: [firstRated-60, firstRated-1].
+  for (let d = addDays(firstRated, -WINDOW_DAYS); d < firstRated; d = addDays(d, 1)) add(dayTotals(days.get(d)), 1);
+  const over: Array<Record<'unAuthorized' | 'admin' | 'total', boolean>> = [];
+  const reports: ReturnRatesReport[] = [];
+  for (let date = firstRated, i = 0; date <= to; date = addDays(date, 1), i += 1) {
+    if (i > 0) {
+      add(dayTotals(days.get(addDays(date, -1))), 1);
+      add(dayTotals(days.get(addDays(date, -WINDOW_DAYS - 1))), -1);
+    }
+    const rate = (c: 'unAuthorized' | 'admin' | 'total') => percent(window.count[c], window.debits);
+    over.push({ unAuthorized: rate('unAuthorized') >= THRESHOLDS.unAuthorized, admin: rate('admin') >= THRESHOLDS.admin, total: rate('total') >= THRESHOLDS.total });
+    if (date < from) continue;
+    const recent = over.slice(-WINDOW_DAYS);
+    const daysOver = (c: 'unAuthorized' | 'admin' | 'total') => recent.filter((o) => o[c]).length;
+    const notes: string[] = [];
+    for (const c of ['unAuthorized', 'admin', 'total'] as const) {
+      const count = daysOver(c);
+      if (over.at(-1)![c]) notes.push(`${LABEL[c]} return rate ${rate(c)}% is at or above the ${THRESHOLDS[c]}% threshold; out of compliance on ${count} of the last ${WINDOW_DAYS} days.`);
+      else if (count > 0) notes.push(`${LABEL[c]} return rate ${rate(c)}% is below the ${THRESHOLDS[c]}% threshold; it was out of compliance on ${count} of the last ${WINDOW_DAYS} days.`);
+    }
+    reports.push({
+      _id: `${svcAggregatorId}:${date}`,
+      svcAggregatorId,
+      reportDate: date,
+      minDate: addDays(date, -WINDOW_DAYS),
+      maxDate: addDays(date, -1),
+      adminRate: rate('admin'),
+      adminAmountRate: percent(window.cents.admin, window.debitCents),
+      adminDaysOver: daysOver('admin'),
+      adminReturns: window.count.admin,
+      adminReturnsAmount: money(window.cents.admin),
+      unAuthorizedRate: rate('unAuthorized'),
+      unAuthorizedAmountRate: percent(window.cents.unAuthorized, window.debitCents),
+      unAuthorizedDaysOver: daysOver('unAuthorized'),
+      unAuthorizedReturns: window.count.unAuthorized,
+      unAuthorizedReturnsAmount: money(window.cents.unAuthorized),
+      totalRate: rate('total'),
+      totalAmountRate: percent(window.cents.total, window.debitCents),
+      totalDaysOver: daysOver('total'),
+      totalReturns: window.count.total,
+      totalReturnsAmount: money(window.cents.total),
+      nsfReturns: window.count.nsf,
+      nsfReturnsAmount: money(window.cents.nsf),
+      fedDR: window.debits,
+      fedDRAmount: money(window.debitCents),
+      fileName: `ach-return-rates_${svcAggregatorId}_${date}.json`,
+      notes,
+      dtsCreatedAt: now,
+      updatedAt: now,
+    });
+  }
+  return reports;
+}
+
+const DUPLICATE_KEY = 11000;
+
+/** ACH return rates: daily totals fed by the payments subgraph, and the reports made from them. */
+export class ReturnRates {
+  private readonly collections: ReturnType<typeof returnRateCollections>;
+
+  constructor(db: Db, private readonly logger: Logger) {
+    this.collections = returnRateCollections(db);
+  }
+
+  /**
+   * Adds activities to the daily totals, each once (by eventId, in a conditional update of its
+   * day), then recomputes the stored reports a late return changes. Returns how many were new.
+   */
+  async apply(activities: AchActivity[]): Promise<number> {
+    let applied = 0;
+    const changed = new Map<string, string>();
+    for (const activity of activities) {
+      if (!isIsoDate(activity.entryDate)) throw appError(ErrorCode.VALIDATION_FAILED, 'entryDate must be a date written YYYY-MM-DD.', { field: 'entryDate' });
+      if (activity.kind === 'return' && !RETURN_CODE_PATTERN.test(activity.returnCode ?? '')) throw appError(ErrorCode.VALIDATION_FAILED, 'returnCode must be a Nacha return code such as R01.', { field: 'returnCode' });
+      const cents = Math.round(activity.amount * 100);
+      const inc = activity.kind === 'debit' ? { debits: 1, debitCents: cents } : { [`returns.${activity.returnCode}.count`]: 1, [`returns.${activity.returnCode}.cents`]: cents };
+      try {
+        const result = await this.collections.days.updateOne(
+          { _id: `${activity.svcAggregatorId}:${activity.entryDate}`, appliedEvents: { $ne: activity.eventId } },
+          { $inc: inc, $push: { appliedEvents: activity.eventId }, $setOnInsert: { svcAggregatorId: activity.svcAggregatorId, date: activity.entryDate } },
+          { upsert: true },
+        );
+        if (result.modifiedCount + result.upsertedCount === 0) continue;
+      } catch (error) {
+        // The day exists and already holds the event, so the upsert collided with it.
+        if (error instanceof MongoServerError && error.code === DUPLICATE_KEY) continue;
+        throw error;
+      }
+      applied += 1;
+      const key = activity.svcAggregatorId;
+      if (activity.kind === 'return' && (!changed.has(key) || changed.get(key)! > activity.entryDate)) changed.set(key, activity.entryDate);
+    }
+    for (const [svcAggregatorId, entryDate] of changed) {
+      const latest = await this.collections.reports.find({ svcAggregatorId }).sort({ reportDate: -1 }).limit(1).next();
+      if (!latest) continue;
+      // A day's totals reach the rates of the next 60 reports, and their daysOver 59 reports further.
+      const from = addDays(entryDate, 1);
+      const to = [addDays(entryDate, 2 * WINDOW_DAYS - 1), latest.reportDate].sort()[0]!;
+      if (from <= to) await this.compute(svcAggregatorId, from, to);
+    }
+    return applied;
+  }
+
+  /** Computes and stores the reports of [from, to]. */
+  async compute(svcAggregatorId: string, from: string, to: string, now = new Date()): Promise<number> {
+    const days = await this.collections.days
+      .find({ svcAggregatorId, date: { $gte: addDays(from, -2 * WINDOW_DAYS), $lt: to } }, { projection: { appliedEvents: 0 } })
+      .toArray();
+    const reports = computeReports(svcAggregatorId, new Map(days.map((day) => [day.date, day])), from, to, now);
+    if (reports.length === 0) return 0;
+    const operations: AnyBulkWriteOperation<ReturnRatesReport>[] = reports.map(({ dtsCreatedAt, ...report }) => ({
+      updateOne: { filter: { _id: report._id }, update: { $set: report, $setOnInsert: { dtsCreatedAt } }, upsert: true },
+    }));
+    await this.collections.reports.bulkWrite(operations, { ordered: false });
+    this.logger.info('ach return rates computed', { svcAggregatorId, from, to, reports: reports.length });
+    return reports.length;
+  }
+
+  /** Brings every aggregator's reports up to `today`: the daily job. */
+  async catchUp(today: string): Promise<void> {
+    for (const svcAggregatorId of await this.collections.days.distinct('svcAggregatorId')) {
+      const latest = await this.collections.reports.find({ svcAggregatorId }).sort({ reportDate: -1 }).limit(1).next();
+      const first = await this.collections.days.find({ svcAggregatorId }, { projection: { date: 1 } }).sort({ date: 1 }).limit(1).next();
+      const from = latest ? addDays(latest.reportDate, 1) : addDays(first!.date, 1);
+      if (from <= today) await this.compute(svcAggregatorId, from, today);
+    }
+  }
+
+  /** `POST /transfer-to/ach/return-rates`: one reporting date's report, or the latest first. */
+  async list(svcAggregatorId: string, input: { date?: string | null; numberOfRecords?: number | null; skipRecords?: number | null }) {
+    const limit = input.numberOfRecords ?? 1000;
+    const skip = input.skipRecords ?? 0;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw appError(ErrorCode.VALIDATION_FAILED, 'numberOfRecords must be an integer from 1 to 1000.', { field: 'numberOfRecords' });
+    if (!Number.isInteger(skip) || skip < 0) throw appError(ErrorCode.VALIDATION_FAILED, 'skipRecords must be an integer from 0.', { field: 'skipRecords' });
+    const filter = input.date ? { svcAggregatorId, reportDate: input.date } : { svcAggregatorId };
+    const docs = await this.collections.reports.find(filter).sort({ maxDate: -1 }).skip(skip).limit(limit + 1).toArray();
+    const items = docs.slice(0, limit);
+    return {
+      total: { skipRecords: skip, numberOfRecords: items.length, more: docs.length > items.length },
+      items: items.map(({ notes, _id, reportDate: _reportDate, ...returnRates }) => ({ notes, returnRates })),
+    };
+  }
+}

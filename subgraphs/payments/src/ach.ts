@@ -1,0 +1,102 @@
+import { MongoServerError, type Collection, type Db } from 'mongodb';
+import { RETURN_CODE_PATTERN, type AchActivity } from '../../../platform/ach.js';
+import { appError, ErrorCode } from '../../../platform/errors.js';
+import type { GraphClient } from '../../../platform/graph-client.js';
+import type { Logger } from '../../../platform/logger.js';
+import { recordEvent, type OutboxEvent } from '../../../platform/outbox.js';
+import { isIsoDate } from '../../../platform/scalars.js';
+import { checkString, ID_RULE, required } from '../../../platform/validate.js';
+import { achPaymentsCollection, type AchPaymentDocument } from './datasources/ach.js';
+
+const APPLY = 'mutation ($activities: [AchActivityInput!]!) { applyAchActivity(activities: $activities) { applied } }';
+
+/** ACH debits and their returns; each is an `ach.debit` or `ach.return` event in the outbox. */
+export class AchLedger {
+  private readonly payments: Collection<AchPaymentDocument>;
+
+  constructor(private readonly db: Db, private readonly logger: Logger) {
+    this.payments = achPaymentsCollection(db);
+  }
+
+  async recordDebit(input: { svcTransactionId?: unknown; svcAggregatorId?: unknown; svcMerchantId?: unknown; amount?: unknown; currency?: unknown; effectiveEntryDate?: unknown }) {
+    const svcTransactionId = checkString(required(input.svcTransactionId, 'svcTransactionId'), 'svcTransactionId', ID_RULE)!;
+    const svcAggregatorId = checkString(required(input.svcAggregatorId, 'svcAggregatorId'), 'svcAggregatorId', ID_RULE)!;
+    const svcMerchantId = checkString(input.svcMerchantId, 'svcMerchantId', ID_RULE) ?? null;
+    const effectiveEntryDate = checkString(required(input.effectiveEntryDate, 'effectiveEntryDate'), 'effectiveEntryDate')!;
+    if (!isIsoDate(effectiveEntryDate)) throw appError(ErrorCode.VALIDATION_FAILED, 'effectiveEntryDate must be a date written YYYY-MM-DD.', { field: 'effectiveEntryDate' });
+    const amount = Number(input.amount);
+    if (!(amount > 0) || Math.round(amount * 100) !== amount * 100) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive, in whole cents.', { field: 'amount' });
+    const currency = checkString(input.currency ?? 'USD', 'currency', { pattern: /^USD$/, patternText: 'USD (ACH moves US dollars)' })!;
+    const now = new Date();
+    const payment: AchPaymentDocument = { _id: svcTransactionId, svcTransactionId, svcAggregatorId, svcMerchantId, amount, currency, effectiveEntryDate, status: 'Processing', returnCode: null, dtsReturned: null, dtsCreated: now, dtsUpdated: now };
+    try {
+      await this.payments.insertOne(payment);
+    } catch (error) {
+      if (error instanceof MongoServerError && error.code === 11000) throw appError(ErrorCode.CONFLICT, `ACH payment ${svcTransactionId} exists.`, { field: 'svcTransactionId' });
+      throw error;
+    }
+    await recordEvent(this.db, 'ach.debit', { svcAggregatorId }, { svcTransactionId, entryDate: effectiveEntryDate, amount });
+    return payment;
+  }
+
+  /** Records a return; only a debit not yet returned can be returned (a conditional update). */
+  async recordReturn(input: { svcTransactionId?: unknown; returnCode?: unknown }) {
+    const svcTransactionId = checkString(required(input.svcTransactionId, 'svcTransactionId'), 'svcTransactionId', ID_RULE)!;
+    const returnCode = checkString(required(input.returnCode, 'returnCode'), 'returnCode', { pattern: RETURN_CODE_PATTERN, patternText: 'a Nacha return code such as R01' })!;
+    const now = new Date();
+    const returned = await this.payments.findOneAndUpdate(
+      { _id: svcTransactionId, status: { $ne: 'Returned' } },
+      { $set: { status: 'Returned', returnCode, dtsReturned: now, dtsUpdated: now } },
+      { returnDocument: 'after' },
+    );
+    if (!returned) {
+      const exists = await this.payments.findOne({ _id: svcTransactionId }, { projection: { _id: 1 } });
+      throw exists ? appError(ErrorCode.CONFLICT, `ACH payment ${svcTransactionId} is already returned.`) : appError(ErrorCode.NOT_FOUND, `No ACH payment ${svcTransactionId}.`, { field: 'svcTransactionId' });
+    }
+    await recordEvent(this.db, 'ach.return', { svcAggregatorId: returned.svcAggregatorId }, { svcTransactionId, entryDate: returned.effectiveEntryDate, amount: returned.amount, returnCode });
+    return returned;
+  }
+}
+
+/**
+ * Forwards ACH events from the outbox to the compliance subgraph through the graph, marking
+ * each forwarded; what a crash leaves unforwarded goes on the next pass (compliance counts each
+ * event once, by its id).
+ */
+export class AchForwarder {
+  private running: Promise<void> | null = null;
+
+  constructor(private readonly db: Db, private readonly graph: GraphClient, private readonly logger: Logger) {}
+
+  /** Forwards what is pending now; concurrent calls share one pass. */
+  forward(): Promise<void> {
+    this.running ??= this.pass().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private async pass(): Promise<void> {
+    const outbox = this.db.collection<OutboxEvent>('outbox');
+    for (;;) {
+      const events = await outbox.find({ type: { $in: ['ach.debit', 'ach.return'] }, dtsForwarded: null }).sort({ dtsCreated: 1, _id: 1 }).limit(500).toArray();
+      if (events.length === 0) return;
+      const activities: AchActivity[] = events.map((event) => ({
+        eventId: event._id,
+        kind: event.type === 'ach.debit' ? 'debit' : 'return',
+        svcAggregatorId: event.audience.svcAggregatorId!,
+        svcTransactionId: String(event.payload.svcTransactionId),
+        entryDate: String(event.payload.entryDate),
+        amount: Number(event.payload.amount),
+        returnCode: (event.payload.returnCode as string | undefined) ?? null,
+      }));
+      try {
+        await this.graph.request(APPLY, { activities });
+      } catch (error) {
+        this.logger.warn('ach events not forwarded yet', { error: (error as Error).message, pending: events.length });
+        return;
+      }
+      await outbox.updateMany({ _id: { $in: events.map((e) => e._id) } }, { $set: { dtsForwarded: new Date() } });
+    }
+  }
+}

@@ -1,0 +1,22 @@
+import type { Collection, Db } from 'mongodb';
+
+/** An ACH debit of an aggregator's merchant, and its return when the receiving bank returned it. */
+export interface AchPaymentDocument {
+  _id: string;
+  svcTransactionId: string;
+  svcAggregatorId: string;
+  svcMerchantId: string | null;
+  amount: number;
+  currency: string;
+  /** YYYY-MM-DD. */
+  effectiveEntryDate: string;
+  status: 'Processing' | 'Settled' | 'Returned';
+  returnCode: string | null;
+  dtsReturned: Date | null;
+  dtsCreated: Date;
+  dtsUpdated: Date;
+}
+
+export function achPaymentsCollection(db: Db): Collection<AchPaymentDocument> {
+  return db.collection<AchPaymentDocument>('achPayments');
+}
