@@ -1,17 +1,20 @@
 // Provisions aggregator clients and their users (there is no documented endpoint for it):
 //   npm run provision -- aggregator <svcAggregatorId> <name>
 //   npm run provision -- aggregator-user <svcAggregatorId> <login>   (password read from AGGREGATOR_PASSWORD, or generated and printed once)
+//   npm run provision -- webhook <svcAggregatorId> <url> <approve|decline> [timeoutMs]   (the signing secret is printed once)
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../platform/config.js';
 import { hashPassword } from '../platform/secrets.js';
 import { checkString, ID_RULE } from '../platform/validate.js';
 import { checkNewPassword } from '../subgraphs/user/src/auth/aggregator.js';
 import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
+import { createLogger } from '../platform/logger.js';
+import { configureWebhook } from '../subgraphs/cards/src/webhook-config.js';
 import { openDatabase } from './stack.js';
 
-const [command, id, third] = process.argv.slice(2);
-const usage = 'usage: npm run provision -- aggregator <svcAggregatorId> <name> | aggregator-user <svcAggregatorId> <login>';
-if (!command || !id || !third || !['aggregator', 'aggregator-user'].includes(command)) {
+const [command, id, third, fourth, fifth] = process.argv.slice(2);
+const usage = 'usage: npm run provision -- aggregator <svcAggregatorId> <name> | aggregator-user <svcAggregatorId> <login> | webhook <svcAggregatorId> <url> <approve|decline> [timeoutMs]';
+if (!command || !id || !third || !['aggregator', 'aggregator-user', 'webhook'].includes(command)) {
   console.error(usage);
   process.exit(2);
 }
@@ -21,7 +24,11 @@ const { aggregators, aggregatorUsers } = authCollections(mongo.db('user'));
 try {
   checkString(id, 'svcAggregatorId', ID_RULE);
   const now = new Date();
-  if (command === 'aggregator') {
+  if (command === 'webhook') {
+    const result = await configureWebhook(mongo.db('cards'), createLogger('warn'), id, { url: third, defaultStrategy: fourth ?? '', timeoutMs: fifth ? Number(fifth) : null });
+    console.log(`Webhook of ${id}: ${result.url}, default strategy ${result.defaultStrategy}, timeout ${result.timeoutMs} ms.`);
+    if (result.secret) console.log(`Signing secret (shown once): ${result.secret}`);
+  } else if (command === 'aggregator') {
     const result = await aggregators.updateOne({ _id: id }, { $setOnInsert: { svcAggregatorId: id, name: third, dtsCreated: now } }, { upsert: true });
     console.log(result.upsertedCount ? `Aggregator ${id} created.` : `Aggregator ${id} already exists; nothing changed.`);
   } else {

@@ -1,22 +1,33 @@
 import type DataLoader from 'dataloader';
 import type { Db } from 'mongodb';
+import type { GraphClient } from '../../../platform/graph-client.js';
 import { loaderByKey, loaderOfGroups } from '../../../platform/loaders.js';
 import type { RequestBase } from '../../../platform/subgraph.js';
+import { CardAuthorizer } from './authorization.js';
+import { CardManagement } from './card-management.js';
 import { cardsCollection, type CardDocument } from './datasources/cards.js';
 
 /** The cards subgraph's per-request context. */
 export interface CardsContext extends RequestBase {
+  db: Db;
+  graph: GraphClient;
   /** Cards by SvcCardId. */
   cards: DataLoader<string, CardDocument | null>;
-  /** A user's cards by SvcUserId, main card first. */
+  /** A user's cards by SvcUserId, main card first; sandbox test cards are not in a wallet. */
   cardsOfUser: DataLoader<string, CardDocument[]>;
+  management: CardManagement;
+  authorizer: CardAuthorizer;
 }
 
-export function createCardsContext(base: RequestBase, db: Db): CardsContext {
+export function createCardsContext(base: RequestBase, db: Db, graph: GraphClient): CardsContext {
   const cards = cardsCollection(db);
   return {
     ...base,
+    db,
+    graph,
     cards: loaderByKey(cards),
     cardsOfUser: loaderOfGroups(cards, 'SvcUserId', { sort: { isMain: -1, _id: 1 } }),
+    management: new CardManagement(db, base.logger),
+    authorizer: new CardAuthorizer(db, graph, base.logger),
   };
 }

@@ -1,3 +1,4 @@
+import { createGraphClient } from '../../../platform/graph-client.js';
 import type { HttpService } from '../../../platform/http.js';
 import { startSubgraph, type SubgraphStartOptions } from '../../../platform/subgraph.js';
 import { createCardsContext } from './context.js';
@@ -8,10 +9,11 @@ import { resolvers } from './resolvers/index.js';
 export async function start(options: SubgraphStartOptions): Promise<HttpService> {
   const db = options.mongo.db('cards');
   await cardsCollection(db).createIndex({ SvcUserId: 1 });
+  const graph = createGraphClient(options.config, 'cards');
   return startSubgraph({
     ...options,
     name: 'cards',
     resolvers,
-    createContext: (base) => createCardsContext(base, db),
+    createContext: (base) => createCardsContext(base, db, graph),
   });
 }

@@ -10,6 +10,7 @@ import { transactionPagesLoader, transactionsCollection, type TransactionDocumen
 
 /** The payments subgraph's per-request context. */
 export interface PaymentsContext extends RequestBase {
+  db: Db;
   accounts: DataLoader<string, AccountDocument | null>;
   accountsOfUser: DataLoader<string, AccountDocument[]>;
   transactions: DataLoader<string, TransactionDocument | null>;
@@ -29,6 +30,7 @@ export function createPaymentsContext(base: RequestBase, db: Db, forwarder: AchF
   const beneficiaries = beneficiariesCollection(db);
   return {
     ...base,
+    db,
     accounts: loaderByKey(accounts),
     accountsOfUser: loaderOfGroups(accounts, 'SvcUserId', { sort: { _id: 1 } }),
     transactions: loaderByKey(transactions),

@@ -5,6 +5,8 @@ import type { UserReference, AccountReference } from '../../../../platform/refer
 import type { CardsContext } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
+export type Omit<T, K extends keyof T> = Pick<T, Exclude<keyof T, K>>;
+export type RequireFields<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: NonNullable<T[P]> };
 /** All built-in and custom scalars, mapped to their actual values */
 export type Scalars = {
   ID: { input: string; output: string; }
@@ -14,6 +16,8 @@ export type Scalars = {
   Float: { input: number; output: number; }
   /** An ISO 8601 date-time with a time zone. */
   DateTime: { input: Date; output: Date; }
+  /** A free-form JSON object. */
+  JSONObject: { input: Record<string, unknown>; output: Record<string, unknown>; }
   _FieldSet: { input: unknown; output: unknown; }
 };
 
@@ -47,6 +51,8 @@ export type Card = {
   isClosed: Scalars['Boolean']['output'];
   /** Whether this is the user's main card (modifiable; one per user). */
   isMain: Scalars['Boolean']['output'];
+  /** True for a sandbox test card. */
+  isTestCard: Scalars['Boolean']['output'];
   /** The last four digits of the card number. */
   lastFour: Scalars['String']['output'];
   /** Name the user gave the card (modifiable). */
@@ -57,9 +63,223 @@ export type Card = {
   primaryUserSvcUserId?: Maybe<Scalars['String']['output']>;
   /** active or blocked. */
   status: Scalars['String']['output'];
+  /** The aggregator whose program issued the card: its webhook decides the card's authorizations. */
+  svcAggregatorId?: Maybe<Scalars['ID']['output']>;
   typeId?: Maybe<Scalars['String']['output']>;
   /** The card's owner. */
   user: User;
+};
+
+export type CardAuthorizationResult = {
+  __typename?: 'CardAuthorizationResult';
+  approved: Scalars['Boolean']['output'];
+  /** card, restriction, aggregator or defaultStrategy: what decided. */
+  decidedBy: Scalars['String']['output'];
+  /** How long the decision took, aggregator's reply excluded, in ms. */
+  decisionMs: Scalars['Float']['output'];
+  messageId: Scalars['ID']['output'];
+  messageType: Scalars['String']['output'];
+  reason: Scalars['String']['output'];
+  /** 00 approves; 05 do not honor; 14 unknown card; 57 not permitted (restriction); 62 restricted (blocked) card. */
+  responseCode: Scalars['String']['output'];
+  /** The transaction recorded in the payments subgraph, for approved financial messages and reversals. */
+  transactionId?: Maybe<Scalars['ID']['output']>;
+};
+
+/** An ISO 8583-style message, as the card processor sends it. */
+export type CardMessageInput = {
+  /** request (0100, 0200) or advice (0220, 0420); defaults by message type. */
+  actionType?: InputMaybe<Scalars['String']['input']>;
+  /** Positive, in the transaction currency. */
+  amount: Scalars['Float']['input'];
+  currency: Scalars['String']['input'];
+  /** Merchant category code, 4 digits. */
+  mcc?: InputMaybe<Scalars['String']['input']>;
+  merchantName?: InputMaybe<Scalars['String']['input']>;
+  /** 0100, 0200, 0220 or 0420. */
+  messageType: Scalars['String']['input'];
+  /** For a 0420 reversal: the stan of the message it reverses. */
+  originalStan?: InputMaybe<Scalars['String']['input']>;
+  /** Retrieval reference number, 12 characters. */
+  rrn: Scalars['String']['input'];
+  /** System trace audit number, 6 digits. */
+  stan: Scalars['String']['input'];
+  svcCardId: Scalars['ID']['input'];
+};
+
+export type CardModificationInput = {
+  isMain?: InputMaybe<Scalars['Boolean']['input']>;
+  name?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** The modify call's response (the spec does not show one): the card as it now is. */
+export type CardResult = {
+  __typename?: 'CardResult';
+  card: Card;
+  success: Scalars['Boolean']['output'];
+  userId: Scalars['ID']['output'];
+};
+
+export type CardStatusResult = {
+  __typename?: 'CardStatusResult';
+  card: Card;
+  isActive: Scalars['Boolean']['output'];
+  /** active or blocked. */
+  status: Scalars['String']['output'];
+  success: Scalars['Boolean']['output'];
+  userId: Scalars['ID']['output'];
+};
+
+export type CondorCardAdditionalData = {
+  __typename?: 'CondorCardAdditionalData';
+  accountId: Scalars['ID']['output'];
+  /** Masked: only the last four digits show. */
+  account_number: Scalars['String']['output'];
+  /** MMYYYY. */
+  card_expiration: Scalars['String']['output'];
+  designId: Scalars['String']['output'];
+  design_id: Scalars['String']['output'];
+  issue_date: Scalars['String']['output'];
+  processor_token: Scalars['String']['output'];
+  routing_number: Scalars['String']['output'];
+};
+
+export type CondorCardAttributesInput = {
+  additionalData?: InputMaybe<Scalars['JSONObject']['input']>;
+  addressType?: InputMaybe<Scalars['String']['input']>;
+  designId?: InputMaybe<Scalars['String']['input']>;
+  issueType?: InputMaybe<Scalars['String']['input']>;
+  nameOnCard?: InputMaybe<Scalars['String']['input']>;
+  productID?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type CondorCardInput = {
+  cardAttributes?: InputMaybe<CondorCardAttributesInput>;
+  customerId?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type CondorCardResult = {
+  __typename?: 'CondorCardResult';
+  additional_data: CondorCardAdditionalData;
+  available_balance: Scalars['Float']['output'];
+  cardId: Scalars['ID']['output'];
+  currency_code: Scalars['String']['output'];
+  last_four: Scalars['String']['output'];
+  name_on_card: Scalars['String']['output'];
+  program_id: Scalars['String']['output'];
+  status: Scalars['String']['output'];
+};
+
+export type Mutation = {
+  __typename?: 'Mutation';
+  /**
+   * Adds a secondary debit card and checking account to a customer (REST: `POST /condor/card/add`).
+   * Deprecated by the /ibis card issuing endpoints.
+   * @deprecated The /condor endpoints are replaced by /ibis card issuing.
+   */
+  addCondorCard: CondorCardResult;
+  /**
+   * Decides an ISO 8583-style card message (internal services only: the card processor's link).
+   * 0100 authorization request and 0200 financial request with actionType request ask the
+   * aggregator's webhook, synchronously; 0220 advice and 0420 reversal advice (and any message with
+   * actionType advice) inform it. Order: an unknown card declines (14); a blocked card declines
+   * every message (62); the user's restrictions, evaluated through the graph, may refuse (57); a
+   * request then takes the aggregator's responseCode (00 approves), or its default strategy when the
+   * reply is missing, malformed or later than the webhook timeout. Approved 0200 and 0220 messages
+   * become debit transactions, approved 0420 reversals credit transactions, in the payments subgraph.
+   */
+  authorizeCardMessage: CardAuthorizationResult;
+  /**
+   * Sets an aggregator's webhook: URL, default strategy for requests it does not answer in time
+   * (approve or decline) and timeout; a new signing secret is generated when none exists or when
+   * `rotateSecret` is true, and returned this once. Base aggregator token (its own configuration) or
+   * internal service.
+   */
+  configureWebhook: WebhookConfigResult;
+  /**
+   * Changes a card's `name` and `isMain` (REST: `POST /cards/:SvcCardId`); nothing else of the card
+   * changes. Making a card main makes the user's other cards not main. Another user's card answers
+   * NOT_FOUND, as if it did not exist.
+   */
+  modifyCard: CardResult;
+  /**
+   * Runs the webhook sandbox (REST: `POST /ibis-sandbox/webhook/init`) against a test card of the
+   * aggregator: each case sends one real signed card-authorization webhook to the configured URL.
+   * Cases (test_case): t001_01 0100 authorization request answered with any responseCode;
+   * t001_02 0100 request the aggregator should decline (payload sandbox.expect decline): passes on a
+   * responseCode other than 00; t002_01 0200 financial request; t003_01 0220 advice, passes on a 2xx
+   * acknowledgement; t004_01 0420 reversal advice, likewise; t005_01 0100 request with a 1000 ms
+   * deadline: passes only on a responseCode within it (the timeout path, where the default strategy
+   * applies).
+   */
+  runWebhookSandbox: Array<SandboxTestResult>;
+  /**
+   * Turns a card on (active) or off (blocked) (REST: `POST /cards/:SvcCardId/:onoff`). While a card is
+   * off, no transaction is authorized. Turning a card to the state it has changes nothing and succeeds.
+   */
+  setCardStatus: CardStatusResult;
+};
+
+
+export type MutationAddCondorCardArgs = {
+  input: CondorCardInput;
+};
+
+
+export type MutationAuthorizeCardMessageArgs = {
+  input: CardMessageInput;
+};
+
+
+export type MutationConfigureWebhookArgs = {
+  input: WebhookConfigInput;
+};
+
+
+export type MutationModifyCardArgs = {
+  SvcCardId: Scalars['ID']['input'];
+  input: CardModificationInput;
+};
+
+
+export type MutationRunWebhookSandboxArgs = {
+  input: SandboxInput;
+};
+
+
+export type MutationSetCardStatusArgs = {
+  SvcCardId: Scalars['ID']['input'];
+  onoff: Scalars['String']['input'];
+};
+
+export type SandboxError = {
+  __typename?: 'SandboxError';
+  code: Scalars['String']['output'];
+  message: Scalars['String']['output'];
+};
+
+export type SandboxInput = {
+  /** Cases to run, each like t002_01 (test 2, case 1); all when absent. */
+  sandBoxCases?: InputMaybe<Array<Scalars['String']['input']>>;
+  svcCardId?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type SandboxResponseData = {
+  __typename?: 'SandboxResponseData';
+  error?: Maybe<SandboxError>;
+  responseCode?: Maybe<Scalars['String']['output']>;
+};
+
+/** The result of one sandbox case. */
+export type SandboxTestResult = {
+  __typename?: 'SandboxTestResult';
+  /** The case id and its subtest, e.g. [t002_01, 01]. */
+  code: Array<Scalars['String']['output']>;
+  name: Scalars['String']['output'];
+  pass: Scalars['Boolean']['output'];
+  responseData: SandboxResponseData;
+  /** Round trip of the webhook, ms. */
+  time: Scalars['Int']['output'];
 };
 
 export type User = {
@@ -67,6 +287,27 @@ export type User = {
   SvcUserId: Scalars['ID']['output'];
   /** The user's cards, main card first. */
   cards: Array<Card>;
+};
+
+export type WebhookConfigInput = {
+  /** approve or decline: what a request the aggregator does not answer in time gets. */
+  defaultStrategy: Scalars['String']['input'];
+  rotateSecret?: InputMaybe<Scalars['Boolean']['input']>;
+  /** For internal services; an aggregator configures its own. */
+  svcAggregatorId?: InputMaybe<Scalars['ID']['input']>;
+  /** How long to wait for a reply to a request, 100-10000 ms (default 2000). */
+  timeoutMs?: InputMaybe<Scalars['Int']['input']>;
+  url: Scalars['String']['input'];
+};
+
+export type WebhookConfigResult = {
+  __typename?: 'WebhookConfigResult';
+  defaultStrategy: Scalars['String']['output'];
+  /** The signing secret (whsec_...), returned only when generated by this call. */
+  secret?: Maybe<Scalars['String']['output']>;
+  svcAggregatorId: Scalars['ID']['output'];
+  timeoutMs: Scalars['Int']['output'];
+  url: Scalars['String']['output'];
 };
 
 export type WithIndex<TObject> = TObject & Record<string, any>;
@@ -173,8 +414,27 @@ export type ResolversTypes = ResolversObject<{
   Card: ResolverTypeWrapper<CardDocument>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  CardAuthorizationResult: ResolverTypeWrapper<CardAuthorizationResult>;
+  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
+  CardMessageInput: CardMessageInput;
+  CardModificationInput: CardModificationInput;
+  CardResult: ResolverTypeWrapper<Omit<CardResult, 'card'> & { card: ResolversTypes['Card'] }>;
+  CardStatusResult: ResolverTypeWrapper<Omit<CardStatusResult, 'card'> & { card: ResolversTypes['Card'] }>;
+  CondorCardAdditionalData: ResolverTypeWrapper<CondorCardAdditionalData>;
+  CondorCardAttributesInput: CondorCardAttributesInput;
+  CondorCardInput: CondorCardInput;
+  CondorCardResult: ResolverTypeWrapper<CondorCardResult>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
+  JSONObject: ResolverTypeWrapper<Scalars['JSONObject']['output']>;
+  Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  SandboxError: ResolverTypeWrapper<SandboxError>;
+  SandboxInput: SandboxInput;
+  SandboxResponseData: ResolverTypeWrapper<SandboxResponseData>;
+  SandboxTestResult: ResolverTypeWrapper<SandboxTestResult>;
+  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   User: ResolverTypeWrapper<UserReference>;
+  WebhookConfigInput: WebhookConfigInput;
+  WebhookConfigResult: ResolverTypeWrapper<WebhookConfigResult>;
 }>;
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -184,8 +444,27 @@ export type ResolversParentTypes = ResolversObject<{
   Card: CardDocument;
   String: Scalars['String']['output'];
   Boolean: Scalars['Boolean']['output'];
+  CardAuthorizationResult: CardAuthorizationResult;
+  Float: Scalars['Float']['output'];
+  CardMessageInput: CardMessageInput;
+  CardModificationInput: CardModificationInput;
+  CardResult: Omit<CardResult, 'card'> & { card: ResolversParentTypes['Card'] };
+  CardStatusResult: Omit<CardStatusResult, 'card'> & { card: ResolversParentTypes['Card'] };
+  CondorCardAdditionalData: CondorCardAdditionalData;
+  CondorCardAttributesInput: CondorCardAttributesInput;
+  CondorCardInput: CondorCardInput;
+  CondorCardResult: CondorCardResult;
   DateTime: Scalars['DateTime']['output'];
+  JSONObject: Scalars['JSONObject']['output'];
+  Mutation: Record<PropertyKey, never>;
+  SandboxError: SandboxError;
+  SandboxInput: SandboxInput;
+  SandboxResponseData: SandboxResponseData;
+  SandboxTestResult: SandboxTestResult;
+  Int: Scalars['Int']['output'];
   User: UserReference;
+  WebhookConfigInput: WebhookConfigInput;
+  WebhookConfigResult: WebhookConfigResult;
 }>;
 
 export type AccountResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['Account'] = ResolversParentTypes['Account']> = ResolversObject<{
@@ -213,19 +492,99 @@ export type CardResolvers<ContextType = CardsContext, ParentType extends Resolve
   isActive?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   isClosed?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   isMain?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  isTestCard?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   lastFour?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   name?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   name_on_card?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   num?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   primaryUserSvcUserId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  svcAggregatorId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   typeId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   user?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
+}>;
+
+export type CardAuthorizationResultResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['CardAuthorizationResult'] = ResolversParentTypes['CardAuthorizationResult']> = ResolversObject<{
+  approved?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  decidedBy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  decisionMs?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  messageId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  messageType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  reason?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  responseCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  transactionId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+}>;
+
+export type CardResultResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['CardResult'] = ResolversParentTypes['CardResult']> = ResolversObject<{
+  card?: Resolver<ResolversTypes['Card'], ParentType, ContextType>;
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+}>;
+
+export type CardStatusResultResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['CardStatusResult'] = ResolversParentTypes['CardStatusResult']> = ResolversObject<{
+  card?: Resolver<ResolversTypes['Card'], ParentType, ContextType>;
+  isActive?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+}>;
+
+export type CondorCardAdditionalDataResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['CondorCardAdditionalData'] = ResolversParentTypes['CondorCardAdditionalData']> = ResolversObject<{
+  accountId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  account_number?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  card_expiration?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  designId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  design_id?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  issue_date?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  processor_token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  routing_number?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type CondorCardResultResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['CondorCardResult'] = ResolversParentTypes['CondorCardResult']> = ResolversObject<{
+  additional_data?: Resolver<ResolversTypes['CondorCardAdditionalData'], ParentType, ContextType>;
+  available_balance?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  cardId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  currency_code?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  last_four?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  name_on_card?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  program_id?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
 export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['DateTime'], any> {
   name: 'DateTime';
 }
+
+export interface JsonObjectScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['JSONObject'], any> {
+  name: 'JSONObject';
+}
+
+export type MutationResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
+  addCondorCard?: Resolver<ResolversTypes['CondorCardResult'], ParentType, ContextType, RequireFields<MutationAddCondorCardArgs, 'input'>>;
+  authorizeCardMessage?: Resolver<ResolversTypes['CardAuthorizationResult'], ParentType, ContextType, RequireFields<MutationAuthorizeCardMessageArgs, 'input'>>;
+  configureWebhook?: Resolver<ResolversTypes['WebhookConfigResult'], ParentType, ContextType, RequireFields<MutationConfigureWebhookArgs, 'input'>>;
+  modifyCard?: Resolver<ResolversTypes['CardResult'], ParentType, ContextType, RequireFields<MutationModifyCardArgs, 'SvcCardId' | 'input'>>;
+  runWebhookSandbox?: Resolver<Array<ResolversTypes['SandboxTestResult']>, ParentType, ContextType, RequireFields<MutationRunWebhookSandboxArgs, 'input'>>;
+  setCardStatus?: Resolver<ResolversTypes['CardStatusResult'], ParentType, ContextType, RequireFields<MutationSetCardStatusArgs, 'SvcCardId' | 'onoff'>>;
+}>;
+
+export type SandboxErrorResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['SandboxError'] = ResolversParentTypes['SandboxError']> = ResolversObject<{
+  code?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  message?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type SandboxResponseDataResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['SandboxResponseData'] = ResolversParentTypes['SandboxResponseData']> = ResolversObject<{
+  error?: Resolver<Maybe<ResolversTypes['SandboxError']>, ParentType, ContextType>;
+  responseCode?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+}>;
+
+export type SandboxTestResultResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['SandboxTestResult'] = ResolversParentTypes['SandboxTestResult']> = ResolversObject<{
+  code?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  pass?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  responseData?: Resolver<ResolversTypes['SandboxResponseData'], ParentType, ContextType>;
+  time?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+}>;
 
 export type UserResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User'], FederationReferenceType extends FederationReferenceTypes['User'] = FederationReferenceTypes['User']> = ResolversObject<{
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['User']> | FederationReferenceType, FederationReferenceType, ContextType>;
@@ -233,10 +592,29 @@ export type UserResolvers<ContextType = CardsContext, ParentType extends Resolve
   cards?: Resolver<Array<ResolversTypes['Card']>, ParentType, ContextType>;
 }>;
 
+export type WebhookConfigResultResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['WebhookConfigResult'] = ResolversParentTypes['WebhookConfigResult']> = ResolversObject<{
+  defaultStrategy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  secret?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  svcAggregatorId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  timeoutMs?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  url?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
 export type Resolvers<ContextType = CardsContext> = ResolversObject<{
   Account?: AccountResolvers<ContextType>;
   Card?: CardResolvers<ContextType>;
+  CardAuthorizationResult?: CardAuthorizationResultResolvers<ContextType>;
+  CardResult?: CardResultResolvers<ContextType>;
+  CardStatusResult?: CardStatusResultResolvers<ContextType>;
+  CondorCardAdditionalData?: CondorCardAdditionalDataResolvers<ContextType>;
+  CondorCardResult?: CondorCardResultResolvers<ContextType>;
   DateTime?: GraphQLScalarType;
+  JSONObject?: GraphQLScalarType;
+  Mutation?: MutationResolvers<ContextType>;
+  SandboxError?: SandboxErrorResolvers<ContextType>;
+  SandboxResponseData?: SandboxResponseDataResolvers<ContextType>;
+  SandboxTestResult?: SandboxTestResultResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
+  WebhookConfigResult?: WebhookConfigResultResolvers<ContextType>;
 }>;
 

@@ -27,8 +27,52 @@ export interface CardDocument {
   primaryUserSvcUserId: string | null;
   name: string | null;
   isMain: boolean;
+  /** When the card was last made main: the latest of racing changes wins. */
+  dtsMainSet: Date | null;
+  /** The aggregator whose program issued the card, whose webhook decides its authorizations. */
+  svcAggregatorId: string | null;
+  isTestCard: boolean;
 }
 
 export function cardsCollection(db: Db): Collection<CardDocument> {
   return db.collection<CardDocument>('cards');
+}
+
+/** An aggregator's webhook for card authorizations. `_id` is the svcAggregatorId. */
+export interface WebhookConfigDocument {
+  _id: string;
+  url: string;
+  secret: string;
+  defaultStrategy: 'approve' | 'decline';
+  timeoutMs: number;
+  dtsUpdated: Date;
+}
+
+/** A decided card message: the authorization log. `_id` is the messageId. */
+export interface CardMessageDocument {
+  _id: string;
+  messageType: string;
+  actionType: 'request' | 'advice';
+  SvcCardId: string;
+  SvcUserId: string | null;
+  svcAggregatorId: string | null;
+  amount: number;
+  currency: string;
+  stan: string;
+  rrn: string;
+  originalStan: string | null;
+  responseCode: string;
+  decidedBy: string;
+  reason: string;
+  transactionId: string | null;
+  decisionMs: number;
+  dtsReceived: Date;
+}
+
+export function webhookConfigsCollection(db: Db): Collection<WebhookConfigDocument> {
+  return db.collection<WebhookConfigDocument>('webhookConfigs');
+}
+
+export function cardMessagesCollection(db: Db): Collection<CardMessageDocument> {
+  return db.collection<CardMessageDocument>('cardMessages');
 }

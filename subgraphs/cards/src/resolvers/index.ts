@@ -1,10 +1,13 @@
 import { scalarResolvers } from '../../../../platform/scalars.js';
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { Card } from './Card.js';
+import { Mutation } from './Mutation.js';
 import { User } from './User.js';
 
 export const resolvers: Resolvers = {
   DateTime: scalarResolvers.DateTime,
+  JSONObject: scalarResolvers.JSONObject,
+  Mutation,
   Card,
   User,
 };

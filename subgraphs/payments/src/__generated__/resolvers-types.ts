@@ -122,8 +122,23 @@ export type Beneficiary = {
   userId: Scalars['ID']['output'];
 };
 
+export type CardTransactionInput = {
+  SvcAccountId: Scalars['ID']['input'];
+  SvcCardId: Scalars['ID']['input'];
+  SvcUserId: Scalars['ID']['input'];
+  amount: Scalars['Float']['input'];
+  currency: Scalars['String']['input'];
+  /** debit or credit. */
+  direction: Scalars['String']['input'];
+  messageId: Scalars['ID']['input'];
+  narrative?: InputMaybe<Scalars['String']['input']>;
+  reference?: InputMaybe<Scalars['String']['input']>;
+};
+
 export type Mutation = {
   __typename?: 'Mutation';
+  /** Opens a checking account for a user (internal services only: card issuing). The account number is generated; only its last four digits are kept or shown. */
+  openCheckingAccount: OpenedAccount;
   /**
    * Records an ACH debit of an aggregator's merchant (internal services only; the payment flows
    * create them). Its event reaches the ACH return-rate reports of the compliance subgraph.
@@ -134,6 +149,18 @@ export type Mutation = {
    * late return recomputes the return-rate reports it changes.
    */
   recordAchReturn: AchPayment;
+  /**
+   * Records the transaction of an approved card message (internal services only: card
+   * authorization). A 0200 or 0220 is a debit of the card's account; a 0420 reversal a credit. The
+   * same messageId records once.
+   */
+  recordCardTransaction: Transaction;
+};
+
+
+export type MutationOpenCheckingAccountArgs = {
+  SvcUserId: Scalars['ID']['input'];
+  currency: Scalars['String']['input'];
 };
 
 
@@ -144,6 +171,19 @@ export type MutationRecordAchDebitArgs = {
 
 export type MutationRecordAchReturnArgs = {
   input: AchReturnInput;
+};
+
+
+export type MutationRecordCardTransactionArgs = {
+  input: CardTransactionInput;
+};
+
+export type OpenedAccount = {
+  __typename?: 'OpenedAccount';
+  SvcAccountId: Scalars['ID']['output'];
+  /** Masked: only the last four digits show. */
+  accountNumber: Scalars['String']['output'];
+  routingNumber: Scalars['String']['output'];
 };
 
 export type PageInfo = {
@@ -345,9 +385,11 @@ export type ResolversTypes = ResolversObject<{
   AchReturnInput: AchReturnInput;
   Beneficiary: ResolverTypeWrapper<BeneficiaryDocument>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  CardTransactionInput: CardTransactionInput;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   JSONObject: ResolverTypeWrapper<Scalars['JSONObject']['output']>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  OpenedAccount: ResolverTypeWrapper<OpenedAccount>;
   PageInfo: ResolverTypeWrapper<PageInfo>;
   Transaction: ResolverTypeWrapper<TransactionDocument>;
   TransactionConnection: ResolverTypeWrapper<Omit<TransactionConnection, 'edges'> & { edges: Array<ResolversTypes['TransactionEdge']> }>;
@@ -369,9 +411,11 @@ export type ResolversParentTypes = ResolversObject<{
   AchReturnInput: AchReturnInput;
   Beneficiary: BeneficiaryDocument;
   Boolean: Scalars['Boolean']['output'];
+  CardTransactionInput: CardTransactionInput;
   DateTime: Scalars['DateTime']['output'];
   JSONObject: Scalars['JSONObject']['output'];
   Mutation: Record<PropertyKey, never>;
+  OpenedAccount: OpenedAccount;
   PageInfo: PageInfo;
   Transaction: TransactionDocument;
   TransactionConnection: Omit<TransactionConnection, 'edges'> & { edges: Array<ResolversParentTypes['TransactionEdge']> };
@@ -455,8 +499,16 @@ export interface JsonObjectScalarConfig extends GraphQLScalarTypeConfig<Resolver
 }
 
 export type MutationResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
+  openCheckingAccount?: Resolver<ResolversTypes['OpenedAccount'], ParentType, ContextType, RequireFields<MutationOpenCheckingAccountArgs, 'SvcUserId' | 'currency'>>;
   recordAchDebit?: Resolver<ResolversTypes['AchPayment'], ParentType, ContextType, RequireFields<MutationRecordAchDebitArgs, 'input'>>;
   recordAchReturn?: Resolver<ResolversTypes['AchPayment'], ParentType, ContextType, RequireFields<MutationRecordAchReturnArgs, 'input'>>;
+  recordCardTransaction?: Resolver<ResolversTypes['Transaction'], ParentType, ContextType, RequireFields<MutationRecordCardTransactionArgs, 'input'>>;
+}>;
+
+export type OpenedAccountResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['OpenedAccount'] = ResolversParentTypes['OpenedAccount']> = ResolversObject<{
+  SvcAccountId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  accountNumber?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  routingNumber?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
 export type PageInfoResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = ResolversObject<{
@@ -534,6 +586,7 @@ export type Resolvers<ContextType = PaymentsContext> = ResolversObject<{
   DateTime?: GraphQLScalarType;
   JSONObject?: GraphQLScalarType;
   Mutation?: MutationResolvers<ContextType>;
+  OpenedAccount?: OpenedAccountResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
   Transaction?: TransactionResolvers<ContextType>;
   TransactionConnection?: TransactionConnectionResolvers<ContextType>;

@@ -459,11 +459,18 @@ export type Query = {
   geocode: GeocodeResult;
   /** The user identified by the request's `token` header. */
   me: User;
+  /** A user by id, for internal services only (card issuing checks a customer exists). */
+  user?: Maybe<User>;
 };
 
 
 export type QueryGeocodeArgs = {
   address: Scalars['String']['input'];
+};
+
+
+export type QueryUserArgs = {
+  SvcUserId: Scalars['ID']['input'];
 };
 
 export type RecoveryCodeInput = {
@@ -911,6 +918,7 @@ export type QueryResolvers<ContextType = UserContext, ParentType extends Resolve
   alerts?: Resolver<Array<ResolversTypes['Alert']>, ParentType, ContextType>;
   geocode?: Resolver<ResolversTypes['GeocodeResult'], ParentType, ContextType, RequireFields<QueryGeocodeArgs, 'address'>>;
   me?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
+  user?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QueryUserArgs, 'SvcUserId'>>;
 }>;
 
 export type RecoveryCodeResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['RecoveryCodeResult'] = ResolversParentTypes['RecoveryCodeResult']> = ResolversObject<{

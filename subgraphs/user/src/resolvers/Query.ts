@@ -9,6 +9,10 @@ export const Query: QueryResolvers = {
     if (!user) throw appError(ErrorCode.NOT_FOUND, 'The user of this session no longer exists.');
     return user;
   },
+  user: (_parent, { SvcUserId }, { principal, users }) => {
+    if (principal.kind !== 'service') throw appError(ErrorCode.FORBIDDEN, 'Looking users up by id is for internal services.');
+    return users.load(SvcUserId);
+  },
   alerts: (_parent, _args, { principal, alerts }) => alerts.list(requireUser(principal)),
   geocode: (_parent, { address }, { principal, geocoder }) => {
     requireUser(principal);

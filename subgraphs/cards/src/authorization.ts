@@ -1,0 +1,171 @@
+import { MongoServerError, type Db } from 'mongodb';
+import { appError, ErrorCode } from '../../../platform/errors.js';
+import type { GraphClient } from '../../../platform/graph-client.js';
+import type { Logger } from '../../../platform/logger.js';
+import { recordEvent } from '../../../platform/outbox.js';
+import { checkString } from '../../../platform/validate.js';
+import { deliverWebhook, type WebhookOutcome } from '../../../platform/webhooks.js';
+import { cardMessagesCollection, cardsCollection, webhookConfigsCollection, type CardDocument, type CardMessageDocument, type WebhookConfigDocument } from './datasources/cards.js';
+
+export const MESSAGE_TYPES = { '0100': 'authorization request', '0200': 'financial request', '0220': 'advice', '0420': 'reversal advice' } as const;
+export type MessageType = keyof typeof MESSAGE_TYPES;
+
+/** A card message as the engine takes it. */
+export interface CardMessage {
+  messageType: string;
+  actionType?: string | null;
+  svcCardId: string;
+  amount: number;
+  currency: string;
+  merchantName?: string | null;
+  mcc?: string | null;
+  stan: string;
+  rrn: string;
+  originalStan?: string | null;
+}
+
+const EVALUATE = `query ($input: TransactionProposalInput!) { evaluateTransaction(input: $input) { allowed rule reason } }`;
+const RECORD = `mutation ($input: CardTransactionInput!) { recordCardTransaction(input: $input) { transactionId } }`;
+
+/** Checks a message's fields; returns its message type and action type. */
+export function checkMessage(message: CardMessage): { messageType: MessageType; actionType: 'request' | 'advice' } {
+  if (!Object.hasOwn(MESSAGE_TYPES, message.messageType)) throw appError(ErrorCode.VALIDATION_FAILED, `messageType must be one of ${Object.keys(MESSAGE_TYPES).join(', ')}.`, { field: 'messageType' });
+  const messageType = message.messageType as MessageType;
+  const actionType = message.actionType ?? (messageType === '0100' || messageType === '0200' ? 'request' : 'advice');
+  if (actionType !== 'request' && actionType !== 'advice') throw appError(ErrorCode.VALIDATION_FAILED, 'actionType must be request or advice.', { field: 'actionType' });
+  if (!(message.amount > 0) || !Number.isFinite(message.amount)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive.', { field: 'amount' });
+  checkString(message.currency, 'currency', { pattern: /^[A-Z]{3}$/, patternText: 'an ISO 4217 currency code' });
+  checkString(message.stan, 'stan', { pattern: /^\d{6}$/, patternText: 'six digits' });
+  checkString(message.rrn, 'rrn', { pattern: /^[A-Za-z0-9]{12}$/, patternText: '12 letters or digits' });
+  checkString(message.mcc, 'mcc', { pattern: /^\d{4}$/, patternText: 'four digits' });
+  checkString(message.merchantName, 'merchantName', { max: 100 });
+  if (messageType === '0420') checkString(message.originalStan ?? '', 'originalStan', { pattern: /^\d{6}$/, patternText: 'the six-digit stan of the reversed message' });
+  return { messageType, actionType };
+}
+
+/** The card-authorization webhook's payload (designed: the spec does not show one). */
+export function webhookPayload(messageId: string, message: CardMessage, types: { messageType: MessageType; actionType: 'request' | 'advice' }, card: Pick<CardDocument, 'SvcCardId' | 'lastFour'>, extra: Record<string, unknown> = {}) {
+  return {
+    type: 'card.authorization',
+    messageId,
+    messageType: types.messageType,
+    messageName: MESSAGE_TYPES[types.messageType],
+    actionType: types.actionType,
+    card: { svcCardId: card.SvcCardId, lastFour: card.lastFour },
+    amount: message.amount,
+    currency: message.currency,
+    merchantName: message.merchantName ?? null,
+    mcc: message.mcc ?? null,
+    stan: message.stan,
+    rrn: message.rrn,
+    originalStan: message.originalStan ?? null,
+    dtsTransmission: new Date().toISOString(),
+    ...extra,
+  };
+}
+
+/** The responseCode of an aggregator's reply, or null when it is missing or malformed. */
+export function replyCode(outcome: WebhookOutcome): string | null {
+  if (outcome.kind !== 'reply' || outcome.status < 200 || outcome.status >= 300) return null;
+  const code = (outcome.body as { responseCode?: unknown } | null)?.responseCode;
+  return typeof code === 'string' && /^[0-9A-Z]{2}$/.test(code) ? code : null;
+}
+
+/** The authorization engine for ISO 8583-style card messages. */
+export class CardAuthorizer {
+  constructor(private readonly db: Db, private readonly graph: GraphClient, private readonly logger: Logger) {}
+
+  async decide(message: CardMessage) {
+    const started = performance.now();
+    let waitedMs = 0;
+    const types = checkMessage(message);
+    const messageId = `msg_${types.messageType}_${message.stan}_${message.rrn}`;
+    const messages = cardMessagesCollection(this.db);
+    // A network retransmits: the same message gets the same answer.
+    const earlier = await messages.findOne({ _id: messageId });
+    if (earlier) return this.view(earlier);
+
+    const card = await cardsCollection(this.db).findOne({ _id: message.svcCardId });
+    let responseCode = '00';
+    let decidedBy = 'card';
+    let reason = types.actionType === 'advice' ? 'Advice acknowledged.' : 'Approved.';
+    let config: WebhookConfigDocument | null = null;
+    if (!card) {
+      [responseCode, reason] = ['14', 'Unknown card.'];
+    } else if (card.status !== 'active' || !card.isActive || card.isClosed) {
+      [responseCode, reason] = ['62', 'The card is off (blocked): no transaction is authorized.'];
+    } else {
+      if (types.messageType !== '0420') {
+        try {
+          const { evaluateTransaction: decision } = await this.graph.request<{ evaluateTransaction: { allowed: boolean; rule: string | null; reason: string } }>(EVALUATE, {
+            input: { SvcUserId: card.SvcUserId, txnType: message.currency === 'USD' ? 'USA' : 'international', amount: message.amount, currency: message.currency, sourceAccountType: 'checking' },
+          });
+          if (!decision.allowed) [responseCode, decidedBy, reason] = ['57', 'restriction', decision.reason];
+        } catch (error) {
+          this.logger.error('restriction evaluation failed', { error: (error as Error).message });
+          [responseCode, decidedBy, reason] = ['91', 'restriction', 'The restrictions could not be evaluated.'];
+        }
+      }
+      config = card.svcAggregatorId ? await webhookConfigsCollection(this.db).findOne({ _id: card.svcAggregatorId }) : null;
+      if (responseCode === '00' && types.actionType === 'request') {
+        if (!config) {
+          [responseCode, decidedBy, reason] = ['05', 'defaultStrategy', 'No webhook is arranged for the card program.'];
+        } else {
+          const outcome = await deliverWebhook(config, webhookPayload(messageId, message, types, card), config.timeoutMs);
+          waitedMs = outcome.ms;
+          const code = replyCode(outcome);
+          if (code) {
+            [responseCode, decidedBy, reason] = [code, 'aggregator', code === '00' ? 'Approved by the aggregator.' : `Declined by the aggregator (${code}).`];
+          } else {
+            const why = outcome.kind === 'timeout' ? 'no reply in time' : outcome.kind === 'unreachable' ? 'webhook unreachable' : 'malformed reply';
+            responseCode = config.defaultStrategy === 'approve' ? '00' : '05';
+            [decidedBy, reason] = ['defaultStrategy', `Default strategy ${config.defaultStrategy} (${why}).`];
+          }
+        }
+      }
+    }
+
+    let transactionId: string | null = null;
+    const financial = types.messageType === '0200' || types.messageType === '0220' || types.messageType === '0420';
+    if (card && responseCode === '00' && financial) {
+      const recorded = await this.graph.request<{ recordCardTransaction: { transactionId: string } }>(RECORD, {
+        input: {
+          messageId, SvcAccountId: card.SvcAccountId, SvcUserId: card.SvcUserId, SvcCardId: card.SvcCardId,
+          direction: types.messageType === '0420' ? 'credit' : 'debit', amount: message.amount, currency: message.currency,
+          narrative: message.merchantName ?? MESSAGE_TYPES[types.messageType], reference: message.rrn,
+        },
+      });
+      transactionId = recorded.recordCardTransaction.transactionId;
+    }
+    const decisionMs = Math.round((performance.now() - started - waitedMs) * 100) / 100;
+    const record: CardMessageDocument = {
+      _id: messageId, messageType: types.messageType, actionType: types.actionType, SvcCardId: message.svcCardId, SvcUserId: card?.SvcUserId ?? null,
+      svcAggregatorId: card?.svcAggregatorId ?? null, amount: message.amount, currency: message.currency, stan: message.stan, rrn: message.rrn,
+      originalStan: message.originalStan ?? null, responseCode, decidedBy, reason, transactionId, decisionMs, dtsReceived: new Date(),
+    };
+    try {
+      await messages.insertOne(record);
+    } catch (error) {
+      if (error instanceof MongoServerError && error.code === 11000) return this.view((await messages.findOne({ _id: messageId }))!);
+      throw error;
+    }
+    await recordEvent(this.db, 'card.authorization', { ...(record.SvcUserId ? { SvcUserId: record.SvcUserId } : {}), ...(record.svcAggregatorId ? { svcAggregatorId: record.svcAggregatorId } : {}) }, {
+      messageId, messageType: record.messageType, SvcCardId: record.SvcCardId, responseCode, decidedBy, transactionId,
+    });
+    // Advices inform the aggregator; nobody waits for the answer (redelivery belongs to the webhook log).
+    if (card && config && types.actionType === 'advice') {
+      void deliverWebhook(config, webhookPayload(messageId, message, types, card, { responseCode }), config.timeoutMs).then((outcome) => {
+        if (outcome.kind !== 'reply') this.logger.warn('advice webhook not delivered', { messageId, outcome: outcome.kind });
+      });
+    }
+    this.logger.info('card message decided', { messageId, messageType: record.messageType, responseCode, decidedBy, decisionMs });
+    return this.view(record);
+  }
+
+  private view(record: CardMessageDocument) {
+    return {
+      messageId: record._id, messageType: record.messageType, responseCode: record.responseCode, approved: record.responseCode === '00',
+      decidedBy: record.decidedBy, reason: record.reason, transactionId: record.transactionId, decisionMs: record.decisionMs,
+    };
+  }
+}

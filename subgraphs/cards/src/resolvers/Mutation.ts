@@ -1,0 +1,32 @@
+import { requireAggregator, requireUser } from '../../../../platform/authorize.js';
+import { appError, ErrorCode } from '../../../../platform/errors.js';
+import type { MutationResolvers } from '../__generated__/resolvers-types.js';
+import { addCondorCard } from '../condor.js';
+import { runSandbox } from '../sandbox.js';
+import { configureWebhook } from '../webhook-config.js';
+
+export const Mutation: MutationResolvers = {
+  modifyCard: async (_parent, { SvcCardId, input }, { principal, management }) => {
+    const userId = requireUser(principal);
+    return { success: true, card: await management.modify(userId, SvcCardId, input), userId };
+  },
+  setCardStatus: async (_parent, { SvcCardId, onoff }, { principal, management }) => {
+    const userId = requireUser(principal);
+    const card = await management.setStatus(userId, SvcCardId, onoff);
+    return { success: true, status: card.status, isActive: card.isActive, card, userId };
+  },
+  authorizeCardMessage: (_parent, { input }, { principal, authorizer }) => {
+    if (principal.kind !== 'service') throw appError(ErrorCode.FORBIDDEN, 'Card messages come from the card processor, an internal service.');
+    return authorizer.decide(input);
+  },
+  configureWebhook: (_parent, { input }, { principal, db, logger }) => {
+    const svcAggregatorId = principal.kind === 'service' ? input.svcAggregatorId : requireAggregator(principal, 'write').svcAggregatorId;
+    if (!svcAggregatorId) throw appError(ErrorCode.REQUIRED_ELEMENT_MISSING, 'svcAggregatorId is required.', { field: 'svcAggregatorId' });
+    if (principal.kind === 'aggregator' && input.svcAggregatorId && input.svcAggregatorId !== svcAggregatorId) {
+      throw appError(ErrorCode.FORBIDDEN, 'An aggregator configures its own webhook only.', { field: 'svcAggregatorId' });
+    }
+    return configureWebhook(db, logger, svcAggregatorId, input);
+  },
+  runWebhookSandbox: (_parent, { input }, { principal, db, logger }) => runSandbox(db, logger, requireAggregator(principal, 'write').svcAggregatorId, input),
+  addCondorCard: (_parent, { input }, { principal, db, graph, logger }) => addCondorCard(db, graph, logger, requireAggregator(principal, 'write').svcAggregatorId, input),
+};
