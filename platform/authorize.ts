@@ -27,3 +27,13 @@ export function requireAggregator(principal: Principal, access: 'read' | 'write'
   }
   return principal;
 }
+
+/**
+ * Refuses every caller but the named internal services: a service key for one purpose (say, the
+ * statement generator's logins) must not reach another service's operations.
+ */
+export function requireService(principal: Principal, allowed: readonly string[]): void {
+  if (principal.kind !== 'service' || !allowed.includes(principal.service)) {
+    throw appError(ErrorCode.FORBIDDEN, `Only these internal services may do this: ${allowed.join(', ')}.`);
+  }
+}

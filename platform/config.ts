@@ -199,7 +199,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     lockPeriodSeconds: int('LOCK_PERIOD_SECONDS', 900, 1, 7 * 24 * 3600),
     testChannelEnabled: bool('TEST_CHANNEL_ENABLED', nodeEnv !== 'production'),
     logLevel: logLevelRaw as LogLevel,
-    bodyLimitBytes: int('BODY_LIMIT_BYTES', 4 * 1024 * 1024, 1024, 50 * 1024 * 1024),
+    // Uploads of 5 MiB travel base64 in JSON from the adapter to the subgraph: 8 MiB leaves room.
+    bodyLimitBytes: int('BODY_LIMIT_BYTES', 8 * 1024 * 1024, 1024, 50 * 1024 * 1024),
     aggregatorTokenLifetimeSeconds: int('AGGREGATOR_TOKEN_LIFETIME_SECONDS', 3600, 60, 7 * 24 * 3600),
     confinedTokenLifetimeSeconds: int('CONFINED_TOKEN_LIFETIME_SECONDS', 900, 60, 24 * 3600),
     prospectTokenLifetimeSeconds: int('PROSPECT_TOKEN_LIFETIME_SECONDS', 3600, 60, 7 * 24 * 3600),

@@ -19,7 +19,7 @@ export function createGraphClient(config: Config, service: string): GraphClient 
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          [PRINCIPAL_HEADER]: signPrincipal({ kind: 'service', service }, config.internalSecret),
+          [PRINCIPAL_HEADER]: signPrincipal({ kind: 'service', service }, config.internalSecret, Date.now(), 'gateway'),
           ...(requestId ? { [REQUEST_ID_HEADER]: requestId } : {}),
         },
         body: JSON.stringify({ query, variables }),

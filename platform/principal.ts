@@ -61,15 +61,22 @@ const LIFETIME_SECONDS = 60;
 const b64 = (value: Buffer | string) => Buffer.from(value).toString('base64url');
 const mac = (secret: string, payload: string) => createHmac('sha256', secret).update(`${VERSION}.${payload}`).digest();
 
+/**
+ * Who a signed principal is for: `subgraph` (the gateway calling a subgraph) or `gateway` (a
+ * subgraph calling the graph). A principal signed for one is refused by the other, so a header
+ * seen on an internal hop cannot be replayed against the public gateway.
+ */
+export type Audience = 'subgraph' | 'gateway';
+
 /** Signs a principal for one internal call: `v1.<payload>.<hmac>`, valid for a minute. */
-export function signPrincipal(principal: Principal, secret: string, now = Date.now()): string {
+export function signPrincipal(principal: Principal, secret: string, now = Date.now(), audience: Audience = 'subgraph'): string {
   const iat = Math.floor(now / 1000);
-  const payload = b64(JSON.stringify({ p: principal, iat, exp: iat + LIFETIME_SECONDS }));
+  const payload = b64(JSON.stringify({ p: principal, aud: audience, iat, exp: iat + LIFETIME_SECONDS }));
   return `${VERSION}.${payload}.${b64(mac(secret, payload))}`;
 }
 
-/** Verifies a signed principal header; returns null when it is missing, forged or expired. */
-export function verifyPrincipal(header: string | undefined, secret: string, now = Date.now()): Principal | null {
+/** Verifies a signed principal header; returns null when it is missing, forged, expired or for another audience. */
+export function verifyPrincipal(header: string | undefined, secret: string, now = Date.now(), audience: Audience = 'subgraph'): Principal | null {
   if (!header) return null;
   const [version, payload, signature] = header.split('.');
   if (version !== VERSION || !payload || !signature) return null;
@@ -77,8 +84,8 @@ export function verifyPrincipal(header: string | undefined, secret: string, now 
   const given = Buffer.from(signature, 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
   try {
-    const { p, exp } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { p: Principal; exp: number };
-    if (typeof exp !== 'number' || exp * 1000 < now) return null;
+    const { p, exp, aud } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { p: Principal; exp: number; aud?: string };
+    if (typeof exp !== 'number' || exp * 1000 < now || aud !== audience) return null;
     return p;
   } catch {
     return null;

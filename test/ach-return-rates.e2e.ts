@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays } from '../platform/ach.js';
 import { DEMO } from '../platform/demo.js';
+import { signPrincipal } from '../platform/principal.js';
 import { startTestStack, type TestStack } from './harness.js';
 
 interface ReturnRates {
@@ -31,7 +32,7 @@ describe('ACH return rates', () => {
   const service = <T>(query: string, variables: Record<string, unknown>) => stack.graphql<T>(query, variables, { 'x-service-key': SERVICE_KEY });
 
   beforeAll(async () => {
-    stack = await startTestStack({ SERVICE_KEYS: `operator=${SERVICE_KEY}` });
+    stack = await startTestStack({ SERVICE_KEYS: `ach-processor=${SERVICE_KEY}` });
     svcToken = (await stack.rest<Envelope<{ token: string }>>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
   });
   afterAll(async () => {
@@ -114,17 +115,36 @@ describe('ACH return rates', () => {
 
     // Forwarding the same events again (as a restarted forwarder might) changes nothing.
     const events = await stack.mongo.db('payments').collection('outbox').find({ type: { $in: ['ach.debit', 'ach.return'] } }).toArray();
-    const replay = await service<{ applyAchActivity: { applied: number } }>('mutation ($a: [AchActivityInput!]!) { applyAchActivity(activities: $a) { applied } }', {
+    const asPayments = { 'x-internal-principal': signPrincipal({ kind: 'service', service: 'payments' }, stack.config.internalSecret, Date.now(), 'gateway') };
+    const replay = await stack.graphql<{ applyAchActivity: { applied: number } }>('mutation ($a: [AchActivityInput!]!) { applyAchActivity(activities: $a) { applied } }', {
       a: events.map((event) => ({
         eventId: event._id, kind: event.type === 'ach.debit' ? 'debit' : 'return', svcAggregatorId: DEMO.aggregatorId,
         svcTransactionId: event.payload.svcTransactionId, entryDate: event.payload.entryDate, amount: event.payload.amount, returnCode: event.payload.returnCode ?? null,
       })),
-    });
+    }, asPayments);
     expect(replay.body.data?.applyAchActivity.applied).toBe(0);
   });
 
-  it('takes ACH activity only from internal services', async () => {
-    const response = await stack.graphql('mutation { recordAchReturn(input: {svcTransactionId: "x", returnCode: "R01"}) { status } }', {}, { 'x-svc-token': svcToken });
-    expect(response.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+  it('takes ACH activity only from the services that own it', async () => {
+    const asAggregator = await stack.graphql('mutation { recordAchReturn(input: {svcTransactionId: "x", returnCode: "R01"}) { status } }', {}, { 'x-svc-token': svcToken });
+    expect(asAggregator.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    const activity = { eventId: 'forged', kind: 'debit', svcAggregatorId: DEMO.aggregatorId, svcTransactionId: 'forged', entryDate: today, amount: 5000 };
+    const apply = 'mutation ($a: [AchActivityInput!]!) { applyAchActivity(activities: $a) { applied } }';
+    const asProcessor = await service(apply, { a: [activity] });
+    expect(asProcessor.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    const negative = await stack.graphql(apply, { a: [{ ...activity, amount: -5000 }] }, { 'x-internal-principal': signPrincipal({ kind: 'service', service: 'payments' }, stack.config.internalSecret, Date.now(), 'gateway') });
+    expect(negative.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'amount' });
+  });
+
+  it('picks up a late debit on its own: stored reports whose window holds its entry date are recomputed', async () => {
+    const entryDate = addDays(today, -3);
+    const before = (await rates({ date: today })).body.data.items[0]!.returnRates;
+    await service('mutation ($input: AchDebitInput!) { recordAchDebit(input: $input) { status } }', { input: { svcTransactionId: 'late_debit_only', svcAggregatorId: DEMO.aggregatorId, amount: 10, effectiveEntryDate: entryDate } });
+    let after = before;
+    for (let i = 0; i < 50 && after.fedDR === before.fedDR; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      after = (await rates({ date: today })).body.data.items[0]!.returnRates;
+    }
+    expect(after.fedDR).toBe(before.fedDR + 1);
   });
 });

@@ -166,9 +166,10 @@ describe('KYC/KYB applications', () => {
     const events = await stack.mongo.db('compliance').collection('outbox').find({ type: 'application.completed' }).toArray();
     expect(events.map((e) => (e.payload as { applicationId: string }).applicationId)).toContain(init.applicationId);
 
-    const extra = await document('ind_2', 'ind_2', 'passport');
-    const late = await update([{ entityId: 'ind_2', documentId: extra, view: 'front' }]);
+    const late = await update([{ entityId: 'ind_2', documentId: front, view: 'front' }]);
     expect(late.status).toBe(409);
+    const generate = await call('/akepa/document/generate', { customerId: 'ind_2', entityId: 'ind_2', documentType: 'passport' });
+    expect(generate.status).toBe(409);
   });
 
   it('completes a business application, with its representative, Declined when front and back come from different documents', async () => {
@@ -214,12 +215,17 @@ describe('KYC/KYB applications', () => {
     await call('/akepa/customer/init', { customerId: 'ind_3', type: 'individual', individual: { firstName: 'U', lastName: 'Pload' } });
     const { documentId } = (await call<{ documentId: string }>('/akepa/document/generate', { customerId: 'ind_3', entityId: 'ind_3', documentType: 'idCard' })).body.data;
     expect((await upload(documentId, Buffer.from('GIF89a....'), 'image/gif')).status).toBe(415);
-    expect((await upload(documentId, JPEG, 'image/png')).status).toBe(415);
+    expect((await upload(documentId, Buffer.from('plain text, not an image'), 'image/png')).status).toBe(415);
     expect((await upload(documentId, Buffer.concat([PNG, Buffer.alloc(5 * 1024 * 1024)]), 'image/png')).status).toBe(413);
     expect((await upload('doc_unknown', PNG, 'image/png')).status).toBe(404);
-    const ok = await upload(documentId, PNG, 'image/png');
+    const ok = await upload(documentId, PNG, 'application/octet-stream');
     expect(ok.status).toBe(200);
     expect(ok.body.data.size).toBe(PNG.length);
+    const large = (await call<{ documentId: string }>('/akepa/document/generate', { customerId: 'ind_3', entityId: 'ind_3', documentType: 'idCard' })).body.data.documentId;
+    const almostFiveMiB = Buffer.concat([JPEG, Buffer.alloc(4.9 * 1024 * 1024)]);
+    const big = await upload(large, almostFiveMiB, 'image/jpeg');
+    expect(big.status).toBe(200);
+    expect(big.body.data.size).toBe(almostFiveMiB.length);
     const file = await new GridFSBucket(stack.mongo.db('compliance'), { bucketName: 'kycFiles' }).find({ _id: documentId as never }).toArray();
     expect(file[0]?.length).toBe(PNG.length);
     expect((await upload(documentId, PNG, 'image/png')).status).toBe(409);

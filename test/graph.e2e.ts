@@ -147,6 +147,23 @@ describe('the federated graph', () => {
     expect(body.data._entities).toEqual([null]);
   });
 
+  it.each([
+    ['a user principal', { kind: 'user', userId: 'demo_user_1', sessionId: 's', channel: 'internet' } as const, 'gateway' as const, true],
+    ['a service principal signed for the subgraphs', { kind: 'service', service: 'payments' } as const, 'subgraph' as const, true],
+    ['a service principal of an unknown service', { kind: 'service', service: 'intruder' } as const, 'gateway' as const, true],
+    ['a service principal signed with another secret', { kind: 'service', service: 'payments' } as const, 'gateway' as const, false],
+  ])('has the gateway refuse %s in x-internal-principal', async (_name, principal, audience, rightSecret) => {
+    const header = signPrincipal(principal, rightSecret ? stack.config.internalSecret : 'z'.repeat(40), Date.now(), audience);
+    const response = await stack.graphql('{ transactionTypes { name } }', {}, { 'x-internal-principal': header });
+    expect(response.status).toBe(401);
+  });
+
+  it('accepts a subgraph calling the graph with a service principal signed for the gateway', async () => {
+    const header = signPrincipal({ kind: 'service', service: 'payments' }, stack.config.internalSecret, Date.now(), 'gateway');
+    const response = await stack.graphql<{ transactionTypes: unknown[] }>('{ transactionTypes { name } }', {}, { 'x-internal-principal': header });
+    expect(response.body.data?.transactionTypes).toHaveLength(7);
+  });
+
   it('carries the request id from the REST adapter through the gateway to the subgraphs', async () => {
     const requestId = `trace_${Date.now()}`;
     const response = await stack.rest('PUT', '/token', {

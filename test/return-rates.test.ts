@@ -60,6 +60,20 @@ describe('ACH return-rate reports', () => {
     expect(reports.every((r) => r.adminDaysOver === 0 && r.totalDaysOver === 0)).toBe(true);
   });
 
+  it('is out of compliance exactly at the threshold, and in just below it, compared unrounded', () => {
+    const at = history();
+    at.get('2026-04-01')!.returns = { R05: { count: 30, cents: 30_000 } };
+    expect(computeReports('agg', at, '2026-04-02', '2026-04-02')[0]).toMatchObject({ unAuthorizedRate: 0.5, unAuthorizedDaysOver: 1 });
+    const below = history();
+    below.get('2026-04-01')!.returns = { R05: { count: 29, cents: 29_000 } };
+    expect(computeReports('agg', below, '2026-04-02', '2026-04-02')[0]).toMatchObject({ unAuthorizedRate: 0.4833, unAuthorizedDaysOver: 0 });
+    const rounded = history();
+    // One more debit in the window: 30 / 6,001 = 0.49992%, shown as 0.4999 and in compliance.
+    rounded.get('2026-03-15')!.debits = 101;
+    rounded.get('2026-04-01')!.returns = { R05: { count: 30, cents: 30_000 } };
+    expect(computeReports('agg', rounded, '2026-04-02', '2026-04-02')[0]).toMatchObject({ unAuthorizedDaysOver: 0, notes: [] });
+  });
+
   it('rates an empty window as zero, not as a division by zero', () => {
     const [report] = computeReports('agg', new Map(), '2026-01-01', '2026-01-01');
     expect(report).toMatchObject({ fedDR: 0, unAuthorizedRate: 0, adminAmountRate: 0, totalRate: 0 });

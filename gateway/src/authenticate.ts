@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { Config } from '../../platform/config.js';
+import { SUBGRAPH_NAMES, type Config } from '../../platform/config.js';
 import { appError, ErrorCode } from '../../platform/errors.js';
 import { REQUEST_ID_HEADER } from '../../platform/http.js';
 import { PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, signPrincipal, verifyPrincipal, type Principal } from '../../platform/principal.js';
@@ -30,8 +30,8 @@ export function createAuthenticator(config: Config) {
     if (typeof value !== 'string' || value === '') throw unauthenticated(`The ${header} header is empty.`);
     if (header === PRINCIPAL_HEADER) {
       // A subgraph calling the graph as an internal service, signed with INTERNAL_SECRET.
-      const principal = verifyPrincipal(value, config.internalSecret);
-      if (principal?.kind !== 'service') throw unauthenticated('The internal principal is invalid.');
+      const principal = verifyPrincipal(value, config.internalSecret, Date.now(), 'gateway');
+      if (principal?.kind !== 'service' || !(SUBGRAPH_NAMES as readonly string[]).includes(principal.service)) throw unauthenticated('The internal principal is invalid.');
       return principal;
     }
     if (header === 'x-service-key') {

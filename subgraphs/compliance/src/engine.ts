@@ -18,7 +18,8 @@ export interface RestrictionDecision {
   reason: string;
 }
 
-const listed = (list: readonly string[] | null | undefined, value: string) => !list || list.length === 0 || list.includes('*') || list.includes(value);
+/** Whether a list holds the value or `*`; an empty list holds nothing (fail closed). */
+const listed = (list: readonly string[], value: string) => list.includes('*') || list.includes(value);
 
 /** Whether a restriction covers the transaction: its type, currency and amount bounds. */
 export function matches(restriction: RestrictionDocument, proposal: TransactionProposal): boolean {

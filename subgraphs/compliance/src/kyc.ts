@@ -193,6 +193,10 @@ export class Kyc {
     if (!customer) throw appError(ErrorCode.NOT_FOUND, `No customer ${customerId}.`, { field: 'customerId' });
     const application = await this.collections.applications.findOne({ _id: customer.applicationId });
     if (!application?.entityApplications.some((e) => e.entityId === entityId)) throw appError(ErrorCode.VALIDATION_FAILED, `entityId ${entityId} is not an entity of the customer's application.`, { field: 'entityId' });
+    if (application.status === 'completed') throw appError(ErrorCode.CONFLICT, 'The application is completed: it takes no more documents.', { field: 'customerId' });
+    if ((await this.collections.documents.countDocuments({ svcAggregatorId, customerId, entityId })) >= 20) {
+      throw appError(ErrorCode.CONFLICT, 'An entity may have at most 20 documents.', { field: 'entityId' });
+    }
     const documentId = newId('doc_');
     await this.collections.documents.insertOne({ _id: documentId, svcAggregatorId, customerId, entityId, documentType, uploaded: null, dtsCreated: new Date() });
     return { documentId, customerId, entityId, documentType, uploadPath: `/akepa/document/upload/${documentId}` };
@@ -201,13 +205,12 @@ export class Kyc {
   /** Stores a generated document's file in GridFS after checking its type by content and its size. */
   async uploadDocument(svcAggregatorId: string, input: Record<string, unknown>) {
     const documentId = checkString(required(input.documentId, 'documentId'), 'documentId', ID_RULE)!;
-    const contentType = checkString(required(input.contentType, 'contentType'), 'contentType')!;
     const base64 = checkString(required(input.contentBase64, 'file'), 'file')!;
-    const magic = FILE_TYPES[contentType as keyof typeof FILE_TYPES];
-    if (!magic) throw appError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `The file must be one of ${Object.keys(FILE_TYPES).join(', ')}.`, { field: 'file' });
     const bytes = Buffer.from(base64, 'base64');
     if (bytes.length === 0 || bytes.length > MAX_DOCUMENT_BYTES) throw appError(ErrorCode.PAYLOAD_TOO_LARGE, `The file must be 1 to ${MAX_DOCUMENT_BYTES} bytes.`, { field: 'file' });
-    if (!magic.every((byte, i) => bytes[i] === byte)) throw appError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `The file's content is not ${contentType}.`, { field: 'file' });
+    // The type is what the content is, whatever the upload declared.
+    const contentType = Object.entries(FILE_TYPES).find(([, magic]) => magic.every((byte, i) => bytes[i] === byte))?.[0];
+    if (!contentType) throw appError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `The file must be one of ${Object.keys(FILE_TYPES).join(', ')}.`, { field: 'file' });
     const document = await this.collections.documents.findOne({ _id: documentId, svcAggregatorId });
     if (!document) throw appError(ErrorCode.NOT_FOUND, `No document ${documentId}; generate it first.`, { field: 'documentId' });
     // Claim the upload: a document holds one file, and two racing uploads cannot both store one.

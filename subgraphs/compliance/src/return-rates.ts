@@ -127,7 +127,9 @@ export function computeReports(svcAggregatorId: string, days: ReadonlyMap<string
       add(dayTotals(days.get(addDays(date, -WINDOW_DAYS - 1))), -1);
     }
     const rate = (c: 'unAuthorized' | 'admin' | 'total') => percent(window.count[c], window.debits);
-    over.push({ unAuthorized: rate('unAuthorized') >= THRESHOLDS.unAuthorized, admin: rate('admin') >= THRESHOLDS.admin, total: rate('total') >= THRESHOLDS.total });
+    // Compared unrounded: 50 returns of 10,001 debits (0.49995%) are in compliance, though shown as 0.5.
+    const isOver = (c: 'unAuthorized' | 'admin' | 'total') => window.debits > 0 && window.count[c] * 100 >= THRESHOLDS[c] * window.debits;
+    over.push({ unAuthorized: isOver('unAuthorized'), admin: isOver('admin'), total: isOver('total') });
     if (date < from) continue;
     const recent = over.slice(-WINDOW_DAYS);
     const daysOver = (c: 'unAuthorized' | 'admin' | 'total') => recent.filter((o) => o[c]).length;
@@ -200,21 +202,24 @@ export class ReturnRates {
       if (activity.kind === 'return' && !RETURN_CODE_PATTERN.test(activity.returnCode ?? '')) throw appError(ErrorCode.VALIDATION_FAILED, 'returnCode must be a Nacha return code such as R01.', { field: 'returnCode' });
       const cents = Math.round(activity.amount * 100);
       const inc = activity.kind === 'debit' ? { debits: 1, debitCents: cents } : { [`returns.${activity.returnCode}.count`]: 1, [`returns.${activity.returnCode}.cents`]: cents };
+      const filter = { _id: `${activity.svcAggregatorId}:${activity.entryDate}`, appliedEvents: { $ne: activity.eventId } };
+      const update = { $inc: inc, $push: { appliedEvents: activity.eventId }, $setOnInsert: { svcAggregatorId: activity.svcAggregatorId, date: activity.entryDate } };
+      let counted: boolean;
       try {
-        const result = await this.collections.days.updateOne(
-          { _id: `${activity.svcAggregatorId}:${activity.entryDate}`, appliedEvents: { $ne: activity.eventId } },
-          { $inc: inc, $push: { appliedEvents: activity.eventId }, $setOnInsert: { svcAggregatorId: activity.svcAggregatorId, date: activity.entryDate } },
-          { upsert: true },
-        );
-        if (result.modifiedCount + result.upsertedCount === 0) continue;
+        const result = await this.collections.days.updateOne(filter, update, { upsert: true });
+        counted = result.modifiedCount + result.upsertedCount > 0;
       } catch (error) {
-        // The day exists and already holds the event, so the upsert collided with it.
-        if (error instanceof MongoServerError && error.code === DUPLICATE_KEY) continue;
-        throw error;
+        if (!(error instanceof MongoServerError && error.code === DUPLICATE_KEY)) throw error;
+        // The day exists: either it holds the event already (a replay), or another event created
+        // it a moment ago. Without the upsert, only the second still matches.
+        const { $setOnInsert: _insertOnly, ...existing } = update;
+        counted = (await this.collections.days.updateOne(filter, existing)).modifiedCount > 0;
       }
+      if (!counted) continue;
       applied += 1;
+      // Debits and returns alike change the reports whose window holds their entry date.
       const key = activity.svcAggregatorId;
-      if (activity.kind === 'return' && (!changed.has(key) || changed.get(key)! > activity.entryDate)) changed.set(key, activity.entryDate);
+      if (!changed.has(key) || changed.get(key)! > activity.entryDate) changed.set(key, activity.entryDate);
     }
     for (const [svcAggregatorId, entryDate] of changed) {
       const latest = await this.collections.reports.find({ svcAggregatorId }).sort({ reportDate: -1 }).limit(1).next();

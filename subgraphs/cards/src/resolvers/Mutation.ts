@@ -1,4 +1,4 @@
-import { requireAggregator, requireUser } from '../../../../platform/authorize.js';
+import { requireAggregator, requireService, requireUser } from '../../../../platform/authorize.js';
 import { appError, ErrorCode } from '../../../../platform/errors.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
 import { addCondorCard } from '../condor.js';
@@ -16,7 +16,8 @@ export const Mutation: MutationResolvers = {
     return { success: true, status: card.status, isActive: card.isActive, card, userId };
   },
   authorizeCardMessage: (_parent, { input }, { principal, authorizer }) => {
-    if (principal.kind !== 'service') throw appError(ErrorCode.FORBIDDEN, 'Card messages come from the card processor, an internal service.');
+    // Card messages come from the card processor's link, an internal service.
+    requireService(principal, ['card-processor']);
     return authorizer.decide(input);
   },
   configureWebhook: (_parent, { input }, { principal, db, logger }) => {

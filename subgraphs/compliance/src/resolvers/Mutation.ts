@@ -1,4 +1,4 @@
-import { requireAggregator } from '../../../../platform/authorize.js';
+import { requireAggregator, requireService } from '../../../../platform/authorize.js';
 import { appError, ErrorCode } from '../../../../platform/errors.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
 
@@ -7,9 +7,11 @@ export const Mutation: MutationResolvers = {
   generateDocument: (_parent, { input }, { principal, kyc }) => kyc.generateDocument(requireAggregator(principal, 'write').svcAggregatorId, input),
   uploadDocument: (_parent, { input }, { principal, kyc }) => kyc.uploadDocument(requireAggregator(principal, 'write').svcAggregatorId, input),
   applyAchActivity: async (_parent, { activities }, { principal, returnRates }) => {
-    if (principal.kind !== 'service') throw appError(ErrorCode.FORBIDDEN, 'Only internal services report ACH activity.');
+    // Only the payments subgraph, which owns the ACH debits, reports them.
+    requireService(principal, ['payments']);
     const checked = activities.map((activity) => {
       if (activity.kind !== 'debit' && activity.kind !== 'return') throw appError(ErrorCode.VALIDATION_FAILED, 'kind must be debit or return.', { field: 'kind' });
+      if (!(activity.amount > 0) || !Number.isFinite(activity.amount)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive.', { field: 'amount' });
       return { ...activity, kind: activity.kind as 'debit' | 'return', returnCode: activity.returnCode ?? null };
     });
     return { applied: await returnRates.apply(checked) };

@@ -1,4 +1,4 @@
-import { requireAggregator, requireUser } from '../../../../platform/authorize.js';
+import { requireAggregator, requireService, requireUser } from '../../../../platform/authorize.js';
 import { appError, ErrorCode } from '../../../../platform/errors.js';
 import { checkString } from '../../../../platform/validate.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
@@ -10,7 +10,7 @@ export const Query: QueryResolvers = {
     return user;
   },
   user: (_parent, { SvcUserId }, { principal, users }) => {
-    if (principal.kind !== 'service') throw appError(ErrorCode.FORBIDDEN, 'Looking users up by id is for internal services.');
+    requireService(principal, ['cards']);
     return users.load(SvcUserId);
   },
   alerts: (_parent, _args, { principal, alerts }) => alerts.list(requireUser(principal)),
