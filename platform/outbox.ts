@@ -15,7 +15,13 @@ export interface OutboxEvent {
   dtsForwarded?: Date | null;
 }
 
-/** Writes an event to the subgraph's outbox collection. */
-export async function recordEvent(db: Db, type: string, audience: OutboxEvent['audience'], payload: Record<string, unknown>): Promise<void> {
-  await db.collection<OutboxEvent>('outbox').insertOne({ _id: newId('evt_'), type, audience, payload, dtsCreated: new Date(), dtsPublished: null });
+/**
+ * Writes an event to the subgraph's outbox collection. With an `id` derived from the state change
+ * (say `<svcTransactionId>:return`) the write is an upsert, so a retry after a failure between the
+ * state change and its event records the event once.
+ */
+export async function recordEvent(db: Db, type: string, audience: OutboxEvent['audience'], payload: Record<string, unknown>, id?: string): Promise<void> {
+  const event = { type, audience, payload, dtsCreated: new Date(), dtsPublished: null };
+  if (id) await db.collection<OutboxEvent>('outbox').updateOne({ _id: id }, { $setOnInsert: event }, { upsert: true });
+  else await db.collection<OutboxEvent>('outbox').insertOne({ _id: newId('evt_'), ...event });
 }

@@ -168,17 +168,20 @@ export class Kyc {
       };
       entities = [entity(customerId, true, 'business'), entity(representativeId, false, 'person')];
     }
-    try {
-      await this.collections.customers.insertOne(customer);
-    } catch (error) {
-      if (error instanceof MongoServerError && error.code === 11000) throw appError(ErrorCode.CONFLICT, `Customer ${customerId} already exists.`, { field: 'customerId' });
-      throw error;
-    }
     const application: ApplicationDocument = {
       _id: applicationId, applicationId, svcAggregatorId, customerId, reference, status: 'pending_step_up', outcome: null,
       entityApplications: entities, version: 0, dtsCreated: now, dtsUpdated: now,
     };
+    // The application first: if the customer then fails, an unreferenced application is harmless,
+    // whereas a customer pointing at no application could never be completed.
     await this.collections.applications.insertOne(application);
+    try {
+      await this.collections.customers.insertOne(customer);
+    } catch (error) {
+      await this.collections.applications.deleteOne({ _id: applicationId });
+      if (error instanceof MongoServerError && error.code === 11000) throw appError(ErrorCode.CONFLICT, `Customer ${customerId} already exists.`, { field: 'customerId' });
+      throw error;
+    }
     this.logger.info('customer initialised', { svcAggregatorId, customerId, type, applicationId });
     return { customerId, type, applicationId, businessRepresentativeId: customer.businessRepresentativeId, application: applicationView(application) };
   }
@@ -269,6 +272,8 @@ export class Kyc {
       const application = await this.collections.applications.findOne({ _id: applicationId, svcAggregatorId, customerId });
       if (!application) throw appError(ErrorCode.NOT_FOUND, `No application ${applicationId} of customer ${customerId}.`, { field: 'applicationId' });
       if (application.status === 'completed') {
+        // Its event exists even if a failure came between the completing write and the event.
+        await this.completedEvent(application);
         if (attachments.length === 0) return applicationView(application);
         throw appError(ErrorCode.CONFLICT, 'The application is completed: it accepts no more documents.', { field: 'documents' });
       }
@@ -282,12 +287,16 @@ export class Kyc {
       );
       if (!updated) continue;
       if (updated.status === 'completed') {
-        await recordEvent(this.db, 'application.completed', { svcAggregatorId }, { applicationId, customerId, outcome: updated.outcome });
+        await this.completedEvent(updated);
         this.logger.info('application completed', { applicationId, outcome: updated.outcome });
       }
       return applicationView(updated);
     }
     throw appError(ErrorCode.CONFLICT, 'The application is being changed by another request; try again.');
+  }
+
+  private completedEvent(application: ApplicationDocument): Promise<void> {
+    return recordEvent(this.db, 'application.completed', { svcAggregatorId: application.svcAggregatorId }, { applicationId: application.applicationId, customerId: application.customerId, outcome: application.outcome }, `application.completed:${application.applicationId}`);
   }
 
   /** Checks every attachment against the application and computes the new entity states; throws on the first problem. */

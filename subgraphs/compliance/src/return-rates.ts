@@ -195,11 +195,14 @@ export class ReturnRates {
    * day), then recomputes the stored reports a late return changes. Returns how many were new.
    */
   async apply(activities: AchActivity[]): Promise<number> {
-    let applied = 0;
-    const changed = new Map<string, string>();
+    // The whole batch is checked before anything is counted: a bad activity changes nothing.
     for (const activity of activities) {
       if (!isIsoDate(activity.entryDate)) throw appError(ErrorCode.VALIDATION_FAILED, 'entryDate must be a date written YYYY-MM-DD.', { field: 'entryDate' });
       if (activity.kind === 'return' && !RETURN_CODE_PATTERN.test(activity.returnCode ?? '')) throw appError(ErrorCode.VALIDATION_FAILED, 'returnCode must be a Nacha return code such as R01.', { field: 'returnCode' });
+    }
+    let applied = 0;
+    const changed = new Map<string, string>();
+    for (const activity of activities) {
       const cents = Math.round(activity.amount * 100);
       const inc = activity.kind === 'debit' ? { debits: 1, debitCents: cents } : { [`returns.${activity.returnCode}.count`]: 1, [`returns.${activity.returnCode}.cents`]: cents };
       const filter = { _id: `${activity.svcAggregatorId}:${activity.entryDate}`, appliedEvents: { $ne: activity.eventId } };

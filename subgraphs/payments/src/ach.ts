@@ -29,13 +29,20 @@ export class AchLedger {
     const currency = checkString(input.currency ?? 'USD', 'currency', { pattern: /^USD$/, patternText: 'USD (ACH moves US dollars)' })!;
     const now = new Date();
     const payment: AchPaymentDocument = { _id: svcTransactionId, svcTransactionId, svcAggregatorId, svcMerchantId, amount, currency, effectiveEntryDate, status: 'Processing', returnCode: null, dtsReturned: null, dtsCreated: now, dtsUpdated: now };
+    const event = (stored: AchPaymentDocument) =>
+      recordEvent(this.db, 'ach.debit', { svcAggregatorId: stored.svcAggregatorId }, { svcTransactionId, entryDate: stored.effectiveEntryDate, amount: stored.amount }, `${svcTransactionId}:debit`);
     try {
       await this.payments.insertOne(payment);
     } catch (error) {
-      if (error instanceof MongoServerError && error.code === 11000) throw appError(ErrorCode.CONFLICT, `ACH payment ${svcTransactionId} exists.`, { field: 'svcTransactionId' });
+      if (error instanceof MongoServerError && error.code === 11000) {
+        // The debit exists; make sure its event does too (a failure may have come between the two).
+        const stored = await this.payments.findOne({ _id: svcTransactionId });
+        if (stored) await event(stored);
+        throw appError(ErrorCode.CONFLICT, `ACH payment ${svcTransactionId} exists.`, { field: 'svcTransactionId' });
+      }
       throw error;
     }
-    await recordEvent(this.db, 'ach.debit', { svcAggregatorId }, { svcTransactionId, entryDate: effectiveEntryDate, amount });
+    await event(payment);
     return payment;
   }
 
@@ -49,11 +56,16 @@ export class AchLedger {
       { $set: { status: 'Returned', returnCode, dtsReturned: now, dtsUpdated: now } },
       { returnDocument: 'after' },
     );
+    const event = (stored: AchPaymentDocument) =>
+      recordEvent(this.db, 'ach.return', { svcAggregatorId: stored.svcAggregatorId }, { svcTransactionId, entryDate: stored.effectiveEntryDate, amount: stored.amount, returnCode: stored.returnCode }, `${svcTransactionId}:return`);
     if (!returned) {
-      const exists = await this.payments.findOne({ _id: svcTransactionId }, { projection: { _id: 1 } });
-      throw exists ? appError(ErrorCode.CONFLICT, `ACH payment ${svcTransactionId} is already returned.`) : appError(ErrorCode.NOT_FOUND, `No ACH payment ${svcTransactionId}.`, { field: 'svcTransactionId' });
+      const exists = await this.payments.findOne({ _id: svcTransactionId });
+      if (!exists) throw appError(ErrorCode.NOT_FOUND, `No ACH payment ${svcTransactionId}.`, { field: 'svcTransactionId' });
+      // Returned already; make sure its event exists (a failure may have come between the two).
+      await event(exists);
+      throw appError(ErrorCode.CONFLICT, `ACH payment ${svcTransactionId} is already returned.`);
     }
-    await recordEvent(this.db, 'ach.return', { svcAggregatorId: returned.svcAggregatorId }, { svcTransactionId, entryDate: returned.effectiveEntryDate, amount: returned.amount, returnCode });
+    await event(returned);
     return returned;
   }
 }
