@@ -38,9 +38,10 @@ export interface Mongo {
   commands: CommandCounter;
   /**
    * True when the server is FerretDB: its SQLite backend does not make one update atomic against
-   * other connections (measured: 100 concurrent $inc on one document gave 21), so the client then
-   * keeps a single connection, which serializes this process's commands and keeps every
-   * conditional update atomic. MongoDB keeps per-document atomicity itself and gets a pool.
+   * other connections (measured: 100 concurrent $inc on one document gave 21), so each subgraph's
+   * database then gets its own client with a single connection, which serializes that database's
+   * commands in this process and keeps every conditional update atomic (the databases, one SQLite
+   * file each, still work in parallel). MongoDB keeps per-document atomicity itself and gets a pool.
    */
   serialized: boolean;
   /** True when the server answers a ping. */
@@ -61,17 +62,32 @@ async function isFerretDB(uri: string): Promise<boolean> {
 /** Connects with the official driver and counts every command it starts. */
 export async function connectMongo(uri: string, dbPrefix: string, appName = 'banking-graph'): Promise<Mongo> {
   const serialized = await isFerretDB(uri);
-  const client = new MongoClient(uri, { appName, monitorCommands: true, serverSelectionTimeoutMS: 10_000, ...(serialized ? { maxPoolSize: 1 } : {}) });
   const commands = new CommandCounter();
-  client.on('commandStarted', (event) => {
-    const target = event.command[event.commandName];
-    commands.record(event.databaseName, typeof target === 'string' ? target : '', event.commandName);
-  });
+  const newClient = () => {
+    const created = new MongoClient(uri, { appName, monitorCommands: true, serverSelectionTimeoutMS: 10_000, ...(serialized ? { maxPoolSize: 1 } : {}) });
+    created.on('commandStarted', (event) => {
+      const target = event.command[event.commandName];
+      commands.record(event.databaseName, typeof target === 'string' ? target : '', event.commandName);
+    });
+    return created;
+  };
+  const client = newClient();
   await client.connect();
+  // One single-connection client per database on FerretDB (see `serialized`); one pooled client on MongoDB.
+  const perDatabase = new Map<SubgraphName, MongoClient>();
+  const clientOf = (name: SubgraphName): MongoClient => {
+    if (!serialized) return client;
+    let dedicated = perDatabase.get(name);
+    if (!dedicated) {
+      dedicated = newClient();
+      perDatabase.set(name, dedicated);
+    }
+    return dedicated;
+  };
   const databaseName = (name: SubgraphName) => `${dbPrefix}${name}`;
   return {
     client,
-    db: (name) => client.db(databaseName(name)),
+    db: (name) => clientOf(name).db(databaseName(name)),
     databaseName,
     commands,
     serialized,
@@ -83,6 +99,9 @@ export async function connectMongo(uri: string, dbPrefix: string, appName = 'ban
         return false;
       }
     },
-    close: () => client.close(),
+    close: async () => {
+      await Promise.all([...perDatabase.values()].map((dedicated) => dedicated.close()));
+      await client.close();
+    },
   };
 }

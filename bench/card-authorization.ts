@@ -1,0 +1,81 @@
+// `npm run bench:authorization`: card-authorization decision latency at a steady 200 messages per
+// second through the gateway, with a local aggregator webhook answering 00. The decision time
+// excludes the aggregator's own reply time (the engine reports it per message). Prints JSON.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../platform/config.js';
+import { DEMO } from '../platform/demo.js';
+import { startEmbeddedMongo } from '../platform/ferretdb.js';
+import { createLogger } from '../platform/logger.js';
+import { connectMongo } from '../platform/mongo.js';
+import { startWebhookReceiver } from '../platform/webhook-receiver.js';
+import { seedDemo, startStack } from '../scripts/stack.js';
+
+const RATE = Number(process.env.RATE ?? 200);
+const SECONDS = Number(process.env.SECONDS ?? 10);
+const KEY = 'bench-card-processor-key-0123456789abcdef';
+const MIX = ['0100', '0200', '0220', '0100'] as const;
+
+const dataDir = process.env.MONGODB_URI ? null : await mkdtemp(path.join(tmpdir(), 'bench-auth-'));
+const embedded = dataDir ? await startEmbeddedMongo({ dataDir, ferretdbBin: process.env.FERRETDB_BIN }) : null;
+const config = loadConfig({
+  NODE_ENV: 'test', MONGODB_URI: process.env.MONGODB_URI ?? embedded!.uri, MONGODB_DB_PREFIX: `benchauth_${process.pid}_`, LOG_LEVEL: 'error', GEOCODER_PRELOAD: 'false',
+  GATEWAY_PORT: '0', REST_PORT: '0', USER_SUBGRAPH_PORT: '0', CARDS_SUBGRAPH_PORT: '0', PAYMENTS_SUBGRAPH_PORT: '0', COMPLIANCE_SUBGRAPH_PORT: '0',
+  SERVICE_KEYS: `card-processor=${KEY}`,
+});
+const mongo = await connectMongo(config.mongodbUri!, config.dbPrefix);
+const receiver = await startWebhookReceiver(DEMO.webhook.secret);
+try {
+  await seedDemo(mongo);
+  await mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: receiver.url } });
+  const stack = await startStack(config, createLogger('error'), mongo);
+  const send = async (i: number) => {
+    const started = performance.now();
+    const response = await fetch(`${stack.gateway.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-key': KEY },
+      body: JSON.stringify({
+        query: 'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { responseCode decisionMs } }',
+        variables: { input: { messageType: MIX[i % MIX.length], svcCardId: DEMO.cardIds[0], amount: 1 + (i % 50), currency: 'USD', merchantName: 'Bench', mcc: '5411', stan: String(i % 1_000_000).padStart(6, '0'), rrn: `B${String(i).padStart(11, '0')}` } },
+      }),
+    });
+    const body = (await response.json()) as { data?: { authorizeCardMessage: { responseCode: string; decisionMs: number } }; errors?: unknown };
+    return { ok: Boolean(body.data), decisionMs: body.data?.authorizeCardMessage.decisionMs ?? NaN, roundTripMs: performance.now() - started };
+  };
+  // Warm up, then send at a steady rate for the measured period.
+  for (let i = 0; i < 50; i += 1) await send(1_000_000 + i);
+  const total = RATE * SECONDS;
+  const pending: Array<Promise<{ ok: boolean; decisionMs: number; roundTripMs: number }>> = [];
+  const t0 = performance.now();
+  for (let i = 0; i < total; i += 1) {
+    const due = t0 + (i * 1000) / RATE;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    pending.push(send(i));
+  }
+  const results = await Promise.all(pending);
+  const elapsed = (performance.now() - t0) / 1000;
+  const pct = (values: number[], p: number) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 100) / 100;
+  };
+  const decisions = results.filter((r) => r.ok).map((r) => r.decisionMs);
+  const roundTrips = results.filter((r) => r.ok).map((r) => r.roundTripMs);
+  console.log(JSON.stringify({
+    scenario: 'card authorization decisions through the gateway, aggregator webhook answering 00',
+    targetRate: RATE, achievedRate: Math.round((results.length / elapsed) * 10) / 10, messages: results.length, errors: results.filter((r) => !r.ok).length,
+    decisionMs: { p50: pct(decisions, 50), p90: pct(decisions, 90), p99: pct(decisions, 99) },
+    roundTripMs: { p50: pct(roundTrips, 50), p90: pct(roundTrips, 90), p99: pct(roundTrips, 99) },
+    targetP99DecisionMs: 20,
+    database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB 1.24 (SQLite)',
+    machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
+  }, null, 2));
+  await stack.stop();
+} finally {
+  await receiver.close();
+  for (const name of ['user', 'cards', 'payments', 'compliance'] as const) await mongo.db(name).dropDatabase();
+  await mongo.close();
+  await embedded?.stop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+}
