@@ -104,3 +104,19 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
     },
   };
 }
+
+/**
+ * Runs `task` every `everyMs` while the service runs (a background job: a relay, a daily report),
+ * and stops it when the service closes.
+ */
+export function withRecurringTask(service: HttpService, everyMs: number, task: () => Promise<unknown>): HttpService {
+  const timer = setInterval(() => void task(), everyMs);
+  timer.unref();
+  return {
+    ...service,
+    close: async () => {
+      clearInterval(timer);
+      await service.close();
+    },
+  };
+}

@@ -1,5 +1,5 @@
 import type { HttpService } from '../../../platform/http.js';
-import { startSubgraph, type SubgraphStartOptions } from '../../../platform/subgraph.js';
+import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/subgraph.js';
 import { createComplianceContext } from './context.js';
 import { proceduralRestrictionsCollection, restrictionsCollection } from './datasources/restrictions.js';
 import { kycCollections } from './kyc.js';
@@ -28,13 +28,5 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   const returnRates = new ReturnRates(db, options.logger.child({ service: 'compliance-subgraph', job: 'ach-return-rates' }));
   const catchUp = () => returnRates.catchUp(new Date().toISOString().slice(0, 10)).catch((error: unknown) => options.logger.error('ach return rates job failed', { error }));
   await catchUp();
-  const timer = setInterval(() => void catchUp(), 3600_000);
-  timer.unref();
-  return {
-    ...service,
-    close: async () => {
-      clearInterval(timer);
-      await service.close();
-    },
-  };
+  return withRecurringTask(service, 3600_000, catchUp);
 }

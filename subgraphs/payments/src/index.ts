@@ -1,5 +1,5 @@
 import type { HttpService } from '../../../platform/http.js';
-import { startSubgraph, type SubgraphStartOptions } from '../../../platform/subgraph.js';
+import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/subgraph.js';
 import { createGraphClient } from '../../../platform/graph-client.js';
 import { AchForwarder } from './ach.js';
 import { createPaymentsContext } from './context.js';
@@ -26,13 +26,5 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
     createContext: (base) => createPaymentsContext(base, db, forwarder),
   });
   // Events a crash left unforwarded, and any the immediate forward could not deliver, go on a timer.
-  const timer = setInterval(() => void forwarder.forward(), 5000);
-  timer.unref();
-  return {
-    ...service,
-    close: async () => {
-      clearInterval(timer);
-      await service.close();
-    },
-  };
+  return withRecurringTask(service, 5000, () => forwarder.forward());
 }
