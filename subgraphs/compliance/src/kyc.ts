@@ -74,7 +74,8 @@ export interface KycDocument {
   customerId: string;
   entityId: string;
   documentType: string;
-  uploaded: { contentType: string; size: number; dtsUploaded: Date } | null;
+  /** `uploading` while the file is being written (a claim older than a minute may be retaken), `stored` once it is in GridFS. */
+  uploaded: { contentType: string; size: number; dtsUploaded: Date; state: 'uploading' | 'stored' } | null;
   dtsCreated: Date;
 }
 
@@ -217,12 +218,15 @@ export class Kyc {
     const document = await this.collections.documents.findOne({ _id: documentId, svcAggregatorId });
     if (!document) throw appError(ErrorCode.NOT_FOUND, `No document ${documentId}; generate it first.`, { field: 'documentId' });
     // Claim the upload: a document holds one file, and two racing uploads cannot both store one.
+    // The claim says `uploading`; only a stored file makes the document linkable.
     const claimed = await this.collections.documents.findOneAndUpdate(
-      { _id: documentId, uploaded: null },
-      { $set: { uploaded: { contentType, size: bytes.length, dtsUploaded: new Date() } } },
+      { _id: documentId, $or: [{ uploaded: null }, { 'uploaded.state': 'uploading', 'uploaded.dtsUploaded': { $lt: new Date(Date.now() - 60_000) } }] },
+      { $set: { uploaded: { contentType, size: bytes.length, dtsUploaded: new Date(), state: 'uploading' } } },
     );
     if (!claimed) throw appError(ErrorCode.CONFLICT, `Document ${documentId} already has its file.`, { field: 'documentId' });
     try {
+      // A stale claim may have left chunks behind.
+      await this.files.delete(documentId as never).catch(() => undefined);
       await new Promise<void>((resolve, reject) => {
         const upload = this.files.openUploadStreamWithId(documentId as never, String(input.fileName ?? documentId).slice(0, 200), {
           metadata: { svcAggregatorId, customerId: document.customerId, entityId: document.entityId, documentType: document.documentType, contentType },
@@ -235,6 +239,7 @@ export class Kyc {
       await this.collections.documents.updateOne({ _id: documentId }, { $set: { uploaded: null } });
       throw error;
     }
+    await this.collections.documents.updateOne({ _id: documentId }, { $set: { 'uploaded.state': 'stored' } });
     return { documentId, contentType, size: bytes.length };
   }
 
@@ -310,7 +315,7 @@ export class Kyc {
       if (!document || document.customerId !== application.customerId || document.entityId !== a.entityId) {
         throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.documentId was not generated for this entity.`, { field: `${a.field}.documentId` });
       }
-      if (!document.uploaded) throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.documentId has no uploaded file yet.`, { field: `${a.field}.documentId` });
+      if (document.uploaded?.state !== 'stored') throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.documentId has no uploaded file yet.`, { field: `${a.field}.documentId` });
       if (!entity.requiredViews.includes(a.view)) throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.view ${a.view} is not needed for this entity.`, { field: `${a.field}.view` });
       if (!DOCUMENT_VIEWS[document.documentType]?.includes(a.view)) throw appError(ErrorCode.VALIDATION_FAILED, `A ${document.documentType} cannot be the ${a.view} view.`, { field: `${a.field}.view` });
       if (entity.linked.some((l) => l.view === a.view)) throw appError(ErrorCode.VALIDATION_FAILED, `The ${a.view} of entity ${a.entityId} is already linked.`, { field: `${a.field}.view` });

@@ -182,6 +182,13 @@ function sameFigures(a: ReturnRatesReport, b: ReturnRatesReport): boolean {
   return JSON.stringify(left, Object.keys(left).sort()) === JSON.stringify(right, Object.keys(right).sort());
 }
 
+/**
+ * Report computations in flight, per aggregator: a computation starts only after the one before it
+ * ends, so an older read of the totals never overwrites a newer computation's reports. (Within one
+ * process; several compliance processes on MongoDB would need a lease.)
+ */
+const computing = new Map<string, Promise<unknown>>();
+
 /** ACH return rates: daily totals fed by the payments subgraph, and the reports made from them. */
 export class ReturnRates {
   private readonly collections: ReturnType<typeof returnRateCollections>;
@@ -235,8 +242,18 @@ export class ReturnRates {
     return applied;
   }
 
-  /** Computes and stores the reports of [from, to]. */
-  async compute(svcAggregatorId: string, from: string, to: string, now = new Date()): Promise<number> {
+  /** Computes and stores the reports of [from, to], after any computation of the same aggregator in flight. */
+  compute(svcAggregatorId: string, from: string, to: string, now = new Date()): Promise<number> {
+    const previous = computing.get(svcAggregatorId) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(() => this.computeNow(svcAggregatorId, from, to, now));
+    computing.set(svcAggregatorId, next);
+    void next.finally(() => {
+      if (computing.get(svcAggregatorId) === next) computing.delete(svcAggregatorId);
+    }).catch(() => undefined);
+    return next;
+  }
+
+  private async computeNow(svcAggregatorId: string, from: string, to: string, now: Date): Promise<number> {
     const days = await this.collections.days
       .find({ svcAggregatorId, date: { $gte: addDays(from, -2 * WINDOW_DAYS), $lt: to } }, { projection: { appliedEvents: 0 } })
       .toArray();
