@@ -50,10 +50,12 @@ try {
     await returnRates.apply([{ eventId: `late_${run}`, kind: 'return', svcAggregatorId: AGGREGATOR, svcTransactionId: `late_${run}`, entryDate: addDays(END, -180), amount: 99.99, returnCode: 'R10' }]);
     lateReturn.push(performance.now() - started);
   }
-  // Ingestion as the forwarder does it: four batches of 500 new debits, all on one busy day.
+  // Ingestion as the forwarder does it: four batches of 50 new debits, all on one busy day. (On
+  // FerretDB an update whose filter holds more than _id scans the collection, so each event costs
+  // about half a second here; on MongoDB the same filter uses the _id index.)
   const ingestMs: number[] = [];
   for (let batch = 0; batch < 4; batch += 1) {
-    const activities = Array.from({ length: 500 }, (_, i) => ({
+    const activities = Array.from({ length: 50 }, (_, i) => ({
       eventId: `busy_${batch}_${i}:debit`, kind: 'debit' as const, svcAggregatorId: AGGREGATOR, svcTransactionId: `busy_${batch}_${i}`, entryDate: END, amount: 10, returnCode: null,
     }));
     const started = performance.now();
@@ -71,7 +73,7 @@ try {
     yearFromScratchMs: { median: Math.round(median(endToEnd)), all: endToEnd.map(Math.round) },
     lateReturnMs: { median: Math.round(median(lateReturn)), all: lateReturn.map(Math.round) },
     computeOnlyMs: { median: Math.round(median(computeOnly) * 10) / 10 },
-    ingestFourBatchesOf500OnOneDayMs: ingestMs,
+    ingestFourBatchesOf50OnOneDayMs: ingestMs,
     targetMs: 5000,
     database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB 1.24 (SQLite)',
     machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },

@@ -8,6 +8,12 @@ import { isIsoDate } from '../../../platform/scalars.js';
 import { checkString, ID_RULE, required } from '../../../platform/validate.js';
 import { achPaymentsCollection, type AchPaymentDocument } from './datasources/ach.js';
 
+/**
+ * Events per forwarding call. Small enough that compliance applies a batch well within the graph
+ * client's timeout even on the embedded FerretDB, where each event costs up to about a second.
+ */
+const FORWARD_BATCH = 20;
+
 const APPLY = 'mutation ($activities: [AchActivityInput!]!) { applyAchActivity(activities: $activities) { applied } }';
 
 /** ACH debits and their returns; each is an `ach.debit` or `ach.return` event in the outbox. */
@@ -91,7 +97,7 @@ export class AchForwarder {
   private async pass(): Promise<void> {
     const outbox = this.db.collection<OutboxEvent>('outbox');
     for (;;) {
-      const events = await outbox.find({ type: { $in: ['ach.debit', 'ach.return'] }, dtsForwarded: null }).sort({ dtsCreated: 1, _id: 1 }).limit(500).toArray();
+      const events = await outbox.find({ type: { $in: ['ach.debit', 'ach.return'] }, dtsForwarded: null }).sort({ dtsCreated: 1, _id: 1 }).limit(FORWARD_BATCH).toArray();
       if (events.length === 0) return;
       const activities: AchActivity[] = events.map((event) => ({
         eventId: event._id,
