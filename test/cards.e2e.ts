@@ -254,8 +254,12 @@ describe('cards, card authorization and the webhook sandbox', () => {
       expect(response.body.field).toBe(`cardAttributes.${field}`);
     });
 
-    it('answers 404 for an unknown customer', async () => {
+    it('answers 404 for an unknown customer, and for a user who is not a customer of this aggregator', async () => {
       expect((await add({ customerId: 'nobody_here', cardAttributes: attributes })).status).toBe(404);
+      // second_user exists (made by an earlier test) but holds no card of the demo aggregator's program.
+      const notOurs = await add({ customerId: 'second_user', cardAttributes: attributes });
+      expect(notOurs.status).toBe(404);
+      expect(await stack.mongo.db('payments').collection('accounts').countDocuments({ SvcUserId: 'second_user' })).toBe(0);
     });
   });
 });

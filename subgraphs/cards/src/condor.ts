@@ -21,8 +21,11 @@ export async function addCondorCard(db: Db, graph: GraphClient, logger: Logger, 
   checkString(attributes.addressType, 'cardAttributes.addressType', { max: 36 });
   checkString(attributes.issueType, 'cardAttributes.issueType', { max: 36 });
 
-  const { user } = await graph.request<{ user: { SvcUserId: string } | null }>(USER, { id: customerId });
-  if (!user) throw appError(ErrorCode.NOT_FOUND, `No customer ${customerId}.`, { field: 'customerId' });
+  // A secondary card goes to a customer of this aggregator: someone who already holds a card of its
+  // program. Anyone else answers as if they did not exist.
+  const primary = await cardsCollection(db).findOne({ SvcUserId: customerId, svcAggregatorId, isTestCard: false }, { projection: { _id: 1 } });
+  const { user } = primary ? await graph.request<{ user: { SvcUserId: string } | null }>(USER, { id: customerId }) : { user: null };
+  if (!user) throw appError(ErrorCode.NOT_FOUND, `No customer ${customerId} of this aggregator.`, { field: 'customerId' });
   const { openCheckingAccount: account } = await graph.request<{ openCheckingAccount: { SvcAccountId: string; accountNumber: string; routingNumber: string } }>(OPEN, { id: customerId });
 
   const now = new Date();
