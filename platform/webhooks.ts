@@ -40,6 +40,8 @@ export async function deliverWebhook(target: { url: string; secret: string }, pa
         'webhook-signature': signWebhook(target.secret, id, timestamp, body),
       },
       body,
+      // A redirect is a reply of its own (not followed): it carries no responseCode.
+      redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await response.text();

@@ -97,11 +97,17 @@ describe('cards, card authorization and the webhook sandbox', () => {
 
   it('records an approved financial request and a reversal as transactions in the payments subgraph', async () => {
     const before = await stack.mongo.db('payments').collection('accounts').findOne({ _id: DEMO.accountId as never });
-    const purchase = await authorize(message({ messageType: '0200', amount: 40 }));
+    const purchaseMessage = message({ messageType: '0200', amount: 40 });
+    const purchase = await authorize(purchaseMessage);
     expect(purchase.approved).toBe(true);
     expect(purchase.transactionId).toMatch(/^txn_msg_0200_/);
-    const reversal = await authorize(message({ messageType: '0420', amount: 40, originalStan: '100001' }));
+    // Asking to reverse more than was debited credits back only what was debited.
+    const reversal = await authorize(message({ messageType: '0420', amount: 55, originalStan: purchaseMessage.stan }));
     expect(reversal).toMatchObject({ approved: true, decidedBy: 'card' });
+    const again = await authorize(message({ messageType: '0420', amount: 40, originalStan: purchaseMessage.stan }));
+    expect(again).toMatchObject({ approved: true, transactionId: null });
+    const unknown = await authorize(message({ messageType: '0420', amount: 40, originalStan: '999999' }));
+    expect(unknown).toMatchObject({ approved: true, transactionId: null });
     const transactions = await stack.mongo.db('payments').collection('transactions').find({ _id: { $in: [purchase.transactionId, reversal.transactionId] } as never }).toArray();
     expect(transactions.map((t) => t.amount).sort()).toEqual([-40, 40]);
     const after = await stack.mongo.db('payments').collection('accounts').findOne({ _id: DEMO.accountId as never });
@@ -111,12 +117,16 @@ describe('cards, card authorization and the webhook sandbox', () => {
     expect(advice.transactionId).toBeTruthy();
   });
 
-  it('answers a retransmitted message the same, recording one transaction', async () => {
+  it('answers a retransmitted message the same, recording one transaction, even when the copies race', async () => {
     const input = message({ messageType: '0200', amount: 7 });
-    const first = await authorize(input);
-    const again = await authorize(input);
-    expect(again).toEqual(first);
+    const before = receiver.received.length;
+    const [first, second] = await Promise.all([authorize(input), authorize(input)]);
+    expect(second).toEqual(first);
+    expect(await authorize(input)).toEqual(first);
+    expect(receiver.received.length - before).toBe(1);
     expect(await stack.mongo.db('payments').collection('transactions').countDocuments({ _id: first.transactionId as never })).toBe(1);
+    const otherAmount = await authorize({ ...input, amount: 8 });
+    expect(otherAmount).toMatchObject({ responseCode: '94', approved: false });
   });
 
   it('applies the default strategy when the aggregator is silent, down or malformed', async () => {
@@ -135,8 +145,8 @@ describe('cards, card authorization and the webhook sandbox', () => {
     const before = receiver.received.length;
     const overLimit = await authorize(message({ amount: 7500 }));
     expect(overLimit).toMatchObject({ responseCode: '57', decidedBy: 'restriction' });
-    const international = await authorize(message({ currency: 'EUR' }));
-    expect(international).toMatchObject({ responseCode: '57', decidedBy: 'restriction' });
+    const otherCurrency = await authorize(message({ currency: 'EUR' }));
+    expect(otherCurrency).toMatchObject({ responseCode: '57', approved: false });
     expect(receiver.received.length).toBe(before);
   });
 
@@ -222,6 +232,8 @@ describe('cards, card authorization and the webhook sandbox', () => {
       await stack.mongo.db('cards').collection('webhookConfigs').deleteOne({ _id: DEMO.aggregatorId as never });
       const none = await run({ svcCardId: DEMO.testCardId });
       expect(none.status).toBe(409);
+      const asService = await stack.graphql('mutation ($input: WebhookConfigInput!) { configureWebhook(input: $input) { secret } }', { input: { svcAggregatorId: DEMO.aggregatorId, url: 'http://127.0.0.1:1/steal', defaultStrategy: 'approve', rotateSecret: true } }, { 'x-service-key': SERVICE_KEY });
+      expect(asService.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
       const configured = await stack.graphql<{ configureWebhook: { secret: string | null; defaultStrategy: string } }>(
         'mutation ($input: WebhookConfigInput!) { configureWebhook(input: $input) { secret defaultStrategy timeoutMs } }',
         { input: { url: receiver.url, defaultStrategy: 'decline', timeoutMs: 500 } }, { 'x-svc-token': aggregatorToken },

@@ -77,13 +77,25 @@ export class CardAuthorizer {
 
   async decide(message: CardMessage) {
     const started = performance.now();
-    let waitedMs = 0;
     const types = checkMessage(message);
-    const messageId = `msg_${types.messageType}_${message.stan}_${message.rrn}`;
+    const messageId = `msg_${types.messageType}_${message.svcCardId}_${message.stan}_${message.rrn}`;
     const messages = cardMessagesCollection(this.db);
-    // A network retransmits: the same message gets the same answer.
-    const earlier = await messages.findOne({ _id: messageId });
-    if (earlier) return this.view(earlier);
+    // A network retransmits: the same message gets the same answer. The message is claimed before
+    // anything is decided, so of two copies arriving together one decides and the other waits.
+    const claim = await this.claim(messageId, message);
+    if (claim) return claim;
+    try {
+      return await this.decideClaimed(messageId, message, types, started);
+    } catch (error) {
+      // Free the claim, so that the network's retransmission is decided afresh.
+      await messages.deleteOne({ _id: messageId, state: 'pending' });
+      throw error;
+    }
+  }
+
+  private async decideClaimed(messageId: string, message: CardMessage, types: ReturnType<typeof checkMessage>, started: number) {
+    let waitedMs = 0;
+    const messages = cardMessagesCollection(this.db);
 
     const card = await cardsCollection(this.db).findOne({ _id: message.svcCardId });
     let responseCode = '00';
@@ -95,7 +107,9 @@ export class CardAuthorizer {
     } else if (card.status !== 'active' || !card.isActive || card.isClosed) {
       [responseCode, reason] = ['62', 'The card is off (blocked): no transaction is authorized.'];
     } else {
-      if (types.messageType !== '0420') {
+      if (card.currency && message.currency !== card.currency) {
+        [responseCode, decidedBy, reason] = ['57', 'card', `The card is in ${card.currency}; currency conversion is not supported.`];
+      } else if (types.messageType !== '0420') {
         try {
           const { evaluateTransaction: decision } = await this.graph.request<{ evaluateTransaction: { allowed: boolean; rule: string | null; reason: string } }>(EVALUATE, {
             input: { SvcUserId: card.SvcUserId, txnType: message.currency === 'USD' ? 'USA' : 'international', amount: message.amount, currency: message.currency, sourceAccountType: 'checking' },
@@ -126,12 +140,26 @@ export class CardAuthorizer {
     }
 
     let transactionId: string | null = null;
+    let amount = message.amount;
+    if (card && responseCode === '00' && types.messageType === '0420') {
+      // A reversal credits back at most what an approved purchase of this card debited, once.
+      const original = await messages.findOne({ SvcCardId: card.SvcCardId, stan: message.originalStan!, messageType: { $in: ['0200', '0220'] }, responseCode: '00', state: 'decided' });
+      const claimed = original?.transactionId
+        ? await messages.findOneAndUpdate({ _id: original._id, reversedBy: null }, { $set: { reversedBy: messageId } })
+        : null;
+      if (!claimed) {
+        amount = 0;
+        reason = original ? 'Advice acknowledged; the original is already reversed.' : 'Advice acknowledged; no approved original to reverse.';
+      } else {
+        amount = Math.min(message.amount, claimed.amount);
+      }
+    }
     const financial = types.messageType === '0200' || types.messageType === '0220' || types.messageType === '0420';
-    if (card && responseCode === '00' && financial) {
+    if (card && responseCode === '00' && financial && amount > 0) {
       const recorded = await this.graph.request<{ recordCardTransaction: { transactionId: string } }>(RECORD, {
         input: {
           messageId, SvcAccountId: card.SvcAccountId, SvcUserId: card.SvcUserId, SvcCardId: card.SvcCardId,
-          direction: types.messageType === '0420' ? 'credit' : 'debit', amount: message.amount, currency: message.currency,
+          direction: types.messageType === '0420' ? 'credit' : 'debit', amount, currency: message.currency,
           narrative: message.merchantName ?? MESSAGE_TYPES[types.messageType], reference: message.rrn,
         },
       });
@@ -139,16 +167,11 @@ export class CardAuthorizer {
     }
     const decisionMs = Math.round((performance.now() - started - waitedMs) * 100) / 100;
     const record: CardMessageDocument = {
-      _id: messageId, messageType: types.messageType, actionType: types.actionType, SvcCardId: message.svcCardId, SvcUserId: card?.SvcUserId ?? null,
+      _id: messageId, state: 'decided', reversedBy: null, messageType: types.messageType, actionType: types.actionType, SvcCardId: message.svcCardId, SvcUserId: card?.SvcUserId ?? null,
       svcAggregatorId: card?.svcAggregatorId ?? null, amount: message.amount, currency: message.currency, stan: message.stan, rrn: message.rrn,
       originalStan: message.originalStan ?? null, responseCode, decidedBy, reason, transactionId, decisionMs, dtsReceived: new Date(),
     };
-    try {
-      await messages.insertOne(record);
-    } catch (error) {
-      if (error instanceof MongoServerError && error.code === 11000) return this.view((await messages.findOne({ _id: messageId }))!);
-      throw error;
-    }
+    await messages.replaceOne({ _id: messageId, state: 'pending' }, record);
     await recordEvent(this.db, 'card.authorization', { ...(record.SvcUserId ? { SvcUserId: record.SvcUserId } : {}), ...(record.svcAggregatorId ? { svcAggregatorId: record.svcAggregatorId } : {}) }, {
       messageId, messageType: record.messageType, SvcCardId: record.SvcCardId, responseCode, decidedBy, transactionId,
     });
@@ -160,6 +183,29 @@ export class CardAuthorizer {
     }
     this.logger.info('card message decided', { messageId, messageType: record.messageType, responseCode, decidedBy, decisionMs });
     return this.view(record);
+  }
+
+  /**
+   * Claims a message id. Returns null when this call won the claim and decides; otherwise the
+   * stored answer once the winner has decided (a copy for another card or amount is refused 94).
+   */
+  private async claim(messageId: string, message: CardMessage) {
+    const messages = cardMessagesCollection(this.db);
+    try {
+      await messages.insertOne({ _id: messageId, state: 'pending', SvcCardId: message.svcCardId, amount: message.amount, dtsReceived: new Date() } as CardMessageDocument);
+      return null;
+    } catch (error) {
+      if (!(error instanceof MongoServerError && error.code === 11000)) throw error;
+    }
+    for (let i = 0; i < 300; i += 1) {
+      const earlier = await messages.findOne({ _id: messageId });
+      if (earlier && (earlier.SvcCardId !== message.svcCardId || earlier.amount !== message.amount)) {
+        return { messageId, messageType: message.messageType, responseCode: '94', approved: false, decidedBy: 'card', reason: 'A different message was sent under the same stan and rrn.', transactionId: null, decisionMs: 0 };
+      }
+      if (earlier?.state === 'decided') return this.view(earlier);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw appError(ErrorCode.UNAVAILABLE, 'The first copy of this message is still being decided.');
   }
 
   private view(record: CardMessageDocument) {

@@ -36,6 +36,9 @@ export class CardManagement {
     await this.cards.updateOne({ _id: SvcCardId, SvcUserId }, { $set: set });
     if (input.isMain === true) {
       await this.cards.updateMany({ SvcUserId, _id: { $ne: SvcCardId }, isMain: true, $or: [{ dtsMainSet: null }, { dtsMainSet: { $lte: now } }] }, { $set: { isMain: false, dtsUpdated: now } });
+      // Racing changes may leave two main cards: keep the one made main last (ties: the greater id).
+      const mains = await this.cards.find({ SvcUserId, isMain: true }).sort({ dtsMainSet: -1, _id: -1 }).toArray();
+      if (mains.length > 1) await this.cards.updateMany({ SvcUserId, _id: { $in: mains.slice(1).map((c) => c._id) } }, { $set: { isMain: false } });
     }
     this.logger.info('card modified', { SvcCardId, fields: Object.keys(set) });
     return this.own(SvcUserId, SvcCardId);

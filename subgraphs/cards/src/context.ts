@@ -26,7 +26,7 @@ export function createCardsContext(base: RequestBase, db: Db, graph: GraphClient
     db,
     graph,
     cards: loaderByKey(cards),
-    cardsOfUser: loaderOfGroups(cards, 'SvcUserId', { sort: { isMain: -1, _id: 1 } }),
+    cardsOfUser: loaderOfGroups(cards, 'SvcUserId', { sort: { isMain: -1, _id: 1 }, filter: { isTestCard: false } }),
     management: new CardManagement(db, base.logger),
     authorizer: new CardAuthorizer(db, graph, base.logger),
   };

@@ -75,7 +75,7 @@ export async function runSandbox(db: Db, logger: Logger, svcAggregatorId: string
 /** The sandbox's error for a reply without a usable responseCode (the spec: code responseCode). */
 function errorOf(outcome: Awaited<ReturnType<typeof deliverWebhook>>): { code: string; message: string } {
   if (outcome.kind === 'timeout') return { code: 'responseCode', message: `No response code found: no reply within the deadline (${Math.round(outcome.ms)} ms).` };
-  if (outcome.kind === 'unreachable') return { code: 'responseCode', message: `No response code found: the webhook URL could not be reached (${outcome.message}).` };
+  if (outcome.kind === 'unreachable') return { code: 'responseCode', message: 'No response code found: the webhook URL could not be reached.' };
   if (outcome.status < 200 || outcome.status >= 300) return { code: 'responseCode', message: `No response code found: the webhook answered HTTP ${outcome.status}.` };
   return { code: 'responseCode', message: 'No response code found in the reply (expected {"responseCode": "00"}).' };
 }

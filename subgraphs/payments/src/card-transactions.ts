@@ -15,6 +15,7 @@ export async function recordCardTransaction(db: Db, input: { messageId: string; 
   if (!(input.amount > 0)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive.', { field: 'amount' });
   const account = await accountsCollection(db).findOne({ _id: input.SvcAccountId, SvcUserId: input.SvcUserId });
   if (!account) throw appError(ErrorCode.NOT_FOUND, `No account ${input.SvcAccountId} of the card's user.`, { field: 'SvcAccountId' });
+  if (account.currency !== input.currency) throw appError(ErrorCode.VALIDATION_FAILED, `The account is in ${account.currency}, not ${input.currency}.`, { field: 'currency' });
   const transactions = transactionsCollection(db);
   const id = `txn_${input.messageId}`;
   const now = new Date();

@@ -48,9 +48,12 @@ export interface WebhookConfigDocument {
   dtsUpdated: Date;
 }
 
-/** A decided card message: the authorization log. `_id` is the messageId. */
+/** A card message: the authorization log. `_id` is the messageId; `pending` while it is being decided. */
 export interface CardMessageDocument {
   _id: string;
+  state: 'pending' | 'decided';
+  /** On an approved purchase: the reversal that credited it back. */
+  reversedBy: string | null;
   messageType: string;
   actionType: 'request' | 'advice';
   SvcCardId: string;

@@ -20,10 +20,10 @@ export const Mutation: MutationResolvers = {
     requireService(principal, ['card-processor']);
     return authorizer.decide(input);
   },
+  // An aggregator configures its own webhook; operators use `npm run provision -- webhook`.
   configureWebhook: (_parent, { input }, { principal, db, logger }) => {
-    const svcAggregatorId = principal.kind === 'service' ? input.svcAggregatorId : requireAggregator(principal, 'write').svcAggregatorId;
-    if (!svcAggregatorId) throw appError(ErrorCode.REQUIRED_ELEMENT_MISSING, 'svcAggregatorId is required.', { field: 'svcAggregatorId' });
-    if (principal.kind === 'aggregator' && input.svcAggregatorId && input.svcAggregatorId !== svcAggregatorId) {
+    const { svcAggregatorId } = requireAggregator(principal, 'write');
+    if (input.svcAggregatorId && input.svcAggregatorId !== svcAggregatorId) {
       throw appError(ErrorCode.FORBIDDEN, 'An aggregator configures its own webhook only.', { field: 'svcAggregatorId' });
     }
     return configureWebhook(db, logger, svcAggregatorId, input);
