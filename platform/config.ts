@@ -56,6 +56,8 @@ export interface Config {
   outboxDir: string;
   /** Who is told when someone tries to recover a hardened user. */
   operatorEmail: string;
+  /** Whether webhooks may target loopback or private addresses (development and tests; never by default in production). */
+  webhookAllowInternal: boolean;
   /** Build the offline geocoder's indexes (1-2 s, ~50 MB) right after start rather than on the first query. */
   geocoderPreload: boolean;
   /** Whether the demo data (with its published credentials) may be loaded: always outside production, only with SEED_DEMO=true in it. */
@@ -215,6 +217,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     seedDemo: bool('SEED_DEMO', nodeEnv !== 'production'),
     outboxChosen: Boolean(env.OUTBOX_DIR),
     geocoderPreload: bool('GEOCODER_PRELOAD', true),
+    webhookAllowInternal: bool('WEBHOOK_ALLOW_INTERNAL', nodeEnv !== 'production'),
     ...overrides,
   };
   if (problems.length > 0) throw new ConfigError(problems);

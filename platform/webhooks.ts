@@ -1,4 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
 import { newId } from './secrets.js';
 
 /** A new signing secret in the Standard Webhooks form: `whsec_` and 32 random bytes, base64. */
@@ -15,6 +17,25 @@ export function signWebhook(secret: string, id: string, timestamp: number, body:
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }
 
+/** Loopback, private, link-local and other internal ranges a webhook must not reach in production. */
+const INTERNAL = new BlockList();
+for (const [net, prefix] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.168.0.0', 16]] as const) INTERNAL.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10]] as const) INTERNAL.addSubnet(net, prefix, 'ipv6');
+
+/** Whether an address is internal (IPv4-mapped IPv6 addresses are judged by their IPv4 part). */
+export function isInternalAddress(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  if (mapped) return INTERNAL.check(mapped, 'ipv4');
+  return INTERNAL.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
+}
+
+/** Whether every address a host name resolves to is outside the internal ranges. */
+async function resolvesOutside(hostname: string): Promise<boolean> {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
+  return addresses.length > 0 && addresses.every((address) => !isInternalAddress(address));
+}
+
 /** How one delivery went. */
 export type WebhookOutcome =
   | { kind: 'reply'; status: number; body: unknown; ms: number }
@@ -25,12 +46,23 @@ export type WebhookOutcome =
  * Sends one signed webhook (headers webhook-id, webhook-timestamp, webhook-signature) and waits
  * up to `timeoutMs` for the reply, whose JSON body (if any) is returned.
  */
-export async function deliverWebhook(target: { url: string; secret: string }, payload: unknown, timeoutMs: number, id = newId('msg_')): Promise<WebhookOutcome> {
+export async function deliverWebhook(
+  target: { url: string; secret: string },
+  payload: unknown,
+  timeoutMs: number,
+  options: { allowInternal: boolean; id?: string } = { allowInternal: false },
+): Promise<WebhookOutcome> {
+  const id = options.id ?? newId('msg_');
   const body = JSON.stringify(payload);
   const timestamp = Math.floor(Date.now() / 1000);
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
   try {
+    // A webhook is an outside party: unless configuration allows internal targets (development),
+    // a URL that resolves to loopback, private or link-local addresses is not called.
+    if (!options.allowInternal && !(await resolvesOutside(new URL(target.url).hostname))) {
+      return { kind: 'unreachable', message: 'the webhook URL resolves to an internal address', ms: elapsed() };
+    }
     const response = await fetch(target.url, {
       method: 'POST',
       headers: {

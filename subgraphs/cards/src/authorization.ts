@@ -73,7 +73,13 @@ export function replyCode(outcome: WebhookOutcome): string | null {
 
 /** The authorization engine for ISO 8583-style card messages. */
 export class CardAuthorizer {
-  constructor(private readonly db: Db, private readonly graph: GraphClient, private readonly logger: Logger) {}
+  constructor(
+    private readonly db: Db,
+    private readonly graph: GraphClient,
+    private readonly logger: Logger,
+    /** Whether webhooks may target internal addresses (WEBHOOK_ALLOW_INTERNAL). */
+    private readonly allowInternalWebhooks: boolean,
+  ) {}
 
   async decide(message: CardMessage) {
     const started = performance.now();
@@ -125,7 +131,7 @@ export class CardAuthorizer {
         if (!config) {
           [responseCode, decidedBy, reason] = ['05', 'defaultStrategy', 'No webhook is arranged for the card program.'];
         } else {
-          const outcome = await deliverWebhook(config, webhookPayload(messageId, message, types, card), config.timeoutMs);
+          const outcome = await deliverWebhook(config, webhookPayload(messageId, message, types, card), config.timeoutMs, { allowInternal: this.allowInternalWebhooks });
           waitedMs = outcome.ms;
           const code = replyCode(outcome);
           if (code) {
@@ -177,7 +183,7 @@ export class CardAuthorizer {
     });
     // Advices inform the aggregator; nobody waits for the answer (redelivery belongs to the webhook log).
     if (card && config && types.actionType === 'advice') {
-      void deliverWebhook(config, webhookPayload(messageId, message, types, card, { responseCode }), config.timeoutMs).then((outcome) => {
+      void deliverWebhook(config, webhookPayload(messageId, message, types, card, { responseCode }), config.timeoutMs, { allowInternal: this.allowInternalWebhooks }).then((outcome) => {
         if (outcome.kind !== 'reply') this.logger.warn('advice webhook not delivered', { messageId, outcome: outcome.kind });
       });
     }

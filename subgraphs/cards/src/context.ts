@@ -1,5 +1,6 @@
 import type DataLoader from 'dataloader';
 import type { Db } from 'mongodb';
+import type { Config } from '../../../platform/config.js';
 import type { GraphClient } from '../../../platform/graph-client.js';
 import { loaderByKey, loaderOfGroups } from '../../../platform/loaders.js';
 import type { RequestBase } from '../../../platform/subgraph.js';
@@ -10,6 +11,7 @@ import { cardsCollection, type CardDocument } from './datasources/cards.js';
 /** The cards subgraph's per-request context. */
 export interface CardsContext extends RequestBase {
   db: Db;
+  config: Config;
   graph: GraphClient;
   /** Cards by SvcCardId. */
   cards: DataLoader<string, CardDocument | null>;
@@ -19,15 +21,16 @@ export interface CardsContext extends RequestBase {
   authorizer: CardAuthorizer;
 }
 
-export function createCardsContext(base: RequestBase, db: Db, graph: GraphClient): CardsContext {
+export function createCardsContext(base: RequestBase, db: Db, graph: GraphClient, config: Config): CardsContext {
   const cards = cardsCollection(db);
   return {
     ...base,
     db,
+    config,
     graph,
     cards: loaderByKey(cards),
     cardsOfUser: loaderOfGroups(cards, 'SvcUserId', { sort: { isMain: -1, _id: 1 }, filter: { isTestCard: false } }),
     management: new CardManagement(db, base.logger),
-    authorizer: new CardAuthorizer(db, graph, base.logger),
+    authorizer: new CardAuthorizer(db, graph, base.logger, config.webhookAllowInternal),
   };
 }

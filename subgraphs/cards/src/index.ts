@@ -14,6 +14,6 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
     ...options,
     name: 'cards',
     resolvers,
-    createContext: (base) => createCardsContext(base, db, graph),
+    createContext: (base) => createCardsContext(base, db, graph, options.config),
   });
 }

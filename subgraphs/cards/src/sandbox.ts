@@ -29,7 +29,7 @@ export const SANDBOX_CASES: readonly SandboxCase[] = [
 ];
 
 /** Runs sandbox cases against a test card of the aggregator, one real signed webhook each. */
-export async function runSandbox(db: Db, logger: Logger, svcAggregatorId: string, input: { svcCardId?: string | null; sandBoxCases?: string[] | null }) {
+export async function runSandbox(db: Db, logger: Logger, svcAggregatorId: string, input: { svcCardId?: string | null; sandBoxCases?: string[] | null }, allowInternal: boolean) {
   const svcCardId = checkString(required(input.svcCardId, 'svcCardId'), 'svcCardId', ID_RULE)!;
   const wanted = input.sandBoxCases ?? null;
   const cases = wanted === null ? SANDBOX_CASES : wanted.map((id, i) => {
@@ -51,7 +51,7 @@ export async function runSandbox(db: Db, logger: Logger, svcAggregatorId: string
     const payload = webhookPayload(newId('sbx_'), message, { messageType: sandboxCase.messageType, actionType: sandboxCase.actionType }, card, {
       sandbox: { case: sandboxCase.id, expect: sandboxCase.expect === 'decline' ? 'decline' : undefined },
     });
-    const outcome = await deliverWebhook(config, payload, sandboxCase.deadlineMs ?? config.timeoutMs);
+    const outcome = await deliverWebhook(config, payload, sandboxCase.deadlineMs ?? config.timeoutMs, { allowInternal });
     const code = replyCode(outcome);
     let responseData: { responseCode?: string; error?: { code: string; message: string } };
     let pass: boolean;

@@ -1,0 +1,44 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWebhookReceiver } from '../platform/webhook-receiver.js';
+import { deliverWebhook, isInternalAddress, newWebhookSecret } from '../platform/webhooks.js';
+
+describe('webhook delivery', () => {
+  const secret = newWebhookSecret();
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver(secret);
+  });
+  afterAll(async () => {
+    await receiver.close();
+  });
+
+  it.each([
+    ['127.0.0.1', true], ['10.1.2.3', true], ['172.20.0.1', true], ['192.168.1.1', true], ['169.254.169.254', true],
+    ['100.64.0.1', true], ['::1', true], ['fd00::1', true], ['fe80::1', true], ['::ffff:127.0.0.1', true],
+    ['8.8.8.8', false], ['172.32.0.1', false], ['2001:4860:4860::8888', false],
+  ])('judges %s internal: %s', (address, internal) => {
+    expect(isInternalAddress(address)).toBe(internal);
+  });
+
+  it('signs what it sends so that the receiver verifies it, and returns the reply', async () => {
+    const outcome = await deliverWebhook({ url: receiver.url, secret }, { hello: 'world' }, 2000, { allowInternal: true });
+    expect(outcome).toMatchObject({ kind: 'reply', status: 200, body: { responseCode: '00' } });
+    expect(receiver.received.at(-1)).toMatchObject({ verified: true, payload: { hello: 'world' } });
+  });
+
+  it('does not call an internal address unless configuration allows it', async () => {
+    const before = receiver.received.length;
+    const outcome = await deliverWebhook({ url: receiver.url, secret }, { hello: 'again' }, 2000, { allowInternal: false });
+    expect(outcome).toMatchObject({ kind: 'unreachable' });
+    expect(receiver.received.length).toBe(before);
+    const named = await deliverWebhook({ url: receiver.url.replace('127.0.0.1', 'localhost'), secret }, {}, 2000, { allowInternal: false });
+    expect(named.kind).toBe('unreachable');
+  });
+
+  it('reports a silent endpoint as a timeout', async () => {
+    receiver.setMode({ silent: true });
+    const outcome = await deliverWebhook({ url: receiver.url, secret }, {}, 300, { allowInternal: true });
+    expect(outcome.kind).toBe('timeout');
+    receiver.setMode({ reply: '00' });
+  });
+});
