@@ -1,7 +1,9 @@
 import { GridFSBucket, MongoServerError, type Collection, type Db } from 'mongodb';
 import { appError, ErrorCode } from '../../../platform/errors.js';
 import type { Logger } from '../../../platform/logger.js';
+import { detectFileType, storeFile, type FileType } from '../../../platform/files.js';
 import { recordEvent } from '../../../platform/outbox.js';
+import { checkPage, readPage } from '../../../platform/paging.js';
 import { isIsoDate } from '../../../platform/scalars.js';
 import { newId } from '../../../platform/secrets.js';
 import { checkString, ID_RULE, required } from '../../../platform/validate.js';
@@ -19,7 +21,7 @@ const DOCUMENT_VIEWS: Record<string, readonly View[]> = {
 /** The views a person needs (front and back of an identity document, and a selfie), and a business. */
 const PERSON_VIEWS: View[] = ['front', 'back', 'selfie'];
 const BUSINESS_VIEWS: View[] = ['front'];
-const FILE_TYPES = { 'image/jpeg': [0xff, 0xd8, 0xff], 'image/png': [0x89, 0x50, 0x4e, 0x47], 'application/pdf': [0x25, 0x50, 0x44, 0x46] } as const;
+const FILE_TYPES: readonly FileType[] = ['image/jpeg', 'image/png', 'application/pdf'];
 export const MAX_DOCUMENT_BYTES = 5 * 1024 * 1024;
 
 /** A KYC/KYB customer of an aggregator. `_id` is `<svcAggregatorId>:<customerId>`. */
@@ -213,8 +215,8 @@ export class Kyc {
     const bytes = Buffer.from(base64, 'base64');
     if (bytes.length === 0 || bytes.length > MAX_DOCUMENT_BYTES) throw appError(ErrorCode.PAYLOAD_TOO_LARGE, `The file must be 1 to ${MAX_DOCUMENT_BYTES} bytes.`, { field: 'file' });
     // The type is what the content is, whatever the upload declared.
-    const contentType = Object.entries(FILE_TYPES).find(([, magic]) => magic.every((byte, i) => bytes[i] === byte))?.[0];
-    if (!contentType) throw appError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `The file must be one of ${Object.keys(FILE_TYPES).join(', ')}.`, { field: 'file' });
+    const contentType = detectFileType(bytes, FILE_TYPES);
+    if (!contentType) throw appError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `The file must be one of ${FILE_TYPES.join(', ')}.`, { field: 'file' });
     const document = await this.collections.documents.findOne({ _id: documentId, svcAggregatorId });
     if (!document) throw appError(ErrorCode.NOT_FOUND, `No document ${documentId}; generate it first.`, { field: 'documentId' });
     // Claim the upload: a document holds one file, and two racing uploads cannot both store one.
@@ -227,14 +229,7 @@ export class Kyc {
     try {
       // A stale claim may have left chunks behind.
       await this.files.delete(documentId as never).catch(() => undefined);
-      await new Promise<void>((resolve, reject) => {
-        const upload = this.files.openUploadStreamWithId(documentId as never, String(input.fileName ?? documentId).slice(0, 200), {
-          metadata: { svcAggregatorId, customerId: document.customerId, entityId: document.entityId, documentType: document.documentType, contentType },
-        });
-        upload.once('finish', () => resolve());
-        upload.once('error', reject);
-        upload.end(bytes);
-      });
+      await storeFile(this.files, documentId, String(input.fileName ?? documentId), bytes, { svcAggregatorId, customerId: document.customerId, entityId: document.entityId, documentType: document.documentType, contentType });
     } catch (error) {
       await this.collections.documents.updateOne({ _id: documentId }, { $set: { uploaded: null } });
       throw error;
@@ -246,18 +241,13 @@ export class Kyc {
   /** Applications of one customer, oldest first, with the list total of the aggregator spec. */
   async list(svcAggregatorId: string, input: Record<string, unknown>) {
     const customerId = checkString(required(input.customerId, 'customerId'), 'customerId', ID_RULE)!;
-    const limit = input.numberOfRecords ?? 1000;
-    const skip = input.skipRecords ?? 0;
-    if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 1000) throw appError(ErrorCode.VALIDATION_FAILED, 'numberOfRecords must be an integer from 1 to 1000.', { field: 'numberOfRecords' });
-    if (!Number.isInteger(skip) || (skip as number) < 0) throw appError(ErrorCode.VALIDATION_FAILED, 'skipRecords must be an integer from 0.', { field: 'skipRecords' });
+    const page = checkPage(input as { numberOfRecords?: number | null; skipRecords?: number | null });
     const created: Record<string, Date> = {};
     if (input.dateCreateFrom) created.$gte = new Date(`${String(input.dateCreateFrom)}T00:00:00.000Z`);
     if (input.dateCreateTo) created.$lt = new Date(new Date(`${String(input.dateCreateTo)}T00:00:00.000Z`).getTime() + 24 * 3600_000);
     const filter = { svcAggregatorId, customerId, ...(Object.keys(created).length ? { dtsCreated: created } : {}) };
-    // One more than asked tells whether more exist.
-    const docs = await this.collections.applications.find(filter).sort({ dtsCreated: 1, _id: 1 }).skip(skip as number).limit((limit as number) + 1).toArray();
-    const items = docs.slice(0, limit as number);
-    return { items: items.map(applicationView), total: { skipRecords: skip as number, numberOfRecords: items.length, more: docs.length > items.length } };
+    const { items, total } = await readPage(this.collections.applications.find(filter).sort({ dtsCreated: 1, _id: 1 }), page);
+    return { items: items.map(applicationView), total };
   }
 
   /** Links uploaded documents to the application's entities: the spec's state machine. */

@@ -11,6 +11,7 @@ import {
 } from '../../../platform/ach.js';
 import { appError, ErrorCode } from '../../../platform/errors.js';
 import type { Logger } from '../../../platform/logger.js';
+import { checkPage, readPage } from '../../../platform/paging.js';
 import { isIsoDate } from '../../../platform/scalars.js';
 
 /**
@@ -297,15 +298,11 @@ export class ReturnRates {
 
   /** `POST /transfer-to/ach/return-rates`: one reporting date's report, or the latest first. */
   async list(svcAggregatorId: string, input: { date?: string | null; numberOfRecords?: number | null; skipRecords?: number | null }) {
-    const limit = input.numberOfRecords ?? 1000;
-    const skip = input.skipRecords ?? 0;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw appError(ErrorCode.VALIDATION_FAILED, 'numberOfRecords must be an integer from 1 to 1000.', { field: 'numberOfRecords' });
-    if (!Number.isInteger(skip) || skip < 0) throw appError(ErrorCode.VALIDATION_FAILED, 'skipRecords must be an integer from 0.', { field: 'skipRecords' });
+    const page = checkPage(input);
     const filter = input.date ? { svcAggregatorId, reportDate: input.date } : { svcAggregatorId };
-    const docs = await this.collections.reports.find(filter).sort({ maxDate: -1 }).skip(skip).limit(limit + 1).toArray();
-    const items = docs.slice(0, limit);
+    const { items, total } = await readPage(this.collections.reports.find(filter).sort({ maxDate: -1 }), page);
     return {
-      total: { skipRecords: skip, numberOfRecords: items.length, more: docs.length > items.length },
+      total,
       items: items.map(({ notes, _id, reportDate: _reportDate, ...returnRates }) => ({ notes, returnRates })),
     };
   }

@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import { GridFSBucket, MongoServerError, type Collection, type Db } from 'mongodb';
 import type { Config } from '../../../platform/config.js';
 import { appError, ErrorCode } from '../../../platform/errors.js';
+import { detectFileType, storeFile, type FileType } from '../../../platform/files.js';
 import type { Logger } from '../../../platform/logger.js';
 import { maskRecipient, type Notifier } from '../../../platform/notify.js';
 import type { Principal } from '../../../platform/principal.js';
@@ -21,7 +22,7 @@ export const RECOVERY = 'recovery';
 
 /** The document images a prospect may upload, and the file types accepted. */
 export const DOCUMENT_TYPES = ['idFront', 'idBack', 'passport', 'selfie'] as const;
-export const IMAGE_TYPES = { 'image/jpeg': [0xff, 0xd8, 0xff], 'image/png': [0x89, 0x50, 0x4e, 0x47] } as const;
+export const IMAGE_TYPES: readonly FileType[] = ['image/jpeg', 'image/png'];
 export const MAX_IMAGE_BYTES = 2 * 1024 * 1024;
 
 const DEVICE_TAG: StringRule = { min: 1, max: 64, pattern: /^[A-Za-z0-9_.:-]+$/, patternText: '1-64 letters, digits or _ . : -' };
@@ -160,22 +161,14 @@ export class Onboarding {
     if (!(DOCUMENT_TYPES as readonly string[]).includes(documentType)) {
       throw appError(ErrorCode.VALIDATION_FAILED, `documentType must be one of ${DOCUMENT_TYPES.join(', ')}.`, { field: 'documentType' });
     }
-    const magic = IMAGE_TYPES[contentType as keyof typeof IMAGE_TYPES];
-    if (!magic) throw appError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `contentType must be one of ${Object.keys(IMAGE_TYPES).join(', ')}.`, { field: 'contentType' });
+    if (!(IMAGE_TYPES as readonly string[]).includes(contentType)) throw appError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `contentType must be one of ${IMAGE_TYPES.join(', ')}.`, { field: 'contentType' });
     if (!/^[A-Za-z0-9+/]*={0,2}$/.test(base64)) throw appError(ErrorCode.VALIDATION_FAILED, 'imageBase64 must be base64.', { field: 'imageBase64' });
     if (base64.length > Math.ceil(MAX_IMAGE_BYTES / 3) * 4) throw appError(ErrorCode.PAYLOAD_TOO_LARGE, `The image must be at most ${MAX_IMAGE_BYTES} bytes.`, { field: 'imageBase64' });
     const bytes = Buffer.from(base64, 'base64');
     if (bytes.length === 0 || bytes.length > MAX_IMAGE_BYTES) throw appError(ErrorCode.PAYLOAD_TOO_LARGE, `The image must be 1 to ${MAX_IMAGE_BYTES} bytes.`, { field: 'imageBase64' });
-    if (!magic.every((byte, i) => bytes[i] === byte)) throw appError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `The file's content is not ${contentType}.`, { field: 'imageBase64' });
+    if (detectFileType(bytes, IMAGE_TYPES) !== contentType) throw appError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `The file's content is not ${contentType}.`, { field: 'imageBase64' });
     const id = newId('img_');
-    await new Promise<void>((resolve, reject) => {
-      const upload = this.images.openUploadStreamWithId(id as never, `${prospect.prospectId}-${documentType}`, {
-        metadata: { prospectId: prospect.prospectId, deviceTag: prospect.deviceTag, documentType, contentType },
-      });
-      upload.once('finish', () => resolve());
-      upload.once('error', reject);
-      upload.end(bytes);
-    });
+    await storeFile(this.images, id, `${prospect.prospectId}-${documentType}`, bytes, { prospectId: prospect.prospectId, deviceTag: prospect.deviceTag, documentType, contentType });
     this.logger.info('prospect image stored', { prospectId: prospect.prospectId, documentType, size: bytes.length });
     return { success: true, imageId: id, documentType, contentType, size: bytes.length };
   }
