@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../platform/demo.js';
 import { startWebhookReceiver } from '../platform/webhook-receiver.js';
-import { newOpaqueToken } from '../platform/secrets.js';
 import { Sessions } from '../subgraphs/user/src/auth/sessions.js';
 import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
 import { usersCollection } from '../subgraphs/user/src/datasources/users.js';
@@ -187,7 +186,8 @@ describe('cards, card authorization and the webhook sandbox', () => {
     expect(card).toMatchObject({ status: 'active', name: 'Everyday' });
     const seen = await stack.graphql<{ me: { cards: unknown[] } }>('{ me { cards { SvcCardId } } }', {}, { token: second });
     expect(seen.body.data?.me.cards).toEqual([]);
-    expect(newOpaqueToken()).not.toBe(second);
+    const entity = await stack.graphql<{ me: { cards: Array<{ SvcCardId: string }> } }>('{ me { cards { SvcCardId } } }', {}, { token });
+    expect(entity.body.data?.me.cards.map((c) => c.SvcCardId)).toContain(DEMO.cardIds[0]);
   });
 
   describe('the webhook sandbox', () => {
