@@ -37,3 +37,15 @@ export function requireService(principal: Principal, allowed: readonly string[])
     throw appError(ErrorCode.FORBIDDEN, `Only these internal services may do this: ${allowed.join(', ')}.`);
   }
 }
+
+/** The merchant behind a merchant JWT (`x-svc-jwtoken` from `POST /payment-link/merchant/get-token`). */
+export function requireMerchant(principal: Principal): Extract<Principal, { kind: 'merchant' }> {
+  if (principal.kind !== 'merchant') throw appError(ErrorCode.UNAUTHENTICATED, 'This operation needs a merchant JWT in the `x-svc-jwtoken` header.');
+  return principal;
+}
+
+/** The customer behind a customer JWT (`x-svc-jwtoken` from `POST /public/customer/payment/link`). */
+export function requireCustomer(principal: Principal): Extract<Principal, { kind: 'customer' }> {
+  if (principal.kind !== 'customer') throw appError(ErrorCode.UNAUTHENTICATED, 'This operation needs a customer JWT in the `x-svc-jwtoken` header.');
+  return principal;
+}

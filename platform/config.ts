@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +29,12 @@ export interface Config {
   ferretdbBin: string | undefined;
   /** HMAC key that signs the principal the gateway forwards to subgraphs. */
   internalSecret: string;
+  /** HMAC key of merchant and customer JWTs: JWT_SECRET, or derived from INTERNAL_SECRET. */
+  jwtSecret: string;
+  /** The payment page a sent link's `url` points at (`?link=<link>` is appended). */
+  paymentPageUrl: string;
+  /** How long a sent payment link stays payable before it becomes Expired. */
+  paymentLinkLifetimeSeconds: number;
   /** True when the secret was generated for this process (development only). */
   internalSecretGenerated: boolean;
   tokenLifetimeSeconds: number;
@@ -157,6 +163,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     problems.push('INTERNAL_SECRET must be at least 32 characters long');
   }
 
+  if (env.JWT_SECRET && env.JWT_SECRET.length < 32) problems.push('JWT_SECRET must be at least 32 characters long');
+
   const logLevelRaw = env.LOG_LEVEL || (nodeEnv === 'test' ? 'warn' : 'info');
   if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevelRaw)) {
     problems.push(`LOG_LEVEL must be debug, info, warn, error or silent (got "${logLevelRaw}")`);
@@ -196,6 +204,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     ferretdbBin: env.FERRETDB_BIN || undefined,
     internalSecret,
     internalSecretGenerated,
+    jwtSecret: env.JWT_SECRET || createHmac('sha256', internalSecret).update('payment-link-jwt').digest('hex'),
+    paymentPageUrl: url('PAYMENT_PAGE_URL', `http://localhost:${ports.rest}/pay`),
+    paymentLinkLifetimeSeconds: int('PAYMENT_LINK_LIFETIME_SECONDS', 7 * 24 * 3600, 60, 90 * 24 * 3600),
     tokenLifetimeSeconds: int('TOKEN_LIFETIME_SECONDS', 3600, 60, 30 * 24 * 3600),
     loginMaxFailures: int('LOGIN_MAX_FAILURES', 5, 1, 100),
     lockPeriodSeconds: int('LOCK_PERIOD_SECONDS', 900, 1, 7 * 24 * 3600),

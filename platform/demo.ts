@@ -18,6 +18,13 @@ export const DEMO = {
   },
   chat: { transport: 'whatsapp', transportUserId: '12125550100' },
   accountId: 'demo_account_1',
+  /** A second demo user, with no login: the other party of the demo user's IOU. */
+  friendUserId: 'demo_user_2',
+  /** The demo aggregator's merchant; its webhook secret is published, demo only. */
+  merchantId: 'demo_merchant',
+  merchantWebhookSecret: 'whsec_ZGVtby1tZXJjaGFudC13ZWJob29rLXNlY3JldC1kZW1vLW9ubHk=',
+  /** The code of the demo merchant's Sent payment link (exchange it at POST /public/customer/payment/link). */
+  sentLinkCode: 'demo-sent-link-code-for-trying-the-customer-side',
   cardIds: ['demo_card_1', 'demo_card_2'],
   /** The demo aggregator's card-authorization webhook: `npm run webhook-receiver` listens there. Published secret: demo only. */
   webhook: { url: 'http://127.0.0.1:9000/webhooks', secret: 'whsec_ZGVtby13ZWJob29rLXNlY3JldC1mb3ItdGhlLXNhbmRib3g=', defaultStrategy: 'decline' as const, timeoutMs: 2000 },

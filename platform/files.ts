@@ -4,6 +4,7 @@ import type { GridFSBucket } from 'mongodb';
 export const FILE_SIGNATURES = {
   'image/jpeg': [0xff, 0xd8, 0xff],
   'image/png': [0x89, 0x50, 0x4e, 0x47],
+  'image/gif': [0x47, 0x49, 0x46, 0x38],
   'application/pdf': [0x25, 0x50, 0x44, 0x46],
 } as const;
 export type FileType = keyof typeof FILE_SIGNATURES;

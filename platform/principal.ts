@@ -12,6 +12,10 @@ export type Principal =
    * `requireAggregator`.
    */
   | { kind: 'aggregator'; svcAggregatorId: string; login: string; sessionId: string; tokenType: 'base' | 'confined' }
+  /** A merchant of an aggregator, from a merchant JWT (`x-svc-jwtoken` on /public/merchant routes). */
+  | { kind: 'merchant'; svcMerchantId: string; svcAggregatorId: string }
+  /** A customer holding one payment link, from a customer JWT (`x-svc-jwtoken` on /public/customer routes). */
+  | { kind: 'customer'; svcTransactionId: string; svcMerchantId: string; svcAggregatorId: string }
   | { kind: 'service'; service: string };
 
 /** The user subgraph's route that turns a `token` header into a principal, for the gateway only. Not part of the graph. */

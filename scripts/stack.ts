@@ -10,7 +10,7 @@ import { seedCards } from '../subgraphs/cards/src/seed.js';
 import { start as startCompliance } from '../subgraphs/compliance/src/index.js';
 import { seedAchDays, seedCompliance } from '../subgraphs/compliance/src/seed.js';
 import { start as startPayments } from '../subgraphs/payments/src/index.js';
-import { seedAchPayments, seedPayments } from '../subgraphs/payments/src/seed.js';
+import { seedAchPayments, seedIous, seedMerchant, seedPayments } from '../subgraphs/payments/src/seed.js';
 import { start as startUser } from '../subgraphs/user/src/index.js';
 import { seedUser } from '../subgraphs/user/src/seed.js';
 
@@ -21,6 +21,8 @@ export async function seedDemo(mongo: Mongo): Promise<void> {
   await seedCards(mongo.db('cards'), now);
   await seedPayments(mongo.db('payments'), now);
   await seedAchPayments(mongo.db('payments'), now);
+  await seedIous(mongo.db('payments'), now);
+  await seedMerchant(mongo.db('payments'), now);
   await seedCompliance(mongo.db('compliance'), now);
   await seedAchDays(mongo.db('compliance'), now);
 }

@@ -3,18 +3,20 @@ import { SUBGRAPH_NAMES, type Config } from '../../platform/config.js';
 import { appError, ErrorCode } from '../../platform/errors.js';
 import { REQUEST_ID_HEADER } from '../../platform/http.js';
 import { PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, signPrincipal, verifyPrincipal, type Principal } from '../../platform/principal.js';
+import { verifyJwt } from '../../platform/jwt.js';
 import { sha256 } from '../../platform/secrets.js';
 
 /** The gateway's own identity when it calls a subgraph's internal routes. */
 const GATEWAY: Principal = { kind: 'service', service: 'gateway' };
 
 /** The credential headers, most specific first; a request carries at most one. */
-const CREDENTIAL_HEADERS = [PRINCIPAL_HEADER, 'x-service-key', 'x-svc-token', 'token'] as const;
+const CREDENTIAL_HEADERS = [PRINCIPAL_HEADER, 'x-service-key', 'x-svc-token', 'x-svc-jwtoken', 'token'] as const;
 
 /**
  * Establishes the principal of a request once: a subgraph from its signed internal principal,
  * an internal service from `x-service-key`, an
- * aggregator user from `x-svc-token`, an end user or prospect from `token`. No credential means
+ * aggregator user from `x-svc-token`, a merchant or a payment link's customer from the JWT in
+ * `x-svc-jwtoken` (verified here, without a round trip), an end user or prospect from `token`. No credential means
  * an anonymous principal, which may only log in or start onboarding; a credential that does not
  * resolve is refused with 401.
  */
@@ -38,6 +40,13 @@ export function createAuthenticator(config: Config) {
       const service = config.serviceKeyHashes.get(sha256(value));
       if (!service) throw unauthenticated('The service key is not known.');
       return { kind: 'service', service };
+    }
+    if (header === 'x-svc-jwtoken') {
+      const claims = verifyJwt(value, config.jwtSecret);
+      if (!claims) throw unauthenticated('The x-svc-jwtoken is not a valid merchant or customer JWT, or it has expired.');
+      return claims.typ === 'merchant'
+        ? { kind: 'merchant', svcMerchantId: claims.sub, svcAggregatorId: claims.agg }
+        : { kind: 'customer', svcTransactionId: claims.sub, svcMerchantId: claims.mer, svcAggregatorId: claims.agg };
     }
     let response: Response;
     try {

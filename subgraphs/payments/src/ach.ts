@@ -7,6 +7,9 @@ import { recordEvent, type OutboxEvent } from '../../../platform/outbox.js';
 import { isIsoDate } from '../../../platform/scalars.js';
 import { checkString, ID_RULE, required } from '../../../platform/validate.js';
 import { achPaymentsCollection, type AchPaymentDocument } from './datasources/ach.js';
+import { merchantsCollection } from './datasources/merchants.js';
+import type { Deliveries } from './deliveries.js';
+import { checkWebhookUrl } from './merchants.js';
 
 /**
  * Events per forwarding call. Small enough that compliance applies a batch well within the graph
@@ -20,11 +23,38 @@ const APPLY = 'mutation ($activities: [AchActivityInput!]!) { applyAchActivity(a
 export class AchLedger {
   private readonly payments: Collection<AchPaymentDocument>;
 
-  constructor(private readonly db: Db, private readonly logger: Logger) {
+  constructor(private readonly db: Db, private readonly logger: Logger, private readonly deliveries: Deliveries) {
     this.payments = achPaymentsCollection(db);
   }
 
-  async recordDebit(input: { svcTransactionId?: unknown; svcAggregatorId?: unknown; svcMerchantId?: unknown; amount?: unknown; currency?: unknown; effectiveEntryDate?: unknown }) {
+  /** Posts a status change to the payment's webhookUrl (stored, signed with its merchant's secret, retried). */
+  private async notify(payment: AchPaymentDocument): Promise<void> {
+    if (!payment.webhookUrl || !payment.svcMerchantId) return;
+    await this.deliveries.enqueue({
+      _id: `dlv_${payment._id}_${payment.status.toLowerCase()}`, kind: 'webhook', svcMerchantId: payment.svcMerchantId, to: payment.webhookUrl,
+      payload: {
+        type: 'ach_payment.updated', timestamp: new Date().toISOString(),
+        data: { svcTransactionId: payment.svcTransactionId, svcAggregatorId: payment.svcAggregatorId, svcMerchantId: payment.svcMerchantId, status: payment.status, returnCode: payment.returnCode, amount: payment.amount, currency: payment.currency, effectiveEntryDate: payment.effectiveEntryDate },
+      },
+    }).catch((error: Error) => this.logger.warn('ach webhook not stored', { svcTransactionId: payment._id, error: error.message }));
+  }
+
+  /** Records the settlement of a Processing debit (a conditional update). */
+  async recordSettlement(svcTransactionId: string) {
+    checkString(svcTransactionId, 'svcTransactionId', ID_RULE);
+    const now = new Date();
+    const settled = await this.payments.findOneAndUpdate({ _id: svcTransactionId, status: 'Processing' }, { $set: { status: 'Settled', dtsUpdated: now } }, { returnDocument: 'after' });
+    if (!settled) {
+      const exists = await this.payments.findOne({ _id: svcTransactionId });
+      if (!exists) throw appError(ErrorCode.NOT_FOUND, `No ACH payment ${svcTransactionId}.`, { field: 'svcTransactionId' });
+      throw appError(ErrorCode.CONFLICT, `ACH payment ${svcTransactionId} is ${exists.status}; only a Processing payment settles.`, { field: 'svcTransactionId' });
+    }
+    await recordEvent(this.db, 'ach.settled', { svcAggregatorId: settled.svcAggregatorId }, { svcTransactionId, status: 'Settled' }, `${svcTransactionId}:settled`);
+    await this.notify(settled);
+    return settled;
+  }
+
+  async recordDebit(input: { svcTransactionId?: unknown; svcAggregatorId?: unknown; svcMerchantId?: unknown; amount?: unknown; currency?: unknown; effectiveEntryDate?: unknown; webhookUrl?: unknown }) {
     const svcTransactionId = checkString(required(input.svcTransactionId, 'svcTransactionId'), 'svcTransactionId', ID_RULE)!;
     const svcAggregatorId = checkString(required(input.svcAggregatorId, 'svcAggregatorId'), 'svcAggregatorId', ID_RULE)!;
     const svcMerchantId = checkString(input.svcMerchantId, 'svcMerchantId', ID_RULE) ?? null;
@@ -33,8 +63,15 @@ export class AchLedger {
     const amount = Number(input.amount);
     if (!(amount > 0) || Math.round(amount * 100) !== amount * 100) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive, in whole cents.', { field: 'amount' });
     const currency = checkString(input.currency ?? 'USD', 'currency', { pattern: /^USD$/, patternText: 'USD (ACH moves US dollars)' })!;
+    const webhookUrl = checkWebhookUrl(input.webhookUrl, 'webhookUrl');
+    if (webhookUrl) {
+      // The merchant's secret signs the payment's webhooks, so the merchant must be the aggregator's.
+      if (!svcMerchantId) throw appError(ErrorCode.REQUIRED_ELEMENT_MISSING, 'svcMerchantId is required with a webhookUrl (its webhook secret signs them).', { field: 'svcMerchantId' });
+      const merchant = await merchantsCollection(this.db).findOne({ _id: svcMerchantId, svcAggregatorId });
+      if (!merchant) throw appError(ErrorCode.NOT_FOUND, `Merchant ${svcMerchantId} of ${svcAggregatorId} does not exist.`, { field: 'svcMerchantId' });
+    }
     const now = new Date();
-    const payment: AchPaymentDocument = { _id: svcTransactionId, svcTransactionId, svcAggregatorId, svcMerchantId, amount, currency, effectiveEntryDate, status: 'Processing', returnCode: null, dtsReturned: null, dtsCreated: now, dtsUpdated: now };
+    const payment: AchPaymentDocument = { _id: svcTransactionId, svcTransactionId, svcAggregatorId, svcMerchantId, amount, currency, effectiveEntryDate, status: 'Processing', returnCode: null, dtsReturned: null, dtsCreated: now, dtsUpdated: now, webhookUrl };
     const event = (stored: AchPaymentDocument) =>
       recordEvent(this.db, 'ach.debit', { svcAggregatorId: stored.svcAggregatorId }, { svcTransactionId, entryDate: stored.effectiveEntryDate, amount: stored.amount }, `${svcTransactionId}:debit`);
     try {
@@ -49,6 +86,7 @@ export class AchLedger {
       throw error;
     }
     await event(payment);
+    await this.notify(payment);
     return payment;
   }
 
@@ -72,6 +110,7 @@ export class AchLedger {
       throw appError(ErrorCode.CONFLICT, `ACH payment ${svcTransactionId} is already returned.`);
     }
     await event(returned);
+    await this.notify(returned);
     return returned;
   }
 }

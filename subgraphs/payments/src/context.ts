@@ -3,10 +3,30 @@ import type { Db } from 'mongodb';
 import { loaderByKey, loaderOfGroups } from '../../../platform/loaders.js';
 import type { RequestBase } from '../../../platform/subgraph.js';
 import { AchForwarder, AchLedger } from './ach.js';
+import { Beneficiaries } from './beneficiaries.js';
 import { accountsCollection, type AccountDocument } from './datasources/accounts.js';
 import { achPaymentsCollection, type AchPaymentDocument } from './datasources/ach.js';
 import { beneficiariesCollection, type BeneficiaryDocument } from './datasources/beneficiaries.js';
+import { iouAccountsCollection, iouTransactionsCollection, type IouAccountDocument, type IouTransactionDocument } from './datasources/ious.js';
+import { merchantsCollection, type MerchantDocument } from './datasources/merchants.js';
+import { paymentLinksCollection, type PaymentLinkDocument } from './datasources/payment-links.js';
 import { transactionPagesLoader, transactionsCollection, type TransactionDocument, type TransactionPage } from './datasources/transactions.js';
+import type { Deliveries } from './deliveries.js';
+import { Ious } from './ious.js';
+import { Merchants } from './merchants.js';
+import { PaymentLinks } from './payment-links.js';
+import { Refunds } from './refunds.js';
+import type { GraphClient } from '../../../platform/graph-client.js';
+import type { PaymentLinkOptions } from './payment-links.js';
+
+/** What the payments subgraph shares between requests. */
+export interface PaymentsServices {
+  db: Db;
+  forwarder: AchForwarder;
+  deliveries: Deliveries;
+  graph: GraphClient;
+  links: PaymentLinkOptions;
+}
 
 /** The payments subgraph's per-request context. */
 export interface PaymentsContext extends RequestBase {
@@ -19,15 +39,28 @@ export interface PaymentsContext extends RequestBase {
   /** A user's beneficiaries that are not deleted, favourites first. */
   beneficiariesOfUser: DataLoader<string, BeneficiaryDocument[]>;
   achPayments: DataLoader<string, AchPaymentDocument | null>;
+  iouAccountsOfLender: DataLoader<string, IouAccountDocument[]>;
+  iouAccountsOfBorrower: DataLoader<string, IouAccountDocument[]>;
+  /** An IOU account's transactions, oldest first. */
+  iouTransactionsOfAccount: DataLoader<string, IouTransactionDocument[]>;
+  merchants: DataLoader<string, MerchantDocument | null>;
+  paymentLinks: DataLoader<string, PaymentLinkDocument | null>;
   ach: AchLedger;
+  beneficiaryBook: Beneficiaries;
+  ious: Ious;
+  merchantBook: Merchants;
+  links: PaymentLinks;
+  refunds: Refunds;
   /** Sends pending ACH events on to compliance now (also done on a timer). */
   forwardAchEvents(): void;
 }
 
-export function createPaymentsContext(base: RequestBase, db: Db, forwarder: AchForwarder): PaymentsContext {
+export function createPaymentsContext(base: RequestBase, services: PaymentsServices): PaymentsContext {
+  const { db, forwarder, deliveries } = services;
   const accounts = accountsCollection(db);
   const transactions = transactionsCollection(db);
   const beneficiaries = beneficiariesCollection(db);
+  const iouAccounts = iouAccountsCollection(db);
   return {
     ...base,
     db,
@@ -38,7 +71,17 @@ export function createPaymentsContext(base: RequestBase, db: Db, forwarder: AchF
     beneficiaries: loaderByKey(beneficiaries),
     beneficiariesOfUser: loaderOfGroups(beneficiaries, 'SvcUserId', { sort: { isFavourite: -1, name: 1, _id: 1 }, filter: { isDeleted: false } }),
     achPayments: loaderByKey(achPaymentsCollection(db)),
-    ach: new AchLedger(db, base.logger),
+    iouAccountsOfLender: loaderOfGroups(iouAccounts, 'SvcUserId', { sort: { dtsModified: -1, _id: 1 } }),
+    iouAccountsOfBorrower: loaderOfGroups(iouAccounts, 'otherSvcUserId', { sort: { dtsModified: -1, _id: 1 } }),
+    iouTransactionsOfAccount: loaderOfGroups(iouTransactionsCollection(db), 'IOUAccountId', { sort: { dts: 1, _id: 1 } }),
+    merchants: loaderByKey(merchantsCollection(db)),
+    paymentLinks: loaderByKey(paymentLinksCollection(db)),
+    ach: new AchLedger(db, base.logger, deliveries),
+    beneficiaryBook: new Beneficiaries(db),
+    ious: new Ious(db, services.graph),
+    merchantBook: new Merchants(db, services.links.jwtSecret, base.logger),
+    links: new PaymentLinks(db, deliveries, services.links, base.logger),
+    refunds: new Refunds(db),
     forwardAchEvents: () => void forwarder.forward(),
   };
 }

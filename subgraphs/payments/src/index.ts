@@ -1,30 +1,55 @@
 import type { HttpService } from '../../../platform/http.js';
-import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/subgraph.js';
 import { createGraphClient } from '../../../platform/graph-client.js';
+import { createNotifier } from '../../../platform/notify.js';
+import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/subgraph.js';
 import { AchForwarder } from './ach.js';
 import { createPaymentsContext } from './context.js';
 import { achPaymentsCollection } from './datasources/ach.js';
 import { accountsCollection } from './datasources/accounts.js';
-import { beneficiariesCollection } from './datasources/beneficiaries.js';
+import { beneficiariesCollection, beneficiaryUndosCollection } from './datasources/beneficiaries.js';
+import { fundsTransactionsCollection } from './datasources/funds.js';
+import { iouAccountsCollection, iouTransactionsCollection } from './datasources/ious.js';
+import { merchantsCollection } from './datasources/merchants.js';
+import { paymentLinksCollection, refundsCollection } from './datasources/payment-links.js';
 import { transactionsCollection } from './datasources/transactions.js';
+import { Deliveries, deliveriesCollection } from './deliveries.js';
+import { PaymentLinks } from './payment-links.js';
 import { resolvers } from './resolvers/index.js';
 
 /** Starts the payments subgraph. */
 export async function start(options: SubgraphStartOptions): Promise<HttpService> {
+  const { config } = options;
   const db = options.mongo.db('payments');
   await accountsCollection(db).createIndex({ SvcUserId: 1 });
   await transactionsCollection(db).createIndex({ SvcAccountId: 1, dtsValue: -1, _id: -1 });
   await beneficiariesCollection(db).createIndex({ SvcUserId: 1 });
+  await beneficiaryUndosCollection(db).createIndex({ SvcBeneficiaryId: 1 });
   await achPaymentsCollection(db).createIndex({ svcAggregatorId: 1, effectiveEntryDate: 1 });
+  await iouAccountsCollection(db).createIndex({ SvcUserId: 1, otherSvcUserId: 1 });
+  await iouAccountsCollection(db).createIndex({ otherSvcUserId: 1 });
+  await iouTransactionsCollection(db).createIndex({ IOUAccountId: 1, dts: 1 });
+  await fundsTransactionsCollection(db).createIndex({ svcAggregatorId: 1, reference: 1 });
+  await fundsTransactionsCollection(db).createIndex({ svcAggregatorId: 1, arn: 1 });
+  await merchantsCollection(db).createIndex({ svcAggregatorId: 1 });
+  await paymentLinksCollection(db).createIndex({ svcMerchantId: 1, dtsCreatedAt: -1 });
+  await paymentLinksCollection(db).createIndex({ link: 1 });
+  await paymentLinksCollection(db).createIndex({ status: 1, dtsExpiredAt: 1 });
+  await refundsCollection(db).createIndex({ svcAggregatorId: 1, dtsCreatedAt: -1 });
+  await deliveriesCollection(db).createIndex({ status: 1, dtsNextAttempt: 1 });
   await db.collection('outbox').createIndex({ type: 1, dtsForwarded: 1, dtsCreated: 1 });
   const logger = options.logger.child({ service: 'payments-subgraph' });
-  const forwarder = new AchForwarder(db, createGraphClient(options.config, 'payments'), logger);
+  const graph = createGraphClient(config, 'payments');
+  const forwarder = new AchForwarder(db, graph, logger);
+  const notifier = createNotifier({ smtpUrl: config.smtpUrl, mailFrom: config.mailFrom, smsWebhookUrl: config.smsWebhookUrl, outboxDir: config.outboxDir, logger });
+  const deliveries = new Deliveries(db, notifier, logger, config.webhookAllowInternal);
+  const links = { jwtSecret: config.jwtSecret, paymentPageUrl: config.paymentPageUrl, lifetimeSeconds: config.paymentLinkLifetimeSeconds };
   const service = await startSubgraph({
     ...options,
     name: 'payments',
     resolvers,
-    createContext: (base) => createPaymentsContext(base, db, forwarder),
+    createContext: (base) => createPaymentsContext(base, { db, forwarder, deliveries, graph, links }),
   });
-  // Events a crash left unforwarded, and any the immediate forward could not deliver, go on a timer.
-  return withRecurringTask(service, 5000, () => forwarder.forward());
+  const expiry = new PaymentLinks(db, deliveries, links, logger);
+  // Events a crash left unforwarded, deliveries that are due a retry, and links past their expiry go on a timer.
+  return withRecurringTask(service, 5000, () => Promise.allSettled([forwarder.forward(), deliveries.retryDue(), expiry.expireDue()]));
 }

@@ -4,6 +4,10 @@ import { DEMO } from '../../../platform/demo.js';
 import { achPaymentsCollection, type AchPaymentDocument } from './datasources/ach.js';
 import { accountsCollection } from './datasources/accounts.js';
 import { beneficiariesCollection, type BeneficiaryDocument } from './datasources/beneficiaries.js';
+import { fundsTransactionsCollection, type FundsTransactionDocument } from './datasources/funds.js';
+import { iouAccountsCollection, iouTransactionsCollection, type IouTransactionDocument } from './datasources/ious.js';
+import { merchantsCollection } from './datasources/merchants.js';
+import { paymentLinksCollection, refundsCollection, type PaymentLinkDocument, type PaymentLinkStatus, type RefundDocument } from './datasources/payment-links.js';
 import { transactionsCollection, type TransactionDocument } from './datasources/transactions.js';
 
 const MERCHANTS = ['Corner Grocery', 'City Transit', 'Coffee House', 'Book Nook', 'Pharmacy Plus', 'Gas & Go', 'Cinema 8', 'Hardware Hub'];
@@ -105,10 +109,103 @@ export async function seedAchPayments(db: Db, now = new Date()): Promise<void> {
     .map((a) => {
       const returnCode = returns.get(a.svcTransactionId) ?? null;
       return {
-        _id: a.svcTransactionId, svcTransactionId: a.svcTransactionId, svcAggregatorId: a.svcAggregatorId, svcMerchantId: 'demo_merchant_1',
+        _id: a.svcTransactionId, svcTransactionId: a.svcTransactionId, svcAggregatorId: a.svcAggregatorId, svcMerchantId: DEMO.merchantId,
         amount: a.amount, currency: 'USD', effectiveEntryDate: a.entryDate, status: returnCode ? 'Returned' : 'Settled', returnCode,
         dtsReturned: returnCode ? now : null, dtsCreated: now, dtsUpdated: now,
       };
     });
   await payments.insertMany(docs, { ordered: false });
+}
+
+/** The demo user's IOU with the second demo user: a loan, a repayment (both accepted) and a pending loan. Idempotent. */
+export async function seedIous(db: Db, now = new Date()): Promise<void> {
+  const accountId = `iou_${DEMO.friendUserId}_${DEMO.userId}_USD`;
+  await iouAccountsCollection(db).updateOne(
+    { _id: accountId },
+    { $setOnInsert: { IOUAccountId: accountId, SvcUserId: DEMO.friendUserId, otherSvcUserId: DEMO.userId, currency: 'USD', dtsModified: now } },
+    { upsert: true },
+  );
+  const entries: Array<[string, number, boolean, string, number]> = [
+    ['demo_iou_1', 120, false, 'Concert tickets', 30],
+    ['demo_iou_2', -20, false, 'Paid back part', 12],
+    ['demo_iou_3', 15, true, 'Lunch', 1],
+  ];
+  for (const [id, lent, isPending, narrative, daysAgo] of entries) {
+    const doc: IouTransactionDocument = {
+      _id: id, IOUTransactionId: id, IOUAccountId: accountId, borrowerSvcUserId: DEMO.userId, lenderSvcUserId: DEMO.friendUserId, lent, currency: 'USD',
+      narrativeDebit: narrative, narrativeCredit: narrative, narrative, dts: new Date(now.getTime() - daysAgo * DAY), isPending, isActive: true,
+      attachments: null, images: [], recordedBySvcUserId: lent > 0 ? DEMO.friendUserId : DEMO.userId,
+    };
+    await iouTransactionsCollection(db).updateOne({ _id: id }, { $setOnInsert: doc }, { upsert: true });
+  }
+}
+
+/**
+ * The demo aggregator's merchant `demo_merchant` (email delivery; its webhook secret is
+ * published, demo only), payment links in several states, refunds, and funds transactions.
+ * Idempotent.
+ */
+export async function seedMerchant(db: Db, now = new Date()): Promise<void> {
+  await merchantsCollection(db).updateOne(
+    { _id: DEMO.merchantId },
+    { $setOnInsert: { svcMerchantId: DEMO.merchantId, svcAggregatorId: DEMO.aggregatorId, name: 'Demo Bikes & Repairs', linkDelivery: 'email', webhookUrl: null, webhookSecret: DEMO.merchantWebhookSecret, logos: {}, dtsCreatedAt: now, dtsUpdatedAt: now } },
+    { upsert: true },
+  );
+  const day = (offset: number) => new Date(now.getTime() + offset * DAY).toISOString().slice(0, 10);
+  const states: PaymentLinkStatus[] = ['Initiated', 'Sent', 'Cancelled', 'Expired', 'Processing', 'Completed', 'Settled', 'Completed'];
+  for (const [i, status] of states.entries()) {
+    const id = `demo_link_${i + 1}`;
+    const created = new Date(now.getTime() - (states.length - i) * 3 * DAY);
+    const history = (['Initiated', ...(status === 'Initiated' ? [] : status === 'Cancelled' ? ['Cancelled'] : status === 'Sent' ? ['Sent'] : status === 'Expired' ? ['Sent', 'Expired'] : ['Sent', 'Processing', ...(status === 'Processing' ? [] : status === 'Settled' ? ['Completed', 'Settled'] : ['Completed'])])] as PaymentLinkStatus[]).map((step, n) => {
+      const at = new Date(created.getTime() + n * 3600 * 1000);
+      return { _id: `${id}_h${n}`, initiatorId: step === 'Expired' ? 'system' : step === 'Initiated' || step === 'Sent' || step === 'Cancelled' ? DEMO.merchantId : 'demo_customer', initiatorType: step === 'Expired' ? 'system' as const : step === 'Initiated' || step === 'Sent' || step === 'Cancelled' ? 'merchant' as const : 'customer' as const, status: step, dtsCreatedAt: at, dtsUpdatedAt: at };
+    });
+    const sent = history.some((h) => h.status === 'Sent');
+    const code = status === 'Sent' ? DEMO.sentLinkCode : `demo-link-code-${i + 1}`;
+    const link: PaymentLinkDocument = {
+      _id: id, svcTransactionId: id, svcAggregatorId: DEMO.aggregatorId, svcMerchantId: DEMO.merchantId, svcMerchantRef: `INV${1000 + i}`, payerName: ['Robin Rider', 'Alex Cyclist', 'Jo Wheeler'][i % 3]!,
+      invoiceNumber: `2026-${String(101 + i)}`, amount: 45 + i * 20, currency: 'USD', dueDate: day(10 - i), description: ['Tune-up', 'New tyres', 'Brake service', 'Chain replacement'][i % 4]!,
+      status, fields: [{ index: 0, code: 'firstName', label: 'First name', value: 'Robin' }, { index: 1, code: 'email', label: 'Email', value: `customer${i + 1}@example.com` }],
+      availablePaymentType: i % 2 === 0 ? ['card', 'ach'] : ['ach'], statusChangeHistory: history, dtsCreatedAt: created, dtsUpdatedAt: history.at(-1)!.dtsUpdatedAt,
+      dtsExpiredAt: sent ? new Date((status === 'Expired' ? now.getTime() - DAY : now.getTime() + 7 * DAY)) : null,
+      link: sent ? code : null, url: sent ? `http://localhost:8080/pay?link=${code}` : null, refundedAmount: 0,
+    };
+    await paymentLinksCollection(db).updateOne({ _id: id }, { $setOnInsert: link }, { upsert: true });
+  }
+  const refunds: Array<[string, string, 'card' | 'ach', PaymentLinkStatus, number]> = [
+    ['demo_refund_1', 'demo_link_6', 'ach', 'Processing', 20],
+    ['demo_refund_2', 'demo_link_7', 'ach', 'Settled', 30],
+    ['demo_refund_3', 'demo_link_8', 'card', 'Completed', 15],
+    ['demo_refund_4', 'demo_link_8', 'ach', 'Returned', 10],
+  ];
+  for (const [id, parent, paymentType, status, amount] of refunds) {
+    const link = (await paymentLinksCollection(db).findOne({ _id: parent }))!;
+    const created = new Date(now.getTime() - (refunds.length - refunds.findIndex((r) => r[0] === id)) * DAY);
+    const ach: RefundDocument['ach'] = paymentType === 'ach'
+      ? {
+        payment: {
+          reference: id, effectiveEntryDate: created.toISOString().slice(0, 10), companyEntryDescription: 'REFUND', standardEntryClassCode: 'PPD', individualName: link.payerName!.slice(0, 22),
+          routingNumber: '021000021', DFIAccountNumberLastFour: '6789', accountType: 'checking', transactionType: 'credit', amount, currency: 'USD', webhookUrl: null,
+        },
+        result: { status, dtsCreatedAt: created },
+      }
+      : null;
+    const refund: RefundDocument = {
+      _id: id, svcTransactionId: id, svcAggregatorId: DEMO.aggregatorId, svcMerchantId: DEMO.merchantId, svcParentId: parent, status,
+      statusChangeHistory: [{ _id: `${id}_h0`, initiatorId: DEMO.merchantId, initiatorType: 'merchant', status: 'Processing', dtsCreatedAt: created, dtsUpdatedAt: created }, ...(status === 'Processing' ? [] : [{ _id: `${id}_h1`, initiatorId: 'system', initiatorType: 'system' as const, status, dtsCreatedAt: created, dtsUpdatedAt: created }])],
+      paymentType, ach, amount, currency: 'USD', svcMerchantRef: link.svcMerchantRef, payerName: link.payerName, invoiceNumber: link.invoiceNumber, dueDate: link.dueDate,
+      dtsCreatedAt: created, dtsUpdatedAt: created,
+    };
+    const inserted = await refundsCollection(db).updateOne({ _id: id }, { $setOnInsert: refund }, { upsert: true });
+    if (inserted.upsertedCount === 1) await paymentLinksCollection(db).updateOne({ _id: parent }, { $inc: { refundedAmount: amount } });
+  }
+  for (let i = 0; i < 5; i += 1) {
+    const id = `demo_funds_${i + 1}`;
+    const doc: FundsTransactionDocument = {
+      _id: id, svcFundsId: id, svcAggregatorId: DEMO.aggregatorId, reference: `FUNDREF${1000 + i}`, type: i % 2 === 0 ? 'debit' : 'credit', svcCardId: DEMO.cardIds[i % 2]!,
+      svcStatus: 'Complete', boTransId: `BO${70000 + i}`, arn: `7461${String(1000000000 + i * 7919)}`, fee: i % 2 === 0 ? 0.5 : 0, balance: 1000 - i * 25,
+      lastDepositAmount: 250, ledgerBalance: 1000 - i * 25, dtsCreatedAt: new Date(now.getTime() - (5 - i) * DAY),
+    };
+    await fundsTransactionsCollection(db).updateOne({ _id: id }, { $setOnInsert: doc }, { upsert: true });
+  }
 }

@@ -8,6 +8,7 @@ import { usersCollection, type UserDocument } from './datasources/users.js';
 export async function seedUser(db: Db, now = new Date()): Promise<void> {
   const users = usersCollection(db);
   const { credentials, devices, chatLinks, aggregators, aggregatorUsers } = authCollections(db);
+  await seedFriend(db, now);
   const user: UserDocument = {
     _id: DEMO.userId,
     SvcUserId: DEMO.userId,
@@ -96,4 +97,16 @@ export async function seedUser(db: Db, now = new Date()): Promise<void> {
       { upsert: true },
     );
   }
+}
+
+/** The second demo user (no login): the other party of the demo user's IOU. */
+async function seedFriend(db: Db, now: Date): Promise<void> {
+  const friend: UserDocument = {
+    _id: DEMO.friendUserId, SvcUserId: DEMO.friendUserId, names: ['Sam', 'Lender'], firstName: 'Sam', middleName: null, lastName: 'Lender', sortId: 'lender sam',
+    languageCode: 'en', segment: 'retail', referralCode: 'SAM2026', extras: {}, private: false, isFullyRegistered: true, isIdleUser: false, isActive: true,
+    isMetric: false, isEmailConfirmed: false, isMobilePhoneConfirmed: false, uiStage: 'home', dosDob: null, addresses: [], mobile: null, phoneNumber: null, email: null,
+    homecurrency: 'USD', postOnboardingStepsRequired: null, faceImage: null, mainSvcAccountId: null, phoneNumbers: [], emails: [], clientDtsModified: null,
+    isHardened: false, dtsCreated: now, dtsCreatedAtUsers: now, dtsModified: now, dtsRegistered: now,
+  };
+  await usersCollection(db).updateOne({ _id: DEMO.friendUserId }, { $setOnInsert: friend }, { upsert: true });
 }

@@ -2,8 +2,12 @@
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
 import type { AccountDocument } from '../datasources/accounts.js';
 import type { TransactionDocument } from '../datasources/transactions.js';
-import type { BeneficiaryDocument } from '../datasources/beneficiaries.js';
+import type { BeneficiaryDocument, UndoDocument } from '../datasources/beneficiaries.js';
 import type { AchPaymentDocument } from '../datasources/ach.js';
+import type { IouAccountDocument, IouTransactionDocument } from '../datasources/ious.js';
+import type { FundsTransactionDocument } from '../datasources/funds.js';
+import type { MerchantDocument } from '../datasources/merchants.js';
+import type { PaymentLinkDocument, RefundDocument } from '../datasources/payment-links.js';
 import type { UserReference } from '../../../../platform/references.js';
 import type { PaymentsContext } from '../context.js';
 export type Maybe<T> = T | null;
@@ -36,7 +40,10 @@ export type Account = {
   currency: Scalars['String']['output'];
   dtsOpened?: Maybe<Scalars['DateTime']['output']>;
   name?: Maybe<Scalars['String']['output']>;
-  /** Transactions, newest first (by dtsValue), as a cursor-paginated connection. */
+  /**
+   * Transactions, newest first (by dtsValue), as a cursor-paginated connection: `first` from 1 to
+   * 1000, `after` the `endCursor` of the previous page; `filter` narrows them.
+   */
   transactions: TransactionConnection;
   /** checking or savings. */
   type: Scalars['String']['output'];
@@ -48,6 +55,7 @@ export type Account = {
 /** A bank account of a user. */
 export type AccountTransactionsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  filter?: InputMaybe<TransactionFilter>;
   first?: InputMaybe<Scalars['Int']['input']>;
 };
 
@@ -58,6 +66,38 @@ export type AchDebitInput = {
   svcAggregatorId?: InputMaybe<Scalars['String']['input']>;
   svcMerchantId?: InputMaybe<Scalars['String']['input']>;
   svcTransactionId?: InputMaybe<Scalars['String']['input']>;
+  /** An absolute http(s) URL for status-change webhooks; needs svcMerchantId (its secret signs them). */
+  webhookUrl?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type AchInstruction = {
+  __typename?: 'AchInstruction';
+  /** Masked: only the last four digits show. */
+  DFIAccountNumber?: Maybe<Scalars['String']['output']>;
+  accountType?: Maybe<Scalars['String']['output']>;
+  amount?: Maybe<Scalars['Float']['output']>;
+  companyEntryDescription?: Maybe<Scalars['String']['output']>;
+  currency?: Maybe<Scalars['String']['output']>;
+  effectiveEntryDate?: Maybe<Scalars['String']['output']>;
+  individualName?: Maybe<Scalars['String']['output']>;
+  reference?: Maybe<Scalars['String']['output']>;
+  routingNumber?: Maybe<Scalars['String']['output']>;
+  standardEntryClassCode?: Maybe<Scalars['String']['output']>;
+  transactionType?: Maybe<Scalars['String']['output']>;
+  webhookUrl?: Maybe<Scalars['String']['output']>;
+};
+
+export type AchInstructionInput = {
+  /** 4-17 digits; kept masked. */
+  DFIAccountNumber?: InputMaybe<Scalars['String']['input']>;
+  /** checking or savings. */
+  accountType?: InputMaybe<Scalars['String']['input']>;
+  companyEntryDescription?: InputMaybe<Scalars['String']['input']>;
+  individualName?: InputMaybe<Scalars['String']['input']>;
+  /** 9 digits. */
+  routingNumber?: InputMaybe<Scalars['String']['input']>;
+  /** Where ACH payment updates of this refund go (signed with the merchant's webhook secret). */
+  webhookUrl?: InputMaybe<Scalars['String']['input']>;
 };
 
 /** An ACH debit and, once returned, its return. */
@@ -75,6 +115,24 @@ export type AchPayment = {
   svcAggregatorId: Scalars['ID']['output'];
   svcMerchantId?: Maybe<Scalars['ID']['output']>;
   svcTransactionId: Scalars['ID']['output'];
+  /** Where this payment's status changes are posted, signed with its merchant's webhook secret. */
+  webhookUrl?: Maybe<Scalars['String']['output']>;
+};
+
+export type AchResult = {
+  __typename?: 'AchResult';
+  /** Masked: only the last four digits show. */
+  DFIAccountNumber?: Maybe<Scalars['String']['output']>;
+  amount?: Maybe<Scalars['Float']['output']>;
+  currency?: Maybe<Scalars['String']['output']>;
+  dtsCreatedAt?: Maybe<Scalars['DateTime']['output']>;
+  effectiveEntryDate?: Maybe<Scalars['String']['output']>;
+  individualName?: Maybe<Scalars['String']['output']>;
+  reference?: Maybe<Scalars['String']['output']>;
+  routingNumber?: Maybe<Scalars['String']['output']>;
+  status?: Maybe<Scalars['String']['output']>;
+  svcAggregatorId?: Maybe<Scalars['String']['output']>;
+  svcTransactionId?: Maybe<Scalars['String']['output']>;
 };
 
 export type AchReturnInput = {
@@ -122,6 +180,61 @@ export type Beneficiary = {
   userId: Scalars['ID']['output'];
 };
 
+/**
+ * The documented beneficiary properties: all optional, all nullable. An absent property does not
+ * change; null clears it (isActive, isFavourite and isHidden: null leaves them unchanged, since a
+ * beneficiary always has them). accountNumber (4-34 letters or digits) and destinationPAN (12-19
+ * digits) are kept masked: only their last four show, ever.
+ */
+export type BeneficiaryInput = {
+  SvcPayeeId?: InputMaybe<Scalars['String']['input']>;
+  accountNumber?: InputMaybe<Scalars['String']['input']>;
+  bankName?: InputMaybe<Scalars['String']['input']>;
+  bic?: InputMaybe<Scalars['String']['input']>;
+  defaultAmount?: InputMaybe<Scalars['Float']['input']>;
+  /** ISO 4217, three capital letters. */
+  defaultCurrency?: InputMaybe<Scalars['String']['input']>;
+  defaultSourceAccountId?: InputMaybe<Scalars['String']['input']>;
+  destinationFirstName?: InputMaybe<Scalars['String']['input']>;
+  destinationLastName?: InputMaybe<Scalars['String']['input']>;
+  destinationName?: InputMaybe<Scalars['String']['input']>;
+  destinationPAN?: InputMaybe<Scalars['String']['input']>;
+  /** 01-12. */
+  expiryMM?: InputMaybe<Scalars['String']['input']>;
+  /** Two digits. */
+  expiryYY?: InputMaybe<Scalars['String']['input']>;
+  iban?: InputMaybe<Scalars['String']['input']>;
+  isActive?: InputMaybe<Scalars['Boolean']['input']>;
+  isFavourite?: InputMaybe<Scalars['Boolean']['input']>;
+  isHidden?: InputMaybe<Scalars['Boolean']['input']>;
+  name?: InputMaybe<Scalars['String']['input']>;
+  narrativeCredit?: InputMaybe<Scalars['String']['input']>;
+  narrativeDebit?: InputMaybe<Scalars['String']['input']>;
+  paypalId?: InputMaybe<Scalars['String']['input']>;
+  /** Exactly 9 digits (an ABA routing number). */
+  routingNumber?: InputMaybe<Scalars['String']['input']>;
+  status?: InputMaybe<Scalars['String']['input']>;
+  txnType?: InputMaybe<Scalars['String']['input']>;
+  type?: InputMaybe<Scalars['String']['input']>;
+  typeName?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** A beneficiary modification (REST: `POST /beneficiary/:SvcBeneficiaryId`) or deletion, with its undo. */
+export type BeneficiaryModification = {
+  __typename?: 'BeneficiaryModification';
+  beneficiary: Beneficiary;
+  success: Scalars['Boolean']['output'];
+  undo: Undo;
+};
+
+/** The result of an undo: the beneficiary as restored, and the undo, no longer actionable. */
+export type BeneficiaryUndoResult = {
+  __typename?: 'BeneficiaryUndoResult';
+  beneficiary: Beneficiary;
+  success: Scalars['Boolean']['output'];
+  undo: Undo;
+};
+
 export type CardTransactionInput = {
   SvcAccountId: Scalars['ID']['input'];
   SvcCardId: Scalars['ID']['input'];
@@ -135,8 +248,185 @@ export type CardTransactionInput = {
   reference?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** Exactly one of the three ids. */
+export type FundsLookupInput = {
+  /** 1-50 characters, no < or >, not only whitespace. */
+  arn?: InputMaybe<Scalars['String']['input']>;
+  /** Letters and digits, 1-32. */
+  reference?: InputMaybe<Scalars['String']['input']>;
+  /** Letters, digits or underscores, 1-36. */
+  svcFundsId?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** A funds transaction (aggregator spec). */
+export type FundsTransaction = {
+  __typename?: 'FundsTransaction';
+  arn?: Maybe<Scalars['String']['output']>;
+  balance: Scalars['Float']['output'];
+  boTransId?: Maybe<Scalars['String']['output']>;
+  dtsCreatedAt: Scalars['DateTime']['output'];
+  fee: Scalars['Float']['output'];
+  lastDepositAmount: Scalars['Float']['output'];
+  ledgerBalance: Scalars['Float']['output'];
+  reference?: Maybe<Scalars['String']['output']>;
+  svcAggregatorId: Scalars['ID']['output'];
+  svcCardId?: Maybe<Scalars['String']['output']>;
+  svcFundsId: Scalars['ID']['output'];
+  svcStatus: Scalars['String']['output'];
+  /** debit or credit. */
+  type: Scalars['String']['output'];
+};
+
+/** An IOU between two users: `SvcUserId` lends, `otherSvcUserId` borrows. */
+export type IouAccount = {
+  __typename?: 'IouAccount';
+  IOUAccountId: Scalars['ID']['output'];
+  /** The lender. */
+  SvcUserId: Scalars['ID']['output'];
+  /** What the borrower owes the lender now (accepted, active transactions), signed from the reader's side. */
+  balance: Scalars['Float']['output'];
+  dtsModified: Scalars['DateTime']['output'];
+  /** The borrower. */
+  otherSvcUserId: Scalars['ID']['output'];
+  /** Oldest first. Amounts are signed from the reader's side: negative for the debtor. */
+  transactions: Array<IouTransaction>;
+};
+
+export type IouTransaction = {
+  __typename?: 'IouTransaction';
+  IOUAccountId: Scalars['ID']['output'];
+  IOUTransactionId: Scalars['ID']['output'];
+  /** Negative from the debtor's side: a loan reads -x to the borrower and x to the lender; a repayment the other way round. */
+  amount: Scalars['Float']['output'];
+  attachments?: Maybe<Scalars['JSONObject']['output']>;
+  borrowerSvcUserId: Scalars['ID']['output'];
+  currency: Scalars['String']['output'];
+  dts: Scalars['DateTime']['output'];
+  images: Array<Scalars['String']['output']>;
+  /** False once cancelled by the party who recorded it (while pending). */
+  isActive: Scalars['Boolean']['output'];
+  /** True until the other party accepts it. */
+  isPending: Scalars['Boolean']['output'];
+  lenderSvcUserId: Scalars['ID']['output'];
+  narrative?: Maybe<Scalars['String']['output']>;
+  narrativeCredit?: Maybe<Scalars['String']['output']>;
+  narrativeDebit?: Maybe<Scalars['String']['output']>;
+  /** Who recorded it. */
+  recordedBySvcUserId: Scalars['ID']['output'];
+};
+
+/**
+ * An IOU transaction the current user records with another user. `kind`: `loan` (the current user
+ * lends `amount` to the other) or `repayment` (the current user pays back `amount` they owe the
+ * other). It stays pending until the other user accepts it.
+ */
+export type IouTransactionInput = {
+  /** Positive, at most two decimals. */
+  amount?: InputMaybe<Scalars['Float']['input']>;
+  attachments?: InputMaybe<Scalars['JSONObject']['input']>;
+  /** ISO 4217; an IOU account keeps one currency. */
+  currency?: InputMaybe<Scalars['String']['input']>;
+  kind?: InputMaybe<Scalars['String']['input']>;
+  narrative?: InputMaybe<Scalars['String']['input']>;
+  narrativeCredit?: InputMaybe<Scalars['String']['input']>;
+  narrativeDebit?: InputMaybe<Scalars['String']['input']>;
+  otherSvcUserId?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** A merchant or customer JWT, for the `x-svc-jwtoken` header. */
+export type JwtResult = {
+  __typename?: 'JwtResult';
+  /** Seconds: 3600. */
+  expiresIn: Scalars['Int']['output'];
+  token: Scalars['String']['output'];
+};
+
+/** The aggregator spec's common list total. */
+export type ListTotal = {
+  __typename?: 'ListTotal';
+  /** True when further records exist after these. */
+  more: Scalars['Boolean']['output'];
+  /** How many items this answer holds. */
+  numberOfRecords: Scalars['Int']['output'];
+  skipRecords: Scalars['Int']['output'];
+};
+
+export type LogoInput = {
+  /** PNG, JPEG, GIF or WebP, checked by content, at most 1 MiB. */
+  contentBase64?: InputMaybe<Scalars['String']['input']>;
+  contentType?: InputMaybe<Scalars['String']['input']>;
+  fileName?: InputMaybe<Scalars['String']['input']>;
+  /** light, dark, big or small. */
+  type?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type LogoUpload = {
+  __typename?: 'LogoUpload';
+  logoId: Scalars['ID']['output'];
+};
+
+/** A merchant of an aggregator, which sends payment links. */
+export type Merchant = {
+  __typename?: 'Merchant';
+  dtsCreatedAt: Scalars['DateTime']['output'];
+  /** How a sent link reaches the customer: email (the default) or webhook. */
+  linkDelivery: Scalars['String']['output'];
+  /** Logo ids by type (light, dark, big, small). */
+  logos: Scalars['JSONObject']['output'];
+  name: Scalars['String']['output'];
+  svcAggregatorId: Scalars['ID']['output'];
+  svcMerchantId: Scalars['ID']['output'];
+  /** Where payment-link and ACH-payment webhooks go, when set. */
+  webhookUrl?: Maybe<Scalars['String']['output']>;
+};
+
+export type MerchantInput = {
+  /** email or webhook. */
+  linkDelivery?: InputMaybe<Scalars['String']['input']>;
+  name?: InputMaybe<Scalars['String']['input']>;
+  /** Generate a new webhook signing secret (returned once). */
+  rotateSecret?: InputMaybe<Scalars['Boolean']['input']>;
+  svcMerchantId?: InputMaybe<Scalars['String']['input']>;
+  /** An absolute http(s) URL; required for webhook delivery. */
+  webhookUrl?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** A merchant as saved; `webhookSecret` is shown once, when it is generated. */
+export type MerchantRegistration = {
+  __typename?: 'MerchantRegistration';
+  merchant: Merchant;
+  /** Standard Webhooks secret (`whsec_...`) that signs this merchant's webhooks; null unless generated now. */
+  webhookSecret?: Maybe<Scalars['String']['output']>;
+};
+
 export type Mutation = {
   __typename?: 'Mutation';
+  /** Accepts a pending IOU transaction the other party recorded. */
+  acceptIouTransaction: IouTransaction;
+  /** Cancels a pending IOU transaction the current user recorded. */
+  cancelIouTransaction: IouTransaction;
+  /** Cancels an Initiated, Sent or Processing link (REST: `POST /public/merchant/payment/cancel`); otherwise CONFLICT (409). */
+  cancelPaymentLink: PaymentLink;
+  /** Adds a beneficiary of the current user. */
+  createBeneficiary: Beneficiary;
+  /** Creates a payment link of the calling merchant (REST: `POST /public/merchant/payment/create`). */
+  createPaymentLink: PaymentLink;
+  /** A customer JWT for the payment link with this `link` code, while it is Sent (REST: `POST /public/customer/payment/link`). */
+  customerToken: JwtResult;
+  /** Deletes a beneficiary (it is kept with isDeleted true); the undo brings it back. */
+  deleteBeneficiary: BeneficiaryModification;
+  /** A merchant JWT for one of the calling aggregator's merchants (REST: `POST /payment-link/merchant/get-token`). */
+  merchantToken: JwtResult;
+  /**
+   * Modifies one of the current user's beneficiaries (REST: `POST /beneficiary/:SvcBeneficiaryId`); the
+   * undo reverts exactly this modification until its dtsExpiry (5 minutes).
+   */
+  modifyBeneficiary: BeneficiaryModification;
+  /**
+   * Changes a transaction's comment and labels only (REST: `POST /account/:SvcAccountId/transaction/:transactionId`
+   * and its aliases). The account must be the current user's and hold the transaction.
+   */
+  modifyTransaction: TransactionModification;
   /** Opens a checking account for a user (internal services only: card issuing). The account number is generated; only its last four digits are kept or shown. */
   openCheckingAccount: OpenedAccount;
   /**
@@ -149,12 +439,89 @@ export type Mutation = {
    * late return recomputes the return-rate reports it changes.
    */
   recordAchReturn: AchPayment;
+  /** Records the settlement of an ACH debit (internal services only: the ACH processor link). */
+  recordAchSettlement: AchPayment;
   /**
    * Records the transaction of an approved card message (internal services only: card
    * authorization). A 0200 or 0220 is a debit of the card's account; a 0420 reversal a credit. The
    * same messageId records once.
    */
   recordCardTransaction: Transaction;
+  /** Records an IOU transaction with another user; it is pending until they accept it. */
+  recordIouTransaction: IouTransaction;
+  /** Refunds a Completed or Settled link of the calling merchant (REST: `POST /public/merchant/payment/refund`). */
+  refundPaymentLink: RefundTransaction;
+  /**
+   * Registers or changes a merchant of the calling aggregator (base token). A webhook secret is
+   * generated for a new merchant or on rotation, and shown this once.
+   */
+  saveMerchant: MerchantRegistration;
+  /**
+   * Sends an Initiated link (REST: `POST /public/merchant/payment/send`): Sent, with link, url and
+   * dtsExpiredAt; emailed to the customer, or delivered to the merchant's webhook when it chose
+   * webhook delivery. Any other status: CONFLICT (409).
+   */
+  sendPaymentLink: PaymentLink;
+  /**
+   * Undoes a modification or deletion (REST: `POST /beneficiary/:SvcBeneficiaryId/undo/:undoId`): once,
+   * before dtsExpiry, and only while no later modification was made (CONFLICT otherwise).
+   */
+  undoBeneficiaryChange: BeneficiaryUndoResult;
+  /** Stores a logo of the calling merchant (REST: `POST /public/merchant/logo/upload/:type`); it replaces that type's logo. */
+  uploadMerchantLogo: LogoUpload;
+};
+
+
+export type MutationAcceptIouTransactionArgs = {
+  IOUTransactionId: Scalars['ID']['input'];
+};
+
+
+export type MutationCancelIouTransactionArgs = {
+  IOUTransactionId: Scalars['ID']['input'];
+};
+
+
+export type MutationCancelPaymentLinkArgs = {
+  svcTransactionId?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationCreateBeneficiaryArgs = {
+  input: BeneficiaryInput;
+};
+
+
+export type MutationCreatePaymentLinkArgs = {
+  input: PaymentLinkInput;
+};
+
+
+export type MutationCustomerTokenArgs = {
+  link?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationDeleteBeneficiaryArgs = {
+  SvcBeneficiaryId: Scalars['ID']['input'];
+};
+
+
+export type MutationMerchantTokenArgs = {
+  svcMerchantId?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationModifyBeneficiaryArgs = {
+  SvcBeneficiaryId: Scalars['ID']['input'];
+  input: BeneficiaryInput;
+};
+
+
+export type MutationModifyTransactionArgs = {
+  SvcAccountId: Scalars['ID']['input'];
+  changes?: InputMaybe<TransactionChangesInput>;
+  transactionId: Scalars['ID']['input'];
 };
 
 
@@ -174,8 +541,44 @@ export type MutationRecordAchReturnArgs = {
 };
 
 
+export type MutationRecordAchSettlementArgs = {
+  svcTransactionId: Scalars['ID']['input'];
+};
+
+
 export type MutationRecordCardTransactionArgs = {
   input: CardTransactionInput;
+};
+
+
+export type MutationRecordIouTransactionArgs = {
+  input: IouTransactionInput;
+};
+
+
+export type MutationRefundPaymentLinkArgs = {
+  input: RefundInput;
+};
+
+
+export type MutationSaveMerchantArgs = {
+  input: MerchantInput;
+};
+
+
+export type MutationSendPaymentLinkArgs = {
+  svcTransactionId?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationUndoBeneficiaryChangeArgs = {
+  SvcBeneficiaryId: Scalars['ID']['input'];
+  undoId: Scalars['ID']['input'];
+};
+
+
+export type MutationUploadMerchantLogoArgs = {
+  input: LogoInput;
 };
 
 export type OpenedAccount = {
@@ -190,6 +593,223 @@ export type PageInfo = {
   __typename?: 'PageInfo';
   endCursor?: Maybe<Scalars['String']['output']>;
   hasNextPage: Scalars['Boolean']['output'];
+};
+
+/**
+ * A payment link (aggregator spec). Status: Initiated, Sent, Cancelled, Rejected, Error, Expired,
+ * Processing, SentToPay, Completed, Settled, Returned, Declined.
+ */
+export type PaymentLink = {
+  __typename?: 'PaymentLink';
+  amount: Scalars['Float']['output'];
+  /** card and/or ach. */
+  availablePaymentType: Array<Scalars['String']['output']>;
+  currency: Scalars['String']['output'];
+  description?: Maybe<Scalars['String']['output']>;
+  dtsCreatedAt: Scalars['DateTime']['output'];
+  /** Set when sent: the link becomes Expired then. */
+  dtsExpiredAt?: Maybe<Scalars['DateTime']['output']>;
+  /** YYYY-MM-DD. */
+  dueDate?: Maybe<Scalars['String']['output']>;
+  fields: Array<PaymentLinkField>;
+  invoiceNumber?: Maybe<Scalars['String']['output']>;
+  /** Set when sent: the code the customer exchanges for a customer JWT. */
+  link?: Maybe<Scalars['String']['output']>;
+  /** The merchant, for its name and logos. */
+  merchant?: Maybe<Merchant>;
+  payerName?: Maybe<Scalars['String']['output']>;
+  status: Scalars['String']['output'];
+  statusChangeHistory: Array<StatusChange>;
+  svcAggregatorId: Scalars['ID']['output'];
+  svcMerchantId: Scalars['ID']['output'];
+  svcMerchantRef?: Maybe<Scalars['String']['output']>;
+  svcTransactionId: Scalars['ID']['output'];
+  /** Set when sent: the payment page. */
+  url?: Maybe<Scalars['String']['output']>;
+};
+
+export type PaymentLinkField = {
+  __typename?: 'PaymentLinkField';
+  /** firstName, lastName, email or phone. */
+  code: Scalars['String']['output'];
+  index: Scalars['Int']['output'];
+  label: Scalars['String']['output'];
+  value: Scalars['String']['output'];
+};
+
+export type PaymentLinkFieldInput = {
+  code?: InputMaybe<Scalars['String']['input']>;
+  index?: InputMaybe<Scalars['Int']['input']>;
+  label?: InputMaybe<Scalars['String']['input']>;
+  value?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** A new payment link of the calling merchant; it starts Initiated. */
+export type PaymentLinkInput = {
+  /** Positive, at most two decimals. */
+  amount?: InputMaybe<Scalars['Float']['input']>;
+  /** card and/or ach; default both. */
+  availablePaymentType?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** ISO 4217. */
+  currency?: InputMaybe<Scalars['String']['input']>;
+  /** Up to 500 characters. */
+  description?: InputMaybe<Scalars['String']['input']>;
+  /** YYYY-MM-DD, not in the past. */
+  dueDate?: InputMaybe<Scalars['String']['input']>;
+  /** The customer's details; an `email` field is where the link is emailed. */
+  fields?: InputMaybe<Array<PaymentLinkFieldInput>>;
+  /** 0-50 characters, no < or >. */
+  invoiceNumber?: InputMaybe<Scalars['String']['input']>;
+  /** 1-100 characters. */
+  payerName?: InputMaybe<Scalars['String']['input']>;
+  /** Letters and digits, 1-32. */
+  svcMerchantRef?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type PaymentLinkList = {
+  __typename?: 'PaymentLinkList';
+  items: Array<PaymentLink>;
+  total: ListTotal;
+};
+
+export type Query = {
+  __typename?: 'Query';
+  /**
+   * The calling aggregator's funds transaction by exactly one of svcFundsId, reference, arn (REST:
+   * `POST /ibis/financial/retrieve`). None or more than one: VALIDATION_FAILED (400). Not found: an
+   * empty list.
+   */
+  fundsTransactions: Array<FundsTransaction>;
+  /**
+   * The IOU accounts in which the current user (the debtor) owes `SvcUserId` (the creditor), with
+   * amounts negative from the debtor's side (REST: `GET /ious/for/:SvcUserId`).
+   */
+  iousFor: Array<IouAccount>;
+  /**
+   * The last 30 transactions of one of the current user's accounts, or all of the last 12 months,
+   * whichever is fewer; newest first (REST: `GET /accounts/:SvcAccountId/transactions/latest`).
+   */
+  latestTransactions: Array<Transaction>;
+  /** The calling aggregator's merchants. */
+  merchants: Array<Merchant>;
+  /**
+   * One payment link: the merchant's own (merchant JWT), one of the aggregator's merchants' (x-svc-token),
+   * or the customer's own link (customer JWT; `svcTransactionId` may be omitted). Others: null.
+   */
+  paymentLink?: Maybe<PaymentLink>;
+  /** The calling merchant's payment links, newest first (merchant JWT). */
+  paymentLinks: PaymentLinkList;
+  /** Refunds of the calling aggregator's merchants, newest first (REST: `POST /payment-link/payment/refund-list`). */
+  refundList: RefundList;
+};
+
+
+export type QueryFundsTransactionsArgs = {
+  input: FundsLookupInput;
+};
+
+
+export type QueryIousForArgs = {
+  SvcUserId: Scalars['ID']['input'];
+};
+
+
+export type QueryLatestTransactionsArgs = {
+  SvcAccountId: Scalars['ID']['input'];
+};
+
+
+export type QueryPaymentLinkArgs = {
+  svcTransactionId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
+export type QueryPaymentLinksArgs = {
+  numberOfRecords?: InputMaybe<Scalars['Int']['input']>;
+  skipRecords?: InputMaybe<Scalars['Int']['input']>;
+  status?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryRefundListArgs = {
+  filter?: InputMaybe<RefundFilter>;
+};
+
+/** The ACH part of a refund: the payment instruction and its result. */
+export type RefundAch = {
+  __typename?: 'RefundAch';
+  payment: AchInstruction;
+  result?: Maybe<AchResult>;
+};
+
+/**
+ * Filters of `POST /payment-link/payment/refund-list`, all optional. svcTransactionId(s) match a
+ * refund's own id or its payment link's (svcParentId); payerName, invoiceNumber and dueDate are the
+ * refunded link's; amount the refund's; dates are inclusive (YYYY-MM-DD or ISO 8601).
+ */
+export type RefundFilter = {
+  amountFrom?: InputMaybe<Scalars['Float']['input']>;
+  amountTo?: InputMaybe<Scalars['Float']['input']>;
+  dateCreateFrom?: InputMaybe<Scalars['String']['input']>;
+  dateCreateTo?: InputMaybe<Scalars['String']['input']>;
+  dueDateFrom?: InputMaybe<Scalars['String']['input']>;
+  dueDateTo?: InputMaybe<Scalars['String']['input']>;
+  invoiceNumber?: InputMaybe<Scalars['String']['input']>;
+  numberOfRecords?: InputMaybe<Scalars['Int']['input']>;
+  payerName?: InputMaybe<Scalars['String']['input']>;
+  paymentType?: InputMaybe<Scalars['String']['input']>;
+  skipRecords?: InputMaybe<Scalars['Int']['input']>;
+  status?: InputMaybe<Scalars['String']['input']>;
+  svcMerchantId?: InputMaybe<Scalars['String']['input']>;
+  svcMerchantIds?: InputMaybe<Array<Scalars['String']['input']>>;
+  svcMerchantRef?: InputMaybe<Scalars['String']['input']>;
+  svcTransactionId?: InputMaybe<Scalars['String']['input']>;
+  svcTransactionIds?: InputMaybe<Array<Scalars['String']['input']>>;
+};
+
+/** A refund the calling merchant issues for a Completed or Settled link. */
+export type RefundInput = {
+  ach?: InputMaybe<AchInstructionInput>;
+  /** Positive, at most the link's amount less earlier refunds. */
+  amount?: InputMaybe<Scalars['Float']['input']>;
+  /** card or ach (ach needs `ach`). */
+  paymentType?: InputMaybe<Scalars['String']['input']>;
+  svcTransactionId?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type RefundList = {
+  __typename?: 'RefundList';
+  items: Array<RefundTransaction>;
+  total: ListTotal;
+};
+
+/** A refund of a payment link (refund list item). */
+export type RefundTransaction = {
+  __typename?: 'RefundTransaction';
+  ach?: Maybe<RefundAch>;
+  dtsCreatedAt: Scalars['DateTime']['output'];
+  dtsUpdatedAt: Scalars['DateTime']['output'];
+  /** card or ach. */
+  paymentType: Scalars['String']['output'];
+  status: Scalars['String']['output'];
+  statusChangeHistory: Array<StatusChange>;
+  svcAggregatorId: Scalars['ID']['output'];
+  svcMerchantId: Scalars['ID']['output'];
+  svcMerchantRef?: Maybe<Scalars['String']['output']>;
+  /** The refunded payment link. */
+  svcParentId: Scalars['ID']['output'];
+  svcTransactionId: Scalars['ID']['output'];
+};
+
+export type StatusChange = {
+  __typename?: 'StatusChange';
+  _id?: Maybe<Scalars['ID']['output']>;
+  dtsCreatedAt: Scalars['DateTime']['output'];
+  dtsUpdatedAt: Scalars['DateTime']['output'];
+  initiatorId: Scalars['String']['output'];
+  /** merchant, customer or system. */
+  initiatorType: Scalars['String']['output'];
+  status: Scalars['String']['output'];
 };
 
 /** A transaction record of the end-user spec. */
@@ -231,6 +851,14 @@ export type Transaction = {
   typeName?: Maybe<Scalars['String']['output']>;
 };
 
+/** The changes `POST /account/:SvcAccountId/transaction/:transactionId` allows. */
+export type TransactionChangesInput = {
+  /** The user's own note (1-500 characters), kept as the transaction's memo; null removes it. */
+  comment?: InputMaybe<Scalars['String']['input']>;
+  /** Replaces the labels: at most 20, each 1-50 characters; duplicates are dropped. */
+  labels?: InputMaybe<Array<Scalars['String']['input']>>;
+};
+
 export type TransactionConnection = {
   __typename?: 'TransactionConnection';
   edges: Array<TransactionEdge>;
@@ -248,6 +876,24 @@ export type TransactionEdge = {
   node: Transaction;
 };
 
+/** Narrows an account's transactions; every member is optional and they combine with AND. */
+export type TransactionFilter = {
+  /** Transactions of this card. */
+  SvcCardId?: InputMaybe<Scalars['String']['input']>;
+  /** dtsValue on or after this time. */
+  from?: InputMaybe<Scalars['DateTime']['input']>;
+  /** Transactions carrying this label. */
+  label?: InputMaybe<Scalars['String']['input']>;
+  /** Largest absolute amount. */
+  maxAmount?: InputMaybe<Scalars['Float']['input']>;
+  /** Smallest absolute amount. */
+  minAmount?: InputMaybe<Scalars['Float']['input']>;
+  /** dtsValue before this time. */
+  to?: InputMaybe<Scalars['DateTime']['input']>;
+  /** confirmed, pending or declined. */
+  transactionState?: InputMaybe<Scalars['String']['input']>;
+};
+
 export type TransactionInternal = {
   __typename?: 'TransactionInternal';
   fromSvcUserId?: Maybe<Scalars['String']['output']>;
@@ -256,12 +902,31 @@ export type TransactionInternal = {
   txnType?: Maybe<Scalars['String']['output']>;
 };
 
+/** The response of a transaction modification. */
+export type TransactionModification = {
+  __typename?: 'TransactionModification';
+  success: Scalars['Boolean']['output'];
+  transaction: Transaction;
+};
+
+/** Returned with a beneficiary modification: `id` undoes it until `dtsExpiry`, once. */
+export type Undo = {
+  __typename?: 'Undo';
+  dtsExpiry: Scalars['DateTime']['output'];
+  dtsQueued: Scalars['DateTime']['output'];
+  id: Scalars['ID']['output'];
+  /** False once expired, used, or overtaken by a later modification of the beneficiary. */
+  isActionable: Scalars['Boolean']['output'];
+};
+
 export type User = {
   __typename?: 'User';
   SvcUserId: Scalars['ID']['output'];
   accounts: Array<Account>;
   /** Beneficiaries that are not deleted, favourites first. */
   beneficiaries: Array<Beneficiary>;
+  /** IOU accounts the user is a party to, as lender or borrower, most recently changed first. */
+  ious: Array<IouAccount>;
 };
 
 export type WithIndex<TObject> = TObject & Record<string, any>;
@@ -348,6 +1013,9 @@ export type FederationTypes = ResolversObject<{
   Account: Account;
   AchPayment: AchPayment;
   Beneficiary: Beneficiary;
+  IouAccount: IouAccount;
+  Merchant: Merchant;
+  PaymentLink: PaymentLink;
   Transaction: Transaction;
   User: User;
 }>;
@@ -363,6 +1031,15 @@ export type FederationReferenceTypes = ResolversObject<{
   Beneficiary:
     ( { __typename: 'Beneficiary' }
     & GraphQLRecursivePick<FederationTypes['Beneficiary'], {"SvcBeneficiaryId":true}> );
+  IouAccount:
+    ( { __typename: 'IouAccount' }
+    & GraphQLRecursivePick<FederationTypes['IouAccount'], {"IOUAccountId":true}> );
+  Merchant:
+    ( { __typename: 'Merchant' }
+    & GraphQLRecursivePick<FederationTypes['Merchant'], {"svcMerchantId":true}> );
+  PaymentLink:
+    ( { __typename: 'PaymentLink' }
+    & GraphQLRecursivePick<FederationTypes['PaymentLink'], {"svcTransactionId":true}> );
   Transaction:
     ( { __typename: 'Transaction' }
     & GraphQLRecursivePick<FederationTypes['Transaction'], {"transactionId":true}> );
@@ -381,21 +1058,55 @@ export type ResolversTypes = ResolversObject<{
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   AchDebitInput: AchDebitInput;
+  AchInstruction: ResolverTypeWrapper<AchInstruction>;
+  AchInstructionInput: AchInstructionInput;
   AchPayment: ResolverTypeWrapper<AchPaymentDocument>;
+  AchResult: ResolverTypeWrapper<AchResult>;
   AchReturnInput: AchReturnInput;
   Beneficiary: ResolverTypeWrapper<BeneficiaryDocument>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  BeneficiaryInput: BeneficiaryInput;
+  BeneficiaryModification: ResolverTypeWrapper<Omit<BeneficiaryModification, 'beneficiary' | 'undo'> & { beneficiary: ResolversTypes['Beneficiary'], undo: ResolversTypes['Undo'] }>;
+  BeneficiaryUndoResult: ResolverTypeWrapper<Omit<BeneficiaryUndoResult, 'beneficiary' | 'undo'> & { beneficiary: ResolversTypes['Beneficiary'], undo: ResolversTypes['Undo'] }>;
   CardTransactionInput: CardTransactionInput;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
+  FundsLookupInput: FundsLookupInput;
+  FundsTransaction: ResolverTypeWrapper<FundsTransactionDocument>;
+  IouAccount: ResolverTypeWrapper<IouAccountDocument>;
+  IouTransaction: ResolverTypeWrapper<IouTransactionDocument>;
+  IouTransactionInput: IouTransactionInput;
   JSONObject: ResolverTypeWrapper<Scalars['JSONObject']['output']>;
+  JwtResult: ResolverTypeWrapper<JwtResult>;
+  ListTotal: ResolverTypeWrapper<ListTotal>;
+  LogoInput: LogoInput;
+  LogoUpload: ResolverTypeWrapper<LogoUpload>;
+  Merchant: ResolverTypeWrapper<MerchantDocument>;
+  MerchantInput: MerchantInput;
+  MerchantRegistration: ResolverTypeWrapper<Omit<MerchantRegistration, 'merchant'> & { merchant: ResolversTypes['Merchant'] }>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   OpenedAccount: ResolverTypeWrapper<OpenedAccount>;
   PageInfo: ResolverTypeWrapper<PageInfo>;
+  PaymentLink: ResolverTypeWrapper<PaymentLinkDocument>;
+  PaymentLinkField: ResolverTypeWrapper<PaymentLinkField>;
+  PaymentLinkFieldInput: PaymentLinkFieldInput;
+  PaymentLinkInput: PaymentLinkInput;
+  PaymentLinkList: ResolverTypeWrapper<Omit<PaymentLinkList, 'items'> & { items: Array<ResolversTypes['PaymentLink']> }>;
+  Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  RefundAch: ResolverTypeWrapper<RefundAch>;
+  RefundFilter: RefundFilter;
+  RefundInput: RefundInput;
+  RefundList: ResolverTypeWrapper<Omit<RefundList, 'items'> & { items: Array<ResolversTypes['RefundTransaction']> }>;
+  RefundTransaction: ResolverTypeWrapper<RefundDocument>;
+  StatusChange: ResolverTypeWrapper<StatusChange>;
   Transaction: ResolverTypeWrapper<TransactionDocument>;
+  TransactionChangesInput: TransactionChangesInput;
   TransactionConnection: ResolverTypeWrapper<Omit<TransactionConnection, 'edges'> & { edges: Array<ResolversTypes['TransactionEdge']> }>;
   TransactionDetails: ResolverTypeWrapper<TransactionDetails>;
   TransactionEdge: ResolverTypeWrapper<Omit<TransactionEdge, 'node'> & { node: ResolversTypes['Transaction'] }>;
+  TransactionFilter: TransactionFilter;
   TransactionInternal: ResolverTypeWrapper<TransactionInternal>;
+  TransactionModification: ResolverTypeWrapper<Omit<TransactionModification, 'transaction'> & { transaction: ResolversTypes['Transaction'] }>;
+  Undo: ResolverTypeWrapper<UndoDocument>;
   User: ResolverTypeWrapper<UserReference>;
 }>;
 
@@ -407,21 +1118,55 @@ export type ResolversParentTypes = ResolversObject<{
   Float: Scalars['Float']['output'];
   Int: Scalars['Int']['output'];
   AchDebitInput: AchDebitInput;
+  AchInstruction: AchInstruction;
+  AchInstructionInput: AchInstructionInput;
   AchPayment: AchPaymentDocument;
+  AchResult: AchResult;
   AchReturnInput: AchReturnInput;
   Beneficiary: BeneficiaryDocument;
   Boolean: Scalars['Boolean']['output'];
+  BeneficiaryInput: BeneficiaryInput;
+  BeneficiaryModification: Omit<BeneficiaryModification, 'beneficiary' | 'undo'> & { beneficiary: ResolversParentTypes['Beneficiary'], undo: ResolversParentTypes['Undo'] };
+  BeneficiaryUndoResult: Omit<BeneficiaryUndoResult, 'beneficiary' | 'undo'> & { beneficiary: ResolversParentTypes['Beneficiary'], undo: ResolversParentTypes['Undo'] };
   CardTransactionInput: CardTransactionInput;
   DateTime: Scalars['DateTime']['output'];
+  FundsLookupInput: FundsLookupInput;
+  FundsTransaction: FundsTransactionDocument;
+  IouAccount: IouAccountDocument;
+  IouTransaction: IouTransactionDocument;
+  IouTransactionInput: IouTransactionInput;
   JSONObject: Scalars['JSONObject']['output'];
+  JwtResult: JwtResult;
+  ListTotal: ListTotal;
+  LogoInput: LogoInput;
+  LogoUpload: LogoUpload;
+  Merchant: MerchantDocument;
+  MerchantInput: MerchantInput;
+  MerchantRegistration: Omit<MerchantRegistration, 'merchant'> & { merchant: ResolversParentTypes['Merchant'] };
   Mutation: Record<PropertyKey, never>;
   OpenedAccount: OpenedAccount;
   PageInfo: PageInfo;
+  PaymentLink: PaymentLinkDocument;
+  PaymentLinkField: PaymentLinkField;
+  PaymentLinkFieldInput: PaymentLinkFieldInput;
+  PaymentLinkInput: PaymentLinkInput;
+  PaymentLinkList: Omit<PaymentLinkList, 'items'> & { items: Array<ResolversParentTypes['PaymentLink']> };
+  Query: Record<PropertyKey, never>;
+  RefundAch: RefundAch;
+  RefundFilter: RefundFilter;
+  RefundInput: RefundInput;
+  RefundList: Omit<RefundList, 'items'> & { items: Array<ResolversParentTypes['RefundTransaction']> };
+  RefundTransaction: RefundDocument;
+  StatusChange: StatusChange;
   Transaction: TransactionDocument;
+  TransactionChangesInput: TransactionChangesInput;
   TransactionConnection: Omit<TransactionConnection, 'edges'> & { edges: Array<ResolversParentTypes['TransactionEdge']> };
   TransactionDetails: TransactionDetails;
   TransactionEdge: Omit<TransactionEdge, 'node'> & { node: ResolversParentTypes['Transaction'] };
+  TransactionFilter: TransactionFilter;
   TransactionInternal: TransactionInternal;
+  TransactionModification: Omit<TransactionModification, 'transaction'> & { transaction: ResolversParentTypes['Transaction'] };
+  Undo: UndoDocument;
   User: UserReference;
 }>;
 
@@ -440,6 +1185,21 @@ export type AccountResolvers<ContextType = PaymentsContext, ParentType extends R
   user?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
 }>;
 
+export type AchInstructionResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['AchInstruction'] = ResolversParentTypes['AchInstruction']> = ResolversObject<{
+  DFIAccountNumber?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  accountType?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  amount?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  companyEntryDescription?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  currency?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  effectiveEntryDate?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  individualName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  reference?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  routingNumber?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  standardEntryClassCode?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  transactionType?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  webhookUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+}>;
+
 export type AchPaymentResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['AchPayment'] = ResolversParentTypes['AchPayment'], FederationReferenceType extends FederationReferenceTypes['AchPayment'] = FederationReferenceTypes['AchPayment']> = ResolversObject<{
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['AchPayment']> | FederationReferenceType, FederationReferenceType, ContextType>;
   amount?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
@@ -452,6 +1212,21 @@ export type AchPaymentResolvers<ContextType = PaymentsContext, ParentType extend
   svcAggregatorId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   svcMerchantId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   svcTransactionId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  webhookUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+}>;
+
+export type AchResultResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['AchResult'] = ResolversParentTypes['AchResult']> = ResolversObject<{
+  DFIAccountNumber?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  amount?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  currency?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  dtsCreatedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  effectiveEntryDate?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  individualName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  reference?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  routingNumber?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  status?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  svcAggregatorId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  svcTransactionId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 }>;
 
 export type BeneficiaryResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Beneficiary'] = ResolversParentTypes['Beneficiary'], FederationReferenceType extends FederationReferenceTypes['Beneficiary'] = FederationReferenceTypes['Beneficiary']> = ResolversObject<{
@@ -490,19 +1265,123 @@ export type BeneficiaryResolvers<ContextType = PaymentsContext, ParentType exten
   userId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
 }>;
 
+export type BeneficiaryModificationResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['BeneficiaryModification'] = ResolversParentTypes['BeneficiaryModification']> = ResolversObject<{
+  beneficiary?: Resolver<ResolversTypes['Beneficiary'], ParentType, ContextType>;
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  undo?: Resolver<ResolversTypes['Undo'], ParentType, ContextType>;
+}>;
+
+export type BeneficiaryUndoResultResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['BeneficiaryUndoResult'] = ResolversParentTypes['BeneficiaryUndoResult']> = ResolversObject<{
+  beneficiary?: Resolver<ResolversTypes['Beneficiary'], ParentType, ContextType>;
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  undo?: Resolver<ResolversTypes['Undo'], ParentType, ContextType>;
+}>;
+
 export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['DateTime'], any> {
   name: 'DateTime';
 }
+
+export type FundsTransactionResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['FundsTransaction'] = ResolversParentTypes['FundsTransaction']> = ResolversObject<{
+  arn?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  balance?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  boTransId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  dtsCreatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  fee?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  lastDepositAmount?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  ledgerBalance?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  reference?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  svcAggregatorId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  svcCardId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  svcFundsId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  svcStatus?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type IouAccountResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['IouAccount'] = ResolversParentTypes['IouAccount'], FederationReferenceType extends FederationReferenceTypes['IouAccount'] = FederationReferenceTypes['IouAccount']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['IouAccount']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  IOUAccountId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  SvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  balance?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  dtsModified?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  otherSvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  transactions?: Resolver<Array<ResolversTypes['IouTransaction']>, ParentType, ContextType>;
+}>;
+
+export type IouTransactionResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['IouTransaction'] = ResolversParentTypes['IouTransaction']> = ResolversObject<{
+  IOUAccountId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  IOUTransactionId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  amount?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  attachments?: Resolver<Maybe<ResolversTypes['JSONObject']>, ParentType, ContextType>;
+  borrowerSvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  dts?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  images?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  isActive?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  isPending?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  lenderSvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  narrative?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  narrativeCredit?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  narrativeDebit?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  recordedBySvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+}>;
 
 export interface JsonObjectScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['JSONObject'], any> {
   name: 'JSONObject';
 }
 
+export type JwtResultResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['JwtResult'] = ResolversParentTypes['JwtResult']> = ResolversObject<{
+  expiresIn?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type ListTotalResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['ListTotal'] = ResolversParentTypes['ListTotal']> = ResolversObject<{
+  more?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  numberOfRecords?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  skipRecords?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+}>;
+
+export type LogoUploadResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['LogoUpload'] = ResolversParentTypes['LogoUpload']> = ResolversObject<{
+  logoId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+}>;
+
+export type MerchantResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Merchant'] = ResolversParentTypes['Merchant'], FederationReferenceType extends FederationReferenceTypes['Merchant'] = FederationReferenceTypes['Merchant']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Merchant']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  dtsCreatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  linkDelivery?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  logos?: Resolver<ResolversTypes['JSONObject'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  svcAggregatorId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  svcMerchantId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  webhookUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+}>;
+
+export type MerchantRegistrationResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['MerchantRegistration'] = ResolversParentTypes['MerchantRegistration']> = ResolversObject<{
+  merchant?: Resolver<ResolversTypes['Merchant'], ParentType, ContextType>;
+  webhookSecret?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+}>;
+
 export type MutationResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
+  acceptIouTransaction?: Resolver<ResolversTypes['IouTransaction'], ParentType, ContextType, RequireFields<MutationAcceptIouTransactionArgs, 'IOUTransactionId'>>;
+  cancelIouTransaction?: Resolver<ResolversTypes['IouTransaction'], ParentType, ContextType, RequireFields<MutationCancelIouTransactionArgs, 'IOUTransactionId'>>;
+  cancelPaymentLink?: Resolver<ResolversTypes['PaymentLink'], ParentType, ContextType, Partial<MutationCancelPaymentLinkArgs>>;
+  createBeneficiary?: Resolver<ResolversTypes['Beneficiary'], ParentType, ContextType, RequireFields<MutationCreateBeneficiaryArgs, 'input'>>;
+  createPaymentLink?: Resolver<ResolversTypes['PaymentLink'], ParentType, ContextType, RequireFields<MutationCreatePaymentLinkArgs, 'input'>>;
+  customerToken?: Resolver<ResolversTypes['JwtResult'], ParentType, ContextType, Partial<MutationCustomerTokenArgs>>;
+  deleteBeneficiary?: Resolver<ResolversTypes['BeneficiaryModification'], ParentType, ContextType, RequireFields<MutationDeleteBeneficiaryArgs, 'SvcBeneficiaryId'>>;
+  merchantToken?: Resolver<ResolversTypes['JwtResult'], ParentType, ContextType, Partial<MutationMerchantTokenArgs>>;
+  modifyBeneficiary?: Resolver<ResolversTypes['BeneficiaryModification'], ParentType, ContextType, RequireFields<MutationModifyBeneficiaryArgs, 'SvcBeneficiaryId' | 'input'>>;
+  modifyTransaction?: Resolver<ResolversTypes['TransactionModification'], ParentType, ContextType, RequireFields<MutationModifyTransactionArgs, 'SvcAccountId' | 'transactionId'>>;
   openCheckingAccount?: Resolver<ResolversTypes['OpenedAccount'], ParentType, ContextType, RequireFields<MutationOpenCheckingAccountArgs, 'SvcUserId' | 'currency'>>;
   recordAchDebit?: Resolver<ResolversTypes['AchPayment'], ParentType, ContextType, RequireFields<MutationRecordAchDebitArgs, 'input'>>;
   recordAchReturn?: Resolver<ResolversTypes['AchPayment'], ParentType, ContextType, RequireFields<MutationRecordAchReturnArgs, 'input'>>;
+  recordAchSettlement?: Resolver<ResolversTypes['AchPayment'], ParentType, ContextType, RequireFields<MutationRecordAchSettlementArgs, 'svcTransactionId'>>;
   recordCardTransaction?: Resolver<ResolversTypes['Transaction'], ParentType, ContextType, RequireFields<MutationRecordCardTransactionArgs, 'input'>>;
+  recordIouTransaction?: Resolver<ResolversTypes['IouTransaction'], ParentType, ContextType, RequireFields<MutationRecordIouTransactionArgs, 'input'>>;
+  refundPaymentLink?: Resolver<ResolversTypes['RefundTransaction'], ParentType, ContextType, RequireFields<MutationRefundPaymentLinkArgs, 'input'>>;
+  saveMerchant?: Resolver<ResolversTypes['MerchantRegistration'], ParentType, ContextType, RequireFields<MutationSaveMerchantArgs, 'input'>>;
+  sendPaymentLink?: Resolver<ResolversTypes['PaymentLink'], ParentType, ContextType, Partial<MutationSendPaymentLinkArgs>>;
+  undoBeneficiaryChange?: Resolver<ResolversTypes['BeneficiaryUndoResult'], ParentType, ContextType, RequireFields<MutationUndoBeneficiaryChangeArgs, 'SvcBeneficiaryId' | 'undoId'>>;
+  uploadMerchantLogo?: Resolver<ResolversTypes['LogoUpload'], ParentType, ContextType, RequireFields<MutationUploadMerchantLogoArgs, 'input'>>;
 }>;
 
 export type OpenedAccountResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['OpenedAccount'] = ResolversParentTypes['OpenedAccount']> = ResolversObject<{
@@ -514,6 +1393,84 @@ export type OpenedAccountResolvers<ContextType = PaymentsContext, ParentType ext
 export type PageInfoResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = ResolversObject<{
   endCursor?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   hasNextPage?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+}>;
+
+export type PaymentLinkResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['PaymentLink'] = ResolversParentTypes['PaymentLink'], FederationReferenceType extends FederationReferenceTypes['PaymentLink'] = FederationReferenceTypes['PaymentLink']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['PaymentLink']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  amount?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  availablePaymentType?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  dtsCreatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  dtsExpiredAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  dueDate?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  fields?: Resolver<Array<ResolversTypes['PaymentLinkField']>, ParentType, ContextType>;
+  invoiceNumber?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  link?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  merchant?: Resolver<Maybe<ResolversTypes['Merchant']>, ParentType, ContextType>;
+  payerName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  statusChangeHistory?: Resolver<Array<ResolversTypes['StatusChange']>, ParentType, ContextType>;
+  svcAggregatorId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  svcMerchantId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  svcMerchantRef?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  svcTransactionId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  url?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+}>;
+
+export type PaymentLinkFieldResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['PaymentLinkField'] = ResolversParentTypes['PaymentLinkField']> = ResolversObject<{
+  code?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  index?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  value?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type PaymentLinkListResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['PaymentLinkList'] = ResolversParentTypes['PaymentLinkList']> = ResolversObject<{
+  items?: Resolver<Array<ResolversTypes['PaymentLink']>, ParentType, ContextType>;
+  total?: Resolver<ResolversTypes['ListTotal'], ParentType, ContextType>;
+}>;
+
+export type QueryResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
+  fundsTransactions?: Resolver<Array<ResolversTypes['FundsTransaction']>, ParentType, ContextType, RequireFields<QueryFundsTransactionsArgs, 'input'>>;
+  iousFor?: Resolver<Array<ResolversTypes['IouAccount']>, ParentType, ContextType, RequireFields<QueryIousForArgs, 'SvcUserId'>>;
+  latestTransactions?: Resolver<Array<ResolversTypes['Transaction']>, ParentType, ContextType, RequireFields<QueryLatestTransactionsArgs, 'SvcAccountId'>>;
+  merchants?: Resolver<Array<ResolversTypes['Merchant']>, ParentType, ContextType>;
+  paymentLink?: Resolver<Maybe<ResolversTypes['PaymentLink']>, ParentType, ContextType, Partial<QueryPaymentLinkArgs>>;
+  paymentLinks?: Resolver<ResolversTypes['PaymentLinkList'], ParentType, ContextType, Partial<QueryPaymentLinksArgs>>;
+  refundList?: Resolver<ResolversTypes['RefundList'], ParentType, ContextType, Partial<QueryRefundListArgs>>;
+}>;
+
+export type RefundAchResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['RefundAch'] = ResolversParentTypes['RefundAch']> = ResolversObject<{
+  payment?: Resolver<ResolversTypes['AchInstruction'], ParentType, ContextType>;
+  result?: Resolver<Maybe<ResolversTypes['AchResult']>, ParentType, ContextType>;
+}>;
+
+export type RefundListResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['RefundList'] = ResolversParentTypes['RefundList']> = ResolversObject<{
+  items?: Resolver<Array<ResolversTypes['RefundTransaction']>, ParentType, ContextType>;
+  total?: Resolver<ResolversTypes['ListTotal'], ParentType, ContextType>;
+}>;
+
+export type RefundTransactionResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['RefundTransaction'] = ResolversParentTypes['RefundTransaction']> = ResolversObject<{
+  ach?: Resolver<Maybe<ResolversTypes['RefundAch']>, ParentType, ContextType>;
+  dtsCreatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  dtsUpdatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  paymentType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  statusChangeHistory?: Resolver<Array<ResolversTypes['StatusChange']>, ParentType, ContextType>;
+  svcAggregatorId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  svcMerchantId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  svcMerchantRef?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  svcParentId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  svcTransactionId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+}>;
+
+export type StatusChangeResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['StatusChange'] = ResolversParentTypes['StatusChange']> = ResolversObject<{
+  _id?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+  dtsCreatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  dtsUpdatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  initiatorId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  initiatorType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
 export type TransactionResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Transaction'] = ResolversParentTypes['Transaction'], FederationReferenceType extends FederationReferenceTypes['Transaction'] = FederationReferenceTypes['Transaction']> = ResolversObject<{
@@ -572,27 +1529,62 @@ export type TransactionInternalResolvers<ContextType = PaymentsContext, ParentTy
   txnType?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 }>;
 
+export type TransactionModificationResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['TransactionModification'] = ResolversParentTypes['TransactionModification']> = ResolversObject<{
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  transaction?: Resolver<ResolversTypes['Transaction'], ParentType, ContextType>;
+}>;
+
+export type UndoResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Undo'] = ResolversParentTypes['Undo']> = ResolversObject<{
+  dtsExpiry?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  dtsQueued?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  isActionable?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+}>;
+
 export type UserResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User'], FederationReferenceType extends FederationReferenceTypes['User'] = FederationReferenceTypes['User']> = ResolversObject<{
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['User']> | FederationReferenceType, FederationReferenceType, ContextType>;
   SvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   accounts?: Resolver<Array<ResolversTypes['Account']>, ParentType, ContextType>;
   beneficiaries?: Resolver<Array<ResolversTypes['Beneficiary']>, ParentType, ContextType>;
+  ious?: Resolver<Array<ResolversTypes['IouAccount']>, ParentType, ContextType>;
 }>;
 
 export type Resolvers<ContextType = PaymentsContext> = ResolversObject<{
   Account?: AccountResolvers<ContextType>;
+  AchInstruction?: AchInstructionResolvers<ContextType>;
   AchPayment?: AchPaymentResolvers<ContextType>;
+  AchResult?: AchResultResolvers<ContextType>;
   Beneficiary?: BeneficiaryResolvers<ContextType>;
+  BeneficiaryModification?: BeneficiaryModificationResolvers<ContextType>;
+  BeneficiaryUndoResult?: BeneficiaryUndoResultResolvers<ContextType>;
   DateTime?: GraphQLScalarType;
+  FundsTransaction?: FundsTransactionResolvers<ContextType>;
+  IouAccount?: IouAccountResolvers<ContextType>;
+  IouTransaction?: IouTransactionResolvers<ContextType>;
   JSONObject?: GraphQLScalarType;
+  JwtResult?: JwtResultResolvers<ContextType>;
+  ListTotal?: ListTotalResolvers<ContextType>;
+  LogoUpload?: LogoUploadResolvers<ContextType>;
+  Merchant?: MerchantResolvers<ContextType>;
+  MerchantRegistration?: MerchantRegistrationResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   OpenedAccount?: OpenedAccountResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
+  PaymentLink?: PaymentLinkResolvers<ContextType>;
+  PaymentLinkField?: PaymentLinkFieldResolvers<ContextType>;
+  PaymentLinkList?: PaymentLinkListResolvers<ContextType>;
+  Query?: QueryResolvers<ContextType>;
+  RefundAch?: RefundAchResolvers<ContextType>;
+  RefundList?: RefundListResolvers<ContextType>;
+  RefundTransaction?: RefundTransactionResolvers<ContextType>;
+  StatusChange?: StatusChangeResolvers<ContextType>;
   Transaction?: TransactionResolvers<ContextType>;
   TransactionConnection?: TransactionConnectionResolvers<ContextType>;
   TransactionDetails?: TransactionDetailsResolvers<ContextType>;
   TransactionEdge?: TransactionEdgeResolvers<ContextType>;
   TransactionInternal?: TransactionInternalResolvers<ContextType>;
+  TransactionModification?: TransactionModificationResolvers<ContextType>;
+  Undo?: UndoResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
 }>;
 

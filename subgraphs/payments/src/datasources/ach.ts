@@ -15,6 +15,8 @@ export interface AchPaymentDocument {
   dtsReturned: Date | null;
   dtsCreated: Date;
   dtsUpdated: Date;
+  /** Where status changes are posted (signed with the merchant's webhook secret). */
+  webhookUrl?: string | null;
 }
 
 export function achPaymentsCollection(db: Db): Collection<AchPaymentDocument> {

@@ -39,3 +39,25 @@ export interface BeneficiaryDocument {
 export function beneficiariesCollection(db: Db): Collection<BeneficiaryDocument> {
   return db.collection<BeneficiaryDocument>('beneficiaries');
 }
+
+/** The stored, masked beneficiary properties a modification may change. */
+export type BeneficiaryState = Omit<BeneficiaryDocument, '_id' | 'SvcBeneficiaryId' | 'SvcUserId' | 'dtsCreated' | 'dtsModified'>;
+
+/** What undoes one beneficiary modification or deletion: the values it replaced. */
+export interface UndoDocument {
+  _id: string;
+  SvcBeneficiaryId: string;
+  SvcUserId: string;
+  /** The replaced values of the properties the modification changed. */
+  previous: Partial<BeneficiaryState>;
+  /** The beneficiary's dtsModified before and after the modification. */
+  dtsModifiedBefore: Date;
+  dtsModifiedAfter: Date;
+  dtsQueued: Date;
+  dtsExpiry: Date;
+  dtsUsed: Date | null;
+}
+
+export function beneficiaryUndosCollection(db: Db): Collection<UndoDocument> {
+  return db.collection<UndoDocument>('beneficiaryUndos');
+}

@@ -10,8 +10,8 @@ export const Account: AccountResolvers = {
   },
   accountNumber: (account) => maskLastFour(account.accountNumberLastFour) ?? '****',
   user: (account) => ({ SvcUserId: account.SvcUserId }),
-  transactions: async (account, { first, after }, { transactionPages }) => {
-    const page = await transactionPages.load(pageKey(account.SvcAccountId, first ?? 30, after));
+  transactions: async (account, { first, after, filter }, { transactionPages }) => {
+    const page = await transactionPages.load(pageKey(account.SvcAccountId, first ?? 30, after, filter));
     const edges = page.nodes.map((node) => ({ cursor: encodeCursor(node), node }));
     return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };
   },

@@ -1,12 +1,33 @@
-import { requireService } from '../../../../platform/authorize.js';
+import { requireAggregator, requireMerchant, requireService, requireUser } from '../../../../platform/authorize.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
 import { openCheckingAccount, recordCardTransaction } from '../card-transactions.js';
+import { modifyTransaction } from '../transactions.js';
 
 /** Card issuing and authorization (the cards subgraph); ACH activity (the ACH processor link, an internal service). */
 const CARDS = ['cards'];
 const ACH_PROCESSOR = ['ach-processor'];
 
 export const Mutation: MutationResolvers = {
+  modifyTransaction: async (_parent, { SvcAccountId, transactionId, changes }, { principal, db }) => ({
+    success: true,
+    transaction: await modifyTransaction(db, requireUser(principal), SvcAccountId, transactionId, changes),
+  }),
+  createBeneficiary: (_parent, { input }, { principal, beneficiaryBook }) => beneficiaryBook.create(requireUser(principal), input),
+  modifyBeneficiary: (_parent, { SvcBeneficiaryId, input }, { principal, beneficiaryBook }) => beneficiaryBook.modify(requireUser(principal), SvcBeneficiaryId, input),
+  deleteBeneficiary: (_parent, { SvcBeneficiaryId }, { principal, beneficiaryBook }) => beneficiaryBook.delete(requireUser(principal), SvcBeneficiaryId),
+  undoBeneficiaryChange: (_parent, { SvcBeneficiaryId, undoId }, { principal, beneficiaryBook }) => beneficiaryBook.undo(requireUser(principal), SvcBeneficiaryId, undoId),
+  recordIouTransaction: (_parent, { input }, { principal, ious }) => ious.record(requireUser(principal), input),
+  acceptIouTransaction: (_parent, { IOUTransactionId }, { principal, ious }) => ious.settle(requireUser(principal), IOUTransactionId, 'accept'),
+  cancelIouTransaction: (_parent, { IOUTransactionId }, { principal, ious }) => ious.settle(requireUser(principal), IOUTransactionId, 'cancel'),
+  saveMerchant: (_parent, { input }, { principal, merchantBook }) => merchantBook.save(requireAggregator(principal, 'write').svcAggregatorId, input),
+  // A merchant JWT can change links: a confined (read-only) token may not mint one.
+  merchantToken: (_parent, { svcMerchantId }, { principal, merchantBook }) => merchantBook.token(requireAggregator(principal, 'write').svcAggregatorId, svcMerchantId),
+  customerToken: (_parent, { link }, { links }) => links.customerToken(link),
+  createPaymentLink: (_parent, { input }, { principal, links }) => links.create(requireMerchant(principal), input),
+  sendPaymentLink: (_parent, { svcTransactionId }, { principal, links }) => links.send(requireMerchant(principal), svcTransactionId),
+  cancelPaymentLink: (_parent, { svcTransactionId }, { principal, links }) => links.cancel(requireMerchant(principal), svcTransactionId),
+  uploadMerchantLogo: (_parent, { input }, { principal, merchantBook }) => merchantBook.uploadLogo(requireMerchant(principal), input),
+  refundPaymentLink: (_parent, { input }, { principal, refunds }) => refunds.issue(requireMerchant(principal), input),
   recordCardTransaction: (_parent, { input }, { principal, db }) => {
     requireService(principal, CARDS);
     return recordCardTransaction(db, input);
@@ -26,5 +47,9 @@ export const Mutation: MutationResolvers = {
     const payment = await ach.recordReturn(input);
     forwardAchEvents();
     return payment;
+  },
+  recordAchSettlement: (_parent, { svcTransactionId }, { principal, ach }) => {
+    requireService(principal, ACH_PROCESSOR);
+    return ach.recordSettlement(svcTransactionId);
   },
 };

@@ -10,7 +10,8 @@ export const Query: QueryResolvers = {
     return user;
   },
   user: (_parent, { SvcUserId }, { principal, users }) => {
-    requireService(principal, ['cards']);
+    // Card issuing checks a customer exists; IOUs check the other party does.
+    requireService(principal, ['cards', 'payments']);
     return users.load(SvcUserId);
   },
   alerts: (_parent, _args, { principal, alerts }) => alerts.list(requireUser(principal)),

@@ -1,0 +1,139 @@
+import type { Db } from 'mongodb';
+import { appError, ErrorCode } from '../../../platform/errors.js';
+import { newId } from '../../../platform/secrets.js';
+import { checkString, type StringRule } from '../../../platform/validate.js';
+import { beneficiariesCollection, beneficiaryUndosCollection, type BeneficiaryDocument, type BeneficiaryState, type UndoDocument } from './datasources/beneficiaries.js';
+
+/** How long an undo stays actionable. */
+export const UNDO_SECONDS = 300;
+
+const TEXT: StringRule = { max: 200, safeText: true };
+/** String properties and their rules; each is stored as sent (trimmed of nothing) or null. */
+const STRING_RULES: Record<string, StringRule> = {
+  name: { min: 1, ...TEXT }, defaultCurrency: { pattern: /^[A-Z]{3}$/, patternText: 'a 3-letter ISO 4217 code such as USD' },
+  status: { max: 50, safeText: true }, paypalId: { max: 254, safeText: true }, bankName: TEXT,
+  routingNumber: { pattern: /^\d{9}$/, patternText: 'exactly 9 digits' },
+  bic: { pattern: /^[A-Z]{6}[A-Z0-9]{2}([A-Z0-9]{3})?$/, patternText: 'a BIC of 8 or 11 characters' },
+  iban: { pattern: /^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/, patternText: 'an IBAN without spaces' },
+  destinationName: TEXT, destinationFirstName: TEXT, destinationLastName: TEXT, type: { max: 50, safeText: true }, typeName: { max: 100, safeText: true },
+  txnType: { max: 50, safeText: true }, narrativeCredit: TEXT, narrativeDebit: TEXT,
+  expiryMM: { pattern: /^(0[1-9]|1[0-2])$/, patternText: 'a month written MM (01-12)' },
+  expiryYY: { pattern: /^\d{2}$/, patternText: 'a year written YY' },
+  defaultSourceAccountId: { min: 1, max: 36, pattern: /^[A-Za-z0-9_]+$/, patternText: 'letters, digits or underscores' },
+  SvcPayeeId: { min: 1, max: 36, pattern: /^[A-Za-z0-9_]+$/, patternText: 'letters, digits or underscores' },
+};
+const BOOLEANS = ['isActive', 'isHidden', 'isFavourite'] as const;
+/** Numbers the spec keeps only masked: the last four are stored, nothing else. */
+const MASKED = { accountNumber: { stored: 'accountNumberLastFour', pattern: /^[A-Za-z0-9]{4,34}$/, text: '4-34 letters or digits' }, destinationPAN: { stored: 'destinationPANLastFour', pattern: /^\d{12,19}$/, text: '12-19 digits' } } as const;
+
+/** Validates a BeneficiaryInput into the stored properties it changes; nothing is stored unless every property is valid. */
+export function beneficiaryChanges(input: Record<string, unknown>): Partial<BeneficiaryState> {
+  const changes: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(input)) {
+    if (value === undefined) continue;
+    if (field in STRING_RULES) changes[field] = checkString(value, field, STRING_RULES[field]) ?? null;
+    else if ((BOOLEANS as readonly string[]).includes(field)) {
+      // Booleans a beneficiary always has: null means "no change" (isHidden may be null).
+      if (value !== null) changes[field] = value;
+      else if (field === 'isHidden') changes[field] = null;
+    } else if (field === 'defaultAmount') {
+      if (value !== null && (typeof value !== 'number' || !(value >= 0) || Math.round(value * 100) !== value * 100)) throw appError(ErrorCode.VALIDATION_FAILED, 'defaultAmount must be a number from 0, in whole cents.', { field });
+      changes.defaultAmount = value;
+    } else if (field in MASKED) {
+      const rule = MASKED[field as keyof typeof MASKED];
+      const text = checkString(value, field, { pattern: rule.pattern, patternText: rule.text });
+      changes[rule.stored] = text ? text.slice(-4) : null;
+    }
+  }
+  return changes as Partial<BeneficiaryState>;
+}
+
+/** Beneficiaries of end users: create, modify and delete, each modification undoable once for UNDO_SECONDS. */
+export class Beneficiaries {
+  constructor(private readonly db: Db) {}
+
+  private async own(SvcUserId: string, SvcBeneficiaryId: string): Promise<BeneficiaryDocument> {
+    const beneficiary = await beneficiariesCollection(this.db).findOne({ _id: SvcBeneficiaryId });
+    // Another user's beneficiary answers as if it did not exist.
+    if (!beneficiary || beneficiary.SvcUserId !== SvcUserId) throw appError(ErrorCode.NOT_FOUND, `Beneficiary ${SvcBeneficiaryId} does not exist.`, { field: 'SvcBeneficiaryId' });
+    return beneficiary;
+  }
+
+  async create(SvcUserId: string, input: Record<string, unknown>): Promise<BeneficiaryDocument> {
+    const changes = beneficiaryChanges(input);
+    if (!changes.name) throw appError(ErrorCode.REQUIRED_ELEMENT_MISSING, 'name is required.', { field: 'name' });
+    const id = newId('ben_');
+    const now = new Date();
+    const doc: BeneficiaryDocument = {
+      _id: id, SvcBeneficiaryId: id, SvcUserId, name: null, defaultAmount: null, defaultCurrency: null, status: null, isActive: true, isHidden: null,
+      isFavourite: false, isDeleted: false, paypalId: null, bankName: null, accountNumberLastFour: null, routingNumber: null, bic: null, iban: null,
+      destinationName: null, destinationFirstName: null, destinationLastName: null, destinationPANLastFour: null, expiryMM: null, expiryYY: null,
+      type: null, typeName: null, txnType: null, narrativeCredit: null, narrativeDebit: null, defaultSourceAccountId: null, SvcPayeeId: null,
+      ...changes, dtsCreated: now, dtsModified: now,
+    };
+    await beneficiariesCollection(this.db).insertOne(doc);
+    return doc;
+  }
+
+  modify(SvcUserId: string, SvcBeneficiaryId: string, input: Record<string, unknown>) {
+    return this.change(SvcUserId, SvcBeneficiaryId, beneficiaryChanges(input));
+  }
+
+  delete(SvcUserId: string, SvcBeneficiaryId: string) {
+    return this.change(SvcUserId, SvcBeneficiaryId, { isDeleted: true });
+  }
+
+  /**
+   * Applies changes and records their undo. The update is conditional on the dtsModified read,
+   * so the undo holds exactly the values this change replaced, even when two changes race.
+   */
+  private async change(SvcUserId: string, SvcBeneficiaryId: string, changes: Partial<BeneficiaryState>) {
+    const beneficiaries = beneficiariesCollection(this.db);
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const current = await this.own(SvcUserId, SvcBeneficiaryId);
+      const previous = Object.fromEntries(Object.keys(changes).map((key) => [key, current[key as keyof BeneficiaryState] ?? null])) as Partial<BeneficiaryState>;
+      const now = new Date(Math.max(Date.now(), current.dtsModified.getTime() + 1));
+      const updated = await beneficiaries.findOneAndUpdate({ _id: SvcBeneficiaryId, dtsModified: current.dtsModified }, { $set: { ...changes, dtsModified: now } }, { returnDocument: 'after' });
+      if (!updated) continue;
+      const undo: UndoDocument = {
+        _id: newId('undo_'), SvcBeneficiaryId, SvcUserId, previous, dtsModifiedBefore: current.dtsModified, dtsModifiedAfter: now,
+        dtsQueued: now, dtsExpiry: new Date(now.getTime() + UNDO_SECONDS * 1000), dtsUsed: null,
+      };
+      await beneficiaryUndosCollection(this.db).insertOne(undo);
+      return { success: true, beneficiary: updated, undo };
+    }
+    throw appError(ErrorCode.CONFLICT, 'The beneficiary is being changed by another request; try again.', { field: 'SvcBeneficiaryId' });
+  }
+
+  /**
+   * Undoes one modification: the undo is claimed atomically (once, before its expiry), then the
+   * replaced values are restored only if the beneficiary was not modified since; otherwise the
+   * claim is released and the undo answers CONFLICT.
+   */
+  async undo(SvcUserId: string, SvcBeneficiaryId: string, undoId: string) {
+    const undos = beneficiaryUndosCollection(this.db);
+    const undo = await undos.findOne({ _id: undoId });
+    if (!undo || undo.SvcUserId !== SvcUserId || undo.SvcBeneficiaryId !== SvcBeneficiaryId) throw appError(ErrorCode.NOT_FOUND, `Undo ${undoId} does not exist.`, { field: 'undoId' });
+    const now = new Date();
+    const claimed = await undos.findOneAndUpdate({ _id: undoId, dtsUsed: null, dtsExpiry: { $gt: now } }, { $set: { dtsUsed: now } }, { returnDocument: 'after' });
+    if (!claimed) throw appError(ErrorCode.CONFLICT, undo.dtsUsed ? 'This change was undone already.' : 'The undo has expired.', { field: 'undoId' });
+    const restoredAt = new Date(Math.max(now.getTime(), undo.dtsModifiedAfter.getTime() + 1));
+    const restored = await beneficiariesCollection(this.db).findOneAndUpdate(
+      { _id: SvcBeneficiaryId, dtsModified: undo.dtsModifiedAfter },
+      { $set: { ...undo.previous, dtsModified: restoredAt } },
+      { returnDocument: 'after' },
+    );
+    if (!restored) {
+      await undos.updateOne({ _id: undoId }, { $set: { dtsUsed: null } });
+      throw appError(ErrorCode.CONFLICT, 'The beneficiary was modified after this change; undo the later change first.', { field: 'undoId' });
+    }
+    return { success: true, beneficiary: restored, undo: claimed };
+  }
+
+  /** Whether an undo can still be used: not used, not expired, and its change still the latest. */
+  static async isActionable(db: Db, undo: UndoDocument, now = new Date()): Promise<boolean> {
+    if (undo.dtsUsed || undo.dtsExpiry <= now) return false;
+    const beneficiary = await beneficiariesCollection(db).findOne({ _id: undo.SvcBeneficiaryId }, { projection: { dtsModified: 1 } });
+    return beneficiary?.dtsModified.getTime() === undo.dtsModifiedAfter.getTime();
+  }
+}

@@ -1,0 +1,23 @@
+import type { Collection, Db } from 'mongodb';
+
+/** A funds transaction of an aggregator (card funding and its ledger), as the aggregator spec lists it. */
+export interface FundsTransactionDocument {
+  _id: string;
+  svcFundsId: string;
+  svcAggregatorId: string;
+  reference: string | null;
+  type: 'debit' | 'credit';
+  svcCardId: string | null;
+  svcStatus: string;
+  boTransId: string | null;
+  arn: string | null;
+  fee: number;
+  balance: number;
+  lastDepositAmount: number;
+  ledgerBalance: number;
+  dtsCreatedAt: Date;
+}
+
+export function fundsTransactionsCollection(db: Db): Collection<FundsTransactionDocument> {
+  return db.collection<FundsTransactionDocument>('fundsTransactions');
+}

@@ -1,0 +1,20 @@
+import type { Collection, Db } from 'mongodb';
+
+/** A merchant of an aggregator. Its webhook secret signs its payment-link and ACH webhooks. */
+export interface MerchantDocument {
+  _id: string;
+  svcMerchantId: string;
+  svcAggregatorId: string;
+  name: string;
+  linkDelivery: 'email' | 'webhook';
+  webhookUrl: string | null;
+  webhookSecret: string;
+  /** Logo file ids (GridFS bucket `logos`) by type. */
+  logos: Record<string, string>;
+  dtsCreatedAt: Date;
+  dtsUpdatedAt: Date;
+}
+
+export function merchantsCollection(db: Db): Collection<MerchantDocument> {
+  return db.collection<MerchantDocument>('merchants');
+}

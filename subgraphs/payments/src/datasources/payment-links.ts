@@ -1,0 +1,92 @@
+import type { Collection, Db } from 'mongodb';
+
+/** The payment-link statuses of the aggregator spec. */
+export const PAYMENT_LINK_STATUSES = ['Initiated', 'Sent', 'Cancelled', 'Rejected', 'Error', 'Expired', 'Processing', 'SentToPay', 'Completed', 'Settled', 'Returned', 'Declined'] as const;
+export type PaymentLinkStatus = (typeof PAYMENT_LINK_STATUSES)[number];
+
+export interface StatusChangeDocument {
+  _id: string;
+  initiatorId: string;
+  initiatorType: 'merchant' | 'customer' | 'system';
+  status: PaymentLinkStatus;
+  dtsCreatedAt: Date;
+  dtsUpdatedAt: Date;
+}
+
+export interface PaymentLinkField {
+  index: number;
+  code: string;
+  label: string;
+  value: string;
+}
+
+/** A payment link. `link` is the unguessable code in the customer's URL; it exists once sent. */
+export interface PaymentLinkDocument {
+  _id: string;
+  svcTransactionId: string;
+  svcAggregatorId: string;
+  svcMerchantId: string;
+  svcMerchantRef: string | null;
+  payerName: string | null;
+  invoiceNumber: string | null;
+  amount: number;
+  currency: string;
+  dueDate: string | null;
+  dtsExpiredAt: Date | null;
+  description: string | null;
+  status: PaymentLinkStatus;
+  fields: PaymentLinkField[];
+  availablePaymentType: Array<'card' | 'ach'>;
+  statusChangeHistory: StatusChangeDocument[];
+  dtsCreatedAt: Date;
+  dtsUpdatedAt: Date;
+  link: string | null;
+  url: string | null;
+  /** The total refunded so far. */
+  refundedAmount: number;
+}
+
+/** An ACH payment instruction as stored: the DFI account number only by its last four digits. */
+export interface AchInstructionDocument {
+  reference: string;
+  effectiveEntryDate: string;
+  companyEntryDescription: string;
+  standardEntryClassCode: string;
+  individualName: string;
+  routingNumber: string;
+  DFIAccountNumberLastFour: string;
+  accountType: 'checking' | 'savings';
+  transactionType: 'credit' | 'debit';
+  amount: number;
+  currency: string;
+  webhookUrl: string | null;
+}
+
+/** A refund of a payment link, with the refunded link's details copied for the list's filters. */
+export interface RefundDocument {
+  _id: string;
+  svcTransactionId: string;
+  svcAggregatorId: string;
+  svcMerchantId: string;
+  svcParentId: string;
+  status: PaymentLinkStatus;
+  statusChangeHistory: StatusChangeDocument[];
+  paymentType: 'card' | 'ach';
+  ach: { payment: AchInstructionDocument; result: { status: string; dtsCreatedAt: Date } | null } | null;
+  amount: number;
+  currency: string;
+  svcMerchantRef: string | null;
+  payerName: string | null;
+  invoiceNumber: string | null;
+  dueDate: string | null;
+  dtsCreatedAt: Date;
+  dtsUpdatedAt: Date;
+}
+
+export function paymentLinksCollection(db: Db): Collection<PaymentLinkDocument> {
+  return db.collection<PaymentLinkDocument>('paymentLinks');
+}
+
+export function refundsCollection(db: Db): Collection<RefundDocument> {
+  return db.collection<RefundDocument>('refunds');
+}

@@ -1,0 +1,29 @@
+import type { Db } from 'mongodb';
+import { appError, ErrorCode } from '../../../platform/errors.js';
+import { checkString, ID_RULE } from '../../../platform/validate.js';
+import { fundsTransactionsCollection, type FundsTransactionDocument } from './datasources/funds.js';
+
+/**
+ * `POST /ibis/financial/retrieve`: the aggregator's funds transaction by exactly one of its ids.
+ * None, or more than one, is VALIDATION_FAILED (400) naming the ids sent; an unknown id, or
+ * another aggregator's, gives an empty list.
+ */
+export async function retrieveFunds(db: Db, svcAggregatorId: string, input: { svcFundsId?: string | null; reference?: string | null; arn?: string | null }): Promise<FundsTransactionDocument[]> {
+  const sent = (['svcFundsId', 'reference', 'arn'] as const).filter((key) => input[key] !== undefined && input[key] !== null);
+  if (sent.length !== 1) {
+    throw appError(
+      ErrorCode.VALIDATION_FAILED,
+      sent.length === 0 ? 'Send exactly one of svcFundsId, reference, arn.' : `Send exactly one of svcFundsId, reference, arn, not ${sent.join(' and ')}.`,
+      { field: sent.length === 0 ? 'svcFundsId' : sent.join(',') },
+    );
+  }
+  const key = sent[0]!;
+  const rules = {
+    svcFundsId: ID_RULE,
+    reference: { min: 1, max: 32, pattern: /^[A-Za-z0-9]+$/, patternText: 'letters and digits' },
+    arn: { min: 1, max: 50, safeText: true },
+  } as const;
+  const value = checkString(input[key], key, rules[key])!;
+  const field = key === 'svcFundsId' ? '_id' : key;
+  return fundsTransactionsCollection(db).find({ [field]: value, svcAggregatorId }).sort({ dtsCreatedAt: -1 }).limit(100).toArray();
+}

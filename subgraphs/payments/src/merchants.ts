@@ -1,0 +1,91 @@
+import { GridFSBucket, type Db } from 'mongodb';
+import { appError, ErrorCode } from '../../../platform/errors.js';
+import { detectFileType, storeFile } from '../../../platform/files.js';
+import { PAYMENT_JWT_LIFETIME_SECONDS, signJwt } from '../../../platform/jwt.js';
+import type { Logger } from '../../../platform/logger.js';
+import { newId } from '../../../platform/secrets.js';
+import { checkString, ID_RULE, required } from '../../../platform/validate.js';
+import { newWebhookSecret } from '../../../platform/webhooks.js';
+import { merchantsCollection, type MerchantDocument } from './datasources/merchants.js';
+
+/** Logo types of a merchant (the spec: "such as light, dark, big, small"). */
+export const LOGO_TYPES = ['light', 'dark', 'big', 'small'] as const;
+/** Largest logo accepted. */
+export const MAX_LOGO_BYTES = 1024 * 1024;
+
+/** An absolute http(s) URL, or a VALIDATION_FAILED naming the field. */
+export function checkWebhookUrl(value: unknown, field: string): string | null {
+  const text = checkString(value, field, { max: 2000 });
+  if (!text) return null;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be an absolute http(s) URL.`, { field });
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be an http(s) URL.`, { field });
+  return url.toString();
+}
+
+/** Merchants of aggregators: registration, their JWTs and their logos. */
+export class Merchants {
+  constructor(private readonly db: Db, private readonly jwtSecret: string, private readonly logger: Logger) {}
+
+  /** The aggregator's merchant, or NOT_FOUND (another aggregator's merchant answers the same). */
+  async ofAggregator(svcAggregatorId: string, svcMerchantId: string): Promise<MerchantDocument> {
+    const merchant = await merchantsCollection(this.db).findOne({ _id: svcMerchantId });
+    if (!merchant || merchant.svcAggregatorId !== svcAggregatorId) throw appError(ErrorCode.NOT_FOUND, `Merchant ${svcMerchantId} does not exist.`, { field: 'svcMerchantId' });
+    return merchant;
+  }
+
+  /** Registers a merchant or changes one; a secret is generated for a new merchant or on rotation and returned once. */
+  async save(svcAggregatorId: string, input: { svcMerchantId?: string | null; name?: string | null; linkDelivery?: string | null; webhookUrl?: string | null; rotateSecret?: boolean | null }) {
+    const svcMerchantId = checkString(required(input.svcMerchantId, 'svcMerchantId'), 'svcMerchantId', ID_RULE)!;
+    const merchants = merchantsCollection(this.db);
+    const existing = await merchants.findOne({ _id: svcMerchantId });
+    if (existing && existing.svcAggregatorId !== svcAggregatorId) throw appError(ErrorCode.CONFLICT, `svcMerchantId ${svcMerchantId} is taken.`, { field: 'svcMerchantId' });
+    const name = checkString(existing ? input.name : required(input.name, 'name'), 'name', { min: 1, max: 100, safeText: true }) ?? existing?.name;
+    const linkDelivery = input.linkDelivery ?? existing?.linkDelivery ?? 'email';
+    if (linkDelivery !== 'email' && linkDelivery !== 'webhook') throw appError(ErrorCode.VALIDATION_FAILED, 'linkDelivery must be email or webhook.', { field: 'linkDelivery' });
+    const webhookUrl = input.webhookUrl === undefined ? (existing?.webhookUrl ?? null) : checkWebhookUrl(input.webhookUrl, 'webhookUrl');
+    if (linkDelivery === 'webhook' && !webhookUrl) throw appError(ErrorCode.VALIDATION_FAILED, 'webhookUrl is required for webhook delivery.', { field: 'webhookUrl' });
+    const secret = !existing || input.rotateSecret ? newWebhookSecret() : null;
+    const now = new Date();
+    const merchant = await merchants.findOneAndUpdate(
+      { _id: svcMerchantId, svcAggregatorId },
+      {
+        $set: { name: name!, linkDelivery, webhookUrl, dtsUpdatedAt: now, ...(secret ? { webhookSecret: secret } : {}) },
+        $setOnInsert: { svcMerchantId, svcAggregatorId, logos: {}, dtsCreatedAt: now },
+      },
+      { upsert: true, returnDocument: 'after' },
+    );
+    this.logger.info('merchant saved', { svcAggregatorId, svcMerchantId, linkDelivery, secretRotated: Boolean(secret) });
+    return { merchant: merchant!, webhookSecret: secret };
+  }
+
+  /** A merchant JWT for the aggregator's merchant. */
+  async token(svcAggregatorId: string, svcMerchantId: string | null | undefined) {
+    const id = checkString(required(svcMerchantId, 'svcMerchantId'), 'svcMerchantId', ID_RULE)!;
+    await this.ofAggregator(svcAggregatorId, id);
+    return { expiresIn: PAYMENT_JWT_LIFETIME_SECONDS, token: signJwt({ typ: 'merchant', sub: id, agg: svcAggregatorId }, this.jwtSecret) };
+  }
+
+  /** Stores a logo in GridFS (bucket `logos`) and points the merchant's logo of that type at it; the replaced file is removed. */
+  async uploadLogo(merchant: { svcAggregatorId: string; svcMerchantId: string }, input: { type?: string | null; contentBase64?: string | null; fileName?: string | null }) {
+    const type = required(input.type, 'type');
+    if (!(LOGO_TYPES as readonly string[]).includes(type)) throw appError(ErrorCode.VALIDATION_FAILED, `type must be one of ${LOGO_TYPES.join(', ')}.`, { field: 'type' });
+    const bytes = Buffer.from(required(input.contentBase64, 'file'), 'base64');
+    if (bytes.length === 0) throw appError(ErrorCode.REQUIRED_ELEMENT_MISSING, 'The file is empty.', { field: 'file' });
+    if (bytes.length > MAX_LOGO_BYTES) throw appError(ErrorCode.PAYLOAD_TOO_LARGE, `A logo may be at most ${MAX_LOGO_BYTES} bytes.`, { field: 'file' });
+    const contentType = detectFileType(bytes, ['image/png', 'image/jpeg', 'image/gif']);
+    if (!contentType) throw appError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'A logo must be a PNG, JPEG or GIF image (checked by its content).', { field: 'file' });
+    const current = await this.ofAggregator(merchant.svcAggregatorId, merchant.svcMerchantId);
+    const logoId = newId('logo_');
+    const bucket = new GridFSBucket(this.db, { bucketName: 'logos' });
+    await storeFile(bucket, logoId, input.fileName ?? `${type}-logo`, bytes, { svcMerchantId: current.svcMerchantId, type, contentType });
+    const before = await merchantsCollection(this.db).findOneAndUpdate({ _id: current._id }, { $set: { [`logos.${type}`]: logoId, dtsUpdatedAt: new Date() } });
+    const replaced = before?.logos[type];
+    if (replaced) await bucket.delete(replaced as never).catch(() => undefined);
+    return { logoId };
+  }
+}

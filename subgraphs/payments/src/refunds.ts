@@ -1,0 +1,141 @@
+import type { Db, Filter } from 'mongodb';
+import { appError, ErrorCode } from '../../../platform/errors.js';
+import { checkPage, readPage } from '../../../platform/paging.js';
+import { isIsoDate } from '../../../platform/scalars.js';
+import { newId } from '../../../platform/secrets.js';
+import { checkString, ID_RULE, required, type StringRule } from '../../../platform/validate.js';
+import { PAYMENT_LINK_STATUSES, paymentLinksCollection, refundsCollection, type PaymentLinkStatus, type RefundDocument } from './datasources/payment-links.js';
+import { checkWebhookUrl } from './merchants.js';
+
+/** Link statuses a refund may be issued from: the money has arrived. */
+export const REFUNDABLE: readonly PaymentLinkStatus[] = ['Completed', 'Settled'];
+const MERCHANT_REF: StringRule = { min: 1, max: 32, pattern: /^[A-Za-z0-9]+$/, patternText: 'letters and digits' };
+
+/** A YYYY-MM-DD or ISO 8601 date-time bound of a date filter: from the start of a day, or to its end. */
+function dateBound(value: unknown, field: string, end: boolean): Date | null {
+  const text = checkString(value, field);
+  if (!text) return null;
+  const date = isIsoDate(text) ? new Date(`${text}T00:00:00.000Z`) : new Date(text);
+  if (Number.isNaN(date.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(text)) throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be an ISO date (YYYY-MM-DD) or date-time.`, { field });
+  return end && isIsoDate(text) ? new Date(date.getTime() + 24 * 3600 * 1000 - 1) : date;
+}
+
+function dayBound(value: unknown, field: string): string | null {
+  const text = checkString(value, field);
+  if (!text) return null;
+  const day = text.slice(0, 10);
+  if (!isIsoDate(day)) throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be an ISO date (YYYY-MM-DD).`, { field });
+  return day;
+}
+
+function idList(value: unknown, field: string): string[] | null {
+  if (value === null || value === undefined) return null;
+  const list = value as unknown[];
+  if (list.length > 1000) throw appError(ErrorCode.VALIDATION_FAILED, `${field} may hold at most 1000 ids.`, { field });
+  return list.map((id, i) => checkString(id, `${field}[${i}]`, ID_RULE)!);
+}
+
+/** The filters of `POST /payment-link/payment/refund-list`, validated into one query of the aggregator's refunds. */
+export function refundFilter(svcAggregatorId: string, input: Record<string, unknown>): Filter<RefundDocument> {
+  const and: Array<Filter<RefundDocument>> = [{ svcAggregatorId }];
+  const id = checkString(input.svcTransactionId, 'svcTransactionId', ID_RULE);
+  if (id) and.push({ $or: [{ _id: id }, { svcParentId: id }] });
+  const ids = idList(input.svcTransactionIds, 'svcTransactionIds');
+  if (ids) and.push({ $or: [{ _id: { $in: ids } }, { svcParentId: { $in: ids } }] });
+  if (input.status !== null && input.status !== undefined) {
+    if (!(PAYMENT_LINK_STATUSES as readonly unknown[]).includes(input.status)) throw appError(ErrorCode.VALIDATION_FAILED, `status must be one of ${PAYMENT_LINK_STATUSES.join(', ')}.`, { field: 'status' });
+    and.push({ status: input.status as PaymentLinkStatus });
+  }
+  const payerName = checkString(input.payerName, 'payerName', { max: 100 });
+  if (payerName) and.push({ payerName });
+  const createdFrom = dateBound(input.dateCreateFrom, 'dateCreateFrom', false);
+  const createdTo = dateBound(input.dateCreateTo, 'dateCreateTo', true);
+  if (createdFrom) and.push({ dtsCreatedAt: { $gte: createdFrom } });
+  if (createdTo) and.push({ dtsCreatedAt: { $lte: createdTo } });
+  const dueFrom = dayBound(input.dueDateFrom, 'dueDateFrom');
+  const dueTo = dayBound(input.dueDateTo, 'dueDateTo');
+  if (dueFrom) and.push({ dueDate: { $gte: dueFrom } });
+  if (dueTo) and.push({ dueDate: { $lte: dueTo } });
+  const invoiceNumber = checkString(input.invoiceNumber, 'invoiceNumber', { max: 50, pattern: /^[^<>]*$/, patternText: 'text without < or >' });
+  if (invoiceNumber) and.push({ invoiceNumber });
+  for (const [field, op] of [['amountFrom', '$gte'], ['amountTo', '$lte']] as const) {
+    const value = input[field];
+    if (value === null || value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be a number from 0.`, { field });
+    and.push({ amount: { [op]: value } });
+  }
+  if (input.paymentType !== null && input.paymentType !== undefined) {
+    if (input.paymentType !== 'card' && input.paymentType !== 'ach') throw appError(ErrorCode.VALIDATION_FAILED, 'paymentType must be card or ach.', { field: 'paymentType' });
+    and.push({ paymentType: input.paymentType });
+  }
+  const merchantId = checkString(input.svcMerchantId, 'svcMerchantId', ID_RULE);
+  if (merchantId) and.push({ svcMerchantId: merchantId });
+  const merchantIds = idList(input.svcMerchantIds, 'svcMerchantIds');
+  if (merchantIds) and.push({ svcMerchantId: { $in: merchantIds } });
+  const merchantRef = checkString(input.svcMerchantRef, 'svcMerchantRef', MERCHANT_REF);
+  if (merchantRef) and.push({ svcMerchantRef: merchantRef });
+  return and.length === 1 ? and[0]! : { $and: and };
+}
+
+/** Refunds of payment links: issued by merchants, listed by aggregators. */
+export class Refunds {
+  constructor(private readonly db: Db) {}
+
+  /** One page of the aggregator's refunds, newest first: one query (a record more than asked tells `more`). */
+  list(svcAggregatorId: string, input: Record<string, unknown>) {
+    const page = checkPage({ numberOfRecords: input.numberOfRecords as number | null, skipRecords: input.skipRecords as number | null });
+    return readPage(refundsCollection(this.db).find(refundFilter(svcAggregatorId, input)).sort({ dtsCreatedAt: -1, _id: -1 }), page);
+  }
+
+  /**
+   * Issues a refund of a Completed or Settled link of the merchant. The refunded total is raised
+   * in one conditional update that keeps it within the link's amount, so racing refunds cannot
+   * refund more than was paid.
+   */
+  async issue(merchant: { svcMerchantId: string; svcAggregatorId: string }, input: Record<string, unknown>): Promise<RefundDocument> {
+    const id = checkString(required(input.svcTransactionId, 'svcTransactionId'), 'svcTransactionId', ID_RULE)!;
+    const links = paymentLinksCollection(this.db);
+    const link = await links.findOne({ _id: id });
+    if (!link || link.svcMerchantId !== merchant.svcMerchantId) throw appError(ErrorCode.NOT_FOUND, `Payment link ${id} does not exist.`, { field: 'svcTransactionId' });
+    if (!REFUNDABLE.includes(link.status)) throw appError(ErrorCode.CONFLICT, `The payment link is ${link.status}; only ${REFUNDABLE.join(' or ')} links can be refunded.`, { field: 'svcTransactionId' });
+    const amount = (input.amount as number | null | undefined) ?? link.amount - link.refundedAmount;
+    if (!(amount > 0) || Math.round(amount * 100) !== amount * 100) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive, in whole cents.', { field: 'amount' });
+    const paymentType = required(input.paymentType as string | null | undefined, 'paymentType');
+    if (paymentType !== 'card' && paymentType !== 'ach') throw appError(ErrorCode.VALIDATION_FAILED, 'paymentType must be card or ach.', { field: 'paymentType' });
+    if (!link.availablePaymentType.includes(paymentType)) throw appError(ErrorCode.VALIDATION_FAILED, `The link was not payable by ${paymentType}.`, { field: 'paymentType' });
+    const now = new Date();
+    const refundId = newId('rf_');
+    let ach: RefundDocument['ach'] = null;
+    if (paymentType === 'ach') {
+      const instruction = required(input.ach as Record<string, unknown> | null | undefined, 'ach');
+      const individualName = checkString(required(instruction.individualName, 'ach.individualName'), 'ach.individualName', { min: 1, max: 22, safeText: true })!;
+      const routingNumber = checkString(required(instruction.routingNumber, 'ach.routingNumber'), 'ach.routingNumber', { pattern: /^\d{9}$/, patternText: 'exactly 9 digits' })!;
+      const account = checkString(required(instruction.DFIAccountNumber, 'ach.DFIAccountNumber'), 'ach.DFIAccountNumber', { pattern: /^\d{4,17}$/, patternText: '4-17 digits' })!;
+      const accountType = instruction.accountType ?? 'checking';
+      if (accountType !== 'checking' && accountType !== 'savings') throw appError(ErrorCode.VALIDATION_FAILED, 'ach.accountType must be checking or savings.', { field: 'ach.accountType' });
+      const description = checkString(instruction.companyEntryDescription, 'ach.companyEntryDescription', { min: 1, max: 10, pattern: /^[A-Za-z0-9 ]+$/, patternText: 'up to 10 letters, digits or spaces' }) ?? 'REFUND';
+      const entryDate = new Date(now.getTime() + 24 * 3600 * 1000).toISOString().slice(0, 10);
+      ach = {
+        payment: {
+          reference: refundId, effectiveEntryDate: entryDate, companyEntryDescription: description, standardEntryClassCode: 'PPD', individualName, routingNumber,
+          DFIAccountNumberLastFour: account.slice(-4), accountType, transactionType: 'credit', amount, currency: link.currency,
+          webhookUrl: checkWebhookUrl(instruction.webhookUrl, 'ach.webhookUrl'),
+        },
+        result: { status: 'Processing', dtsCreatedAt: now },
+      };
+    }
+    const raised = await links.updateOne(
+      { _id: id, status: { $in: [...REFUNDABLE] }, refundedAmount: { $lte: Math.round((link.amount - amount) * 100) / 100 } },
+      { $inc: { refundedAmount: amount }, $set: { dtsUpdatedAt: now } },
+    );
+    if (raised.modifiedCount !== 1) throw appError(ErrorCode.CONFLICT, `The refunds would exceed the link's amount of ${link.amount} ${link.currency}.`, { field: 'amount' });
+    const refund: RefundDocument = {
+      _id: refundId, svcTransactionId: refundId, svcAggregatorId: link.svcAggregatorId, svcMerchantId: link.svcMerchantId, svcParentId: link._id,
+      status: 'Processing', statusChangeHistory: [{ _id: newId('sch_'), initiatorId: merchant.svcMerchantId, initiatorType: 'merchant', status: 'Processing', dtsCreatedAt: now, dtsUpdatedAt: now }],
+      paymentType, ach, amount, currency: link.currency, svcMerchantRef: link.svcMerchantRef, payerName: link.payerName, invoiceNumber: link.invoiceNumber, dueDate: link.dueDate,
+      dtsCreatedAt: now, dtsUpdatedAt: now,
+    };
+    await refundsCollection(this.db).insertOne(refund);
+    return refund;
+  }
+}

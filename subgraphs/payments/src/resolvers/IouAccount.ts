@@ -1,0 +1,26 @@
+import type { Principal } from '../../../../platform/principal.js';
+import type { IouAccountResolvers, IouTransactionResolvers } from '../__generated__/resolvers-types.js';
+import { iouAccountsCollection } from '../datasources/ious.js';
+import { amountFor } from '../ious.js';
+
+/** Whose side amounts are read from: the end user, or (internal services) the borrower's. */
+const viewerOf = (principal: Principal, borrower: string) => (principal.kind === 'user' ? principal.userId : borrower);
+const isParty = (principal: Principal, lender: string, borrower: string) =>
+  principal.kind === 'service' || (principal.kind === 'user' && (principal.userId === lender || principal.userId === borrower));
+
+export const IouAccount: IouAccountResolvers = {
+  __resolveReference: async ({ IOUAccountId }, { db, principal }) => {
+    const account = await iouAccountsCollection(db).findOne({ _id: IOUAccountId });
+    return account && isParty(principal, account.SvcUserId, account.otherSvcUserId) ? account : null;
+  },
+  transactions: (account, _args, { iouTransactionsOfAccount }) => iouTransactionsOfAccount.load(account._id),
+  balance: async (account, _args, { iouTransactionsOfAccount, principal }) => {
+    const viewer = viewerOf(principal, account.otherSvcUserId);
+    const total = (await iouTransactionsOfAccount.load(account._id)).filter((t) => t.isActive && !t.isPending).reduce((sum, t) => sum + amountFor(viewer, t), 0);
+    return Math.round(total * 100) / 100;
+  },
+};
+
+export const IouTransaction: IouTransactionResolvers = {
+  amount: (transaction, _args, { principal }) => amountFor(viewerOf(principal, transaction.borrowerSvcUserId), transaction),
+};

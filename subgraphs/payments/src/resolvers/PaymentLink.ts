@@ -1,0 +1,51 @@
+import type { MerchantResolvers, PaymentLinkResolvers, RefundTransactionResolvers, UndoResolvers } from '../__generated__/resolvers-types.js';
+import { maskLastFour } from '../../../../platform/masking.js';
+import { Beneficiaries } from '../beneficiaries.js';
+
+export const PaymentLink: PaymentLinkResolvers = {
+  __resolveReference: async ({ svcTransactionId }, { paymentLinks, principal }) => {
+    const link = await paymentLinks.load(svcTransactionId);
+    if (!link) return null;
+    const visible =
+      principal.kind === 'service' ||
+      (principal.kind === 'aggregator' && principal.svcAggregatorId === link.svcAggregatorId) ||
+      (principal.kind === 'merchant' && principal.svcMerchantId === link.svcMerchantId) ||
+      (principal.kind === 'customer' && principal.svcTransactionId === link._id);
+    return visible ? link : null;
+  },
+  merchant: (link, _args, { merchants }) => merchants.load(link.svcMerchantId),
+};
+
+export const Merchant: MerchantResolvers = {
+  __resolveReference: async ({ svcMerchantId }, { merchants, principal }) => {
+    const merchant = await merchants.load(svcMerchantId);
+    if (!merchant) return null;
+    const visible =
+      principal.kind === 'service' ||
+      ((principal.kind === 'aggregator' || principal.kind === 'merchant' || principal.kind === 'customer') && principal.svcAggregatorId === merchant.svcAggregatorId && (principal.kind === 'aggregator' || principal.svcMerchantId === merchant._id));
+    return visible ? merchant : null;
+  },
+  // A customer sees the merchant's name and logos, not where its webhooks go.
+  webhookUrl: (merchant, _args, { principal }) => (principal.kind === 'aggregator' || principal.kind === 'merchant' || principal.kind === 'service' ? merchant.webhookUrl : null),
+};
+
+export const RefundTransaction: RefundTransactionResolvers = {
+  ach: (refund) => {
+    if (!refund.ach) return null;
+    const { payment, result } = refund.ach;
+    const { DFIAccountNumberLastFour, ...instruction } = payment;
+    const DFIAccountNumber = maskLastFour(DFIAccountNumberLastFour);
+    return {
+      payment: { ...instruction, DFIAccountNumber },
+      result: result && {
+        svcTransactionId: refund._id, reference: payment.reference, svcAggregatorId: refund.svcAggregatorId, status: result.status, dtsCreatedAt: result.dtsCreatedAt,
+        effectiveEntryDate: payment.effectiveEntryDate, individualName: payment.individualName, routingNumber: payment.routingNumber, amount: payment.amount, currency: payment.currency, DFIAccountNumber,
+      },
+    };
+  },
+};
+
+export const Undo: UndoResolvers = {
+  id: (undo) => undo._id,
+  isActionable: (undo, _args, { db }) => Beneficiaries.isActionable(db, undo),
+};

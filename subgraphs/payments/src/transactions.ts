@@ -1,0 +1,61 @@
+import type { Db } from 'mongodb';
+import { appError, ErrorCode } from '../../../platform/errors.js';
+import { checkString } from '../../../platform/validate.js';
+import { accountsCollection } from './datasources/accounts.js';
+import { transactionsCollection, type TransactionDocument } from './datasources/transactions.js';
+
+/** The end-user spec's recent transactions: at most 30, and only those of the last 12 months. */
+export const LATEST_LIMIT = 30;
+export const LATEST_MONTHS = 12;
+
+const notFound = (what: string, field: string) => appError(ErrorCode.NOT_FOUND, `${what} does not exist.`, { field });
+
+/** The account, when it is the user's; another user's account answers as if it did not exist. */
+async function ownAccount(db: Db, SvcUserId: string, SvcAccountId: string) {
+  const account = await accountsCollection(db).findOne({ _id: SvcAccountId });
+  if (!account || account.SvcUserId !== SvcUserId) throw notFound(`Account ${SvcAccountId}`, 'SvcAccountId');
+  return account;
+}
+
+/** The last 30 transactions of the user's account, or all of the last 12 months, whichever is fewer. One indexed query. */
+export async function latestTransactions(db: Db, SvcUserId: string, SvcAccountId: string, now = new Date()): Promise<TransactionDocument[]> {
+  await ownAccount(db, SvcUserId, SvcAccountId);
+  const since = new Date(now);
+  since.setUTCMonth(since.getUTCMonth() - LATEST_MONTHS);
+  return transactionsCollection(db)
+    .find({ SvcAccountId, dtsValue: { $gte: since } })
+    .sort({ dtsValue: -1, _id: -1 })
+    .limit(LATEST_LIMIT)
+    .toArray();
+}
+
+/**
+ * Changes a transaction's comment (kept as its memo) and labels; nothing else of a transaction
+ * may change. An absent `changes`, or one with neither member, changes nothing and answers the record.
+ */
+export async function modifyTransaction(
+  db: Db,
+  SvcUserId: string,
+  SvcAccountId: string,
+  transactionId: string,
+  changes: { comment?: string | null; labels?: string[] | null } | null | undefined,
+): Promise<TransactionDocument> {
+  await ownAccount(db, SvcUserId, SvcAccountId);
+  const set: Record<string, unknown> = {};
+  if (changes && 'comment' in changes) {
+    const comment = checkString(changes.comment, 'changes.comment', { min: 1, max: 500 });
+    set['details.memos'] = comment ? [comment] : [];
+  }
+  if (changes && 'labels' in changes) {
+    if (changes.labels === null) throw appError(ErrorCode.VALIDATION_FAILED, 'changes.labels must be an array of strings (send [] to remove every label).', { field: 'changes.labels' });
+    const labels = [...new Set(changes.labels!.map((label, i) => checkString(label, `changes.labels[${i}]`, { min: 1, max: 50, safeText: true })!.trim()))];
+    if (labels.length > 20) throw appError(ErrorCode.VALIDATION_FAILED, 'changes.labels may hold at most 20 labels.', { field: 'changes.labels' });
+    set.labels = labels;
+  }
+  const transactions = transactionsCollection(db);
+  const updated = Object.keys(set).length
+    ? await transactions.findOneAndUpdate({ _id: transactionId, SvcAccountId }, { $set: set }, { returnDocument: 'after' })
+    : await transactions.findOne({ _id: transactionId, SvcAccountId });
+  if (!updated) throw notFound(`Transaction ${transactionId} of account ${SvcAccountId}`, 'transactionId');
+  return updated;
+}
