@@ -10,7 +10,7 @@ import { clientAddress, CLIENT_IP_HEADER, signClientIp } from '../../platform/pr
 import { aggregatorError, aggregatorSuccess, endUserError, type Api, type RouteError } from './envelopes.js';
 import { readMultipart, type UploadedFile } from './multipart.js';
 import { createRouter } from './router.js';
-import { DEFAULT_STATUSES, ROUTES, RouteInputError, type Route } from './routes.js';
+import { DEFAULT_STATUSES, ROUTES, RouteInputError, type Route } from './routes/index.js';
 
 const OPERATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'operations');
 

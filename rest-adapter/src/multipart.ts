@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
 import { ErrorCode } from '../../platform/errors.js';
-import { RouteInputError } from './routes.js';
+import { RouteInputError } from './routes/index.js';
 
 /** One uploaded file of a multipart/form-data body. */
 export interface UploadedFile {

@@ -1,4 +1,4 @@
-import type { Route } from './routes.js';
+import type { Route } from './routes/index.js';
 
 /** A route with its paths compiled to matchers. */
 interface CompiledPath {
