@@ -1,4 +1,4 @@
-import { MongoClient, type Db } from 'mongodb';
+import { MongoClient, MongoServerError, type Collection, type Db, type Document, type OptionalUnlessRequiredId } from 'mongodb';
 import type { SubgraphName } from './config.js';
 
 /** Counts the database commands a client sends, by database, collection and command name. */
@@ -104,4 +104,19 @@ export async function connectMongo(uri: string, dbPrefix: string, appName = 'ban
       await client.close();
     },
   };
+}
+
+/**
+ * Inserts a document unless one with its `_id` exists; true when inserted. Seeds use this rather
+ * than an upsert with `$setOnInsert`, because FerretDB 1.24 drops top-level `null` and empty-array
+ * members from a `$setOnInsert` document (measured), and a record must read back as written.
+ */
+export async function insertIfAbsent<T extends Document & { _id: string }>(collection: Collection<T>, doc: OptionalUnlessRequiredId<T>): Promise<boolean> {
+  try {
+    await collection.insertOne(doc);
+    return true;
+  } catch (error) {
+    if (error instanceof MongoServerError && error.code === 11000) return false;
+    throw error;
+  }
 }

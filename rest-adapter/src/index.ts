@@ -136,7 +136,14 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
       const message = status >= 500 && code === ErrorCode.INTERNAL ? 'Internal server error.' : first.message;
       return fail(status, { code: code === 'BAD_USER_INPUT' ? ErrorCode.BAD_REQUEST : code, message, field });
     }
-    const payload = route.respond(result.body.data ?? {});
+    let payload: unknown;
+    try {
+      payload = route.respond(result.body.data ?? {});
+    } catch (error) {
+      // A result the route cannot answer with (say, an object that is not there).
+      if (!(error instanceof RouteInputError)) throw error;
+      return fail(route.statuses?.[error.code] ?? DEFAULT_STATUSES[error.code] ?? 400, { code: error.code, message: error.message, field: error.field });
+    }
     sendJson(res, 200, route.api === 'aggregator' ? aggregatorSuccess(payload, requestId) : payload);
   }
 

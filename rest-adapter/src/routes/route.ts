@@ -36,7 +36,7 @@ export interface Route {
   operation: string;
   /** Maps path, body and query to the operation's variables; may throw RouteInputError. */
   variables: (input: RouteInput) => Record<string, unknown>;
-  /** Turns the operation's data into the documented success body (envelope included for end-user routes). */
+  /** Turns the operation's data into the documented success body (envelope included for end-user routes); may throw RouteInputError. */
   respond: (data: Record<string, unknown>) => unknown;
   /** Route-specific statuses by error code, over the defaults. */
   statuses?: Partial<Record<string, number>>;

@@ -108,7 +108,7 @@ export class Beneficiaries {
   /**
    * Undoes one modification: the undo is claimed atomically (once, before its expiry), then the
    * replaced values are restored only if the beneficiary was not modified since; otherwise the
-   * claim is released and the undo answers CONFLICT.
+   * claim is released and the undo answers CONFLICT. Changes undo last-first, like an editor's.
    */
   async undo(SvcUserId: string, SvcBeneficiaryId: string, undoId: string) {
     const undos = beneficiaryUndosCollection(this.db);
@@ -117,10 +117,11 @@ export class Beneficiaries {
     const now = new Date();
     const claimed = await undos.findOneAndUpdate({ _id: undoId, dtsUsed: null, dtsExpiry: { $gt: now } }, { $set: { dtsUsed: now } }, { returnDocument: 'after' });
     if (!claimed) throw appError(ErrorCode.CONFLICT, undo.dtsUsed ? 'This change was undone already.' : 'The undo has expired.', { field: 'undoId' });
-    const restoredAt = new Date(Math.max(now.getTime(), undo.dtsModifiedAfter.getTime() + 1));
+    // The beneficiary returns to its state before the change, dtsModified included, so the undo of
+    // an earlier change that this one overtook becomes actionable again.
     const restored = await beneficiariesCollection(this.db).findOneAndUpdate(
       { _id: SvcBeneficiaryId, dtsModified: undo.dtsModifiedAfter },
-      { $set: { ...undo.previous, dtsModified: restoredAt } },
+      { $set: { ...undo.previous, dtsModified: undo.dtsModifiedBefore } },
       { returnDocument: 'after' },
     );
     if (!restored) {

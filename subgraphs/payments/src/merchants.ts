@@ -3,6 +3,7 @@ import { appError, ErrorCode } from '../../../platform/errors.js';
 import { detectFileType, storeFile } from '../../../platform/files.js';
 import { PAYMENT_JWT_LIFETIME_SECONDS, signJwt } from '../../../platform/jwt.js';
 import type { Logger } from '../../../platform/logger.js';
+import { insertIfAbsent } from '../../../platform/mongo.js';
 import { newId } from '../../../platform/secrets.js';
 import { checkString, ID_RULE, required } from '../../../platform/validate.js';
 import { newWebhookSecret } from '../../../platform/webhooks.js';
@@ -45,22 +46,19 @@ export class Merchants {
     const existing = await merchants.findOne({ _id: svcMerchantId });
     if (existing && existing.svcAggregatorId !== svcAggregatorId) throw appError(ErrorCode.CONFLICT, `svcMerchantId ${svcMerchantId} is taken.`, { field: 'svcMerchantId' });
     const name = checkString(existing ? input.name : required(input.name, 'name'), 'name', { min: 1, max: 100, safeText: true }) ?? existing?.name;
-    const linkDelivery = input.linkDelivery ?? existing?.linkDelivery ?? 'email';
+    const linkDelivery = (input.linkDelivery ?? existing?.linkDelivery ?? 'email') as MerchantDocument['linkDelivery'];
     if (linkDelivery !== 'email' && linkDelivery !== 'webhook') throw appError(ErrorCode.VALIDATION_FAILED, 'linkDelivery must be email or webhook.', { field: 'linkDelivery' });
     const webhookUrl = input.webhookUrl === undefined ? (existing?.webhookUrl ?? null) : checkWebhookUrl(input.webhookUrl, 'webhookUrl');
     if (linkDelivery === 'webhook' && !webhookUrl) throw appError(ErrorCode.VALIDATION_FAILED, 'webhookUrl is required for webhook delivery.', { field: 'webhookUrl' });
     const secret = !existing || input.rotateSecret ? newWebhookSecret() : null;
     const now = new Date();
-    const merchant = await merchants.findOneAndUpdate(
-      { _id: svcMerchantId, svcAggregatorId },
-      {
-        $set: { name: name!, linkDelivery, webhookUrl, dtsUpdatedAt: now, ...(secret ? { webhookSecret: secret } : {}) },
-        $setOnInsert: { svcMerchantId, svcAggregatorId, logos: {}, dtsCreatedAt: now },
-      },
-      { upsert: true, returnDocument: 'after' },
-    );
+    const settings = { name: name!, linkDelivery, webhookUrl, dtsUpdatedAt: now, ...(secret ? { webhookSecret: secret } : {}) };
+    const created = !existing && (await insertIfAbsent(merchants, { _id: svcMerchantId, svcMerchantId, svcAggregatorId, logos: {}, dtsCreatedAt: now, webhookSecret: secret!, ...settings }));
+    // Changed, or registered by a racing request a moment ago (then only by the same aggregator).
+    const merchant = created ? await merchants.findOne({ _id: svcMerchantId }) : await merchants.findOneAndUpdate({ _id: svcMerchantId, svcAggregatorId }, { $set: settings }, { returnDocument: 'after' });
+    if (!merchant) throw appError(ErrorCode.CONFLICT, `svcMerchantId ${svcMerchantId} is taken.`, { field: 'svcMerchantId' });
     this.logger.info('merchant saved', { svcAggregatorId, svcMerchantId, linkDelivery, secretRotated: Boolean(secret) });
-    return { merchant: merchant!, webhookSecret: secret };
+    return { merchant, webhookSecret: secret };
   }
 
   /** A merchant JWT for the aggregator's merchant. */

@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { addDays, generateAchHistory } from '../../../platform/ach.js';
 import { DEMO } from '../../../platform/demo.js';
+import { insertIfAbsent } from '../../../platform/mongo.js';
 import { achPaymentsCollection, type AchPaymentDocument } from './datasources/ach.js';
 import { accountsCollection } from './datasources/accounts.js';
 import { beneficiariesCollection, type BeneficiaryDocument } from './datasources/beneficiaries.js';
@@ -78,7 +79,7 @@ export async function seedPayments(db: Db, now = new Date()): Promise<void> {
       dtsBooked: i === 0 ? null : dtsValue,
       dtsCompleted: i === 0 ? null : dtsValue,
     };
-    await transactions.updateOne({ _id: id }, { $setOnInsert: doc }, { upsert: true });
+    await insertIfAbsent(transactions, doc);
   }
 
   const blank = {
@@ -94,7 +95,7 @@ export async function seedPayments(db: Db, now = new Date()): Promise<void> {
     { ...blank, _id: 'demo_beneficiary_3', SvcBeneficiaryId: 'demo_beneficiary_3', name: 'Alex card', destinationPANLastFour: '1881', expiryMM: '09', expiryYY: '29', destinationFirstName: 'Alex', destinationLastName: 'Doe', type: 'tocard', typeName: 'Card transfer', txnType: 'tocard', narrativeDebit: 'To Alex' },
   ];
   for (const beneficiary of beneficiaries) {
-    await beneficiariesCollection(db).updateOne({ _id: beneficiary._id }, { $setOnInsert: beneficiary }, { upsert: true });
+    await insertIfAbsent(beneficiariesCollection(db), beneficiary);
   }
 }
 
@@ -136,7 +137,7 @@ export async function seedIous(db: Db, now = new Date()): Promise<void> {
       narrativeDebit: narrative, narrativeCredit: narrative, narrative, dts: new Date(now.getTime() - daysAgo * DAY), isPending, isActive: true,
       attachments: null, images: [], recordedBySvcUserId: lent > 0 ? DEMO.friendUserId : DEMO.userId,
     };
-    await iouTransactionsCollection(db).updateOne({ _id: id }, { $setOnInsert: doc }, { upsert: true });
+    await insertIfAbsent(iouTransactionsCollection(db), doc);
   }
 }
 
@@ -146,11 +147,7 @@ export async function seedIous(db: Db, now = new Date()): Promise<void> {
  * Idempotent.
  */
 export async function seedMerchant(db: Db, now = new Date()): Promise<void> {
-  await merchantsCollection(db).updateOne(
-    { _id: DEMO.merchantId },
-    { $setOnInsert: { svcMerchantId: DEMO.merchantId, svcAggregatorId: DEMO.aggregatorId, name: 'Demo Bikes & Repairs', linkDelivery: 'email', webhookUrl: null, webhookSecret: DEMO.merchantWebhookSecret, logos: {}, dtsCreatedAt: now, dtsUpdatedAt: now } },
-    { upsert: true },
-  );
+  await insertIfAbsent(merchantsCollection(db), { _id: DEMO.merchantId, svcMerchantId: DEMO.merchantId, svcAggregatorId: DEMO.aggregatorId, name: 'Demo Bikes & Repairs', linkDelivery: 'email', webhookUrl: null, webhookSecret: DEMO.merchantWebhookSecret, logos: {}, dtsCreatedAt: now, dtsUpdatedAt: now });
   const day = (offset: number) => new Date(now.getTime() + offset * DAY).toISOString().slice(0, 10);
   const states: PaymentLinkStatus[] = ['Initiated', 'Sent', 'Cancelled', 'Expired', 'Processing', 'Completed', 'Settled', 'Completed'];
   for (const [i, status] of states.entries()) {
@@ -170,7 +167,7 @@ export async function seedMerchant(db: Db, now = new Date()): Promise<void> {
       dtsExpiredAt: sent ? new Date((status === 'Expired' ? now.getTime() - DAY : now.getTime() + 7 * DAY)) : null,
       link: sent ? code : null, url: sent ? `http://localhost:8080/pay?link=${code}` : null, refundedAmount: 0,
     };
-    await paymentLinksCollection(db).updateOne({ _id: id }, { $setOnInsert: link }, { upsert: true });
+    await insertIfAbsent(paymentLinksCollection(db), link);
   }
   const refunds: Array<[string, string, 'card' | 'ach', PaymentLinkStatus, number]> = [
     ['demo_refund_1', 'demo_link_6', 'ach', 'Processing', 20],
@@ -196,8 +193,7 @@ export async function seedMerchant(db: Db, now = new Date()): Promise<void> {
       paymentType, ach, amount, currency: 'USD', svcMerchantRef: link.svcMerchantRef, payerName: link.payerName, invoiceNumber: link.invoiceNumber, dueDate: link.dueDate,
       dtsCreatedAt: created, dtsUpdatedAt: created,
     };
-    const inserted = await refundsCollection(db).updateOne({ _id: id }, { $setOnInsert: refund }, { upsert: true });
-    if (inserted.upsertedCount === 1) await paymentLinksCollection(db).updateOne({ _id: parent }, { $inc: { refundedAmount: amount } });
+    if (await insertIfAbsent(refundsCollection(db), refund)) await paymentLinksCollection(db).updateOne({ _id: parent }, { $inc: { refundedAmount: amount } });
   }
   for (let i = 0; i < 5; i += 1) {
     const id = `demo_funds_${i + 1}`;
@@ -206,6 +202,6 @@ export async function seedMerchant(db: Db, now = new Date()): Promise<void> {
       svcStatus: 'Complete', boTransId: `BO${70000 + i}`, arn: `7461${String(1000000000 + i * 7919)}`, fee: i % 2 === 0 ? 0.5 : 0, balance: 1000 - i * 25,
       lastDepositAmount: 250, ledgerBalance: 1000 - i * 25, dtsCreatedAt: new Date(now.getTime() - (5 - i) * DAY),
     };
-    await fundsTransactionsCollection(db).updateOne({ _id: id }, { $setOnInsert: doc }, { upsert: true });
+    await insertIfAbsent(fundsTransactionsCollection(db), doc);
   }
 }

@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import { DEMO } from '../../../platform/demo.js';
+import { insertIfAbsent } from '../../../platform/mongo.js';
 import { hashPassword, sha256 } from '../../../platform/secrets.js';
 import { authCollections } from './datasources/auth.js';
 import { usersCollection, type UserDocument } from './datasources/users.js';
@@ -108,5 +109,5 @@ async function seedFriend(db: Db, now: Date): Promise<void> {
     homecurrency: 'USD', postOnboardingStepsRequired: null, faceImage: null, mainSvcAccountId: null, phoneNumbers: [], emails: [], clientDtsModified: null,
     isHardened: false, dtsCreated: now, dtsCreatedAtUsers: now, dtsModified: now, dtsRegistered: now,
   };
-  await usersCollection(db).updateOne({ _id: DEMO.friendUserId }, { $setOnInsert: friend }, { upsert: true });
+  await insertIfAbsent(usersCollection(db), friend);
 }

@@ -459,7 +459,7 @@ export type Query = {
   geocode: GeocodeResult;
   /** The user identified by the request's `token` header. */
   me: User;
-  /** A user by id, for internal services only (card issuing checks a customer exists). */
+  /** A user by id, for internal services only (card issuing checks a customer exists; IOUs, the other party). */
   user?: Maybe<User>;
 };
 
