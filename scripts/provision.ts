@@ -2,6 +2,7 @@
 //   npm run provision -- aggregator <svcAggregatorId> <name>
 //   npm run provision -- aggregator-user <svcAggregatorId> <login>   (password read from AGGREGATOR_PASSWORD, or generated and printed once)
 //   npm run provision -- webhook <svcAggregatorId> <url> <approve|decline> [timeoutMs]   (the signing secret is printed once)
+//   npm run provision -- merchant <svcAggregatorId> <svcMerchantId> <name> [email|webhook] [webhookUrl]   (a new merchant's signing secret is printed once)
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../platform/config.js';
 import { hashPassword } from '../platform/secrets.js';
@@ -10,11 +11,13 @@ import { checkNewPassword } from '../subgraphs/user/src/auth/aggregator.js';
 import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
 import { createLogger } from '../platform/logger.js';
 import { configureWebhook } from '../subgraphs/cards/src/webhook-config.js';
+import { Merchants } from '../subgraphs/payments/src/merchants.js';
 import { openDatabase } from './stack.js';
 
-const [command, id, third, fourth, fifth] = process.argv.slice(2);
-const usage = 'usage: npm run provision -- aggregator <svcAggregatorId> <name> | aggregator-user <svcAggregatorId> <login> | webhook <svcAggregatorId> <url> <approve|decline> [timeoutMs]';
-if (!command || !id || !third || !['aggregator', 'aggregator-user', 'webhook'].includes(command)) {
+const [command, id, third, fourth, fifth, sixth] = process.argv.slice(2);
+const usage =
+  'usage: npm run provision -- aggregator <svcAggregatorId> <name> | aggregator-user <svcAggregatorId> <login> | webhook <svcAggregatorId> <url> <approve|decline> [timeoutMs] | merchant <svcAggregatorId> <svcMerchantId> <name> [email|webhook] [webhookUrl]';
+if (!command || !id || !third || !['aggregator', 'aggregator-user', 'webhook', 'merchant'].includes(command)) {
   console.error(usage);
   process.exit(2);
 }
@@ -28,6 +31,12 @@ try {
     const result = await configureWebhook(mongo.db('cards'), createLogger('warn'), id, { url: third, defaultStrategy: fourth ?? '', timeoutMs: fifth ? Number(fifth) : null });
     console.log(`Webhook of ${id}: ${result.url}, default strategy ${result.defaultStrategy}, timeout ${result.timeoutMs} ms.`);
     if (result.secret) console.log(`Signing secret (shown once): ${result.secret}`);
+  } else if (command === 'merchant') {
+    if (!(await aggregators.findOne({ _id: id }))) throw new Error(`No aggregator ${id}: provision it first.`);
+    const merchants = new Merchants(mongo.db('payments'), config.jwtSecret, createLogger('warn'));
+    const { merchant, webhookSecret } = await merchants.save(id, { svcMerchantId: third, name: fourth ?? null, linkDelivery: fifth ?? null, webhookUrl: sixth });
+    console.log(`Merchant ${merchant.svcMerchantId} of ${id}: ${merchant.name}, links delivered by ${merchant.linkDelivery}${merchant.webhookUrl ? ` to ${merchant.webhookUrl}` : ''}.`);
+    if (webhookSecret) console.log(`Webhook signing secret (shown once): ${webhookSecret}`);
   } else if (command === 'aggregator') {
     const result = await aggregators.updateOne({ _id: id }, { $setOnInsert: { svcAggregatorId: id, name: third, dtsCreated: now } }, { upsert: true });
     console.log(result.upsertedCount ? `Aggregator ${id} created.` : `Aggregator ${id} already exists; nothing changed.`);

@@ -161,7 +161,7 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
         [{ amount: -5 }, 'amount'], [{ amount: 1.005 }, 'amount'], [{ currency: 'usd' }, 'currency'], [{ invoiceNumber: 'a<b' }, 'invoiceNumber'],
         [{ dueDate: '2020-01-01' }, 'dueDate'], [{ fields: [{ code: 'email', value: 'not-an-email' }] }, 'fields[0].value'], [{ availablePaymentType: ['cash'] }, 'availablePaymentType'],
       ] as const) {
-        const response = await stack.rest<Envelope<null>>('POST', '/public/merchant/payment/create', { headers: asMerchant(), body: { amount: 10, currency: 'USD', ...body } });
+        const response = await stack.rest<Envelope<null>>('POST', '/public/merchant/payment/create', { headers: asMerchant(), body: Object.assign({ amount: 10, currency: 'USD' }, body) });
         expect(response.status, field).toBe(400);
         expect(response.body.field).toBe(field);
       }
