@@ -91,8 +91,8 @@ describe('the federated graph', () => {
     expect(new Set(seen).size).toBe(40);
   });
 
-  it('refuses a page size outside 1-100 with an error naming the field', async () => {
-    const response = await stack.graphql('{ me { accounts { transactions(first: 500) { edges { cursor } } } } }', {}, { token });
+  it('refuses a page size outside 1-1000 with an error naming the field', async () => {
+    const response = await stack.graphql('{ me { accounts { transactions(first: 1001) { edges { cursor } } } } }', {}, { token });
     assert(response.body.errors);
     expect(response.body.errors[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'first' });
   });

@@ -90,24 +90,33 @@ export class PaymentLinks {
     return link;
   }
 
-  /** Moves a link from one of `from` to `to` in one conditional update; CONFLICT when its status does not allow it (any more). */
-  private async transition(link: PaymentLinkDocument, from: readonly PaymentLinkStatus[], to: PaymentLinkStatus, initiator: Initiator, set: Partial<PaymentLinkDocument> = {}) {
+  /**
+   * Moves a link from one of `from` to `to` in one conditional update; CONFLICT when its status
+   * does not allow it. A request acts on the link as it was when the request arrived: if another
+   * request changed it meanwhile (a racing send and cancel), this one is refused rather than
+   * applied on top, so of racing requests exactly one changes the link.
+   */
+  private async transition(link: PaymentLinkDocument, arrived: Date, from: readonly PaymentLinkStatus[], to: PaymentLinkStatus, initiator: Initiator, set: Partial<PaymentLinkDocument> = {}) {
     const refuse = (status: string) => appError(ErrorCode.CONFLICT, `The payment link is ${status}; it can become ${to} only from ${from.join(', ')}.`, { field: 'svcTransactionId' });
     if (!from.includes(link.status)) throw refuse(link.status);
-    const now = new Date();
+    const now = new Date(Math.max(Date.now(), link.dtsUpdatedAt.getTime() + 1));
     const updated = await this.links.findOneAndUpdate(
-      { _id: link._id, status: { $in: [...from] } },
+      { _id: link._id, status: { $in: [...from] }, dtsUpdatedAt: { $lte: arrived } },
       { $set: { ...set, status: to, dtsUpdatedAt: now }, $push: { statusChangeHistory: historyEntry(to, initiator, now) } },
       { returnDocument: 'after' },
     );
-    if (!updated) throw refuse((await this.links.findOne({ _id: link._id }, { projection: { status: 1 } }))?.status ?? 'gone');
+    if (!updated) {
+      const current = await this.links.findOne({ _id: link._id }, { projection: { status: 1 } });
+      throw appError(ErrorCode.CONFLICT, `The payment link changed while this request was handled and is now ${current?.status ?? 'gone'}; ${to} was not applied.`, { field: 'svcTransactionId' });
+    }
     await this.event(updated, link.status);
     return updated;
   }
 
   async cancel(merchant: { svcMerchantId: string }, svcTransactionId: string | null | undefined) {
+    const arrived = new Date();
     const link = await this.ofMerchant(merchant.svcMerchantId, svcTransactionId);
-    return this.transition(link, CANCELLABLE, 'Cancelled', { initiatorId: merchant.svcMerchantId, initiatorType: 'merchant' });
+    return this.transition(link, arrived, CANCELLABLE, 'Cancelled', { initiatorId: merchant.svcMerchantId, initiatorType: 'merchant' });
   }
 
   /**
@@ -116,6 +125,7 @@ export class PaymentLinks {
    * merchant chose. Delivery is stored and retried: its failure does not undo the send.
    */
   async send(merchant: { svcMerchantId: string; svcAggregatorId: string }, svcTransactionId: string | null | undefined) {
+    const arrived = new Date();
     const link = await this.ofMerchant(merchant.svcMerchantId, svcTransactionId);
     const settings = await merchantsCollection(this.db).findOne({ _id: merchant.svcMerchantId });
     if (!settings) throw appError(ErrorCode.NOT_FOUND, `Merchant ${merchant.svcMerchantId} does not exist.`, { field: 'svcMerchantId' });
@@ -126,7 +136,7 @@ export class PaymentLinks {
     const code = randomBytes(24).toString('base64url');
     const url = `${this.options.paymentPageUrl}?link=${encodeURIComponent(code)}`;
     const dtsExpiredAt = new Date(Date.now() + this.options.lifetimeSeconds * 1000);
-    const sent = await this.transition(link, ['Initiated'], 'Sent', { initiatorId: merchant.svcMerchantId, initiatorType: 'merchant' }, { link: code, url, dtsExpiredAt });
+    const sent = await this.transition(link, arrived, ['Initiated'], 'Sent', { initiatorId: merchant.svcMerchantId, initiatorType: 'merchant' }, { link: code, url, dtsExpiredAt });
     await this.deliver(sent, settings, email);
     return sent;
   }
