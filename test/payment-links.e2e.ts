@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../platform/demo.js';
 import { signJwt } from '../platform/jwt.js';
 import { startWebhookReceiver } from '../platform/webhook-receiver.js';
-import { deliveriesCollection } from '../subgraphs/payments/src/deliveries.js';
+import { createLogger } from '../platform/logger.js';
+import { createNotifier } from '../platform/notify.js';
+import { Deliveries, deliveriesCollection } from '../subgraphs/payments/src/deliveries.js';
 import { paymentLinksCollection, refundsCollection, type RefundDocument } from '../subgraphs/payments/src/datasources/payment-links.js';
 import { startTestStack, type TestStack } from './harness.js';
 import { startInbox, type Inbox } from './inbox.js';
@@ -213,6 +215,37 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
     });
   });
 
+  describe('the payment page', () => {
+    it("serves a sent link's page at its url, as HTML under a strict content security policy", async () => {
+      const link = await create({ amount: 19.99 });
+      const sent = (await send(link.svcTransactionId)).body.data;
+      const page = await fetch(`${stack.restAdapter.url}/pay?link=${encodeURIComponent(sent.link!)}`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+      const html = await page.text();
+      expect(html).toContain('19.99 USD');
+      expect(html).toContain('Demo Bikes &#38; Repairs');
+      await cancel(link.svcTransactionId);
+      const gone = await fetch(`${stack.restAdapter.url}/pay?link=${encodeURIComponent(sent.link!)}`);
+      expect(gone.status).toBe(404);
+      expect((await fetch(`${stack.restAdapter.url}/pay`)).status).toBe(400);
+    });
+
+    it('does not deliver a sent link after it was cancelled', async () => {
+      await stack.graphql('mutation ($input: MerchantInput!) { saveMerchant(input: $input) { merchant { webhookUrl } } }', { input: { svcMerchantId: 'late_shop', name: 'Late Shop', linkDelivery: 'webhook', webhookUrl: 'http://127.0.0.1:9/down' } }, asAggregator());
+      const jwt = (await merchantToken('late_shop')).body.data.token;
+      const link = await create({}, jwt);
+      await send(link.svcTransactionId, jwt);
+      await cancel(link.svcTransactionId, jwt);
+      const deliveries = deliveriesCollection(stack.mongo.db('payments'));
+      await deliveries.updateOne({ _id: `dlv_${link.svcTransactionId}_sent` }, { $set: { dtsNextAttempt: new Date(0) } });
+      const notifier = createNotifier({ mailFrom: 'test@example.com', outboxDir: '/tmp/unused-outbox', logger: createLogger('silent') });
+      await new Deliveries(stack.mongo.db('payments'), notifier, createLogger('silent'), true).retryDue();
+      expect(await deliveries.findOne({ _id: `dlv_${link.svcTransactionId}_sent` })).toMatchObject({ status: 'failed', attempts: 2, lastError: 'not sent: the link is Cancelled' });
+    });
+  });
+
   describe('the customer side', () => {
     it('exchanges a sent link for a customer JWT that reads that link only', async () => {
       const response = await stack.rest<Envelope<{ expiresIn: number; token: string }>>('POST', '/public/customer/payment/link', { body: { link: DEMO.sentLinkCode } });
@@ -355,7 +388,7 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
       // 100 of 145 remain refundable: two of four 40s fit.
       expect(racing.map((r) => r.status).sort()).toEqual([200, 200, 409, 409]);
       const stored = await paymentLinksCollection(stack.mongo.db('payments')).findOne({ _id: 'demo_link_6' });
-      expect(stored!.refundedAmount).toBe(125);
+      expect(stored!.refundedCents).toBe(12_500);
     });
 
     it('refuses refunds of links that were not paid, and ACH refunds without their instruction', async () => {

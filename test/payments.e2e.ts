@@ -170,6 +170,30 @@ describe('accounts, transactions, beneficiaries, IOUs and funds', () => {
       expect(JSON.stringify(await stack.mongo.db('payments').collection('beneficiaries').findOne({ _id: 'demo_beneficiary_1' as never }))).not.toContain('123456789');
     });
 
+    it('writes nothing for a body with no documented property, answering an undo that is not actionable', async () => {
+      const before = await stack.mongo.db('payments').collection('beneficiaries').findOne({ _id: 'demo_beneficiary_1' as never });
+      const response = await modify('demo_beneficiary_1', { notAProperty: true });
+      expect(response.status).toBe(200);
+      expect(response.body.undo.isActionable).toBe(false);
+      const after = await stack.mongo.db('payments').collection('beneficiaries').findOne({ _id: 'demo_beneficiary_1' as never });
+      expect(after?.dtsModified).toEqual(before?.dtsModified);
+    });
+
+    it('keeps an IBAN masked to its country and last four, and takes amounts in cents such as 19.99', async () => {
+      const response = await modify('demo_beneficiary_2', { defaultAmount: 19.99, iban: 'DE89370400440532013000' });
+      expect(response.status).toBe(200);
+      // The REST body has no iban (the spec's list): it is ignored there, and set through GraphQL.
+      expect(response.body.beneficiary).toMatchObject({ defaultAmount: 19.99 });
+      const graph = await stack.graphql<{ modifyBeneficiary: { beneficiary: { iban: string }; undo: { id: string } } }>(
+        'mutation ($input: BeneficiaryInput!) { modifyBeneficiary(SvcBeneficiaryId: "demo_beneficiary_2", input: $input) { beneficiary { iban } undo { id } } }',
+        { input: { iban: 'DE89370400440532013000' } }, { token },
+      );
+      expect(graph.body.data!.modifyBeneficiary.beneficiary.iban).toBe('DE** **** 3000');
+      expect(JSON.stringify(await stack.mongo.db('payments').collection('beneficiaries').findOne({ _id: 'demo_beneficiary_2' as never }))).not.toContain('0532013000');
+      await stack.rest('POST', `/beneficiary/demo_beneficiary_2/undo/${graph.body.data!.modifyBeneficiary.undo.id}`, { headers: { token } });
+      await stack.rest('POST', `/beneficiary/demo_beneficiary_2/undo/${response.body.undo.id}`, { headers: { token } });
+    });
+
     it('refuses a routing number that is not exactly 9 digits, naming the field, and changes nothing', async () => {
       for (const routingNumber of ['01100001', '0110000150', '01100001X']) {
         const response = await modify('demo_beneficiary_2', { name: 'Changed', routingNumber });

@@ -144,6 +144,20 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
       if (!(error instanceof RouteInputError)) throw error;
       return fail(route.statuses?.[error.code] ?? DEFAULT_STATUSES[error.code] ?? 400, { code: error.code, message: error.message, field: error.field });
     }
+    if (route.responseType === 'html') {
+      const html = String(payload);
+      // The page runs no scripts and loads nothing from elsewhere; only its own inline styles apply.
+      res.writeHead(200, {
+        'content-type': 'text/html; charset=utf-8',
+        'content-length': Buffer.byteLength(html),
+        'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+        'cache-control': 'no-store',
+      });
+      res.end(html);
+      return;
+    }
     sendJson(res, 200, route.api === 'aggregator' ? aggregatorSuccess(payload, requestId) : payload);
   }
 

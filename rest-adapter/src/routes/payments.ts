@@ -114,6 +114,22 @@ export const PAYMENT_ROUTES: Route[] = [
   },
   {
     method: 'GET',
+    // Designed: where a sent link's `url` points (PAYMENT_PAGE_URL defaults to this adapter's /pay).
+    paths: ['/pay'],
+    api: 'aggregator',
+    credential: null,
+    body: 'none',
+    responseType: 'html',
+    operation: 'payment-page.graphql',
+    variables: ({ query }) => {
+      const link = query.get('link');
+      if (!link) throw new RouteInputError(ErrorCode.REQUIRED_ELEMENT_MISSING, 'The link query parameter is required: /pay?link=<code>.', 'link');
+      return { link };
+    },
+    respond: (data) => data.paymentPage,
+  },
+  {
+    method: 'GET',
     // Designed: the customer reads the link its JWT was issued for.
     paths: ['/public/customer/payment'],
     api: 'aggregator',

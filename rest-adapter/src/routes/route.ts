@@ -38,6 +38,8 @@ export interface Route {
   variables: (input: RouteInput) => Record<string, unknown>;
   /** Turns the operation's data into the documented success body (envelope included for end-user routes); may throw RouteInputError. */
   respond: (data: Record<string, unknown>) => unknown;
+  /** `html`: `respond` returns an HTML document, sent as is (no envelope) under a strict content security policy. */
+  responseType?: 'json' | 'html';
   /** Route-specific statuses by error code, over the defaults. */
   statuses?: Partial<Record<string, number>>;
 }

@@ -5,7 +5,7 @@ import type { GraphClient } from '../../../platform/graph-client.js';
 import type { Logger } from '../../../platform/logger.js';
 import { recordEvent, type OutboxEvent } from '../../../platform/outbox.js';
 import { isIsoDate } from '../../../platform/scalars.js';
-import { checkString, ID_RULE, required } from '../../../platform/validate.js';
+import { checkString, ID_RULE, isWholeCents, required } from '../../../platform/validate.js';
 import { achPaymentsCollection, type AchPaymentDocument } from './datasources/ach.js';
 import { merchantsCollection } from './datasources/merchants.js';
 import type { Deliveries } from './deliveries.js';
@@ -61,7 +61,7 @@ export class AchLedger {
     const effectiveEntryDate = checkString(required(input.effectiveEntryDate, 'effectiveEntryDate'), 'effectiveEntryDate')!;
     if (!isIsoDate(effectiveEntryDate)) throw appError(ErrorCode.VALIDATION_FAILED, 'effectiveEntryDate must be a date written YYYY-MM-DD.', { field: 'effectiveEntryDate' });
     const amount = Number(input.amount);
-    if (!(amount > 0) || Math.round(amount * 100) !== amount * 100) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive, in whole cents.', { field: 'amount' });
+    if (!(amount > 0) || !isWholeCents(amount)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive, in whole cents.', { field: 'amount' });
     const currency = checkString(input.currency ?? 'USD', 'currency', { pattern: /^USD$/, patternText: 'USD (ACH moves US dollars)' })!;
     const webhookUrl = checkWebhookUrl(input.webhookUrl, 'webhookUrl');
     if (webhookUrl) {

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import { appError, ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/secrets.js';
-import { checkString, type StringRule } from '../../../platform/validate.js';
+import { checkString, isWholeCents, type StringRule } from '../../../platform/validate.js';
 import { beneficiariesCollection, beneficiaryUndosCollection, type BeneficiaryDocument, type BeneficiaryState, type UndoDocument } from './datasources/beneficiaries.js';
 
 /** How long an undo stays actionable. */
@@ -14,7 +14,6 @@ const STRING_RULES: Record<string, StringRule> = {
   status: { max: 50, safeText: true }, paypalId: { max: 254, safeText: true }, bankName: TEXT,
   routingNumber: { pattern: /^\d{9}$/, patternText: 'exactly 9 digits' },
   bic: { pattern: /^[A-Z]{6}[A-Z0-9]{2}([A-Z0-9]{3})?$/, patternText: 'a BIC of 8 or 11 characters' },
-  iban: { pattern: /^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/, patternText: 'an IBAN without spaces' },
   destinationName: TEXT, destinationFirstName: TEXT, destinationLastName: TEXT, type: { max: 50, safeText: true }, typeName: { max: 100, safeText: true },
   txnType: { max: 50, safeText: true }, narrativeCredit: TEXT, narrativeDebit: TEXT,
   expiryMM: { pattern: /^(0[1-9]|1[0-2])$/, patternText: 'a month written MM (01-12)' },
@@ -37,8 +36,12 @@ export function beneficiaryChanges(input: Record<string, unknown>): Partial<Bene
       if (value !== null) changes[field] = value;
       else if (field === 'isHidden') changes[field] = null;
     } else if (field === 'defaultAmount') {
-      if (value !== null && (typeof value !== 'number' || !(value >= 0) || Math.round(value * 100) !== value * 100)) throw appError(ErrorCode.VALIDATION_FAILED, 'defaultAmount must be a number from 0, in whole cents.', { field });
+      if (value !== null && (typeof value !== 'number' || !(value >= 0) || !isWholeCents(value))) throw appError(ErrorCode.VALIDATION_FAILED, 'defaultAmount must be a number from 0, in whole cents.', { field });
       changes.defaultAmount = value;
+    } else if (field === 'iban') {
+      // An IBAN holds the full account number: only its country and last four are kept.
+      const iban = checkString(value, field, { pattern: /^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/, patternText: 'an IBAN without spaces' });
+      changes.iban = iban ? `${iban.slice(0, 2)}** **** ${iban.slice(-4)}` : null;
     } else if (field in MASKED) {
       const rule = MASKED[field as keyof typeof MASKED];
       const text = checkString(value, field, { pattern: rule.pattern, patternText: rule.text });
@@ -75,8 +78,14 @@ export class Beneficiaries {
     return doc;
   }
 
-  modify(SvcUserId: string, SvcBeneficiaryId: string, input: Record<string, unknown>) {
-    return this.change(SvcUserId, SvcBeneficiaryId, beneficiaryChanges(input));
+  async modify(SvcUserId: string, SvcBeneficiaryId: string, input: Record<string, unknown>) {
+    const changes = beneficiaryChanges(input);
+    if (Object.keys(changes).length > 0) return this.change(SvcUserId, SvcBeneficiaryId, changes);
+    // Nothing to change: nothing is written, and the answer's undo is not actionable (it would undo nothing).
+    const beneficiary = await this.own(SvcUserId, SvcBeneficiaryId);
+    const now = new Date();
+    const undo: UndoDocument = { _id: newId('undo_'), SvcBeneficiaryId, SvcUserId, previous: {}, dtsModifiedBefore: beneficiary.dtsModified, dtsModifiedAfter: beneficiary.dtsModified, dtsQueued: now, dtsExpiry: now, dtsUsed: now };
+    return { success: true, beneficiary, undo };
   }
 
   delete(SvcUserId: string, SvcBeneficiaryId: string) {

@@ -3,6 +3,7 @@ import type { Logger } from '../../../platform/logger.js';
 import type { Notifier } from '../../../platform/notify.js';
 import { deliverWebhook } from '../../../platform/webhooks.js';
 import { merchantsCollection } from './datasources/merchants.js';
+import { paymentLinksCollection } from './datasources/payment-links.js';
 
 /** Attempts before a delivery is given up (about an hour and a half with the backoff). */
 export const MAX_DELIVERY_ATTEMPTS = 8;
@@ -18,6 +19,8 @@ export interface DeliveryDocument {
   svcMerchantId: string;
   /** The webhook URL or the email address. */
   to: string;
+  /** A payment link's delivery: sent only while that link is still Sent (not after a cancel or expiry). */
+  whileLinkSent?: string;
   /** A webhook's JSON body; an email's subject and text. */
   payload: Record<string, unknown>;
   status: 'pending' | 'delivered' | 'failed';
@@ -46,7 +49,7 @@ export class Deliveries {
   }
 
   /** Stores a delivery (once per id) and attempts it now. */
-  async enqueue(delivery: Pick<DeliveryDocument, '_id' | 'kind' | 'svcMerchantId' | 'to' | 'payload'>): Promise<DeliveryDocument | null> {
+  async enqueue(delivery: Pick<DeliveryDocument, '_id' | 'kind' | 'svcMerchantId' | 'to' | 'payload' | 'whileLinkSent'>): Promise<DeliveryDocument | null> {
     const now = new Date();
     await this.deliveries.updateOne(
       { _id: delivery._id },
@@ -71,6 +74,13 @@ export class Deliveries {
       { returnDocument: 'after' },
     );
     if (!claimed) return null;
+    if (claimed.whileLinkSent) {
+      const link = await paymentLinksCollection(this.db).findOne({ _id: claimed.whileLinkSent }, { projection: { status: 1 } });
+      if (link?.status !== 'Sent') {
+        await this.deliveries.updateOne({ _id: id }, { $set: { status: 'failed', lastError: `not sent: the link is ${link?.status ?? 'gone'}` } });
+        return null;
+      }
+    }
     let error: string | null = null;
     try {
       error = await this.send(claimed);

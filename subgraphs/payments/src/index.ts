@@ -51,5 +51,5 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   });
   const expiry = new PaymentLinks(db, deliveries, links, logger);
   // Events a crash left unforwarded, deliveries that are due a retry, and links past their expiry go on a timer.
-  return withRecurringTask(service, 5000, () => Promise.allSettled([forwarder.forward(), deliveries.retryDue(), expiry.expireDue()]));
+  return withRecurringTask(service, 5000, () => Promise.allSettled([forwarder.forward(), deliveries.retryDue(), expiry.expireDue(), expiry.repairDeliveries()]));
 }

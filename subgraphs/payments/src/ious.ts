@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import { appError, ErrorCode } from '../../../platform/errors.js';
 import type { GraphClient } from '../../../platform/graph-client.js';
 import { newId } from '../../../platform/secrets.js';
-import { checkString, ID_RULE, required } from '../../../platform/validate.js';
+import { checkString, ID_RULE, isWholeCents, required } from '../../../platform/validate.js';
 import { iouAccountsCollection, iouTransactionsCollection, type IouAccountDocument, type IouTransactionDocument } from './datasources/ious.js';
 
 const USER_EXISTS = 'query ($id: ID!) { user(SvcUserId: $id) { SvcUserId } }';
@@ -29,7 +29,7 @@ export class Ious {
     const kind = required(input.kind, 'kind');
     if (kind !== 'loan' && kind !== 'repayment') throw appError(ErrorCode.VALIDATION_FAILED, 'kind must be loan or repayment.', { field: 'kind' });
     const amount = required(input.amount, 'amount');
-    if (!(amount > 0) || Math.round(amount * 100) !== amount * 100 || amount > 1_000_000) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive, in whole cents, at most 1000000.', { field: 'amount' });
+    if (!(amount > 0) || !isWholeCents(amount) || amount > 1_000_000) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive, in whole cents, at most 1000000.', { field: 'amount' });
     const currency = checkString(required(input.currency, 'currency'), 'currency', { pattern: /^[A-Z]{3}$/, patternText: 'a 3-letter ISO 4217 code' })!;
     const narrative = checkString(input.narrative, 'narrative', NARRATIVE) ?? null;
     const narrativeDebit = checkString(input.narrativeDebit, 'narrativeDebit', NARRATIVE) ?? null;

@@ -55,10 +55,13 @@ export class Merchants {
     const settings = { name: name!, linkDelivery, webhookUrl, dtsUpdatedAt: now, ...(secret ? { webhookSecret: secret } : {}) };
     const created = !existing && (await insertIfAbsent(merchants, { _id: svcMerchantId, svcMerchantId, svcAggregatorId, logos: {}, dtsCreatedAt: now, webhookSecret: secret!, ...settings }));
     // Changed, or registered by a racing request a moment ago (then only by the same aggregator).
-    const merchant = created ? await merchants.findOne({ _id: svcMerchantId }) : await merchants.findOneAndUpdate({ _id: svcMerchantId, svcAggregatorId }, { $set: settings }, { returnDocument: 'after' });
+    // A racing registration that lost the insert must not replace the winner's secret.
+    const { webhookSecret: _lost, ...withoutSecret } = settings;
+    const update = existing ? settings : withoutSecret;
+    const merchant = created ? await merchants.findOne({ _id: svcMerchantId }) : await merchants.findOneAndUpdate({ _id: svcMerchantId, svcAggregatorId }, { $set: update }, { returnDocument: 'after' });
     if (!merchant) throw appError(ErrorCode.CONFLICT, `svcMerchantId ${svcMerchantId} is taken.`, { field: 'svcMerchantId' });
     this.logger.info('merchant saved', { svcAggregatorId, svcMerchantId, linkDelivery, secretRotated: Boolean(secret) });
-    return { merchant, webhookSecret: secret };
+    return { merchant, webhookSecret: created || existing ? secret : null };
   }
 
   /** A merchant JWT for the aggregator's merchant. */

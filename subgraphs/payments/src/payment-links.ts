@@ -7,7 +7,7 @@ import { recordEvent } from '../../../platform/outbox.js';
 import { checkPage, readPage } from '../../../platform/paging.js';
 import { isIsoDate } from '../../../platform/scalars.js';
 import { newId } from '../../../platform/secrets.js';
-import { checkString, EMAIL_RULE, ID_RULE, required } from '../../../platform/validate.js';
+import { checkString, EMAIL_RULE, ID_RULE, isWholeCents, required } from '../../../platform/validate.js';
 import type { Deliveries } from './deliveries.js';
 import { merchantsCollection, type MerchantDocument } from './datasources/merchants.js';
 import { PAYMENT_LINK_STATUSES, paymentLinksCollection, type PaymentLinkDocument, type PaymentLinkField, type PaymentLinkStatus, type StatusChangeDocument } from './datasources/payment-links.js';
@@ -16,7 +16,7 @@ import { paymentPageHtml } from './payment-page.js';
 /** Statuses a merchant may cancel from (the aggregator spec). */
 export const CANCELLABLE: readonly PaymentLinkStatus[] = ['Initiated', 'Sent', 'Processing'];
 const FIELD_CODES = ['firstName', 'lastName', 'email', 'phone'] as const;
-const MONEY = (value: number) => value > 0 && Math.round(value * 100) === value * 100 && value <= 1_000_000;
+const MONEY = (value: number) => value > 0 && isWholeCents(value) && value <= 1_000_000;
 
 type Initiator = { initiatorId: string; initiatorType: StatusChangeDocument['initiatorType'] };
 
@@ -26,7 +26,7 @@ function historyEntry(status: PaymentLinkStatus, initiator: Initiator, now: Date
 
 /** The link details a merchant's webhook receives, and the merchant view of a link. */
 export function linkView(link: PaymentLinkDocument) {
-  const { _id, refundedAmount, ...view } = link;
+  const { _id, refundedCents, needsDelivery, ...view } = link;
   return view;
 }
 
@@ -74,7 +74,7 @@ export class PaymentLinks {
       _id: id, svcTransactionId: id, svcAggregatorId: merchant.svcAggregatorId, svcMerchantId: merchant.svcMerchantId, svcMerchantRef, payerName, invoiceNumber,
       amount, currency, dueDate, dtsExpiredAt: null, description, status: 'Initiated', fields, availablePaymentType: [...new Set(types)] as PaymentLinkDocument['availablePaymentType'],
       statusChangeHistory: [historyEntry('Initiated', { initiatorId: merchant.svcMerchantId, initiatorType: 'merchant' }, now)],
-      dtsCreatedAt: now, dtsUpdatedAt: now, link: null, url: null, refundedAmount: 0,
+      dtsCreatedAt: now, dtsUpdatedAt: now, link: null, url: null, refundedCents: 0, needsDelivery: false,
     };
     await this.links.insertOne(link);
     await this.event(link, null);
@@ -84,10 +84,9 @@ export class PaymentLinks {
   /** The merchant's own link; another merchant's answers as if it did not exist. */
   private async ofMerchant(svcMerchantId: string, svcTransactionId: string | null | undefined): Promise<PaymentLinkDocument> {
     const id = checkString(required(svcTransactionId, 'svcTransactionId'), 'svcTransactionId', ID_RULE)!;
-    await this.expireIfDue(id);
     const link = await this.links.findOne({ _id: id });
     if (!link || link.svcMerchantId !== svcMerchantId) throw appError(ErrorCode.NOT_FOUND, `Payment link ${id} does not exist.`, { field: 'svcTransactionId' });
-    return link;
+    return (await this.expireIfDue(id)) ?? link;
   }
 
   /**
@@ -136,27 +135,43 @@ export class PaymentLinks {
     const code = randomBytes(24).toString('base64url');
     const url = `${this.options.paymentPageUrl}?link=${encodeURIComponent(code)}`;
     const dtsExpiredAt = new Date(Date.now() + this.options.lifetimeSeconds * 1000);
-    const sent = await this.transition(link, arrived, ['Initiated'], 'Sent', { initiatorId: merchant.svcMerchantId, initiatorType: 'merchant' }, { link: code, url, dtsExpiredAt });
-    await this.deliver(sent, settings, email);
+    const sent = await this.transition(link, arrived, ['Initiated'], 'Sent', { initiatorId: merchant.svcMerchantId, initiatorType: 'merchant' }, { link: code, url, dtsExpiredAt, needsDelivery: true });
+    await this.deliver(sent, settings);
     return sent;
   }
 
-  private async deliver(link: PaymentLinkDocument, merchant: MerchantDocument, email: string | undefined) {
+  /**
+   * Stores the sent link's email or webhook for delivery (and attempts it), then clears the
+   * link's `needsDelivery`. The flag is set in the same update as Sent, so a crash between the
+   * two leaves it set, and `repairDeliveries` stores the delivery later.
+   */
+  private async deliver(link: PaymentLinkDocument, merchant: MerchantDocument) {
+    const email = link.fields.find((field) => field.code === 'email')?.value;
     const html = paymentPageHtml(link, merchant);
     if (merchant.linkDelivery === 'webhook' && merchant.webhookUrl) {
       await this.deliveries.enqueue({
-        _id: `dlv_${link._id}_sent`, kind: 'webhook', svcMerchantId: merchant._id, to: merchant.webhookUrl,
+        _id: `dlv_${link._id}_sent`, kind: 'webhook', svcMerchantId: merchant._id, to: merchant.webhookUrl, whileLinkSent: link._id,
         payload: { type: 'payment_link.sent', timestamp: new Date().toISOString(), data: { paymentLink: linkView(link), paymentPageHtml: html } },
       });
     } else if (email) {
       const amount = `${link.amount.toFixed(2)} ${link.currency}`;
       await this.deliveries.enqueue({
-        _id: `dlv_${link._id}_sent`, kind: 'email', svcMerchantId: merchant._id, to: email,
+        _id: `dlv_${link._id}_sent`, kind: 'email', svcMerchantId: merchant._id, to: email, whileLinkSent: link._id,
         payload: {
           subject: `${merchant.name} asks you to pay ${amount}`,
           text: [`${merchant.name} sent you a payment request of ${amount}${link.invoiceNumber ? ` for invoice ${link.invoiceNumber}` : ''}.`, link.description ?? '', `Pay here: ${link.url}`, `The link expires at ${link.dtsExpiredAt!.toISOString()}.`].filter(Boolean).join('\n\n'),
         },
       });
+    }
+    await this.links.updateOne({ _id: link._id }, { $set: { needsDelivery: false } });
+  }
+
+  /** Stores the deliveries a crash left unstored: Sent links still flagged a minute after their change (the recurring task). */
+  async repairDeliveries(): Promise<void> {
+    const stale = await this.links.find({ needsDelivery: true, status: 'Sent', dtsUpdatedAt: { $lte: new Date(Date.now() - 60_000) } }).limit(50).toArray();
+    for (const link of stale) {
+      const merchant = await merchantsCollection(this.db).findOne({ _id: link.svcMerchantId });
+      if (merchant) await this.deliver(link, merchant);
     }
   }
 
@@ -164,13 +179,29 @@ export class PaymentLinks {
   async customerToken(code: string | null | undefined) {
     const link = checkString(required(code, 'link'), 'link', { max: 200 })!;
     // The whole link URL is accepted as well as the code in it.
-    const bare = link.includes('link=') ? new URL(link, 'http://x').searchParams.get('link') ?? link : link;
+    let bare = link;
+    if (link.includes('link=')) {
+      try {
+        bare = new URL(link, 'http://x').searchParams.get('link') ?? link;
+      } catch {
+        throw appError(ErrorCode.VALIDATION_FAILED, 'link must be the code of a payment link, or its URL.', { field: 'link' });
+      }
+    }
     const found = await this.links.findOne({ link: bare });
     if (!found) throw appError(ErrorCode.NOT_FOUND, 'No payment link has this link.', { field: 'link' });
     const current = (await this.expireIfDue(found._id)) ?? found;
     if (current.status !== 'Sent') throw appError(ErrorCode.CONFLICT, `The payment link is ${current.status}.`, { field: 'link' });
     const token = signJwt({ typ: 'customer', sub: current._id, agg: current.svcAggregatorId, mer: current.svcMerchantId }, this.options.jwtSecret);
     return { expiresIn: PAYMENT_JWT_LIFETIME_SECONDS, token };
+  }
+
+  /** The payment page of a Sent link by its code; NOT_FOUND for unknown codes and links no longer Sent. */
+  async page(code: string): Promise<string> {
+    const found = await this.links.findOne({ link: checkString(code, 'link', { min: 1, max: 200 })! });
+    const link = found && ((await this.expireIfDue(found._id)) ?? found);
+    const merchant = link?.status === 'Sent' ? await merchantsCollection(this.db).findOne({ _id: link.svcMerchantId }) : null;
+    if (!link || !merchant) throw appError(ErrorCode.NOT_FOUND, 'No payment link is open at this address.', { field: 'link' });
+    return paymentPageHtml(link, merchant);
   }
 
   /** Expires one link when it is Sent past its dtsExpiredAt; the expired link, or null when nothing changed. */

@@ -3,7 +3,7 @@ import { appError, ErrorCode } from '../../../platform/errors.js';
 import { checkPage, readPage } from '../../../platform/paging.js';
 import { isIsoDate } from '../../../platform/scalars.js';
 import { newId } from '../../../platform/secrets.js';
-import { checkString, ID_RULE, required, type StringRule } from '../../../platform/validate.js';
+import { checkString, ID_RULE, isWholeCents, required, toCents, type StringRule } from '../../../platform/validate.js';
 import { PAYMENT_LINK_STATUSES, paymentLinksCollection, refundsCollection, type PaymentLinkStatus, type RefundDocument } from './datasources/payment-links.js';
 import { checkWebhookUrl } from './merchants.js';
 
@@ -98,8 +98,8 @@ export class Refunds {
     const link = await links.findOne({ _id: id });
     if (!link || link.svcMerchantId !== merchant.svcMerchantId) throw appError(ErrorCode.NOT_FOUND, `Payment link ${id} does not exist.`, { field: 'svcTransactionId' });
     if (!REFUNDABLE.includes(link.status)) throw appError(ErrorCode.CONFLICT, `The payment link is ${link.status}; only ${REFUNDABLE.join(' or ')} links can be refunded.`, { field: 'svcTransactionId' });
-    const amount = (input.amount as number | null | undefined) ?? link.amount - link.refundedAmount;
-    if (!(amount > 0) || Math.round(amount * 100) !== amount * 100) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive, in whole cents.', { field: 'amount' });
+    const amount = (input.amount as number | null | undefined) ?? (toCents(link.amount) - link.refundedCents) / 100;
+    if (!(amount > 0) || !isWholeCents(amount)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive, in whole cents.', { field: 'amount' });
     const paymentType = required(input.paymentType as string | null | undefined, 'paymentType');
     if (paymentType !== 'card' && paymentType !== 'ach') throw appError(ErrorCode.VALIDATION_FAILED, 'paymentType must be card or ach.', { field: 'paymentType' });
     if (!link.availablePaymentType.includes(paymentType)) throw appError(ErrorCode.VALIDATION_FAILED, `The link was not payable by ${paymentType}.`, { field: 'paymentType' });
@@ -125,8 +125,8 @@ export class Refunds {
       };
     }
     const raised = await links.updateOne(
-      { _id: id, status: { $in: [...REFUNDABLE] }, refundedAmount: { $lte: Math.round((link.amount - amount) * 100) / 100 } },
-      { $inc: { refundedAmount: amount }, $set: { dtsUpdatedAt: now } },
+      { _id: id, status: { $in: [...REFUNDABLE] }, refundedCents: { $lte: toCents(link.amount) - toCents(amount) } },
+      { $inc: { refundedCents: toCents(amount) }, $push: { refundIds: refundId }, $set: { dtsUpdatedAt: now } },
     );
     if (raised.modifiedCount !== 1) throw appError(ErrorCode.CONFLICT, `The refunds would exceed the link's amount of ${link.amount} ${link.currency}.`, { field: 'amount' });
     const refund: RefundDocument = {

@@ -165,7 +165,7 @@ export async function seedMerchant(db: Db, now = new Date()): Promise<void> {
       status, fields: [{ index: 0, code: 'firstName', label: 'First name', value: 'Robin' }, { index: 1, code: 'email', label: 'Email', value: `customer${i + 1}@example.com` }],
       availablePaymentType: i % 2 === 0 ? ['card', 'ach'] : ['ach'], statusChangeHistory: history, dtsCreatedAt: created, dtsUpdatedAt: history.at(-1)!.dtsUpdatedAt,
       dtsExpiredAt: sent ? new Date((status === 'Expired' ? now.getTime() - DAY : now.getTime() + 7 * DAY)) : null,
-      link: sent ? code : null, url: sent ? `http://localhost:8080/pay?link=${code}` : null, refundedAmount: 0,
+      link: sent ? code : null, url: sent ? `http://localhost:8080/pay?link=${code}` : null, refundedCents: 0, needsDelivery: false,
     };
     await insertIfAbsent(paymentLinksCollection(db), link);
   }
@@ -193,7 +193,7 @@ export async function seedMerchant(db: Db, now = new Date()): Promise<void> {
       paymentType, ach, amount, currency: 'USD', svcMerchantRef: link.svcMerchantRef, payerName: link.payerName, invoiceNumber: link.invoiceNumber, dueDate: link.dueDate,
       dtsCreatedAt: created, dtsUpdatedAt: created,
     };
-    if (await insertIfAbsent(refundsCollection(db), refund)) await paymentLinksCollection(db).updateOne({ _id: parent }, { $inc: { refundedAmount: amount } });
+    if (await insertIfAbsent(refundsCollection(db), refund)) await paymentLinksCollection(db).updateOne({ _id: parent }, { $inc: { refundedCents: amount * 100 } });
   }
   for (let i = 0; i < 5; i += 1) {
     const id = `demo_funds_${i + 1}`;

@@ -163,6 +163,7 @@ export type Beneficiary = {
   dtsModified?: Maybe<Scalars['DateTime']['output']>;
   expiryMM?: Maybe<Scalars['String']['output']>;
   expiryYY?: Maybe<Scalars['String']['output']>;
+  /** Masked: the country code and the last four characters only (`DE** **** 3000`). */
   iban?: Maybe<Scalars['String']['output']>;
   isActive: Scalars['Boolean']['output'];
   isDeleted: Scalars['Boolean']['output'];
@@ -352,7 +353,7 @@ export type ListTotal = {
 };
 
 export type LogoInput = {
-  /** PNG, JPEG, GIF or WebP, checked by content, at most 1 MiB. */
+  /** PNG, JPEG or GIF, checked by content, at most 1 MiB. */
   contentBase64?: InputMaybe<Scalars['String']['input']>;
   contentType?: InputMaybe<Scalars['String']['input']>;
   fileName?: InputMaybe<Scalars['String']['input']>;
@@ -699,6 +700,12 @@ export type Query = {
   paymentLink?: Maybe<PaymentLink>;
   /** The calling merchant's payment links, newest first (merchant JWT). */
   paymentLinks: PaymentLinkList;
+  /**
+   * The payment page of a Sent link, by its `link` code, as a self-contained HTML document (REST:
+   * `GET /pay?link=<code>`, where a sent link's `url` points). No credential: the code is the
+   * customer's access. Unknown codes, and links no longer Sent: NOT_FOUND.
+   */
+  paymentPage: Scalars['String']['output'];
   /** Refunds of the calling aggregator's merchants, newest first (REST: `POST /payment-link/payment/refund-list`). */
   refundList: RefundList;
 };
@@ -728,6 +735,11 @@ export type QueryPaymentLinksArgs = {
   numberOfRecords?: InputMaybe<Scalars['Int']['input']>;
   skipRecords?: InputMaybe<Scalars['Int']['input']>;
   status?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryPaymentPageArgs = {
+  link: Scalars['String']['input'];
 };
 
 
@@ -1437,6 +1449,7 @@ export type QueryResolvers<ContextType = PaymentsContext, ParentType extends Res
   merchants?: Resolver<Array<ResolversTypes['Merchant']>, ParentType, ContextType>;
   paymentLink?: Resolver<Maybe<ResolversTypes['PaymentLink']>, ParentType, ContextType, Partial<QueryPaymentLinkArgs>>;
   paymentLinks?: Resolver<ResolversTypes['PaymentLinkList'], ParentType, ContextType, Partial<QueryPaymentLinksArgs>>;
+  paymentPage?: Resolver<ResolversTypes['String'], ParentType, ContextType, RequireFields<QueryPaymentPageArgs, 'link'>>;
   refundList?: Resolver<ResolversTypes['RefundList'], ParentType, ContextType, Partial<QueryRefundListArgs>>;
 }>;
 

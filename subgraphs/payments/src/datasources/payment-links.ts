@@ -42,8 +42,12 @@ export interface PaymentLinkDocument {
   dtsUpdatedAt: Date;
   link: string | null;
   url: string | null;
-  /** The total refunded so far. */
-  refundedAmount: number;
+  /** The total refunded so far, in integer cents (so sums do not drift). */
+  refundedCents: number;
+  /** Set with Sent, cleared once the link's email or webhook is stored for delivery: a crash between the two is repaired. */
+  needsDelivery: boolean;
+  /** Ids of the refunds issued, pushed in the same update that reserves their amount. */
+  refundIds?: string[];
 }
 
 /** An ACH payment instruction as stored: the DFI account number only by its last four digits. */

@@ -20,5 +20,6 @@ export const Query: QueryResolvers = {
   },
   paymentLinks: (_parent, args, { principal, links }) => links.list(requireMerchant(principal).svcMerchantId, args),
   refundList: (_parent, { filter }, { principal, refunds }) => refunds.list(requireAggregator(principal, 'read').svcAggregatorId, filter ?? {}),
+  paymentPage: (_parent, { link }, { links }) => links.page(link),
   merchants: (_parent, _args, { principal, db }) => merchantsCollection(db).find({ svcAggregatorId: requireAggregator(principal, 'read').svcAggregatorId }).sort({ _id: 1 }).toArray(),
 };
