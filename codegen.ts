@@ -8,7 +8,7 @@ const subgraphs: Record<string, { context: string; mappers: Record<string, strin
   },
   cards: {
     context: '../context.js#CardsContext',
-    mappers: { Card: '../datasources/cards.js#CardDocument', User: '../../../../platform/references.js#UserReference', Account: '../../../../platform/references.js#AccountReference' },
+    mappers: { Card: '../datasources/cards.js#CardDocument', CardAuthorization: '../datasources/cards.js#CardMessageDocument', User: '../../../../platform/references.js#UserReference', Account: '../../../../platform/references.js#AccountReference' },
   },
   payments: {
     context: '../context.js#PaymentsContext',
@@ -24,6 +24,7 @@ const subgraphs: Record<string, { context: string; mappers: Record<string, strin
       Merchant: '../datasources/merchants.js#MerchantDocument',
       PaymentLink: '../datasources/payment-links.js#PaymentLinkDocument',
       RefundTransaction: '../datasources/payment-links.js#RefundDocument',
+      Delivery: '../deliveries.js#DeliveryDocument',
       User: '../../../../platform/references.js#UserReference',
     },
   },

@@ -29,6 +29,8 @@ export interface Config {
   ferretdbBin: string | undefined;
   /** HMAC key that signs the principal the gateway forwards to subgraphs. */
   internalSecret: string;
+  /** Redis for the event bus across processes; unset means the in-process bus (every service in one process). */
+  redisUrl: string | undefined;
   /** HMAC key of merchant and customer JWTs: JWT_SECRET, or derived from INTERNAL_SECRET. */
   jwtSecret: string;
   /** The payment page a sent link's `url` points at (`?link=<link>` is appended). */
@@ -204,6 +206,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     ferretdbBin: env.FERRETDB_BIN || undefined,
     internalSecret,
     internalSecretGenerated,
+    redisUrl: optionalUrl('REDIS_URL'),
     jwtSecret: env.JWT_SECRET || createHmac('sha256', internalSecret).update('payment-link-jwt').digest('hex'),
     paymentPageUrl: url('PAYMENT_PAGE_URL', `http://localhost:${ports.rest}/pay`),
     paymentLinkLifetimeSeconds: int('PAYMENT_LINK_LIFETIME_SECONDS', 7 * 24 * 3600, 60, 90 * 24 * 3600),

@@ -1,3 +1,5 @@
+import type { EventBus } from './event-bus.js';
+import { OutboxRelay } from './outbox-relay.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ApolloServer, type BaseContext } from '@apollo/server';
@@ -44,6 +46,8 @@ export interface SubgraphStartOptions {
   mongo: Mongo;
   /** Defaults to the configured port of the subgraph. */
   port?: number | undefined;
+  /** Where the subgraph's outbox is published (the relay runs while the subgraph does). */
+  bus: EventBus;
 }
 
 /** Options of one subgraph's server. */
@@ -96,10 +100,12 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
       await graphql(req, res, scope);
     },
   });
+  const relay = new OutboxRelay(options.mongo.db(name), options.bus, logger).start();
   return {
     ...service,
     close: async () => {
       await service.close();
+      await relay.stop();
       await apollo.stop();
     },
   };

@@ -1,6 +1,7 @@
 // `npm run start:service -- <name>`: one service as its own process (one container each in docker compose).
 import { ConfigError, loadConfig, SUBGRAPH_NAMES, type SubgraphName } from '../platform/config.js';
 import type { HttpService } from '../platform/http.js';
+import { createEventBus } from '../platform/event-bus.js';
 import { createLogger } from '../platform/logger.js';
 import { connectMongo, type Mongo } from '../platform/mongo.js';
 import { start as startGateway } from '../gateway/src/index.js';
@@ -22,20 +23,25 @@ async function main(): Promise<void> {
   if (config.internalSecretGenerated) {
     throw new ConfigError(['INTERNAL_SECRET must be set when services run as separate processes: they must share it.']);
   }
+  if (!config.redisUrl && name !== 'rest-adapter') {
+    throw new ConfigError(['REDIS_URL must be set when services run as separate processes: events travel between them on Redis.']);
+  }
   const logger = createLogger(config.logLevel);
+  const bus = createEventBus(config.redisUrl, logger, config.dbPrefix);
   let mongo: Mongo | null = null;
   let service: HttpService;
-  if (name === 'gateway') service = await startGateway({ config, logger });
+  if (name === 'gateway') service = await startGateway({ config, logger, bus });
   else if (name === 'rest-adapter') service = await startRestAdapter({ config, logger });
   else {
     if (!config.mongodbUri) {
       throw new ConfigError(['MONGODB_URI must be set when a subgraph runs on its own (the embedded database is for `npm start`).']);
     }
     mongo = await connectMongo(config.mongodbUri, config.dbPrefix, `banking-graph-${name}`);
-    service = await subgraphStarters[name as SubgraphName]({ config, logger, mongo });
+    service = await subgraphStarters[name as SubgraphName]({ config, logger, mongo, bus });
   }
   const stop = async () => {
     await service.close();
+    await bus.close();
     await mongo?.close();
     process.exit(0);
   };

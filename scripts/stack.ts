@@ -1,6 +1,7 @@
 import { loadConfig, type Config } from '../platform/config.js';
 import { freePort, startEmbeddedMongo, type EmbeddedMongo } from '../platform/ferretdb.js';
 import type { HttpService } from '../platform/http.js';
+import { createEventBus, type EventBus } from '../platform/event-bus.js';
 import type { Logger } from '../platform/logger.js';
 import { connectMongo, type Mongo } from '../platform/mongo.js';
 import { start as startGateway } from '../gateway/src/index.js';
@@ -41,6 +42,8 @@ export interface Stack {
   subgraphs: Record<'user' | 'cards' | 'payments' | 'compliance', HttpService>;
   gateway: HttpService;
   restAdapter: HttpService;
+  /** The event bus the services share: in-process, or Redis where REDIS_URL is set. */
+  bus: EventBus;
   stop(): Promise<void>;
 }
 
@@ -50,17 +53,18 @@ export interface Stack {
  */
 export async function startStack(configured: Config, logger: Logger, mongo: Mongo): Promise<Stack> {
   const started: HttpService[] = [];
+  const bus = createEventBus(configured.redisUrl, logger, configured.dbPrefix);
   // Subgraphs call the graph through the gateway, which starts after them: fix its port first.
   const gatewayPort = configured.ports.gateway || (await freePort());
   const config: Config = { ...configured, ports: { ...configured.ports, gateway: gatewayPort }, gatewayUrl: configured.ports.gateway ? configured.gatewayUrl : `http://127.0.0.1:${gatewayPort}/graphql` };
   try {
-    const user = await startUser({ config, logger, mongo });
+    const user = await startUser({ config, logger, mongo, bus });
     started.push(user);
-    const cards = await startCards({ config, logger, mongo });
+    const cards = await startCards({ config, logger, mongo, bus });
     started.push(cards);
-    const payments = await startPayments({ config, logger, mongo });
+    const payments = await startPayments({ config, logger, mongo, bus });
     started.push(payments);
-    const compliance = await startCompliance({ config, logger, mongo });
+    const compliance = await startCompliance({ config, logger, mongo, bus });
     started.push(compliance);
     const subgraphUrls = {
       user: `${user.url}/graphql`,
@@ -68,7 +72,7 @@ export async function startStack(configured: Config, logger: Logger, mongo: Mong
       payments: `${payments.url}/graphql`,
       compliance: `${compliance.url}/graphql`,
     };
-    const gateway = await startGateway({ config: { ...config, subgraphUrls }, logger });
+    const gateway = await startGateway({ config: { ...config, subgraphUrls }, logger, bus });
     started.push(gateway);
     const rest = await startRestAdapter({ config: { ...config, subgraphUrls, gatewayUrl: `${gateway.url}/graphql` }, logger });
     started.push(rest);
@@ -78,12 +82,15 @@ export async function startStack(configured: Config, logger: Logger, mongo: Mong
       subgraphs: { user, cards, payments, compliance },
       gateway,
       restAdapter: rest,
+      bus,
       stop: async () => {
         for (const service of started.reverse()) await service.close();
+        await bus.close();
       },
     };
   } catch (error) {
     for (const service of started.reverse()) await service.close();
+    await bus.close();
     throw error;
   }
 }

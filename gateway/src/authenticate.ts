@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { SUBGRAPH_NAMES, type Config } from '../../platform/config.js';
 import { appError, ErrorCode } from '../../platform/errors.js';
 import { REQUEST_ID_HEADER } from '../../platform/http.js';
@@ -23,12 +23,12 @@ const CREDENTIAL_HEADERS = [PRINCIPAL_HEADER, 'x-service-key', 'x-svc-token', 'x
 export function createAuthenticator(config: Config) {
   const resolveUrl = new URL(SESSION_RESOLVE_PATH, config.subgraphUrls.user).toString();
   const unauthenticated = (message: string) => appError(ErrorCode.UNAUTHENTICATED, message, { httpStatus: 401 });
-  return async function authenticate(req: IncomingMessage, requestId: string): Promise<Principal> {
-    const sent = CREDENTIAL_HEADERS.filter((name) => req.headers[name] !== undefined);
+  return async function authenticate(headers: IncomingHttpHeaders | Record<string, string | undefined>, requestId: string): Promise<Principal> {
+    const sent = CREDENTIAL_HEADERS.filter((name) => headers[name] !== undefined);
     if (sent.length === 0) return { kind: 'anonymous' };
     if (sent.length > 1) throw unauthenticated(`Send one credential header, not ${sent.join(' and ')}.`);
     const header = sent[0]!;
-    const value = req.headers[header];
+    const value = headers[header];
     if (typeof value !== 'string' || value === '') throw unauthenticated(`The ${header} header is empty.`);
     if (header === PRINCIPAL_HEADER) {
       // A subgraph calling the graph as an internal service, signed with INTERNAL_SECRET.

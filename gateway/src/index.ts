@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { ApolloGateway, RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type GraphQLSchema } from 'graphql';
+import type { EventBus } from '../../platform/event-bus.js';
+import { newId } from '../../platform/secrets.js';
 import { ErrorCode } from '../../platform/errors.js';
 import { ApolloServer } from '@apollo/server';
 import { SUBGRAPH_NAMES, type Config, type SubgraphName } from '../../platform/config.js';
@@ -10,6 +12,7 @@ import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPr
 import { formatError } from '../../platform/subgraph.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { createAuthenticator } from './authenticate.js';
+import { startSubscriptionServer, type ExecuteAs } from './subscriptions.js';
 
 /** The gateway's per-request context: who is calling, established once. */
 export interface GatewayContext {
@@ -50,7 +53,7 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
 }
 
 /** Starts the gateway on `/graphql`, serving the committed supergraph over the configured subgraph URLs. */
-export async function start(options: { config: Config; logger: Logger; port?: number }): Promise<HttpService> {
+export async function start(options: { config: Config; logger: Logger; bus: EventBus; port?: number }): Promise<HttpService> {
   const { config } = options;
   const logger = options.logger.child({ service: 'gateway' });
   const gateway = new ApolloGateway({
@@ -69,12 +72,16 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
     formatError: formatError(config),
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
+  let apiSchema: GraphQLSchema | null = null;
+  gateway.onSchemaLoadOrUpdate(({ apiSchema: loaded }) => {
+    apiSchema = loaded;
+  });
   await apollo.start();
   const authenticate = createAuthenticator(config);
   const handle = apolloHandler(apollo, {
     bodyLimitBytes: config.bodyLimitBytes,
     context: async (req, scope) => ({
-      principal: await authenticate(req, scope.requestId),
+      principal: await authenticate(req.headers, scope.requestId),
       requestId: scope.requestId,
       // The REST adapter passes on its caller's address, signed; a direct caller's is its own.
       clientIp: verifyClientIp(req.headers[CLIENT_IP_HEADER], config.internalSecret) ?? clientAddress(req.headers, req.socket.remoteAddress, config.trustProxy),
@@ -95,9 +102,26 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
     },
     handle,
   });
+  const executeAs: ExecuteAs = async (document, variables, principal) => {
+    const response = await apollo.executeOperation({ query: document, variables }, { contextValue: { principal, requestId: newId('evt_req_'), clientIp: null } });
+    return response.body.kind === 'single' ? response.body.singleResult : { errors: [new GraphQLError('An incremental result is not expected here.')] };
+  };
+  const subscriptions = startSubscriptionServer({
+    server: service.server,
+    path: '/graphql',
+    schema: () => {
+      if (!apiSchema) throw new Error('The gateway has not loaded its schema yet.');
+      return apiSchema;
+    },
+    bus: options.bus,
+    authenticate: (headers) => authenticate(headers, newId('ws_')),
+    execute: executeAs,
+    logger,
+  });
   return {
     ...service,
     close: async () => {
+      await subscriptions.close();
       await service.close();
       await apollo.stop();
     },

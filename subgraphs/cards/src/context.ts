@@ -6,7 +6,7 @@ import { loaderByKey, loaderOfGroups } from '../../../platform/loaders.js';
 import type { RequestBase } from '../../../platform/subgraph.js';
 import { CardAuthorizer } from './authorization.js';
 import { CardManagement } from './card-management.js';
-import { cardsCollection, type CardDocument } from './datasources/cards.js';
+import { cardMessagesCollection, cardsCollection, type CardDocument, type CardMessageDocument } from './datasources/cards.js';
 
 /** The cards subgraph's per-request context. */
 export interface CardsContext extends RequestBase {
@@ -17,6 +17,8 @@ export interface CardsContext extends RequestBase {
   cards: DataLoader<string, CardDocument | null>;
   /** A user's cards by SvcUserId, main card first; sandbox test cards are not in a wallet. */
   cardsOfUser: DataLoader<string, CardDocument[]>;
+  /** Decided card messages by messageId. */
+  cardMessages: DataLoader<string, CardMessageDocument | null>;
   management: CardManagement;
   authorizer: CardAuthorizer;
 }
@@ -30,6 +32,7 @@ export function createCardsContext(base: RequestBase, db: Db, graph: GraphClient
     graph,
     cards: loaderByKey(cards),
     cardsOfUser: loaderOfGroups(cards, 'SvcUserId', { sort: { isMain: -1, _id: 1 }, filter: { isTestCard: false } }),
+    cardMessages: loaderByKey(cardMessagesCollection(db)),
     management: new CardManagement(db, base.logger),
     authorizer: new CardAuthorizer(db, graph, base.logger, config.webhookAllowInternal),
   };

@@ -1,13 +1,17 @@
 import { scalarResolvers } from '../../../../platform/scalars.js';
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { Card } from './Card.js';
+import { CardAuthorization } from './CardAuthorization.js';
 import { Mutation } from './Mutation.js';
+import { Query } from './Query.js';
 import { User } from './User.js';
 
 export const resolvers: Resolvers = {
   DateTime: scalarResolvers.DateTime,
   JSONObject: scalarResolvers.JSONObject,
+  Query,
   Mutation,
   Card,
+  CardAuthorization,
   User,
 };

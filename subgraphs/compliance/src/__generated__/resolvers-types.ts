@@ -286,6 +286,8 @@ export type Query = {
    * reporting date's report (no items when there is none); without, up to 1000, latest maxDate first.
    */
   achReturnRates: AchReturnRatesList;
+  /** One of the calling aggregator's applications; others: null. */
+  application?: Maybe<Application>;
   /**
    * Applications of one customer of the aggregator (REST: `POST /akepa/list`), oldest first by
    * creation then applicationId, so that batching with a fixed numberOfRecords and a growing
@@ -327,6 +329,11 @@ export type QueryAchReturnRatesArgs = {
 };
 
 
+export type QueryApplicationArgs = {
+  applicationId: Scalars['ID']['input'];
+};
+
+
 export type QueryApplicationsArgs = {
   input: ApplicationListInput;
 };
@@ -365,6 +372,12 @@ export type RestrictionDecision = {
   restriction?: Maybe<Restriction>;
   /** The name of the deciding procedural restriction, transaction type or restriction. */
   rule?: Maybe<Scalars['String']['output']>;
+};
+
+export type Subscription = {
+  __typename?: 'Subscription';
+  /** A KYC application completed (all its documents linked, outcome set): an aggregator's own. */
+  kycApplicationCompleted: Application;
 };
 
 export type TransactionProposalInput = {
@@ -542,6 +555,7 @@ export type ResolversTypes = ResolversObject<{
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Restriction: ResolverTypeWrapper<RestrictionDocument>;
   RestrictionDecision: ResolverTypeWrapper<Omit<RestrictionDecision, 'restriction'> & { restriction?: Maybe<ResolversTypes['Restriction']> }>;
+  Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   TransactionProposalInput: TransactionProposalInput;
   TransactionTypeRule: ResolverTypeWrapper<TransactionTypeDocument>;
   UploadedDocument: ResolverTypeWrapper<UploadedDocument>;
@@ -581,6 +595,7 @@ export type ResolversParentTypes = ResolversObject<{
   Query: Record<PropertyKey, never>;
   Restriction: RestrictionDocument;
   RestrictionDecision: Omit<RestrictionDecision, 'restriction'> & { restriction?: Maybe<ResolversParentTypes['Restriction']> };
+  Subscription: Record<PropertyKey, never>;
   TransactionProposalInput: TransactionProposalInput;
   TransactionTypeRule: TransactionTypeDocument;
   UploadedDocument: UploadedDocument;
@@ -696,6 +711,7 @@ export type MutationResolvers<ContextType = ComplianceContext, ParentType extend
 
 export type QueryResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
   achReturnRates?: Resolver<ResolversTypes['AchReturnRatesList'], ParentType, ContextType, RequireFields<QueryAchReturnRatesArgs, 'input'>>;
+  application?: Resolver<Maybe<ResolversTypes['Application']>, ParentType, ContextType, RequireFields<QueryApplicationArgs, 'applicationId'>>;
   applications?: Resolver<ResolversTypes['ApplicationList'], ParentType, ContextType, RequireFields<QueryApplicationsArgs, 'input'>>;
   evaluateTransaction?: Resolver<ResolversTypes['RestrictionDecision'], ParentType, ContextType, RequireFields<QueryEvaluateTransactionArgs, 'input'>>;
   transactionTypes?: Resolver<Array<ResolversTypes['TransactionTypeRule']>, ParentType, ContextType>;
@@ -723,6 +739,10 @@ export type RestrictionDecisionResolvers<ContextType = ComplianceContext, Parent
   reason?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   restriction?: Resolver<Maybe<ResolversTypes['Restriction']>, ParentType, ContextType>;
   rule?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+}>;
+
+export type SubscriptionResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = ResolversObject<{
+  kycApplicationCompleted?: SubscriptionResolver<ResolversTypes['Application'], "kycApplicationCompleted", ParentType, ContextType>;
 }>;
 
 export type TransactionTypeRuleResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['TransactionTypeRule'] = ResolversParentTypes['TransactionTypeRule']> = ResolversObject<{
@@ -763,6 +783,7 @@ export type Resolvers<ContextType = ComplianceContext> = ResolversObject<{
   Query?: QueryResolvers<ContextType>;
   Restriction?: RestrictionResolvers<ContextType>;
   RestrictionDecision?: RestrictionDecisionResolvers<ContextType>;
+  Subscription?: SubscriptionResolvers<ContextType>;
   TransactionTypeRule?: TransactionTypeRuleResolvers<ContextType>;
   UploadedDocument?: UploadedDocumentResolvers<ContextType>;
   User?: UserResolvers<ContextType>;

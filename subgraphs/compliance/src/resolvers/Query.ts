@@ -3,6 +3,7 @@ import { appError, ErrorCode } from '../../../../platform/errors.js';
 import { checkString, ID_RULE } from '../../../../platform/validate.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
 import { evaluate } from '../engine.js';
+import { applicationView } from '../kyc.js';
 
 export const Query: QueryResolvers = {
   transactionTypes: (_parent, _args, { transactionTypes }) => transactionTypes(),
@@ -21,6 +22,11 @@ export const Query: QueryResolvers = {
     const types = await transactionTypes();
     const [restrictions, procedural] = await Promise.all([effectiveRestrictions(SvcUserId), proceduralOfUser.load(SvcUserId)]);
     return evaluate(input, procedural, types.find((t) => t.name === input.txnType) ?? null, restrictions);
+  },
+  application: async (_parent, { applicationId }, { principal, applications }) => {
+    const { svcAggregatorId } = requireAggregator(principal, 'read');
+    const application = await applications.load(applicationId);
+    return application && application.svcAggregatorId === svcAggregatorId ? applicationView(application) : null;
   },
   applications: (_parent, { input }, { principal, kyc }) => kyc.list(requireAggregator(principal, 'read').svcAggregatorId, input),
   achReturnRates: (_parent, { input }, { principal, returnRates }) => returnRates.list(requireAggregator(principal, 'read').svcAggregatorId, input),

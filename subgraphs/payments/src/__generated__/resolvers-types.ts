@@ -8,6 +8,7 @@ import type { IouAccountDocument, IouTransactionDocument } from '../datasources/
 import type { FundsTransactionDocument } from '../datasources/funds.js';
 import type { MerchantDocument } from '../datasources/merchants.js';
 import type { PaymentLinkDocument, RefundDocument } from '../datasources/payment-links.js';
+import type { DeliveryDocument } from '../deliveries.js';
 import type { UserReference } from '../../../../platform/references.js';
 import type { PaymentsContext } from '../context.js';
 export type Maybe<T> = T | null;
@@ -249,6 +250,49 @@ export type CardTransactionInput = {
   reference?: InputMaybe<Scalars['String']['input']>;
 };
 
+/**
+ * A webhook or email that must reach a merchant or customer, with every attempt: the delivery log.
+ * Attempts follow the configured schedule (WEBHOOK_RETRY_SCHEDULE) until delivered or given up;
+ * a merchant's endpoint is disabled after a run of failures (WEBHOOK_DISABLE_AFTER).
+ */
+export type Delivery = {
+  __typename?: 'Delivery';
+  attempts: Array<DeliveryAttempt>;
+  deliveryId: Scalars['ID']['output'];
+  dtsCreated: Scalars['DateTime']['output'];
+  dtsDelivered?: Maybe<Scalars['DateTime']['output']>;
+  dtsNextAttempt?: Maybe<Scalars['DateTime']['output']>;
+  /** The event: payment_link.sent, ach_payment.updated. */
+  eventType: Scalars['String']['output'];
+  /** webhook or email. */
+  kind: Scalars['String']['output'];
+  lastError?: Maybe<Scalars['String']['output']>;
+  /** pending, delivered or failed. */
+  status: Scalars['String']['output'];
+  svcAggregatorId: Scalars['ID']['output'];
+  svcMerchantId: Scalars['ID']['output'];
+  /** The webhook URL, or the email address masked. */
+  to: Scalars['String']['output'];
+};
+
+export type DeliveryAttempt = {
+  __typename?: 'DeliveryAttempt';
+  dtsAttempted: Scalars['DateTime']['output'];
+  durationMs: Scalars['Float']['output'];
+  error?: Maybe<Scalars['String']['output']>;
+  /** The receiver's HTTP status, when it answered. */
+  httpStatus?: Maybe<Scalars['Int']['output']>;
+  number: Scalars['Int']['output'];
+  /** delivered, failed or skipped. */
+  outcome: Scalars['String']['output'];
+};
+
+export type DeliveryList = {
+  __typename?: 'DeliveryList';
+  items: Array<Delivery>;
+  total: ListTotal;
+};
+
 /** Exactly one of the three ids. */
 export type FundsLookupInput = {
   /** 1-50 characters, no < or >, not only whitespace. */
@@ -370,6 +414,8 @@ export type LogoUpload = {
 export type Merchant = {
   __typename?: 'Merchant';
   dtsCreatedAt: Scalars['DateTime']['output'];
+  /** Set when the webhook endpoint was disabled after a run of failed deliveries (see enableMerchantWebhook). */
+  dtsWebhookDisabled?: Maybe<Scalars['DateTime']['output']>;
   /** How a sent link reaches the customer: email (the default) or webhook. */
   linkDelivery: Scalars['String']['output'];
   /** Logo ids by type (light, dark, big, small). */
@@ -416,6 +462,8 @@ export type Mutation = {
   customerToken: JwtResult;
   /** Deletes a beneficiary (it is kept with isDeleted true); the undo brings it back. */
   deleteBeneficiary: BeneficiaryModification;
+  /** Re-enables a merchant's webhook endpoint that was disabled after a run of failures, and resumes its deliveries. */
+  enableMerchantWebhook: Merchant;
   /** A merchant JWT for one of the calling aggregator's merchants (REST: `POST /payment-link/merchant/get-token`). */
   merchantToken: JwtResult;
   /**
@@ -452,6 +500,8 @@ export type Mutation = {
   recordIouTransaction: IouTransaction;
   /** Refunds a Completed or Settled link of the calling merchant (REST: `POST /public/merchant/payment/refund`). */
   refundPaymentLink: RefundTransaction;
+  /** Sends a failed delivery again, from the first step of the schedule (aggregator base token, or the merchant). */
+  resendDelivery: Delivery;
   /**
    * Registers or changes a merchant of the calling aggregator (base token). A webhook secret is
    * generated for a new merchant or on rotation, and shown this once.
@@ -508,6 +558,11 @@ export type MutationDeleteBeneficiaryArgs = {
 };
 
 
+export type MutationEnableMerchantWebhookArgs = {
+  svcMerchantId: Scalars['ID']['input'];
+};
+
+
 export type MutationMerchantTokenArgs = {
   svcMerchantId?: InputMaybe<Scalars['String']['input']>;
 };
@@ -559,6 +614,11 @@ export type MutationRecordIouTransactionArgs = {
 
 export type MutationRefundPaymentLinkArgs = {
   input: RefundInput;
+};
+
+
+export type MutationResendDeliveryArgs = {
+  deliveryId: Scalars['ID']['input'];
 };
 
 
@@ -675,6 +735,12 @@ export type PaymentLinkList = {
 
 export type Query = {
   __typename?: 'Query';
+  /** An ACH payment of the calling aggregator (or merchant); others: null. */
+  achPayment?: Maybe<AchPayment>;
+  /** Deliveries, newest first: an aggregator's merchants' (or one merchant's), optionally only those with this status (pending, delivered, failed). */
+  deliveries: DeliveryList;
+  /** A delivery (webhook or email) with its attempts: the calling aggregator's merchants', or the merchant's own; others: null. */
+  delivery?: Maybe<Delivery>;
   /**
    * The calling aggregator's funds transaction by exactly one of svcFundsId, reference, arn (REST:
    * `POST /ibis/financial/retrieve`). None or more than one: VALIDATION_FAILED (400). Not found: an
@@ -708,6 +774,24 @@ export type Query = {
   paymentPage: Scalars['String']['output'];
   /** Refunds of the calling aggregator's merchants, newest first (REST: `POST /payment-link/payment/refund-list`). */
   refundList: RefundList;
+};
+
+
+export type QueryAchPaymentArgs = {
+  svcTransactionId: Scalars['ID']['input'];
+};
+
+
+export type QueryDeliveriesArgs = {
+  numberOfRecords?: InputMaybe<Scalars['Int']['input']>;
+  skipRecords?: InputMaybe<Scalars['Int']['input']>;
+  status?: InputMaybe<Scalars['String']['input']>;
+  svcMerchantId?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryDeliveryArgs = {
+  deliveryId: Scalars['ID']['input'];
 };
 
 
@@ -822,6 +906,16 @@ export type StatusChange = {
   /** merchant, customer or system. */
   initiatorType: Scalars['String']['output'];
   status: Scalars['String']['output'];
+};
+
+export type Subscription = {
+  __typename?: 'Subscription';
+  /** ACH payment status changes (Processing, Settled, Returned): an aggregator's payments, a merchant's own. */
+  achPaymentUpdated: AchPayment;
+  /** Payment-link status changes (Initiated, Sent, Cancelled, Expired and the rest): an aggregator's links, a merchant's own. */
+  paymentLinkStatusChanged: PaymentLink;
+  /** Every webhook and email delivery attempt of an aggregator's merchants, a merchant's own. */
+  webhookDeliveryAttempted: Delivery;
 };
 
 /** A transaction record of the end-user spec. */
@@ -1025,6 +1119,7 @@ export type FederationTypes = ResolversObject<{
   Account: Account;
   AchPayment: AchPayment;
   Beneficiary: Beneficiary;
+  Delivery: Delivery;
   IouAccount: IouAccount;
   Merchant: Merchant;
   PaymentLink: PaymentLink;
@@ -1043,6 +1138,9 @@ export type FederationReferenceTypes = ResolversObject<{
   Beneficiary:
     ( { __typename: 'Beneficiary' }
     & GraphQLRecursivePick<FederationTypes['Beneficiary'], {"SvcBeneficiaryId":true}> );
+  Delivery:
+    ( { __typename: 'Delivery' }
+    & GraphQLRecursivePick<FederationTypes['Delivery'], {"deliveryId":true}> );
   IouAccount:
     ( { __typename: 'IouAccount' }
     & GraphQLRecursivePick<FederationTypes['IouAccount'], {"IOUAccountId":true}> );
@@ -1082,6 +1180,9 @@ export type ResolversTypes = ResolversObject<{
   BeneficiaryUndoResult: ResolverTypeWrapper<Omit<BeneficiaryUndoResult, 'beneficiary' | 'undo'> & { beneficiary: ResolversTypes['Beneficiary'], undo: ResolversTypes['Undo'] }>;
   CardTransactionInput: CardTransactionInput;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
+  Delivery: ResolverTypeWrapper<DeliveryDocument>;
+  DeliveryAttempt: ResolverTypeWrapper<DeliveryAttempt>;
+  DeliveryList: ResolverTypeWrapper<Omit<DeliveryList, 'items'> & { items: Array<ResolversTypes['Delivery']> }>;
   FundsLookupInput: FundsLookupInput;
   FundsTransaction: ResolverTypeWrapper<FundsTransactionDocument>;
   IouAccount: ResolverTypeWrapper<IouAccountDocument>;
@@ -1110,6 +1211,7 @@ export type ResolversTypes = ResolversObject<{
   RefundList: ResolverTypeWrapper<Omit<RefundList, 'items'> & { items: Array<ResolversTypes['RefundTransaction']> }>;
   RefundTransaction: ResolverTypeWrapper<RefundDocument>;
   StatusChange: ResolverTypeWrapper<StatusChange>;
+  Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Transaction: ResolverTypeWrapper<TransactionDocument>;
   TransactionChangesInput: TransactionChangesInput;
   TransactionConnection: ResolverTypeWrapper<Omit<TransactionConnection, 'edges'> & { edges: Array<ResolversTypes['TransactionEdge']> }>;
@@ -1142,6 +1244,9 @@ export type ResolversParentTypes = ResolversObject<{
   BeneficiaryUndoResult: Omit<BeneficiaryUndoResult, 'beneficiary' | 'undo'> & { beneficiary: ResolversParentTypes['Beneficiary'], undo: ResolversParentTypes['Undo'] };
   CardTransactionInput: CardTransactionInput;
   DateTime: Scalars['DateTime']['output'];
+  Delivery: DeliveryDocument;
+  DeliveryAttempt: DeliveryAttempt;
+  DeliveryList: Omit<DeliveryList, 'items'> & { items: Array<ResolversParentTypes['Delivery']> };
   FundsLookupInput: FundsLookupInput;
   FundsTransaction: FundsTransactionDocument;
   IouAccount: IouAccountDocument;
@@ -1170,6 +1275,7 @@ export type ResolversParentTypes = ResolversObject<{
   RefundList: Omit<RefundList, 'items'> & { items: Array<ResolversParentTypes['RefundTransaction']> };
   RefundTransaction: RefundDocument;
   StatusChange: StatusChange;
+  Subscription: Record<PropertyKey, never>;
   Transaction: TransactionDocument;
   TransactionChangesInput: TransactionChangesInput;
   TransactionConnection: Omit<TransactionConnection, 'edges'> & { edges: Array<ResolversParentTypes['TransactionEdge']> };
@@ -1293,6 +1399,36 @@ export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversT
   name: 'DateTime';
 }
 
+export type DeliveryResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Delivery'] = ResolversParentTypes['Delivery'], FederationReferenceType extends FederationReferenceTypes['Delivery'] = FederationReferenceTypes['Delivery']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Delivery']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  attempts?: Resolver<Array<ResolversTypes['DeliveryAttempt']>, ParentType, ContextType>;
+  deliveryId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  dtsCreated?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  dtsDelivered?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  dtsNextAttempt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  eventType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  lastError?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  svcAggregatorId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  svcMerchantId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  to?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type DeliveryAttemptResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['DeliveryAttempt'] = ResolversParentTypes['DeliveryAttempt']> = ResolversObject<{
+  dtsAttempted?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  durationMs?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  error?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  httpStatus?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  number?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  outcome?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type DeliveryListResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['DeliveryList'] = ResolversParentTypes['DeliveryList']> = ResolversObject<{
+  items?: Resolver<Array<ResolversTypes['Delivery']>, ParentType, ContextType>;
+  total?: Resolver<ResolversTypes['ListTotal'], ParentType, ContextType>;
+}>;
+
 export type FundsTransactionResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['FundsTransaction'] = ResolversParentTypes['FundsTransaction']> = ResolversObject<{
   arn?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   balance?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
@@ -1359,6 +1495,7 @@ export type LogoUploadResolvers<ContextType = PaymentsContext, ParentType extend
 export type MerchantResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Merchant'] = ResolversParentTypes['Merchant'], FederationReferenceType extends FederationReferenceTypes['Merchant'] = FederationReferenceTypes['Merchant']> = ResolversObject<{
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Merchant']> | FederationReferenceType, FederationReferenceType, ContextType>;
   dtsCreatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  dtsWebhookDisabled?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   linkDelivery?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   logos?: Resolver<ResolversTypes['JSONObject'], ParentType, ContextType>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -1380,6 +1517,7 @@ export type MutationResolvers<ContextType = PaymentsContext, ParentType extends 
   createPaymentLink?: Resolver<ResolversTypes['PaymentLink'], ParentType, ContextType, RequireFields<MutationCreatePaymentLinkArgs, 'input'>>;
   customerToken?: Resolver<ResolversTypes['JwtResult'], ParentType, ContextType, Partial<MutationCustomerTokenArgs>>;
   deleteBeneficiary?: Resolver<ResolversTypes['BeneficiaryModification'], ParentType, ContextType, RequireFields<MutationDeleteBeneficiaryArgs, 'SvcBeneficiaryId'>>;
+  enableMerchantWebhook?: Resolver<ResolversTypes['Merchant'], ParentType, ContextType, RequireFields<MutationEnableMerchantWebhookArgs, 'svcMerchantId'>>;
   merchantToken?: Resolver<ResolversTypes['JwtResult'], ParentType, ContextType, Partial<MutationMerchantTokenArgs>>;
   modifyBeneficiary?: Resolver<ResolversTypes['BeneficiaryModification'], ParentType, ContextType, RequireFields<MutationModifyBeneficiaryArgs, 'SvcBeneficiaryId' | 'input'>>;
   modifyTransaction?: Resolver<ResolversTypes['TransactionModification'], ParentType, ContextType, RequireFields<MutationModifyTransactionArgs, 'SvcAccountId' | 'transactionId'>>;
@@ -1390,6 +1528,7 @@ export type MutationResolvers<ContextType = PaymentsContext, ParentType extends 
   recordCardTransaction?: Resolver<ResolversTypes['Transaction'], ParentType, ContextType, RequireFields<MutationRecordCardTransactionArgs, 'input'>>;
   recordIouTransaction?: Resolver<ResolversTypes['IouTransaction'], ParentType, ContextType, RequireFields<MutationRecordIouTransactionArgs, 'input'>>;
   refundPaymentLink?: Resolver<ResolversTypes['RefundTransaction'], ParentType, ContextType, RequireFields<MutationRefundPaymentLinkArgs, 'input'>>;
+  resendDelivery?: Resolver<ResolversTypes['Delivery'], ParentType, ContextType, RequireFields<MutationResendDeliveryArgs, 'deliveryId'>>;
   saveMerchant?: Resolver<ResolversTypes['MerchantRegistration'], ParentType, ContextType, RequireFields<MutationSaveMerchantArgs, 'input'>>;
   sendPaymentLink?: Resolver<ResolversTypes['PaymentLink'], ParentType, ContextType, Partial<MutationSendPaymentLinkArgs>>;
   undoBeneficiaryChange?: Resolver<ResolversTypes['BeneficiaryUndoResult'], ParentType, ContextType, RequireFields<MutationUndoBeneficiaryChangeArgs, 'SvcBeneficiaryId' | 'undoId'>>;
@@ -1443,6 +1582,9 @@ export type PaymentLinkListResolvers<ContextType = PaymentsContext, ParentType e
 }>;
 
 export type QueryResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
+  achPayment?: Resolver<Maybe<ResolversTypes['AchPayment']>, ParentType, ContextType, RequireFields<QueryAchPaymentArgs, 'svcTransactionId'>>;
+  deliveries?: Resolver<ResolversTypes['DeliveryList'], ParentType, ContextType, Partial<QueryDeliveriesArgs>>;
+  delivery?: Resolver<Maybe<ResolversTypes['Delivery']>, ParentType, ContextType, RequireFields<QueryDeliveryArgs, 'deliveryId'>>;
   fundsTransactions?: Resolver<Array<ResolversTypes['FundsTransaction']>, ParentType, ContextType, RequireFields<QueryFundsTransactionsArgs, 'input'>>;
   iousFor?: Resolver<Array<ResolversTypes['IouAccount']>, ParentType, ContextType, RequireFields<QueryIousForArgs, 'SvcUserId'>>;
   latestTransactions?: Resolver<Array<ResolversTypes['Transaction']>, ParentType, ContextType, RequireFields<QueryLatestTransactionsArgs, 'SvcAccountId'>>;
@@ -1484,6 +1626,12 @@ export type StatusChangeResolvers<ContextType = PaymentsContext, ParentType exte
   initiatorId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   initiatorType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type SubscriptionResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = ResolversObject<{
+  achPaymentUpdated?: SubscriptionResolver<ResolversTypes['AchPayment'], "achPaymentUpdated", ParentType, ContextType>;
+  paymentLinkStatusChanged?: SubscriptionResolver<ResolversTypes['PaymentLink'], "paymentLinkStatusChanged", ParentType, ContextType>;
+  webhookDeliveryAttempted?: SubscriptionResolver<ResolversTypes['Delivery'], "webhookDeliveryAttempted", ParentType, ContextType>;
 }>;
 
 export type TransactionResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Transaction'] = ResolversParentTypes['Transaction'], FederationReferenceType extends FederationReferenceTypes['Transaction'] = FederationReferenceTypes['Transaction']> = ResolversObject<{
@@ -1571,6 +1719,9 @@ export type Resolvers<ContextType = PaymentsContext> = ResolversObject<{
   BeneficiaryModification?: BeneficiaryModificationResolvers<ContextType>;
   BeneficiaryUndoResult?: BeneficiaryUndoResultResolvers<ContextType>;
   DateTime?: GraphQLScalarType;
+  Delivery?: DeliveryResolvers<ContextType>;
+  DeliveryAttempt?: DeliveryAttemptResolvers<ContextType>;
+  DeliveryList?: DeliveryListResolvers<ContextType>;
   FundsTransaction?: FundsTransactionResolvers<ContextType>;
   IouAccount?: IouAccountResolvers<ContextType>;
   IouTransaction?: IouTransactionResolvers<ContextType>;
@@ -1591,6 +1742,7 @@ export type Resolvers<ContextType = PaymentsContext> = ResolversObject<{
   RefundList?: RefundListResolvers<ContextType>;
   RefundTransaction?: RefundTransactionResolvers<ContextType>;
   StatusChange?: StatusChangeResolvers<ContextType>;
+  Subscription?: SubscriptionResolvers<ContextType>;
   Transaction?: TransactionResolvers<ContextType>;
   TransactionConnection?: TransactionConnectionResolvers<ContextType>;
   TransactionDetails?: TransactionDetailsResolvers<ContextType>;

@@ -1,0 +1,276 @@
+import type { Server } from 'node:http';
+import { getOperationAST, Kind, OperationTypeNode, parseType, print, type DocumentNode, type ExecutionResult, type FormattedExecutionResult, type FieldNode, type GraphQLSchema } from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
+import { WebSocketServer } from 'ws';
+import type { BusEvent, EventBus } from '../../platform/event-bus.js';
+import type { Logger } from '../../platform/logger.js';
+import type { Principal } from '../../platform/principal.js';
+
+/** How a subscription field is served: the events that trigger it, and the query field that resolves one. */
+export interface SubscriptionRoute {
+  events: readonly string[];
+  /** The Query field that reads the event's object for the subscriber, and its one argument. */
+  queryField: string;
+  argument: string;
+  argumentType: string;
+  /** The argument's value, from the event's payload. */
+  key: (payload: Record<string, unknown>) => unknown;
+}
+
+/** Every subscription field of the composed schema and how it is served. */
+export const SUBSCRIPTION_ROUTES: Readonly<Record<string, SubscriptionRoute>> = {
+  cardAuthorizations: { events: ['card.authorization'], queryField: 'cardAuthorization', argument: 'messageId', argumentType: 'ID!', key: (p) => p.messageId },
+  cardStatusChanged: { events: ['card.status'], queryField: 'card', argument: 'SvcCardId', argumentType: 'ID!', key: (p) => p.SvcCardId },
+  paymentLinkStatusChanged: { events: ['payment_link.status'], queryField: 'paymentLink', argument: 'svcTransactionId', argumentType: 'ID', key: (p) => p.svcTransactionId },
+  achPaymentUpdated: { events: ['ach.debit', 'ach.settled', 'ach.return'], queryField: 'achPayment', argument: 'svcTransactionId', argumentType: 'ID!', key: (p) => p.svcTransactionId },
+  kycApplicationCompleted: { events: ['application.completed'], queryField: 'application', argument: 'applicationId', argumentType: 'ID!', key: (p) => p.applicationId },
+  webhookDeliveryAttempted: { events: ['webhook.attempt'], queryField: 'delivery', argument: 'deliveryId', argumentType: 'ID!', key: (p) => p.deliveryId },
+};
+
+/**
+ * Whether an event concerns the principal at all (the object's own resolver then decides what
+ * it may see): a user's own, an aggregator's own, a merchant's own; internal services see all.
+ */
+export function mayReceive(principal: Principal, event: BusEvent): boolean {
+  switch (principal.kind) {
+    case 'user':
+      return event.audience.SvcUserId === principal.userId;
+    case 'aggregator':
+      return event.audience.svcAggregatorId === principal.svcAggregatorId;
+    case 'merchant':
+      return event.audience.svcMerchantId === principal.svcMerchantId;
+    case 'service':
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** A subscription turned into the query that resolves one of its events: same selection, same response key. */
+export interface PreparedSubscription {
+  route: SubscriptionRoute;
+  responseKey: string;
+  query: DocumentNode;
+  /** The query's text: subscribers with the same text and principal share each event's resolution. */
+  text: string;
+}
+
+const KEY_VARIABLE = '__eventKey';
+
+/** Prepares a validated subscription document; null when its root field is not one the gateway serves. */
+export function prepareSubscription(document: DocumentNode, operationName: string | null | undefined): PreparedSubscription | null {
+  const operation = getOperationAST(document, operationName);
+  const field = operation?.selectionSet.selections[0];
+  if (!operation || operation.operation !== OperationTypeNode.SUBSCRIPTION || field?.kind !== Kind.FIELD) return null;
+  const route = SUBSCRIPTION_ROUTES[field.name.value];
+  if (!route) return null;
+  const responseKey = field.alias?.value ?? field.name.value;
+  const root: FieldNode = {
+    kind: Kind.FIELD,
+    alias: { kind: Kind.NAME, value: responseKey },
+    name: { kind: Kind.NAME, value: route.queryField },
+    arguments: [{ kind: Kind.ARGUMENT, name: { kind: Kind.NAME, value: route.argument }, value: { kind: Kind.VARIABLE, name: { kind: Kind.NAME, value: KEY_VARIABLE } } }],
+    directives: field.directives ?? [],
+    ...(field.selectionSet ? { selectionSet: field.selectionSet } : {}),
+  };
+  const query: DocumentNode = {
+    kind: Kind.DOCUMENT,
+    definitions: [
+      {
+        ...operation,
+        operation: OperationTypeNode.QUERY,
+        variableDefinitions: [
+          ...(operation.variableDefinitions ?? []),
+          { kind: Kind.VARIABLE_DEFINITION, variable: { kind: Kind.VARIABLE, name: { kind: Kind.NAME, value: KEY_VARIABLE } }, type: parseType(route.argumentType) },
+        ],
+        selectionSet: { kind: Kind.SELECTION_SET, selections: [root] },
+      },
+      ...document.definitions.filter((definition) => definition.kind === Kind.FRAGMENT_DEFINITION),
+    ],
+  };
+  return { route, responseKey, query, text: print(query) };
+}
+
+/** One subscriber's stream: events are queued as they arrive and resolved one at a time, in order. */
+class EventStream implements AsyncIterableIterator<ExecutionResult> {
+  private readonly queue: BusEvent[] = [];
+  private waiting: ((result: IteratorResult<ExecutionResult>) => void) | null = null;
+  private done = false;
+  private draining = false;
+
+  constructor(private readonly resolve: (event: BusEvent) => Promise<ExecutionResult | null>, private readonly onClose: () => void, private readonly maxQueued = 1000) {}
+
+  push(event: BusEvent): void {
+    if (this.done) return;
+    // A subscriber that cannot keep up loses its oldest events rather than the gateway's memory.
+    if (this.queue.length >= this.maxQueued) this.queue.shift();
+    this.queue.push(event);
+    void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      while (this.waiting && this.queue.length > 0 && !this.done) {
+        const result = await this.resolve(this.queue.shift()!);
+        if (result && this.waiting && !this.done) {
+          const deliver = this.waiting;
+          this.waiting = null;
+          deliver({ value: result, done: false });
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  next(): Promise<IteratorResult<ExecutionResult>> {
+    if (this.done) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve) => {
+      this.waiting = resolve;
+      void this.drain();
+    });
+  }
+
+  async return(): Promise<IteratorResult<ExecutionResult>> {
+    if (!this.done) {
+      this.done = true;
+      this.onClose();
+      this.waiting?.({ value: undefined, done: true });
+      this.waiting = null;
+    }
+    return { value: undefined, done: true };
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+}
+
+/** Runs an operation through the gateway's own execution for a principal. */
+export type ExecuteAs = (document: DocumentNode, variables: Record<string, unknown>, principal: Principal) => Promise<FormattedExecutionResult>;
+
+export interface SubscriptionServerOptions {
+  server: Server;
+  path: string;
+  schema: () => GraphQLSchema;
+  bus: EventBus;
+  /** The principal of a connection, from the `connection_init` payload read as HTTP headers; throws when refused. */
+  authenticate: (headers: Record<string, string | undefined>) => Promise<Principal>;
+  execute: ExecuteAs;
+  logger: Logger;
+}
+
+/** A principal's identity for sharing one resolution among subscribers who would see the same. */
+function principalKey(principal: Principal): string {
+  switch (principal.kind) {
+    case 'user':
+      return `user:${principal.userId}`;
+    case 'aggregator':
+      return `aggregator:${principal.svcAggregatorId}:${principal.tokenType}`;
+    case 'merchant':
+      return `merchant:${principal.svcMerchantId}`;
+    case 'customer':
+      return `customer:${principal.svcTransactionId}`;
+    case 'service':
+      return `service:${principal.service}`;
+    default:
+      return principal.kind;
+  }
+}
+
+/**
+ * Serves subscriptions over graphql-ws on the gateway's HTTP server. One bus listener per gateway
+ * fans events out to the matching subscribers; each event is resolved with the subscriber's
+ * selection through the gateway's query execution, once per event, selection and principal however
+ * many subscribers share them. Events already seen (an outbox relay may publish one twice) are dropped.
+ */
+export function startSubscriptionServer(options: SubscriptionServerOptions): { close(): Promise<void>; subscribers(): number } {
+  const { logger } = options;
+  const wss = new WebSocketServer({ server: options.server, path: options.path });
+  const principals = new WeakMap<object, Principal>();
+  const streams = new Set<{ principal: Principal; route: SubscriptionRoute; stream: EventStream }>();
+  const seen = new Set<string>();
+  const resolutions = new Map<string, Promise<FormattedExecutionResult>>();
+
+  const unsubscribe = options.bus.subscribe((event) => {
+    if (seen.has(event.id)) return;
+    seen.add(event.id);
+    if (seen.size > 10_000) seen.delete(seen.values().next().value!);
+    for (const entry of streams) {
+      if (entry.route.events.includes(event.type) && mayReceive(entry.principal, event)) entry.stream.push(event);
+    }
+  });
+
+  const resolveShared = (event: BusEvent, prepared: PreparedSubscription, variables: Record<string, unknown>, principal: Principal): Promise<FormattedExecutionResult> => {
+    const key = `${event.id}|${principalKey(principal)}|${prepared.text}|${JSON.stringify(variables)}`;
+    let pending = resolutions.get(key);
+    if (!pending) {
+      pending = options.execute(prepared.query, { ...variables, [KEY_VARIABLE]: prepared.route.key(event.payload) }, principal);
+      resolutions.set(key, pending);
+      setTimeout(() => resolutions.delete(key), 10_000).unref();
+    }
+    return pending;
+  };
+
+  const disposable = useServer(
+    {
+      schema: () => options.schema(),
+      onConnect: async (ctx) => {
+        const params = (ctx.connectionParams ?? {}) as Record<string, unknown>;
+        const headers = Object.fromEntries(Object.entries(params).filter(([, v]) => typeof v === 'string').map(([k, v]) => [k.toLowerCase(), v as string]));
+        try {
+          const principal = await options.authenticate(headers);
+          if (principal.kind === 'anonymous') return false;
+          principals.set(ctx, principal);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      context: (ctx) => ({ principal: principals.get(ctx) }),
+      execute: async (args) => (await options.execute(args.document, (args.variableValues ?? {}) as Record<string, unknown>, (args.contextValue as { principal: Principal }).principal)) as ExecutionResult,
+      subscribe: (args) => {
+        const principal = (args.contextValue as { principal: Principal }).principal;
+        const prepared = prepareSubscription(args.document, args.operationName);
+        if (!prepared) return { errors: [{ message: 'This subscription field is not served.' }] } as unknown as ExecutionResult;
+        const variables = (args.variableValues ?? {}) as Record<string, unknown>;
+        const entry = {
+          principal,
+          route: prepared.route,
+          stream: new EventStream(
+            async (event) => {
+              try {
+                const result = await resolveShared(event, prepared, variables, principal);
+                // Null: the subscriber may not see this object after all (its own resolver decided).
+                const value = (result.data as Record<string, unknown> | null | undefined)?.[prepared.responseKey];
+                // Formatted errors travel to the client as they are.
+                return value === null || value === undefined ? null : (result as ExecutionResult);
+              } catch (error) {
+                logger.warn('subscription event not resolved', { eventId: event.id, error: (error as Error).message });
+                return null;
+              }
+            },
+            () => streams.delete(entry),
+          ),
+        };
+        streams.add(entry);
+        return entry.stream;
+      },
+      onError: (_ctx, id, _payload, errors) => {
+        logger.info('subscription refused', { id, errors: errors.map((e) => e.message) });
+      },
+    },
+    wss,
+  );
+  return {
+    subscribers: () => streams.size,
+    close: async () => {
+      unsubscribe();
+      for (const client of wss.clients) client.terminate();
+      await disposable.dispose();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import type { Db } from 'mongodb';
+import type { BusEvent, EventBus } from './event-bus.js';
+import type { Logger } from './logger.js';
+import type { OutboxEvent } from './outbox.js';
+
+const BATCH = 100;
+/** Relays by database name, so that a stored event can ask its database's relay to publish at once. */
+const relays = new Map<string, Set<OutboxRelay>>();
+
+/** Asks the relays of a database to publish what was just stored (called by `recordEvent`). */
+export function nudgeRelays(databaseName: string): void {
+  for (const relay of relays.get(databaseName) ?? []) relay.nudge();
+}
+
+/**
+ * Publishes a subgraph's outbox on the event bus. Events are published oldest first and then
+ * marked `dtsPublished`; a pass runs at once when an event is stored in this process, and on a
+ * timer for events stored by a process that died before publishing them (or whose publish
+ * failed). Delivery is at least once: an event published but not yet marked when the process
+ * dies is published again, with the same id, and subscribers drop repeats by id.
+ */
+export class OutboxRelay {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+
+  constructor(private readonly db: Db, private readonly bus: EventBus, private readonly logger: Logger, private readonly intervalMs = 1000) {}
+
+  start(): this {
+    const name = this.db.databaseName;
+    if (!relays.has(name)) relays.set(name, new Set());
+    relays.get(name)!.add(this);
+    this.timer = setInterval(() => this.nudge(), this.intervalMs);
+    this.timer.unref();
+    this.nudge();
+    return this;
+  }
+
+  /** Runs a pass now, or right after the one running. */
+  nudge(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.pass()
+      .catch((error: Error) => this.logger.warn('outbox relay pass failed', { error: error.message }))
+      .finally(() => {
+        this.running = null;
+        if (this.again && this.timer) {
+          this.again = false;
+          this.nudge();
+        }
+      });
+  }
+
+  /** Waits for the pass under way, if any. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private async pass(): Promise<void> {
+    const outbox = this.db.collection<OutboxEvent>('outbox');
+    for (;;) {
+      const events = await outbox.find({ dtsPublished: null }).sort({ dtsCreated: 1, _id: 1 }).limit(BATCH).toArray();
+      if (events.length === 0) return;
+      for (const event of events) await this.bus.publish(toBusEvent(event));
+      await outbox.updateMany({ _id: { $in: events.map((e) => e._id) } }, { $set: { dtsPublished: new Date() } });
+      if (events.length < BATCH) return;
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    relays.get(this.db.databaseName)?.delete(this);
+    await this.idle();
+  }
+}
+
+export function toBusEvent(event: OutboxEvent): BusEvent {
+  return { id: event._id, type: event.type, audience: event.audience, payload: event.payload, dtsCreated: event.dtsCreated.toISOString() };
+}

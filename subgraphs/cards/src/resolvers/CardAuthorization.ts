@@ -1,0 +1,26 @@
+import { maySeeUser } from '../../../../platform/authorize.js';
+import type { Principal } from '../../../../platform/principal.js';
+import type { CardAuthorizationResolvers } from '../__generated__/resolvers-types.js';
+import type { CardMessageDocument } from '../datasources/cards.js';
+
+/** A decided message is its card user's, and its card program's aggregator's. */
+export function mayReadMessage(principal: Principal, message: CardMessageDocument): boolean {
+  if (message.state !== 'decided') return false;
+  if (principal.kind === 'aggregator') return message.svcAggregatorId !== null && principal.svcAggregatorId === message.svcAggregatorId;
+  return message.SvcUserId !== null && maySeeUser(principal, message.SvcUserId);
+}
+
+export const CardAuthorization: CardAuthorizationResolvers = {
+  __resolveReference: async ({ messageId }, { cardMessages, principal }) => {
+    const message = await cardMessages.load(messageId);
+    return message && mayReadMessage(principal, message) ? message : null;
+  },
+  messageId: (message) => message._id,
+  approved: (message) => message.responseCode === '00',
+  // The card answers as itself: the user sees it; an aggregator's principal gets null from Card's own check.
+  card: async (message, _args, { cards, principal }) => {
+    const card = await cards.load(message.SvcCardId);
+    return card && maySeeUser(principal, card.SvcUserId) ? card : null;
+  },
+  transaction: (message) => (message.transactionId ? { transactionId: message.transactionId } : null),
+};

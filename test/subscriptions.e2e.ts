@@ -1,0 +1,183 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createClient, type Client } from 'graphql-ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { start as startGateway } from '../gateway/src/index.js';
+import { DEMO } from '../platform/demo.js';
+import { createEventBus } from '../platform/event-bus.js';
+import { createLogger } from '../platform/logger.js';
+import { Sessions } from '../subgraphs/user/src/auth/sessions.js';
+import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
+import { usersCollection } from '../subgraphs/user/src/datasources/users.js';
+import { startTestStack, type TestStack } from './harness.js';
+
+interface Next<T> { data?: T | null; errors?: Array<{ message: string }> }
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const PROCESSOR_KEY = 'card-processor-key-for-subscriptions-0123';
+
+/** A graphql-ws subscriber that collects what arrives. */
+function subscriber(url: string, connectionParams: Record<string, string>) {
+  const client: Client = createClient({ url, webSocketImpl: WebSocket, connectionParams, retryAttempts: 0, lazy: true });
+  const clients: Client[] = [client];
+  return {
+    client,
+    /** Subscribes and returns the received results and a way to wait for the next one. */
+    subscribe<T>(query: string) {
+      const received: Array<Next<T>> = [];
+      const errors: unknown[] = [];
+      let started!: () => void;
+      const acknowledged = new Promise<void>((resolve) => (started = resolve));
+      client.on('connected', () => started());
+      const dispose = client.subscribe<T>({ query }, { next: (value) => void received.push(value as Next<T>), error: (error) => void errors.push(error), complete: () => {} });
+      return {
+        received,
+        errors,
+        acknowledged,
+        dispose,
+        async next(timeoutMs = 10_000): Promise<Next<T>> {
+          const count = received.length;
+          const deadline = Date.now() + timeoutMs;
+          while (received.length === count) {
+            if (errors.length) throw new Error(`subscription failed: ${JSON.stringify(errors[0])}`);
+            if (Date.now() > deadline) throw new Error('no event arrived in time');
+            await new Promise((resolve) => setTimeout(resolve, 25));
+          }
+          return received[count]!;
+        },
+      };
+    },
+    close: () => Promise.all(clients.map((c) => c.dispose())),
+  };
+}
+
+describe('subscriptions over graphql-ws', () => {
+  let stack: TestStack;
+  let token: string;
+  let wsUrl: string;
+  const closers: Array<() => unknown> = [];
+
+  beforeAll(async () => {
+    stack = await startTestStack({ REDIS_URL: 'redis://127.0.0.1:6379', SERVICE_KEYS: `card-processor=${PROCESSOR_KEY}` });
+    token = await stack.loginDemo();
+    wsUrl = `${stack.gateway.url.replace('http', 'ws')}/graphql`;
+  });
+  afterAll(async () => {
+    for (const close of closers) await close();
+    await stack.stop();
+  });
+
+  it('delivers a card status change triggered through the REST adapter, with fields of other subgraphs resolved', async () => {
+    const user = subscriber(wsUrl, { token });
+    closers.push(user.close);
+    const sub = user.subscribe<{ cardStatusChanged: { SvcCardId: string; status: string; user: { firstName: string }; account: { SvcAccountId: string } } }>(
+      'subscription { cardStatusChanged { SvcCardId status user { firstName } } }',
+    );
+    await sub.acknowledged;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/off`, { headers: { token } })).status).toBe(200);
+    const event = await sub.next();
+    expect(event.errors).toBeUndefined();
+    expect(event.data?.cardStatusChanged).toMatchObject({ SvcCardId: DEMO.cardIds[0], status: 'blocked', user: { firstName: 'Dana' } });
+    await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/on`, { headers: { token } });
+    expect((await sub.next()).data?.cardStatusChanged.status).toBe('active');
+  });
+
+  it('delivers a card authorization with its card, its user and the transaction it recorded, across three subgraphs', async () => {
+    // Nobody answers the demo aggregator's webhook here: its default strategy decides, approve.
+    await stack.mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { defaultStrategy: 'approve', url: 'http://127.0.0.1:9/nobody', timeoutMs: 200 } });
+    const user = subscriber(wsUrl, { token });
+    closers.push(user.close);
+    type Authorization = { messageType: string; approved: boolean; card: { SvcCardId: string; user: { firstName: string } }; transaction: { amount: number; narrative: string } | null };
+    const sub = user.subscribe<{ cardAuthorizations: Authorization }>(
+      'subscription { cardAuthorizations { messageType approved card { SvcCardId user { firstName } } transaction { amount narrative } } }',
+    );
+    await sub.acknowledged;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const decided = await stack.graphql<{ authorizeCardMessage: { approved: boolean } }>(
+      'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { approved } }',
+      { input: { messageType: '0200', svcCardId: DEMO.cardIds[0], amount: 12.34, currency: 'USD', merchantName: 'Bike Shop', mcc: '5940', stan: '778899', rrn: 'RRN000778899' } },
+      { 'x-service-key': PROCESSOR_KEY },
+    );
+    expect(decided.body.errors).toBeUndefined();
+    expect(decided.body.data?.authorizeCardMessage.approved).toBe(true);
+    const event = await sub.next();
+    expect(event.errors).toBeUndefined();
+    expect(event.data?.cardAuthorizations).toEqual({ messageType: '0200', approved: true, card: { SvcCardId: DEMO.cardIds[0], user: { firstName: 'Dana' } }, transaction: { amount: -12.34, narrative: 'Bike Shop' } });
+  });
+
+  it("does not deliver one user's events to another user's subscriber", async () => {
+    const users = usersCollection(stack.mongo.db('user'));
+    const demo = await users.findOne({ _id: DEMO.userId });
+    await users.insertOne({ ...demo!, _id: 'ws_other_user', SvcUserId: 'ws_other_user' });
+    const { token: otherToken } = await new Sessions(authCollections(stack.mongo.db('user')).sessions, users).issue({ kind: 'user', SvcUserId: 'ws_other_user', channel: 'internet' }, 600);
+    const other = subscriber(wsUrl, { token: otherToken });
+    const mine = subscriber(wsUrl, { token });
+    closers.push(other.close, mine.close);
+    const theirs = other.subscribe<{ cardStatusChanged: { SvcCardId: string } }>('subscription { cardStatusChanged { SvcCardId } }');
+    const own = mine.subscribe<{ cardStatusChanged: { SvcCardId: string } }>('subscription { cardStatusChanged { SvcCardId } }');
+    await Promise.all([theirs.acknowledged, own.acknowledged]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/off`, { headers: { token } });
+    await own.next();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(theirs.received).toEqual([]);
+    await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/on`, { headers: { token } });
+  });
+
+  it('refuses a connection without valid credentials', async () => {
+    const anonymous = subscriber(wsUrl, { token: 'not-a-token' });
+    closers.push(anonymous.close);
+    const sub = anonymous.subscribe('subscription { cardStatusChanged { SvcCardId } }');
+    await expect(sub.next(3000)).rejects.toThrow(/subscription failed/);
+  });
+
+  it("delivers a payment link's status changes to its aggregator, with the merchant resolved", async () => {
+    const aggregatorToken = (await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
+    const aggregator = subscriber(wsUrl, { 'x-svc-token': aggregatorToken });
+    closers.push(aggregator.close);
+    const sub = aggregator.subscribe<{ paymentLinkStatusChanged: { svcTransactionId: string; status: string; merchant: { name: string } } }>('subscription { paymentLinkStatusChanged { svcTransactionId status merchant { name } } }');
+    await sub.acknowledged;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const jwt = (await stack.rest<{ data: { token: string } }>('POST', '/payment-link/merchant/get-token', { headers: { 'x-svc-token': aggregatorToken }, body: { svcMerchantId: DEMO.merchantId } })).body.data.token;
+    expect((await stack.rest('POST', '/public/merchant/payment/cancel', { headers: { 'x-svc-jwtoken': jwt }, body: { svcTransactionId: 'demo_link_1' } })).status).toBe(200);
+    const event = await sub.next();
+    expect(event.data?.paymentLinkStatusChanged).toEqual({ svcTransactionId: 'demo_link_1', status: 'Cancelled', merchant: { name: 'Demo Bikes & Repairs' } });
+  });
+
+  it('reaches a subscriber on a second gateway instance through Redis', async () => {
+    const bus = createEventBus('redis://127.0.0.1:6379', createLogger('silent'), stack.config.dbPrefix);
+    const second = await startGateway({ config: { ...stack.config, ports: { ...stack.config.ports, gateway: 0 }, subgraphUrls: Object.fromEntries(Object.entries(stack.subgraphs).map(([name, s]) => [name, `${s.url}/graphql`])) as never }, logger: createLogger('silent'), bus });
+    closers.push(async () => {
+      await second.close();
+      await bus.close();
+    });
+    const remote = subscriber(`${second.url.replace('http', 'ws')}/graphql`, { token });
+    closers.push(remote.close);
+    const sub = remote.subscribe<{ cardStatusChanged: { SvcCardId: string; status: string } }>('subscription { cardStatusChanged { SvcCardId status } }');
+    await sub.acknowledged;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/off`, { headers: { token } });
+    expect((await sub.next()).data?.cardStatusChanged).toEqual({ SvcCardId: DEMO.cardIds[0], status: 'blocked' });
+    await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/on`, { headers: { token } });
+  });
+
+  it('publishes an event whose process died between storing and publishing it', async () => {
+    const user = subscriber(wsUrl, { token });
+    closers.push(user.close);
+    const sub = user.subscribe<{ cardStatusChanged: { SvcCardId: string } }>('subscription { cardStatusChanged { SvcCardId } }');
+    await sub.acknowledged;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // A separate process stores a state change's event and exits at once, before publishing it.
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, 'fixtures', 'store-event-and-die.ts')], {
+      env: { ...process.env, MONGODB_URI: stack.config.mongodbUri, DB: stack.mongo.databaseName('cards'), SVC_CARD_ID: DEMO.cardIds[1]!, SVC_USER_ID: DEMO.userId },
+      stdio: 'inherit',
+    });
+    expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
+    const stored = await stack.mongo.db('cards').collection('outbox').findOne({ 'payload.SvcCardId': DEMO.cardIds[1], type: 'card.status' });
+    expect(stored).toBeTruthy();
+    // The running relay finds it on its timer.
+    expect((await sub.next()).data?.cardStatusChanged.SvcCardId).toBe(DEMO.cardIds[1]);
+  });
+});
