@@ -29,6 +29,10 @@ export interface Config {
   ferretdbBin: string | undefined;
   /** HMAC key that signs the principal the gateway forwards to subgraphs. */
   internalSecret: string;
+  /** Delays before each attempt of a webhook or email delivery (the first is usually 0). */
+  webhookRetryScheduleMs: number[];
+  /** Consecutive failed webhook attempts after which a merchant's endpoint is disabled. */
+  webhookDisableAfter: number;
   /** Redis for the event bus across processes; unset means the in-process bus (every service in one process). */
   redisUrl: string | undefined;
   /** HMAC key of merchant and customer JWTs: JWT_SECRET, or derived from INTERNAL_SECRET. */
@@ -183,6 +187,20 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     }
     serviceKeyHashes.set(createHash('sha256').update(key).digest('hex'), name);
   }
+  /** A comma-separated list of durations: `0`, `250ms`, `5s`, `5m`, `2h`. */
+  const durations = (name: string, fallback: string): number[] => {
+    const raw = env[name] || fallback;
+    const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+    const values = raw.split(',').map((part) => {
+      const match = /^\s*(\d+)\s*(ms|s|m|h)?\s*$/.exec(part);
+      return match ? Number(match[1]) * (units[match[2] ?? 'ms'] ?? 1) : NaN;
+    });
+    if (values.length === 0 || values.length > 50 || values.some((v) => !Number.isFinite(v) || v > 7 * 24 * 3_600_000)) {
+      problems.push(`${name} must be a comma-separated list of up to 50 durations such as 0,5s,5m,2h (got "${raw}")`);
+      return [0];
+    }
+    return values;
+  };
   const optionalUrl = (name: string): string | undefined => {
     const raw = env[name];
     if (!raw) return undefined;
@@ -207,6 +225,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     internalSecret,
     internalSecretGenerated,
     redisUrl: optionalUrl('REDIS_URL'),
+    webhookRetryScheduleMs: durations('WEBHOOK_RETRY_SCHEDULE', '0,5s,5m,30m,2h,5h,10h,10h'),
+    webhookDisableAfter: int('WEBHOOK_DISABLE_AFTER', 20, 1, 1000),
     jwtSecret: env.JWT_SECRET || createHmac('sha256', internalSecret).update('payment-link-jwt').digest('hex'),
     paymentPageUrl: url('PAYMENT_PAGE_URL', `http://localhost:${ports.rest}/pay`),
     paymentLinkLifetimeSeconds: int('PAYMENT_LINK_LIFETIME_SECONDS', 7 * 24 * 3600, 60, 90 * 24 * 3600),

@@ -36,9 +36,18 @@ async function resolvesOutside(hostname: string): Promise<boolean> {
   return addresses.length > 0 && addresses.every((address) => !isInternalAddress(address));
 }
 
+/** A `Retry-After` value (seconds, or an HTTP date) in milliseconds from now; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
 /** How one delivery went. */
 export type WebhookOutcome =
-  | { kind: 'reply'; status: number; body: unknown; ms: number }
+  /** `retryAfterMs`: the receiver's `Retry-After`, when it sent one. */
+  | { kind: 'reply'; status: number; body: unknown; ms: number; retryAfterMs?: number }
   | { kind: 'timeout'; ms: number }
   | { kind: 'unreachable'; message: string; ms: number };
 
@@ -83,7 +92,8 @@ export async function deliverWebhook(
     } catch {
       parsed = text;
     }
-    return { kind: 'reply', status: response.status, body: parsed, ms: elapsed() };
+    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+    return { kind: 'reply', status: response.status, body: parsed, ms: elapsed(), ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
   } catch (error) {
     const name = (error as Error).name;
     if (name === 'TimeoutError' || name === 'AbortError') return { kind: 'timeout', ms: elapsed() };

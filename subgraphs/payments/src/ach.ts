@@ -31,7 +31,7 @@ export class AchLedger {
   private async notify(payment: AchPaymentDocument): Promise<void> {
     if (!payment.webhookUrl || !payment.svcMerchantId) return;
     await this.deliveries.enqueue({
-      _id: `dlv_${payment._id}_${payment.status.toLowerCase()}`, kind: 'webhook', svcMerchantId: payment.svcMerchantId, to: payment.webhookUrl,
+      _id: `dlv_${payment._id}_${payment.status.toLowerCase()}`, kind: 'webhook', svcMerchantId: payment.svcMerchantId, svcAggregatorId: payment.svcAggregatorId, eventType: 'ach_payment.updated', to: payment.webhookUrl,
       payload: {
         type: 'ach_payment.updated', timestamp: new Date().toISOString(),
         data: { svcTransactionId: payment.svcTransactionId, svcAggregatorId: payment.svcAggregatorId, svcMerchantId: payment.svcMerchantId, status: payment.status, returnCode: payment.returnCode, amount: payment.amount, currency: payment.currency, effectiveEntryDate: payment.effectiveEntryDate },

@@ -11,7 +11,7 @@ import { iouAccountsCollection, iouTransactionsCollection, type IouAccountDocume
 import { merchantsCollection, type MerchantDocument } from './datasources/merchants.js';
 import { paymentLinksCollection, type PaymentLinkDocument } from './datasources/payment-links.js';
 import { transactionPagesLoader, transactionsCollection, type TransactionDocument, type TransactionPage } from './datasources/transactions.js';
-import type { Deliveries } from './deliveries.js';
+import { deliveriesCollection, type Deliveries, type DeliveryDocument } from './deliveries.js';
 import { Ious } from './ious.js';
 import { Merchants } from './merchants.js';
 import { PaymentLinks } from './payment-links.js';
@@ -51,6 +51,9 @@ export interface PaymentsContext extends RequestBase {
   merchantBook: Merchants;
   links: PaymentLinks;
   refunds: Refunds;
+  /** Webhook and email deliveries: resend, endpoint enabling. */
+  deliveries: Deliveries;
+  deliveryLoader: DataLoader<string, DeliveryDocument | null>;
   /** Sends pending ACH events on to compliance now (also done on a timer). */
   forwardAchEvents(): void;
 }
@@ -82,6 +85,8 @@ export function createPaymentsContext(base: RequestBase, services: PaymentsServi
     merchantBook: new Merchants(db, services.links.jwtSecret, base.logger),
     links: new PaymentLinks(db, deliveries, services.links, base.logger),
     refunds: new Refunds(db),
+    deliveries,
+    deliveryLoader: loaderByKey(deliveriesCollection(db)),
     forwardAchEvents: () => void forwarder.forward(),
   };
 }

@@ -41,7 +41,7 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   const graph = createGraphClient(config, 'payments');
   const forwarder = new AchForwarder(db, graph, logger);
   const notifier = createNotifier({ smtpUrl: config.smtpUrl, mailFrom: config.mailFrom, smsWebhookUrl: config.smsWebhookUrl, outboxDir: config.outboxDir, logger });
-  const deliveries = new Deliveries(db, notifier, logger, config.webhookAllowInternal);
+  const deliveries = new Deliveries(db, notifier, logger, { scheduleMs: config.webhookRetryScheduleMs, disableAfter: config.webhookDisableAfter, allowInternal: config.webhookAllowInternal });
   const links = { jwtSecret: config.jwtSecret, paymentPageUrl: config.paymentPageUrl, lifetimeSeconds: config.paymentLinkLifetimeSeconds };
   const service = await startSubgraph({
     ...options,
@@ -51,5 +51,6 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   });
   const expiry = new PaymentLinks(db, deliveries, links, logger);
   // Events a crash left unforwarded, deliveries that are due a retry, and links past their expiry go on a timer.
-  return withRecurringTask(service, 5000, () => Promise.allSettled([forwarder.forward(), deliveries.retryDue(), expiry.expireDue(), expiry.repairDeliveries()]));
+  const withTimers = { ...service, close: async () => { deliveries.close(); await service.close(); } };
+  return withRecurringTask(withTimers, 5000, () => Promise.allSettled([forwarder.forward(), deliveries.retryDue(), expiry.expireDue(), expiry.repairDeliveries()]));
 }

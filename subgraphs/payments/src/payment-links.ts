@@ -150,13 +150,13 @@ export class PaymentLinks {
     const html = paymentPageHtml(link, merchant);
     if (merchant.linkDelivery === 'webhook' && merchant.webhookUrl) {
       await this.deliveries.enqueue({
-        _id: `dlv_${link._id}_sent`, kind: 'webhook', svcMerchantId: merchant._id, to: merchant.webhookUrl, whileLinkSent: link._id,
+        _id: `dlv_${link._id}_sent`, kind: 'webhook', svcMerchantId: merchant._id, svcAggregatorId: link.svcAggregatorId, eventType: 'payment_link.sent', to: merchant.webhookUrl, whileLinkSent: link._id,
         payload: { type: 'payment_link.sent', timestamp: new Date().toISOString(), data: { paymentLink: linkView(link), paymentPageHtml: html } },
       });
     } else if (email) {
       const amount = `${link.amount.toFixed(2)} ${link.currency}`;
       await this.deliveries.enqueue({
-        _id: `dlv_${link._id}_sent`, kind: 'email', svcMerchantId: merchant._id, to: email, whileLinkSent: link._id,
+        _id: `dlv_${link._id}_sent`, kind: 'email', svcMerchantId: merchant._id, svcAggregatorId: link.svcAggregatorId, eventType: 'payment_link.sent', to: email, whileLinkSent: link._id,
         payload: {
           subject: `${merchant.name} asks you to pay ${amount}`,
           text: [`${merchant.name} sent you a payment request of ${amount}${link.invoiceNumber ? ` for invoice ${link.invoiceNumber}` : ''}.`, link.description ?? '', `Pay here: ${link.url}`, `The link expires at ${link.dtsExpiredAt!.toISOString()}.`].filter(Boolean).join('\n\n'),

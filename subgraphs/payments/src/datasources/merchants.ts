@@ -9,6 +9,10 @@ export interface MerchantDocument {
   linkDelivery: 'email' | 'webhook';
   webhookUrl: string | null;
   webhookSecret: string;
+  /** Consecutive failed webhook attempts; reset by a delivered one. */
+  webhookFailures?: number;
+  /** Set when a run of failures disabled the webhook endpoint. */
+  dtsWebhookDisabled?: Date | null;
   /** Logo file ids (GridFS bucket `logos`) by type. */
   logos: Record<string, string>;
   dtsCreatedAt: Date;

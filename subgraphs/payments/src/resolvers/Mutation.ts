@@ -1,6 +1,8 @@
 import { requireAggregator, requireMerchant, requireService, requireUser } from '../../../../platform/authorize.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
 import { openCheckingAccount, recordCardTransaction } from '../card-transactions.js';
+import { appError, ErrorCode } from '../../../../platform/errors.js';
+import { merchantsCollection } from '../datasources/merchants.js';
 import { modifyTransaction } from '../transactions.js';
 
 /** Card issuing and authorization (the cards subgraph); ACH activity (the ACH processor link, an internal service). */
@@ -28,6 +30,17 @@ export const Mutation: MutationResolvers = {
   cancelPaymentLink: (_parent, { svcTransactionId }, { principal, links }) => links.cancel(requireMerchant(principal), svcTransactionId),
   uploadMerchantLogo: (_parent, { input }, { principal, merchantBook }) => merchantBook.uploadLogo(requireMerchant(principal), input),
   refundPaymentLink: (_parent, { input }, { principal, refunds }) => refunds.issue(requireMerchant(principal), input),
+  resendDelivery: async (_parent, { deliveryId }, { principal, deliveryLoader, deliveries }) => {
+    const delivery = await deliveryLoader.load(deliveryId);
+    const allowed = delivery && (principal.kind === 'merchant' ? principal.svcMerchantId === delivery.svcMerchantId : requireAggregator(principal, 'write').svcAggregatorId === delivery.svcAggregatorId);
+    if (!delivery || !allowed) throw appError(ErrorCode.NOT_FOUND, `Delivery ${deliveryId} does not exist.`, { field: 'deliveryId' });
+    return deliveries.resend(deliveryId);
+  },
+  enableMerchantWebhook: async (_parent, { svcMerchantId }, { principal, merchantBook, deliveries, db }) => {
+    await merchantBook.ofAggregator(requireAggregator(principal, 'write').svcAggregatorId, svcMerchantId);
+    await deliveries.enableEndpoint(svcMerchantId);
+    return (await merchantsCollection(db).findOne({ _id: svcMerchantId }))!;
+  },
   recordCardTransaction: (_parent, { input }, { principal, db }) => {
     requireService(principal, CARDS);
     return recordCardTransaction(db, input);

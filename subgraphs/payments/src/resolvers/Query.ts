@@ -1,6 +1,12 @@
 import { requireAggregator, requireMerchant, requireUser } from '../../../../platform/authorize.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
+import type { Filter } from 'mongodb';
+import { appError, ErrorCode } from '../../../../platform/errors.js';
+import { checkPage, readPage } from '../../../../platform/paging.js';
+import { checkString, ID_RULE } from '../../../../platform/validate.js';
 import { merchantsCollection } from '../datasources/merchants.js';
+import { deliveriesCollection, type DeliveryDocument } from '../deliveries.js';
+import { maySeeDelivery } from './Delivery.js';
 import { retrieveFunds } from '../funds.js';
 import { latestTransactions } from '../transactions.js';
 
@@ -21,5 +27,26 @@ export const Query: QueryResolvers = {
   paymentLinks: (_parent, args, { principal, links }) => links.list(requireMerchant(principal).svcMerchantId, args),
   refundList: (_parent, { filter }, { principal, refunds }) => refunds.list(requireAggregator(principal, 'read').svcAggregatorId, filter ?? {}),
   paymentPage: (_parent, { link }, { links }) => links.page(link),
+  achPayment: async (_parent, { svcTransactionId }, { principal, achPayments }) => {
+    const payment = await achPayments.load(svcTransactionId);
+    if (!payment) return null;
+    if (principal.kind === 'merchant') return payment.svcMerchantId === principal.svcMerchantId ? payment : null;
+    return payment.svcAggregatorId === requireAggregator(principal, 'read').svcAggregatorId ? payment : null;
+  },
+  delivery: async (_parent, { deliveryId }, { principal, deliveryLoader }) => {
+    const delivery = await deliveryLoader.load(deliveryId);
+    return delivery && maySeeDelivery(principal, delivery) ? delivery : null;
+  },
+  deliveries: (_parent, args, { principal, db }) => {
+    const filter: Filter<DeliveryDocument> =
+      principal.kind === 'merchant' ? { svcMerchantId: principal.svcMerchantId } : { svcAggregatorId: requireAggregator(principal, 'read').svcAggregatorId };
+    if (args.svcMerchantId) filter.svcMerchantId = checkString(args.svcMerchantId, 'svcMerchantId', ID_RULE)!;
+    if (args.status) {
+      if (!['pending', 'delivered', 'failed', 'paused'].includes(args.status)) throw appError(ErrorCode.VALIDATION_FAILED, 'status must be pending, delivered, failed or paused.', { field: 'status' });
+      filter.status = args.status as DeliveryDocument['status'];
+    }
+    if (principal.kind === 'merchant' && args.svcMerchantId && args.svcMerchantId !== principal.svcMerchantId) return { items: [], total: { skipRecords: 0, numberOfRecords: 0, more: false } };
+    return readPage(deliveriesCollection(db).find(filter).sort({ dtsCreated: -1, _id: -1 }), checkPage(args));
+  },
   merchants: (_parent, _args, { principal, db }) => merchantsCollection(db).find({ svcAggregatorId: requireAggregator(principal, 'read').svcAggregatorId }).sort({ _id: 1 }).toArray(),
 };

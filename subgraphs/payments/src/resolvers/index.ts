@@ -3,6 +3,7 @@ import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { Account } from './Account.js';
 import { AchPayment } from './AchPayment.js';
 import { Beneficiary } from './Beneficiary.js';
+import { Delivery } from './Delivery.js';
 import { IouAccount, IouTransaction } from './IouAccount.js';
 import { Mutation } from './Mutation.js';
 import { Merchant, PaymentLink, RefundTransaction, Undo } from './PaymentLink.js';
@@ -21,6 +22,7 @@ export const resolvers: Resolvers = {
   Merchant,
   RefundTransaction,
   Undo,
+  Delivery,
   Account,
   AchPayment,
   Transaction,

@@ -1,0 +1,24 @@
+import { maskRecipient } from '../../../../platform/notify.js';
+import type { Principal } from '../../../../platform/principal.js';
+import type { DeliveryResolvers } from '../__generated__/resolvers-types.js';
+import type { DeliveryDocument } from '../deliveries.js';
+
+/** A delivery is its aggregator's (base or confined token) and its merchant's; internal services see all. */
+export function maySeeDelivery(principal: Principal, delivery: Pick<DeliveryDocument, 'svcAggregatorId' | 'svcMerchantId'>): boolean {
+  return (
+    principal.kind === 'service' ||
+    (principal.kind === 'aggregator' && principal.svcAggregatorId === delivery.svcAggregatorId) ||
+    (principal.kind === 'merchant' && principal.svcMerchantId === delivery.svcMerchantId)
+  );
+}
+
+export const Delivery: DeliveryResolvers = {
+  __resolveReference: async ({ deliveryId }, { deliveryLoader, principal }) => {
+    const delivery = await deliveryLoader.load(deliveryId);
+    return delivery && maySeeDelivery(principal, delivery) ? delivery : null;
+  },
+  deliveryId: (delivery) => delivery._id,
+  // An email address is personal data: the log shows it masked.
+  to: (delivery) => (delivery.kind === 'email' ? maskRecipient(delivery.to) : delivery.to),
+  attempts: (delivery) => delivery.attempts ?? [],
+};
