@@ -33,6 +33,8 @@ export interface Config {
   webhookRetryScheduleMs: number[];
   /** Consecutive failed webhook attempts after which a merchant's endpoint is disabled. */
   webhookDisableAfter: number;
+  /** Whether the gateway serves GraphiQL at /graphiql (development by default). */
+  graphqlIde: boolean;
   /** Redis for the event bus across processes; unset means the in-process bus (every service in one process). */
   redisUrl: string | undefined;
   /** HMAC key of merchant and customer JWTs: JWT_SECRET, or derived from INTERNAL_SECRET. */
@@ -225,6 +227,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     internalSecret,
     internalSecretGenerated,
     redisUrl: optionalUrl('REDIS_URL'),
+    graphqlIde: bool('GRAPHQL_IDE', nodeEnv !== 'production'),
     webhookRetryScheduleMs: durations('WEBHOOK_RETRY_SCHEDULE', '0,5s,5m,30m,2h,5h,10h,10h'),
     webhookDisableAfter: int('WEBHOOK_DISABLE_AFTER', 20, 1, 1000),
     jwtSecret: env.JWT_SECRET || createHmac('sha256', internalSecret).update('payment-link-jwt').digest('hex'),

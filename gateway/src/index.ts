@@ -5,6 +5,7 @@ import type { EventBus } from '../../platform/event-bus.js';
 import { newId } from '../../platform/secrets.js';
 import { ErrorCode } from '../../platform/errors.js';
 import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { SUBGRAPH_NAMES, type Config, type SubgraphName } from '../../platform/config.js';
 import { apolloHandler, REQUEST_ID_HEADER, startHttpService, type HttpService } from '../../platform/http.js';
 import type { Logger } from '../../platform/logger.js';
@@ -12,6 +13,7 @@ import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPr
 import { formatError } from '../../platform/subgraph.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { createAuthenticator } from './authenticate.js';
+import { servePage } from './pages.js';
 import { startSubscriptionServer, type ExecuteAs } from './subscriptions.js';
 
 /** The gateway's per-request context: who is calling, established once. */
@@ -70,6 +72,8 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     // The service's own SIGTERM handling closes the HTTP server first, then Apollo.
     stopOnTerminationSignals: false,
     formatError: formatError(config),
+    // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
+    plugins: [ApolloServerPluginLandingPageDisabled()],
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
   let apiSchema: GraphQLSchema | null = null;
@@ -100,7 +104,10 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
       );
       return checks.every(Boolean);
     },
-    handle,
+    handle: async (req, res, scope) => {
+      if (await servePage(req, res, { ide: config.graphqlIde })) return;
+      await handle(req, res, scope);
+    },
   });
   const executeAs: ExecuteAs = async (document, variables, principal) => {
     const response = await apollo.executeOperation({ query: document, variables }, { contextValue: { principal, requestId: newId('evt_req_'), clientIp: null } });
