@@ -47,7 +47,7 @@ describe('the live dashboard in a real browser', () => {
     await page.fill('#login', DEMO.userName);
     await page.fill('#password', DEMO.password);
     await page.click('button[type=submit]');
-    await page.waitForFunction(() => document.querySelector('#status')?.textContent?.startsWith('Connected'), undefined, { timeout: 15_000 });
+    await page.locator('#status', { hasText: /^Connected/ }).waitFor({ timeout: 15_000 });
     await page.waitForTimeout(300);
     const token = await stack.loginDemo();
     expect((await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/off`, { headers: { token } })).status).toBe(200);
@@ -68,7 +68,7 @@ describe('the live dashboard in a real browser', () => {
     await page.fill('#login', DEMO.userName);
     await page.fill('#password', DEMO.password);
     await page.click('button[type=submit]');
-    await page.waitForFunction(() => document.querySelector('#status')?.textContent?.startsWith('Connected'), undefined, { timeout: 15_000 });
+    await page.locator('#status', { hasText: /^Connected/ }).waitFor({ timeout: 15_000 });
     await page.waitForTimeout(300);
     // The second demo card is blocked: every message for it is declined.
     const decided = await stack.graphql<{ authorizeCardMessage: { approved: boolean } }>(
