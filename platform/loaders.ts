@@ -7,7 +7,9 @@ import type { Collection, Document, Filter, Sort } from 'mongodb';
  */
 export function loaderByKey<T extends Document>(collection: Collection<T>, field: keyof T & string = '_id'): DataLoader<string, T | null> {
   return new DataLoader<string, T | null>(async (keys) => {
-    const docs = await collection.find({ [field]: { $in: [...keys] } } as Filter<T>).toArray();
+    // One key is an equality match: FerretDB (1.24) pushes equality down to its index, not `$in`.
+    const filter = keys.length === 1 ? { [field]: keys[0] } : { [field]: { $in: [...keys] } };
+    const docs = await collection.find(filter as Filter<T>).toArray();
     const byKey = new Map(docs.map((doc) => [String(doc[field]), doc as T]));
     return keys.map((key) => byKey.get(key) ?? null);
   });

@@ -7,24 +7,37 @@ const BATCH = 100;
 /** Relays by database name, so that a stored event can ask its database's relay to publish at once. */
 const relays = new Map<string, Set<OutboxRelay>>();
 
-/** Asks the relays of a database to publish what was just stored (called by `recordEvent`). */
-export function nudgeRelays(databaseName: string): void {
-  for (const relay of relays.get(databaseName) ?? []) relay.nudge();
+/**
+ * Publishes an event just stored (called by `recordEvent`) through one relay of its database in
+ * this process, if any; otherwise the relay of whichever process runs one finds it on its sweep.
+ */
+export function publishStored(databaseName: string, event: OutboxEvent): void {
+  const [relay] = relays.get(databaseName) ?? [];
+  relay?.publishNow(event);
 }
 
 /**
- * Publishes a subgraph's outbox on the event bus. Events are published oldest first and then
- * marked `dtsPublished`; a pass runs at once when an event is stored in this process, and on a
- * timer for events stored by a process that died before publishing them (or whose publish
- * failed). Delivery is at least once: an event published but not yet marked when the process
- * dies is published again, with the same id, and subscribers drop repeats by id.
+ * Publishes a subgraph's outbox on the event bus. An event stored by this process is published at
+ * once and marked `dtsPublished` (one write by `_id`); a sweep on a timer publishes, oldest first,
+ * what a process that died before publishing left behind (or whose publish failed). Delivery is at
+ * least once: an event published but not yet marked when the process dies is published again,
+ * with the same id, and subscribers drop repeats by id. The sweep reads the whole outbox on
+ * FerretDB (which pushes only `_id` matches down to an index), so it runs seconds apart.
  */
 export class OutboxRelay {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private again = false;
 
-  constructor(private readonly db: Db, private readonly bus: EventBus, private readonly logger: Logger, private readonly intervalMs = 1000) {}
+  constructor(private readonly db: Db, private readonly bus: EventBus, private readonly logger: Logger, private readonly intervalMs = 3000) {}
+
+  /** Publishes one stored event now and marks it; a failure leaves it to the sweep. */
+  publishNow(event: OutboxEvent): void {
+    void this.bus
+      .publish(toBusEvent(event))
+      .then(() => this.db.collection<OutboxEvent>('outbox').updateOne({ _id: event._id }, { $set: { dtsPublished: new Date() } }))
+      .catch((error: Error) => this.logger.warn('event left to the relay sweep', { eventId: event._id, error: error.message }));
+  }
 
   start(): this {
     const name = this.db.databaseName;
@@ -63,8 +76,10 @@ export class OutboxRelay {
     for (;;) {
       const events = await outbox.find({ dtsPublished: null }).sort({ dtsCreated: 1, _id: 1 }).limit(BATCH).toArray();
       if (events.length === 0) return;
-      for (const event of events) await this.bus.publish(toBusEvent(event));
-      await outbox.updateMany({ _id: { $in: events.map((e) => e._id) } }, { $set: { dtsPublished: new Date() } });
+      for (const event of events) {
+        await this.bus.publish(toBusEvent(event));
+        await outbox.updateOne({ _id: event._id }, { $set: { dtsPublished: new Date() } });
+      }
       if (events.length < BATCH) return;
     }
   }

@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
-import { nudgeRelays } from './outbox-relay.js';
+import { insertIfAbsent } from './mongo.js';
+import { publishStored } from './outbox-relay.js';
 import { newId } from './secrets.js';
 
 /** An event written in the same write path as the state change it reports, for the relay to publish. */
@@ -22,9 +23,10 @@ export interface OutboxEvent {
  * state change and its event records the event once.
  */
 export async function recordEvent(db: Db, type: string, audience: OutboxEvent['audience'], payload: Record<string, unknown>, id?: string): Promise<void> {
-  const event = { type, audience, payload, dtsCreated: new Date(), dtsPublished: null };
-  if (id) await db.collection<OutboxEvent>('outbox').updateOne({ _id: id }, { $setOnInsert: event }, { upsert: true });
-  else await db.collection<OutboxEvent>('outbox').insertOne({ _id: newId('evt_'), ...event });
-  // Published at once by this process's relay; a relay's timer publishes it if this process dies first.
-  nudgeRelays(db.databaseName);
+  const event: OutboxEvent = { _id: id ?? newId('evt_'), type, audience, payload, dtsCreated: new Date(), dtsPublished: null };
+  // With an id, a retry finds the event stored already: it was published then, or the sweep will.
+  if (id && !(await insertIfAbsent(db.collection<OutboxEvent>('outbox'), event))) return;
+  if (!id) await db.collection<OutboxEvent>('outbox').insertOne(event);
+  // Published at once by this process's relay; a relay's sweep publishes it if this process dies first.
+  publishStored(db.databaseName, event);
 }

@@ -23,6 +23,24 @@ const CREDENTIAL_HEADERS = [PRINCIPAL_HEADER, 'x-service-key', 'x-svc-token', 'x
 export function createAuthenticator(config: Config) {
   const resolveUrl = new URL(SESSION_RESOLVE_PATH, config.subgraphUrls.user).toString();
   const unauthenticated = (message: string) => appError(ErrorCode.UNAUTHENTICATED, message, { httpStatus: 401 });
+  const inFlight = new Map<string, Promise<Principal>>();
+  const resolveSession = async (header: string, value: string, requestId: string): Promise<Principal> => {
+    let response: Response;
+    try {
+      response = await fetch(resolveUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: signPrincipal(GATEWAY, config.internalSecret), [REQUEST_ID_HEADER]: requestId },
+        body: JSON.stringify({ token: value, header }),
+        signal: AbortSignal.timeout(5000),
+      });
+    } catch {
+      throw appError(ErrorCode.UNAVAILABLE, 'The session store did not answer.', { httpStatus: 503 });
+    }
+    if (!response.ok) throw appError(ErrorCode.UNAVAILABLE, 'The session store did not answer.', { httpStatus: 503 });
+    const { principal } = (await response.json()) as { principal: Principal | null };
+    if (!principal) throw unauthenticated(`The ${header} is unknown, expired or revoked.`);
+    return principal;
+  };
   return async function authenticate(headers: IncomingHttpHeaders | Record<string, string | undefined>, requestId: string): Promise<Principal> {
     const sent = CREDENTIAL_HEADERS.filter((name) => headers[name] !== undefined);
     if (sent.length === 0) return { kind: 'anonymous' };
@@ -48,20 +66,14 @@ export function createAuthenticator(config: Config) {
         ? { kind: 'merchant', svcMerchantId: claims.sub, svcAggregatorId: claims.agg }
         : { kind: 'customer', svcTransactionId: claims.sub, svcMerchantId: claims.mer, svcAggregatorId: claims.agg };
     }
-    let response: Response;
-    try {
-      response = await fetch(resolveUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: signPrincipal(GATEWAY, config.internalSecret), [REQUEST_ID_HEADER]: requestId },
-        body: JSON.stringify({ token: value, header }),
-        signal: AbortSignal.timeout(5000),
-      });
-    } catch {
-      throw appError(ErrorCode.UNAVAILABLE, 'The session store did not answer.', { httpStatus: 503 });
+    // Concurrent requests with the same credential share one lookup (nothing is kept after it
+    // answers, so a revoked token stops working at once).
+    const key = `${header}\n${value}`;
+    let lookup = inFlight.get(key);
+    if (!lookup) {
+      lookup = resolveSession(header, value, requestId).finally(() => inFlight.delete(key));
+      inFlight.set(key, lookup);
     }
-    if (!response.ok) throw appError(ErrorCode.UNAVAILABLE, 'The session store did not answer.', { httpStatus: 503 });
-    const { principal } = (await response.json()) as { principal: Principal | null };
-    if (!principal) throw unauthenticated(`The ${header} is unknown, expired or revoked.`);
-    return principal;
+    return lookup;
   };
 }

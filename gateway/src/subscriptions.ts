@@ -91,9 +91,12 @@ export function prepareSubscription(document: DocumentNode, operationName: strin
   return { route, responseKey, query, text: print(query) };
 }
 
-/** One subscriber's stream: events are queued as they arrive and resolved one at a time, in order. */
+/**
+ * One subscriber's stream. Each event starts resolving when it arrives (several at once, so a
+ * slow resolution does not hold back the ones behind it) and is delivered in arrival order.
+ */
 class EventStream implements AsyncIterableIterator<ExecutionResult> {
-  private readonly queue: BusEvent[] = [];
+  private readonly queue: Array<Promise<ExecutionResult | null>> = [];
   private waiting: ((result: IteratorResult<ExecutionResult>) => void) | null = null;
   private done = false;
   private draining = false;
@@ -104,7 +107,7 @@ class EventStream implements AsyncIterableIterator<ExecutionResult> {
     if (this.done) return;
     // A subscriber that cannot keep up loses its oldest events rather than the gateway's memory.
     if (this.queue.length >= this.maxQueued) this.queue.shift();
-    this.queue.push(event);
+    this.queue.push(this.resolve(event).catch(() => null));
     void this.drain();
   }
 
@@ -113,7 +116,7 @@ class EventStream implements AsyncIterableIterator<ExecutionResult> {
     this.draining = true;
     try {
       while (this.waiting && this.queue.length > 0 && !this.done) {
-        const result = await this.resolve(this.queue.shift()!);
+        const result = await this.queue.shift()!;
         if (result && this.waiting && !this.done) {
           const deliver = this.waiting;
           this.waiting = null;
@@ -149,7 +152,7 @@ class EventStream implements AsyncIterableIterator<ExecutionResult> {
 }
 
 /** Runs an operation through the gateway's own execution for a principal. */
-export type ExecuteAs = (document: DocumentNode, variables: Record<string, unknown>, principal: Principal) => Promise<FormattedExecutionResult>;
+export type ExecuteAs = (document: DocumentNode | string, variables: Record<string, unknown>, principal: Principal) => Promise<FormattedExecutionResult>;
 
 export interface SubscriptionServerOptions {
   server: Server;
@@ -203,11 +206,13 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
     }
   });
 
-  const resolveShared = (event: BusEvent, prepared: PreparedSubscription, variables: Record<string, unknown>, principal: Principal): Promise<FormattedExecutionResult> => {
-    const key = `${event.id}|${principalKey(principal)}|${prepared.text}|${JSON.stringify(variables)}`;
+  /** `shareKey`: the subscriber's principal, query text and variables; equal keys see equal results. */
+  const resolveShared = (event: BusEvent, prepared: PreparedSubscription, variables: Record<string, unknown>, principal: Principal, shareKey: string): Promise<FormattedExecutionResult> => {
+    const key = `${event.id}|${shareKey}`;
     let pending = resolutions.get(key);
     if (!pending) {
-      pending = options.execute(prepared.query, { ...variables, [KEY_VARIABLE]: prepared.route.key(event.payload) }, principal);
+      // The query's text, not its document: Apollo caches parsing, validation and the query plan by text.
+      pending = options.execute(prepared.text, { ...variables, [KEY_VARIABLE]: prepared.route.key(event.payload) }, principal);
       resolutions.set(key, pending);
       setTimeout(() => resolutions.delete(key), 10_000).unref();
     }
@@ -236,13 +241,14 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
         const prepared = prepareSubscription(args.document, args.operationName);
         if (!prepared) return { errors: [{ message: 'This subscription field is not served.' }] } as unknown as ExecutionResult;
         const variables = (args.variableValues ?? {}) as Record<string, unknown>;
+        const shareKey = `${principalKey(principal)}|${prepared.text}|${JSON.stringify(variables)}`;
         const entry = {
           principal,
           route: prepared.route,
           stream: new EventStream(
             async (event) => {
               try {
-                const result = await resolveShared(event, prepared, variables, principal);
+                const result = await resolveShared(event, prepared, variables, principal, shareKey);
                 // Null: the subscriber may not see this object after all (its own resolver decided).
                 const value = (result.data as Record<string, unknown> | null | undefined)?.[prepared.responseKey];
                 // Formatted errors travel to the client as they are.

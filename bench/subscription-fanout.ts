@@ -1,0 +1,102 @@
+// `npm run bench:fanout`: 1,000 concurrent graphql-ws subscribers (their sockets in a child
+// process, so the gateway's process holds only the server side) each subscribed to card authorizations; events
+// are published on the bus at 50 a second. Reports publish-to-receive latency over every
+// (subscriber, event) pair, whether every subscriber received every event, and the gateway
+// process's heap per subscriber. Prints JSON.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../platform/config.js';
+import { DEMO } from '../platform/demo.js';
+import { startEmbeddedMongo } from '../platform/ferretdb.js';
+import { createLogger } from '../platform/logger.js';
+import { connectMongo } from '../platform/mongo.js';
+import { seedDemo, startStack } from '../scripts/stack.js';
+import { Sessions } from '../subgraphs/user/src/auth/sessions.js';
+import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
+import { usersCollection } from '../subgraphs/user/src/datasources/users.js';
+
+const SUBSCRIBERS = Number(process.env.SUBSCRIBERS ?? 1000);
+const RATE = Number(process.env.RATE ?? 50);
+const SECONDS = Number(process.env.SECONDS ?? 10);
+
+const dataDir = process.env.MONGODB_URI ? null : await mkdtemp(path.join(tmpdir(), 'bench-fanout-'));
+const embedded = dataDir ? await startEmbeddedMongo({ dataDir, ferretdbBin: process.env.FERRETDB_BIN }) : null;
+const config = loadConfig({
+  NODE_ENV: 'test', MONGODB_URI: process.env.MONGODB_URI ?? embedded!.uri, MONGODB_DB_PREFIX: `benchfan_${process.pid}_`, LOG_LEVEL: 'error', GEOCODER_PRELOAD: 'false',
+  GATEWAY_PORT: '0', REST_PORT: '0', USER_SUBGRAPH_PORT: '0', CARDS_SUBGRAPH_PORT: '0', PAYMENTS_SUBGRAPH_PORT: '0', COMPLIANCE_SUBGRAPH_PORT: '0',
+  ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+});
+const mongo = await connectMongo(config.mongodbUri!, config.dbPrefix);
+try {
+  await seedDemo(mongo);
+  const total = RATE * SECONDS;
+  // The decided messages the events announce (as the authorization engine would have stored them).
+  const now = new Date();
+  const messages = Array.from({ length: total }, (_, i) => ({
+    _id: `bench_msg_${i}`, state: 'decided', reversedBy: null, messageType: '0100', actionType: 'request', SvcCardId: DEMO.cardIds[0], SvcUserId: DEMO.userId, svcAggregatorId: DEMO.aggregatorId,
+    amount: 1 + (i % 50), currency: 'USD', stan: String(i).padStart(6, '0'), rrn: `F${String(i).padStart(11, '0')}`, originalStan: null, responseCode: '00', decidedBy: 'aggregator', reason: 'approved', transactionId: null, decisionMs: 1, dtsReceived: now,
+  }));
+  for (let i = 0; i < messages.length; i += 50) await mongo.db('cards').collection('cardMessages').insertMany(messages.slice(i, i + 50) as never[]);
+  const stack = await startStack(config, createLogger('error'), mongo);
+  const { token } = await new Sessions(authCollections(mongo.db('user')).sessions, usersCollection(mongo.db('user'))).issue({ kind: 'user', SvcUserId: DEMO.userId, channel: 'internet' }, 3600);
+
+  global.gc?.();
+  const heapBefore = process.memoryUsage().heapUsed;
+  const worker = fork(fileURLToPath(new URL('./fanout-clients.ts', import.meta.url)), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, FANOUT: JSON.stringify({ url: `${stack.gateway.url.replace('http', 'ws')}/graphql`, token, subscribers: SUBSCRIBERS, events: total }) },
+  });
+  const fromWorker = <T>(type: string) => new Promise<T>((resolve, reject) => {
+    const onMessage = (message: { type: string } & T) => {
+      if (message.type === type) {
+        worker.off('message', onMessage as (message: unknown) => void);
+        resolve(message);
+      }
+    };
+    worker.on('message', onMessage as (message: unknown) => void);
+    worker.once('error', reject);
+  });
+  worker.on('message', (message: { type: string; error?: string }) => {
+    if (message.type === 'error') process.stderr.write(`subscriber error: ${message.error}\n`);
+  });
+  await fromWorker('subscribed');
+  // Let every subscription register at the gateway.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  global.gc?.();
+  const heapWithSubscribers = process.memoryUsage().heapUsed;
+  const rssWithSubscribers = process.memoryUsage().rss;
+
+  const published = new Array<number>(total);
+  const t0 = performance.now();
+  for (let i = 0; i < total; i += 1) {
+    const due = t0 + (i * 1000) / RATE;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    published[i] = performance.timeOrigin + performance.now();
+    await stack.bus.publish({ id: `bench_evt_${i}`, type: 'card.authorization', audience: { SvcUserId: DEMO.userId, svcAggregatorId: DEMO.aggregatorId }, payload: { messageId: `bench_msg_${i}` }, dtsCreated: new Date().toISOString() });
+  }
+  worker.send({ type: 'published', published });
+  const report = await fromWorker<{ latencies: number[]; received: number; complete: number }>('report');
+  const sorted = report.latencies.sort((a, b) => a - b);
+  const pct = (p: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 10) / 10;
+  console.log(JSON.stringify({
+    scenario: 'subscription fan-out: card authorization events resolved through the gateway for each subscriber',
+    subscribers: SUBSCRIBERS, eventsPerSecond: RATE, events: total,
+    deliveries: { expected: SUBSCRIBERS * total, received: report.received, subscribersWithEveryEvent: report.complete },
+    publishToReceiveMs: { p50: pct(50), p90: pct(90), p99: pct(99), max: pct(100) },
+    targetP99Ms: 250,
+    gatewayHeapPerSubscriberKiB: Math.round(((heapWithSubscribers - heapBefore) / SUBSCRIBERS / 1024) * 10) / 10,
+    bus: config.redisUrl ? 'redis' : 'in-process',
+    machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
+  }, null, 2));
+  worker.kill();
+  await stack.stop();
+} finally {
+  for (const name of ['user', 'cards', 'payments', 'compliance'] as const) await mongo.db(name).dropDatabase();
+  await mongo.close();
+  await embedded?.stop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+}
