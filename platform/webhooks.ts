@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { appError, ErrorCode } from './errors.js';
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { newId } from './secrets.js';
@@ -99,4 +100,30 @@ export async function deliverWebhook(
     if (name === 'TimeoutError' || name === 'AbortError') return { kind: 'timeout', ms: elapsed() };
     return { kind: 'unreachable', message: (error as Error).message, ms: elapsed() };
   }
+}
+
+/**
+ * Checks a webhook URL when it is configured: an absolute http(s) URL and, unless configuration
+ * allows internal targets (development, tests), https to a host that resolves only to public
+ * addresses. Deliveries check the address again, since DNS may change after configuration.
+ */
+export async function checkWebhookTarget(value: string, field: string, allowInternal: boolean): Promise<string> {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be an absolute http(s) URL.`, { field });
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be an http(s) URL.`, { field });
+  if (!allowInternal) {
+    if (url.protocol !== 'https:') throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be an https URL.`, { field });
+    let outside = false;
+    try {
+      outside = await resolvesOutside(url.hostname);
+    } catch {
+      throw appError(ErrorCode.VALIDATION_FAILED, `${field}: the host ${url.hostname} does not resolve.`, { field });
+    }
+    if (!outside) throw appError(ErrorCode.VALIDATION_FAILED, `${field} must not point at a loopback, private or link-local address.`, { field });
+  }
+  return url.toString();
 }

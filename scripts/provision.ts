@@ -28,12 +28,12 @@ try {
   checkString(id, 'svcAggregatorId', ID_RULE);
   const now = new Date();
   if (command === 'webhook') {
-    const result = await configureWebhook(mongo.db('cards'), createLogger('warn'), id, { url: third, defaultStrategy: fourth ?? '', timeoutMs: fifth ? Number(fifth) : null });
+    const result = await configureWebhook(mongo.db('cards'), createLogger('warn'), id, { url: third, defaultStrategy: fourth ?? '', timeoutMs: fifth ? Number(fifth) : null }, config.webhookAllowInternal);
     console.log(`Webhook of ${id}: ${result.url}, default strategy ${result.defaultStrategy}, timeout ${result.timeoutMs} ms.`);
     if (result.secret) console.log(`Signing secret (shown once): ${result.secret}`);
   } else if (command === 'merchant') {
     if (!(await aggregators.findOne({ _id: id }))) throw new Error(`No aggregator ${id}: provision it first.`);
-    const merchants = new Merchants(mongo.db('payments'), config.jwtSecret, createLogger('warn'));
+    const merchants = new Merchants(mongo.db('payments'), config.jwtSecret, createLogger('warn'), config.webhookAllowInternal);
     const { merchant, webhookSecret } = await merchants.save(id, { svcMerchantId: third, name: fourth ?? null, linkDelivery: fifth ?? null, webhookUrl: sixth });
     console.log(`Merchant ${merchant.svcMerchantId} of ${id}: ${merchant.name}, links delivered by ${merchant.linkDelivery}${merchant.webhookUrl ? ` to ${merchant.webhookUrl}` : ''}.`);
     if (webhookSecret) console.log(`Webhook signing secret (shown once): ${webhookSecret}`);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebhookReceiver } from '../platform/webhook-receiver.js';
-import { deliverWebhook, isInternalAddress, newWebhookSecret } from '../platform/webhooks.js';
+import { checkWebhookTarget, deliverWebhook, isInternalAddress, newWebhookSecret } from '../platform/webhooks.js';
 
 describe('webhook delivery', () => {
   const secret = newWebhookSecret();
@@ -40,5 +40,24 @@ describe('webhook delivery', () => {
     const outcome = await deliverWebhook({ url: receiver.url, secret }, {}, 300, { allowInternal: true });
     expect(outcome.kind).toBe('timeout');
     receiver.setMode({ reply: '00' });
+  });
+});
+
+describe('checking a webhook URL when it is configured', () => {
+  it('refuses plain http, loopback, private and link-local targets unless configuration allows them', async () => {
+    for (const [url, message] of [
+      ['http://example.com/hook', /https URL/],
+      ['https://127.0.0.1/hook', /loopback, private or link-local/],
+      ['https://localhost:8443/hook', /loopback, private or link-local/],
+      ['https://10.1.2.3/hook', /loopback, private or link-local/],
+      ['https://169.254.169.254/latest', /loopback, private or link-local/],
+      ['https://[::1]/hook', /loopback, private or link-local/],
+      ['ftp://example.com/hook', /http\(s\) URL/],
+      ['not a url', /absolute http\(s\) URL/],
+    ] as const) {
+      await expect(checkWebhookTarget(url, 'webhookUrl', false), url).rejects.toThrow(message);
+    }
+    expect(await checkWebhookTarget('https://93.184.216.34/hook', 'webhookUrl', false)).toBe('https://93.184.216.34/hook');
+    expect(await checkWebhookTarget('http://127.0.0.1:9000/webhooks', 'webhookUrl', true)).toBe('http://127.0.0.1:9000/webhooks');
   });
 });

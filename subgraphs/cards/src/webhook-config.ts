@@ -2,19 +2,13 @@ import type { Db } from 'mongodb';
 import { appError, ErrorCode } from '../../../platform/errors.js';
 import type { Logger } from '../../../platform/logger.js';
 import { checkString, ID_RULE } from '../../../platform/validate.js';
-import { newWebhookSecret } from '../../../platform/webhooks.js';
+import { checkWebhookTarget, newWebhookSecret } from '../../../platform/webhooks.js';
 import { webhookConfigsCollection } from './datasources/cards.js';
 
 /** Sets an aggregator's webhook; a secret is generated when there is none or on rotation, and returned this once. */
-export async function configureWebhook(db: Db, logger: Logger, svcAggregatorId: string, input: { url: string; defaultStrategy: string; timeoutMs?: number | null; rotateSecret?: boolean | null }) {
+export async function configureWebhook(db: Db, logger: Logger, svcAggregatorId: string, input: { url: string; defaultStrategy: string; timeoutMs?: number | null; rotateSecret?: boolean | null }, allowInternal: boolean) {
   checkString(svcAggregatorId, 'svcAggregatorId', ID_RULE);
-  let url: URL;
-  try {
-    url = new URL(input.url);
-  } catch {
-    throw appError(ErrorCode.VALIDATION_FAILED, 'url must be an absolute http(s) URL.', { field: 'url' });
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw appError(ErrorCode.VALIDATION_FAILED, 'url must be an http(s) URL.', { field: 'url' });
+  const url = new URL(await checkWebhookTarget(input.url, 'url', allowInternal));
   if (input.defaultStrategy !== 'approve' && input.defaultStrategy !== 'decline') throw appError(ErrorCode.VALIDATION_FAILED, 'defaultStrategy must be approve or decline.', { field: 'defaultStrategy' });
   const timeoutMs = input.timeoutMs ?? 2000;
   if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 10_000) throw appError(ErrorCode.VALIDATION_FAILED, 'timeoutMs must be an integer from 100 to 10000.', { field: 'timeoutMs' });

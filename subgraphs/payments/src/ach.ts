@@ -23,7 +23,7 @@ const APPLY = 'mutation ($activities: [AchActivityInput!]!) { applyAchActivity(a
 export class AchLedger {
   private readonly payments: Collection<AchPaymentDocument>;
 
-  constructor(private readonly db: Db, private readonly logger: Logger, private readonly deliveries: Deliveries) {
+  constructor(private readonly db: Db, private readonly logger: Logger, private readonly deliveries: Deliveries, private readonly allowInternalWebhooks: boolean) {
     this.payments = achPaymentsCollection(db);
   }
 
@@ -63,7 +63,7 @@ export class AchLedger {
     const amount = Number(input.amount);
     if (!(amount > 0) || !isWholeCents(amount)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive, in whole cents.', { field: 'amount' });
     const currency = checkString(input.currency ?? 'USD', 'currency', { pattern: /^USD$/, patternText: 'USD (ACH moves US dollars)' })!;
-    const webhookUrl = checkWebhookUrl(input.webhookUrl, 'webhookUrl');
+    const webhookUrl = await checkWebhookUrl(input.webhookUrl, 'webhookUrl', this.allowInternalWebhooks);
     if (webhookUrl) {
       // The merchant's secret signs the payment's webhooks, so the merchant must be the aggregator's.
       if (!svcMerchantId) throw appError(ErrorCode.REQUIRED_ELEMENT_MISSING, 'svcMerchantId is required with a webhookUrl (its webhook secret signs them).', { field: 'svcMerchantId' });

@@ -26,6 +26,8 @@ export interface PaymentsServices {
   deliveries: Deliveries;
   graph: GraphClient;
   links: PaymentLinkOptions;
+  /** WEBHOOK_ALLOW_INTERNAL: whether webhook URLs may be loopback, private or plain http. */
+  allowInternalWebhooks: boolean;
 }
 
 /** The payments subgraph's per-request context. */
@@ -79,12 +81,12 @@ export function createPaymentsContext(base: RequestBase, services: PaymentsServi
     iouTransactionsOfAccount: loaderOfGroups(iouTransactionsCollection(db), 'IOUAccountId', { sort: { dts: 1, _id: 1 } }),
     merchants: loaderByKey(merchantsCollection(db)),
     paymentLinks: loaderByKey(paymentLinksCollection(db)),
-    ach: new AchLedger(db, base.logger, deliveries),
+    ach: new AchLedger(db, base.logger, deliveries, services.allowInternalWebhooks),
     beneficiaryBook: new Beneficiaries(db),
     ious: new Ious(db, services.graph),
-    merchantBook: new Merchants(db, services.links.jwtSecret, base.logger),
+    merchantBook: new Merchants(db, services.links.jwtSecret, base.logger, services.allowInternalWebhooks),
     links: new PaymentLinks(db, deliveries, services.links, base.logger),
-    refunds: new Refunds(db),
+    refunds: new Refunds(db, services.allowInternalWebhooks),
     deliveries,
     deliveryLoader: loaderByKey(deliveriesCollection(db)),
     forwardAchEvents: () => void forwarder.forward(),

@@ -47,7 +47,7 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
     ...options,
     name: 'payments',
     resolvers,
-    createContext: (base) => createPaymentsContext(base, { db, forwarder, deliveries, graph, links }),
+    createContext: (base) => createPaymentsContext(base, { db, forwarder, deliveries, graph, links, allowInternalWebhooks: config.webhookAllowInternal }),
   });
   const expiry = new PaymentLinks(db, deliveries, links, logger);
   // Events a crash left unforwarded, deliveries that are due a retry, and links past their expiry go on a timer.

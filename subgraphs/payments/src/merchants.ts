@@ -6,7 +6,7 @@ import type { Logger } from '../../../platform/logger.js';
 import { insertIfAbsent } from '../../../platform/mongo.js';
 import { newId } from '../../../platform/secrets.js';
 import { checkString, ID_RULE, required } from '../../../platform/validate.js';
-import { newWebhookSecret } from '../../../platform/webhooks.js';
+import { checkWebhookTarget, newWebhookSecret } from '../../../platform/webhooks.js';
 import { merchantsCollection, type MerchantDocument } from './datasources/merchants.js';
 
 /** Logo types of a merchant (the spec: "such as light, dark, big, small"). */
@@ -14,23 +14,15 @@ export const LOGO_TYPES = ['light', 'dark', 'big', 'small'] as const;
 /** Largest logo accepted. */
 export const MAX_LOGO_BYTES = 1024 * 1024;
 
-/** An absolute http(s) URL, or a VALIDATION_FAILED naming the field. */
-export function checkWebhookUrl(value: unknown, field: string): string | null {
+/** A webhook URL as configured (see `checkWebhookTarget`), or null when none is given. */
+export async function checkWebhookUrl(value: unknown, field: string, allowInternal: boolean): Promise<string | null> {
   const text = checkString(value, field, { max: 2000 });
-  if (!text) return null;
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be an absolute http(s) URL.`, { field });
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be an http(s) URL.`, { field });
-  return url.toString();
+  return text ? checkWebhookTarget(text, field, allowInternal) : null;
 }
 
 /** Merchants of aggregators: registration, their JWTs and their logos. */
 export class Merchants {
-  constructor(private readonly db: Db, private readonly jwtSecret: string, private readonly logger: Logger) {}
+  constructor(private readonly db: Db, private readonly jwtSecret: string, private readonly logger: Logger, private readonly allowInternalWebhooks: boolean) {}
 
   /** The aggregator's merchant, or NOT_FOUND (another aggregator's merchant answers the same). */
   async ofAggregator(svcAggregatorId: string, svcMerchantId: string): Promise<MerchantDocument> {
@@ -48,7 +40,7 @@ export class Merchants {
     const name = checkString(existing ? input.name : required(input.name, 'name'), 'name', { min: 1, max: 100, safeText: true }) ?? existing?.name;
     const linkDelivery = (input.linkDelivery ?? existing?.linkDelivery ?? 'email') as MerchantDocument['linkDelivery'];
     if (linkDelivery !== 'email' && linkDelivery !== 'webhook') throw appError(ErrorCode.VALIDATION_FAILED, 'linkDelivery must be email or webhook.', { field: 'linkDelivery' });
-    const webhookUrl = input.webhookUrl === undefined ? (existing?.webhookUrl ?? null) : checkWebhookUrl(input.webhookUrl, 'webhookUrl');
+    const webhookUrl = input.webhookUrl === undefined ? (existing?.webhookUrl ?? null) : await checkWebhookUrl(input.webhookUrl, 'webhookUrl', this.allowInternalWebhooks);
     if (linkDelivery === 'webhook' && !webhookUrl) throw appError(ErrorCode.VALIDATION_FAILED, 'webhookUrl is required for webhook delivery.', { field: 'webhookUrl' });
     const secret = !existing || input.rotateSecret ? newWebhookSecret() : null;
     const now = new Date();

@@ -79,7 +79,7 @@ export function refundFilter(svcAggregatorId: string, input: Record<string, unkn
 
 /** Refunds of payment links: issued by merchants, listed by aggregators. */
 export class Refunds {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db, private readonly allowInternalWebhooks: boolean) {}
 
   /** One page of the aggregator's refunds, newest first: one query (a record more than asked tells `more`). */
   list(svcAggregatorId: string, input: Record<string, unknown>) {
@@ -119,7 +119,7 @@ export class Refunds {
         payment: {
           reference: refundId, effectiveEntryDate: entryDate, companyEntryDescription: description, standardEntryClassCode: 'PPD', individualName, routingNumber,
           DFIAccountNumberLastFour: account.slice(-4), accountType, transactionType: 'credit', amount, currency: link.currency,
-          webhookUrl: checkWebhookUrl(instruction.webhookUrl, 'ach.webhookUrl'),
+          webhookUrl: await checkWebhookUrl(instruction.webhookUrl, 'ach.webhookUrl', this.allowInternalWebhooks),
         },
         result: { status: 'Processing', dtsCreatedAt: now },
       };

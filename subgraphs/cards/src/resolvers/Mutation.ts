@@ -24,11 +24,10 @@ export const Mutation: MutationResolvers = {
   configureWebhook: (_parent, { input }, { principal, db, logger, config }) => {
     const { svcAggregatorId } = requireAggregator(principal, 'write');
     // Card data goes to an outside party: over TLS, unless internal targets are allowed (development).
-    if (!config.webhookAllowInternal && !input.url.startsWith('https://')) throw appError(ErrorCode.VALIDATION_FAILED, 'url must be an https URL.', { field: 'url' });
     if (input.svcAggregatorId && input.svcAggregatorId !== svcAggregatorId) {
       throw appError(ErrorCode.FORBIDDEN, 'An aggregator configures its own webhook only.', { field: 'svcAggregatorId' });
     }
-    return configureWebhook(db, logger, svcAggregatorId, input);
+    return configureWebhook(db, logger, svcAggregatorId, input, config.webhookAllowInternal);
   },
   runWebhookSandbox: (_parent, { input }, { principal, db, logger, config }) => runSandbox(db, logger, requireAggregator(principal, 'write').svcAggregatorId, input, config.webhookAllowInternal),
   addCondorCard: (_parent, { input }, { principal, db, graph, logger }) => addCondorCard(db, graph, logger, requireAggregator(principal, 'write').svcAggregatorId, input),
