@@ -52,7 +52,7 @@ describe('shutting down on SIGTERM', () => {
   });
 
   it('stops a service run as its own process and exits with 0', async () => {
-    const result = await startThenTerminate(['scripts/serve.ts', 'cards'], ZERO_PORTS, /"msg":"listening","url":"(http:\/\/127\.0\.0\.1:\d+)"/);
+    const result = await startThenTerminate(['scripts/serve.ts', 'cards'], { ...ZERO_PORTS, REDIS_URL: 'redis://127.0.0.1:6379' }, /"msg":"listening","url":"(http:\/\/127\.0\.0\.1:\d+)"/);
     expect(result.healthy, result.output).toBe(true);
     expect(result.code, result.output).toBe(0);
   });
