@@ -4,6 +4,8 @@ import type { Logger } from './logger.js';
 import type { OutboxEvent } from './outbox.js';
 
 const BATCH = 100;
+const RETENTION_MS = 7 * 24 * 3_600_000;
+const PRUNE_EVERY_MS = 3_600_000;
 /** Relays by database name, so that a stored event can ask its database's relay to publish at once. */
 const relays = new Map<string, Set<OutboxRelay>>();
 
@@ -28,6 +30,7 @@ export class OutboxRelay {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private again = false;
+  private lastPruned = 0;
 
   constructor(private readonly db: Db, private readonly bus: EventBus, private readonly logger: Logger, private readonly intervalMs = 3000) {}
 
@@ -71,7 +74,20 @@ export class OutboxRelay {
     while (this.running) await this.running;
   }
 
+  /** Published events are kept a week (ACH events until compliance has them too), then deleted. */
+  private async prune(): Promise<void> {
+    const cutoff = new Date(Date.now() - RETENTION_MS);
+    await this.db.collection<OutboxEvent>('outbox').deleteMany({
+      dtsPublished: { $lt: cutoff },
+      $or: [{ type: { $nin: ['ach.debit', 'ach.return'] } }, { dtsForwarded: { $ne: null } }],
+    });
+  }
+
   private async pass(): Promise<void> {
+    if (Date.now() - this.lastPruned > PRUNE_EVERY_MS) {
+      this.lastPruned = Date.now();
+      await this.prune();
+    }
     const outbox = this.db.collection<OutboxEvent>('outbox');
     for (;;) {
       const events = await outbox.find({ dtsPublished: null }).sort({ dtsCreated: 1, _id: 1 }).limit(BATCH).toArray();

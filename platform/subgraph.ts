@@ -116,7 +116,15 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
  * and stops it when the service closes.
  */
 export function withRecurringTask(service: HttpService, everyMs: number, task: () => Promise<unknown>): HttpService {
-  const timer = setInterval(() => void task(), everyMs);
+  // A run that outlasts the period is not joined by the next one: that tick is skipped.
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    void task().finally(() => {
+      running = false;
+    });
+  }, everyMs);
   timer.unref();
   return {
     ...service,

@@ -20,8 +20,12 @@ export function signWebhook(secret: string, id: string, timestamp: number, body:
 
 /** Loopback, private, link-local and other internal ranges a webhook must not reach in production. */
 const INTERNAL = new BlockList();
-for (const [net, prefix] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.168.0.0', 16]] as const) INTERNAL.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10]] as const) INTERNAL.addSubnet(net, prefix, 'ipv6');
+for (const [net, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16],
+  ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) INTERNAL.addSubnet(net, prefix, 'ipv4');
+// ::/96 holds ::, ::1 and the IPv4-compatible addresses (::7f00:1 is 127.0.0.1); 64:ff9b::/96 is NAT64.
+for (const [net, prefix] of [['::', 96], ['64:ff9b::', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]] as const) INTERNAL.addSubnet(net, prefix, 'ipv6');
 
 /** Whether an address is internal (IPv4-mapped IPv6 addresses are judged by their IPv4 part). */
 export function isInternalAddress(address: string): boolean {

@@ -146,6 +146,32 @@ describe('subscriptions over graphql-ws', () => {
     expect(event.data?.paymentLinkStatusChanged).toEqual({ svcTransactionId: 'demo_link_1', status: 'Cancelled', merchant: { name: 'Demo Bikes & Repairs' } });
   });
 
+  it("delivers a merchant's own link changes to its merchant JWT, and refuses a service key", async () => {
+    const aggregatorToken = (await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
+    const jwt = (await stack.rest<{ data: { token: string } }>('POST', '/payment-link/merchant/get-token', { headers: { 'x-svc-token': aggregatorToken }, body: { svcMerchantId: DEMO.merchantId } })).body.data.token;
+    const merchant = subscriber(wsUrl, { 'x-svc-jwtoken': jwt });
+    closers.push(merchant.close);
+    const sub = merchant.subscribe<{ paymentLinkStatusChanged: { svcTransactionId: string; status: string } }>('subscription { paymentLinkStatusChanged { svcTransactionId status } }');
+    await sub.acknowledged;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const link = (await stack.rest<{ data: { svcTransactionId: string } }>('POST', '/public/merchant/payment/create', { headers: { 'x-svc-jwtoken': jwt }, body: { amount: 5, currency: 'USD' } })).body.data;
+    expect((await sub.next()).data?.paymentLinkStatusChanged).toEqual({ svcTransactionId: link.svcTransactionId, status: 'Initiated' });
+    const service = subscriber(wsUrl, { 'x-service-key': PROCESSOR_KEY });
+    closers.push(service.close);
+    await expect(service.subscribe('subscription { cardStatusChanged { SvcCardId } }').next(3000)).rejects.toThrow(/subscription failed/);
+  });
+
+  it('closes a connection whose token was logged out', async () => {
+    const own = await stack.loginDemo();
+    const user = subscriber(wsUrl, { token: own });
+    closers.push(user.close);
+    const first = user.subscribe('subscription { cardStatusChanged { SvcCardId } }');
+    await first.acknowledged;
+    expect((await stack.rest('DELETE', '/token', { headers: { token: own } })).status).toBe(200);
+    const second = user.subscribe('subscription { cardAuthorizations { messageId } }');
+    await expect(second.next(3000)).rejects.toThrow(/subscription failed/);
+  });
+
   it('reaches a subscriber on a second gateway instance through Redis', async () => {
     const bus = createEventBus('redis://127.0.0.1:6379', createLogger('silent'), stack.config.dbPrefix);
     const second = await startGateway({ config: { ...stack.config, ports: { ...stack.config.ports, gateway: 0 }, subgraphUrls: Object.fromEntries(Object.entries(stack.subgraphs).map(([name, s]) => [name, `${s.url}/graphql`])) as never }, logger: createLogger('silent'), bus });

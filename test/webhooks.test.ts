@@ -52,6 +52,10 @@ describe('checking a webhook URL when it is configured', () => {
       ['https://10.1.2.3/hook', /loopback, private or link-local/],
       ['https://169.254.169.254/latest', /loopback, private or link-local/],
       ['https://[::1]/hook', /loopback, private or link-local/],
+      ['https://[::127.0.0.1]/hook', /loopback, private or link-local/],
+      ['https://[64:ff9b::7f00:1]/hook', /loopback, private or link-local/],
+      ['https://198.18.0.1/hook', /loopback, private or link-local/],
+      ['https://255.255.255.255/hook', /loopback, private or link-local/],
       ['ftp://example.com/hook', /http\(s\) URL/],
       ['not a url', /absolute http\(s\) URL/],
     ] as const) {

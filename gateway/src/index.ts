@@ -124,6 +124,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     authenticate: (headers) => authenticate(headers, newId('ws_')),
     execute: executeAs,
     logger,
+    maxPayloadBytes: config.bodyLimitBytes,
   });
   return {
     ...service,

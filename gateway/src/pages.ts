@@ -41,12 +41,13 @@ async function bundle(name: 'dashboard' | 'graphiql'): Promise<Bundle> {
   return { html, files };
 }
 
-function send(res: ServerResponse, type: string, body: string | Buffer, host: string): void {
+function send(res: ServerResponse, type: string, body: string | Buffer): void {
   res.writeHead(200, {
     'content-type': type,
     'content-length': Buffer.byteLength(body),
     // Only this gateway's own scripts, styles and sockets.
-    'content-security-policy': `default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self' ws://${host} wss://${host}; base-uri 'none'; frame-ancestors 'none'`,
+    // 'self' covers the gateway's own ws:/wss: origin (CSP level 3).
+    'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'",
     'x-content-type-options': 'nosniff',
     'cache-control': 'no-cache',
   });
@@ -67,16 +68,16 @@ export async function servePage(req: IncomingMessage, res: ServerResponse, optio
   if (!pending) {
     pending = bundle(name);
     bundles.set(name, pending);
-    pending.catch(() => bundles.delete(name));
+    // A failed build is retried after a minute, not on every request.
+    pending.catch(() => setTimeout(() => bundles.delete(name), 60_000).unref());
   }
   const built = await pending;
-  const host = req.headers.host ?? 'localhost';
   if (!match[2]) {
-    send(res, 'text/html; charset=utf-8', built.html, host);
+    send(res, 'text/html; charset=utf-8', built.html);
     return true;
   }
   const file = built.files.get(match[2]);
   if (!file) return false;
-  send(res, file.type, file.body, host);
+  send(res, file.type, file.body);
   return true;
 }

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
-import { getOperationAST, Kind, OperationTypeNode, parseType, print, type DocumentNode, type ExecutionResult, type FormattedExecutionResult, type FieldNode, type GraphQLSchema } from 'graphql';
+import { getOperationAST, GraphQLError, Kind, OperationTypeNode, parseType, print, type DocumentNode, type ExecutionResult, type FormattedExecutionResult, type FieldNode, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import type { BusEvent, EventBus } from '../../platform/event-bus.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Principal } from '../../platform/principal.js';
@@ -39,12 +39,17 @@ export function mayReceive(principal: Principal, event: BusEvent): boolean {
       return event.audience.svcAggregatorId === principal.svcAggregatorId;
     case 'merchant':
       return event.audience.svcMerchantId === principal.svcMerchantId;
-    case 'service':
-      return true;
     default:
       return false;
   }
 }
+
+/** Who may subscribe: end users, aggregators and merchants (a service key is for one job, not every event). */
+const SUBSCRIBERS: ReadonlySet<Principal['kind']> = new Set(['user', 'aggregator', 'merchant']);
+/** Subscriptions one connection may hold at once. */
+export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 25;
+/** How often a connection's credentials are checked again (a logout, a revoked token, an expired JWT). */
+const RECHECK_MS = 60_000;
 
 /** A subscription turned into the query that resolves one of its events: same selection, same response key. */
 export interface PreparedSubscription {
@@ -163,9 +168,11 @@ export interface SubscriptionServerOptions {
   authenticate: (headers: Record<string, string | undefined>) => Promise<Principal>;
   execute: ExecuteAs;
   logger: Logger;
+  /** Largest message a client may send (the HTTP body limit). */
+  maxPayloadBytes: number;
 }
 
-/** A principal's identity for sharing one resolution among subscribers who would see the same. */
+/** Who a principal is, for telling whether a connection's credentials still name the same one. */
 function principalKey(principal: Principal): string {
   switch (principal.kind) {
     case 'user':
@@ -191,8 +198,23 @@ function principalKey(principal: Principal): string {
  */
 export function startSubscriptionServer(options: SubscriptionServerOptions): { close(): Promise<void>; subscribers(): number } {
   const { logger } = options;
-  const wss = new WebSocketServer({ server: options.server, path: options.path });
-  const principals = new WeakMap<object, Principal>();
+  const wss = new WebSocketServer({ server: options.server, path: options.path, maxPayload: options.maxPayloadBytes });
+  const connections = new WeakMap<object, { principal: Principal; headers: Record<string, string>; subscriptions: number; timer: NodeJS.Timeout }>();
+  /** Checks a connection's credentials again; closes it (4401) when they no longer hold. */
+  const recheck = async (ctx: object, socket: WebSocket): Promise<boolean> => {
+    const connection = connections.get(ctx);
+    if (!connection) return false;
+    try {
+      const principal = await options.authenticate(connection.headers);
+      if (principalKey(principal) === principalKey(connection.principal)) return true;
+    } catch {
+      // Refused: closed below.
+    }
+    clearInterval(connection.timer);
+    connections.delete(ctx);
+    socket.close(4401, 'Unauthorized');
+    return false;
+  };
   const streams = new Set<{ principal: Principal; route: SubscriptionRoute; stream: EventStream }>();
   const seen = new Set<string>();
   const resolutions = new Map<string, Promise<FormattedExecutionResult>>();
@@ -227,21 +249,32 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
         const headers = Object.fromEntries(Object.entries(params).filter(([, v]) => typeof v === 'string').map(([k, v]) => [k.toLowerCase(), v as string]));
         try {
           const principal = await options.authenticate(headers);
-          if (principal.kind === 'anonymous') return false;
-          principals.set(ctx, principal);
+          if (!SUBSCRIBERS.has(principal.kind)) return false;
+          const timer = setInterval(() => void recheck(ctx, ctx.extra.socket), RECHECK_MS);
+          timer.unref();
+          ctx.extra.socket.once('close', () => clearInterval(timer));
+          connections.set(ctx, { principal, headers, subscriptions: 0, timer });
           return true;
         } catch {
           return false;
         }
       },
-      context: (ctx) => ({ principal: principals.get(ctx) }),
+      onSubscribe: async (ctx) => {
+        // Each operation checks the credentials again, so a logout or revocation takes effect at once.
+        if (!(await recheck(ctx, ctx.extra.socket))) return [new GraphQLError('The connection credentials are no longer valid.')];
+        const connection = connections.get(ctx)!;
+        if (connection.subscriptions >= MAX_SUBSCRIPTIONS_PER_CONNECTION) return [new GraphQLError(`At most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions per connection.`)];
+        return undefined;
+      },
+      context: (ctx) => ({ principal: connections.get(ctx)?.principal, connection: connections.get(ctx) }),
       execute: async (args) => (await options.execute(args.document, (args.variableValues ?? {}) as Record<string, unknown>, (args.contextValue as { principal: Principal }).principal)) as ExecutionResult,
       subscribe: (args) => {
-        const principal = (args.contextValue as { principal: Principal }).principal;
+        const { principal, connection } = args.contextValue as { principal: Principal; connection: { subscriptions: number } };
         const prepared = prepareSubscription(args.document, args.operationName);
         if (!prepared) return { errors: [{ message: 'This subscription field is not served.' }] } as unknown as ExecutionResult;
         const variables = (args.variableValues ?? {}) as Record<string, unknown>;
-        const shareKey = `${principalKey(principal)}|${prepared.text}|${JSON.stringify(variables)}`;
+        // The whole principal: only subscribers that are exactly alike share a resolution.
+        const shareKey = `${JSON.stringify(principal)}|${prepared.text}|${JSON.stringify(variables)}`;
         const entry = {
           principal,
           route: prepared.route,
@@ -258,9 +291,13 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
                 return null;
               }
             },
-            () => streams.delete(entry),
+            () => {
+              streams.delete(entry);
+              connection.subscriptions -= 1;
+            },
           ),
         };
+        connection.subscriptions += 1;
         streams.add(entry);
         return entry.stream;
       },

@@ -19,6 +19,9 @@ const FORWARD_BATCH = 20;
 
 const APPLY = 'mutation ($activities: [AchActivityInput!]!) { applyAchActivity(activities: $activities) { applied } }';
 
+/** Who may see an ACH payment's events: its aggregator, and its merchant when it has one. */
+const audienceOf = (payment: AchPaymentDocument) => ({ svcAggregatorId: payment.svcAggregatorId, ...(payment.svcMerchantId ? { svcMerchantId: payment.svcMerchantId } : {}) });
+
 /** ACH debits and their returns; each is an `ach.debit` or `ach.return` event in the outbox. */
 export class AchLedger {
   private readonly payments: Collection<AchPaymentDocument>;
@@ -49,7 +52,7 @@ export class AchLedger {
       if (!exists) throw appError(ErrorCode.NOT_FOUND, `No ACH payment ${svcTransactionId}.`, { field: 'svcTransactionId' });
       throw appError(ErrorCode.CONFLICT, `ACH payment ${svcTransactionId} is ${exists.status}; only a Processing payment settles.`, { field: 'svcTransactionId' });
     }
-    await recordEvent(this.db, 'ach.settled', { svcAggregatorId: settled.svcAggregatorId }, { svcTransactionId, status: 'Settled' }, `${svcTransactionId}:settled`);
+    await recordEvent(this.db, 'ach.settled', audienceOf(settled), { svcTransactionId, status: 'Settled' }, `${svcTransactionId}:settled`);
     await this.notify(settled);
     return settled;
   }
@@ -73,7 +76,7 @@ export class AchLedger {
     const now = new Date();
     const payment: AchPaymentDocument = { _id: svcTransactionId, svcTransactionId, svcAggregatorId, svcMerchantId, amount, currency, effectiveEntryDate, status: 'Processing', returnCode: null, dtsReturned: null, dtsCreated: now, dtsUpdated: now, webhookUrl };
     const event = (stored: AchPaymentDocument) =>
-      recordEvent(this.db, 'ach.debit', { svcAggregatorId: stored.svcAggregatorId }, { svcTransactionId, entryDate: stored.effectiveEntryDate, amount: stored.amount }, `${svcTransactionId}:debit`);
+      recordEvent(this.db, 'ach.debit', audienceOf(stored), { svcTransactionId, entryDate: stored.effectiveEntryDate, amount: stored.amount }, `${svcTransactionId}:debit`);
     try {
       await this.payments.insertOne(payment);
     } catch (error) {
@@ -101,7 +104,7 @@ export class AchLedger {
       { returnDocument: 'after' },
     );
     const event = (stored: AchPaymentDocument) =>
-      recordEvent(this.db, 'ach.return', { svcAggregatorId: stored.svcAggregatorId }, { svcTransactionId, entryDate: stored.effectiveEntryDate, amount: stored.amount, returnCode: stored.returnCode }, `${svcTransactionId}:return`);
+      recordEvent(this.db, 'ach.return', audienceOf(stored), { svcTransactionId, entryDate: stored.effectiveEntryDate, amount: stored.amount, returnCode: stored.returnCode }, `${svcTransactionId}:return`);
     if (!returned) {
       const exists = await this.payments.findOne({ _id: svcTransactionId });
       if (!exists) throw appError(ErrorCode.NOT_FOUND, `No ACH payment ${svcTransactionId}.`, { field: 'svcTransactionId' });

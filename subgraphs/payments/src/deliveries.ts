@@ -115,8 +115,12 @@ export class Deliveries {
   /** Re-enables a merchant's disabled endpoint and resumes its paused deliveries. */
   async enableEndpoint(svcMerchantId: string): Promise<void> {
     await merchantsCollection(this.db).updateOne({ _id: svcMerchantId }, { $set: { dtsWebhookDisabled: null, webhookFailures: 0 } });
+    const paused = await this.deliveries.find({ svcMerchantId, status: 'paused' }, { projection: { _id: 1 } }).toArray();
     await this.deliveries.updateMany({ svcMerchantId, status: 'paused' }, { $set: { status: 'pending', dtsNextAttempt: new Date() } });
-    await this.retryDue();
+    // Resumed in the background, in order: the mutation answers at once.
+    void (async () => {
+      for (const { _id } of paused) await this.attempt(_id);
+    })().catch((error: Error) => this.logger.warn('resuming deliveries failed', { svcMerchantId, error: error.message }));
   }
 
   /** Stops the in-process retry timers (the periodic sweep takes over after a restart). */
@@ -177,8 +181,11 @@ export class Deliveries {
       : nextDelay === undefined
         ? { status: 'failed' as const, lastError: result.error, dtsNextAttempt: null }
         : { lastError: result.error, dtsNextAttempt: new Date(Date.now() + nextDelay) };
-    const updated = await this.deliveries.findOneAndUpdate({ _id: id }, { $set: update, $push: { attempts: attempt } }, { returnDocument: 'after' });
-    if (claimed.kind === 'webhook') await this.countEndpoint(claimed.svcMerchantId, result.error === null);
+    // Written only while this attempt still holds the delivery (a sweep may have reclaimed it after the lease).
+    const updated = await this.deliveries.findOneAndUpdate({ _id: id, attemptCount: claimed.attemptCount }, { $set: update, $push: { attempts: attempt } }, { returnDocument: 'after' });
+    if (!updated) return null;
+    // Failures count against the merchant's endpoint only while it is where the delivery goes.
+    if (claimed.kind === 'webhook' && merchant?.webhookUrl === claimed.to) await this.countEndpoint(claimed.svcMerchantId, result.error === null);
     await recordEvent(
       this.db, 'webhook.attempt', { svcAggregatorId: claimed.svcAggregatorId, svcMerchantId: claimed.svcMerchantId },
       { deliveryId: id, number: attempt.number, outcome: attempt.outcome, httpStatus: attempt.httpStatus }, `${id}:attempt:${attempt.number}`,

@@ -236,7 +236,7 @@ export class PaymentLinks {
 
   private event(link: PaymentLinkDocument, previousStatus: PaymentLinkStatus | null) {
     return recordEvent(
-      this.db, 'payment_link.status', { svcAggregatorId: link.svcAggregatorId },
+      this.db, 'payment_link.status', { svcAggregatorId: link.svcAggregatorId, svcMerchantId: link.svcMerchantId },
       { svcTransactionId: link._id, svcMerchantId: link.svcMerchantId, status: link.status, previousStatus },
       `${link._id}:${link.status}`,
     );

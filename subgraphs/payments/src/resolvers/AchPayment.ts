@@ -3,7 +3,11 @@ import type { AchPaymentResolvers } from '../__generated__/resolvers-types.js';
 export const AchPayment: AchPaymentResolvers = {
   __resolveReference: async ({ svcTransactionId }, { achPayments, principal }) => {
     const payment = await achPayments.load(svcTransactionId);
-    const visible = payment && (principal.kind === 'service' || (principal.kind === 'aggregator' && principal.svcAggregatorId === payment.svcAggregatorId));
+    const visible =
+      payment &&
+      (principal.kind === 'service' ||
+        (principal.kind === 'aggregator' && principal.svcAggregatorId === payment.svcAggregatorId) ||
+        (principal.kind === 'merchant' && payment.svcMerchantId !== null && principal.svcMerchantId === payment.svcMerchantId));
     return visible ? payment : null;
   },
 };
