@@ -4,7 +4,7 @@ import { signJwt } from '../platform/jwt.js';
 import { startWebhookReceiver } from '../platform/webhook-receiver.js';
 import { createLogger } from '../platform/logger.js';
 import { createNotifier } from '../platform/notify.js';
-import { Deliveries, deliveriesCollection } from '../subgraphs/payments/src/deliveries.js';
+import { Deliveries, deliveriesCollection, merchantEndpoints } from '../subgraphs/payments/src/deliveries.js';
 import { paymentLinksCollection, refundsCollection, type RefundDocument } from '../subgraphs/payments/src/datasources/payment-links.js';
 import { startTestStack, type TestStack } from './harness.js';
 import { startInbox, type Inbox } from './inbox.js';
@@ -241,7 +241,7 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
       const deliveries = deliveriesCollection(stack.mongo.db('payments'));
       await deliveries.updateOne({ _id: `dlv_${link.svcTransactionId}_sent` }, { $set: { dtsNextAttempt: new Date(0) } });
       const notifier = createNotifier({ mailFrom: 'test@example.com', outboxDir: '/tmp/unused-outbox', logger: createLogger('silent') });
-      await new Deliveries(stack.mongo.db('payments'), notifier, createLogger('silent'), { scheduleMs: [0], disableAfter: 5, allowInternal: true }).retryDue();
+      await new Deliveries(stack.mongo.db('payments'), notifier, createLogger('silent'), { scheduleMs: [0], disableAfter: 5, allowInternal: true }, merchantEndpoints(stack.mongo.db('payments'))).retryDue();
       expect(await deliveries.findOne({ _id: `dlv_${link.svcTransactionId}_sent` })).toMatchObject({ status: 'failed', attemptCount: 1, lastError: 'not sent: the link is Cancelled' });
     });
   });

@@ -12,7 +12,7 @@ import { iouAccountsCollection, iouTransactionsCollection } from './datasources/
 import { merchantsCollection } from './datasources/merchants.js';
 import { paymentLinksCollection, refundsCollection } from './datasources/payment-links.js';
 import { transactionsCollection } from './datasources/transactions.js';
-import { Deliveries, deliveriesCollection } from './deliveries.js';
+import { Deliveries, deliveriesCollection, merchantEndpoints } from './deliveries.js';
 import { PaymentLinks } from './payment-links.js';
 import { resolvers } from './resolvers/index.js';
 
@@ -41,7 +41,7 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   const graph = createGraphClient(config, 'payments');
   const forwarder = new AchForwarder(db, graph, logger);
   const notifier = createNotifier({ smtpUrl: config.smtpUrl, mailFrom: config.mailFrom, smsWebhookUrl: config.smsWebhookUrl, outboxDir: config.outboxDir, logger });
-  const deliveries = new Deliveries(db, notifier, logger, { scheduleMs: config.webhookRetryScheduleMs, disableAfter: config.webhookDisableAfter, allowInternal: config.webhookAllowInternal });
+  const deliveries = new Deliveries(db, notifier, logger, { scheduleMs: config.webhookRetryScheduleMs, disableAfter: config.webhookDisableAfter, allowInternal: config.webhookAllowInternal }, merchantEndpoints(db));
   const links = { jwtSecret: config.jwtSecret, paymentPageUrl: config.paymentPageUrl, lifetimeSeconds: config.paymentLinkLifetimeSeconds };
   const service = await startSubgraph({
     ...options,

@@ -38,7 +38,8 @@ export const Mutation: MutationResolvers = {
   },
   enableMerchantWebhook: async (_parent, { svcMerchantId }, { principal, merchantBook, deliveries, db }) => {
     await merchantBook.ofAggregator(requireAggregator(principal, 'write').svcAggregatorId, svcMerchantId);
-    await deliveries.enableEndpoint(svcMerchantId);
+    await merchantsCollection(db).updateOne({ _id: svcMerchantId }, { $set: { dtsWebhookDisabled: null, webhookFailures: 0 } });
+    await deliveries.resume({ svcMerchantId });
     return (await merchantsCollection(db).findOne({ _id: svcMerchantId }))!;
   },
   recordCardTransaction: (_parent, { input }, { principal, db }) => {
