@@ -8,7 +8,7 @@ const subgraphs: Record<string, { context: string; mappers: Record<string, strin
   },
   cards: {
     context: '../context.js#CardsContext',
-    mappers: { Card: '../datasources/cards.js#CardDocument', CardAuthorization: '../datasources/cards.js#CardMessageDocument', User: '../../../../platform/references.js#UserReference', Account: '../../../../platform/references.js#AccountReference' },
+    mappers: { Card: '../datasources/cards.js#CardDocument', CardAuthorization: '../datasources/cards.js#CardMessageDocument', CardWebhookDelivery: '../../../../platform/deliveries.js#DeliveryDocument', User: '../../../../platform/references.js#UserReference', Account: '../../../../platform/references.js#AccountReference' },
   },
   payments: {
     context: '../context.js#PaymentsContext',

@@ -105,14 +105,21 @@ export class Deliveries {
     this.deliveries = deliveriesCollection(db);
   }
 
-  /** Stores a delivery (once per id) and makes its first attempt after the schedule's first delay. */
-  async enqueue(delivery: Pick<DeliveryDocument, '_id' | 'kind' | 'svcMerchantId' | 'svcAggregatorId' | 'eventType' | 'to' | 'payload' | 'whileLinkSent'>): Promise<DeliveryDocument | null> {
+  /**
+   * Stores a delivery (once per id) and makes its first attempt after the schedule's first delay;
+   * with `wait: false` it returns once stored, the attempt going on in the background.
+   */
+  async enqueue(delivery: Pick<DeliveryDocument, '_id' | 'kind' | 'svcMerchantId' | 'svcAggregatorId' | 'eventType' | 'to' | 'payload' | 'whileLinkSent'>, options: { wait: boolean } = { wait: true }): Promise<DeliveryDocument | null> {
     const now = new Date();
     const first = this.policy.scheduleMs[0] ?? 0;
     await insertIfAbsent(this.deliveries, {
       ...delivery, status: 'pending', attemptCount: 0, roundStart: 0, attempts: [], lastError: null, dtsCreated: now, dtsDelivered: null, dtsNextAttempt: new Date(now.getTime() + first),
     });
     if (first > 0) return this.later(delivery._id, first);
+    if (!options.wait) {
+      void this.attempt(delivery._id).catch((error: Error) => this.logger.warn('delivery attempt failed to run', { deliveryId: delivery._id, error: error.message }));
+      return null;
+    }
     return this.attempt(delivery._id);
   }
 

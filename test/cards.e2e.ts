@@ -118,11 +118,11 @@ describe('cards, card authorization and the webhook sandbox', () => {
 
   it('answers a retransmitted message the same, recording one transaction, even when the copies race', async () => {
     const input = message({ messageType: '0200', amount: 7 });
-    const before = receiver.received.length;
     const [first, second] = await Promise.all([authorize(input), authorize(input)]);
     expect(second).toEqual(first);
     expect(await authorize(input)).toEqual(first);
-    expect(receiver.received.length - before).toBe(1);
+    // Advices of earlier tests may still arrive (they are delivered after the decision): count this message's.
+    expect(receiver.received.filter((w) => w.payload.rrn === input.rrn)).toHaveLength(1);
     expect(await stack.mongo.db('payments').collection('transactions').countDocuments({ _id: first.transactionId as never })).toBe(1);
     const otherAmount = await authorize({ ...input, amount: 8 });
     expect(otherAmount).toMatchObject({ responseCode: '94', approved: false });
@@ -141,12 +141,13 @@ describe('cards, card authorization and the webhook sandbox', () => {
   });
 
   it('applies the user\'s restrictions through the graph before asking the aggregator', async () => {
-    const before = receiver.received.length;
-    const overLimit = await authorize(message({ amount: 7500 }));
+    const [over, euros] = [message({ amount: 7500 }), message({ currency: 'EUR' })];
+    const overLimit = await authorize(over);
     expect(overLimit).toMatchObject({ responseCode: '57', decidedBy: 'restriction' });
-    const otherCurrency = await authorize(message({ currency: 'EUR' }));
+    const otherCurrency = await authorize(euros);
     expect(otherCurrency).toMatchObject({ responseCode: '57', approved: false });
-    expect(receiver.received.length).toBe(before);
+    // The aggregator was not asked about either.
+    expect(receiver.received.filter((w) => w.payload.rrn === over.rrn || w.payload.rrn === euros.rrn)).toEqual([]);
   });
 
   it('declines an unknown card and refuses bad messages naming the field', async () => {
@@ -203,7 +204,7 @@ describe('cards, card authorization and the webhook sandbox', () => {
       expect(response.body.data.map((r) => r.code)).toEqual([['t001_01', '01'], ['t001_02', '02'], ['t002_01', '01'], ['t003_01', '01'], ['t004_01', '01'], ['t005_01', '01']]);
       expect(response.body.data.every((r) => r.pass)).toBe(true);
       expect(response.body.data[1]?.responseData).toEqual({ responseCode: '05' });
-      expect(receiver.received.slice(before)).toHaveLength(6);
+      expect(receiver.received.slice(before).filter((w) => 'sandbox' in w.payload)).toHaveLength(6);
       expect(receiver.received.slice(before).every((w) => w.verified)).toBe(true);
     });
 

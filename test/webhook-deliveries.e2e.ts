@@ -10,6 +10,7 @@ import { startTestStack, type TestStack } from './harness.js';
 
 interface Envelope<T> { code: string; data: T }
 interface Hit { id: string; verified: boolean; at: number; type: string }
+const PROCESSOR_KEY = 'card-processor-key-for-the-delivery-tests';
 
 /** A merchant webhook endpoint whose answers the test scripts: a list of statuses (and Retry-After), then 200. */
 async function startEndpoint(secret: () => string) {
@@ -20,7 +21,7 @@ async function startEndpoint(secret: () => string) {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      hits.push({ id: String(req.headers['webhook-id']), verified: verifyWebhook(secret(), req.headers, body), at: Date.now(), type: (JSON.parse(body) as { type: string }).type });
+      hits.push({ id: String(req.headers['webhook-id']), verified: verifyWebhook(secret(), req.headers, body), at: Date.now(), type: String((JSON.parse(body) as { type?: string }).type) });
       const next = script.shift() ?? { status: 200 };
       res.writeHead(next.status, next.retryAfter ? { 'retry-after': next.retryAfter } : {}).end();
     });
@@ -63,7 +64,7 @@ describe('webhook deliveries: schedule, log, resend and disabled endpoints', () 
 
   beforeAll(async () => {
     endpoint = await startEndpoint(() => secret);
-    stack = await startTestStack({ WEBHOOK_RETRY_SCHEDULE: '0,100ms,100ms,100ms', WEBHOOK_DISABLE_AFTER: '6' });
+    stack = await startTestStack({ WEBHOOK_RETRY_SCHEDULE: '0,100ms,100ms,100ms', WEBHOOK_DISABLE_AFTER: '6', SERVICE_KEYS: `card-processor=${PROCESSOR_KEY}` });
     aggregatorToken = (await stack.rest<Envelope<{ token: string }>>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
     secret = (await saveMerchant({ svcMerchantId: 'hooked', name: 'Hooked', linkDelivery: 'webhook', webhookUrl: endpoint.url }))!.webhookSecret!;
   });
@@ -135,6 +136,32 @@ describe('webhook deliveries: schedule, log, resend and disabled endpoints', () 
     await stack.graphql('mutation { enableMerchantWebhook(svcMerchantId: "hooked") { dtsWebhookDisabled } }', {}, asAggregator());
     await until(() => delivery(second), (d) => d?.status === 'delivered');
     await until(() => delivery(third), (d) => d?.status === 'delivered');
+  });
+
+  it("delivers card-authorization advices to the aggregator's webhook through the same log, retried until delivered", async () => {
+    const cardEndpoint = await startEndpoint(() => DEMO.webhook.secret);
+    try {
+      await stack.mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: cardEndpoint.url } });
+      cardEndpoint.answer([{ status: 500 }, { status: 503 }]);
+      const decided = await stack.graphql<{ authorizeCardMessage: { messageId: string } }>(
+        'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { messageId } }',
+        { input: { messageType: '0220', svcCardId: DEMO.cardIds[0], amount: 7.25, currency: 'USD', merchantName: 'Parking', mcc: '7523', stan: '990011', rrn: 'RRN000990011' } },
+        { 'x-service-key': PROCESSOR_KEY },
+      );
+      expect(decided.body.errors).toBeUndefined();
+      const id = `dlv_${decided.body.data!.authorizeCardMessage.messageId}_advice`;
+      const log = async () =>
+        (await stack.graphql<{ cardWebhookDeliveries: { items: Array<{ deliveryId: string; status: string; eventType: string; attempts: Array<{ outcome: string; httpStatus: number | null }> }> } }>(
+          '{ cardWebhookDeliveries { items { deliveryId status eventType attempts { outcome httpStatus } } } }', {}, asAggregator(),
+        )).body.data!.cardWebhookDeliveries.items.find((d) => d.deliveryId === id);
+      const done = await until(log, (d) => d?.status === 'delivered');
+      expect(done).toMatchObject({ eventType: 'card_authorization.advice', attempts: [{ outcome: 'failed', httpStatus: 500 }, { outcome: 'failed', httpStatus: 503 }, { outcome: 'delivered', httpStatus: 200 }] });
+      expect(cardEndpoint.hits).toHaveLength(3);
+      expect(new Set(cardEndpoint.hits.map((h) => h.id))).toEqual(new Set([id]));
+      expect(cardEndpoint.hits.every((h) => h.verified)).toBe(true);
+    } finally {
+      await cardEndpoint.close();
+    }
   });
 
   it('resumes a pending delivery that a stopped process left behind', async () => {

@@ -4,6 +4,7 @@ import type { GraphClient } from '../../../platform/graph-client.js';
 import type { Logger } from '../../../platform/logger.js';
 import { recordEvent } from '../../../platform/outbox.js';
 import { checkString } from '../../../platform/validate.js';
+import type { Deliveries } from '../../../platform/deliveries.js';
 import { deliverWebhook, type WebhookOutcome } from '../../../platform/webhooks.js';
 import { cardMessagesCollection, cardsCollection, webhookConfigsCollection, type CardDocument, type CardMessageDocument, type WebhookConfigDocument } from './datasources/cards.js';
 
@@ -79,6 +80,8 @@ export class CardAuthorizer {
     private readonly logger: Logger,
     /** Whether webhooks may target internal addresses (WEBHOOK_ALLOW_INTERNAL). */
     private readonly allowInternalWebhooks: boolean,
+    /** Where advices go: stored, retried on the schedule, logged. */
+    private readonly deliveries: Deliveries,
   ) {}
 
   async decide(message: CardMessage) {
@@ -181,11 +184,13 @@ export class CardAuthorizer {
     await recordEvent(this.db, 'card.authorization', { ...(record.SvcUserId ? { SvcUserId: record.SvcUserId } : {}), ...(record.svcAggregatorId ? { svcAggregatorId: record.svcAggregatorId } : {}) }, {
       messageId, messageType: record.messageType, SvcCardId: record.SvcCardId, responseCode, decidedBy, transactionId,
     });
-    // Advices inform the aggregator; nobody waits for the answer (redelivery belongs to the webhook log).
-    if (card && config && types.actionType === 'advice') {
-      void deliverWebhook(config, webhookPayload(messageId, message, types, card, { responseCode }), config.timeoutMs, { allowInternal: this.allowInternalWebhooks }).then((outcome) => {
-        if (outcome.kind !== 'reply') this.logger.warn('advice webhook not delivered', { messageId, outcome: outcome.kind });
-      });
+    // Advices inform the aggregator; nobody waits for the answer. Stored before the decision is
+    // answered, then delivered at least once on the retry schedule.
+    if (card && config && card.svcAggregatorId && types.actionType === 'advice') {
+      await this.deliveries.enqueue(
+        { _id: `dlv_${messageId}_advice`, kind: 'webhook', svcMerchantId: null, svcAggregatorId: card.svcAggregatorId, eventType: 'card_authorization.advice', to: config.url, payload: webhookPayload(messageId, message, types, card, { responseCode }) },
+        { wait: false },
+      );
     }
     this.logger.info('card message decided', { messageId, messageType: record.messageType, responseCode, decidedBy, decisionMs });
     return this.view(record);

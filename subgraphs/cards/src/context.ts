@@ -1,6 +1,7 @@
 import type DataLoader from 'dataloader';
 import type { Db } from 'mongodb';
 import type { Config } from '../../../platform/config.js';
+import type { Deliveries } from '../../../platform/deliveries.js';
 import type { GraphClient } from '../../../platform/graph-client.js';
 import { loaderByKey, loaderOfGroups } from '../../../platform/loaders.js';
 import type { RequestBase } from '../../../platform/subgraph.js';
@@ -21,9 +22,11 @@ export interface CardsContext extends RequestBase {
   cardMessages: DataLoader<string, CardMessageDocument | null>;
   management: CardManagement;
   authorizer: CardAuthorizer;
+  /** The advice webhooks' delivery log: resend, endpoint enabling. */
+  deliveries: Deliveries;
 }
 
-export function createCardsContext(base: RequestBase, db: Db, graph: GraphClient, config: Config): CardsContext {
+export function createCardsContext(base: RequestBase, db: Db, graph: GraphClient, config: Config, deliveries: Deliveries): CardsContext {
   const cards = cardsCollection(db);
   return {
     ...base,
@@ -34,6 +37,7 @@ export function createCardsContext(base: RequestBase, db: Db, graph: GraphClient
     cardsOfUser: loaderOfGroups(cards, 'SvcUserId', { sort: { isMain: -1, _id: 1 }, filter: { isTestCard: false } }),
     cardMessages: loaderByKey(cardMessagesCollection(db)),
     management: new CardManagement(db, base.logger),
-    authorizer: new CardAuthorizer(db, graph, base.logger, config.webhookAllowInternal),
+    authorizer: new CardAuthorizer(db, graph, base.logger, config.webhookAllowInternal, deliveries),
+    deliveries,
   };
 }

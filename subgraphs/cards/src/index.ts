@@ -1,6 +1,8 @@
 import { createGraphClient } from '../../../platform/graph-client.js';
 import type { HttpService } from '../../../platform/http.js';
-import { startSubgraph, type SubgraphStartOptions } from '../../../platform/subgraph.js';
+import { Deliveries, deliveriesCollection } from '../../../platform/deliveries.js';
+import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/subgraph.js';
+import { aggregatorEndpoints } from './advice-deliveries.js';
 import { createCardsContext } from './context.js';
 import { cardsCollection } from './datasources/cards.js';
 import { resolvers } from './resolvers/index.js';
@@ -9,11 +11,18 @@ import { resolvers } from './resolvers/index.js';
 export async function start(options: SubgraphStartOptions): Promise<HttpService> {
   const db = options.mongo.db('cards');
   await cardsCollection(db).createIndex({ SvcUserId: 1 });
-  const graph = createGraphClient(options.config, 'cards');
-  return startSubgraph({
+  await deliveriesCollection(db).createIndex({ status: 1, dtsNextAttempt: 1 });
+  const { config } = options;
+  const graph = createGraphClient(config, 'cards');
+  const logger = options.logger.child({ service: 'cards-subgraph' });
+  const deliveries = new Deliveries(db, null, logger, { scheduleMs: config.webhookRetryScheduleMs, disableAfter: config.webhookDisableAfter, allowInternal: config.webhookAllowInternal }, aggregatorEndpoints(db));
+  const service = await startSubgraph({
     ...options,
     name: 'cards',
     resolvers,
-    createContext: (base) => createCardsContext(base, db, graph, options.config),
+    createContext: (base) => createCardsContext(base, db, graph, config, deliveries),
   });
+  const withTimers = { ...service, close: async () => { deliveries.close(); await service.close(); } };
+  // Advices a crash left unattempted, and retries that are due, go on a timer.
+  return withRecurringTask(withTimers, 5000, () => deliveries.retryDue());
 }

@@ -46,6 +46,10 @@ export interface WebhookConfigDocument {
   defaultStrategy: 'approve' | 'decline';
   timeoutMs: number;
   dtsUpdated: Date;
+  /** Consecutive failed advice deliveries; reset by a delivered one. */
+  webhookFailures?: number;
+  /** Set when a run of failed deliveries disabled the endpoint (advices pause until it is enabled). */
+  dtsWebhookDisabled?: Date | null;
 }
 
 /** A card message: the authorization log. `_id` is the messageId; `pending` while it is being decided. */

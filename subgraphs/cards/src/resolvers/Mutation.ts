@@ -1,7 +1,9 @@
 import { requireAggregator, requireService, requireUser } from '../../../../platform/authorize.js';
+import { deliveriesCollection } from '../../../../platform/deliveries.js';
 import { appError, ErrorCode } from '../../../../platform/errors.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
 import { addCondorCard } from '../condor.js';
+import { webhookConfigsCollection } from '../datasources/cards.js';
 import { runSandbox } from '../sandbox.js';
 import { configureWebhook } from '../webhook-config.js';
 
@@ -19,6 +21,18 @@ export const Mutation: MutationResolvers = {
     // Card messages come from the card processor's link, an internal service.
     requireService(principal, ['card-processor']);
     return authorizer.decide(input);
+  },
+  resendCardWebhookDelivery: async (_parent, { deliveryId }, { principal, db, deliveries }) => {
+    const { svcAggregatorId } = requireAggregator(principal, 'write');
+    const delivery = await deliveriesCollection(db).findOne({ _id: deliveryId });
+    if (!delivery || delivery.svcAggregatorId !== svcAggregatorId) throw appError(ErrorCode.NOT_FOUND, `Delivery ${deliveryId} does not exist.`, { field: 'deliveryId' });
+    return deliveries.resend(deliveryId);
+  },
+  enableCardWebhook: async (_parent, _args, { principal, db, deliveries }) => {
+    const { svcAggregatorId } = requireAggregator(principal, 'write');
+    await webhookConfigsCollection(db).updateOne({ _id: svcAggregatorId }, { $set: { dtsWebhookDisabled: null, webhookFailures: 0 } });
+    await deliveries.resume({ svcAggregatorId });
+    return true;
   },
   // An aggregator configures its own webhook; operators use `npm run provision -- webhook`.
   configureWebhook: (_parent, { input }, { principal, db, logger, config }) => {

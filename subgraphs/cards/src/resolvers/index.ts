@@ -2,6 +2,7 @@ import { scalarResolvers } from '../../../../platform/scalars.js';
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { Card } from './Card.js';
 import { CardAuthorization } from './CardAuthorization.js';
+import { CardWebhookDelivery } from './CardWebhookDelivery.js';
 import { Mutation } from './Mutation.js';
 import { Query } from './Query.js';
 import { User } from './User.js';
@@ -13,5 +14,6 @@ export const resolvers: Resolvers = {
   Mutation,
   Card,
   CardAuthorization,
+  CardWebhookDelivery,
   User,
 };
