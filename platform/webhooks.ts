@@ -1,7 +1,9 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { appError, ErrorCode } from './errors.js';
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { newId } from './secrets.js';
 
 /** A new signing secret in the Standard Webhooks form: `whsec_` and 32 random bytes, base64. */
@@ -34,11 +36,61 @@ export function isInternalAddress(address: string): boolean {
   return INTERNAL.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
 }
 
+/** The addresses a host name resolves to (an IP literal is its own). */
+async function addressesOf(hostname: string): Promise<Array<{ address: string; family: number }>> {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  const family = isIP(host);
+  return family ? [{ address: host, family }] : lookup(host, { all: true });
+}
+
 /** Whether every address a host name resolves to is outside the internal ranges. */
 async function resolvesOutside(hostname: string): Promise<boolean> {
-  const host = hostname.replace(/^\[|\]$/g, '');
-  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
-  return addresses.length > 0 && addresses.every((address) => !isInternalAddress(address));
+  const addresses = await addressesOf(hostname);
+  return addresses.length > 0 && addresses.every(({ address }) => !isInternalAddress(address));
+}
+
+/** The largest reply body read from a webhook receiver. */
+const MAX_REPLY_BYTES = 64 * 1024;
+
+/**
+ * POSTs to a URL, connecting to `pinned` (an address already checked) instead of resolving the
+ * host again, so a DNS answer that changes between the check and the call (rebinding) cannot
+ * redirect it inward. TLS still verifies the certificate against the URL's host name.
+ */
+export function postPinned(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal, pinned: { address: string; family: number } | null): Promise<{ status: number; retryAfter: string | null; text: string }> {
+  return new Promise((resolve, reject) => {
+    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
+      url,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        signal,
+        // A connection of its own: a pooled one might have been opened to another address for the same host.
+        agent: false,
+        ...(pinned
+          ? {
+              lookup: ((_host: string, options: { all?: boolean }, callback: (error: null, address: unknown, family?: number) => void) =>
+                options.all ? callback(null, [pinned]) : callback(null, pinned.address, pinned.family)) as unknown as LookupFunction,
+            }
+          : {}),
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size <= MAX_REPLY_BYTES) chunks.push(chunk);
+        });
+        response.on('end', () => {
+          const retryAfter = response.headers['retry-after'];
+          resolve({ status: response.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : null, text: Buffer.concat(chunks).toString('utf8') });
+        });
+        response.on('error', reject);
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
 }
 
 /** A `Retry-After` value (seconds, or an HTTP date) in milliseconds from now; undefined when absent or unreadable. */
@@ -73,31 +125,33 @@ export async function deliverWebhook(
   const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
   try {
     // A webhook is an outside party: unless configuration allows internal targets (development),
-    // a URL that resolves to loopback, private or link-local addresses is not called.
-    if (!options.allowInternal && !(await resolvesOutside(new URL(target.url).hostname))) {
-      return { kind: 'unreachable', message: 'the webhook URL resolves to an internal address', ms: elapsed() };
+    // a URL that resolves to loopback, private or link-local addresses is not called, and the
+    // call goes to the address checked.
+    const url = new URL(target.url);
+    let pinned: { address: string; family: number } | null = null;
+    if (!options.allowInternal) {
+      const addresses = await addressesOf(url.hostname);
+      if (addresses.length === 0 || addresses.some(({ address }) => isInternalAddress(address))) {
+        return { kind: 'unreachable', message: 'the webhook URL resolves to an internal address', ms: elapsed() };
+      }
+      pinned = addresses[0]!;
     }
-    const response = await fetch(target.url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'webhook-id': id,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': signWebhook(target.secret, id, timestamp, body),
-      },
+    // A redirect is a reply of its own (not followed): it carries no responseCode.
+    const response = await postPinned(
+      url,
+      { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook(target.secret, id, timestamp, body) },
       body,
-      // A redirect is a reply of its own (not followed): it carries no responseCode.
-      redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const text = await response.text();
+      AbortSignal.timeout(timeoutMs),
+      pinned,
+    );
+    const text = response.text;
     let parsed: unknown = null;
     try {
       parsed = text === '' ? null : JSON.parse(text);
     } catch {
       parsed = text;
     }
-    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+    const retryAfterMs = parseRetryAfter(response.retryAfter);
     return { kind: 'reply', status: response.status, body: parsed, ms: elapsed(), ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
   } catch (error) {
     const name = (error as Error).name;

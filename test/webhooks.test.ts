@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebhookReceiver } from '../platform/webhook-receiver.js';
-import { checkWebhookTarget, deliverWebhook, isInternalAddress, newWebhookSecret } from '../platform/webhooks.js';
+import { checkWebhookTarget, deliverWebhook, isInternalAddress, newWebhookSecret, postPinned } from '../platform/webhooks.js';
 
 describe('webhook delivery', () => {
   const secret = newWebhookSecret();
@@ -63,5 +63,20 @@ describe('checking a webhook URL when it is configured', () => {
     }
     expect(await checkWebhookTarget('https://93.184.216.34/hook', 'webhookUrl', false)).toBe('https://93.184.216.34/hook');
     expect(await checkWebhookTarget('http://127.0.0.1:9000/webhooks', 'webhookUrl', true)).toBe('http://127.0.0.1:9000/webhooks');
+  });
+});
+
+describe('calling a webhook at the address that was checked', () => {
+  it('connects to the pinned address, not to a fresh resolution of the host name', async () => {
+    const receiver = await startWebhookReceiver(newWebhookSecret());
+    try {
+      const port = new URL(receiver.url).port;
+      // The name does not resolve at all: only the pinned address can be reached.
+      const reply = await postPinned(new URL(`http://rebinding.invalid:${port}/hook`), { 'content-type': 'application/json' }, '{}', AbortSignal.timeout(2000), { address: '127.0.0.1', family: 4 });
+      expect(reply.status).toBe(401);
+      await expect(postPinned(new URL(`http://rebinding.invalid:${port}/hook`), {}, '{}', AbortSignal.timeout(2000), null)).rejects.toThrow();
+    } finally {
+      await receiver.close();
+    }
   });
 });
