@@ -74,6 +74,43 @@ export interface DeliveryEndpoints {
   count(delivery: DeliveryDocument, delivered: boolean, disableAfter: number): Promise<void>;
 }
 
+/** What an endpoint's owner document (a merchant, a card webhook configuration) keeps of its failures. */
+export interface EndpointCounters {
+  _id: string;
+  /** Consecutive failed webhook attempts; reset by a delivered one. */
+  webhookFailures?: number;
+  /** Set when a run of failures disabled the endpoint. */
+  dtsWebhookDisabled?: Date | null;
+}
+
+/**
+ * Counts one webhook outcome on the document that owns an endpoint: a delivered attempt resets the
+ * run; the `disableAfter`-th failure in a row disables the endpoint (once, by a conditional update).
+ */
+export async function countEndpointOutcome<T extends EndpointCounters>(owners: Collection<T>, id: string, delivered: boolean, disableAfter: number): Promise<void> {
+  const owner = owners as unknown as Collection<EndpointCounters>;
+  if (delivered) {
+    await owner.updateOne({ _id: id }, { $set: { webhookFailures: 0 } });
+    return;
+  }
+  const counted = await owner.findOneAndUpdate({ _id: id }, { $inc: { webhookFailures: 1 } }, { returnDocument: 'after' });
+  if (counted && (counted.webhookFailures ?? 0) >= disableAfter && !counted.dtsWebhookDisabled) {
+    await owner.updateOne({ _id: id, dtsWebhookDisabled: null }, { $set: { dtsWebhookDisabled: new Date() } });
+  }
+}
+
+/** Re-enables an endpoint after a run of failures disabled it. */
+export async function enableEndpoint<T extends EndpointCounters>(owners: Collection<T>, id: string): Promise<void> {
+  await (owners as unknown as Collection<EndpointCounters>).updateOne({ _id: id }, { $set: { dtsWebhookDisabled: null, webhookFailures: 0 } });
+}
+
+/** The statuses a delivery list may be narrowed to; anything else is VALIDATION_FAILED naming `status`. */
+export function checkDeliveryStatus(status: string | null | undefined): DeliveryDocument['status'] | null {
+  if (!status) return null;
+  if (!['pending', 'delivered', 'failed', 'paused'].includes(status)) throw appError(ErrorCode.VALIDATION_FAILED, 'status must be pending, delivered, failed or paused.', { field: 'status' });
+  return status as DeliveryDocument['status'];
+}
+
 export interface DeliveryPolicy {
   /** Delays before each attempt of a round (WEBHOOK_RETRY_SCHEDULE). */
   scheduleMs: readonly number[];

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../platform/demo.js';
 import { startTestStack, type TestStack } from './harness.js';
@@ -24,6 +24,17 @@ describe('the live dashboard in a real browser', () => {
   let stack: TestStack;
   let browser: Browser;
 
+  /** Opens the dashboard, logs in as the demo user and waits until its subscriptions are live. */
+  const connectAsDemoUser = async (page: Page) => {
+    await page.goto(`${stack.gateway.url}/dashboard`);
+    await page.selectOption('#role', 'user');
+    await page.fill('#login', DEMO.userName);
+    await page.fill('#password', DEMO.password);
+    await page.click('button[type=submit]');
+    await page.locator('#status', { hasText: /^Connected/ }).waitFor({ timeout: 15_000 });
+    await page.waitForTimeout(300);
+  };
+
   beforeAll(async () => {
     ensureChromium();
     stack = await startTestStack({ SERVICE_KEYS: `card-processor=${PROCESSOR_KEY}` });
@@ -42,13 +53,7 @@ describe('the live dashboard in a real browser', () => {
     const failed: string[] = [];
     page.on('requestfailed', (request) => failed.push(request.url()));
     page.on('pageerror', (error) => failed.push(error.message));
-    await page.goto(`${stack.gateway.url}/dashboard`);
-    await page.selectOption('#role', 'user');
-    await page.fill('#login', DEMO.userName);
-    await page.fill('#password', DEMO.password);
-    await page.click('button[type=submit]');
-    await page.locator('#status', { hasText: /^Connected/ }).waitFor({ timeout: 15_000 });
-    await page.waitForTimeout(300);
+    await connectAsDemoUser(page);
     const token = await stack.loginDemo();
     expect((await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/off`, { headers: { token } })).status).toBe(200);
     const event = page.locator('#events li.card').first();
@@ -63,13 +68,7 @@ describe('the live dashboard in a real browser', () => {
 
   it('counts an authorization decline in the per-minute chart', async () => {
     const page = await browser.newPage();
-    await page.goto(`${stack.gateway.url}/dashboard`);
-    await page.selectOption('#role', 'user');
-    await page.fill('#login', DEMO.userName);
-    await page.fill('#password', DEMO.password);
-    await page.click('button[type=submit]');
-    await page.locator('#status', { hasText: /^Connected/ }).waitFor({ timeout: 15_000 });
-    await page.waitForTimeout(300);
+    await connectAsDemoUser(page);
     // The second demo card is blocked: every message for it is declined.
     const decided = await stack.graphql<{ authorizeCardMessage: { approved: boolean } }>(
       'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { approved } }',

@@ -85,6 +85,18 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
       expect((await stack.rest('POST', '/public/merchant/payment/cancel', { body: { svcTransactionId: 'demo_link_1' } })).status).toBe(401);
     });
 
+    it("lists a merchant's own links, newest first, by status", async () => {
+      const created = await create();
+      const list = await stack.graphql<{ paymentLinks: { items: Array<{ svcTransactionId: string; svcMerchantId: string; status: string }>; total: { numberOfRecords: number } } }>(
+        '{ paymentLinks(status: "Initiated", numberOfRecords: 1000) { items { svcTransactionId svcMerchantId status } total { numberOfRecords } } }', {}, asMerchant(),
+      );
+      const items = list.body.data!.paymentLinks.items;
+      expect(items[0]?.svcTransactionId).toBe(created.svcTransactionId);
+      expect(items.every((l) => l.svcMerchantId === DEMO.merchantId && l.status === 'Initiated')).toBe(true);
+      const bad = await stack.graphql('{ paymentLinks(status: "Paid") { total { numberOfRecords } } }', {}, asMerchant());
+      expect(bad.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'status' });
+    });
+
     it("lets a merchant JWT act only on its own merchant's links", async () => {
       const saved = await stack.graphql<{ saveMerchant: { webhookSecret: string | null; merchant: { svcMerchantId: string } } }>(
         'mutation ($input: MerchantInput!) { saveMerchant(input: $input) { webhookSecret merchant { svcMerchantId } } }',
@@ -257,6 +269,18 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
       expect(read.body.data.link).toBeUndefined();
       const other = await stack.graphql<{ paymentLink: unknown }>('{ paymentLink(svcTransactionId: "demo_link_1") { status } }', {}, { 'x-svc-jwtoken': response.body.data.token });
       expect(other.body.data?.paymentLink).toBeNull();
+    });
+
+    it('takes the whole link URL as well as its code', async () => {
+      const link = await create();
+      const sent = (await send(link.svcTransactionId)).body.data;
+      const byUrl = await stack.rest<Envelope<{ token: string }>>('POST', '/public/customer/payment/link', { body: { link: sent.url } });
+      expect(byUrl.status).toBe(200);
+      const read = await stack.rest<Envelope<{ svcTransactionId: string }>>('GET', '/public/customer/payment', { headers: { 'x-svc-jwtoken': byUrl.body.data.token } });
+      expect(read.body.data.svcTransactionId).toBe(link.svcTransactionId);
+      const malformed = await stack.rest<Envelope<null>>('POST', '/public/customer/payment/link', { body: { link: 'http://[::1?link=a' } });
+      expect(malformed.status).toBe(400);
+      expect(malformed.body.field).toBe('link');
     });
 
     it('refuses an unknown link (404), a cancelled one (409) and an expired one, which becomes Expired', async () => {

@@ -4,6 +4,9 @@ import { createLogger } from '../platform/logger.js';
 import { signPrincipal, verifyPrincipal, type Principal } from '../platform/principal.js';
 import { isIsoDate, isIsoDateTime, RoutingNumber, SvcId } from '../platform/scalars.js';
 import { hashPassword, verifyPassword } from '../platform/secrets.js';
+import { withRecurringTask } from '../platform/subgraph.js';
+import type { HttpService } from '../platform/http.js';
+import { isWholeCents } from '../platform/validate.js';
 
 const SECRET = 's'.repeat(40);
 const user: Principal = { kind: 'user', userId: 'u1', sessionId: 'ses_1', channel: 'internet' };
@@ -88,5 +91,36 @@ describe('password hashing', () => {
     expect(await hashPassword('Demo#Pass2026')).not.toBe(hash);
     expect(await verifyPassword('Demo#Pass2026', hash)).toBe(true);
     expect(await verifyPassword('demo#pass2026', hash)).toBe(false);
+  });
+});
+
+describe('recurring tasks', () => {
+  it('skips a tick while the previous run is still going, and stops when the service closes', async () => {
+    let running = 0;
+    let most = 0;
+    let runs = 0;
+    const service = { close: async () => {} } as unknown as HttpService;
+    const withTask = withRecurringTask(service, 20, async () => {
+      running += 1;
+      runs += 1;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      running -= 1;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await withTask.close();
+    const afterClose = runs;
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(most).toBe(1);
+    expect(runs).toBeGreaterThanOrEqual(2);
+    expect(runs).toBeLessThanOrEqual(4);
+    expect(runs).toBe(afterClose);
+  });
+});
+
+describe('amounts in cents', () => {
+  it('accepts decimal amounts that binary floating point cannot hold exactly, and refuses fractions of a cent', () => {
+    for (const amount of [19.99, 4.35, 1.1, 0.07, 1000000]) expect(isWholeCents(amount), String(amount)).toBe(true);
+    for (const amount of [1.005, 0.001, Number.NaN, Infinity]) expect(isWholeCents(amount), String(amount)).toBe(false);
   });
 });

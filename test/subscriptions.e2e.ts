@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { start as startGateway } from '../gateway/src/index.js';
 import { DEMO } from '../platform/demo.js';
-import { createEventBus } from '../platform/event-bus.js';
+import { createEventBus, InProcessBus } from '../platform/event-bus.js';
+import type { OutboxEvent } from '../platform/outbox.js';
+import { OutboxRelay } from '../platform/outbox-relay.js';
 import { createLogger } from '../platform/logger.js';
 import { Sessions } from '../subgraphs/user/src/auth/sessions.js';
 import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
@@ -16,6 +18,7 @@ import { startTestStack, type TestStack } from './harness.js';
 interface Next<T> { data?: T | null; errors?: Array<{ message: string }> }
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PROCESSOR_KEY = 'card-processor-key-for-subscriptions-0123';
+const ACH_KEY = 'ach-processor-key-for-subscriptions-012345';
 
 /** A graphql-ws subscriber that collects what arrives. */
 function subscriber(url: string, connectionParams: Record<string, string>) {
@@ -59,7 +62,7 @@ describe('subscriptions over graphql-ws', () => {
   const closers: Array<() => unknown> = [];
 
   beforeAll(async () => {
-    stack = await startTestStack({ REDIS_URL: 'redis://127.0.0.1:6379', SERVICE_KEYS: `card-processor=${PROCESSOR_KEY}` });
+    stack = await startTestStack({ REDIS_URL: 'redis://127.0.0.1:6379', SERVICE_KEYS: `card-processor=${PROCESSOR_KEY},ach-processor=${ACH_KEY}` });
     token = await stack.loginDemo();
     wsUrl = `${stack.gateway.url.replace('http', 'ws')}/graphql`;
   });
@@ -159,6 +162,46 @@ describe('subscriptions over graphql-ws', () => {
     const service = subscriber(wsUrl, { 'x-service-key': PROCESSOR_KEY });
     closers.push(service.close);
     await expect(service.subscribe('subscription { cardStatusChanged { SvcCardId } }').next(3000)).rejects.toThrow(/subscription failed/);
+  });
+
+  it("delivers an aggregator's ACH payment updates", async () => {
+    const aggregatorToken = (await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
+    const aggregator = subscriber(wsUrl, { 'x-svc-token': aggregatorToken });
+    closers.push(aggregator.close);
+    const sub = aggregator.subscribe<{ achPaymentUpdated: { svcTransactionId: string; status: string; returnCode: string | null } }>('subscription { achPaymentUpdated { svcTransactionId status returnCode } }');
+    await sub.acknowledged;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const ach = (query: string) => stack.graphql(query, {}, { 'x-service-key': ACH_KEY });
+    await ach(`mutation { recordAchDebit(input: { svcTransactionId: "ws_ach_1", svcAggregatorId: "${DEMO.aggregatorId}", amount: 12, effectiveEntryDate: "2026-11-20" }) { status } }`);
+    expect((await sub.next()).data?.achPaymentUpdated).toMatchObject({ svcTransactionId: 'ws_ach_1', status: 'Processing' });
+    await ach('mutation { recordAchReturn(input: { svcTransactionId: "ws_ach_1", returnCode: "R01" }) { status } }');
+    // The debit's event may be seen twice (the relay's sweep): wait for the return.
+    let event = await sub.next();
+    while (event.data?.achPaymentUpdated.returnCode === null) event = await sub.next();
+    expect(event.data?.achPaymentUpdated).toMatchObject({ svcTransactionId: 'ws_ach_1', status: 'Returned', returnCode: 'R01' });
+  });
+
+  it('holds a connection to at most 25 subscriptions', async () => {
+    const user = subscriber(wsUrl, { token });
+    closers.push(user.close);
+    const subs = Array.from({ length: 25 }, () => user.subscribe('subscription { cardStatusChanged { SvcCardId } }'));
+    await subs[0]!.acknowledged;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const extra = user.subscribe('subscription { cardStatusChanged { SvcCardId } }');
+    await expect(extra.next(3000)).rejects.toThrow(/At most 25 subscriptions/);
+    expect(subs.every((s) => s.errors.length === 0)).toBe(true);
+  });
+
+  it('prunes published events after a week, keeping ACH events compliance has not received', async () => {
+    const outbox = stack.mongo.db('payments').collection<OutboxEvent>('outbox');
+    const old = new Date(Date.now() - 8 * 24 * 3_600_000);
+    const event = (id: string, type: string, extra: Partial<OutboxEvent> = {}): OutboxEvent => ({ _id: id, type, audience: {}, payload: {}, dtsCreated: old, dtsPublished: old, ...extra });
+    await outbox.insertMany([event('old_published', 'payment_link.status'), event('old_ach_unforwarded', 'ach.debit', { dtsForwarded: null }), event('old_ach_forwarded', 'ach.return', { dtsForwarded: old }), event('recent', 'payment_link.status', { dtsPublished: new Date() })]);
+    const relay = new OutboxRelay(stack.mongo.db('payments'), new InProcessBus(), createLogger('silent')).start();
+    await relay.idle();
+    await relay.stop();
+    const left = (await outbox.find({ _id: { $in: ['old_published', 'old_ach_unforwarded', 'old_ach_forwarded', 'recent'] } }).toArray()).map((e) => e._id).sort();
+    expect(left).toEqual(['old_ach_unforwarded', 'recent']);
   });
 
   it('closes a connection whose token was logged out', async () => {

@@ -143,22 +143,44 @@ describe('webhook deliveries: schedule, log, resend and disabled endpoints', () 
     try {
       await stack.mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: cardEndpoint.url } });
       cardEndpoint.answer([{ status: 500 }, { status: 503 }]);
-      const decided = await stack.graphql<{ authorizeCardMessage: { messageId: string } }>(
-        'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { messageId } }',
-        { input: { messageType: '0220', svcCardId: DEMO.cardIds[0], amount: 7.25, currency: 'USD', merchantName: 'Parking', mcc: '7523', stan: '990011', rrn: 'RRN000990011' } },
-        { 'x-service-key': PROCESSOR_KEY },
-      );
-      expect(decided.body.errors).toBeUndefined();
-      const id = `dlv_${decided.body.data!.authorizeCardMessage.messageId}_advice`;
-      const log = async () =>
+      const advice = async (stan: string) => {
+        const decided = await stack.graphql<{ authorizeCardMessage: { messageId: string } }>(
+          'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { messageId } }',
+          { input: { messageType: '0220', svcCardId: DEMO.cardIds[0], amount: 7.25, currency: 'USD', merchantName: 'Parking', mcc: '7523', stan, rrn: `RRN000${stan}` } },
+          { 'x-service-key': PROCESSOR_KEY },
+        );
+        expect(decided.body.errors).toBeUndefined();
+        return decided.body.data!.authorizeCardMessage;
+      };
+      const id = `dlv_${(await advice('990011')).messageId}_advice`;
+      const log = async (deliveryId: string) =>
         (await stack.graphql<{ cardWebhookDeliveries: { items: Array<{ deliveryId: string; status: string; eventType: string; attempts: Array<{ outcome: string; httpStatus: number | null }> }> } }>(
           '{ cardWebhookDeliveries { items { deliveryId status eventType attempts { outcome httpStatus } } } }', {}, asAggregator(),
-        )).body.data!.cardWebhookDeliveries.items.find((d) => d.deliveryId === id);
-      const done = await until(log, (d) => d?.status === 'delivered');
+        )).body.data!.cardWebhookDeliveries.items.find((d) => d.deliveryId === deliveryId);
+      const done = await until(() => log(id), (d) => d?.status === 'delivered');
       expect(done).toMatchObject({ eventType: 'card_authorization.advice', attempts: [{ outcome: 'failed', httpStatus: 500 }, { outcome: 'failed', httpStatus: 503 }, { outcome: 'delivered', httpStatus: 200 }] });
       expect(cardEndpoint.hits).toHaveLength(3);
       expect(new Set(cardEndpoint.hits.map((h) => h.id))).toEqual(new Set([id]));
       expect(cardEndpoint.hits.every((h) => h.verified)).toBe(true);
+
+      // Given up after the schedule, then sent again by the aggregator.
+      cardEndpoint.answer([{ status: 500 }, { status: 500 }, { status: 500 }, { status: 500 }]);
+      const failedId = `dlv_${(await advice('990012')).messageId}_advice`;
+      await until(async () => (await log(failedId))?.status, (status) => status === 'failed');
+      const resent = await stack.graphql<{ resendCardWebhookDelivery: { status: string } }>('mutation ($id: ID!) { resendCardWebhookDelivery(deliveryId: $id) { status } }', { id: failedId }, asAggregator());
+      expect(resent.body.data?.resendCardWebhookDelivery.status).toBe('delivered');
+      const unknown = await stack.graphql('mutation { resendCardWebhookDelivery(deliveryId: "dlv_nope") { status } }', {}, asAggregator());
+      expect(unknown.body.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND', field: 'deliveryId' });
+
+      // A disabled endpoint pauses advices until the aggregator enables it.
+      await stack.mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { dtsWebhookDisabled: new Date() } });
+      const pausedId = `dlv_${(await advice('990013')).messageId}_advice`;
+      await until(async () => (await log(pausedId))?.status, (status) => status === 'paused');
+      const enabled = await stack.graphql<{ enableCardWebhook: boolean }>('mutation { enableCardWebhook }', {}, asAggregator());
+      expect(enabled.body.data?.enableCardWebhook).toBe(true);
+      await until(async () => (await log(pausedId))?.status, (status) => status === 'delivered');
+      const badStatus = await stack.graphql('{ cardWebhookDeliveries(status: "lost") { total { numberOfRecords } } }', {}, asAggregator());
+      expect(badStatus.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'status' });
     } finally {
       await cardEndpoint.close();
     }

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import type { DeliveryEndpoints } from '../../../platform/deliveries.js';
+import { countEndpointOutcome, type DeliveryEndpoints } from '../../../platform/deliveries.js';
 import { webhookConfigsCollection } from './datasources/cards.js';
 
 /**
@@ -14,16 +14,6 @@ export function aggregatorEndpoints(db: Db): DeliveryEndpoints {
       return config ? { secret: config.secret, url: config.url, disabled: Boolean(config.dtsWebhookDisabled) } : null;
     },
     unwanted: async () => null,
-    async count(delivery, delivered, disableAfter) {
-      const id = delivery.svcAggregatorId;
-      if (delivered) {
-        await configs.updateOne({ _id: id }, { $set: { webhookFailures: 0 } });
-        return;
-      }
-      const counted = await configs.findOneAndUpdate({ _id: id }, { $inc: { webhookFailures: 1 } }, { returnDocument: 'after' });
-      if (counted && (counted.webhookFailures ?? 0) >= disableAfter && !counted.dtsWebhookDisabled) {
-        await configs.updateOne({ _id: id, dtsWebhookDisabled: null }, { $set: { dtsWebhookDisabled: new Date() } });
-      }
-    },
+    count: (delivery, delivered, disableAfter) => countEndpointOutcome(configs, delivery.svcAggregatorId, delivered, disableAfter),
   };
 }

@@ -1,9 +1,9 @@
 import type { Db } from 'mongodb';
-import type { DeliveryEndpoints } from '../../../platform/deliveries.js';
+import { countEndpointOutcome, type DeliveryEndpoints } from '../../../platform/deliveries.js';
 import { merchantsCollection } from './datasources/merchants.js';
 import { paymentLinksCollection } from './datasources/payment-links.js';
 
-export { deliveriesCollection, Deliveries, type DeliveryDocument } from '../../../platform/deliveries.js';
+export { checkDeliveryStatus, deliveriesCollection, Deliveries, type DeliveryDocument } from '../../../platform/deliveries.js';
 
 /**
  * The payments domain's endpoints: each merchant's webhook (its secret signs; a run of failures
@@ -21,17 +21,8 @@ export function merchantEndpoints(db: Db): DeliveryEndpoints {
       const link = await paymentLinksCollection(db).findOne({ _id: delivery.whileLinkSent }, { projection: { status: 1 } });
       return link?.status === 'Sent' ? null : `the link is ${link?.status ?? 'gone'}`;
     },
-    async count(delivery, delivered, disableAfter) {
-      const id = delivery.svcMerchantId;
-      if (!id) return;
-      if (delivered) {
-        await merchants.updateOne({ _id: id }, { $set: { webhookFailures: 0 } });
-        return;
-      }
-      const counted = await merchants.findOneAndUpdate({ _id: id }, { $inc: { webhookFailures: 1 } }, { returnDocument: 'after' });
-      if (counted && (counted.webhookFailures ?? 0) >= disableAfter && !counted.dtsWebhookDisabled) {
-        await merchants.updateOne({ _id: id, dtsWebhookDisabled: null }, { $set: { dtsWebhookDisabled: new Date() } });
-      }
+    count: async (delivery, delivered, disableAfter) => {
+      if (delivery.svcMerchantId) await countEndpointOutcome(merchants, delivery.svcMerchantId, delivered, disableAfter);
     },
   };
 }

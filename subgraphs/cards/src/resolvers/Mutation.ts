@@ -1,5 +1,5 @@
 import { requireAggregator, requireService, requireUser } from '../../../../platform/authorize.js';
-import { deliveriesCollection } from '../../../../platform/deliveries.js';
+import { deliveriesCollection, enableEndpoint } from '../../../../platform/deliveries.js';
 import { appError, ErrorCode } from '../../../../platform/errors.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
 import { addCondorCard } from '../condor.js';
@@ -30,7 +30,7 @@ export const Mutation: MutationResolvers = {
   },
   enableCardWebhook: async (_parent, _args, { principal, db, deliveries }) => {
     const { svcAggregatorId } = requireAggregator(principal, 'write');
-    await webhookConfigsCollection(db).updateOne({ _id: svcAggregatorId }, { $set: { dtsWebhookDisabled: null, webhookFailures: 0 } });
+    await enableEndpoint(webhookConfigsCollection(db), svcAggregatorId);
     await deliveries.resume({ svcAggregatorId });
     return true;
   },

@@ -1,7 +1,6 @@
 import type { Filter } from 'mongodb';
 import { maySeeUser, requireAggregator } from '../../../../platform/authorize.js';
-import { deliveriesCollection, type DeliveryDocument } from '../../../../platform/deliveries.js';
-import { appError, ErrorCode } from '../../../../platform/errors.js';
+import { checkDeliveryStatus, deliveriesCollection, type DeliveryDocument } from '../../../../platform/deliveries.js';
 import { checkPage, readPage } from '../../../../platform/paging.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
 import { mayReadMessage } from './CardAuthorization.js';
@@ -13,10 +12,8 @@ export const Query: QueryResolvers = {
   },
   cardWebhookDeliveries: (_parent, args, { principal, db }) => {
     const filter: Filter<DeliveryDocument> = { svcAggregatorId: requireAggregator(principal, 'read').svcAggregatorId };
-    if (args.status) {
-      if (!['pending', 'delivered', 'failed', 'paused'].includes(args.status)) throw appError(ErrorCode.VALIDATION_FAILED, 'status must be pending, delivered, failed or paused.', { field: 'status' });
-      filter.status = args.status as DeliveryDocument['status'];
-    }
+    const status = checkDeliveryStatus(args.status);
+    if (status) filter.status = status;
     return readPage(deliveriesCollection(db).find(filter).sort({ dtsCreated: -1, _id: -1 }), checkPage(args));
   },
   cardAuthorization: async (_parent, { messageId }, { cardMessages, principal }) => {

@@ -1,6 +1,7 @@
 import { requireAggregator, requireMerchant, requireService, requireUser } from '../../../../platform/authorize.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
 import { openCheckingAccount, recordCardTransaction } from '../card-transactions.js';
+import { enableEndpoint } from '../../../../platform/deliveries.js';
 import { appError, ErrorCode } from '../../../../platform/errors.js';
 import { merchantsCollection } from '../datasources/merchants.js';
 import { modifyTransaction } from '../transactions.js';
@@ -38,7 +39,7 @@ export const Mutation: MutationResolvers = {
   },
   enableMerchantWebhook: async (_parent, { svcMerchantId }, { principal, merchantBook, deliveries, db }) => {
     await merchantBook.ofAggregator(requireAggregator(principal, 'write').svcAggregatorId, svcMerchantId);
-    await merchantsCollection(db).updateOne({ _id: svcMerchantId }, { $set: { dtsWebhookDisabled: null, webhookFailures: 0 } });
+    await enableEndpoint(merchantsCollection(db), svcMerchantId);
     await deliveries.resume({ svcMerchantId });
     return (await merchantsCollection(db).findOne({ _id: svcMerchantId }))!;
   },

@@ -1,11 +1,10 @@
 import { requireAggregator, requireMerchant, requireUser } from '../../../../platform/authorize.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
 import type { Filter } from 'mongodb';
-import { appError, ErrorCode } from '../../../../platform/errors.js';
 import { checkPage, readPage } from '../../../../platform/paging.js';
 import { checkString, ID_RULE } from '../../../../platform/validate.js';
 import { merchantsCollection } from '../datasources/merchants.js';
-import { deliveriesCollection, type DeliveryDocument } from '../deliveries.js';
+import { checkDeliveryStatus, deliveriesCollection, type DeliveryDocument } from '../deliveries.js';
 import { maySeeDelivery } from './Delivery.js';
 import { retrieveFunds } from '../funds.js';
 import { latestTransactions } from '../transactions.js';
@@ -41,10 +40,8 @@ export const Query: QueryResolvers = {
     const filter: Filter<DeliveryDocument> =
       principal.kind === 'merchant' ? { svcMerchantId: principal.svcMerchantId } : { svcAggregatorId: requireAggregator(principal, 'read').svcAggregatorId };
     if (args.svcMerchantId) filter.svcMerchantId = checkString(args.svcMerchantId, 'svcMerchantId', ID_RULE)!;
-    if (args.status) {
-      if (!['pending', 'delivered', 'failed', 'paused'].includes(args.status)) throw appError(ErrorCode.VALIDATION_FAILED, 'status must be pending, delivered, failed or paused.', { field: 'status' });
-      filter.status = args.status as DeliveryDocument['status'];
-    }
+    const status = checkDeliveryStatus(args.status);
+    if (status) filter.status = status;
     if (principal.kind === 'merchant' && args.svcMerchantId && args.svcMerchantId !== principal.svcMerchantId) return { items: [], total: { skipRecords: 0, numberOfRecords: 0, more: false } };
     return readPage(deliveriesCollection(db).find(filter).sort({ dtsCreated: -1, _id: -1 }), checkPage(args));
   },
