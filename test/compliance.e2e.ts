@@ -1,4 +1,6 @@
+import { createClient } from 'graphql-ws';
 import { GridFSBucket } from 'mongodb';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../platform/demo.js';
 import { startTestStack, type TestStack } from './harness.js';
@@ -161,8 +163,24 @@ describe('KYC/KYB applications', () => {
     expect(sides.status).toBe(200);
     expect(sides.body.data).toMatchObject({ status: 'pending_step_up', outcome: null });
 
+    // The aggregator's dashboard hears of the completion over graphql-ws.
+    const completed: Array<{ applicationId: string; outcome: string | null }> = [];
+    const client = createClient({ url: `${stack.gateway.url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { 'x-svc-token': svcToken }, retryAttempts: 0 });
+    let connected!: () => void;
+    const ready = new Promise<void>((resolve) => (connected = resolve));
+    client.on('connected', () => connected());
+    client.subscribe<{ kycApplicationCompleted: { applicationId: string; outcome: string | null } }>(
+      { query: 'subscription { kycApplicationCompleted { applicationId outcome } }' },
+      { next: ({ data }) => void (data && completed.push(data.kycApplicationCompleted)), error: () => {}, complete: () => {} },
+    );
+    await ready;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
     const done = await update([{ entityId: 'ind_2', documentId: selfie, view: 'selfie' }]);
     expect(done.body.data).toMatchObject({ status: 'completed', outcome: 'Approved', entityApplications: [{ status: 'completed', outcome: 'Approved' }] });
+    for (let i = 0; i < 100 && completed.length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(completed).toEqual([{ applicationId: init.applicationId, outcome: 'Approved' }]);
+    await client.dispose();
     const events = await stack.mongo.db('compliance').collection('outbox').find({ type: 'application.completed' }).toArray();
     expect(events.map((e) => (e.payload as { applicationId: string }).applicationId)).toContain(init.applicationId);
 
