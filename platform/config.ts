@@ -39,6 +39,8 @@ export interface Config {
   redisUrl: string | undefined;
   /** HMAC key of merchant and customer JWTs: JWT_SECRET, or derived from INTERNAL_SECRET. */
   jwtSecret: string;
+  /** Where users reach the REST adapter (the specs' `{base_url}`): the request collection's base URL. */
+  restPublicUrl: string;
   /** The payment page a sent link's `url` points at (`?link=<link>` is appended). */
   paymentPageUrl: string;
   /** How long a sent payment link stays payable before it becomes Expired. */
@@ -145,6 +147,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     compliance: int('COMPLIANCE_SUBGRAPH_PORT', 4004, 0, 65535),
   };
   const local = (port: number, suffix = '/graphql') => `http://127.0.0.1:${port}${suffix}`;
+  const restPublicUrl = url('REST_PUBLIC_URL', `http://localhost:${ports.rest}`);
   const subgraphUrls = {
     user: url('USER_SUBGRAPH_URL', local(ports.user)),
     cards: url('CARDS_SUBGRAPH_URL', local(ports.cards)),
@@ -231,7 +234,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     webhookRetryScheduleMs: durations('WEBHOOK_RETRY_SCHEDULE', '0,5s,5m,30m,2h,5h,10h,10h'),
     webhookDisableAfter: int('WEBHOOK_DISABLE_AFTER', 20, 1, 1000),
     jwtSecret: env.JWT_SECRET || createHmac('sha256', internalSecret).update('payment-link-jwt').digest('hex'),
-    paymentPageUrl: url('PAYMENT_PAGE_URL', `http://localhost:${ports.rest}/pay`),
+    restPublicUrl,
+    paymentPageUrl: url('PAYMENT_PAGE_URL', `${restPublicUrl.replace(/\/$/, '')}/pay`),
     paymentLinkLifetimeSeconds: int('PAYMENT_LINK_LIFETIME_SECONDS', 7 * 24 * 3600, 60, 90 * 24 * 3600),
     tokenLifetimeSeconds: int('TOKEN_LIFETIME_SECONDS', 3600, 60, 30 * 24 * 3600),
     loginMaxFailures: int('LOGIN_MAX_FAILURES', 5, 1, 100),

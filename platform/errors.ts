@@ -46,11 +46,13 @@ export enum ErrorCode {
 }
 
 /** Creates the graph's error: a GraphQLError with `extensions.code` and, where one field is at fault, `extensions.field`. */
-export function appError(code: ErrorCode, message: string, options: { field?: string; httpStatus?: number } = {}): GraphQLError {
+export function appError(code: ErrorCode, message: string, options: { field?: string; httpStatus?: number; retryAfterSeconds?: number } = {}): GraphQLError {
   return new GraphQLError(message, {
     extensions: {
       code,
       ...(options.field ? { field: options.field } : {}),
+      // RATE_LIMITED: when another request may succeed; the REST adapter sends it as Retry-After.
+      ...(options.retryAfterSeconds !== undefined ? { retryAfter: options.retryAfterSeconds } : {}),
       ...(options.httpStatus ? { http: { status: options.httpStatus } } : {}),
     },
   });

@@ -44,6 +44,22 @@ export function checkString(value: unknown, field: string, rule: StringRule = {}
 
 /** The specs' id pattern: 1-36 letters, digits or underscores. */
 export const ID_RULE: StringRule = { min: 1, max: 36, pattern: /^[A-Za-z0-9_]+$/, patternText: 'letters, digits or underscores' };
+/** The specs' external references: 1-32 letters or digits. */
+export const REFERENCE_RULE: StringRule = { min: 1, max: 32, pattern: /^[A-Za-z0-9]+$/, patternText: 'letters and digits' };
+/** Acquirer reference number: 1-50 characters, no < or >, not only whitespace. */
+export const ARN_RULE: StringRule = { min: 1, max: 50, safeText: true };
+/** A US ABA routing number: exactly 9 digits. */
+export const ROUTING_NUMBER_RULE: StringRule = { pattern: /^\d{9}$/, patternText: 'exactly 9 digits' };
+/** An ISO 4217 currency code. */
+export const CURRENCY_RULE: StringRule = { pattern: /^[A-Z]{3}$/, patternText: 'a 3-letter ISO 4217 code such as USD' };
+/** The aggregator spec's newPassword rules (besides 8-50 characters), each with the message that names it. */
+export const NEW_PASSWORD_RULES: ReadonlyArray<{ pattern: RegExp; message: string }> = [
+  { pattern: /^[A-Za-z0-9!@#$%^&]*$/, message: 'may contain only letters, digits and the symbols ! @ # $ % ^ &' },
+  { pattern: /[0-9]/, message: 'must contain at least one digit' },
+  { pattern: /[!@#$%^&]/, message: 'must contain at least one of the symbols ! @ # $ % ^ &' },
+  { pattern: /[a-z]/, message: 'must contain at least one lowercase letter' },
+  { pattern: /[A-Z]/, message: 'must contain at least one uppercase letter' },
+];
 /** Email addresses as a bank accepts them: one @, a dot in the domain, no spaces, at most 254 characters. */
 export const EMAIL_RULE: StringRule = { max: 254, pattern: /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]{2,}$/, patternText: 'an email address' };
 /** Phone numbers in international form: optional +, 6-15 digits. */

@@ -56,14 +56,14 @@ describe('aggregator credentials', () => {
   });
 
   it.each([
-    ['a login with a dash', { login: 'demo-aggregator', password: 'x' }, 'login'],
-    ['a login of 37 characters', { login: 'a'.repeat(37), password: 'x' }, 'login'],
-    ['a password of 51 characters', { login: 'demo_aggregator', password: 'p'.repeat(51) }, 'password'],
-    ['no password', { login: 'demo_aggregator' }, 'password'],
-    ['a requestId with <', { login: 'demo_aggregator', password: 'x', requestId: '<script>' }, 'requestId'],
-    ['a requestId of only spaces', { login: 'demo_aggregator', password: 'x', requestId: '   ' }, 'requestId'],
-    ['a requestId of 33 characters', { login: 'demo_aggregator', password: 'x', requestId: 'r'.repeat(33) }, 'requestId'],
-  ])('refuses %s with 400 naming the field', async (_name, user, field) => {
+    ['a login with a dash', { login: 'demo-aggregator', password: 'x' }, 'user.login'],
+    ['a login of 37 characters', { login: 'a'.repeat(37), password: 'x' }, 'user.login'],
+    ['a password of 51 characters', { login: 'demo_aggregator', password: 'p'.repeat(51) }, 'user.password'],
+    ['no password', { login: 'demo_aggregator' }, 'user.password'],
+    ['a requestId with <', { login: 'demo_aggregator', password: 'x', requestId: '<script>' }, 'user.requestId'],
+    ['a requestId of only spaces', { login: 'demo_aggregator', password: 'x', requestId: '   ' }, 'user.requestId'],
+    ['a requestId of 33 characters', { login: 'demo_aggregator', password: 'x', requestId: 'r'.repeat(33) }, 'user.requestId'],
+  ])('refuses %s with 400 naming the field by its path in the body', async (_name, user, field) => {
     const response = await getToken(user);
     expect(response.status).toBe(400);
     expect(response.body.field).toBe(field);

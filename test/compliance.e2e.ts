@@ -115,7 +115,7 @@ describe('KYC/KYB applications', () => {
   async function upload(documentId: string, file: Buffer, contentType: string, token = svcToken) {
     const form = new FormData();
     form.append('file', new Blob([file], { type: contentType }), 'scan');
-    const response = await fetch(`${stack.restAdapter.url}/akepa/document/upload/${documentId}`, { method: 'POST', headers: { 'x-svc-token': token }, body: form });
+    const response = await stack.restFetch(`/akepa/document/upload/${documentId}`, { method: 'POST', headers: { 'x-svc-token': token }, body: form });
     return { status: response.status, body: (await response.json()) as Envelope<{ documentId: string; size: number }> };
   }
 
@@ -247,7 +247,7 @@ describe('KYC/KYB applications', () => {
     const file = await new GridFSBucket(stack.mongo.db('compliance'), { bucketName: 'kycFiles' }).find({ _id: documentId as never }).toArray();
     expect(file[0]?.length).toBe(PNG.length);
     expect((await upload(documentId, PNG, 'image/png')).status).toBe(409);
-    const noFile = await fetch(`${stack.restAdapter.url}/akepa/document/upload/${documentId}`, { method: 'POST', headers: { 'x-svc-token': svcToken }, body: new FormData() });
+    const noFile = await stack.restFetch(`/akepa/document/upload/${documentId}`, { method: 'POST', headers: { 'x-svc-token': svcToken }, body: new FormData() });
     expect(noFile.status).toBe(400);
   });
 

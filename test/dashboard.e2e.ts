@@ -1,24 +1,10 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../platform/demo.js';
+import { launchChromium } from './browser.js';
 import { startTestStack, type TestStack } from './harness.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const PROCESSOR_KEY = 'card-processor-key-for-the-dashboard-test';
-
-/** Debian's Chromium, installed by the project's own setup when it is missing (root, or sudo). */
-function ensureChromium(): void {
-  if (existsSync(CHROMIUM)) return;
-  const asRoot = process.getuid?.() === 0;
-  const run = (args: string[]) => spawnSync(asRoot ? args[0]! : 'sudo', asRoot ? args.slice(1) : ['-n', ...args], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-  if (run(['apt-get', 'install', '-y', '--no-install-recommends', 'chromium']).status !== 0) {
-    run(['apt-get', 'update']);
-    run(['apt-get', 'install', '-y', '--no-install-recommends', 'chromium']);
-  }
-  if (!existsSync(CHROMIUM)) throw new Error('Chromium is needed for the browser tests: apt-get install chromium');
-}
 
 describe('the live dashboard in a real browser', () => {
   let stack: TestStack;
@@ -36,12 +22,8 @@ describe('the live dashboard in a real browser', () => {
   };
 
   beforeAll(async () => {
-    ensureChromium();
     stack = await startTestStack({ SERVICE_KEYS: `card-processor=${PROCESSOR_KEY}` });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchChromium();
   }, 240_000);
   afterAll(async () => {
     await browser?.close();

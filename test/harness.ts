@@ -4,6 +4,7 @@ import { loadConfig, type Config } from '../platform/config.js';
 import { createLogger, type Logger } from '../platform/logger.js';
 import { connectMongo, type Mongo } from '../platform/mongo.js';
 import { seedDemo, startStack, type Stack } from '../scripts/stack.js';
+import { contractChecker } from './contract.js';
 
 /** A JSON response as a test reads it. */
 export interface JsonResponse<T = unknown> {
@@ -22,7 +23,10 @@ export interface GraphQLBody<TData = Record<string, unknown>> {
 export interface TestStack extends Stack {
   /** Log lines every service wrote, parsed. */
   logs: Array<Record<string, unknown>>;
+  /** Calls the REST adapter with a JSON body; every answer is checked against the OpenAPI document. */
   rest<T = Record<string, unknown>>(method: string, path: string, options?: { headers?: Record<string, string>; body?: unknown; rawBody?: string }): Promise<JsonResponse<T>>;
+  /** Calls the REST adapter with any body (multipart, none); the answer is checked against the OpenAPI document. */
+  restFetch(path: string, init?: RequestInit): Promise<Response>;
   graphql<TData = Record<string, unknown>>(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<JsonResponse<GraphQLBody<TData>>>;
   /** Logs the demo user in over the internet channel and returns the token. */
   loginDemo(): Promise<string>;
@@ -60,17 +64,25 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
     const text = await response.text();
     return { status: response.status, headers: response.headers, body: (text === '' ? null : JSON.parse(text)) as T };
   };
+  /** Fetches from the adapter and checks the answer against the contract before the test sees it. */
+  const restFetch = async (path: string, init: RequestInit = {}): Promise<Response> => {
+    const response = await fetch(`${stack.restAdapter.url}${path}`, init);
+    const text = await response.text();
+    contractChecker().check(init.method ?? 'GET', path, response.status, response.headers, text);
+    return new Response(text === '' ? null : text, { status: response.status, headers: response.headers });
+  };
   const testStack: TestStack = {
     ...stack,
     logs,
     rest: async (method, path, options = {}) =>
       json(
-        await fetch(`${stack.restAdapter.url}${path}`, {
+        await restFetch(path, {
           method,
           headers: { 'content-type': 'application/json', ...options.headers },
           body: options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body)),
         }),
       ),
+    restFetch,
     graphql: async (query, variables, headers = {}) =>
       json(
         await fetch(`${stack.gateway.url}/graphql`, {

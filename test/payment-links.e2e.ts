@@ -173,7 +173,7 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
       const before = await paymentLinksCollection(stack.mongo.db('payments')).countDocuments();
       for (const [body, field] of [
         [{ amount: -5 }, 'amount'], [{ amount: 1.005 }, 'amount'], [{ currency: 'usd' }, 'currency'], [{ invoiceNumber: 'a<b' }, 'invoiceNumber'],
-        [{ dueDate: '2020-01-01' }, 'dueDate'], [{ fields: [{ code: 'email', value: 'not-an-email' }] }, 'fields[0].value'], [{ availablePaymentType: ['cash'] }, 'availablePaymentType'],
+        [{ dueDate: '2020-01-01' }, 'dueDate'], [{ fields: [{ code: 'email', value: 'not-an-email' }] }, 'fields[0].value'], [{ availablePaymentType: ['cash'] }, 'availablePaymentType[0]'],
       ] as const) {
         const response = await stack.rest<Envelope<null>>('POST', '/public/merchant/payment/create', { headers: asMerchant(), body: Object.assign({ amount: 10, currency: 'USD' }, body) });
         expect(response.status, field).toBe(400);
@@ -231,7 +231,7 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
     it("serves a sent link's page at its url, as HTML under a strict content security policy", async () => {
       const link = await create({ amount: 19.99 });
       const sent = (await send(link.svcTransactionId)).body.data;
-      const page = await fetch(`${stack.restAdapter.url}/pay?link=${encodeURIComponent(sent.link!)}`);
+      const page = await stack.restFetch(`/pay?link=${encodeURIComponent(sent.link!)}`);
       expect(page.status).toBe(200);
       expect(page.headers.get('content-type')).toMatch(/^text\/html/);
       expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
@@ -239,9 +239,9 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
       expect(html).toContain('19.99 USD');
       expect(html).toContain('Demo Bikes &#38; Repairs');
       await cancel(link.svcTransactionId);
-      const gone = await fetch(`${stack.restAdapter.url}/pay?link=${encodeURIComponent(sent.link!)}`);
+      const gone = await stack.restFetch(`/pay?link=${encodeURIComponent(sent.link!)}`);
       expect(gone.status).toBe(404);
-      expect((await fetch(`${stack.restAdapter.url}/pay`)).status).toBe(400);
+      expect((await stack.restFetch(`/pay`)).status).toBe(400);
     });
 
     it('does not deliver a sent link after it was cancelled', async () => {
@@ -308,7 +308,7 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
     const upload = (type: string, file: Buffer | null, name = 'logo.png', jwt = merchantJwt) => {
       const form = new FormData();
       if (file) form.append('file', new Blob([file]), name);
-      return fetch(`${stack.restAdapter.url}/public/merchant/logo/upload/${type}`, { method: 'POST', headers: asMerchant(jwt), body: form }).then(async (r) => ({ status: r.status, body: (await r.json()) as Envelope<{ logoId: string }> }));
+      return stack.restFetch(`/public/merchant/logo/upload/${type}`, { method: 'POST', headers: asMerchant(jwt), body: form }).then(async (r) => ({ status: r.status, body: (await r.json()) as Envelope<{ logoId: string }> }));
     };
 
     it('stores a PNG logo in GridFS and returns its id; a new logo of a type replaces the old', async () => {

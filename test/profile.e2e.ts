@@ -148,6 +148,10 @@ describe('the user profile, confirmations and alerts', () => {
     const sixth = await post('/user', { mobile: '+12125550299' });
     expect(sixth.status).toBe(429);
     expect(sixth.body.error?.field).toBe('mobile');
+    // The oldest of the hour's five codes leaves the window in just under an hour.
+    const retryAfter = Number(sixth.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(3500);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
     const user = await usersCollection(stack.mongo.db('user')).findOne({ _id: 'demo_user_1' });
     expect(user?.mobile).toBe('+12125550204');
   });

@@ -1,22 +1,22 @@
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Config } from '../../platform/config.js';
 import { ErrorCode } from '../../platform/errors.js';
 import { BodyTooLargeError, readBody, REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService, type RequestScope } from '../../platform/http.js';
 import type { Logger } from '../../platform/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, signClientIp } from '../../platform/principal.js';
+import { buildPostmanCollection } from './contract/collection.js';
+import { buildOpenApiDocument } from './contract/openapi.js';
+import { REFERENCE_PAGE_HEADERS, referencePageFile } from './contract/reference-page.js';
+import { RequestValidator } from './contract/request-validation.js';
 import { aggregatorError, aggregatorSuccess, endUserError, type Api, type RouteError } from './envelopes.js';
 import { readMultipart, type UploadedFile } from './multipart.js';
+import { loadOperation } from './operations.js';
 import { createRouter } from './router.js';
 import { DEFAULT_STATUSES, ROUTES, RouteInputError, type Route } from './routes/index.js';
 
-const OPERATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'operations');
-
 interface GraphQLResponse {
   data?: Record<string, unknown> | null;
-  errors?: Array<{ message: string; extensions?: { code?: string; field?: string } }>;
+  errors?: Array<{ message: string; extensions?: { code?: string; field?: string; retryAfter?: number } }>;
 }
 
 /** The field a GraphQL variable-coercion message points at: `... at "input.userName"; ...` gives `userName`. */
@@ -25,20 +25,13 @@ function fieldOfCoercionError(message: string): string | undefined {
   return at?.split('.').slice(1).join('.') || undefined;
 }
 
-/** Reads an operation file with the fragment files its `#import` lines name. */
-function loadOperation(file: string, seen = new Set<string>()): string {
-  if (seen.has(file)) return '';
-  seen.add(file);
-  const text = readFileSync(path.join(OPERATIONS_DIR, file), 'utf8');
-  const imports = [...text.matchAll(/^#import (\S+)$/gm)].map((match) => loadOperation(match[1]!, seen));
-  return [text, ...imports].join('\n');
-}
-
 /** A client requestId the aggregator spec allows echoing: 1-32 characters, no < or >, not only whitespace. */
 const ECHOABLE_REQUEST_ID = /^(?!\s*$)[^<>]{1,32}$/;
 
-function sendError(res: ServerResponse, api: Api, status: number, error: RouteError, requestId: string): void {
-  sendJson(res, status, api === 'aggregator' ? aggregatorError(error, requestId) : endUserError(error, requestId));
+function sendError(res: ServerResponse, api: Api, status: number, error: RouteError, requestId: string, retryAfterSeconds?: number): void {
+  // Every 429 says when to try again; the graph knows when, else a minute.
+  const headers = status === 429 ? { 'retry-after': String(retryAfterSeconds ?? 60) } : undefined;
+  sendJson(res, status, api === 'aggregator' ? aggregatorError(error, requestId) : endUserError(error, requestId), headers);
 }
 
 /**
@@ -50,6 +43,28 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
   const logger = options.logger.child({ service: 'rest-adapter' });
   const operations = new Map(ROUTES.map((route) => [route.operation, loadOperation(route.operation)]));
   const match = createRouter(ROUTES);
+  const validator = new RequestValidator(ROUTES);
+  // The contract is built once, from the same route table that serves the requests.
+  const openApi = JSON.stringify(buildOpenApiDocument());
+  const collection = JSON.stringify(buildPostmanCollection(config.restPublicUrl), null, 2);
+
+  /** The adapter's own documents: the OpenAPI document, the reference page and the request collection. */
+  async function serveContract(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<boolean> {
+    if (req.method !== 'GET') return false;
+    if (pathname === '/openapi.json') {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache' }).end(openApi);
+      return true;
+    }
+    if (pathname === '/postman-collection.json') {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-disposition': 'attachment; filename="banking-graph.postman_collection.json"' }).end(collection);
+      return true;
+    }
+    if (pathname !== '/docs' && !pathname.startsWith('/docs/')) return false;
+    const file = await referencePageFile(pathname.replace(/^\/docs\/?/, ''));
+    if (!file) return false;
+    res.writeHead(200, { 'content-type': file.type, 'cache-control': 'no-cache', ...REFERENCE_PAGE_HEADERS }).end(file.body);
+    return true;
+  }
 
   async function callGateway(route: Route, variables: Record<string, unknown>, req: IncomingMessage, scope: RequestScope): Promise<{ status: number; body: GraphQLResponse }> {
     const headers: Record<string, string> = { 'content-type': 'application/json', [REQUEST_ID_HEADER]: scope.requestId };
@@ -71,6 +86,7 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
 
   async function handle(req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (await serveContract(req, res, url.pathname)) return;
     const found = match(req.method ?? 'GET', url.pathname);
     if (!found) return sendJson(res, 404, { error: { code: ErrorCode.NOT_FOUND, message: `No route for ${req.method} ${url.pathname}.` }, requestId: scope.requestId });
     if ('allowed' in found) {
@@ -78,7 +94,7 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
     }
     const { route, params } = found;
     let requestId = scope.requestId;
-    const fail = (status: number, error: RouteError) => sendError(res, route.api, status, error, requestId);
+    const fail = (status: number, error: RouteError, retryAfterSeconds?: number) => sendError(res, route.api, status, error, requestId, retryAfterSeconds);
 
     if (route.credential && !req.headers[route.credential]) {
       return fail(route.missingCredentialStatus ?? 401, { code: ErrorCode.TOKEN_MISSING, message: `The ${route.credential} header is required.`, field: route.credential });
@@ -115,6 +131,7 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
 
     let variables: Record<string, unknown>;
     try {
+      validator.check(route, { params, query: url.searchParams, body });
       variables = route.variables({ params, body, query: url.searchParams, files });
     } catch (error) {
       if (!(error instanceof RouteInputError)) throw error;
@@ -134,7 +151,7 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
       // A variable refused while coercing (a wrong type, a custom scalar) names its path in the message.
       const field = first.extensions?.field ?? fieldOfCoercionError(first.message);
       const message = status >= 500 && code === ErrorCode.INTERNAL ? 'Internal server error.' : first.message;
-      return fail(status, { code: code === 'BAD_USER_INPUT' ? ErrorCode.BAD_REQUEST : code, message, field });
+      return fail(status, { code: code === 'BAD_USER_INPUT' ? ErrorCode.BAD_REQUEST : code, message, field }, first.extensions?.retryAfter);
     }
     let payload: unknown;
     try {

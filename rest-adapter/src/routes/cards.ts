@@ -1,4 +1,6 @@
-import { pick, withoutNulls, type Route } from './route.js';
+import { FIELD } from '../contract/fields.js';
+import { arrayOf, nullable, object, omittingNulls, type JsonSchema } from '../contract/json-schema.js';
+import { pick, rootField, withoutNulls, type Route } from './route.js';
 
 /** Card management, the webhook sandbox and the deprecated card-add (cards subgraph). */
 export const CARD_ROUTES: Route[] = [
@@ -6,41 +8,80 @@ export const CARD_ROUTES: Route[] = [
     method: 'POST',
     paths: ['/cards/:SvcCardId'],
     api: 'end-user',
+    summary: 'Modify a card: only name and isMain change',
+    designed: 'the response: `{success, card, userId}`, the card after the change. Other properties in the body are ignored, not applied; making a card main makes the user\'s other cards not main.',
     credential: 'token',
     body: 'object',
+    requestSchema: object({ name: nullable({ type: 'string', minLength: 1, maxLength: 100 }), isMain: nullable(FIELD.boolean) }),
     operation: 'card-modify.graphql',
     // Only name and isMain change; any other property in the body is ignored.
     variables: ({ params, body }) => ({ SvcCardId: params.SvcCardId, input: pick(body, ['name', 'isMain']) }),
     respond: (data) => data.modifyCard,
+    responseSchema: rootField('modifyCard'),
+    errorStatuses: [404],
+    example: { params: { SvcCardId: 'demo_card_1' }, body: { name: 'Groceries', isMain: true } },
   },
   {
     method: 'POST',
     paths: ['/cards/:SvcCardId/:onoff'],
     api: 'end-user',
+    summary: 'Turn a card on (active) or off (blocked: no transaction is authorized)',
     credential: 'token',
     body: 'none',
+    paramSchemas: { onoff: { type: 'string', enum: ['on', 'off'] } },
     operation: 'card-onoff.graphql',
     variables: ({ params }) => ({ SvcCardId: params.SvcCardId, onoff: params.onoff }),
     respond: (data) => data.setCardStatus,
+    responseSchema: rootField('setCardStatus'),
+    errorStatuses: [404],
+    example: { params: { SvcCardId: 'demo_card_2', onoff: 'on' } },
   },
   {
     method: 'POST',
     paths: ['/ibis-sandbox/webhook/init'],
     api: 'aggregator',
+    summary: 'Run the card-authorization webhook sandbox against a test card',
+    designed: 'the test catalogue (t001_01 … t005_01: each message kind, a decline and a timeout) and the errors: a card that is not a test card is 400, no webhook URL or default strategy arranged is 409.',
     credential: 'x-svc-token',
     body: 'object',
+    requestSchema: object(
+      { svcCardId: FIELD.id, sandBoxCases: arrayOf({ type: 'string', pattern: '^t[0-9]{3}_[0-9]{2}$', description: 'test and case, such as t002_01' }) },
+      ['svcCardId'],
+    ),
     operation: 'sandbox.graphql',
     variables: ({ body }) => ({ input: pick(body, ['svcCardId', 'sandBoxCases']) }),
     respond: (data) => (data.runWebhookSandbox as Array<{ responseData: Record<string, unknown> }>).map((result) => ({ ...result, responseData: withoutNulls(result.responseData) })),
+    responseSchema: (fields) => {
+      const results = rootField('runWebhookSandbox')(fields) as { items: JsonSchema };
+      const result = results.items;
+      const properties = result.properties as Record<string, JsonSchema>;
+      return arrayOf({ ...result, properties: { ...properties, responseData: omittingNulls(properties.responseData!) } });
+    },
+    errorStatuses: [403, 404, 409],
+    example: { body: { svcCardId: 'demo_test_card', sandBoxCases: ['t001_01', 't002_01'] } },
   },
   {
     method: 'POST',
     paths: ['/condor/card/add'],
     api: 'aggregator',
+    summary: 'Add a secondary debit card and checking account (deprecated: /ibis replaces /condor)',
     credential: 'x-svc-token',
     body: 'object',
+    requestSchema: object(
+      {
+        customerId: FIELD.id,
+        cardAttributes: object(
+          { productID: FIELD.string, nameOnCard: FIELD.string, designId: FIELD.string, addressType: FIELD.string, issueType: FIELD.string, additionalData: FIELD.object },
+          ['productID', 'nameOnCard', 'designId', 'addressType', 'issueType'],
+        ),
+      },
+      ['customerId', 'cardAttributes'],
+    ),
     operation: 'condor-card-add.graphql',
     variables: ({ body }) => ({ input: pick(body, ['customerId', 'cardAttributes']) }),
     respond: (data) => data.addCondorCard,
+    responseSchema: rootField('addCondorCard'),
+    errorStatuses: [403, 404],
+    example: { body: { customerId: 'demo_user_1', cardAttributes: { productID: 'debit_classic', nameOnCard: 'DANA DEMO', designId: 'blue', addressType: 'home', issueType: 'virtual' } } },
   },
 ];

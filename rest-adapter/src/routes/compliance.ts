@@ -1,5 +1,10 @@
 import { ErrorCode } from '../../../platform/errors.js';
-import { pick, RouteInputError, withoutNulls, type Route } from './route.js';
+import { FIELD, PAGING } from '../contract/fields.js';
+import { arrayOf, nullable, object, omittingNulls, type JsonSchema } from '../contract/json-schema.js';
+import { pick, rootField, RouteInputError, withoutNulls, type Route } from './route.js';
+
+/** A person of a KYC customer: an individual, or a business's representative. */
+const PERSON = object({ firstName: { type: 'string', minLength: 1, maxLength: 100 }, lastName: { type: 'string', minLength: 1, maxLength: 100 }, dateOfBirth: nullable(FIELD.date) }, ['firstName', 'lastName']);
 
 /** `GET /restrictions`: the spec's three members; allowedTransactionTypeNames keyed by type name. */
 function restrictionsBody(data: Record<string, unknown>) {
@@ -23,6 +28,22 @@ export const COMPLIANCE_ROUTES: Route[] = [
     api: 'end-user',
     credential: 'token',
     body: 'none',
+    summary: 'The restrictions on the current user\'s transactions, with procedural restrictions and allowed transaction types',
+    responseSchema: (fields) => {
+      const me = rootField('me')(fields) as { properties: { restrictions: { items: JsonSchema }; proceduralRestrictionNames: JsonSchema } };
+      const types = rootField('transactionTypes')(fields) as { items: { properties: Record<string, JsonSchema>; required: string[] } };
+      const { name: _name, ...rule } = types.items.properties;
+      return object(
+        {
+          success: { const: true },
+          restrictions: arrayOf(omittingNulls(me.properties.restrictions.items)),
+          proceduralRestrictionNames: me.properties.proceduralRestrictionNames,
+          allowedTransactionTypeNames: { type: 'object', description: 'Keyed by transaction type name.', additionalProperties: omittingNulls({ ...types.items, properties: rule, required: types.items.required.filter((key) => key !== 'name') }) },
+        },
+        ['success', 'restrictions', 'proceduralRestrictionNames', 'allowedTransactionTypeNames'],
+        { additionalProperties: false },
+      );
+    },
     operation: 'restrictions.graphql',
     variables: () => ({}),
     respond: restrictionsBody,
@@ -34,6 +55,24 @@ export const COMPLIANCE_ROUTES: Route[] = [
     api: 'aggregator',
     credential: 'x-svc-token',
     body: 'object',
+    summary: 'Open a KYC (individual) or KYB (business) customer and its application',
+    designed: 'this route, named by the spec without a path or shape. A business customer gets a representative entity whose id the response gives (`businessRepresentativeId`).',
+    requestSchema: object(
+      {
+        customerId: FIELD.id, type: { type: 'string', enum: ['individual', 'business'] }, reference: nullable(FIELD.reference),
+        individual: nullable(PERSON),
+        business: nullable(object({
+          legalName: { type: 'string', minLength: 1, maxLength: 200 },
+          registrationNumber: { type: 'string', minLength: 1, maxLength: 50, pattern: '^[A-Za-z0-9-]+$' },
+          representative: PERSON,
+        }, ['legalName', 'registrationNumber', 'representative'])),
+      },
+      ['customerId', 'type'],
+      { description: 'An individual needs `individual`; a business needs `business`.' },
+    ),
+    responseSchema: rootField('initializeCustomer'),
+    errorStatuses: [409],
+    example: { body: { customerId: 'new_customer_1', type: 'individual', reference: 'CUST0003', individual: { firstName: 'Ivy', lastName: 'Applicant', dateOfBirth: '1990-05-17' } } },
     operation: 'customer-init.graphql',
     variables: ({ body }) => ({ input: pick(body, ['customerId', 'type', 'reference', 'individual', 'business']) }),
     respond: (data) => data.initializeCustomer,
@@ -44,6 +83,15 @@ export const COMPLIANCE_ROUTES: Route[] = [
     api: 'aggregator',
     credential: 'x-svc-token',
     body: 'object',
+    summary: 'Generate a document id to upload a file for an entity',
+    designed: 'request `{customerId, entityId, documentType}` (idCard, driverLicense, passport, selfie, businessRegistration) and response `{documentId, customerId, entityId, documentType, uploadPath}`.',
+    requestSchema: object(
+      { customerId: FIELD.id, entityId: FIELD.id, documentType: { type: 'string', enum: ['idCard', 'driverLicense', 'passport', 'selfie', 'businessRegistration'] } },
+      ['customerId', 'entityId', 'documentType'],
+    ),
+    responseSchema: rootField('generateDocument'),
+    errorStatuses: [404, 409],
+    example: { body: { customerId: 'demo_customer_2', entityId: 'demo_customer_2', documentType: 'driverLicense' } },
     operation: 'document-generate.graphql',
     variables: ({ body }) => ({ input: pick(body, ['customerId', 'entityId', 'documentType']) }),
     respond: (data) => data.generateDocument,
@@ -55,6 +103,12 @@ export const COMPLIANCE_ROUTES: Route[] = [
     credential: 'x-svc-token',
     body: 'multipart',
     maxFileBytes: 5 * 1024 * 1024,
+    summary: 'Upload the file of a generated document (PNG, JPEG or PDF, at most 5 MiB) in form field file',
+    designed: 'request (multipart, form field `file`; the type is read from the content) and response `{documentId, uploaded: true}`; a document takes one file.',
+    paramSchemas: { documentId: FIELD.id },
+    responseSchema: rootField('uploadDocument'),
+    errorStatuses: [404, 409],
+    example: { params: { documentId: 'document_id_from_generate' } },
     operation: 'document-upload.graphql',
     variables: ({ params, files }) => {
       const file = files.find((f) => f.fieldName === 'file');
@@ -69,6 +123,10 @@ export const COMPLIANCE_ROUTES: Route[] = [
     api: 'aggregator',
     credential: 'x-svc-token',
     body: 'object',
+    summary: 'List a customer\'s KYC/KYB applications, filtered and paged',
+    requestSchema: object({ customerId: FIELD.id, dateCreateFrom: nullable(FIELD.date), dateCreateTo: nullable(FIELD.date), ...PAGING }, ['customerId']),
+    responseSchema: rootField('applications'),
+    example: { body: { customerId: 'demo_customer_1', numberOfRecords: 10, skipRecords: 0 } },
     operation: 'applications-list.graphql',
     variables: ({ body }) => ({ input: pick(body, AGGREGATOR_LIST_FIELDS) }),
     respond: (data) => data.applications,
@@ -79,6 +137,17 @@ export const COMPLIANCE_ROUTES: Route[] = [
     api: 'aggregator',
     credential: 'x-svc-token',
     body: 'object',
+    summary: 'Link uploaded documents to an application\'s entities',
+    requestSchema: object(
+      {
+        customerId: FIELD.id, applicationId: FIELD.id,
+        documents: arrayOf(object({ entityId: FIELD.id, documentId: FIELD.id, view: { type: 'string', enum: ['front', 'back', 'selfie'] } }, ['entityId', 'documentId', 'view'])),
+      },
+      ['customerId', 'applicationId'],
+    ),
+    responseSchema: rootField('updateApplication'),
+    errorStatuses: [404, 409],
+    example: { body: { customerId: 'demo_customer_2', applicationId: 'demo_application_2', documents: [{ entityId: 'demo_customer_2', documentId: 'front_document_id', view: 'front' }, { entityId: 'demo_customer_2', documentId: 'back_document_id', view: 'back' }] } },
     operation: 'application-update.graphql',
     variables: ({ body }) => {
       const input = pick(body, ['customerId', 'applicationId', 'documents']);
@@ -93,6 +162,10 @@ export const COMPLIANCE_ROUTES: Route[] = [
     api: 'aggregator',
     credential: 'x-svc-token',
     body: 'object',
+    summary: 'ACH return-rate reports: one reporting date, or the latest up to 1000',
+    requestSchema: object({ date: FIELD.date, numberOfRecords: nullable({ type: 'integer', minimum: 1 }), skipRecords: PAGING.skipRecords! }),
+    responseSchema: rootField('achReturnRates'),
+    example: { body: { numberOfRecords: 5 } },
     operation: 'ach-return-rates.graphql',
     variables: ({ body }) => ({ input: pick(body, ['date', 'numberOfRecords', 'skipRecords']) }),
     respond: (data) => data.achReturnRates,

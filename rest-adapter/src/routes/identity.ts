@@ -1,5 +1,25 @@
+import { DEMO } from '../../../platform/demo.js';
 import { ErrorCode } from '../../../platform/errors.js';
-import { pick, RouteInputError, withoutNulls, type Route } from './route.js';
+import { NEW_PASSWORD_RULES } from '../../../platform/validate.js';
+import { FIELD } from '../contract/fields.js';
+import { arrayOf, nullable, object, omittingNulls, type JsonSchema } from '../contract/json-schema.js';
+import { pick, rootField, RouteInputError, withoutNulls, type Route } from './route.js';
+
+const LOGIN_CHANNELS = ['internet', 'android', 'browser', 'statementGenerator', 'dicBuilder', 'chat', 'android_v1', 'ios_v1', 'mobile', 'test'] as const;
+const DEVICE_TAG: JsonSchema = { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$', description: '1-64 letters, digits or _ . : -' };
+/** An item of newAddresses and deletedAddresses: the four lines and a country code. */
+const ADDRESS_CHANGE: JsonSchema = object(
+  {
+    addressLine1: { type: 'string', minLength: 1, maxLength: 100 }, addressLine2: nullable({ type: 'string', maxLength: 100 }),
+    city: { type: 'string', minLength: 1, maxLength: 100 }, state: { type: 'string', minLength: 1, maxLength: 100 },
+    postalCode: { type: 'string', minLength: 1, maxLength: 12, pattern: '^[A-Za-z0-9 -]+$' },
+    countryCode: { type: 'string', description: '3-letter ISO 3166-1 alpha-3 for checking/savings accounts, 2-letter for debit cards' },
+    country: { type: 'string', description: 'ISO 3166-1 country code, alpha-2 or alpha-3' },
+    accountType: FIELD.string, isMain: FIELD.boolean, SvcUserAddressId: FIELD.string,
+  },
+  ['addressLine1', 'city', 'state', 'postalCode'],
+  { description: 'Also needs countryCode or country.' },
+);
 
 /** The login request's documented properties; anything else in the body is ignored. */
 const LOGIN_FIELDS = [
@@ -38,6 +58,24 @@ export const IDENTITY_ROUTES: Route[] = [
     credential: null,
     optionalHeaders: ['x-service-key'],
     body: 'object',
+    summary: 'Log in over one of the ten channels and get a session token',
+    requestSchema: object(
+      {
+        channel: { type: 'string', enum: [...LOGIN_CHANNELS] },
+        userName: FIELD.string, password: FIELD.string,
+        uuid: { type: 'string', description: 'device UUID, 36 characters (digits, letters, dashes)' },
+        deviceTagOpen: FIELD.string, signature: FIELD.string, deviceId: FIELD.string, userId: FIELD.string,
+        transportUserId: FIELD.string, transport: FIELD.string, deviceTag: FIELD.string,
+        dtsValueString: { type: 'string', description: 'ISO 8601 date-time of the request; badly formatted is 401' },
+        cryptotext: FIELD.string, specifics: FIELD.object, deviceData: FIELD.object,
+      },
+      ['channel'],
+      { description: 'The properties each channel requires are in the spec\'s Login request table; one that is missing is 401 (CHANNEL_PROPERTY_MISSING).' },
+    ),
+    // The spec: an invalid channel is 500.
+    requestErrorCodes: { 'channel:enum': ErrorCode.INVALID_CHANNEL, 'channel:type': ErrorCode.INVALID_CHANNEL },
+    responseSchema: rootField('login'),
+    example: { body: { channel: 'internet', userName: DEMO.userName, password: DEMO.password } },
     operation: 'login.graphql',
     variables: ({ body }) => ({ input: pick(body, LOGIN_FIELDS) }),
     respond: (data) => data.login,
@@ -61,6 +99,9 @@ export const IDENTITY_ROUTES: Route[] = [
     // The spec: DELETE /token answers 500 when no token is sent.
     missingCredentialStatus: 500,
     body: 'none',
+    summary: 'Log out: the token stops working',
+    designed: 'the response body `{success: true}` (the spec gives no content).',
+    responseSchema: () => object({ success: { const: true } }, ['success'], { additionalProperties: false }),
     operation: 'logout.graphql',
     variables: () => ({}),
     respond: () => ({ success: true }),
@@ -71,6 +112,24 @@ export const IDENTITY_ROUTES: Route[] = [
     api: 'end-user',
     credential: 'token',
     body: 'object',
+    summary: 'Change elements of the logged-in user',
+    requestSchema: object({
+      dtsModified: nullable({ type: 'string', maxLength: 64 }),
+      phoneNumber: nullable(FIELD.phone), phoneNumbers: arrayOf(FIELD.phone),
+      mobile: nullable(FIELD.phone),
+      email: nullable(FIELD.email), emails: arrayOf(FIELD.email),
+      newAddresses: arrayOf(ADDRESS_CHANGE), deletedAddresses: arrayOf(ADDRESS_CHANGE), addresses: arrayOf(FIELD.object),
+      firstName: { type: 'string', minLength: 1, maxLength: 100 }, lastName: { type: 'string', minLength: 1, maxLength: 100 },
+      languageCode: { type: 'string', pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$', description: 'a language code such as en or en-US' },
+      isMetric: FIELD.boolean,
+      postOnboardingStepsRequired: nullable({ type: 'string', maxLength: 100 }),
+      faceImage: nullable({ type: 'string', maxLength: 500 }),
+      homecurrency: FIELD.currency,
+    }),
+    responseSchema: rootField('updateUser'),
+    // 429: at most five confirmation codes of a kind an hour go out after email or mobile changes.
+    errorStatuses: [409, 429],
+    example: { body: { mobile: '+12125550123', newAddresses: [{ addressLine1: '1 Main St', city: 'Springfield', state: 'IL', postalCode: '62701', country: 'US' }] } },
     operation: 'update-user.graphql',
     variables: ({ body }) => ({ input: userChanges(body) }),
     respond: (data) => data.updateUser,
@@ -81,6 +140,11 @@ export const IDENTITY_ROUTES: Route[] = [
     api: 'end-user',
     credential: 'token',
     body: 'none',
+    summary: 'Confirm the user\'s email address with the code sent to it',
+    designed: 'the response `{success, user}`; a wrong or expired code is 400 (CODE_INVALID), an address already confirmed 404 as the spec says.',
+    responseSchema: rootField('confirmEmail'),
+    errorStatuses: [404],
+    example: { params: { SvcUserId: DEMO.userId, confirmationCodeEmail: '123456' } },
     operation: 'confirm-email.graphql',
     variables: ({ params }) => ({ SvcUserId: params.SvcUserId, code: params.confirmationCodeEmail }),
     respond: (data) => data.confirmEmail,
@@ -91,6 +155,11 @@ export const IDENTITY_ROUTES: Route[] = [
     api: 'end-user',
     credential: 'token',
     body: 'none',
+    summary: 'Confirm the user\'s mobile number with the code sent to it',
+    designed: 'the response `{success, user}`; a wrong or expired code is 400 (CODE_INVALID), a number already confirmed 404 as the spec says.',
+    responseSchema: rootField('confirmMobile'),
+    errorStatuses: [404],
+    example: { params: { SvcUserId: DEMO.userId, confirmationCodeMobile: '123456' } },
     operation: 'confirm-mobile.graphql',
     variables: ({ params }) => ({ SvcUserId: params.SvcUserId, code: params.confirmationCodeMobile }),
     respond: (data) => data.confirmMobile,
@@ -103,6 +172,18 @@ export const IDENTITY_ROUTES: Route[] = [
     credential: null,
     optionalHeaders: ['token'],
     body: 'object',
+    summary: 'Record a prospect\'s data; the first call gives the prospect its token',
+    designed: 'request `{deviceTag, preSegment, firstName?, lastName?, email?, mobile?, languageCode?, data?}` and response `{success, token, prospectId, ...}`; every failure is 404 as the spec\'s error table says.',
+    requestSchema: object(
+      {
+        deviceTag: DEVICE_TAG, preSegment: { type: 'string', maxLength: 64 },
+        firstName: nullable(FIELD.string), lastName: nullable(FIELD.string), email: nullable(FIELD.email), mobile: nullable(FIELD.phone),
+        languageCode: nullable(FIELD.string), data: nullable(FIELD.object),
+      },
+      ['deviceTag', 'preSegment'],
+    ),
+    responseSchema: rootField('submitProspectData'),
+    example: { body: { deviceTag: 'new-device-tag-1', preSegment: 'retail', firstName: 'Pat', email: 'pat@example.com' } },
     operation: 'prospect-data.graphql',
     variables: ({ body }) => ({ input: pick(body, ['deviceTag', 'preSegment', 'firstName', 'lastName', 'email', 'mobile', 'languageCode', 'data']) }),
     respond: (data) => data.submitProspectData,
@@ -115,6 +196,12 @@ export const IDENTITY_ROUTES: Route[] = [
     api: 'end-user',
     credential: 'token',
     body: 'object',
+    summary: 'Upload a document image of the prospect (base64)',
+    designed: 'request `{documentType, contentType, imageBase64}` and response `{success, imageId}`.',
+    requestSchema: object({ documentType: FIELD.string, contentType: FIELD.string, imageBase64: { type: 'string', contentEncoding: 'base64' } }, ['documentType', 'contentType', 'imageBase64']),
+    responseSchema: rootField('uploadProspectImage'),
+    errorStatuses: [415],
+    example: { body: { documentType: 'passport', contentType: 'image/png', imageBase64: 'iVBORw0KGgo=' } },
     operation: 'prospect-image.graphql',
     variables: ({ body }) => ({ input: pick(body, ['documentType', 'contentType', 'imageBase64']) }),
     respond: (data) => data.uploadProspectImage,
@@ -126,6 +213,16 @@ export const IDENTITY_ROUTES: Route[] = [
     api: 'end-user',
     credential: 'token',
     body: 'object',
+    summary: 'Register a device for a prospect, or for an existing user who recovers access',
+    designed: 'the response: `{success, SvcUserId, serverSecret, ...}` (the device secret, shown once).',
+    requestSchema: object(
+      { deviceTag: DEVICE_TAG, preSegment: { type: 'string', maxLength: 64 }, deviceData: { type: 'object', description: 'extra properties allowed' }, referral: nullable(FIELD.string) },
+      ['deviceTag', 'preSegment', 'deviceData'],
+    ),
+    graphRefusesMissing: true,
+    responseSchema: (fields) => omittingNulls(rootField('registerDevice')(fields)),
+    errorStatuses: [409],
+    example: { body: { deviceTag: 'new-device-tag-1', preSegment: 'retail', deviceData: { model: 'Pixel 8' } } },
     operation: 'prospect-registration.graphql',
     variables: ({ body }) => ({ input: pick(body, ['deviceTag', 'preSegment', 'deviceData', 'referral']) }),
     respond: (data) => withoutNulls(data.registerDevice as Record<string, unknown>),
@@ -138,6 +235,12 @@ export const IDENTITY_ROUTES: Route[] = [
     api: 'end-user',
     credential: 'token',
     body: 'object',
+    summary: 'Send a recovery code to the user who recovers access on a new device',
+    designed: 'request `{deviceTag}` and response `{success}`; the code goes by SMS or email.',
+    requestSchema: object({ deviceTag: DEVICE_TAG }, ['deviceTag']),
+    responseSchema: rootField('requestRecoveryCode'),
+    errorStatuses: [404],
+    example: { body: { deviceTag: 'new-device-tag-1' } },
     operation: 'recovery-code.graphql',
     variables: ({ body }) => ({ input: pick(body, ['deviceTag']) }),
     respond: (data) => data.requestRecoveryCode,
@@ -150,6 +253,11 @@ export const IDENTITY_ROUTES: Route[] = [
     api: 'end-user',
     credential: 'token',
     body: 'object',
+    summary: 'Record the socket an onboarding device listens on',
+    designed: 'request `{deviceTag, socketId}` and response `{success}`.',
+    requestSchema: object({ deviceTag: DEVICE_TAG, socketId: { type: 'string', minLength: 1, maxLength: 128, pattern: '^(?!\\s*$)[^<>]*$' } }, ['deviceTag', 'socketId']),
+    responseSchema: rootField('connectOnboardingSocket'),
+    example: { body: { deviceTag: 'new-device-tag-1', socketId: 'socket_1' } },
     operation: 'connect-socket.graphql',
     variables: ({ body }) => ({ input: pick(body, ['deviceTag', 'socketId']) }),
     respond: (data) => data.connectOnboardingSocket,
@@ -161,6 +269,16 @@ export const IDENTITY_ROUTES: Route[] = [
     api: 'end-user',
     credential: 'token',
     body: 'array',
+    summary: 'Synchronise alert subscriptions between device and server',
+    requestSchema: arrayOf(object(
+      { alertTypeId: { type: 'string', maxLength: 64 }, category: nullable({ type: 'string', maxLength: 64 }), name: nullable({ type: 'string', maxLength: 100 }), isEnabled: nullable(FIELD.boolean), parameters: nullable(FIELD.object) },
+      ['alertTypeId'],
+    )),
+    responseSchema: (fields) => {
+      const result = rootField('syncAlerts')(fields) as { properties: { alerts: { items: JsonSchema } } };
+      return object({ alerts: arrayOf(omittingNulls(result.properties.alerts.items)), success: FIELD.boolean }, ['alerts', 'success'], { additionalProperties: false });
+    },
+    example: { body: [{ alertTypeId: 'alert1', isEnabled: true }, { alertTypeId: 'summaryReportsMonthly', isEnabled: false }] },
     operation: 'alerts.graphql',
     variables: ({ body }) => ({ alerts: (body as unknown[]).map((item) => (item !== null && typeof item === 'object' ? pick(item, ['alertTypeId', 'category', 'name', 'isEnabled', 'parameters']) : item)) }),
     respond: (data) => {
@@ -174,6 +292,15 @@ export const IDENTITY_ROUTES: Route[] = [
     api: 'end-user',
     credential: 'token',
     body: 'object',
+    summary: 'Geocode an address string (offline, US and world cities)',
+    designed: 'the response `{success, ...}` with the best match\'s coordinates and parts, and a 404 when nothing matches.',
+    requestSchema: object({ address: { type: 'string', minLength: 1, maxLength: 500 } }, ['address']),
+    responseSchema: (fields) => {
+      const result = rootField('geocode')(fields);
+      return { ...result, properties: { success: { const: true }, ...(result.properties as object) }, required: ['success', ...(result.required as string[])] };
+    },
+    errorStatuses: [404],
+    example: { body: { address: '1600 Pennsylvania Ave NW, Washington, DC 20500' } },
     operation: 'geocode.graphql',
     variables: ({ body }) => {
       const { address } = body as { address?: unknown };
@@ -188,6 +315,13 @@ export const IDENTITY_ROUTES: Route[] = [
     api: 'aggregator',
     credential: null,
     body: 'object',
+    summary: 'Get an aggregator token (base, with a confined one that may only read)',
+    requestSchema: object(
+      { user: object({ login: FIELD.id, password: { type: 'string', minLength: 1, maxLength: 50 }, requestId: { type: 'string', minLength: 1, maxLength: 32, pattern: '^(?!\\s*$)[^<>]*$' } }, ['login', 'password']) },
+      ['user'],
+    ),
+    responseSchema: rootField('aggregatorGetToken'),
+    example: { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword, requestId: 'req1' } } },
     operation: 'aggregator-get-token.graphql',
     requestIdOf: (body) => {
       const requestId = (body as { user?: { requestId?: unknown } }).user?.requestId;
@@ -203,6 +337,22 @@ export const IDENTITY_ROUTES: Route[] = [
     api: 'aggregator',
     credential: 'x-svc-token',
     body: 'object',
+    summary: 'Change the logged-in aggregator user\'s password',
+    designed: 'the response data `{success: true}`; every token of the user is revoked, so the next call logs in again.',
+    requestSchema: object(
+      {
+        oldPassword: { type: 'string', minLength: 1, maxLength: 50 },
+        newPassword: {
+          type: 'string', minLength: 8, maxLength: 50,
+          allOf: NEW_PASSWORD_RULES.map((rule) => ({ pattern: rule.pattern.source, description: rule.message })),
+          description: 'letters, digits and ! @ # $ % ^ &, with at least one digit, one of those symbols, one lowercase and one uppercase letter',
+        },
+      },
+      ['oldPassword', 'newPassword'],
+    ),
+    responseSchema: rootField('aggregatorChangePassword'),
+    errorStatuses: [409],
+    example: { body: { oldPassword: DEMO.aggregatorPassword, newPassword: 'New#Pass2027' } },
     operation: 'aggregator-change-password.graphql',
     variables: ({ body }) => ({ input: pick(body, ['oldPassword', 'newPassword']) }),
     respond: (data) => data.aggregatorChangePassword,

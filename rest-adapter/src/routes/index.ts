@@ -4,7 +4,15 @@ import { IDENTITY_ROUTES } from './identity.js';
 import { PAYMENT_ROUTES } from './payments.js';
 import type { Route } from './route.js';
 
-export { DEFAULT_STATUSES, RouteInputError, type Credential, type Route, type RouteInput } from './route.js';
+export { codesOfStatus, DEFAULT_STATUSES, documentedStatuses, RouteInputError, type Credential, type Route, type RouteInput } from './route.js';
 
-/** Every route of the adapter, by the subgraph that serves it. */
-export const ROUTES: Route[] = [...IDENTITY_ROUTES, ...CARD_ROUTES, ...PAYMENT_ROUTES, ...COMPLIANCE_ROUTES];
+/** The routes by the part of the domain (and subgraph) that serves them; the reference groups them so. */
+export const ROUTE_GROUPS: ReadonlyArray<{ name: string; routes: Route[] }> = [
+  { name: 'Identity', routes: IDENTITY_ROUTES },
+  { name: 'Cards', routes: CARD_ROUTES },
+  { name: 'Payments', routes: PAYMENT_ROUTES },
+  { name: 'Compliance', routes: COMPLIANCE_ROUTES },
+];
+
+/** Every route of the adapter. */
+export const ROUTES: Route[] = ROUTE_GROUPS.flatMap((group) => group.routes);

@@ -1,5 +1,6 @@
 import { ErrorCode } from '../../../platform/errors.js';
 import type { Api } from '../envelopes.js';
+import type { JsonSchema } from '../contract/json-schema.js';
 import type { UploadedFile } from '../multipart.js';
 
 /** The credential header a route takes. */
@@ -14,12 +15,46 @@ export interface RouteInput {
   files: UploadedFile[];
 }
 
-/** One documented endpoint: path and aliases → GraphQL operation → documented envelope and status. */
+/** A query parameter of a route. */
+export interface QueryParameter {
+  schema: JsonSchema;
+  required: boolean;
+  description: string;
+}
+
+/**
+ * One documented endpoint: path and aliases → GraphQL operation → documented envelope and
+ * status. The same entry generates the OpenAPI document, validates requests and builds the
+ * request collection, so none of them can drift from what the adapter does.
+ */
 export interface Route {
   method: 'GET' | 'PUT' | 'POST' | 'DELETE';
   /** The documented path and its aliases, with `:name` parameters. */
   paths: string[];
   api: Api;
+  /** One line for the API reference. */
+  summary: string;
+  /** Where the spec says "not shown": what the project designed (the reference marks it as designed). */
+  designed?: string;
+  /** JSON Schema of a JSON request body, checked before any GraphQL call; properties it does not name are ignored. */
+  requestSchema?: JsonSchema;
+  /** Schemas of the path parameters that have a documented rule (others are any one path segment). */
+  paramSchemas?: Record<string, JsonSchema>;
+  /** Query parameters the route reads. */
+  queryParameters?: Record<string, QueryParameter>;
+  /**
+   * Missing required properties are passed on to the graph instead of refused here, because
+   * the graph's refusal does something the spec requires (POST /prospect/registration locks the actor).
+   */
+  graphRefusesMissing?: boolean;
+  /** Error codes of request-schema failures other than the defaults, by field and JSON Schema keyword (`channel:enum`). */
+  requestErrorCodes?: Record<string, ErrorCode>;
+  /** Schema of the success payload (inside the aggregator envelope), given the operation's root fields' schemas. */
+  responseSchema: (fields: Record<string, JsonSchema>) => JsonSchema;
+  /** Error statuses the route answers besides the ones every route of its kind answers (see `documentedStatuses`). */
+  errorStatuses?: number[];
+  /** A request made of the demo data, for the reference and the collection. */
+  example?: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown };
   /** The credential header the route requires; null when it takes none. */
   credential: Credential | null;
   /** Status when the credential header is absent (401 unless the spec says otherwise). */
@@ -88,4 +123,45 @@ export function pick(body: unknown, fields: readonly string[]): Record<string, u
 /** Drops null members the spec shows only when present (an alert's descriptions and dtsModified). */
 export function withoutNulls<T extends Record<string, unknown>>(item: T): Partial<T> {
   return Object.fromEntries(Object.entries(item).filter(([, value]) => value !== null)) as Partial<T>;
+}
+
+/**
+ * Every status a route answers: 200; 400 for a malformed request or a field that breaks its
+ * rule; its missing-credential status, 401 for a bad credential and 403 for one that may not do this; 413 for bodies over the
+ * limit (415 for a multipart body that is not one); the statuses of its own error table;
+ * the route's other documented errors; 503 when a service behind the adapter does not answer.
+ */
+export function documentedStatuses(route: Route): number[] {
+  const statuses = new Set<number>([200, 503]);
+  if (route.body !== 'none' || route.paths.some((p) => p.includes('/:')) || route.queryParameters) statuses.add(400);
+  if (route.credential) {
+    // 401: a credential that is wrong, expired or revoked; 403: one of a kind that may not do this (a confined token writing).
+    statuses.add(401);
+    statuses.add(403);
+    statuses.add(route.missingCredentialStatus ?? 401);
+  }
+  if (route.body !== 'none') statuses.add(413);
+  if (route.body === 'multipart') statuses.add(415);
+  for (const status of Object.values(route.statuses ?? {})) if (status !== undefined) statuses.add(status);
+  for (const status of route.errorStatuses ?? []) statuses.add(status);
+  return [...statuses].sort((a, b) => a - b);
+}
+
+/** The error codes that answer with `status` on this route. */
+export function codesOfStatus(route: Route, status: number): string[] {
+  const codes = new Set([...Object.keys(DEFAULT_STATUSES), ...Object.keys(route.statuses ?? {})]);
+  const answering = [...codes].filter((code) => (route.statuses?.[code] ?? DEFAULT_STATUSES[code]) === status && !/^(BAD_USER_INPUT|GRAPHQL_)/.test(code));
+  const missingCredential = route.missingCredentialStatus ?? 401;
+  const withoutMissing = answering.filter((code) => code !== ErrorCode.TOKEN_MISSING || missingCredential === status);
+  if (route.credential && missingCredential === status && !withoutMissing.includes(ErrorCode.TOKEN_MISSING)) withoutMissing.push(ErrorCode.TOKEN_MISSING);
+  return withoutMissing;
+}
+
+/** The schema of one root field of the route's operation, as its success payload. */
+export function rootField(name: string): (fields: Record<string, JsonSchema>) => JsonSchema {
+  return (fields) => {
+    const schema = fields[name];
+    if (!schema) throw new Error(`the operation selects no ${name}`);
+    return schema;
+  };
 }

@@ -6,7 +6,7 @@ import { recordEvent } from '../../../platform/outbox.js';
 import { checkPage, readPage } from '../../../platform/paging.js';
 import { isIsoDate } from '../../../platform/scalars.js';
 import { newId } from '../../../platform/secrets.js';
-import { checkString, ID_RULE, required } from '../../../platform/validate.js';
+import { checkString, ID_RULE, REFERENCE_RULE, required } from '../../../platform/validate.js';
 
 export type View = 'front' | 'back' | 'selfie';
 const VIEWS: readonly View[] = ['front', 'back', 'selfie'];
@@ -89,7 +89,6 @@ export function kycCollections(db: Db) {
   };
 }
 
-const REFERENCE = { min: 1, max: 32, pattern: /^[A-Za-z0-9]+$/, patternText: 'letters and digits' };
 const NAME = { min: 1, max: 100, safeText: true };
 
 function person(input: Record<string, unknown> | null | undefined, field: string) {
@@ -146,7 +145,7 @@ export class Kyc {
     const customerId = checkString(required(input.customerId, 'customerId'), 'customerId', ID_RULE)!;
     const type = checkString(required(input.type, 'type'), 'type')!;
     if (type !== 'individual' && type !== 'business') throw appError(ErrorCode.VALIDATION_FAILED, 'type must be individual or business.', { field: 'type' });
-    const reference = checkString(input.reference, 'reference', REFERENCE) ?? null;
+    const reference = checkString(input.reference, 'reference', REFERENCE_RULE) ?? null;
     const now = new Date();
     const applicationId = newId('app_');
     let entities: EntityApplicationDocument[];

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import { appError, ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/secrets.js';
-import { checkString, isWholeCents, type StringRule } from '../../../platform/validate.js';
+import { checkString, CURRENCY_RULE, ID_RULE, isWholeCents, ROUTING_NUMBER_RULE, type StringRule } from '../../../platform/validate.js';
 import { beneficiariesCollection, beneficiaryUndosCollection, type BeneficiaryDocument, type BeneficiaryState, type UndoDocument } from './datasources/beneficiaries.js';
 
 /** How long an undo stays actionable. */
@@ -10,16 +10,16 @@ export const UNDO_SECONDS = 300;
 const TEXT: StringRule = { max: 200, safeText: true };
 /** String properties and their rules; each is stored as sent (trimmed of nothing) or null. */
 const STRING_RULES: Record<string, StringRule> = {
-  name: { min: 1, ...TEXT }, defaultCurrency: { pattern: /^[A-Z]{3}$/, patternText: 'a 3-letter ISO 4217 code such as USD' },
+  name: { min: 1, ...TEXT }, defaultCurrency: CURRENCY_RULE,
   status: { max: 50, safeText: true }, paypalId: { max: 254, safeText: true }, bankName: TEXT,
-  routingNumber: { pattern: /^\d{9}$/, patternText: 'exactly 9 digits' },
+  routingNumber: ROUTING_NUMBER_RULE,
   bic: { pattern: /^[A-Z]{6}[A-Z0-9]{2}([A-Z0-9]{3})?$/, patternText: 'a BIC of 8 or 11 characters' },
   destinationName: TEXT, destinationFirstName: TEXT, destinationLastName: TEXT, type: { max: 50, safeText: true }, typeName: { max: 100, safeText: true },
   txnType: { max: 50, safeText: true }, narrativeCredit: TEXT, narrativeDebit: TEXT,
   expiryMM: { pattern: /^(0[1-9]|1[0-2])$/, patternText: 'a month written MM (01-12)' },
   expiryYY: { pattern: /^\d{2}$/, patternText: 'a year written YY' },
-  defaultSourceAccountId: { min: 1, max: 36, pattern: /^[A-Za-z0-9_]+$/, patternText: 'letters, digits or underscores' },
-  SvcPayeeId: { min: 1, max: 36, pattern: /^[A-Za-z0-9_]+$/, patternText: 'letters, digits or underscores' },
+  defaultSourceAccountId: ID_RULE,
+  SvcPayeeId: ID_RULE,
 };
 const BOOLEANS = ['isActive', 'isHidden', 'isFavourite'] as const;
 /** Numbers the spec keeps only masked: the last four are stored, nothing else. */

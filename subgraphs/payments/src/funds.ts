@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import { appError, ErrorCode } from '../../../platform/errors.js';
-import { checkString, ID_RULE } from '../../../platform/validate.js';
+import { ARN_RULE, checkString, ID_RULE, REFERENCE_RULE } from '../../../platform/validate.js';
 import { fundsTransactionsCollection, type FundsTransactionDocument } from './datasources/funds.js';
 
 /**
@@ -20,8 +20,8 @@ export async function retrieveFunds(db: Db, svcAggregatorId: string, input: { sv
   const key = sent[0]!;
   const rules = {
     svcFundsId: ID_RULE,
-    reference: { min: 1, max: 32, pattern: /^[A-Za-z0-9]+$/, patternText: 'letters and digits' },
-    arn: { min: 1, max: 50, safeText: true },
+    reference: REFERENCE_RULE,
+    arn: ARN_RULE,
   } as const;
   const value = checkString(input[key], key, rules[key])!;
   const field = key === 'svcFundsId' ? '_id' : key;

@@ -3,13 +3,12 @@ import { appError, ErrorCode } from '../../../platform/errors.js';
 import { checkPage, readPage } from '../../../platform/paging.js';
 import { isIsoDate } from '../../../platform/scalars.js';
 import { newId } from '../../../platform/secrets.js';
-import { checkString, ID_RULE, isWholeCents, required, toCents, type StringRule } from '../../../platform/validate.js';
+import { checkString, ID_RULE, isWholeCents, REFERENCE_RULE, required, ROUTING_NUMBER_RULE, toCents } from '../../../platform/validate.js';
 import { PAYMENT_LINK_STATUSES, paymentLinksCollection, refundsCollection, type PaymentLinkStatus, type RefundDocument } from './datasources/payment-links.js';
 import { checkWebhookUrl } from './merchants.js';
 
 /** Link statuses a refund may be issued from: the money has arrived. */
 export const REFUNDABLE: readonly PaymentLinkStatus[] = ['Completed', 'Settled'];
-const MERCHANT_REF: StringRule = { min: 1, max: 32, pattern: /^[A-Za-z0-9]+$/, patternText: 'letters and digits' };
 
 /** A YYYY-MM-DD or ISO 8601 date-time bound of a date filter: from the start of a day, or to its end. */
 function dateBound(value: unknown, field: string, end: boolean): Date | null {
@@ -72,7 +71,7 @@ export function refundFilter(svcAggregatorId: string, input: Record<string, unkn
   if (merchantId) and.push({ svcMerchantId: merchantId });
   const merchantIds = idList(input.svcMerchantIds, 'svcMerchantIds');
   if (merchantIds) and.push({ svcMerchantId: { $in: merchantIds } });
-  const merchantRef = checkString(input.svcMerchantRef, 'svcMerchantRef', MERCHANT_REF);
+  const merchantRef = checkString(input.svcMerchantRef, 'svcMerchantRef', REFERENCE_RULE);
   if (merchantRef) and.push({ svcMerchantRef: merchantRef });
   return and.length === 1 ? and[0]! : { $and: and };
 }
@@ -109,7 +108,7 @@ export class Refunds {
     if (paymentType === 'ach') {
       const instruction = required(input.ach as Record<string, unknown> | null | undefined, 'ach');
       const individualName = checkString(required(instruction.individualName, 'ach.individualName'), 'ach.individualName', { min: 1, max: 22, safeText: true })!;
-      const routingNumber = checkString(required(instruction.routingNumber, 'ach.routingNumber'), 'ach.routingNumber', { pattern: /^\d{9}$/, patternText: 'exactly 9 digits' })!;
+      const routingNumber = checkString(required(instruction.routingNumber, 'ach.routingNumber'), 'ach.routingNumber', ROUTING_NUMBER_RULE)!;
       const account = checkString(required(instruction.DFIAccountNumber, 'ach.DFIAccountNumber'), 'ach.DFIAccountNumber', { pattern: /^\d{4,17}$/, patternText: '4-17 digits' })!;
       const accountType = instruction.accountType ?? 'checking';
       if (accountType !== 'checking' && accountType !== 'savings') throw appError(ErrorCode.VALIDATION_FAILED, 'ach.accountType must be checking or savings.', { field: 'ach.accountType' });

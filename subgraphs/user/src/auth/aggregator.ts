@@ -2,25 +2,17 @@ import type { Config } from '../../../../platform/config.js';
 import { appError, ErrorCode } from '../../../../platform/errors.js';
 import type { Logger } from '../../../../platform/logger.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../../../../platform/secrets.js';
-import { checkString, ID_RULE, required } from '../../../../platform/validate.js';
+import { checkString, ID_RULE, NEW_PASSWORD_RULES, required } from '../../../../platform/validate.js';
 import type { AuthCollections } from '../datasources/auth.js';
 import type { Lockouts } from './lockout.js';
 import type { Sessions } from './sessions.js';
 
-/** The aggregator spec's newPassword rules, each with the message that names it. */
-const NEW_PASSWORD_RULES: Array<[RegExp, string]> = [
-  [/^[A-Za-z0-9!@#$%^&]*$/, 'may contain only letters, digits and the symbols ! @ # $ % ^ &'],
-  [/[0-9]/, 'must contain at least one digit'],
-  [/[!@#$%^&]/, 'must contain at least one of the symbols ! @ # $ % ^ &'],
-  [/[a-z]/, 'must contain at least one lowercase letter'],
-  [/[A-Z]/, 'must contain at least one uppercase letter'],
-];
 
 /** Checks a new aggregator password against every rule of the spec. */
 export function checkNewPassword(value: unknown): string {
   const password = checkString(required(value, 'newPassword'), 'newPassword', { min: 8, max: 50 })!;
-  for (const [rule, message] of NEW_PASSWORD_RULES) {
-    if (!rule.test(password)) throw appError(ErrorCode.VALIDATION_FAILED, `newPassword ${message}.`, { field: 'newPassword' });
+  for (const { pattern, message } of NEW_PASSWORD_RULES) {
+    if (!pattern.test(password)) throw appError(ErrorCode.VALIDATION_FAILED, `newPassword ${message}.`, { field: 'newPassword' });
   }
   return password;
 }

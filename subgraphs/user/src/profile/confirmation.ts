@@ -46,7 +46,10 @@ export class Confirmations {
     const recent = (pending?.dtsIssued ?? []).filter((at) => at.getTime() > Date.now() - 3600_000);
     if (recent.length >= MAX_CODES_PER_HOUR) {
       const field = kind === 'email' ? 'email' : 'mobile';
-      throw appError(ErrorCode.RATE_LIMITED, `At most ${MAX_CODES_PER_HOUR} ${kind} confirmation codes are sent per hour; try again later.`, { field });
+      // The next code may go when the oldest of the hour's codes leaves the window.
+      const oldest = Math.min(...recent.map((at) => at.getTime()));
+      const retryAfterSeconds = Math.max(1, Math.ceil((oldest + 3600_000 - Date.now()) / 1000));
+      throw appError(ErrorCode.RATE_LIMITED, `At most ${MAX_CODES_PER_HOUR} ${kind} confirmation codes are sent per hour; try again in ${retryAfterSeconds} s.`, { field, retryAfterSeconds });
     }
   }
 

@@ -1,0 +1,77 @@
+import type { StringRule } from '../../../platform/validate.js';
+
+/** A JSON Schema (2020-12, the dialect of OpenAPI 3.1), as plain data. */
+export type JsonSchema = { [keyword: string]: unknown };
+
+/** The ECMA-262 pattern of a StringRule's `safeText`: no `<` or `>`, not only whitespace. */
+const SAFE_TEXT = '^(?!\\s*$)[^<>]*$';
+const SAFE_TEXT_RULE = 'text without < or >, not only whitespace';
+
+/**
+ * A string schema from the graph's own validation rule, so the document and the adapter's
+ * request validation state exactly what the graph checks.
+ */
+export function stringOf(rule: StringRule, description?: string): JsonSchema {
+  const schema: JsonSchema = { type: 'string' };
+  if (rule.min !== undefined) schema.minLength = rule.min;
+  if (rule.max !== undefined) schema.maxLength = rule.max;
+  if (rule.pattern && rule.safeText) schema.allOf = [{ pattern: rule.pattern.source, description: rule.patternText }, { pattern: SAFE_TEXT, description: SAFE_TEXT_RULE }];
+  else if (rule.pattern) schema.pattern = rule.pattern.source;
+  else if (rule.safeText) schema.allOf = [{ pattern: SAFE_TEXT, description: SAFE_TEXT_RULE }];
+  if (description) schema.description = description;
+  return schema;
+}
+
+/** The schema, or null. */
+export function nullable(schema: JsonSchema): JsonSchema {
+  if (typeof schema.type === 'string') return { ...schema, type: [schema.type, 'null'] };
+  return { anyOf: [schema, { type: 'null' }] };
+}
+
+/** An object of the given properties; `required` lists the ones that must be there. Extra properties are allowed (legacy clients send them; the adapter ignores them). */
+export function object(properties: Record<string, JsonSchema>, required: string[] = [], extra: Partial<JsonSchema> = {}): JsonSchema {
+  return { type: 'object', properties, ...(required.length ? { required } : {}), ...extra };
+}
+
+export function arrayOf(items: JsonSchema, extra: Partial<JsonSchema> = {}): JsonSchema {
+  return { type: 'array', items, ...extra };
+}
+
+/** Whether a schema allows null (`type: [..., 'null']`, or an `anyOf` branch of null). */
+function allowsNull(schema: JsonSchema): boolean {
+  if (Array.isArray(schema.type)) return schema.type.includes('null');
+  if (Array.isArray(schema.anyOf)) return (schema.anyOf as JsonSchema[]).some((branch) => branch.type === 'null');
+  return false;
+}
+
+function withoutNull(schema: JsonSchema): JsonSchema {
+  if (Array.isArray(schema.type)) {
+    const types = (schema.type as string[]).filter((type) => type !== 'null');
+    return { ...schema, type: types.length === 1 ? types[0] : types };
+  }
+  if (Array.isArray(schema.anyOf)) {
+    const branches = (schema.anyOf as JsonSchema[]).filter((branch) => branch.type !== 'null');
+    if (branches.length === 1) {
+      const { anyOf: _anyOf, ...rest } = schema;
+      return { ...branches[0], ...rest };
+    }
+    return { ...schema, anyOf: branches };
+  }
+  return schema;
+}
+
+/**
+ * The schema of an object after the adapter's `withoutNulls`: a member that may be null
+ * is left out instead, so it becomes optional and never null.
+ */
+export function omittingNulls(schema: JsonSchema): JsonSchema {
+  const properties = schema.properties as Record<string, JsonSchema> | undefined;
+  if (!properties) throw new Error('omittingNulls needs an object schema');
+  const required = (schema.required as string[] | undefined) ?? [];
+  const kept = required.filter((name) => !allowsNull(properties[name]!));
+  return {
+    ...schema,
+    properties: Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, withoutNull(property)])),
+    required: kept,
+  };
+}

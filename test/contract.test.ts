@@ -1,0 +1,139 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { describe, expect, it } from 'vitest';
+import { buildPostmanCollection } from '../rest-adapter/src/contract/collection.js';
+import { openApiPath } from '../rest-adapter/src/contract/openapi.js';
+import { ROUTES } from '../rest-adapter/src/routes/index.js';
+import { ContractChecker } from './contract.js';
+
+const SPECS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'specs');
+const checker = new ContractChecker();
+const { document } = checker;
+
+/** Every `METHOD /path` a spec names, and every bare path of three or more segments, with the spelling variants it allows. */
+function documentedEndpoints(file: string): { pairs: Array<[string, string]>; bare: string[] } {
+  const text = readFileSync(path.join(SPECS_DIR, file), 'utf8');
+  const pairs: Array<[string, string]> = [];
+  for (const match of text.matchAll(/\b(GET|PUT|POST|DELETE) (\/[A-Za-z0-9_\-/:]+)/g)) {
+    // `GET /confirm/email/...` is shorthand for a path given in full elsewhere.
+    if (text.startsWith('...', match.index + match[0].length)) continue;
+    pairs.push([match[1]!, match[2]!]);
+  }
+  const bare = [...text.matchAll(/(?<![\w/}])(\/[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_\-:]+){2,})(?![\w/])/g)].map((m) => m[1]!);
+  // "Path segment `account` may also be written `accounts`": every combination of spellings is a path.
+  const variants = [...text.matchAll(/`(\w+)` may also be written `(\w+)`/g)].map((m) => [m[1]!, m[2]!] as const);
+  const spellings = (p: string): string[] =>
+    variants.reduce((paths, [one, other]) => paths.flatMap((q) => (q.split('/').includes(one) ? [q, q.split('/').map((s) => (s === one ? other : s)).join('/')] : [q])), [p]);
+  return { pairs: pairs.flatMap(([method, p]) => spellings(p).map((q): [string, string] => [method, q])), bare: bare.flatMap(spellings) };
+}
+
+/** The document's operation that serves a concrete or templated spec path, as the adapter's router would pick it. */
+function operationFor(method: string, specPath: string) {
+  const concrete = specPath.replace(/:([A-Za-z0-9_]+)/g, 'x');
+  const exact = document.paths[openApiPath(specPath)]?.[method.toLowerCase()];
+  if (exact) return exact;
+  const template = Object.keys(document.paths).find((t) => new RegExp(`^${t.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(concrete) && document.paths[t]![method.toLowerCase()]);
+  return template ? document.paths[template]![method.toLowerCase()] : undefined;
+}
+
+describe('the OpenAPI document', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const result = await new Validator().validate(document as never);
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(document.openapi).toBe('3.1.0');
+  });
+
+  it.each(['end-user-api.md', 'aggregator-api.md'])('has every path the spec %s names, with its method and every spelling', (file) => {
+    const { pairs, bare } = documentedEndpoints(file);
+    expect(pairs.length).toBeGreaterThan(10);
+    const missing = pairs.filter(([method, p]) => !operationFor(method, p)).map(([method, p]) => `${method} ${p}`);
+    expect(missing).toEqual([]);
+    // Spelling variants are paths of their own (aliases), not only matches of a template.
+    for (const [method, p] of pairs.filter(([, p]) => /\/accounts?\/.*\/transactions?\//.test(p))) expect(document.paths[openApiPath(p)]?.[method.toLowerCase()]).toBeDefined();
+    const unserved = bare.filter((p) => !['get', 'put', 'post', 'delete'].some((method) => operationFor(method, p)));
+    expect(unserved).toEqual([]);
+  });
+
+  it('has one operation for every route at every path, with its credential, and marks the designed ones', () => {
+    for (const route of ROUTES) {
+      for (const routePath of route.paths) {
+        const operation = document.paths[openApiPath(routePath)]?.[route.method.toLowerCase()];
+        expect(operation, `${route.method} ${routePath}`).toBeDefined();
+        expect(operation!.security).toEqual(route.credential ? [{ [route.credential]: [] }] : []);
+        expect(Boolean(operation!['x-designed'])).toBe(Boolean(route.designed));
+        if (route.designed) expect(String(operation!.description)).toContain('**Designed**');
+      }
+    }
+    const operations = Object.values(document.paths).reduce((n, item) => n + Object.keys(item).length, 0);
+    expect(operations).toBe(ROUTES.reduce((n, route) => n + route.paths.length, 0));
+  });
+
+  it('documents the specs\' own error statuses where they give them', () => {
+    const responses = (method: string, p: string) => Object.keys(operationFor(method, p)!.responses);
+    expect(responses('PUT', '/token')).toEqual(expect.arrayContaining(['400', '401', '404', '500']));
+    expect(responses('DELETE', '/token')).toContain('500');
+    expect(responses('POST', '/prospect/registration')).toEqual(expect.arrayContaining(['401', '404', '500']));
+    expect(responses('POST', '/condor/card/add')).toContain('400');
+    expect(responses('POST', '/auth/get-token')).toContain('401');
+    expect(operationFor('POST', '/condor/card/add')!.deprecated).toBe(true);
+  });
+
+  it('takes its request schemas\' rules from the specs', () => {
+    const body = (method: string, p: string) => (operationFor(method, p)!.requestBody as { content: Record<string, { schema: { properties: Record<string, Record<string, unknown>> } }> }).content['application/json']!.schema;
+    const getToken = body('POST', '/auth/get-token').properties.user as { properties: Record<string, Record<string, unknown>> };
+    expect(getToken.properties.login).toMatchObject({ minLength: 1, maxLength: 36, pattern: '^[A-Za-z0-9_]+$' });
+    expect(getToken.properties.password).toMatchObject({ minLength: 1, maxLength: 50 });
+    expect(body('POST', '/ibis/financial/retrieve').properties.reference).toMatchObject({ minLength: 1, maxLength: 32 });
+    expect(body('POST', '/user/change-password').properties.newPassword).toMatchObject({ minLength: 8, maxLength: 50 });
+    expect(JSON.stringify(body('POST', '/beneficiary/:SvcBeneficiaryId').properties.routingNumber)).toContain('"minLength":9');
+    expect(JSON.stringify(body('POST', '/akepa/list').properties.numberOfRecords)).toContain('"maximum":1000');
+  });
+});
+
+describe('the contract check', () => {
+  const headers = (type = 'application/json') => new Headers({ 'content-type': type, 'x-request-id': 'r1' });
+  const card = { _id: 'c', SvcCardId: 'c', SvcAccountId: 'a', SvcUserId: 'u', typeId: 't', cardIdBO: null, accountIdBO: null, backOfficeId: null, backOfficeName: null, status: 'active', isActive: true, isActivated: true, isClosed: false, num: '**** 1234', dtsOpened: null, dtsExpiry: null, dtsUpdated: null, dtsActivated: null, currency: 'USD', name_on_card: 'X', image: null, primaryUserSvcUserId: null, name: null, isMain: true };
+  const onoff = { success: true, status: 'active', isActive: true, card, userId: 'u' };
+
+  it('accepts a response as documented', () => {
+    expect(checker.check('POST', '/cards/c/on', 200, headers(), JSON.stringify(onoff))).toBe('/cards/{SvcCardId}/{onoff}');
+  });
+
+  it('refuses a member the document does not have, a missing one and a wrong type', () => {
+    expect(() => checker.check('POST', '/cards/c/on', 200, headers(), JSON.stringify({ ...onoff, secret: 'x' }))).toThrow(/does not match/);
+    expect(() => checker.check('POST', '/cards/c/on', 200, headers(), JSON.stringify({ ...onoff, card: { ...card, num: undefined } }))).toThrow(/does not match/);
+    expect(() => checker.check('POST', '/cards/c/on', 200, headers(), JSON.stringify({ ...onoff, isActive: 'yes' }))).toThrow(/does not match/);
+  });
+
+  it('refuses an undocumented status, content type or missing request id', () => {
+    expect(() => checker.check('POST', '/cards/c/on', 418, headers(), '{}')).toThrow(/not documented/);
+    expect(() => checker.check('POST', '/cards/c/on', 200, headers('text/plain'), JSON.stringify(onoff))).toThrow(/content type/);
+    expect(() => checker.check('POST', '/cards/c/on', 200, new Headers({ 'content-type': 'application/json' }), JSON.stringify(onoff))).toThrow(/x-request-id/);
+  });
+
+  it('holds error bodies to the API\'s error envelope', () => {
+    expect(() => checker.check('POST', '/cards/c/on', 404, headers(), JSON.stringify({ success: false, error: { code: 'NOT_FOUND', message: 'No card.' }, requestId: 'r1' }))).not.toThrow();
+    expect(() => checker.check('POST', '/akepa/list', 400, headers(), JSON.stringify({ code: '0', message: 'x', requestId: 'r1' }))).toThrow(/does not match/);
+    expect(() => checker.check('GET', '/nowhere', 404, headers(), JSON.stringify({ error: { code: 'NOT_FOUND', message: 'No route.' }, requestId: 'r1' }))).not.toThrow();
+    expect(() => checker.check('GET', '/nowhere', 200, headers(), '{}')).toThrow(/404 was expected/);
+    expect(() => checker.check('GET', '/cards/c', 405, headers(), JSON.stringify({ error: { code: 'METHOD_NOT_ALLOWED', message: 'x' }, requestId: 'r1' }))).not.toThrow();
+  });
+});
+
+describe('the request collection', () => {
+  const collection = buildPostmanCollection('http://localhost:8080');
+  const items = collection.item.flatMap((group) => group.item);
+
+  it('has a request for every operation of the document, with its credential header', () => {
+    const documented = Object.entries(document.paths).flatMap(([p, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${p}`));
+    expect(items.map((item) => `${item.request.method} ${openApiPath(item.name.split(' ')[1]!)}`).sort()).toEqual(documented.sort());
+    for (const item of items) {
+      const route = ROUTES.find((r) => r.paths.includes(item.name.split(' ')[1]!) && r.method === item.request.method)!;
+      if (route.credential) expect(item.request.header.map((h) => h.key)).toContain(route.credential);
+      expect(item.request.url.raw.startsWith('{{baseUrl}}/')).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,99 @@
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { buildOpenApiDocument, type OpenApiDocument } from '../rest-adapter/src/contract/openapi.js';
+import { createAjv } from '../rest-adapter/src/contract/request-validation.js';
+
+/** The adapter's own documents, which are not routes of the specs. */
+const CONTRACT_PATHS = /^\/(openapi\.json|postman-collection\.json|docs(\/.*)?|health|ready)$/;
+
+interface MediaType {
+  schema: Record<string, unknown>;
+}
+interface ResponseObject {
+  headers?: Record<string, { $ref?: string; required?: boolean }>;
+  content?: Record<string, MediaType>;
+}
+
+/**
+ * Checks responses of the REST adapter against its OpenAPI document: the status must be one
+ * the operation documents, the documented required headers must be there, the content type
+ * must be a documented one, and the body must match its schema. A path no route serves must
+ * answer 404, and a method a path does not answer 405, both with the `NoRoute` body.
+ */
+export class ContractChecker {
+  private readonly ajv = createAjv();
+  private readonly validators = new Map<string, ValidateFunction>();
+  private readonly templates: Array<{ template: string; pattern: RegExp; literalSegments: number }>;
+
+  constructor(readonly document: OpenApiDocument = buildOpenApiDocument()) {
+    this.ajv.addSchema({ $id: 'openapi.json', components: document.components } as Record<string, unknown>);
+    this.templates = Object.keys(document.paths)
+      .map((template) => ({
+        template,
+        pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
+        literalSegments: template.split('/').filter((segment) => segment && !segment.startsWith('{')).length,
+      }))
+      // A literal segment wins over a parameter: /accounts/x/transactions/latest is not a transactionId.
+      .sort((a, b) => b.literalSegments - a.literalSegments);
+  }
+
+  private validator(key: string, schema: Record<string, unknown>): ValidateFunction {
+    let validate = this.validators.get(key);
+    if (!validate) {
+      // `#/components/...` in the document's schemas resolves against the document itself.
+      validate = this.ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi.json#/components/')) as Record<string, unknown>);
+      this.validators.set(key, validate);
+    }
+    return validate;
+  }
+
+  /** Throws an error that says what differs from the document; returns the operation's path template (null for the adapter's own documents). */
+  check(method: string, url: string, status: number, headers: Headers, text: string): string | null {
+    const pathname = new URL(url, 'http://adapter').pathname;
+    if (CONTRACT_PATHS.test(pathname)) return null;
+    const where = `${method} ${pathname} → ${status}`;
+    const candidates = this.templates.filter(({ pattern }) => pattern.test(pathname));
+    const matched = candidates.find(({ template }) => this.document.paths[template]![method.toLowerCase()]);
+    if (!matched) {
+      const expected = candidates.length > 0 ? 405 : 404;
+      if (status !== expected) throw new Error(`${where}: no documented operation, so ${expected} was expected`);
+      this.body(where, 'NoRoute', { $ref: '#/components/schemas/NoRoute' }, headers, text);
+      return null;
+    }
+    const operation = this.document.paths[matched.template]![method.toLowerCase()]!;
+    const response = operation.responses[String(status)] as ResponseObject | undefined;
+    if (!response) throw new Error(`${where}: status ${status} is not documented for ${method} ${matched.template} (documented: ${Object.keys(operation.responses).join(', ')})`);
+    for (const [name, header] of Object.entries(response.headers ?? {})) {
+      const required = header.$ref ? true : header.required;
+      if (required && !headers.has(name)) throw new Error(`${where}: the documented header ${name} is missing`);
+    }
+    const contentType = (headers.get('content-type') ?? '').split(';')[0]!.trim();
+    const media = response.content?.[contentType];
+    if (!media) throw new Error(`${where}: content type "${contentType}" is not documented (documented: ${Object.keys(response.content ?? {}).join(', ')})`);
+    this.body(where, `${method} ${matched.template} ${status} ${contentType}`, media.schema, headers, text, contentType);
+    return matched.template;
+  }
+
+  private body(where: string, key: string, schema: Record<string, unknown>, headers: Headers, text: string, contentType = 'application/json'): void {
+    let body: unknown = text;
+    if (contentType === 'application/json') {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw new Error(`${where}: the body is not JSON: ${text.slice(0, 200)}`);
+      }
+    }
+    const validate = this.validator(key, schema);
+    if (!validate(body)) {
+      const problems = (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '(body)'} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
+      throw new Error(`${where}: the body does not match the document:\n  ${problems.join('\n  ')}\nbody: ${text.slice(0, 1000)}`);
+    }
+  }
+}
+
+let shared: ContractChecker | undefined;
+
+/** One checker per test process: the document is built once. */
+export function contractChecker(): ContractChecker {
+  shared ??= new ContractChecker();
+  return shared;
+}
