@@ -3,9 +3,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { buildPostmanCollection } from '../rest-adapter/src/contract/collection.js';
+import { RequestValidator } from '../rest-adapter/src/contract/request-validation.js';
 import { openApiPath } from '../rest-adapter/src/contract/openapi.js';
-import { ROUTES } from '../rest-adapter/src/routes/index.js';
+import { RouteInputError, ROUTES, type Route } from '../rest-adapter/src/routes/index.js';
 import { ContractChecker } from './contract.js';
 
 const SPECS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'specs');
@@ -93,6 +96,73 @@ describe('the OpenAPI document', () => {
   });
 });
 
+/** Every schema object the document holds where a schema goes, with where it is. */
+function schemasOf(value: unknown, at: string, found: Array<[string, Record<string, unknown>]> = []): Array<[string, Record<string, unknown>]> {
+  if (value === null || typeof value !== 'object') return found;
+  for (const [key, member] of Object.entries(value as Record<string, unknown>)) {
+    if (key === 'schema' && member && typeof member === 'object') found.push([`${at}/schema`, member as Record<string, unknown>]);
+    else schemasOf(member, `${at}/${key}`, found);
+  }
+  return found;
+}
+
+describe('the document\'s schemas', () => {
+  it('are valid JSON Schema 2020-12 under a strict compiler, every one of them', () => {
+    const ajv = new Ajv2020({ strict: true, strictTypes: false, strictRequired: false });
+    addFormats.default(ajv);
+    const local = (schema: unknown) => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/schemas/', '"openapi.json#/$defs/')) as Record<string, unknown>;
+    ajv.addSchema({ $id: 'openapi.json', $defs: local(document.components.schemas) });
+    const schemas = schemasOf(document.paths, '#/paths');
+    expect(schemas.length).toBeGreaterThan(300);
+    for (const [at, schema] of schemas) expect(() => ajv.compile(local(schema)), at).not.toThrow();
+    for (const name of Object.keys(document.components.schemas)) expect(() => ajv.getSchema(`openapi.json#/$defs/${name}`), name).not.toThrow();
+  });
+});
+
+describe('request validation', () => {
+  const validator = new RequestValidator(ROUTES);
+  const route = (method: string, p: string) => ROUTES.find((r) => r.method === method && r.paths.includes(p))!;
+  const check = (r: Route, body: unknown, params: Record<string, string> = {}, query: Record<string, string> = {}) => validator.check(r, { params, query: new URLSearchParams(query), body });
+  const refusal = (r: Route, body: unknown) => {
+    try {
+      check(r, body);
+    } catch (error) {
+      if (error instanceof RouteInputError) return { code: error.code, field: error.field, message: error.message };
+      throw error;
+    }
+    return null;
+  };
+
+  it('accepts every route\'s example, and each example with any optional property null', () => {
+    for (const r of ROUTES) {
+      if (!r.example) continue;
+      expect(() => check(r, r.example!.body, r.example!.params, r.example!.query), `${r.method} ${r.paths[0]}`).not.toThrow();
+      const schema = r.requestSchema as { type?: string; properties?: Record<string, unknown>; required?: string[] } | undefined;
+      if (schema?.type !== 'object' || !schema.properties) continue;
+      for (const name of Object.keys(schema.properties).filter((n) => !(schema.required ?? []).includes(n))) {
+        expect(refusal(r, { ...(r.example.body as object), [name]: null }), `${r.paths[0]} ${name}: null`).toBeNull();
+      }
+    }
+  });
+
+  it('accepts what the graph accepts: null filters, empty date bounds, a deletion by id, a channel property left null', () => {
+    expect(refusal(route('POST', '/payment-link/payment/refund-list'), { status: null, paymentType: null, dateCreateFrom: '', dueDateTo: '' })).toBeNull();
+    expect(refusal(route('POST', '/user'), { deletedAddresses: [{ SvcUserAddressId: 'adr_1' }] })).toBeNull();
+    expect(refusal(route('POST', '/user'), { newAddresses: [{ addressLine1: '1 Main St', city: 'Springfield', state: 'IL', postalCode: '62701', countryCode: null, country: 'US' }] })).toBeNull();
+    expect(refusal(route('PUT', '/token'), { channel: 'internet', userName: null, password: 'x' })).toBeNull();
+    expect(refusal(route('POST', '/ibis/financial/retrieve'), { reference: 'FUNDREF1000', svcFundsId: null, arn: null })).toBeNull();
+  });
+
+  it('refuses with the code the graph gives, naming the field by its path', () => {
+    expect(refusal(route('PUT', '/token'), { channel: 5 })).toMatchObject({ code: 'BAD_REQUEST', field: 'channel' });
+    expect(refusal(route('PUT', '/token'), { channel: 'fax' })).toMatchObject({ code: 'INVALID_CHANNEL', field: 'channel' });
+    expect(refusal(route('POST', '/user'), { deletedAddresses: [{ city: 'x' }] })).toMatchObject({ field: expect.stringMatching(/^deletedAddresses\[0\]/) });
+    expect(refusal(route('POST', '/user/change-password'), { oldPassword: 'x', newPassword: 'abcdefg1!' })).toMatchObject({ code: 'VALIDATION_FAILED', message: 'newPassword must contain at least one uppercase letter.' });
+    expect(refusal(route('POST', '/akepa/list'), { customerId: 'c', numberOfRecords: 1001 })).toMatchObject({ code: 'VALIDATION_FAILED', field: 'numberOfRecords' });
+    expect(refusal(route('POST', '/auth/get-token'), { user: { login: 'a'.repeat(37), password: 'x' } })).toMatchObject({ message: 'user.login must be 1-36 characters long.' });
+  });
+});
+
 describe('the contract check', () => {
   const headers = (type = 'application/json') => new Headers({ 'content-type': type, 'x-request-id': 'r1' });
   const card = { _id: 'c', SvcCardId: 'c', SvcAccountId: 'a', SvcUserId: 'u', typeId: 't', cardIdBO: null, accountIdBO: null, backOfficeId: null, backOfficeName: null, status: 'active', isActive: true, isActivated: true, isClosed: false, num: '**** 1234', dtsOpened: null, dtsExpiry: null, dtsUpdated: null, dtsActivated: null, currency: 'USD', name_on_card: 'X', image: null, primaryUserSvcUserId: null, name: null, isMain: true };
@@ -119,7 +189,20 @@ describe('the contract check', () => {
     expect(() => checker.check('POST', '/akepa/list', 400, headers(), JSON.stringify({ code: '0', message: 'x', requestId: 'r1' }))).toThrow(/does not match/);
     expect(() => checker.check('GET', '/nowhere', 404, headers(), JSON.stringify({ error: { code: 'NOT_FOUND', message: 'No route.' }, requestId: 'r1' }))).not.toThrow();
     expect(() => checker.check('GET', '/nowhere', 200, headers(), '{}')).toThrow(/404 was expected/);
-    expect(() => checker.check('GET', '/cards/c', 405, headers(), JSON.stringify({ error: { code: 'METHOD_NOT_ALLOWED', message: 'x' }, requestId: 'r1' }))).not.toThrow();
+    const notAllowed = JSON.stringify({ error: { code: 'METHOD_NOT_ALLOWED', message: 'x' }, requestId: 'r1' });
+    expect(() => checker.check('GET', '/cards/c', 405, new Headers({ 'content-type': 'application/json', allow: 'POST' }), notAllowed)).not.toThrow();
+    expect(() => checker.check('GET', '/cards/c', 405, headers(), notAllowed)).toThrow(/Allow/);
+  });
+
+  it('holds an error code to the codes the route answers with that status', () => {
+    const error = (code: string) => JSON.stringify({ success: false, error: { code, message: 'x' }, requestId: 'r1' });
+    expect(() => checker.check('POST', '/cards/c/on', 404, headers(), error('NOT_FOUND'))).not.toThrow();
+    expect(() => checker.check('POST', '/cards/c/on', 400, headers(), error('NOT_FOUND'))).toThrow(/does not match/);
+    expect(() => checker.check('PUT', '/token', 404, headers(), error('REQUIRED_ELEMENT_MISSING'))).not.toThrow();
+    expect(() => checker.check('PUT', '/token', 400, headers(), error('REQUIRED_ELEMENT_MISSING'))).toThrow(/does not match/);
+    const aggregator = (code: string) => JSON.stringify({ code, message: 'x', requestId: 'r1' });
+    expect(() => checker.check('POST', '/auth/get-token', 401, headers(), aggregator('unauthorized'))).not.toThrow();
+    expect(() => checker.check('POST', '/auth/get-token', 401, headers(), aggregator('UNAUTHENTICATED'))).toThrow(/does not match/);
   });
 });
 

@@ -9,7 +9,7 @@ interface MediaType {
   schema: Record<string, unknown>;
 }
 interface ResponseObject {
-  headers?: Record<string, { $ref?: string; required?: boolean }>;
+  headers?: Record<string, { $ref?: string; required?: boolean; schema?: { type?: string } }>;
   content?: Record<string, MediaType>;
 }
 
@@ -56,7 +56,12 @@ export class ContractChecker {
     if (!matched) {
       const expected = candidates.length > 0 ? 405 : 404;
       if (status !== expected) throw new Error(`${where}: no documented operation, so ${expected} was expected`);
-      this.body(where, 'NoRoute', { $ref: '#/components/schemas/NoRoute' }, headers, text);
+      if (status === 405) {
+        const allowed = candidates.flatMap(({ template }) => Object.keys(this.document.paths[template]!).map((m) => m.toUpperCase()));
+        const allow = (headers.get('allow') ?? '').split(',').map((m) => m.trim());
+        if (!allowed.every((m) => allow.includes(m))) throw new Error(`${where}: Allow "${headers.get('allow')}" does not name ${allowed.join(', ')}`);
+      }
+      this.body(where, 'NoRoute', { $ref: '#/components/schemas/NoRoute' }, text);
       return null;
     }
     const operation = this.document.paths[matched.template]![method.toLowerCase()]!;
@@ -65,15 +70,16 @@ export class ContractChecker {
     for (const [name, header] of Object.entries(response.headers ?? {})) {
       const required = header.$ref ? true : header.required;
       if (required && !headers.has(name)) throw new Error(`${where}: the documented header ${name} is missing`);
+      if (header.schema?.type === 'integer' && headers.has(name) && !/^\d+$/.test(headers.get(name)!)) throw new Error(`${where}: the header ${name} is not an integer: ${headers.get(name)}`);
     }
     const contentType = (headers.get('content-type') ?? '').split(';')[0]!.trim();
     const media = response.content?.[contentType];
     if (!media) throw new Error(`${where}: content type "${contentType}" is not documented (documented: ${Object.keys(response.content ?? {}).join(', ')})`);
-    this.body(where, `${method} ${matched.template} ${status} ${contentType}`, media.schema, headers, text, contentType);
+    this.body(where, `${method} ${matched.template} ${status} ${contentType}`, media.schema, text, contentType);
     return matched.template;
   }
 
-  private body(where: string, key: string, schema: Record<string, unknown>, headers: Headers, text: string, contentType = 'application/json'): void {
+  private body(where: string, key: string, schema: Record<string, unknown>, text: string, contentType = 'application/json'): void {
     let body: unknown = text;
     if (contentType === 'application/json') {
       try {

@@ -31,8 +31,13 @@ const AGGREGATOR_CODES: Partial<Record<string, string>> = {
  * Error body of the aggregator API, in its envelope: `{ code, message, field?, requestId }`,
  * where `code` is never "0".
  */
+/** The aggregator API's spelling of one of the graph's error codes. */
+export function aggregatorCode(code: string): string {
+  return AGGREGATOR_CODES[code] ?? code.toLowerCase();
+}
+
 export function aggregatorError(error: RouteError, requestId: string) {
-  return { code: AGGREGATOR_CODES[error.code] ?? error.code.toLowerCase(), message: error.message, ...(error.field ? { field: error.field } : {}), requestId };
+  return { code: aggregatorCode(error.code), message: error.message, ...(error.field ? { field: error.field } : {}), requestId };
 }
 
 /** Success envelope of the aggregator API: `{ code: "0", data, requestId }`. */

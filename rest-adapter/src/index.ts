@@ -45,8 +45,10 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
   const match = createRouter(ROUTES);
   const validator = new RequestValidator(ROUTES);
   // The contract is built once, from the same route table that serves the requests.
-  const openApi = JSON.stringify(buildOpenApiDocument());
-  const collection = JSON.stringify(buildPostmanCollection(config.restPublicUrl), null, 2);
+  // The demo passwords appear in the examples only where the demo data is loaded, outside production.
+  const demoCredentials = config.seedDemo && config.nodeEnv !== 'production';
+  const openApi = JSON.stringify(buildOpenApiDocument({ demoCredentials }));
+  const collection = JSON.stringify(buildPostmanCollection(config.restPublicUrl, { demoCredentials }), null, 2);
 
   /** The adapter's own documents: the OpenAPI document, the reference page and the request collection. */
   async function serveContract(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<boolean> {
@@ -93,6 +95,17 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
       return sendJson(res, 405, { error: { code: 'METHOD_NOT_ALLOWED', message: `${url.pathname} answers ${found.allowed.join(', ')}.` }, requestId: scope.requestId }, { allow: found.allowed.join(', ') });
     }
     const { route, params } = found;
+    try {
+      await serveRoute(route, params, url, req, res, scope);
+    } catch (error) {
+      // Anything unexpected still answers in the route's own error envelope, and says nothing of itself.
+      scope.logger.error('unhandled error', { error });
+      if (res.headersSent) res.end();
+      else sendError(res, route.api, 500, { code: ErrorCode.INTERNAL, message: 'Internal server error.' }, scope.requestId);
+    }
+  }
+
+  async function serveRoute(route: Route, params: Record<string, string>, url: URL, req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
     let requestId = scope.requestId;
     const fail = (status: number, error: RouteError, retryAfterSeconds?: number) => sendError(res, route.api, status, error, requestId, retryAfterSeconds);
 

@@ -1,4 +1,5 @@
 import { ROUTE_GROUPS, type Route } from '../routes/index.js';
+import { withoutDemoPasswords } from './openapi.js';
 
 /** The collection variables that hold credentials, filled from the login routes' answers. */
 const CREDENTIAL_VARIABLES = ['token', 'svcToken', 'merchantJwt', 'customerJwt'] as const;
@@ -10,7 +11,7 @@ function credentialVariable(route: Route, routePath: string): string {
   return routePath.startsWith('/public/customer') ? 'customerJwt' : 'merchantJwt';
 }
 
-function item(route: Route, routePath: string) {
+function item(route: Route, routePath: string, demoCredentials: boolean) {
   const segments = routePath.split('/').slice(1);
   const header: Array<{ key: string; value: string }> = [];
   if (route.credential) header.push({ key: route.credential, value: `{{${credentialVariable(route, routePath)}}}` });
@@ -22,7 +23,7 @@ function item(route: Route, routePath: string) {
       ? { mode: 'formdata', formdata: [{ key: 'file', type: 'file', src: [] }] }
       : route.body === 'none'
         ? undefined
-        : { mode: 'raw', raw: JSON.stringify(route.example?.body ?? (route.body === 'array' ? [] : {}), null, 2), options: { raw: { language: 'json' } } };
+        : { mode: 'raw', raw: JSON.stringify(demoCredentials ? route.example?.body ?? (route.body === 'array' ? [] : {}) : withoutDemoPasswords(route.example?.body ?? {}), null, 2), options: { raw: { language: 'json' } } };
   return {
     name: `${route.method} ${routePath}`,
     request: {
@@ -46,7 +47,7 @@ function item(route: Route, routePath: string) {
  * the route table, with the demo data's examples. Fill `token`, `svcToken`, `merchantJwt` and `customerJwt`
  * from the login routes' answers.
  */
-export function buildPostmanCollection(baseUrl: string) {
+export function buildPostmanCollection(baseUrl: string, options: { demoCredentials?: boolean } = {}) {
   return {
     info: {
       name: 'Banking graph REST interfaces',
@@ -59,7 +60,7 @@ export function buildPostmanCollection(baseUrl: string) {
     ],
     item: ROUTE_GROUPS.map((group) => ({
       name: group.name,
-      item: group.routes.flatMap((route) => route.paths.map((routePath) => item(route, routePath))),
+      item: group.routes.flatMap((route) => route.paths.map((routePath) => item(route, routePath, options.demoCredentials ?? true))),
     })),
   };
 }

@@ -24,13 +24,26 @@ export function stringOf(rule: StringRule, description?: string): JsonSchema {
 
 /** The schema, or null. */
 export function nullable(schema: JsonSchema): JsonSchema {
-  if (typeof schema.type === 'string') return { ...schema, type: [schema.type, 'null'] };
+  if (allowsNull(schema)) return schema;
+  // An enum (or const) lists its values, so null joins them; a lone type widens to [type, null].
+  if (Array.isArray(schema.enum)) return { ...schema, ...(typeof schema.type === 'string' ? { type: [schema.type, 'null'] } : {}), enum: [...schema.enum, null] };
+  if (typeof schema.type === 'string' && schema.const === undefined) return { ...schema, type: [schema.type, 'null'] };
   return { anyOf: [schema, { type: 'null' }] };
 }
 
-/** An object of the given properties; `required` lists the ones that must be there. Extra properties are allowed (legacy clients send them; the adapter ignores them). */
+/**
+ * A request object of the given properties; `required` lists the ones that must be there. An
+ * optional property may be null, which means not sent (as the graph reads it). Extra
+ * properties are allowed: legacy clients send them, and the adapter ignores them.
+ */
 export function object(properties: Record<string, JsonSchema>, required: string[] = [], extra: Partial<JsonSchema> = {}): JsonSchema {
-  return { type: 'object', properties, ...(required.length ? { required } : {}), ...extra };
+  const typed = Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, required.includes(name) ? schema : nullable(schema)]));
+  return { type: 'object', properties: typed, ...(required.length ? { required } : {}), ...extra };
+}
+
+/** A response object: exactly these properties, each there. */
+export function exactObject(properties: Record<string, JsonSchema>): JsonSchema {
+  return { type: 'object', properties, required: Object.keys(properties), additionalProperties: false };
 }
 
 export function arrayOf(items: JsonSchema, extra: Partial<JsonSchema> = {}): JsonSchema {
@@ -39,12 +52,14 @@ export function arrayOf(items: JsonSchema, extra: Partial<JsonSchema> = {}): Jso
 
 /** Whether a schema allows null (`type: [..., 'null']`, or an `anyOf` branch of null). */
 function allowsNull(schema: JsonSchema): boolean {
+  if (Array.isArray(schema.enum) && !schema.enum.includes(null)) return false;
   if (Array.isArray(schema.type)) return schema.type.includes('null');
   if (Array.isArray(schema.anyOf)) return (schema.anyOf as JsonSchema[]).some((branch) => branch.type === 'null');
   return false;
 }
 
-function withoutNull(schema: JsonSchema): JsonSchema {
+/** The schema without its null: a member the adapter never sends as null. */
+export function withoutNullType(schema: JsonSchema): JsonSchema {
   if (Array.isArray(schema.type)) {
     const types = (schema.type as string[]).filter((type) => type !== 'null');
     return { ...schema, type: types.length === 1 ? types[0] : types };
@@ -71,7 +86,7 @@ export function omittingNulls(schema: JsonSchema): JsonSchema {
   const kept = required.filter((name) => !allowsNull(properties[name]!));
   return {
     ...schema,
-    properties: Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, withoutNull(property)])),
+    properties: Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, withoutNullType(property)])),
     required: kept,
   };
 }

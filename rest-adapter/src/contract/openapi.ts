@@ -3,6 +3,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSchema } from 'graphql';
 import { loadOperation } from '../operations.js';
+import { DEMO } from '../../../platform/demo.js';
+import { aggregatorCode } from '../envelopes.js';
 import { codesOfStatus, documentedStatuses, ROUTE_GROUPS, type Route } from '../routes/index.js';
 import type { JsonSchema } from './json-schema.js';
 import { SelectionSchemas } from './selection-schema.js';
@@ -43,7 +45,7 @@ const STATUS_TEXT: Record<number, string> = {
   413: 'The body or file is over its size limit.',
   415: 'The body or file is not of an accepted type.',
   429: 'Too many requests; `Retry-After` says when to try again.',
-  500: 'The spec documents this status for this route (see the error codes).',
+  500: 'An internal error (nothing about it is disclosed), or a condition the spec\'s error table puts at 500.',
   503: 'A service behind the adapter did not answer; nothing was changed.',
 };
 
@@ -120,11 +122,26 @@ function successSchema(route: Route, payload: JsonSchema): JsonSchema {
 function errorDescription(route: Route, status: number): string {
   const codes = codesOfStatus(route, status);
   const text = STATUS_TEXT[status] ?? 'Error.';
-  if (route.statuses && Object.values(route.statuses).includes(status)) return `${text} On this route, as the spec's error table says: ${codes.join(', ')}.`;
-  return codes.length ? `${text} Codes: ${codes.join(', ')}.` : text;
+  if (route.statuses && Object.values(route.statuses).includes(status)) return `${text} On this route (the spec's error table for its codes): ${codes.join(', ')}.`;
+  return `${text} Codes: ${codes.join(', ')}.`;
 }
 
-function requestBody(route: Route): Record<string, unknown> | undefined {
+/** The API's error body, its code held to the codes this route answers with this status. */
+function errorSchema(route: Route, status: number): JsonSchema {
+  const codes = codesOfStatus(route, status);
+  if (route.api === 'aggregator') {
+    return { allOf: [{ $ref: '#/components/schemas/AggregatorError' }, { properties: { code: { enum: [...new Set(codes.map(aggregatorCode))] } } }] };
+  }
+  return { allOf: [{ $ref: '#/components/schemas/EndUserError' }, { properties: { error: { properties: { code: { enum: codes } } } } }] };
+}
+
+/** An example with the published demo passwords replaced: they are shown only where the demo data is loaded outside production. */
+export function withoutDemoPasswords(example: unknown): unknown {
+  const secrets: unknown[] = [DEMO.password, DEMO.aggregatorPassword];
+  return JSON.parse(JSON.stringify(example), (_key, value: unknown) => (secrets.includes(value) ? '<password>' : value));
+}
+
+function requestBody(route: Route, demoCredentials: boolean): Record<string, unknown> | undefined {
   if (route.body === 'none') return undefined;
   if (route.body === 'multipart') {
     return {
@@ -140,7 +157,7 @@ function requestBody(route: Route): Record<string, unknown> | undefined {
   const schema = route.requestSchema ?? { type: route.body };
   return {
     required: true,
-    content: { 'application/json': { schema, ...(route.example?.body !== undefined ? { example: route.example.body } : {}) } },
+    content: { 'application/json': { schema, ...(route.example?.body !== undefined ? { example: demoCredentials ? route.example.body : withoutDemoPasswords(route.example.body) } : {}) } },
   };
 }
 
@@ -160,7 +177,8 @@ function describe(route: Route, routePath: string): string {
  * credential headers, request schemas, success envelopes (from the operations' selection
  * sets over the supergraph) and every error status with its body.
  */
-export function buildOpenApiDocument(options: { serverUrl?: string } = {}): OpenApiDocument {
+export function buildOpenApiDocument(options: { serverUrl?: string; demoCredentials?: boolean } = {}): OpenApiDocument {
+  const demoCredentials = options.demoCredentials ?? true;
   const selections = new SelectionSchemas(buildSchema(readFileSync(SUPERGRAPH_PATH, 'utf8'), { assumeValidSDL: true }));
   const paths: OpenApiDocument['paths'] = {};
   const tags: Array<{ name: string; description: string }> = [];
@@ -211,7 +229,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
                 'x-request-id': { $ref: '#/components/headers/RequestId' },
                 ...(status === 429 ? { 'retry-after': { description: 'Seconds until the limit allows another request.', schema: { type: 'integer' }, required: true } } : {}),
               },
-              content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.api === 'end-user' ? 'EndUserError' : 'AggregatorError'}` } } },
+              content: { 'application/json': { schema: errorSchema(route, status) } },
             };
           }
           const operation: OpenApiOperation = {
@@ -221,7 +239,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
             tags: [tag],
             security: route.credential ? [{ [route.credential]: [] }] : [],
             ...(parameters.length ? { parameters } : {}),
-            ...(requestBody(route) ? { requestBody: requestBody(route) } : {}),
+            ...(route.body !== 'none' ? { requestBody: requestBody(route, demoCredentials) } : {}),
             responses,
             ...(route.paths[0]!.startsWith('/condor/') ? { deprecated: true } : {}),
             ...(route.designed ? { 'x-designed': true } : {}),

@@ -46,10 +46,18 @@ export const REFERENCE_PAGE_HEADERS = {
   'referrer-policy': 'no-referrer',
 };
 
-/** The reference page's file at `/docs/<name>` (`''` is the page), or null. */
+const loaded = new Map<string, Promise<Buffer>>();
+
+/** The reference page's file at `/docs/<name>` (`''` is the page), or null; each asset is read from disk once. */
 export async function referencePageFile(name: string): Promise<{ body: string | Buffer; type: string } | null> {
   if (name === '') return { body: PAGE, type: 'text/html; charset=utf-8' };
   if (name === 'init.js') return { body: INIT, type: 'text/javascript; charset=utf-8' };
   const asset = ASSETS[name];
-  return asset ? { body: await readFile(asset.file), type: asset.type } : null;
+  if (!asset) return null;
+  let body = loaded.get(name);
+  if (!body) {
+    body = readFile(asset.file);
+    loaded.set(name, body);
+  }
+  return { body: await body, type: asset.type };
 }

@@ -1,3 +1,4 @@
+import { ErrorCode } from '../../../platform/errors.js';
 import { FIELD } from '../contract/fields.js';
 import { arrayOf, nullable, object, omittingNulls, type JsonSchema } from '../contract/json-schema.js';
 import { pick, rootField, withoutNulls, type Route } from './route.js';
@@ -12,13 +13,13 @@ export const CARD_ROUTES: Route[] = [
     designed: 'the response: `{success, card, userId}`, the card after the change. Other properties in the body are ignored, not applied; making a card main makes the user\'s other cards not main.',
     credential: 'token',
     body: 'object',
-    requestSchema: object({ name: nullable({ type: 'string', minLength: 1, maxLength: 100 }), isMain: nullable(FIELD.boolean) }),
+    requestSchema: object({ name: { type: 'string', maxLength: 50, pattern: '^(?!\\s*$)[^<>]*$', description: 'at most 50 characters, no < or >' }, isMain: FIELD.boolean }),
     operation: 'card-modify.graphql',
     // Only name and isMain change; any other property in the body is ignored.
     variables: ({ params, body }) => ({ SvcCardId: params.SvcCardId, input: pick(body, ['name', 'isMain']) }),
     respond: (data) => data.modifyCard,
     responseSchema: rootField('modifyCard'),
-    errorStatuses: [404],
+    errorCodes: [ErrorCode.NOT_FOUND],
     example: { params: { SvcCardId: 'demo_card_1' }, body: { name: 'Groceries', isMain: true } },
   },
   {
@@ -33,7 +34,7 @@ export const CARD_ROUTES: Route[] = [
     variables: ({ params }) => ({ SvcCardId: params.SvcCardId, onoff: params.onoff }),
     respond: (data) => data.setCardStatus,
     responseSchema: rootField('setCardStatus'),
-    errorStatuses: [404],
+    errorCodes: [ErrorCode.NOT_FOUND],
     example: { params: { SvcCardId: 'demo_card_2', onoff: 'on' } },
   },
   {
@@ -57,7 +58,7 @@ export const CARD_ROUTES: Route[] = [
       const properties = result.properties as Record<string, JsonSchema>;
       return arrayOf({ ...result, properties: { ...properties, responseData: omittingNulls(properties.responseData!) } });
     },
-    errorStatuses: [403, 404, 409],
+    errorCodes: [ErrorCode.FORBIDDEN, ErrorCode.NOT_FOUND, ErrorCode.CONFLICT],
     example: { body: { svcCardId: 'demo_test_card', sandBoxCases: ['t001_01', 't002_01'] } },
   },
   {
@@ -65,13 +66,19 @@ export const CARD_ROUTES: Route[] = [
     paths: ['/condor/card/add'],
     api: 'aggregator',
     summary: 'Add a secondary debit card and checking account (deprecated: /ibis replaces /condor)',
+    designed: 'the allowed values of cardAttributes (the spec does not show them): productID and designId up to 36 letters, digits, _ or -; nameOnCard up to 26 letters, spaces, dots, apostrophes or dashes; addressType and issueType up to 36 characters. Only a customer who already holds a card of the aggregator\'s program gets one.',
     credential: 'x-svc-token',
     body: 'object',
     requestSchema: object(
       {
         customerId: FIELD.id,
         cardAttributes: object(
-          { productID: FIELD.string, nameOnCard: FIELD.string, designId: FIELD.string, addressType: FIELD.string, issueType: FIELD.string, additionalData: FIELD.object },
+          {
+            productID: { type: 'string', maxLength: 36, pattern: '^[A-Za-z0-9_-]+$', description: 'letters, digits, _ or -' },
+            nameOnCard: { type: 'string', maxLength: 26, pattern: "^[A-Za-z .'-]+$", description: 'up to 26 letters, spaces, dots, apostrophes or dashes' },
+            designId: { type: 'string', maxLength: 36, pattern: '^[A-Za-z0-9_-]+$', description: 'letters, digits, _ or -' },
+            addressType: { type: 'string', maxLength: 36 }, issueType: { type: 'string', maxLength: 36 }, additionalData: FIELD.object,
+          },
           ['productID', 'nameOnCard', 'designId', 'addressType', 'issueType'],
         ),
       },
@@ -81,7 +88,7 @@ export const CARD_ROUTES: Route[] = [
     variables: ({ body }) => ({ input: pick(body, ['customerId', 'cardAttributes']) }),
     respond: (data) => data.addCondorCard,
     responseSchema: rootField('addCondorCard'),
-    errorStatuses: [403, 404],
+    errorCodes: [ErrorCode.FORBIDDEN, ErrorCode.NOT_FOUND],
     example: { body: { customerId: 'demo_user_1', cardAttributes: { productID: 'debit_classic', nameOnCard: 'DANA DEMO', designId: 'blue', addressType: 'home', issueType: 'virtual' } } },
   },
 ];

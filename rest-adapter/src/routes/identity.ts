@@ -7,19 +7,22 @@ import { pick, rootField, RouteInputError, withoutNulls, type Route } from './ro
 
 const LOGIN_CHANNELS = ['internet', 'android', 'browser', 'statementGenerator', 'dicBuilder', 'chat', 'android_v1', 'ios_v1', 'mobile', 'test'] as const;
 const DEVICE_TAG: JsonSchema = { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$', description: '1-64 letters, digits or _ . : -' };
-/** An item of newAddresses and deletedAddresses: the four lines and a country code. */
-const ADDRESS_CHANGE: JsonSchema = object(
-  {
-    addressLine1: { type: 'string', minLength: 1, maxLength: 100 }, addressLine2: nullable({ type: 'string', maxLength: 100 }),
-    city: { type: 'string', minLength: 1, maxLength: 100 }, state: { type: 'string', minLength: 1, maxLength: 100 },
-    postalCode: { type: 'string', minLength: 1, maxLength: 12, pattern: '^[A-Za-z0-9 -]+$' },
-    countryCode: { type: 'string', description: '3-letter ISO 3166-1 alpha-3 for checking/savings accounts, 2-letter for debit cards' },
-    country: { type: 'string', description: 'ISO 3166-1 country code, alpha-2 or alpha-3' },
-    accountType: FIELD.string, isMain: FIELD.boolean, SvcUserAddressId: FIELD.string,
-  },
-  ['addressLine1', 'city', 'state', 'postalCode'],
-  { description: 'Also needs countryCode or country.' },
-);
+const ADDRESS_LINE: JsonSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: '^(?!\\s*$)[^<>]*$', description: '1-100 characters, no < or >' };
+/** The Address properties `POST /user` reads from each item of its address lists. */
+const ADDRESS_FIELDS: Record<string, JsonSchema> = {
+  addressLine1: ADDRESS_LINE, addressLine2: { type: 'string', maxLength: 100 }, city: ADDRESS_LINE, state: ADDRESS_LINE,
+  postalCode: { type: 'string', minLength: 1, maxLength: 12, pattern: '^[A-Za-z0-9 -]+$', description: '1-12 letters, digits, spaces or dashes' },
+  countryCode: { type: 'string', description: '3-letter ISO 3166-1 alpha-3 for checking/savings accounts, 2-letter for debit cards' },
+  country: { type: 'string', description: 'ISO 3166-1 country code, alpha-2 or alpha-3' },
+  accountType: FIELD.string, isMain: FIELD.boolean, SvcUserAddressId: FIELD.string,
+};
+/** An item of newAddresses: the four lines and a country code. */
+const ADDRESS_CHANGE: JsonSchema = object(ADDRESS_FIELDS, ['addressLine1', 'city', 'state', 'postalCode'], { description: 'Also needs countryCode or country.' });
+/** An item of deletedAddresses: the address's id, or its four lines and country code. */
+const ADDRESS_DELETION: JsonSchema = object(ADDRESS_FIELDS, [], {
+  description: 'By SvcUserAddressId, or by addressLine1, city, state, postalCode and countryCode or country.',
+  anyOf: [{ required: ['SvcUserAddressId'] }, { required: ['addressLine1', 'city', 'state', 'postalCode'] }],
+});
 
 /** The login request's documented properties; anything else in the body is ignored. */
 const LOGIN_FIELDS = [
@@ -30,14 +33,13 @@ const USER_FIELDS = [
   'dtsModified', 'phoneNumber', 'phoneNumbers', 'mobile', 'email', 'emails', 'newAddresses', 'deletedAddresses', 'addresses',
   'firstName', 'lastName', 'languageCode', 'isMetric', 'postOnboardingStepsRequired', 'faceImage', 'homecurrency',
 ] as const;
-const ADDRESS_FIELDS = ['SvcUserAddressId', 'addressLine1', 'addressLine2', 'city', 'state', 'postalCode', 'countryCode', 'country', 'accountType', 'isMain'] as const;
 
 /** The address lists of `POST /user`, each item narrowed to the Address fields. */
 function userChanges(body: unknown): Record<string, unknown> {
   const input = pick(body, USER_FIELDS);
   for (const key of ['newAddresses', 'deletedAddresses', 'addresses'] as const) {
     const list = input[key];
-    if (Array.isArray(list)) input[key] = list.map((item) => (item !== null && typeof item === 'object' ? pick(item, ADDRESS_FIELDS) : item));
+    if (Array.isArray(list)) input[key] = list.map((item) => (item !== null && typeof item === 'object' ? pick(item, Object.keys(ADDRESS_FIELDS)) : item));
   }
   return input;
 }
@@ -73,7 +75,7 @@ export const IDENTITY_ROUTES: Route[] = [
       { description: 'The properties each channel requires are in the spec\'s Login request table; one that is missing is 401 (CHANNEL_PROPERTY_MISSING).' },
     ),
     // The spec: an invalid channel is 500.
-    requestErrorCodes: { 'channel:enum': ErrorCode.INVALID_CHANNEL, 'channel:type': ErrorCode.INVALID_CHANNEL },
+    requestErrorCodes: { 'channel:enum': ErrorCode.INVALID_CHANNEL },
     responseSchema: rootField('login'),
     example: { body: { channel: 'internet', userName: DEMO.userName, password: DEMO.password } },
     operation: 'login.graphql',
@@ -115,10 +117,10 @@ export const IDENTITY_ROUTES: Route[] = [
     summary: 'Change elements of the logged-in user',
     requestSchema: object({
       dtsModified: nullable({ type: 'string', maxLength: 64 }),
-      phoneNumber: nullable(FIELD.phone), phoneNumbers: arrayOf(FIELD.phone),
+      phoneNumber: nullable(FIELD.phone), phoneNumbers: arrayOf(FIELD.phone, { maxItems: 10 }),
       mobile: nullable(FIELD.phone),
-      email: nullable(FIELD.email), emails: arrayOf(FIELD.email),
-      newAddresses: arrayOf(ADDRESS_CHANGE), deletedAddresses: arrayOf(ADDRESS_CHANGE), addresses: arrayOf(FIELD.object),
+      email: nullable(FIELD.email), emails: arrayOf(FIELD.email, { maxItems: 10 }),
+      newAddresses: arrayOf(ADDRESS_CHANGE), deletedAddresses: arrayOf(ADDRESS_DELETION), addresses: arrayOf(FIELD.object),
       firstName: { type: 'string', minLength: 1, maxLength: 100 }, lastName: { type: 'string', minLength: 1, maxLength: 100 },
       languageCode: { type: 'string', pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$', description: 'a language code such as en or en-US' },
       isMetric: FIELD.boolean,
@@ -128,7 +130,7 @@ export const IDENTITY_ROUTES: Route[] = [
     }),
     responseSchema: rootField('updateUser'),
     // 429: at most five confirmation codes of a kind an hour go out after email or mobile changes.
-    errorStatuses: [409, 429],
+    errorCodes: [ErrorCode.CONFLICT, ErrorCode.RATE_LIMITED, ErrorCode.NOT_FOUND],
     example: { body: { mobile: '+12125550123', newAddresses: [{ addressLine1: '1 Main St', city: 'Springfield', state: 'IL', postalCode: '62701', country: 'US' }] } },
     operation: 'update-user.graphql',
     variables: ({ body }) => ({ input: userChanges(body) }),
@@ -143,7 +145,7 @@ export const IDENTITY_ROUTES: Route[] = [
     summary: 'Confirm the user\'s email address with the code sent to it',
     designed: 'the response `{success, user}`; a wrong or expired code is 400 (CODE_INVALID), an address already confirmed 404 as the spec says.',
     responseSchema: rootField('confirmEmail'),
-    errorStatuses: [404],
+    errorCodes: [ErrorCode.CODE_INVALID, ErrorCode.NOT_FOUND],
     example: { params: { SvcUserId: DEMO.userId, confirmationCodeEmail: '123456' } },
     operation: 'confirm-email.graphql',
     variables: ({ params }) => ({ SvcUserId: params.SvcUserId, code: params.confirmationCodeEmail }),
@@ -158,7 +160,7 @@ export const IDENTITY_ROUTES: Route[] = [
     summary: 'Confirm the user\'s mobile number with the code sent to it',
     designed: 'the response `{success, user}`; a wrong or expired code is 400 (CODE_INVALID), a number already confirmed 404 as the spec says.',
     responseSchema: rootField('confirmMobile'),
-    errorStatuses: [404],
+    errorCodes: [ErrorCode.CODE_INVALID, ErrorCode.NOT_FOUND],
     example: { params: { SvcUserId: DEMO.userId, confirmationCodeMobile: '123456' } },
     operation: 'confirm-mobile.graphql',
     variables: ({ params }) => ({ SvcUserId: params.SvcUserId, code: params.confirmationCodeMobile }),
@@ -173,7 +175,7 @@ export const IDENTITY_ROUTES: Route[] = [
     optionalHeaders: ['token'],
     body: 'object',
     summary: 'Record a prospect\'s data; the first call gives the prospect its token',
-    designed: 'request `{deviceTag, preSegment, firstName?, lastName?, email?, mobile?, languageCode?, data?}` and response `{success, token, prospectId, ...}`; every failure is 404 as the spec\'s error table says.',
+    designed: 'request `{deviceTag, preSegment, firstName?, lastName?, email?, mobile?, languageCode?, data?}` and response `{success, token, prospectId, ...}`. The failures of the spec\'s error table (missing or bad parameters, failed storing) are 404; besides them, an invalid `token` header is 401 and a device or prospect already registered is 409.',
     requestSchema: object(
       {
         deviceTag: DEVICE_TAG, preSegment: { type: 'string', maxLength: 64 },
@@ -183,6 +185,7 @@ export const IDENTITY_ROUTES: Route[] = [
       ['deviceTag', 'preSegment'],
     ),
     responseSchema: rootField('submitProspectData'),
+    errorCodes: [ErrorCode.UNAUTHENTICATED, ErrorCode.CONFLICT],
     example: { body: { deviceTag: 'new-device-tag-1', preSegment: 'retail', firstName: 'Pat', email: 'pat@example.com' } },
     operation: 'prospect-data.graphql',
     variables: ({ body }) => ({ input: pick(body, ['deviceTag', 'preSegment', 'firstName', 'lastName', 'email', 'mobile', 'languageCode', 'data']) }),
@@ -198,9 +201,12 @@ export const IDENTITY_ROUTES: Route[] = [
     body: 'object',
     summary: 'Upload a document image of the prospect (base64)',
     designed: 'request `{documentType, contentType, imageBase64}` and response `{success, imageId}`.',
-    requestSchema: object({ documentType: FIELD.string, contentType: FIELD.string, imageBase64: { type: 'string', contentEncoding: 'base64' } }, ['documentType', 'contentType', 'imageBase64']),
+    requestSchema: object(
+      { documentType: { type: 'string', enum: ['idFront', 'idBack', 'passport', 'selfie'] }, contentType: { type: 'string', description: 'image/png or image/jpeg (415 otherwise)' }, imageBase64: { type: 'string', contentEncoding: 'base64' } },
+      ['documentType', 'contentType', 'imageBase64'],
+    ),
     responseSchema: rootField('uploadProspectImage'),
-    errorStatuses: [415],
+    errorCodes: [ErrorCode.UNSUPPORTED_MEDIA_TYPE],
     example: { body: { documentType: 'passport', contentType: 'image/png', imageBase64: 'iVBORw0KGgo=' } },
     operation: 'prospect-image.graphql',
     variables: ({ body }) => ({ input: pick(body, ['documentType', 'contentType', 'imageBase64']) }),
@@ -221,7 +227,7 @@ export const IDENTITY_ROUTES: Route[] = [
     ),
     graphRefusesMissing: true,
     responseSchema: (fields) => omittingNulls(rootField('registerDevice')(fields)),
-    errorStatuses: [409],
+    errorCodes: [ErrorCode.CONFLICT, ErrorCode.CODE_INVALID, ErrorCode.NOT_FOUND],
     example: { body: { deviceTag: 'new-device-tag-1', preSegment: 'retail', deviceData: { model: 'Pixel 8' } } },
     operation: 'prospect-registration.graphql',
     variables: ({ body }) => ({ input: pick(body, ['deviceTag', 'preSegment', 'deviceData', 'referral']) }),
@@ -239,7 +245,7 @@ export const IDENTITY_ROUTES: Route[] = [
     designed: 'request `{deviceTag}` and response `{success}`; the code goes by SMS or email.',
     requestSchema: object({ deviceTag: DEVICE_TAG }, ['deviceTag']),
     responseSchema: rootField('requestRecoveryCode'),
-    errorStatuses: [404],
+    errorCodes: [ErrorCode.NOT_FOUND],
     example: { body: { deviceTag: 'new-device-tag-1' } },
     operation: 'recovery-code.graphql',
     variables: ({ body }) => ({ input: pick(body, ['deviceTag']) }),
@@ -293,13 +299,12 @@ export const IDENTITY_ROUTES: Route[] = [
     credential: 'token',
     body: 'object',
     summary: 'Geocode an address string (offline, US and world cities)',
-    designed: 'the response `{success, ...}` with the best match\'s coordinates and parts, and a 404 when nothing matches.',
-    requestSchema: object({ address: { type: 'string', minLength: 1, maxLength: 500 } }, ['address']),
+    designed: 'the response `{success, ...}` with the best match\'s coordinates and parts; nothing found is a success with no candidates.',
+    requestSchema: object({ address: { type: 'string', minLength: 1, maxLength: 200, pattern: '^(?!\\s*$)[^<>]*$', description: '1-200 characters, no < or >' } }, ['address']),
     responseSchema: (fields) => {
       const result = rootField('geocode')(fields);
       return { ...result, properties: { success: { const: true }, ...(result.properties as object) }, required: ['success', ...(result.required as string[])] };
     },
-    errorStatuses: [404],
     example: { body: { address: '1600 Pennsylvania Ave NW, Washington, DC 20500' } },
     operation: 'geocode.graphql',
     variables: ({ body }) => {
@@ -321,6 +326,7 @@ export const IDENTITY_ROUTES: Route[] = [
       ['user'],
     ),
     responseSchema: rootField('aggregatorGetToken'),
+    errorCodes: [ErrorCode.UNAUTHENTICATED],
     example: { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword, requestId: 'req1' } } },
     operation: 'aggregator-get-token.graphql',
     requestIdOf: (body) => {
@@ -351,7 +357,7 @@ export const IDENTITY_ROUTES: Route[] = [
       ['oldPassword', 'newPassword'],
     ),
     responseSchema: rootField('aggregatorChangePassword'),
-    errorStatuses: [409],
+    errorCodes: [ErrorCode.FORBIDDEN, ErrorCode.CONFLICT],
     example: { body: { oldPassword: DEMO.aggregatorPassword, newPassword: 'New#Pass2027' } },
     operation: 'aggregator-change-password.graphql',
     variables: ({ body }) => ({ input: pick(body, ['oldPassword', 'newPassword']) }),

@@ -1,11 +1,11 @@
 import { DEMO } from '../../../platform/demo.js';
 import { ErrorCode } from '../../../platform/errors.js';
 import { FIELD, PAGING, PAYMENT_LINK_STATUSES } from '../contract/fields.js';
-import { arrayOf, nullable, object, type JsonSchema } from '../contract/json-schema.js';
+import { arrayOf, nullable, object, withoutNullType, type JsonSchema } from '../contract/json-schema.js';
 import { pick, rootField, RouteInputError, type Route, type RouteInput } from './route.js';
 
 /** A date filter: YYYY-MM-DD, or an ISO 8601 date-time. */
-const DATE_FILTER: JsonSchema = { type: 'string', pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}', description: 'ISO date (YYYY-MM-DD) or date-time' };
+const DATE_FILTER: JsonSchema = { type: 'string', pattern: '^$|^[0-9]{4}-[0-9]{2}-[0-9]{2}', description: 'ISO date (YYYY-MM-DD) or date-time; empty means no bound' };
 
 /** The beneficiary properties `POST /beneficiary/:SvcBeneficiaryId` documents; anything else is ignored. */
 const BENEFICIARY_FIELDS = [
@@ -39,7 +39,7 @@ export const PAYMENT_ROUTES: Route[] = [
     body: 'none',
     summary: 'The account\'s latest transactions: the last 30, or those of the last 12 months if fewer',
     responseSchema: rootField('latestTransactions'),
-    errorStatuses: [404],
+    errorCodes: [ErrorCode.NOT_FOUND],
     example: { params: { SvcAccountId: DEMO.accountId } },
     operation: 'transactions-latest.graphql',
     variables: ({ params }) => ({ SvcAccountId: params.SvcAccountId }),
@@ -60,10 +60,10 @@ export const PAYMENT_ROUTES: Route[] = [
     summary: 'Change a transaction\'s comment and labels',
     designed: 'the response `{success, transaction}`, the transaction after the change; the comment is kept as a memo.',
     requestSchema: object({
-      changes: nullable(object({ comment: nullable({ type: 'string', maxLength: 500 }), labels: arrayOf({ type: 'string', minLength: 1, maxLength: 50 }, { maxItems: 20 }) })),
+      changes: nullable(object({ comment: { type: 'string', minLength: 1, maxLength: 500 }, labels: arrayOf({ type: 'string', minLength: 1, maxLength: 50 }, { description: 'at most 20 different labels' }) })),
     }),
     responseSchema: rootField('modifyTransaction'),
-    errorStatuses: [404, 409],
+    errorCodes: [ErrorCode.NOT_FOUND],
     example: { params: { SvcAccountId: DEMO.accountId, transactionId: 'demo_txn_01' }, body: { changes: { comment: 'Team lunch', labels: ['food', 'work'] } } },
     operation: 'transaction-modify.graphql',
     variables: (input) => ({ SvcAccountId: input.params.SvcAccountId, transactionId: input.params.transactionId, changes: transactionChanges(input) }),
@@ -77,7 +77,7 @@ export const PAYMENT_ROUTES: Route[] = [
     body: 'object',
     summary: 'Modify a beneficiary; returns an undo object for five minutes',
     requestSchema: object({
-      name: nullable({ type: 'string', minLength: 1, maxLength: 200 }), defaultAmount: nullable(FIELD.number), defaultCurrency: nullable(FIELD.currency),
+      name: nullable({ type: 'string', minLength: 1, maxLength: 200 }), defaultAmount: { type: 'number', minimum: 0, description: 'from 0, in whole cents' }, defaultCurrency: nullable(FIELD.currency),
       status: nullable({ type: 'string', maxLength: 50 }), isActive: nullable(FIELD.boolean), isHidden: nullable(FIELD.boolean), isFavourite: nullable(FIELD.boolean),
       paypalId: nullable({ type: 'string', maxLength: 254 }), bankName: nullable({ type: 'string', maxLength: 200 }),
       accountNumber: nullable({ type: 'string', pattern: '^[A-Za-z0-9]{4,34}$', description: '4-34 letters or digits; stored and returned masked' }),
@@ -90,7 +90,7 @@ export const PAYMENT_ROUTES: Route[] = [
       defaultSourceAccountId: nullable(FIELD.id), SvcPayeeId: nullable(FIELD.id),
     }),
     responseSchema: rootField('modifyBeneficiary'),
-    errorStatuses: [404, 409],
+    errorCodes: [ErrorCode.NOT_FOUND, ErrorCode.CONFLICT],
     example: { params: { SvcBeneficiaryId: 'demo_beneficiary_1' }, body: { name: 'Mom', isFavourite: true, routingNumber: '021000021' } },
     operation: 'beneficiary-modify.graphql',
     variables: ({ params, body }) => ({ SvcBeneficiaryId: params.SvcBeneficiaryId, input: pick(body, BENEFICIARY_FIELDS) }),
@@ -106,7 +106,7 @@ export const PAYMENT_ROUTES: Route[] = [
     summary: 'Undo a beneficiary modification with the undo object it returned',
     designed: 'this route: the spec returns an undo object with each modification but names no way to use it. Once, before dtsExpiry, and only for the latest change (changes undo last-first); answers `{success, beneficiary}`.',
     responseSchema: rootField('undoBeneficiaryChange'),
-    errorStatuses: [404, 409],
+    errorCodes: [ErrorCode.NOT_FOUND, ErrorCode.CONFLICT],
     example: { params: { SvcBeneficiaryId: 'demo_beneficiary_1', undoId: 'undo_id_from_the_modification' } },
     operation: 'beneficiary-undo.graphql',
     variables: ({ params }) => ({ SvcBeneficiaryId: params.SvcBeneficiaryId, undoId: params.undoId }),
@@ -120,7 +120,6 @@ export const PAYMENT_ROUTES: Route[] = [
     body: 'none',
     summary: 'The IOU between the current user (the debtor) and another user (the creditor)',
     responseSchema: (fields) => object({ success: { const: true }, payload: rootField('iousFor')(fields) }, ['success', 'payload'], { additionalProperties: false }),
-    errorStatuses: [404],
     example: { params: { SvcUserId: DEMO.friendUserId } },
     operation: 'ious-for.graphql',
     variables: ({ params }) => ({ SvcUserId: params.SvcUserId }),
@@ -150,7 +149,7 @@ export const PAYMENT_ROUTES: Route[] = [
     summary: 'Issue a merchant JWT (1 hour) for one of the aggregator\'s merchants',
     requestSchema: object({ svcMerchantId: FIELD.id }, ['svcMerchantId']),
     responseSchema: rootField('merchantToken'),
-    errorStatuses: [404],
+    errorCodes: [ErrorCode.FORBIDDEN, ErrorCode.NOT_FOUND],
     example: { body: { svcMerchantId: DEMO.merchantId } },
     operation: 'merchant-token.graphql',
     variables: ({ body }) => ({ svcMerchantId: (body as { svcMerchantId?: unknown }).svcMerchantId ?? null }),
@@ -165,7 +164,7 @@ export const PAYMENT_ROUTES: Route[] = [
     summary: 'Exchange a payment link for a customer JWT (1 hour)',
     requestSchema: object({ link: { type: 'string', minLength: 1, maxLength: 200 } }, ['link']),
     responseSchema: rootField('customerToken'),
-    errorStatuses: [404, 409],
+    errorCodes: [ErrorCode.NOT_FOUND, ErrorCode.CONFLICT],
     example: { body: { link: DEMO.sentLinkCode } },
     operation: 'customer-token.graphql',
     variables: ({ body }) => ({ link: (body as { link?: unknown }).link ?? null }),
@@ -183,7 +182,7 @@ export const PAYMENT_ROUTES: Route[] = [
     designed: 'this route: where a sent link\'s `url` points. An HTML page under a strict content security policy; an unknown or closed link answers 404.',
     queryParameters: { link: { schema: { type: 'string', minLength: 1, maxLength: 200 }, required: true, description: 'The link code.' } },
     responseSchema: () => ({ type: 'string' }),
-    errorStatuses: [404, 409],
+    errorCodes: [ErrorCode.NOT_FOUND],
     example: { query: { link: DEMO.sentLinkCode } },
     operation: 'payment-page.graphql',
     variables: ({ query }) => {
@@ -202,8 +201,9 @@ export const PAYMENT_ROUTES: Route[] = [
     body: 'none',
     summary: 'The payment link the customer JWT was issued for',
     designed: 'this route: the customer side of a link, read with the customer JWT.',
-    responseSchema: rootField('paymentLink'),
-    errorStatuses: [404],
+    // The adapter answers 404 rather than a null link.
+    responseSchema: (fields) => withoutNullType(rootField('paymentLink')(fields)),
+    errorCodes: [ErrorCode.NOT_FOUND],
     operation: 'customer-payment-link.graphql',
     variables: () => ({}),
     respond: (data) => {
@@ -226,7 +226,7 @@ export const PAYMENT_ROUTES: Route[] = [
         invoiceNumber: nullable({ type: 'string', maxLength: 50, pattern: '^[^<>]*$' }),
         amount: { type: 'number', exclusiveMinimum: 0, maximum: 1000000, description: 'positive, in whole cents' },
         currency: FIELD.currency, dueDate: nullable({ ...FIELD.date, description: 'YYYY-MM-DD, not in the past' }), description: nullable({ type: 'string', maxLength: 500 }),
-        fields: nullable(arrayOf(object({ index: { type: 'integer' }, code: FIELD.string, label: FIELD.string, value: FIELD.string }, ['code', 'value']))),
+        fields: arrayOf(object({ index: { type: 'integer' }, code: { type: 'string', enum: ['firstName', 'lastName', 'email', 'phone'] }, label: { type: 'string', maxLength: 100 }, value: FIELD.string }, ['code', 'value']), { maxItems: 10 }),
         availablePaymentType: nullable(arrayOf({ type: 'string', enum: ['card', 'ach'] }, { minItems: 1 })),
       },
       ['amount', 'currency'],
@@ -250,7 +250,7 @@ export const PAYMENT_ROUTES: Route[] = [
     summary: 'Cancel a payment link (allowed when Initiated, Sent or Processing)',
     requestSchema: object({ svcTransactionId: FIELD.id }, ['svcTransactionId']),
     responseSchema: rootField('cancelPaymentLink'),
-    errorStatuses: [404, 409],
+    errorCodes: [ErrorCode.NOT_FOUND, ErrorCode.CONFLICT],
     example: { body: { svcTransactionId: 'demo_link_1' } },
     operation: 'payment-link-cancel.graphql',
     variables: ({ body }) => ({ svcTransactionId: (body as { svcTransactionId?: unknown }).svcTransactionId ?? null }),
@@ -265,7 +265,7 @@ export const PAYMENT_ROUTES: Route[] = [
     summary: 'Send a payment link (Initiated → Sent): by email, or to the merchant\'s webhook',
     requestSchema: object({ svcTransactionId: FIELD.id }, ['svcTransactionId']),
     responseSchema: rootField('sendPaymentLink'),
-    errorStatuses: [404, 409],
+    errorCodes: [ErrorCode.NOT_FOUND, ErrorCode.CONFLICT],
     example: { body: { svcTransactionId: 'demo_link_1' } },
     operation: 'payment-link-send.graphql',
     variables: ({ body }) => ({ svcTransactionId: (body as { svcTransactionId?: unknown }).svcTransactionId ?? null }),
@@ -289,7 +289,7 @@ export const PAYMENT_ROUTES: Route[] = [
           {
             individualName: { type: 'string', minLength: 1, maxLength: 22 }, routingNumber: FIELD.routingNumber,
             DFIAccountNumber: { type: 'string', pattern: '^[0-9]{4,17}$', description: '4-17 digits' },
-            accountType: FIELD.string, companyEntryDescription: nullable({ type: 'string', minLength: 1, maxLength: 10, pattern: '^[A-Za-z0-9 ]+$' }),
+            accountType: { type: 'string', enum: ['checking', 'savings'], description: 'checking when absent' }, companyEntryDescription: nullable({ type: 'string', minLength: 1, maxLength: 10, pattern: '^[A-Za-z0-9 ]+$' }),
             webhookUrl: nullable(FIELD.string),
           },
           ['individualName', 'routingNumber', 'DFIAccountNumber'],
@@ -298,7 +298,7 @@ export const PAYMENT_ROUTES: Route[] = [
       ['svcTransactionId', 'paymentType'],
     ),
     responseSchema: rootField('refundPaymentLink'),
-    errorStatuses: [404, 409],
+    errorCodes: [ErrorCode.NOT_FOUND, ErrorCode.CONFLICT],
     example: { body: { svcTransactionId: 'demo_link_6', amount: 10, paymentType: 'card' } },
     operation: 'payment-link-refund.graphql',
     variables: ({ body }) => {
@@ -317,7 +317,7 @@ export const PAYMENT_ROUTES: Route[] = [
     maxFileBytes: 1024 * 1024,
     summary: 'Upload a merchant logo (PNG, JPEG or GIF, at most 1 MiB) in form field file',
     designed: 'logo file types and size: PNG, JPEG or GIF by content, at most 1 MiB; a new logo of a type replaces the old one.',
-    paramSchemas: { type: { type: 'string', pattern: '^[a-z0-9_-]{1,20}$', description: 'light, dark, big, small or another name of 1-20 lower-case letters, digits, _ or -' } },
+    paramSchemas: { type: { type: 'string', enum: ['light', 'dark', 'big', 'small'] } },
     responseSchema: rootField('uploadMerchantLogo'),
     example: { params: { type: 'light' } },
     operation: 'merchant-logo-upload.graphql',
@@ -339,7 +339,7 @@ export const PAYMENT_ROUTES: Route[] = [
       svcTransactionId: FIELD.id, svcTransactionIds: arrayOf(FIELD.id), status: nullable({ type: 'string', enum: [...PAYMENT_LINK_STATUSES] }),
       payerName: nullable({ type: 'string', maxLength: 100 }),
       dateCreateFrom: nullable(DATE_FILTER), dateCreateTo: nullable(DATE_FILTER), dueDateFrom: nullable(DATE_FILTER), dueDateTo: nullable(DATE_FILTER),
-      invoiceNumber: { type: 'string', maxLength: 50, pattern: '^[^<>]*$' }, amountFrom: nullable(FIELD.number), amountTo: nullable(FIELD.number),
+      invoiceNumber: { type: 'string', maxLength: 50, pattern: '^[^<>]*$' }, amountFrom: { type: 'number', minimum: 0 }, amountTo: { type: 'number', minimum: 0 },
       paymentType: nullable({ type: 'string', enum: ['card', 'ach'] }), ...PAGING,
       svcMerchantId: FIELD.id, svcMerchantIds: arrayOf(FIELD.id), svcMerchantRef: FIELD.reference,
     }),

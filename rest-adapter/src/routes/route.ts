@@ -51,8 +51,8 @@ export interface Route {
   requestErrorCodes?: Record<string, ErrorCode>;
   /** Schema of the success payload (inside the aggregator envelope), given the operation's root fields' schemas. */
   responseSchema: (fields: Record<string, JsonSchema>) => JsonSchema;
-  /** Error statuses the route answers besides the ones every route of its kind answers (see `documentedStatuses`). */
-  errorStatuses?: number[];
+  /** Error codes the route's operation answers besides the ones every route of its kind answers (see `routeErrorCodes`) and the keys of `statuses`. */
+  errorCodes?: ErrorCode[];
   /** A request made of the demo data, for the reference and the collection. */
   example?: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown };
   /** The credential header the route requires; null when it takes none. */
@@ -125,36 +125,39 @@ export function withoutNulls<T extends Record<string, unknown>>(item: T): Partia
   return Object.fromEntries(Object.entries(item).filter(([, value]) => value !== null)) as Partial<T>;
 }
 
+/** Whether a route reads anything from the request besides its credential. */
+const takesInput = (route: Route) => route.body !== 'none' || route.paths.some((p) => p.includes('/:')) || route.queryParameters !== undefined;
+
 /**
- * Every status a route answers: 200; 400 for a malformed request or a field that breaks its
- * rule; its missing-credential status, 401 for a bad credential and 403 for one that may not do this; 413 for bodies over the
- * limit (415 for a multipart body that is not one); the statuses of its own error table;
- * the route's other documented errors; 503 when a service behind the adapter does not answer.
+ * Every error code a route answers: BAD_REQUEST, VALIDATION_FAILED and REQUIRED_ELEMENT_MISSING
+ * where it takes input; TOKEN_MISSING and UNAUTHENTICATED where it takes a credential;
+ * PAYLOAD_TOO_LARGE for bodies (UNSUPPORTED_MEDIA_TYPE for files); UNAVAILABLE and INTERNAL
+ * everywhere; the codes of its own error table (`statuses`) and its `errorCodes`.
  */
+export function routeErrorCodes(route: Route): string[] {
+  const codes: string[] = [];
+  if (takesInput(route)) codes.push(ErrorCode.BAD_REQUEST, ErrorCode.VALIDATION_FAILED, ErrorCode.REQUIRED_ELEMENT_MISSING);
+  if (route.credential) codes.push(ErrorCode.TOKEN_MISSING, ErrorCode.UNAUTHENTICATED);
+  if (route.body !== 'none') codes.push(ErrorCode.PAYLOAD_TOO_LARGE);
+  if (route.body === 'multipart') codes.push(ErrorCode.UNSUPPORTED_MEDIA_TYPE);
+  codes.push(ErrorCode.UNAVAILABLE, ErrorCode.INTERNAL, ...Object.keys(route.statuses ?? {}), ...(route.errorCodes ?? []));
+  return [...new Set(codes)];
+}
+
+/** The status a route answers an error code with. */
+export function statusOfCode(route: Route, code: string): number {
+  if (code === ErrorCode.TOKEN_MISSING && route.missingCredentialStatus) return route.missingCredentialStatus;
+  return route.statuses?.[code] ?? DEFAULT_STATUSES[code] ?? 500;
+}
+
+/** Every status a route answers: 200 and the statuses of its error codes. */
 export function documentedStatuses(route: Route): number[] {
-  const statuses = new Set<number>([200, 503]);
-  if (route.body !== 'none' || route.paths.some((p) => p.includes('/:')) || route.queryParameters) statuses.add(400);
-  if (route.credential) {
-    // 401: a credential that is wrong, expired or revoked; 403: one of a kind that may not do this (a confined token writing).
-    statuses.add(401);
-    statuses.add(403);
-    statuses.add(route.missingCredentialStatus ?? 401);
-  }
-  if (route.body !== 'none') statuses.add(413);
-  if (route.body === 'multipart') statuses.add(415);
-  for (const status of Object.values(route.statuses ?? {})) if (status !== undefined) statuses.add(status);
-  for (const status of route.errorStatuses ?? []) statuses.add(status);
-  return [...statuses].sort((a, b) => a - b);
+  return [...new Set([200, ...routeErrorCodes(route).map((code) => statusOfCode(route, code))])].sort((a, b) => a - b);
 }
 
 /** The error codes that answer with `status` on this route. */
 export function codesOfStatus(route: Route, status: number): string[] {
-  const codes = new Set([...Object.keys(DEFAULT_STATUSES), ...Object.keys(route.statuses ?? {})]);
-  const answering = [...codes].filter((code) => (route.statuses?.[code] ?? DEFAULT_STATUSES[code]) === status && !/^(BAD_USER_INPUT|GRAPHQL_)/.test(code));
-  const missingCredential = route.missingCredentialStatus ?? 401;
-  const withoutMissing = answering.filter((code) => code !== ErrorCode.TOKEN_MISSING || missingCredential === status);
-  if (route.credential && missingCredential === status && !withoutMissing.includes(ErrorCode.TOKEN_MISSING)) withoutMissing.push(ErrorCode.TOKEN_MISSING);
-  return withoutMissing;
+  return routeErrorCodes(route).filter((code) => statusOfCode(route, code) === status);
 }
 
 /** The schema of one root field of the route's operation, as its success payload. */
