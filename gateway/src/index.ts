@@ -13,6 +13,7 @@ import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPr
 import { formatError } from '../../platform/subgraph.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { createAuthenticator } from './authenticate.js';
+import { createSubgraphFetcher, type SubgraphFetcher } from './subgraph-fetch.js';
 import { servePage } from './pages.js';
 import { startSubscriptionServer, type ExecuteAs } from './subscriptions.js';
 
@@ -25,8 +26,8 @@ export interface GatewayContext {
 
 /** Forwards each subgraph call with the signed principal and the request id. */
 class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
-  constructor(url: string, private readonly secret: string) {
-    super({ url });
+  constructor(url: string, private readonly secret: string, fetcher: SubgraphFetcher) {
+    super({ url, fetcher });
   }
 
   override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>): void {
@@ -58,11 +59,12 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
 export async function start(options: { config: Config; logger: Logger; bus: EventBus; port?: number }): Promise<HttpService> {
   const { config } = options;
   const logger = options.logger.child({ service: 'gateway' });
+  const subgraphFetcher = createSubgraphFetcher();
   const gateway = new ApolloGateway({
     supergraphSdl: readFileSync(SUPERGRAPH_PATH, 'utf8'),
     buildService: ({ name }) => {
       if (!(SUBGRAPH_NAMES as readonly string[]).includes(name)) throw new Error(`The supergraph names an unknown subgraph: ${name}`);
-      return new SignedDataSource(config.subgraphUrls[name as SubgraphName], config.internalSecret);
+      return new SignedDataSource(config.subgraphUrls[name as SubgraphName], config.internalSecret, subgraphFetcher);
     },
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });

@@ -1,0 +1,231 @@
+// `npm run bench` (about 7 minutes) or `npm run bench -- --quick` (under 2): the gateway, the REST
+// adapter and the subgraphs side by side with GraphQL Hive Gateway, one scenario after another
+// in the same run. Writes bench/results.json and bench/results.svg.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { DEMO } from '../platform/demo.js';
+import { loadOperation } from '../rest-adapter/src/operations.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const QUICK = process.argv.includes('--quick');
+const DURATION_S = QUICK ? 4 : 12;
+const WARMUP_S = QUICK ? 1 : 3;
+const CONNECTIONS = 20;
+const FIXED_RATE = 200;
+
+interface Addresses {
+  rest: string;
+  gateway: string;
+  hive: string;
+  subgraphs: Record<'user' | 'cards' | 'payments' | 'compliance', string>;
+  control: string;
+}
+
+/** One HTTP request of a scenario, as autocannon sends it. */
+interface Target {
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+}
+
+interface Measurement {
+  scenario: string;
+  target: string;
+  mode: 'max' | `${number}/s`;
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  errors: number;
+}
+
+const PROFILE = 'query Profile { me { SvcUserId firstName lastName email segment languageCode } }';
+const CROSS = `query Dashboard {
+  me {
+    firstName lastName email
+    cards { SvcCardId num status name }
+    accounts { SvcAccountId balance transactions(first: 5) { edges { node { transactionId amount narrative dtsValue } } } }
+    beneficiaries { SvcBeneficiaryId name accountNumber }
+    restrictions { restrictionName isAllowed priority }
+  }
+}`;
+const CARD_LIST = 'query CardAccounts { me { cards { SvcCardId num account { SvcAccountId balance currency } } } }';
+
+const graphql = (url: string, query: string, headers: Record<string, string>, variables: Record<string, unknown> = {}): Target => ({
+  url,
+  method: 'POST',
+  headers: { 'content-type': 'application/json', ...headers },
+  body: JSON.stringify({ query, variables }),
+});
+
+/** Sends the request once and fails the suite unless it succeeds without GraphQL errors. */
+async function verify(name: string, target: Target): Promise<void> {
+  const response = await fetch(target.url, { method: target.method, headers: target.headers, ...(target.body ? { body: target.body } : {}) });
+  const text = await response.text();
+  assert.equal(response.status, 200, `${name}: ${response.status} ${text.slice(0, 300)}`);
+  assert(!text.includes('"errors"'), `${name}: ${text.slice(0, 300)}`);
+}
+
+async function load(scenario: string, targetName: string, target: Target, rate?: number): Promise<Measurement> {
+  const options = {
+    url: target.url,
+    method: target.method,
+    headers: target.headers,
+    ...(target.body ? { body: target.body } : {}),
+    connections: rate ? 10 : CONNECTIONS,
+    ...(rate ? { overallRate: rate } : {}),
+  };
+  await autocannon({ ...options, duration: WARMUP_S });
+  const result = await autocannon({ ...options, duration: DURATION_S });
+  const measurement: Measurement = {
+    scenario,
+    target: targetName,
+    mode: rate ? `${rate}/s` : 'max',
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p90: result.latency.p90,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+  };
+  console.log(`${scenario.padEnd(34)} ${targetName.padEnd(22)} ${measurement.mode.padEnd(6)} ${String(measurement.rps).padStart(6)} req/s  p50 ${measurement.p50} ms  p90 ${measurement.p90} ms  p99 ${measurement.p99} ms  errors ${measurement.errors}`);
+  return measurement;
+}
+
+const json = async <T>(url: string): Promise<T> => (await fetch(url)).json() as Promise<T>;
+
+/** A bar chart of requests per second by scenario and target. */
+function chart(results: Measurement[], machine: string): string {
+  const bars = results.filter((r) => r.mode === 'max');
+  const width = 900;
+  const rowHeight = 22;
+  const left = 330;
+  const max = Math.max(...bars.map((b) => b.rps), 1);
+  const colour = (target: string) => (target.startsWith('Hive') ? '#e6a23c' : target.startsWith('subgraph') ? '#909399' : target.startsWith('REST') ? '#67c23a' : '#409eff');
+  const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+  const rows = bars.map((bar, i) => {
+    const y = 40 + i * rowHeight;
+    const length = Math.max(1, Math.round(((width - left - 90) * bar.rps) / max));
+    return `<text x="${left - 8}" y="${y + 15}" text-anchor="end">${escape(`${bar.scenario}: ${bar.target}`)}</text>`
+      + `<rect x="${left}" y="${y + 3}" width="${length}" height="${rowHeight - 6}" fill="${colour(bar.target)}"/>`
+      + `<text x="${left + length + 6}" y="${y + 15}">${bar.rps} req/s, p99 ${bar.p99} ms</text>`;
+  });
+  const height = 60 + bars.length * rowHeight;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">
+<rect width="100%" height="100%" fill="white"/>
+<text x="10" y="20" font-size="14" font-weight="bold">Requests per second (${CONNECTIONS} connections, ${DURATION_S} s each), ${escape(machine)}</text>
+${rows.join('\n')}
+</svg>
+`;
+}
+
+const child = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, 'services.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+const addresses = await new Promise<Addresses>((resolve, reject) => {
+  child.once('exit', (code) => reject(new Error(`the services exited with ${code}`)));
+  createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line) as Addresses));
+});
+
+try {
+  const login = await fetch(`${addresses.rest}/token`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ channel: 'internet', userName: DEMO.userName, password: DEMO.password }),
+  });
+  const { token } = (await login.json()) as { token: string };
+  const auth = { token };
+  const results: Measurement[] = [];
+  const run = async (scenario: string, name: string, target: Target, rate?: number) => {
+    await verify(`${scenario} ${name}`, target);
+    results.push(await load(scenario, name, target, rate));
+  };
+  /** The user subgraph called directly, with a principal signed as the gateway would (it lasts a minute: signed per run). */
+  const direct = async (query: string): Promise<Target> => {
+    const principal = await json<{ header: string; value: string }>(`${addresses.control}/principal?token=${encodeURIComponent(token)}`);
+    return graphql(addresses.subgraphs.user, query, { [principal.header]: principal.value });
+  };
+
+  const s1 = '1 single-subgraph query';
+  await run(s1, 'subgraph direct', await direct(PROFILE));
+  await run(s1, 'our gateway', graphql(addresses.gateway, PROFILE, auth));
+  await run(s1, 'Hive Gateway', graphql(addresses.hive, PROFILE, auth));
+  await run(s1, 'subgraph direct', await direct(PROFILE), FIXED_RATE);
+  await run(s1, 'our gateway', graphql(addresses.gateway, PROFILE, auth), FIXED_RATE);
+  await run(s1, 'Hive Gateway', graphql(addresses.hive, PROFILE, auth), FIXED_RATE);
+
+  const s2 = '2 cross-subgraph query';
+  await run(s2, 'our gateway', graphql(addresses.gateway, CROSS, auth));
+  await run(s2, 'Hive Gateway', graphql(addresses.hive, CROSS, auth));
+
+  const latest = loadOperation('transactions-latest.graphql');
+  const restrictions = loadOperation('restrictions.graphql');
+  const s3a = '3 latest transactions';
+  await run(s3a, 'REST adapter', { url: `${addresses.rest}/accounts/${DEMO.accountId}/transactions/latest`, method: 'GET', headers: auth });
+  await run(s3a, 'our gateway', graphql(addresses.gateway, latest, auth, { SvcAccountId: DEMO.accountId }));
+  await run(s3a, 'Hive Gateway', graphql(addresses.hive, latest, auth, { SvcAccountId: DEMO.accountId }));
+  await run(s3a, 'REST adapter', { url: `${addresses.rest}/accounts/${DEMO.accountId}/transactions/latest`, method: 'GET', headers: auth }, FIXED_RATE);
+  await run(s3a, 'our gateway', graphql(addresses.gateway, latest, auth, { SvcAccountId: DEMO.accountId }), FIXED_RATE);
+  const s3b = '3 restrictions';
+  await run(s3b, 'REST adapter', { url: `${addresses.rest}/restrictions`, method: 'GET', headers: auth });
+  await run(s3b, 'our gateway', graphql(addresses.gateway, restrictions, auth));
+  await run(s3b, 'Hive Gateway', graphql(addresses.hive, restrictions, auth));
+
+  // Scenario 4: database commands per request, with 2 and then 100 cards each resolving its account in the payments subgraph.
+  const commandsPerRequest = async (requests: number) => {
+    const target = graphql(addresses.gateway, CARD_LIST, auth);
+    await verify('4 list', target);
+    await fetch(`${addresses.control}/commands/reset`);
+    for (let i = 0; i < requests; i += 1) await verify('4 list', target);
+    const counts = await json<Record<string, Record<string, number>>>(`${addresses.control}/commands`);
+    const perDatabase = Object.fromEntries(Object.entries(counts).map(([db, byCommand]) => [db, Object.values(byCommand).reduce((a, b) => a + b, 0) / requests]));
+    return { total: Object.values(perDatabase).reduce((a, b) => a + b, 0), perDatabase, byCommand: counts };
+  };
+  const withTwo = await commandsPerRequest(10);
+  await fetch(`${addresses.control}/grow-cards?count=100`);
+  const withHundred = await commandsPerRequest(10);
+  await run('4 list of 100 cards + accounts', 'our gateway', graphql(addresses.gateway, CARD_LIST, auth));
+  console.log(`4 database commands per request: ${withTwo.total} with 2 cards, ${withHundred.total} with 100`);
+
+  const find = (scenario: string, target: string, mode = 'max') => results.find((r) => r.scenario === scenario && r.target === target && r.mode === mode)!;
+  const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+  const fixed = `${FIXED_RATE}/s`;
+  const ratios = {
+    's1 gateway/direct rps': ratio(find(s1, 'our gateway').rps, find(s1, 'subgraph direct').rps),
+    's1 ours/Hive rps': ratio(find(s1, 'our gateway').rps, find(s1, 'Hive Gateway').rps),
+    's1 ours/Hive p99': ratio(find(s1, 'our gateway').p99, find(s1, 'Hive Gateway').p99),
+    's1 gateway p50 overhead at 200/s (ms)': find(s1, 'our gateway', fixed).p50 - find(s1, 'subgraph direct', fixed).p50,
+    's1 Hive p50 overhead at 200/s (ms)': find(s1, 'Hive Gateway', fixed).p50 - find(s1, 'subgraph direct', fixed).p50,
+    's2 ours/Hive rps': ratio(find(s2, 'our gateway').rps, find(s2, 'Hive Gateway').rps),
+    's2 ours/Hive p99': ratio(find(s2, 'our gateway').p99, find(s2, 'Hive Gateway').p99),
+    's3 latest REST/GraphQL rps': ratio(find(s3a, 'REST adapter').rps, find(s3a, 'our gateway').rps),
+    's3 latest REST p50 overhead at 200/s (ms)': find(s3a, 'REST adapter', fixed).p50 - find(s3a, 'our gateway', fixed).p50,
+    's3 latest ours/Hive rps': ratio(find(s3a, 'our gateway').rps, find(s3a, 'Hive Gateway').rps),
+    's3 restrictions REST/GraphQL rps': ratio(find(s3b, 'REST adapter').rps, find(s3b, 'our gateway').rps),
+    's3 restrictions ours/Hive rps': ratio(find(s3b, 'our gateway').rps, find(s3b, 'Hive Gateway').rps),
+  };
+  const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  const errors = results.reduce((n, r) => n + r.errors, 0);
+  const report = {
+    date: new Date().toISOString(),
+    mode: QUICK ? 'quick' : 'full',
+    machine,
+    database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB',
+    settings: { connections: CONNECTIONS, durationSeconds: DURATION_S, warmupSeconds: WARMUP_S, fixedRate: FIXED_RATE },
+    results,
+    ratios,
+    databaseCommandsPerRequest: { cards2: withTwo, cards100: withHundred },
+    errors,
+  };
+  console.log(JSON.stringify(ratios, null, 2));
+  const suffix = QUICK ? '.quick' : '';
+  writeFileSync(path.join(HERE, `results${suffix}.json`), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(path.join(HERE, `results${suffix}.svg`), chart(results, machine));
+  if (errors > 0) process.exitCode = 1;
+} finally {
+  child.kill('SIGTERM');
+}

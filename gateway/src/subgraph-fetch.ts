@@ -1,0 +1,43 @@
+import type { RemoteGraphQLDataSource } from '@apollo/gateway';
+import { PRINCIPAL_HEADER } from '../../platform/principal.js';
+
+/** The fetch a RemoteGraphQLDataSource takes. */
+export type SubgraphFetcher = NonNullable<NonNullable<ConstructorParameters<typeof RemoteGraphQLDataSource>[0]>['fetcher']>;
+
+interface Answer {
+  status: number;
+  statusText: string;
+  headers: [string, string][];
+  body: string;
+}
+
+/** Whether a subgraph request body is a read: the query planner's fetches of queries start with `query` (or a bare selection set). */
+const isRead = (body: string) => body.startsWith('{"query":"query') || body.startsWith('{"query":"{');
+
+/**
+ * The gateway's fetch to its subgraphs: Node's own fetch (undici, a keep-alive connection pool
+ * per subgraph), and identical reads in flight at the same time (same subgraph, same signed
+ * principal, same query and variables) sent once, each caller getting its own copy of the
+ * answer. Writes are never shared.
+ */
+export function createSubgraphFetcher(): SubgraphFetcher {
+  const inFlight = new Map<string, Promise<Answer>>();
+  const send = async (url: string, init: RequestInit): Promise<Answer> => {
+    const response = await fetch(url, init);
+    return { status: response.status, statusText: response.statusText, headers: [...response.headers], body: await response.text() };
+  };
+  const fetcher = async (url: string, init: RequestInit = {}) => {
+    const body = typeof init.body === 'string' ? init.body : null;
+    const headers = new Headers(init.headers);
+    if (body === null || !isRead(body)) return fetch(url, init);
+    const key = `${url}\n${headers.get(PRINCIPAL_HEADER) ?? ''}\n${body}`;
+    let answer = inFlight.get(key);
+    if (!answer) {
+      answer = send(url, init).finally(() => inFlight.delete(key));
+      inFlight.set(key, answer);
+    }
+    const { status, statusText, headers: answerHeaders, body: text } = await answer;
+    return new Response(text, { status, statusText, headers: answerHeaders });
+  };
+  return fetcher as unknown as SubgraphFetcher;
+}
