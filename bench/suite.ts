@@ -14,6 +14,10 @@ import { loadOperation } from '../rest-adapter/src/operations.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const QUICK = process.argv.includes('--quick');
+/** `--profile`: the services run under `node --cpu-prof`; the profile lands in bench/profiles/. */
+const PROFILE_DIR = process.argv.includes('--profile') ? path.join(HERE, 'profiles') : null;
+/** `--only <text>`: only the scenarios whose name contains the text (with --profile, to profile one). */
+const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] ?? '' : null;
 const DURATION_S = QUICK ? 4 : 12;
 const WARMUP_S = QUICK ? 1 : 3;
 const CONNECTIONS = 20;
@@ -125,13 +129,14 @@ ${rows.join('\n')}
 `;
 }
 
-const child = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, 'services.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(process.execPath, [...(PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : []), '--import', 'tsx', path.join(HERE, 'services.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
 const addresses = await new Promise<Addresses>((resolve, reject) => {
   child.once('exit', (code) => reject(new Error(`the services exited with ${code}`)));
   createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line) as Addresses));
 });
 
-try {
+/** Runs every scenario and writes the report. */
+async function main(): Promise<void> {
   const login = await fetch(`${addresses.rest}/token`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json' },
@@ -141,6 +146,7 @@ try {
   const auth = { token };
   const results: Measurement[] = [];
   const run = async (scenario: string, name: string, target: Target, rate?: number) => {
+    if (ONLY !== null && !`${scenario} ${name}`.includes(ONLY)) return;
     await verify(`${scenario} ${name}`, target);
     results.push(await load(scenario, name, target, rate));
   };
@@ -185,6 +191,10 @@ try {
     const perDatabase = Object.fromEntries(Object.entries(counts).map(([db, byCommand]) => [db, Object.values(byCommand).reduce((a, b) => a + b, 0) / requests]));
     return { total: Object.values(perDatabase).reduce((a, b) => a + b, 0), perDatabase, byCommand: counts };
   };
+  if (ONLY !== null) {
+    console.log('--only: no report written.');
+    return;
+  }
   const withTwo = await commandsPerRequest(10);
   await fetch(`${addresses.control}/grow-cards?count=100`);
   const withHundred = await commandsPerRequest(10);
@@ -226,6 +236,13 @@ try {
   writeFileSync(path.join(HERE, `results${suffix}.json`), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(path.join(HERE, `results${suffix}.svg`), chart(results, machine));
   if (errors > 0) process.exitCode = 1;
+}
+
+try {
+  await main();
 } finally {
+  // The services stop cleanly (and write their CPU profile under --profile) before the suite exits.
+  const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
+  await exited;
 }

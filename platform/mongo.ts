@@ -1,9 +1,56 @@
 import { MongoClient, MongoServerError, type Collection, type Db, type Document, type OptionalUnlessRequiredId } from 'mongodb';
 import type { SubgraphName } from './config.js';
 
-/** Counts the database commands a client sends, by database, collection and command name. */
+/** The fields one command filtered on, in a collection. */
+export interface QueryShape {
+  database: string;
+  collection: string;
+  command: string;
+  fields: string[];
+}
+
+/** The field names a filter constrains, through `$and`, `$or` and `$nor`, sorted. */
+function filterFields(filter: Document): string[] {
+  const fields = new Set<string>();
+  const visit = (part: Document) => {
+    for (const [key, value] of Object.entries(part)) {
+      if (key === '$and' || key === '$or' || key === '$nor') for (const inner of value as Document[]) visit(inner);
+      else if (!key.startsWith('$')) fields.add(key);
+    }
+  };
+  visit(filter);
+  return [...fields].sort();
+}
+
+/** Counts the database commands a client sends, by database, collection and command name, and records the shapes of their filters. */
 export class CommandCounter {
   private counts = new Map<string, number>();
+  private shapes = new Map<string, QueryShape>();
+
+  /** Records the shape of a command's filters (field names, not values): what the index check reads. */
+  recordShapes(database: string, command: Document): void {
+    const name = Object.keys(command)[0] ?? '';
+    const collection = typeof command[name] === 'string' ? (command[name] as string) : '';
+    const filters: Array<Document | undefined> =
+      name === 'find' ? [command.filter]
+        : name === 'findAndModify' ? [command.query]
+          : name === 'update' ? (command.updates as Array<{ q?: Document }> | undefined)?.map((u) => u.q) ?? []
+            : name === 'delete' ? (command.deletes as Array<{ q?: Document }> | undefined)?.map((d) => d.q) ?? []
+              : name === 'count' ? [command.query]
+                : name === 'aggregate' ? [(command.pipeline as Document[] | undefined)?.[0]?.$match as Document | undefined]
+                  : [];
+    for (const filter of filters) {
+      const fields = filterFields(filter ?? {});
+      if (fields.length === 0) continue;
+      const key = `${database}.${collection}:${fields.join(',')}`;
+      if (!this.shapes.has(key)) this.shapes.set(key, { database, collection, command: name, fields });
+    }
+  }
+
+  /** Every distinct filter shape recorded since the last reset. */
+  queryShapes(): QueryShape[] {
+    return [...this.shapes.values()];
+  }
 
   record(database: string, collection: string, command: string): void {
     const key = `${database}.${collection}.${command}`;
@@ -26,6 +73,7 @@ export class CommandCounter {
 
   reset(): void {
     this.counts.clear();
+    this.shapes.clear();
   }
 }
 
@@ -68,6 +116,7 @@ export async function connectMongo(uri: string, dbPrefix: string, appName = 'ban
     created.on('commandStarted', (event) => {
       const target = event.command[event.commandName];
       commands.record(event.databaseName, typeof target === 'string' ? target : '', event.commandName);
+      commands.recordShapes(event.databaseName, event.command);
     });
     return created;
   };

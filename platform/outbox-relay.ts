@@ -42,6 +42,11 @@ export class OutboxRelay {
       .catch((error: Error) => this.logger.warn('event left to the relay sweep', { eventId: event._id, error: error.message }));
   }
 
+  /** The index of the sweep (unpublished events, oldest first) and of the pruning (published before a cutoff). */
+  static async createIndexes(db: Db): Promise<void> {
+    await db.collection('outbox').createIndex({ dtsPublished: 1, dtsCreated: 1 });
+  }
+
   start(): this {
     const name = this.db.databaseName;
     if (!relays.has(name)) relays.set(name, new Set());

@@ -77,6 +77,7 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
   await apollo.start();
+  await OutboxRelay.createIndexes(options.mongo.db(name));
   const graphql = apolloHandler(apollo, {
     bodyLimitBytes: config.bodyLimitBytes,
     context: async (req, scope) => {
