@@ -5,6 +5,7 @@ import { REQUEST_ID_HEADER } from '../../platform/http.js';
 import { PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, signPrincipal, verifyPrincipal, type Principal } from '../../platform/principal.js';
 import { verifyJwt } from '../../platform/jwt.js';
 import { sha256 } from '../../platform/secrets.js';
+import { postJson, type PostAnswer } from '../../platform/http-client.js';
 
 /** The gateway's own identity when it calls a subgraph's internal routes. */
 const GATEWAY: Principal = { kind: 'service', service: 'gateway' };
@@ -25,19 +26,19 @@ export function createAuthenticator(config: Config) {
   const unauthenticated = (message: string) => appError(ErrorCode.UNAUTHENTICATED, message, { httpStatus: 401 });
   const inFlight = new Map<string, Promise<Principal>>();
   const resolveSession = async (header: string, value: string, requestId: string): Promise<Principal> => {
-    let response: Response;
+    let answer: PostAnswer;
     try {
-      response = await fetch(resolveUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: signPrincipal(GATEWAY, config.internalSecret), [REQUEST_ID_HEADER]: requestId },
-        body: JSON.stringify({ token: value, header }),
-        signal: AbortSignal.timeout(5000),
-      });
+      answer = await postJson(
+        resolveUrl,
+        { 'content-type': 'application/json', [PRINCIPAL_HEADER]: signPrincipal(GATEWAY, config.internalSecret), [REQUEST_ID_HEADER]: requestId },
+        JSON.stringify({ token: value, header }),
+        5000,
+      );
     } catch {
       throw appError(ErrorCode.UNAVAILABLE, 'The session store did not answer.', { httpStatus: 503 });
     }
-    if (!response.ok) throw appError(ErrorCode.UNAVAILABLE, 'The session store did not answer.', { httpStatus: 503 });
-    const { principal } = (await response.json()) as { principal: Principal | null };
+    if (answer.status !== 200) throw appError(ErrorCode.UNAVAILABLE, 'The session store did not answer.', { httpStatus: 503 });
+    const { principal } = JSON.parse(answer.text) as { principal: Principal | null };
     if (!principal) throw unauthenticated(`The ${header} is unknown, expired or revoked.`);
     return principal;
   };

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../../platform/config.js';
 import { ErrorCode } from '../../platform/errors.js';
+import { postJson } from '../../platform/http-client.js';
 import { BodyTooLargeError, readBody, REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService, type RequestScope } from '../../platform/http.js';
 import type { Logger } from '../../platform/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, signClientIp } from '../../platform/principal.js';
@@ -77,13 +78,8 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
     }
     const clientIp = clientAddress(req.headers, req.socket.remoteAddress, config.trustProxy);
     if (clientIp) headers[CLIENT_IP_HEADER] = signClientIp(clientIp, config.internalSecret);
-    const response = await fetch(config.gatewayUrl, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ query: operations.get(route.operation), variables }),
-      signal: AbortSignal.timeout(30_000),
-    });
-    return { status: response.status, body: (await response.json()) as GraphQLResponse };
+    const answer = await postJson(config.gatewayUrl, headers, JSON.stringify({ query: operations.get(route.operation), variables }), 30_000);
+    return { status: answer.status, body: JSON.parse(answer.text) as GraphQLResponse };
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
