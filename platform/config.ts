@@ -55,6 +55,8 @@ export interface Config {
   logLevel: LogLevel;
   /** Largest accepted request body, in bytes. */
   bodyLimitBytes: number;
+  /** Limits of one GraphQL operation at the gateway. */
+  operationLimits: { maxDepth: number; maxAliases: number; maxRootFields: number; maxCost: number };
   /** Lifetime of an aggregator's base token and of its confined token. */
   aggregatorTokenLifetimeSeconds: number;
   confinedTokenLifetimeSeconds: number;
@@ -244,6 +246,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logLevel: logLevelRaw as LogLevel,
     // Uploads of 5 MiB travel base64 in JSON from the adapter to the subgraph: 8 MiB leaves room.
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 8 * 1024 * 1024, 1024, 50 * 1024 * 1024),
+    operationLimits: {
+      maxDepth: int('GRAPHQL_MAX_DEPTH', 10, 2, 100),
+      maxAliases: int('GRAPHQL_MAX_ALIASES', 15, 0, 1000),
+      maxRootFields: int('GRAPHQL_MAX_ROOT_FIELDS', 10, 1, 1000),
+      maxCost: int('GRAPHQL_MAX_COST', 50_000, 10, 10_000_000),
+    },
     aggregatorTokenLifetimeSeconds: int('AGGREGATOR_TOKEN_LIFETIME_SECONDS', 3600, 60, 7 * 24 * 3600),
     confinedTokenLifetimeSeconds: int('CONFINED_TOKEN_LIFETIME_SECONDS', 900, 60, 24 * 3600),
     prospectTokenLifetimeSeconds: int('PROSPECT_TOKEN_LIFETIME_SECONDS', 3600, 60, 7 * 24 * 3600),

@@ -36,6 +36,8 @@ export enum ErrorCode {
   UNSUPPORTED_MEDIA_TYPE = 'UNSUPPORTED_MEDIA_TYPE',
   /** A file or body over its size limit. */
   PAYLOAD_TOO_LARGE = 'PAYLOAD_TOO_LARGE',
+  /** A GraphQL operation over a limit of depth, aliases, root fields or cost. */
+  OPERATION_LIMIT_EXCEEDED = 'OPERATION_LIMIT_EXCEEDED',
   /** Too many requests of a kind in a period. */
   RATE_LIMITED = 'RATE_LIMITED',
   /** A state transition that the current state does not allow. */

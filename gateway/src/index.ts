@@ -14,6 +14,7 @@ import { formatError } from '../../platform/subgraph.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { createAuthenticator } from './authenticate.js';
 import { createSubgraphFetcher, type SubgraphFetcher } from './subgraph-fetch.js';
+import { operationLimitsPlugin } from './operation-limits.js';
 import { servePage } from './pages.js';
 import { startSubscriptionServer, type ExecuteAs } from './subscriptions.js';
 
@@ -75,7 +76,11 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     stopOnTerminationSignals: false,
     formatError: formatError(config),
     // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
-    plugins: [ApolloServerPluginLandingPageDisabled()],
+    plugins: [ApolloServerPluginLandingPageDisabled(), operationLimitsPlugin(config.operationLimits)],
+    // Explicit, though both are Apollo Server's defaults: a simple request without a preflight-forcing
+    // header is refused (CSRF), and one HTTP request carries one operation (no batching past the limits).
+    csrfPrevention: true,
+    allowBatchedHttpRequests: false,
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
   let apiSchema: GraphQLSchema | null = null;

@@ -109,6 +109,7 @@ export const DEFAULT_STATUSES: Record<string, number> = {
   [ErrorCode.PAYLOAD_TOO_LARGE]: 413,
   [ErrorCode.CONFLICT]: 409,
   [ErrorCode.RATE_LIMITED]: 429,
+  [ErrorCode.OPERATION_LIMIT_EXCEEDED]: 400,
   [ErrorCode.UNAVAILABLE]: 503,
   [ErrorCode.INTERNAL]: 500,
 };

@@ -1,0 +1,118 @@
+import type { ApolloServerPlugin } from '@apollo/server';
+import {
+  getNamedType,
+  getNullableType,
+  isListType,
+  isObjectType,
+  isInterfaceType,
+  Kind,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLNamedType,
+  type GraphQLSchema,
+  type SelectionSetNode,
+  type ValueNode,
+} from 'graphql';
+import { appError, ErrorCode } from '../../platform/errors.js';
+
+/** The limits an operation must stay within (OWASP GraphQL cheat sheet: depth, amount, cost). */
+export interface OperationLimits {
+  /** Nesting of selection sets below the root. */
+  maxDepth: number;
+  /** Aliased fields in the whole operation: aliases multiply one request into many. */
+  maxAliases: number;
+  /** Fields at the root of the operation. */
+  maxRootFields: number;
+  /** Estimated cost: every field 1, times the sizes of the lists it sits in. */
+  maxCost: number;
+}
+
+/** The size a list is assumed to have when the operation does not bound it. */
+const DEFAULT_LIST_SIZE = 10;
+/** Arguments that bound a list's size. */
+const SIZE_ARGUMENTS = ['first', 'numberOfRecords', 'limit'];
+
+interface Measure {
+  depth: number;
+  aliases: number;
+  rootFields: number;
+  cost: number;
+}
+
+/** The size argument's value (`first: 100`), literal or variable, if the field has one. */
+function sizeArgument(args: readonly { name: { value: string }; value: ValueNode }[], variables: Record<string, unknown>): number | undefined {
+  for (const arg of args) {
+    if (!SIZE_ARGUMENTS.includes(arg.name.value)) continue;
+    const value = arg.value.kind === Kind.INT ? Number(arg.value.value) : arg.value.kind === Kind.VARIABLE ? Number(variables[arg.value.name.value]) : NaN;
+    if (Number.isFinite(value) && value >= 0) return value;
+  }
+  return undefined;
+}
+
+/** Depth, aliases, root fields and cost of an operation, fragments expanded; introspection fields are not counted. */
+export function measureOperation(schema: GraphQLSchema, root: GraphQLNamedType, selectionSet: SelectionSetNode, fragments: Record<string, FragmentDefinitionNode>, variables: Record<string, unknown>): Measure {
+  const measure: Measure = { depth: 0, aliases: 0, rootFields: 0, cost: 0 };
+  // `hint`: a size argument on a field that is not itself a list (a connection's `first`) sizes the list below it (`edges`).
+  const visit = (type: GraphQLNamedType | undefined, set: SelectionSetNode, depth: number, multiplier: number, seen: Set<string>, hint?: number): number => {
+    let cost = 0;
+    for (const selection of set.selections) {
+      if (selection.kind === Kind.FRAGMENT_SPREAD) {
+        const fragment = fragments[selection.name.value];
+        if (!fragment || seen.has(fragment.name.value)) continue;
+        cost += visit(schema.getType(fragment.typeCondition.name.value) ?? type, fragment.selectionSet, depth, multiplier, new Set([...seen, fragment.name.value]), hint);
+        continue;
+      }
+      if (selection.kind === Kind.INLINE_FRAGMENT) {
+        cost += visit(selection.typeCondition ? schema.getType(selection.typeCondition.name.value) ?? type : type, selection.selectionSet, depth, multiplier, seen, hint);
+        continue;
+      }
+      if (selection.name.value.startsWith('__')) continue;
+      if (depth === 0) measure.rootFields += 1;
+      if (selection.alias) measure.aliases += 1;
+      measure.depth = Math.max(measure.depth, depth + 1);
+      const field = type && (isObjectType(type) || isInterfaceType(type)) ? type.getFields()[selection.name.value] : undefined;
+      cost += multiplier;
+      if (selection.selectionSet) {
+        const size = sizeArgument(selection.arguments ?? [], variables);
+        const isList = field !== undefined && isListType(getNullableType(field.type));
+        const childMultiplier = multiplier * (isList ? size ?? hint ?? DEFAULT_LIST_SIZE : 1);
+        cost += visit(field ? getNamedType(field.type) : undefined, selection.selectionSet, depth + 1, childMultiplier, seen, isList ? undefined : size);
+      }
+    }
+    return cost;
+  };
+  measure.cost = visit(root, selectionSet, 0, 1, new Set());
+  return measure;
+}
+
+/**
+ * Refuses, before any subgraph is called, an operation over a limit: OPERATION_LIMIT_EXCEEDED
+ * (HTTP 400) naming the limit and the measured value.
+ */
+export function operationLimitsPlugin(limits: OperationLimits): ApolloServerPlugin {
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ operation, document, schema, request }) {
+          if (!operation) return;
+          const root = schema.getRootType(operation.operation);
+          if (!root) return;
+          const fragments = Object.fromEntries(
+            document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]),
+          );
+          const measured = measureOperation(schema, root, operation.selectionSet, fragments, request.variables ?? {});
+          const over = ([
+            ['depth', measured.depth, limits.maxDepth],
+            ['aliases', measured.aliases, limits.maxAliases],
+            ['root fields', measured.rootFields, limits.maxRootFields],
+            ['cost', measured.cost, limits.maxCost],
+          ] as const).find(([, value, limit]) => value > limit);
+          if (over) {
+            const [name, value, limit] = over;
+            throw appError(ErrorCode.OPERATION_LIMIT_EXCEEDED, `The operation's ${name} is ${value}; at most ${limit} is allowed.`, { httpStatus: 400 });
+          }
+        },
+      };
+    },
+  };
+}

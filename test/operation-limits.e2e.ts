@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestStack, type TestStack } from './harness.js';
+
+describe('GraphQL operation limits at the gateway', () => {
+  let stack: TestStack;
+  let token: string;
+
+  beforeAll(async () => {
+    stack = await startTestStack();
+    token = await stack.loginDemo();
+  });
+  afterAll(() => stack?.stop());
+
+  const nest = (levels: number): string => (levels === 0 ? 'firstName' : `cards { user { ${nest(levels - 1)} } }`);
+
+  it('answers an operation within every limit', async () => {
+    const response = await stack.graphql(`{ me { ${nest(4)} } }`, {}, { token });
+    expect(response.status).toBe(200);
+    expect(response.body.errors).toBeUndefined();
+    const requestId = response.headers.get('x-request-id');
+    expect(stack.logs.some((line) => line.requestId === requestId && line.service === 'cards-subgraph' && line.path === '/graphql')).toBe(true);
+  });
+
+  it.each([
+    ['too deep', `{ me { ${nest(6)} } }`, /depth is 14; at most 10/],
+    ['too many aliases', `{ ${Array.from({ length: 16 }, (_, i) => `a${i}: me { firstName }`).join(' ')} }`, /aliases is 16; at most 15/],
+    ['too many root fields', `{ ${Array.from({ length: 11 }, (_, i) => `r${i}: transactionTypes { name }`).join(' ')} }`, /root fields is 11; at most 10/],
+    ['too costly', '{ me { accounts { transactions(first: 1000) { edges { node { transactionId amount currency narrative dtsValue labels } } } } } }', /cost is \d+; at most 50000/],
+  ])('refuses an operation %s with 400 before any subgraph is called', async (_name, query, message) => {
+    const response = await stack.graphql(query, {}, { token });
+    expect(response.status).toBe(400);
+    // The session lookup aside, no subgraph saw the request.
+    const requestId = response.headers.get('x-request-id');
+    expect(stack.logs.filter((line) => line.requestId === requestId && String(line.service).endsWith('-subgraph') && line.path === '/graphql')).toEqual([]);
+    expect(response.body.errors?.[0]?.extensions?.code).toBe('OPERATION_LIMIT_EXCEEDED');
+    expect(response.body.errors?.[0]?.message).toMatch(message);
+  });
+
+  it('counts a mutation repeated under aliases, so one request cannot carry a brute force', async () => {
+    const attempts = Array.from({ length: 16 }, (_, i) => `t${i}: login(input: { channel: "internet", userName: "demo.user", password: "guess${i}" }) { token }`).join(' ');
+    const response = await stack.graphql(`mutation { ${attempts} }`);
+    expect(response.status).toBe(400);
+    expect(response.body.errors?.[0]?.extensions?.code).toBe('OPERATION_LIMIT_EXCEEDED');
+  });
+
+  it('refuses a GET query that a browser could send cross-site (CSRF prevention) and a batch', async () => {
+    const get = await fetch(`${stack.gateway.url}/graphql?query=${encodeURIComponent('{ transactionTypes { name } }')}`);
+    expect(get.status).toBe(400);
+    const batch = await fetch(`${stack.gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([{ query: '{ transactionTypes { name } }' }, { query: '{ transactionTypes { name } }' }]) });
+    expect(batch.status).toBe(400);
+  });
+});
