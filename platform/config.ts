@@ -55,6 +55,8 @@ export interface Config {
   logLevel: LogLevel;
   /** Largest accepted request body, in bytes. */
   bodyLimitBytes: number;
+  /** Requests per window at the gateway, per root field: per credential, per client address, and for the sensitive fields. */
+  rateLimits: { windowSeconds: number; perCredential: number; perAddress: number; sensitive: number };
   /** Limits of one GraphQL operation at the gateway. */
   operationLimits: { maxDepth: number; maxAliases: number; maxRootFields: number; maxCost: number };
   /** Lifetime of an aggregator's base token and of its confined token. */
@@ -246,6 +248,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logLevel: logLevelRaw as LogLevel,
     // Uploads of 5 MiB travel base64 in JSON from the adapter to the subgraph: 8 MiB leaves room.
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 8 * 1024 * 1024, 1024, 50 * 1024 * 1024),
+    rateLimits: {
+      windowSeconds: int('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 3600),
+      perCredential: int('RATE_LIMIT_PER_CREDENTIAL', 600, 1, 10_000_000),
+      perAddress: int('RATE_LIMIT_PER_ADDRESS', 1200, 1, 10_000_000),
+      sensitive: int('RATE_LIMIT_SENSITIVE', 20, 1, 10_000_000),
+    },
     operationLimits: {
       maxDepth: int('GRAPHQL_MAX_DEPTH', 10, 2, 100),
       maxAliases: int('GRAPHQL_MAX_ALIASES', 15, 0, 1000),

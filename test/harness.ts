@@ -50,6 +50,11 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
     LOG_LEVEL: 'info',
     // Tests that geocode build the indexes on their first query; the others need not pay for them.
     GEOCODER_PRELOAD: 'false',
+    // The suites log in and call from one address far more often than a client would;
+    // test/rate-limits.e2e.ts checks the limits themselves with small values.
+    RATE_LIMIT_PER_CREDENTIAL: '1000000',
+    RATE_LIMIT_PER_ADDRESS: '1000000',
+    RATE_LIMIT_SENSITIVE: '1000000',
     ...env,
   });
   const logs: Array<Record<string, unknown>> = [];

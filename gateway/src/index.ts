@@ -12,10 +12,11 @@ import type { Logger } from '../../platform/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal, verifyClientIp, type Principal } from '../../platform/principal.js';
 import { formatError } from '../../platform/subgraph.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
-import { createAuthenticator } from './authenticate.js';
+import { createAuthenticator, CREDENTIAL_HEADERS } from './authenticate.js';
 import { createSubgraphFetcher, type SubgraphFetcher } from './subgraph-fetch.js';
 import { operationLimitsPlugin } from './operation-limits.js';
 import { servePage } from './pages.js';
+import { createHitCounter, rateLimitsPlugin } from './rate-limits.js';
 import { startSubscriptionServer, type ExecuteAs } from './subscriptions.js';
 
 /** The gateway's per-request context: who is calling, established once. */
@@ -23,6 +24,8 @@ export interface GatewayContext {
   principal: Principal;
   requestId: string;
   clientIp: string | null;
+  /** The credential header's value, which the rate limits count by (hashed). */
+  credential?: string;
 }
 
 /** Forwards each subgraph call with the signed principal and the request id. */
@@ -61,6 +64,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
   const { config } = options;
   const logger = options.logger.child({ service: 'gateway' });
   const subgraphFetcher = createSubgraphFetcher();
+  const hits = createHitCounter(config.redisUrl, config.dbPrefix, logger);
   const gateway = new ApolloGateway({
     supergraphSdl: readFileSync(SUPERGRAPH_PATH, 'utf8'),
     buildService: ({ name }) => {
@@ -76,7 +80,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     stopOnTerminationSignals: false,
     formatError: formatError(config),
     // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
-    plugins: [ApolloServerPluginLandingPageDisabled(), operationLimitsPlugin(config.operationLimits)],
+    plugins: [ApolloServerPluginLandingPageDisabled(), operationLimitsPlugin(config.operationLimits), rateLimitsPlugin(config.rateLimits, hits)],
     // Explicit, though both are Apollo Server's defaults: a simple request without a preflight-forcing
     // header is refused (CSRF), and one HTTP request carries one operation (no batching past the limits).
     csrfPrevention: true,
@@ -94,6 +98,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     context: async (req, scope) => ({
       principal: await authenticate(req.headers, scope.requestId),
       requestId: scope.requestId,
+      credential: CREDENTIAL_HEADERS.map((name) => req.headers[name]).find((value): value is string => typeof value === 'string'),
       // The REST adapter passes on its caller's address, signed; a direct caller's is its own.
       clientIp: verifyClientIp(req.headers[CLIENT_IP_HEADER], config.internalSecret) ?? clientAddress(req.headers, req.socket.remoteAddress, config.trustProxy),
     }),
@@ -139,6 +144,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
       await subscriptions.close();
       await service.close();
       await apollo.stop();
+      await hits.close();
     },
   };
 }

@@ -129,8 +129,7 @@ export const IDENTITY_ROUTES: Route[] = [
       homecurrency: FIELD.currency,
     }),
     responseSchema: rootField('updateUser'),
-    // 429: at most five confirmation codes of a kind an hour go out after email or mobile changes.
-    errorCodes: [ErrorCode.CONFLICT, ErrorCode.RATE_LIMITED, ErrorCode.NOT_FOUND],
+    errorCodes: [ErrorCode.CONFLICT, ErrorCode.NOT_FOUND],
     example: { body: { mobile: '+12125550123', newAddresses: [{ addressLine1: '1 Main St', city: 'Springfield', state: 'IL', postalCode: '62701', country: 'US' }] } },
     operation: 'update-user.graphql',
     variables: ({ body }) => ({ input: userChanges(body) }),

@@ -132,8 +132,8 @@ const takesInput = (route: Route) => route.body !== 'none' || route.paths.some((
 /**
  * Every error code a route answers: BAD_REQUEST, VALIDATION_FAILED and REQUIRED_ELEMENT_MISSING
  * where it takes input; TOKEN_MISSING and UNAUTHENTICATED where it takes a credential;
- * PAYLOAD_TOO_LARGE for bodies (UNSUPPORTED_MEDIA_TYPE for files); UNAVAILABLE and INTERNAL
- * everywhere; the codes of its own error table (`statuses`) and its `errorCodes`.
+ * PAYLOAD_TOO_LARGE for bodies (UNSUPPORTED_MEDIA_TYPE for files); RATE_LIMITED, UNAVAILABLE
+ * and INTERNAL everywhere; the codes of its own error table (`statuses`) and its `errorCodes`.
  */
 export function routeErrorCodes(route: Route): string[] {
   const codes: string[] = [];
@@ -141,7 +141,8 @@ export function routeErrorCodes(route: Route): string[] {
   if (route.credential) codes.push(ErrorCode.TOKEN_MISSING, ErrorCode.UNAUTHENTICATED);
   if (route.body !== 'none') codes.push(ErrorCode.PAYLOAD_TOO_LARGE);
   if (route.body === 'multipart') codes.push(ErrorCode.UNSUPPORTED_MEDIA_TYPE);
-  codes.push(ErrorCode.UNAVAILABLE, ErrorCode.INTERNAL, ...Object.keys(route.statuses ?? {}), ...(route.errorCodes ?? []));
+  // Every route is rate limited at the gateway (429 with Retry-After).
+  codes.push(ErrorCode.RATE_LIMITED, ErrorCode.UNAVAILABLE, ErrorCode.INTERNAL, ...Object.keys(route.statuses ?? {}), ...(route.errorCodes ?? []));
   return [...new Set(codes)];
 }
 

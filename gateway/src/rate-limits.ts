@@ -1,0 +1,128 @@
+import { createHash } from 'node:crypto';
+import type { ApolloServerPlugin } from '@apollo/server';
+import { Redis } from 'ioredis';
+import { Kind, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
+import { appError, ErrorCode } from '../../platform/errors.js';
+import type { Logger } from '../../platform/logger.js';
+import type { Principal } from '../../platform/principal.js';
+
+/** Requests per window, by who is counted. */
+export interface RateLimits {
+  windowSeconds: number;
+  /** Each root field, per credential (or per address for anonymous callers). */
+  perCredential: number;
+  /** Each root field, per client address, whoever calls. */
+  perAddress: number;
+  /** The sensitive fields (log in, get tokens, recovery and confirmation codes), per credential and per address. */
+  sensitive: number;
+}
+
+/** Fields that guess or issue credentials: they get the strict limit, on top of the lockout. */
+export const SENSITIVE_FIELDS = new Set([
+  'login', 'aggregatorGetToken', 'aggregatorChangePassword', 'merchantToken', 'customerToken',
+  'requestRecoveryCode', 'confirmEmail', 'confirmMobile', 'registerDevice', 'submitProspectData',
+]);
+
+/** A counter of hits in fixed windows: Redis where REDIS_URL is set (shared by every gateway), else this process. */
+export interface HitCounter {
+  /** Counts one hit of `key`; returns the count in the current window and the milliseconds left in it. */
+  hit(key: string, windowMs: number): Promise<{ count: number; resetMs: number }>;
+  close(): Promise<void>;
+}
+
+export function createHitCounter(redisUrl: string | undefined, namespace: string, logger: Logger): HitCounter {
+  if (redisUrl) {
+    const redis = new Redis(redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 });
+    redis.on('error', (error: Error) => logger.warn('rate-limit store error', { error: error.message }));
+    return {
+      async hit(key, windowMs) {
+        const name = `${namespace}ratelimit:${key}`;
+        const [[, count], , [, ttl]] = (await redis.multi().incr(name).pexpire(name, windowMs, 'NX').pttl(name).exec()) as [[null, number], [null, number], [null, number]];
+        return { count, resetMs: ttl > 0 ? ttl : windowMs };
+      },
+      close: async () => {
+        await redis.quit();
+      },
+    };
+  }
+  const windows = new Map<string, { count: number; resetAt: number }>();
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const [key, window] of windows) if (window.resetAt <= now) windows.delete(key);
+  }, 60_000);
+  sweep.unref();
+  return {
+    async hit(key, windowMs) {
+      const now = Date.now();
+      let window = windows.get(key);
+      if (!window || window.resetAt <= now) {
+        window = { count: 0, resetAt: now + windowMs };
+        windows.set(key, window);
+      }
+      window.count += 1;
+      return { count: window.count, resetMs: window.resetAt - now };
+    },
+    close: async () => clearInterval(sweep),
+  };
+}
+
+/** Who a request is counted as: its credential's subject, never the secret itself. */
+function credentialKey(principal: Principal | undefined, headerValue: string | undefined): string | null {
+  if (!principal || principal.kind === 'anonymous') return null;
+  // The token is hashed: the store never holds a usable credential.
+  return headerValue ? createHash('sha256').update(headerValue).digest('base64url').slice(0, 32) : `${principal.kind}`;
+}
+
+/** The root fields of an operation, each aliased field counted once (fragments expanded). */
+function rootFields(selectionSet: SelectionSetNode, fragments: Record<string, FragmentDefinitionNode>, seen = new Set<string>()): string[] {
+  return selectionSet.selections.flatMap((selection) => {
+    if (selection.kind === Kind.FIELD) return selection.name.value.startsWith('__') ? [] : [selection.name.value];
+    if (selection.kind === Kind.INLINE_FRAGMENT) return rootFields(selection.selectionSet, fragments, seen);
+    const fragment = fragments[selection.name.value];
+    if (!fragment || seen.has(fragment.name.value)) return [];
+    return rootFields(fragment.selectionSet, fragments, new Set([...seen, fragment.name.value]));
+  });
+}
+
+/** The context the rate limits read. */
+interface LimitedContext {
+  principal?: Principal;
+  clientIp?: string | null;
+  credential?: string;
+}
+
+/**
+ * Rate limits per operation: every root field (each alias a hit of its own) counts against the
+ * caller's credential and against its client address, in fixed windows; the sensitive fields
+ * have a strict limit. Over a limit: 429 RATE_LIMITED with Retry-After, before any subgraph is
+ * called.
+ */
+export function rateLimitsPlugin(limits: RateLimits, counter: HitCounter): ApolloServerPlugin<LimitedContext> {
+  const windowMs = limits.windowSeconds * 1000;
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ operation, document, contextValue }) {
+          if (!operation) return;
+          const fragments = Object.fromEntries(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+          const credential = credentialKey(contextValue.principal, contextValue.credential);
+          const address = contextValue.clientIp ?? 'unknown';
+          for (const field of rootFields(operation.selectionSet, fragments)) {
+            const sensitive = SENSITIVE_FIELDS.has(field);
+            const checks: Array<[string, number]> = [[`a:${address}:${field}`, sensitive ? limits.sensitive : limits.perAddress]];
+            if (credential) checks.push([`c:${credential}:${field}`, sensitive ? limits.sensitive : limits.perCredential]);
+            for (const [key, limit] of checks) {
+              const { count, resetMs } = await counter.hit(key, windowMs);
+              if (count > limit) {
+                const retryAfterSeconds = Math.max(1, Math.ceil(resetMs / 1000));
+                const error = appError(ErrorCode.RATE_LIMITED, `Too many ${field} requests: at most ${limit} in ${limits.windowSeconds} s; try again in ${retryAfterSeconds} s.`, { retryAfterSeconds });
+                (error.extensions as Record<string, unknown>).http = { status: 429, headers: new Map([['retry-after', String(retryAfterSeconds)]]) };
+                throw error;
+              }
+            }
+          }
+        },
+      };
+    },
+  };
+}

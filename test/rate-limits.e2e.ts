@@ -1,0 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHitCounter } from '../gateway/src/rate-limits.js';
+import { createLogger } from '../platform/logger.js';
+import { startTestStack, type TestStack } from './harness.js';
+
+interface ErrorBody {
+  error?: { code: string; field?: string };
+}
+
+describe('rate limits at the gateway', () => {
+  let stack: TestStack;
+  let token: string;
+
+  beforeAll(async () => {
+    stack = await startTestStack({ RATE_LIMIT_PER_CREDENTIAL: '5', RATE_LIMIT_PER_ADDRESS: '12', RATE_LIMIT_SENSITIVE: '3' });
+    token = await stack.loginDemo();
+  });
+  afterAll(() => stack?.stop());
+
+  it('limits a credential per operation, with 429 and Retry-After, and counts each operation apart', async () => {
+    const me = () => stack.graphql('{ me { firstName } }', {}, { token });
+    for (let i = 0; i < 5; i += 1) expect((await me()).status).toBe(200);
+    const refused = await me();
+    expect(refused.status).toBe(429);
+    expect(refused.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    // Another operation of the same credential has its own count.
+    expect((await stack.graphql('{ transactionTypes { name } }', {}, { token })).status).toBe(200);
+  });
+
+  it('gives the log-in routes a strict limit per address, through the REST adapter as well', async () => {
+    // The demo login above was the first; two more wrong passwords, then the fourth is refused whatever it carries.
+    for (let i = 0; i < 2; i += 1) {
+      const attempt = await stack.rest<ErrorBody>('PUT', '/token', { body: { channel: 'internet', userName: `nobody${i}`, password: 'wrong' } });
+      expect(attempt.status).toBe(401);
+    }
+    const refused = await stack.rest<ErrorBody>('PUT', '/token', { body: { channel: 'internet', userName: 'demo.user', password: 'Demo#Pass2026' } });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error?.code).toBe('RATE_LIMITED');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('counts every alias, so one request cannot carry many attempts', async () => {
+    const other = await stack.graphql<{ aggregatorGetToken: unknown }>(`mutation { ${Array.from({ length: 4 }, (_, i) => `t${i}: aggregatorGetToken(input: { login: "nobody", password: "guess${i}" }) { token }`).join(' ')} }`);
+    expect(other.status).toBe(429);
+    expect(other.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+  });
+
+  it('shares counts between gateways through Redis', async () => {
+    const namespace = `t${randomBytes(4).toString('hex')}_`;
+    const logger = createLogger('silent');
+    const first = createHitCounter('redis://127.0.0.1:6379', namespace, logger);
+    const second = createHitCounter('redis://127.0.0.1:6379', namespace, logger);
+    try {
+      expect((await first.hit('k', 5000)).count).toBe(1);
+      expect((await second.hit('k', 5000)).count).toBe(2);
+      const third = await first.hit('k', 5000);
+      expect(third.count).toBe(3);
+      expect(third.resetMs).toBeGreaterThan(0);
+      expect(third.resetMs).toBeLessThanOrEqual(5000);
+      expect((await second.hit('other', 5000)).count).toBe(1);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+});
