@@ -80,7 +80,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     stopOnTerminationSignals: false,
     formatError: formatError(config),
     // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
-    plugins: [ApolloServerPluginLandingPageDisabled(), operationLimitsPlugin(config.operationLimits), rateLimitsPlugin(config.rateLimits, hits)],
+    plugins: [ApolloServerPluginLandingPageDisabled(), operationLimitsPlugin(config.operationLimits), rateLimitsPlugin(config.rateLimits, hits, logger)],
     // Explicit, though both are Apollo Server's defaults: a simple request without a preflight-forcing
     // header is refused (CSRF), and one HTTP request carries one operation (no batching past the limits).
     csrfPrevention: true,

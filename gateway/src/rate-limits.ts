@@ -95,9 +95,9 @@ interface LimitedContext {
  * Rate limits per operation: every root field (each alias a hit of its own) counts against the
  * caller's credential and against its client address, in fixed windows; the sensitive fields
  * have a strict limit. Over a limit: 429 RATE_LIMITED with Retry-After, before any subgraph is
- * called.
+ * called. When the store does not answer, requests are served and a warning logged.
  */
-export function rateLimitsPlugin(limits: RateLimits, counter: HitCounter): ApolloServerPlugin<LimitedContext> {
+export function rateLimitsPlugin(limits: RateLimits, counter: HitCounter, logger: Logger): ApolloServerPlugin<LimitedContext> {
   const windowMs = limits.windowSeconds * 1000;
   return {
     async requestDidStart() {
@@ -112,7 +112,15 @@ export function rateLimitsPlugin(limits: RateLimits, counter: HitCounter): Apoll
             const checks: Array<[string, number]> = [[`a:${address}:${field}`, sensitive ? limits.sensitive : limits.perAddress]];
             if (credential) checks.push([`c:${credential}:${field}`, sensitive ? limits.sensitive : limits.perCredential]);
             for (const [key, limit] of checks) {
-              const { count, resetMs } = await counter.hit(key, windowMs);
+              let counted: { count: number; resetMs: number };
+              try {
+                counted = await counter.hit(key, windowMs);
+              } catch (error) {
+                // The store is down: serve rather than refuse everyone; the lockout still guards the logins.
+                logger.warn('rate limit not counted', { error: (error as Error).message });
+                continue;
+              }
+              const { count, resetMs } = counted;
               if (count > limit) {
                 const retryAfterSeconds = Math.max(1, Math.ceil(resetMs / 1000));
                 const error = appError(ErrorCode.RATE_LIMITED, `Too many ${field} requests: at most ${limit} in ${limits.windowSeconds} s; try again in ${retryAfterSeconds} s.`, { retryAfterSeconds });
