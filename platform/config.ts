@@ -57,6 +57,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** Requests per window at the gateway, per root field: per credential, per client address, and for the sensitive fields. */
   rateLimits: { windowSeconds: number; perCredential: number; perAddress: number; sensitive: number };
+  /** How long an Idempotency-Key and its answer are kept. */
+  idempotencyKeyTtlSeconds: number;
   /** Limits of one GraphQL operation at the gateway. */
   operationLimits: { maxDepth: number; maxAliases: number; maxRootFields: number; maxCost: number };
   /** Lifetime of an aggregator's base token and of its confined token. */
@@ -254,6 +256,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       perAddress: int('RATE_LIMIT_PER_ADDRESS', 1200, 1, 10_000_000),
       sensitive: int('RATE_LIMIT_SENSITIVE', 20, 1, 10_000_000),
     },
+    idempotencyKeyTtlSeconds: int('IDEMPOTENCY_KEY_TTL_SECONDS', 24 * 3600, 60, 30 * 24 * 3600),
     operationLimits: {
       maxDepth: int('GRAPHQL_MAX_DEPTH', 10, 2, 100),
       maxAliases: int('GRAPHQL_MAX_ALIASES', 15, 0, 1000),

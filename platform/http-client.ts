@@ -6,6 +6,7 @@ const agents = { 'http:': new http.Agent({ keepAlive: true, maxSockets: 256 }), 
 /** A JSON POST answered: its status and body text. */
 export interface PostAnswer {
   status: number;
+  headers: http.IncomingHttpHeaders;
   text: string;
 }
 
@@ -24,7 +25,7 @@ export function postJson(url: string, headers: Record<string, string>, body: str
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString('utf8') }));
         response.on('error', reject);
       },
     );

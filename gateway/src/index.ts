@@ -14,6 +14,7 @@ import { formatError } from '../../platform/subgraph.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { createAuthenticator, CREDENTIAL_HEADERS } from './authenticate.js';
 import { createSubgraphFetcher, type SubgraphFetcher } from './subgraph-fetch.js';
+import { createIdempotencyStore, idempotencyPlugin } from './idempotency.js';
 import { operationLimitsPlugin } from './operation-limits.js';
 import { servePage } from './pages.js';
 import { createHitCounter, rateLimitsPlugin } from './rate-limits.js';
@@ -65,6 +66,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
   const logger = options.logger.child({ service: 'gateway' });
   const subgraphFetcher = createSubgraphFetcher();
   const hits = createHitCounter(config.redisUrl, config.dbPrefix, logger);
+  const idempotencyKeys = createIdempotencyStore(config.redisUrl, config.dbPrefix, logger);
   const gateway = new ApolloGateway({
     supergraphSdl: readFileSync(SUPERGRAPH_PATH, 'utf8'),
     buildService: ({ name }) => {
@@ -80,7 +82,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     stopOnTerminationSignals: false,
     formatError: formatError(config),
     // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
-    plugins: [ApolloServerPluginLandingPageDisabled(), operationLimitsPlugin(config.operationLimits), rateLimitsPlugin(config.rateLimits, hits, logger)],
+    plugins: [ApolloServerPluginLandingPageDisabled(), operationLimitsPlugin(config.operationLimits), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds)],
     // Explicit, though both are Apollo Server's defaults: a simple request without a preflight-forcing
     // header is refused (CSRF), and one HTTP request carries one operation (no batching past the limits).
     csrfPrevention: true,
@@ -145,6 +147,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
       await service.close();
       await apollo.stop();
       await hits.close();
+      await idempotencyKeys.close();
     },
   };
 }

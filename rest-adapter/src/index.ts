@@ -13,7 +13,7 @@ import { aggregatorError, aggregatorSuccess, endUserError, type Api, type RouteE
 import { readMultipart, type UploadedFile } from './multipart.js';
 import { loadOperation } from './operations.js';
 import { createRouter } from './router.js';
-import { DEFAULT_STATUSES, ROUTES, RouteInputError, type Route } from './routes/index.js';
+import { changesState, DEFAULT_STATUSES, ROUTES, RouteInputError, type Route } from './routes/index.js';
 
 interface GraphQLResponse {
   data?: Record<string, unknown> | null;
@@ -69,8 +69,10 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
     return true;
   }
 
-  async function callGateway(route: Route, variables: Record<string, unknown>, req: IncomingMessage, scope: RequestScope): Promise<{ status: number; body: GraphQLResponse }> {
+  async function callGateway(route: Route, variables: Record<string, unknown>, req: IncomingMessage, scope: RequestScope): Promise<{ status: number; body: GraphQLResponse; replayed: boolean }> {
     const headers: Record<string, string> = { 'content-type': 'application/json', [REQUEST_ID_HEADER]: scope.requestId };
+    const idempotencyKey = req.headers['idempotency-key'];
+    if (typeof idempotencyKey === 'string' && changesState(route)) headers['idempotency-key'] = idempotencyKey;
     if (route.credential) headers[route.credential] = String(req.headers[route.credential]);
     for (const name of route.optionalHeaders ?? []) {
       const value = req.headers[name];
@@ -79,7 +81,7 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
     const clientIp = clientAddress(req.headers, req.socket.remoteAddress, config.trustProxy);
     if (clientIp) headers[CLIENT_IP_HEADER] = signClientIp(clientIp, config.internalSecret);
     const answer = await postJson(config.gatewayUrl, headers, JSON.stringify({ query: operations.get(route.operation), variables }), 30_000);
-    return { status: answer.status, body: JSON.parse(answer.text) as GraphQLResponse };
+    return { status: answer.status, body: JSON.parse(answer.text) as GraphQLResponse, replayed: answer.headers['idempotent-replayed'] === 'true' };
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
@@ -146,7 +148,7 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
       if (!(error instanceof RouteInputError)) throw error;
       return fail(route.statuses?.[error.code] ?? DEFAULT_STATUSES[error.code] ?? 400, { code: error.code, message: error.message, field: error.field });
     }
-    let result: { status: number; body: GraphQLResponse };
+    let result: { status: number; body: GraphQLResponse; replayed: boolean };
     try {
       result = await callGateway(route, variables, req, scope);
     } catch (error) {
@@ -184,7 +186,7 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
       res.end(html);
       return;
     }
-    sendJson(res, 200, route.api === 'aggregator' ? aggregatorSuccess(payload, requestId) : payload);
+    sendJson(res, 200, route.api === 'aggregator' ? aggregatorSuccess(payload, requestId) : payload, result.replayed ? { 'idempotent-replayed': 'true' } : {});
   }
 
   return startHttpService({

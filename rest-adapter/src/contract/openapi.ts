@@ -5,7 +5,7 @@ import { buildSchema } from 'graphql';
 import { loadOperation } from '../operations.js';
 import { DEMO } from '../../../platform/demo.js';
 import { aggregatorCode } from '../envelopes.js';
-import { codesOfStatus, documentedStatuses, ROUTE_GROUPS, type Route } from '../routes/index.js';
+import { changesState, codesOfStatus, documentedStatuses, ROUTE_GROUPS, type Route } from '../routes/index.js';
 import type { JsonSchema } from './json-schema.js';
 import { SelectionSchemas } from './selection-schema.js';
 
@@ -41,7 +41,8 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'The credential is missing, wrong, expired or revoked, or the actor is locked.',
   403: 'The credential is valid but may not do this.',
   404: 'The object does not exist, or belongs to someone else (answered as if it did not exist).',
-  409: 'The object is not in a state that allows this, or changed while the request ran.',
+  409: 'The object is not in a state that allows this, or changed while the request ran, or a request with the same Idempotency-Key is still running.',
+  422: 'The Idempotency-Key was used before with another request.',
   413: 'The body or file is over its size limit.',
   415: 'The body or file is not of an accepted type.',
   429: 'Too many requests; `Retry-After` says when to try again.',
@@ -202,6 +203,15 @@ export function buildOpenApiDocument(options: { serverUrl?: string; demoCredenti
           for (const [name, parameter] of Object.entries(route.queryParameters ?? {})) {
             parameters.push({ name, in: 'query', required: parameter.required, description: parameter.description, schema: parameter.schema, ...(route.example?.query?.[name] ? { example: route.example.query[name] } : {}) });
           }
+          if (changesState(route)) {
+            parameters.push({
+              name: 'Idempotency-Key',
+              in: 'header',
+              required: false,
+              schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]+$' },
+              description: 'Makes the request safe to retry: a repeat with the same key and body gets the first answer again (with `Idempotent-Replayed: true`) without running; the same key with another body is 422; a repeat while the first runs is 409. Kept 24 hours (IDEMPOTENCY_KEY_TTL_SECONDS), per caller.',
+            });
+          }
           for (const name of route.optionalHeaders ?? []) {
             parameters.push({
               name,
@@ -216,7 +226,10 @@ export function buildOpenApiDocument(options: { serverUrl?: string; demoCredenti
             if (status === 200) {
               responses['200'] = {
                 description: STATUS_TEXT[200],
-                headers: { 'x-request-id': { $ref: '#/components/headers/RequestId' } },
+                headers: {
+                  'x-request-id': { $ref: '#/components/headers/RequestId' },
+                  ...(changesState(route) ? { 'idempotent-replayed': { description: '`true` when this is the kept answer of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } } } : {}),
+                },
                 content: route.responseType === 'html'
                   ? { 'text/html': { schema: payload } }
                   : { 'application/json': { schema: successSchema(route, payload) } },

@@ -2,6 +2,7 @@ import { ErrorCode } from '../../../platform/errors.js';
 import type { Api } from '../envelopes.js';
 import type { JsonSchema } from '../contract/json-schema.js';
 import type { UploadedFile } from '../multipart.js';
+import { loadOperation } from '../operations.js';
 
 /** The credential header a route takes. */
 export type Credential = 'token' | 'x-svc-token' | 'x-svc-jwtoken';
@@ -110,6 +111,7 @@ export const DEFAULT_STATUSES: Record<string, number> = {
   [ErrorCode.CONFLICT]: 409,
   [ErrorCode.RATE_LIMITED]: 429,
   [ErrorCode.OPERATION_LIMIT_EXCEEDED]: 400,
+  [ErrorCode.IDEMPOTENCY_KEY_REUSED]: 422,
   [ErrorCode.UNAVAILABLE]: 503,
   [ErrorCode.INTERNAL]: 500,
 };
@@ -124,6 +126,17 @@ export function pick(body: unknown, fields: readonly string[]): Record<string, u
 /** Drops null members the spec shows only when present (an alert's descriptions and dtsModified). */
 export function withoutNulls<T extends Record<string, unknown>>(item: T): Partial<T> {
   return Object.fromEntries(Object.entries(item).filter(([, value]) => value !== null)) as Partial<T>;
+}
+
+const mutations = new Map<string, boolean>();
+/** Whether a route's operation is a mutation: it changes state, and takes an Idempotency-Key. */
+export function changesState(route: Route): boolean {
+  let known = mutations.get(route.operation);
+  if (known === undefined) {
+    known = /^\s*mutation\b/m.test(loadOperation(route.operation));
+    mutations.set(route.operation, known);
+  }
+  return known;
 }
 
 /** Whether a route reads anything from the request besides its credential. */
@@ -141,6 +154,8 @@ export function routeErrorCodes(route: Route): string[] {
   if (route.credential) codes.push(ErrorCode.TOKEN_MISSING, ErrorCode.UNAUTHENTICATED);
   if (route.body !== 'none') codes.push(ErrorCode.PAYLOAD_TOO_LARGE);
   if (route.body === 'multipart') codes.push(ErrorCode.UNSUPPORTED_MEDIA_TYPE);
+  // A route that changes state takes an Idempotency-Key: reused with another body 422, still in progress 409.
+  if (changesState(route)) codes.push(ErrorCode.IDEMPOTENCY_KEY_REUSED, ErrorCode.CONFLICT);
   // Every route is rate limited at the gateway (429 with Retry-After).
   codes.push(ErrorCode.RATE_LIMITED, ErrorCode.UNAVAILABLE, ErrorCode.INTERNAL, ...Object.keys(route.statuses ?? {}), ...(route.errorCodes ?? []));
   return [...new Set(codes)];
