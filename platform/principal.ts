@@ -95,3 +95,10 @@ export function verifyPrincipal(header: string | undefined, secret: string, now 
     return null;
   }
 }
+
+/**
+ * Mutations whose answer carries a credential (a session token, a JWT, a device secret). Their
+ * answers are never kept (an Idempotency-Key does not apply to them: repeating one issues
+ * another credential, and the first is never stored outside its own database).
+ */
+export const CREDENTIAL_ISSUING_FIELDS: ReadonlySet<string> = new Set(['login', 'aggregatorGetToken', 'merchantToken', 'customerToken', 'registerDevice', 'submitProspectData']);

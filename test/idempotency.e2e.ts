@@ -73,4 +73,14 @@ describe('Idempotency-Key on requests that change state', () => {
     expect(other.status).toBe(422);
     expect(other.body.errors?.[0]?.extensions?.code).toBe('IDEMPOTENCY_KEY_REUSED');
   });
+
+  it('never keeps an answer that carries a credential: a login repeated with a key logs in again', async () => {
+    const body = { channel: 'internet', userName: DEMO.userName, password: DEMO.password };
+    const first = await stack.rest<{ token: string }>('PUT', '/token', { headers: { 'idempotency-key': 'key-login-1' }, body });
+    const again = await stack.rest<{ token: string }>('PUT', '/token', { headers: { 'idempotency-key': 'key-login-1' }, body });
+    expect(first.status).toBe(200);
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+    expect(again.body.token).not.toBe(first.body.token);
+  });
 });

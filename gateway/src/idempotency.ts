@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { HeaderMap, type ApolloServerPlugin, type GraphQLResponse } from '@apollo/server';
-import type { FormattedExecutionResult } from 'graphql';
+import { Kind, type FormattedExecutionResult } from 'graphql';
 import { Redis } from 'ioredis';
 import { appError, ErrorCode } from '../../platform/errors.js';
 import type { Logger } from '../../platform/logger.js';
+import { CREDENTIAL_ISSUING_FIELDS } from '../../platform/principal.js';
 
 /** The header a client sends to make a POST safe to retry (Stripe; IETF httpapi Idempotency-Key draft). */
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
@@ -81,6 +82,8 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('base6
  * true`) without running; the same key with another request is 422; a repeat while the first
  * still runs is 409. Keys are per caller: one client's key never answers another's request. A
  * 5xx answer, or one with an INTERNAL or UNAVAILABLE error, is not kept, so the client may retry it.
+ * Mutations that issue credentials (log in, tokens, device registration) are not covered: their
+ * answers would put a live credential in the store.
  */
 export function idempotencyPlugin(store: IdempotencyStore, ttlSeconds: number): ApolloServerPlugin<IdempotencyContext> {
   const ttlMs = ttlSeconds * 1000;
@@ -94,6 +97,8 @@ export function idempotencyPlugin(store: IdempotencyStore, ttlSeconds: number): 
       return {
         async didResolveOperation({ operation }) {
           if (operation?.operation !== 'mutation') return;
+          // An answer carrying a credential is never kept: the key does not apply.
+          if (operation.selectionSet.selections.some((s) => s.kind === Kind.FIELD && CREDENTIAL_ISSUING_FIELDS.has(s.name.value))) return;
           if (sent.length > 255 || !/^[\x21-\x7e]+$/.test(sent)) {
             throw appError(ErrorCode.VALIDATION_FAILED, 'Idempotency-Key must be 1-255 visible ASCII characters.', { field: IDEMPOTENCY_KEY_HEADER, httpStatus: 400 });
           }

@@ -2,6 +2,7 @@ import { ErrorCode } from '../../../platform/errors.js';
 import type { Api } from '../envelopes.js';
 import type { JsonSchema } from '../contract/json-schema.js';
 import type { UploadedFile } from '../multipart.js';
+import { CREDENTIAL_ISSUING_FIELDS } from '../../../platform/principal.js';
 import { loadOperation } from '../operations.js';
 
 /** The credential header a route takes. */
@@ -128,13 +129,18 @@ export function withoutNulls<T extends Record<string, unknown>>(item: T): Partia
   return Object.fromEntries(Object.entries(item).filter(([, value]) => value !== null)) as Partial<T>;
 }
 
-const mutations = new Map<string, boolean>();
-/** Whether a route's operation is a mutation: it changes state, and takes an Idempotency-Key. */
+const keyed = new Map<string, boolean>();
+/**
+ * Whether a route takes an Idempotency-Key: its operation is a mutation (it changes state) that
+ * does not issue a credential (whose answer is never kept).
+ */
 export function changesState(route: Route): boolean {
-  let known = mutations.get(route.operation);
+  let known = keyed.get(route.operation);
   if (known === undefined) {
-    known = /^\s*mutation\b/m.test(loadOperation(route.operation));
-    mutations.set(route.operation, known);
+    const text = loadOperation(route.operation);
+    const rootField = /^\s*mutation\b[^{]*\{\s*(\w+)/m.exec(text)?.[1];
+    known = rootField !== undefined && !CREDENTIAL_ISSUING_FIELDS.has(rootField);
+    keyed.set(route.operation, known);
   }
   return known;
 }
