@@ -73,6 +73,11 @@ export async function startHttpService(options: {
     const requestId = requestIdOf(req);
     const started = process.hrtime.bigint();
     res.setHeader(REQUEST_ID_HEADER, requestId);
+    // Every answer: not to be sniffed, framed, cached or followed with a referrer (pages set their own policy on top).
+    res.setHeader('x-content-type-options', 'nosniff');
+    res.setHeader('x-frame-options', 'DENY');
+    res.setHeader('referrer-policy', 'no-referrer');
+    res.setHeader('cache-control', 'no-store');
     const scope: RequestScope = { requestId, logger: logger.child({ requestId }) };
     res.once('finish', () => {
       const url = req.url ?? '';

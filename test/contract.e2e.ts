@@ -69,6 +69,11 @@ describe('the REST contract over real HTTP', () => {
       const response = await stack.rest('POST', '/akepa/list', { headers: { 'x-svc-token': svcToken }, body: { customerId: 'demo_customer_1', numberOfRecords: 5 } });
       expect(response.status).toBe(200);
       expect(gatewaySaw(response.headers.get('x-request-id'))).toBe(true);
+      // Security headers on every answer.
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      expect(response.headers.get('x-frame-options')).toBe('DENY');
+      expect(response.headers.get('referrer-policy')).toBe('no-referrer');
     });
 
     it('leaves a missing registration property to the graph, which locks the actor as the spec says', async () => {

@@ -17,6 +17,8 @@ describe('GraphQL operation limits at the gateway', () => {
     const response = await stack.graphql(`{ me { ${nest(4)} } }`, {}, { token });
     expect(response.status).toBe(200);
     expect(response.body.errors).toBeUndefined();
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(response.headers.get('cache-control')).toBe('no-store');
     const requestId = response.headers.get('x-request-id');
     expect(stack.logs.some((line) => line.requestId === requestId && line.service === 'cards-subgraph' && line.path === '/graphql')).toBe(true);
   });
