@@ -1,7 +1,10 @@
 import http from 'node:http';
 import https from 'node:https';
 
-const agents = { 'http:': new http.Agent({ keepAlive: true, maxSockets: 256 }), 'https:': new https.Agent({ keepAlive: true, maxSockets: 256 }) };
+// An idle socket is closed after 30 s, before the servers' 65 s keep-alive: a reused socket is not one the server is closing.
+const agents = { 'http:': new http.Agent({ keepAlive: true, maxSockets: 256, timeout: 30_000 }), 'https:': new https.Agent({ keepAlive: true, maxSockets: 256, timeout: 30_000 }) };
+/** The largest answer read. */
+const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
 /** A JSON POST answered: its status and body text. */
 export interface PostAnswer {
@@ -12,8 +15,9 @@ export interface PostAnswer {
 
 /**
  * POSTs a JSON body over a keep-alive connection pool and reads the whole answer. Leaner than
- * `fetch` on the hot path between services (no streams of the WHATWG kind); a call that has not
- * answered within `timeoutMs` fails.
+ * `fetch` on the hot path between services (no streams of the WHATWG kind). A call that has not
+ * answered in full within `timeoutMs` (waiting for a pooled socket included) fails, as does an
+ * answer over 32 MiB.
  */
 export function postJson(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<PostAnswer> {
   const target = new URL(url);
@@ -21,15 +25,19 @@ export function postJson(url: string, headers: Record<string, string>, body: str
   return new Promise((resolve, reject) => {
     const request = transport.request(
       target,
-      { method: 'POST', agent: agents[target.protocol as keyof typeof agents], headers: { ...headers, 'content-length': Buffer.byteLength(body) }, timeout: timeoutMs },
+      { method: 'POST', agent: agents[target.protocol as keyof typeof agents], headers: { ...headers, 'content-length': Buffer.byteLength(body) }, signal: AbortSignal.timeout(timeoutMs) },
       (response) => {
         const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        let received = 0;
+        response.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+          if (received > MAX_ANSWER_BYTES) request.destroy(new Error(`the answer from ${target.host} is over ${MAX_ANSWER_BYTES} bytes`));
+          else chunks.push(chunk);
+        });
         response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString('utf8') }));
         response.on('error', reject);
       },
     );
-    request.on('timeout', () => request.destroy(new Error(`no answer from ${target.host} within ${timeoutMs} ms`)));
     request.on('error', reject);
     request.end(body);
   });

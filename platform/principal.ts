@@ -97,8 +97,33 @@ export function verifyPrincipal(header: string | undefined, secret: string, now 
 }
 
 /**
- * Mutations whose answer carries a credential (a session token, a JWT, a device secret). Their
- * answers are never kept (an Idempotency-Key does not apply to them: repeating one issues
- * another credential, and the first is never stored outside its own database).
+ * Mutations whose answer carries a secret (a session token, a JWT, a device secret, a webhook
+ * signing secret, a processor token). Their answers are never kept (an Idempotency-Key does not
+ * apply to them: a repeat issues another, and the first is never stored outside its own database).
  */
-export const CREDENTIAL_ISSUING_FIELDS: ReadonlySet<string> = new Set(['login', 'aggregatorGetToken', 'merchantToken', 'customerToken', 'registerDevice', 'submitProspectData']);
+export const CREDENTIAL_ISSUING_FIELDS: ReadonlySet<string> = new Set([
+  'login', 'aggregatorGetToken', 'merchantToken', 'customerToken', 'registerDevice', 'submitProspectData', 'configureWebhook', 'saveMerchant', 'addCondorCard',
+]);
+
+/**
+ * Who a principal is, whatever credential it came with: the same user after logging in again,
+ * or a JWT however its signature is spelled, is the same caller. Null for anonymous callers.
+ */
+export function principalIdentity(principal: Principal | undefined): string | null {
+  switch (principal?.kind) {
+    case 'user':
+      return `user:${principal.userId}`;
+    case 'prospect':
+      return `prospect:${principal.prospectId}`;
+    case 'aggregator':
+      return `aggregator:${principal.svcAggregatorId}:${principal.login}`;
+    case 'merchant':
+      return `merchant:${principal.svcMerchantId}`;
+    case 'customer':
+      return `customer:${principal.svcTransactionId}`;
+    case 'service':
+      return `service:${principal.service}`;
+    default:
+      return null;
+  }
+}

@@ -49,16 +49,21 @@ describe('Idempotency-Key on requests that change state', () => {
     const before = await undos();
     const answers = await Promise.all(Array.from({ length: 6 }, () => modify('key-race-1', { name: 'Sam F.' })));
     expect(await undos()).toBe(before + 1);
+    expect(answers.some((a) => a.status === 200 && a.body.success === true)).toBe(true);
     for (const answer of answers) expect([200, 409]).toContain(answer.status);
     const ids = new Set(answers.filter((a) => a.status === 200).map((a) => a.body.undo?.id));
     expect(ids.size).toBe(1);
   });
 
   it('keeps keys per caller, and ignores them on reads', async () => {
-    // The aggregator's mutation with the same key string is its own request.
+    // The aggregator's mutation with the user's key string is its own request: keys shared across callers would answer 422.
     const login = await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } });
-    const merchant = await stack.rest<{ code: string }>('POST', '/payment-link/merchant/get-token', { headers: { 'x-svc-token': login.body.data.token, 'idempotency-key': 'key-replay-1' }, body: { svcMerchantId: DEMO.merchantId } });
-    expect(merchant.status).toBe(200);
+    const generated = await stack.rest<{ code: string }>('POST', '/akepa/document/generate', {
+      headers: { 'x-svc-token': login.body.data.token, 'idempotency-key': 'key-replay-1' },
+      body: { customerId: 'demo_customer_2', entityId: 'demo_customer_2', documentType: 'driverLicense' },
+    });
+    expect(generated.status).toBe(200);
+    expect(generated.headers.get('idempotent-replayed')).toBeNull();
     const read = await stack.rest('GET', '/restrictions', { headers: { token, 'idempotency-key': 'key-replay-1' } });
     expect(read.status).toBe(200);
   });
@@ -72,6 +77,23 @@ describe('Idempotency-Key on requests that change state', () => {
     const other = await stack.graphql(mutation, { name: 'Other' }, { token, 'idempotency-key': 'key-graphql-1' });
     expect(other.status).toBe(422);
     expect(other.body.errors?.[0]?.extensions?.code).toBe('IDEMPOTENCY_KEY_REUSED');
+  });
+
+  it('does not keep a refusal: the same request with the same key is decided again', async () => {
+    const missing = () => stack.rest<Modification>('POST', '/beneficiary/no_such_beneficiary', { headers: { token, 'idempotency-key': 'key-refused-1' }, body: { name: 'X' } });
+    expect((await missing()).status).toBe(404);
+    const again = await missing();
+    expect(again.status).toBe(404);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('never keeps a GraphQL login, even spread from a fragment', async () => {
+    const query = 'mutation { ...Login } fragment Login on Mutation { login(input: { channel: "internet", userName: "demo.user", password: "Demo#Pass2026" }) { token } }';
+    const first = await stack.graphql<{ login: { token: string } }>(query, {}, { 'idempotency-key': 'key-login-graphql' });
+    const again = await stack.graphql<{ login: { token: string } }>(query, {}, { 'idempotency-key': 'key-login-graphql' });
+    expect(first.body.data?.login.token).toBeTruthy();
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+    expect(again.body.data?.login.token).not.toBe(first.body.data?.login.token);
   });
 
   it('never keeps an answer that carries a credential: a login repeated with a key logs in again', async () => {

@@ -38,6 +38,15 @@ describe('GraphQL operation limits at the gateway', () => {
     expect(response.body.errors?.[0]?.message).toMatch(message);
   });
 
+  it('refuses at once a small query whose fragments double at every level', async () => {
+    const fragments = Array.from({ length: 24 }, (_, i) => (i === 23 ? `fragment F${i} on Query { __typename transactionTypes { name } }` : `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`));
+    const started = Date.now();
+    const response = await stack.graphql(`query { ...F0 } ${fragments.join(' ')}`, {}, { token });
+    expect(response.status).toBe(400);
+    expect(response.body.errors?.[0]?.extensions?.code).toBe('OPERATION_LIMIT_EXCEEDED');
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
   it('counts a mutation repeated under aliases, so one request cannot carry a brute force', async () => {
     const attempts = Array.from({ length: 16 }, (_, i) => `t${i}: login(input: { channel: "internet", userName: "demo.user", password: "guess${i}" }) { token }`).join(' ');
     const response = await stack.graphql(`mutation { ${attempts} }`);

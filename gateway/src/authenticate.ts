@@ -12,7 +12,7 @@ const GATEWAY: Principal = { kind: 'service', service: 'gateway' };
 
 /** The credential headers, most specific first; a request carries at most one. */
 /** The headers that carry a credential; a request sends at most one. */
-export const CREDENTIAL_HEADERS = [PRINCIPAL_HEADER, 'x-service-key', 'x-svc-token', 'x-svc-jwtoken', 'token'] as const;
+const CREDENTIAL_HEADERS = [PRINCIPAL_HEADER, 'x-service-key', 'x-svc-token', 'x-svc-jwtoken', 'token'] as const;
 
 /**
  * Establishes the principal of a request once: a subgraph from its signed internal principal,

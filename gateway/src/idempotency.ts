@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { HeaderMap, type ApolloServerPlugin, type GraphQLResponse } from '@apollo/server';
-import { Kind, type FormattedExecutionResult } from 'graphql';
+import type { FormattedExecutionResult } from 'graphql';
 import { Redis } from 'ioredis';
-import { appError, ErrorCode } from '../../platform/errors.js';
+import { ErrorCode } from '../../platform/errors.js';
 import type { Logger } from '../../platform/logger.js';
-import { CREDENTIAL_ISSUING_FIELDS } from '../../platform/principal.js';
+import { CREDENTIAL_ISSUING_FIELDS, principalIdentity, type Principal } from '../../platform/principal.js';
+import { fragmentsOf, rootFieldNames } from './operation-limits.js';
 
 /** The header a client sends to make a POST safe to retry (Stripe; IETF httpapi Idempotency-Key draft). */
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
@@ -23,7 +24,8 @@ export interface IdempotencyStore {
 
 export function createIdempotencyStore(redisUrl: string | undefined, namespace: string, logger: Logger): IdempotencyStore {
   if (redisUrl) {
-    const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
+    // Fail fast while Redis is away: a command not answered in 250 ms fails (and the caller goes on without it).
+    const redis = new Redis(redisUrl, { commandTimeout: 250, maxRetriesPerRequest: 1 });
     redis.on('error', (error: Error) => logger.warn('idempotency store error', { error: error.message }));
     const name = (key: string) => `${namespace}idempotency:${key}`;
     return {
@@ -67,25 +69,33 @@ export function createIdempotencyStore(redisUrl: string | undefined, namespace: 
   };
 }
 
-/** The context the plugin reads: who is calling, by credential (hashed) or address. */
+/** The context the plugin reads: who is calling, or from where when anonymous. */
 interface IdempotencyContext {
-  credential?: string;
+  principal?: Principal;
   clientIp?: string | null;
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
 
+/** An answer refusing the request over its key (an error thrown from responseForOperation would be a 500). */
+function refusal(status: number, code: ErrorCode, message: string): GraphQLResponse {
+  return { http: { status, headers: new HeaderMap() }, body: { kind: 'single', singleResult: { errors: [{ message, extensions: { code, field: IDEMPOTENCY_KEY_HEADER } }] } } };
+}
+/** How long a key is held while its request runs; a gateway that dies mid-request frees it after this. */
+const IN_PROGRESS_LEASE_MS = 60_000;
+
 /**
- * `Idempotency-Key` on mutations (and so on every REST POST, which the adapter passes it
- * through for): the first request with a key runs and its answer is kept for `ttlSeconds`; a
- * repeat with the same operation and variables gets that answer again (`Idempotent-Replayed:
- * true`) without running; the same key with another request is 422; a repeat while the first
- * still runs is 409. Keys are per caller: one client's key never answers another's request. A
- * 5xx answer, or one with an INTERNAL or UNAVAILABLE error, is not kept, so the client may retry it.
- * Mutations that issue credentials (log in, tokens, device registration) are not covered: their
- * answers would put a live credential in the store.
+ * `Idempotency-Key` on mutations (and so on every REST route that changes state, which the
+ * adapter passes it through for): the first request with a key runs and its answer is kept for
+ * `ttlSeconds`; a repeat with the same operation and variables gets that answer again
+ * (`Idempotent-Replayed: true`) without running; the same key with another request is 422; a
+ * repeat while the first still runs is 409. Keys are per caller (who the principal is; the
+ * address for anonymous callers). Only answers of a mutation that ran (some root field has data)
+ * are kept: a refusal, or a failure before anything ran, frees the key for a retry. The key is
+ * claimed after every other check of the request passed. Mutations whose answer carries a
+ * secret are not covered. When the store does not answer, the request runs unkeyed (logged).
  */
-export function idempotencyPlugin(store: IdempotencyStore, ttlSeconds: number): ApolloServerPlugin<IdempotencyContext> {
+export function idempotencyPlugin(store: IdempotencyStore, ttlSeconds: number, logger: Logger): ApolloServerPlugin<IdempotencyContext> {
   const ttlMs = ttlSeconds * 1000;
   return {
     async requestDidStart({ request, contextValue }) {
@@ -95,33 +105,31 @@ export function idempotencyPlugin(store: IdempotencyStore, ttlSeconds: number): 
       let fingerprint = '';
       let replay: Extract<Entry, { state: 'done' }> | null = null;
       return {
-        async didResolveOperation({ operation }) {
-          if (operation?.operation !== 'mutation') return;
-          // An answer carrying a credential is never kept: the key does not apply.
-          if (operation.selectionSet.selections.some((s) => s.kind === Kind.FIELD && CREDENTIAL_ISSUING_FIELDS.has(s.name.value))) return;
+        // Runs only once every plugin's didResolveOperation passed (limits, rate limits): a refused request claims nothing.
+        async responseForOperation({ operation, document }): Promise<GraphQLResponse | null> {
+          if (operation.operation !== 'mutation') return null;
+          if (rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions)).some((field) => CREDENTIAL_ISSUING_FIELDS.has(field))) return null;
           if (sent.length > 255 || !/^[\x21-\x7e]+$/.test(sent)) {
-            throw appError(ErrorCode.VALIDATION_FAILED, 'Idempotency-Key must be 1-255 visible ASCII characters.', { field: IDEMPOTENCY_KEY_HEADER, httpStatus: 400 });
+            return refusal(400, ErrorCode.VALIDATION_FAILED, 'Idempotency-Key must be 1-255 visible ASCII characters.');
           }
-          const caller = contextValue.credential ? `c:${sha256(contextValue.credential)}` : `a:${contextValue.clientIp ?? 'unknown'}`;
-          const key = `${caller}:${sha256(sent)}`;
+          const caller = principalIdentity(contextValue.principal) ?? `address:${contextValue.clientIp ?? 'unknown'}`;
+          const key = `${sha256(caller)}:${sha256(sent)}`;
           fingerprint = sha256(JSON.stringify([request.query ?? '', request.operationName ?? null, request.variables ?? {}]));
-          const existing = await store.claim(key, fingerprint, ttlMs);
+          let existing: Entry | null;
+          try {
+            existing = await store.claim(key, fingerprint, IN_PROGRESS_LEASE_MS);
+          } catch (error) {
+            logger.warn('idempotency key not claimed: the request runs unkeyed', { error: (error as Error).message });
+            return null;
+          }
           if (!existing) {
             claimedKey = key;
-            return;
+            return null;
           }
-          if (existing.fingerprint !== fingerprint) {
-            throw appError(ErrorCode.IDEMPOTENCY_KEY_REUSED, 'This Idempotency-Key was used with another request.', { field: IDEMPOTENCY_KEY_HEADER, httpStatus: 422 });
-          }
-          if (existing.state === 'in_progress') {
-            throw appError(ErrorCode.CONFLICT, 'A request with this Idempotency-Key is still in progress; retry later.', { field: IDEMPOTENCY_KEY_HEADER, httpStatus: 409 });
-          }
+          if (existing.fingerprint !== fingerprint) return refusal(422, ErrorCode.IDEMPOTENCY_KEY_REUSED, 'This Idempotency-Key was used with another request.');
+          if (existing.state === 'in_progress') return refusal(409, ErrorCode.CONFLICT, 'A request with this Idempotency-Key is still in progress; retry later.');
           replay = existing;
-        },
-        async responseForOperation(): Promise<GraphQLResponse | null> {
-          if (!replay) return null;
-          const headers = new HeaderMap([['idempotent-replayed', 'true']]);
-          return { http: { status: replay.status, headers }, body: { kind: 'single', singleResult: replay.result } };
+          return { http: { status: existing.status, headers: new HeaderMap([['idempotent-replayed', 'true']]) }, body: { kind: 'single', singleResult: existing.result } };
         },
         async willSendResponse({ response }) {
           if (replay) {
@@ -131,13 +139,15 @@ export function idempotencyPlugin(store: IdempotencyStore, ttlSeconds: number): 
           }
           if (!claimedKey) return;
           const status = response.http.status ?? 200;
-          // A failure of ours is not the request's answer: the client may retry it.
-          const failed = response.body.kind === 'single' && response.body.singleResult.errors?.some((e) => e.extensions?.code === ErrorCode.INTERNAL || e.extensions?.code === ErrorCode.UNAVAILABLE);
-          if (response.body.kind !== 'single' || status >= 500 || failed) {
-            await store.release(claimedKey);
-            return;
+          const result = response.body.kind === 'single' ? response.body.singleResult : null;
+          const ran = result?.data != null && Object.values(result.data).some((value) => value !== null);
+          try {
+            if (!result || status >= 500 || !ran) await store.release(claimedKey);
+            else await store.complete(claimedKey, { fingerprint, state: 'done', status, result }, ttlMs);
+          } catch (error) {
+            // The answer stands; only its keeping failed (the key frees itself when its lease ends).
+            logger.warn('idempotency answer not kept', { error: (error as Error).message });
           }
-          await store.complete(claimedKey, { fingerprint, state: 'done', status, result: response.body.singleResult }, ttlMs);
         },
       };
     },

@@ -12,7 +12,7 @@ import type { Logger } from '../../platform/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal, verifyClientIp, type Principal } from '../../platform/principal.js';
 import { formatError } from '../../platform/subgraph.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
-import { createAuthenticator, CREDENTIAL_HEADERS } from './authenticate.js';
+import { createAuthenticator } from './authenticate.js';
 import { createSubgraphFetcher, type SubgraphFetcher } from './subgraph-fetch.js';
 import { createIdempotencyStore, idempotencyPlugin } from './idempotency.js';
 import { operationLimitsPlugin } from './operation-limits.js';
@@ -25,8 +25,6 @@ export interface GatewayContext {
   principal: Principal;
   requestId: string;
   clientIp: string | null;
-  /** The credential header's value, which the rate limits count by (hashed). */
-  credential?: string;
 }
 
 /** Forwards each subgraph call with the signed principal and the request id. */
@@ -82,7 +80,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     stopOnTerminationSignals: false,
     formatError: formatError(config),
     // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
-    plugins: [ApolloServerPluginLandingPageDisabled(), operationLimitsPlugin(config.operationLimits), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds)],
+    plugins: [ApolloServerPluginLandingPageDisabled(), operationLimitsPlugin(config.operationLimits), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
     // Explicit, though both are Apollo Server's defaults: a simple request without a preflight-forcing
     // header is refused (CSRF), and one HTTP request carries one operation (no batching past the limits).
     csrfPrevention: true,
@@ -100,7 +98,6 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     context: async (req, scope) => ({
       principal: await authenticate(req.headers, scope.requestId),
       requestId: scope.requestId,
-      credential: CREDENTIAL_HEADERS.map((name) => req.headers[name]).find((value): value is string => typeof value === 'string'),
       // The REST adapter passes on its caller's address, signed; a direct caller's is its own.
       clientIp: verifyClientIp(req.headers[CLIENT_IP_HEADER], config.internalSecret) ?? clientAddress(req.headers, req.socket.remoteAddress, config.trustProxy),
     }),

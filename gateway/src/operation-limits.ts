@@ -27,6 +27,26 @@ export interface OperationLimits {
   maxCost: number;
 }
 
+/** Selections walked at most while measuring: fragments spread twice at every level double the walk, and the walk must stay cheap. */
+const MAX_SELECTIONS_WALKED = 5_000;
+
+/** The root field names of an operation, fragments expanded, each fragment once (spreading one twice merges, it does not repeat). */
+export function rootFieldNames(selectionSet: SelectionSetNode, fragments: Record<string, FragmentDefinitionNode>, seen = new Set<string>()): string[] {
+  return selectionSet.selections.flatMap((selection) => {
+    if (selection.kind === Kind.FIELD) return selection.name.value.startsWith('__') ? [] : [selection.name.value];
+    if (selection.kind === Kind.INLINE_FRAGMENT) return rootFieldNames(selection.selectionSet, fragments, seen);
+    const fragment = fragments[selection.name.value];
+    if (!fragment || seen.has(fragment.name.value)) return [];
+    seen.add(fragment.name.value);
+    return rootFieldNames(fragment.selectionSet, fragments, seen);
+  });
+}
+
+/** The fragments of a document, by name. */
+export function fragmentsOf(definitions: readonly { kind: string }[]): Record<string, FragmentDefinitionNode> {
+  return Object.fromEntries(definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+}
+
 /** The size a list is assumed to have when the operation does not bound it. */
 const DEFAULT_LIST_SIZE = 10;
 /** Arguments that bound a list's size. */
@@ -52,10 +72,14 @@ function sizeArgument(args: readonly { name: { value: string }; value: ValueNode
 /** Depth, aliases, root fields and cost of an operation, fragments expanded; introspection fields are not counted. */
 export function measureOperation(schema: GraphQLSchema, root: GraphQLNamedType, selectionSet: SelectionSetNode, fragments: Record<string, FragmentDefinitionNode>, variables: Record<string, unknown>): Measure {
   const measure: Measure = { depth: 0, aliases: 0, rootFields: 0, cost: 0 };
+  let walked = 0;
   // `hint`: a size argument on a field that is not itself a list (a connection's `first`) sizes the list below it (`edges`).
   const visit = (type: GraphQLNamedType | undefined, set: SelectionSetNode, depth: number, multiplier: number, seen: Set<string>, hint?: number): number => {
     let cost = 0;
     for (const selection of set.selections) {
+      walked += 1;
+      // Past the budget the operation is too costly to measure, and so too costly to run.
+      if (walked > MAX_SELECTIONS_WALKED) return Number.POSITIVE_INFINITY;
       if (selection.kind === Kind.FRAGMENT_SPREAD) {
         const fragment = fragments[selection.name.value];
         if (!fragment || seen.has(fragment.name.value)) continue;
@@ -97,9 +121,7 @@ export function operationLimitsPlugin(limits: OperationLimits): ApolloServerPlug
           if (!operation) return;
           const root = schema.getRootType(operation.operation);
           if (!root) return;
-          const fragments = Object.fromEntries(
-            document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]),
-          );
+          const fragments = fragmentsOf(document.definitions);
           const measured = measureOperation(schema, root, operation.selectionSet, fragments, request.variables ?? {});
           const over = ([
             ['depth', measured.depth, limits.maxDepth],
@@ -109,7 +131,8 @@ export function operationLimitsPlugin(limits: OperationLimits): ApolloServerPlug
           ] as const).find(([, value, limit]) => value > limit);
           if (over) {
             const [name, value, limit] = over;
-            throw appError(ErrorCode.OPERATION_LIMIT_EXCEEDED, `The operation's ${name} is ${value}; at most ${limit} is allowed.`, { httpStatus: 400 });
+            const measuredText = Number.isFinite(value) ? String(value) : `over ${MAX_SELECTIONS_WALKED} selections to measure`;
+            throw appError(ErrorCode.OPERATION_LIMIT_EXCEEDED, `The operation's ${name} is ${measuredText}; at most ${limit} is allowed.`, { httpStatus: 400 });
           }
         },
       };

@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import type { ApolloServerPlugin } from '@apollo/server';
 import { Redis } from 'ioredis';
-import { Kind, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
 import { appError, ErrorCode } from '../../platform/errors.js';
 import type { Logger } from '../../platform/logger.js';
-import type { Principal } from '../../platform/principal.js';
+import { principalIdentity, type Principal } from '../../platform/principal.js';
+import { fragmentsOf, rootFieldNames } from './operation-limits.js';
 
 /** Requests per window, by who is counted. */
 export interface RateLimits {
@@ -32,7 +31,8 @@ export interface HitCounter {
 
 export function createHitCounter(redisUrl: string | undefined, namespace: string, logger: Logger): HitCounter {
   if (redisUrl) {
-    const redis = new Redis(redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 });
+    // Fail fast while Redis is away: a command not answered in 250 ms fails (and the caller goes on without it).
+    const redis = new Redis(redisUrl, { commandTimeout: 250, maxRetriesPerRequest: 1 });
     redis.on('error', (error: Error) => logger.warn('rate-limit store error', { error: error.message }));
     return {
       async hit(key, windowMs) {
@@ -66,34 +66,17 @@ export function createHitCounter(redisUrl: string | undefined, namespace: string
   };
 }
 
-/** Who a request is counted as: its credential's subject, never the secret itself. */
-function credentialKey(principal: Principal | undefined, headerValue: string | undefined): string | null {
-  if (!principal || principal.kind === 'anonymous') return null;
-  // The token is hashed: the store never holds a usable credential.
-  return headerValue ? createHash('sha256').update(headerValue).digest('base64url').slice(0, 32) : `${principal.kind}`;
-}
-
-/** The root fields of an operation, each aliased field counted once (fragments expanded). */
-function rootFields(selectionSet: SelectionSetNode, fragments: Record<string, FragmentDefinitionNode>, seen = new Set<string>()): string[] {
-  return selectionSet.selections.flatMap((selection) => {
-    if (selection.kind === Kind.FIELD) return selection.name.value.startsWith('__') ? [] : [selection.name.value];
-    if (selection.kind === Kind.INLINE_FRAGMENT) return rootFields(selection.selectionSet, fragments, seen);
-    const fragment = fragments[selection.name.value];
-    if (!fragment || seen.has(fragment.name.value)) return [];
-    return rootFields(fragment.selectionSet, fragments, new Set([...seen, fragment.name.value]));
-  });
-}
-
 /** The context the rate limits read. */
 interface LimitedContext {
   principal?: Principal;
   clientIp?: string | null;
-  credential?: string;
 }
 
 /**
  * Rate limits per operation: every root field (each alias a hit of its own) counts against the
- * caller's credential and against its client address, in fixed windows; the sensitive fields
+ * caller (who the principal is, not how its credential is spelled) and against its client
+ * address. Internal services are not limited, nor the gateway's own executions of subscription
+ * events (no HTTP request; subscribing is capped per connection), in fixed windows; the sensitive fields
  * have a strict limit. Over a limit: 429 RATE_LIMITED with Retry-After, before any subgraph is
  * called. When the store does not answer, requests are served and a warning logged.
  */
@@ -102,12 +85,11 @@ export function rateLimitsPlugin(limits: RateLimits, counter: HitCounter, logger
   return {
     async requestDidStart() {
       return {
-        async didResolveOperation({ operation, document, contextValue }) {
-          if (!operation) return;
-          const fragments = Object.fromEntries(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
-          const credential = credentialKey(contextValue.principal, contextValue.credential);
+        async didResolveOperation({ operation, document, contextValue, request }) {
+          if (!operation || !request.http || contextValue.principal?.kind === 'service') return;
+          const credential = principalIdentity(contextValue.principal);
           const address = contextValue.clientIp ?? 'unknown';
-          for (const field of rootFields(operation.selectionSet, fragments)) {
+          for (const field of rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions))) {
             const sensitive = SENSITIVE_FIELDS.has(field);
             const checks: Array<[string, number]> = [[`a:${address}:${field}`, sensitive ? limits.sensitive : limits.perAddress]];
             if (credential) checks.push([`c:${credential}:${field}`, sensitive ? limits.sensitive : limits.perCredential]);

@@ -11,6 +11,9 @@ interface Answer {
   body: string;
 }
 
+/** How long a shared read may take before every caller waiting on it gets an error. */
+const SHARED_READ_TIMEOUT_MS = 30_000;
+
 /** Whether a subgraph request body is a read: the query planner's fetches of queries start with `query` (or a bare selection set). */
 const isRead = (body: string) => body.startsWith('{"query":"query') || body.startsWith('{"query":"{');
 
@@ -23,7 +26,8 @@ const isRead = (body: string) => body.startsWith('{"query":"query') || body.star
 export function createSubgraphFetcher(): SubgraphFetcher {
   const inFlight = new Map<string, Promise<Answer>>();
   const send = async (url: string, init: RequestInit): Promise<Answer> => {
-    const response = await fetch(url, init);
+    // Every caller waits on this one request: it must not hang longer than a caller would.
+    const response = await fetch(url, { ...init, signal: AbortSignal.timeout(SHARED_READ_TIMEOUT_MS) });
     return { status: response.status, statusText: response.statusText, headers: [...response.headers], body: await response.text() };
   };
   const fetcher = async (url: string, init: RequestInit = {}) => {
