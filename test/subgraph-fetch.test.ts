@@ -1,18 +1,20 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSubgraphFetcher } from '../gateway/src/subgraph-fetch.js';
+import { createSubgraphFetcher, UNSHARED_READ_HEADER } from '../gateway/src/subgraph-fetch.js';
 import { PRINCIPAL_HEADER } from '../platform/principal.js';
 
 describe('the gateway\'s subgraph fetch', () => {
   let server: http.Server;
   let url: string;
   let received = 0;
+  const seenHeaders: http.IncomingHttpHeaders[] = [];
 
   beforeAll(async () => {
     // A slow subgraph: every answer waits 100 ms, so concurrent calls overlap.
     server = http.createServer((req, res) => {
       received += 1;
+      seenHeaders.push(req.headers);
       let body = '';
       req.on('data', (chunk: Buffer) => (body += chunk.toString()));
       req.on('end', () => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: { echo: body, n: received } })), 100));
@@ -48,5 +50,15 @@ describe('the gateway\'s subgraph fetch', () => {
       call(fetcher, { query: 'query($a: ID!) { card(SvcCardId: $a) { num } }', variables: { a: '2' } }),
     ]);
     expect(received).toBe(6);
+  });
+
+  it('sends the reads of a mutation\'s plan on their own, without the marking header', async () => {
+    const fetcher = createSubgraphFetcher();
+    received = 0;
+    const read = (unshared: boolean) =>
+      fetcher(url, { method: 'POST', headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: 'p1', ...(unshared ? { [UNSHARED_READ_HEADER]: '1' } : {}) }, body: JSON.stringify({ query: 'query { me { id } }' }) });
+    await Promise.all([read(false), read(true), read(false)]);
+    expect(received).toBe(2);
+    expect(seenHeaders.some((headers) => headers[UNSHARED_READ_HEADER] !== undefined)).toBe(false);
   });
 });

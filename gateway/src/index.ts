@@ -13,7 +13,7 @@ import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPr
 import { formatError } from '../../platform/subgraph.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { createAuthenticator } from './authenticate.js';
-import { createSubgraphFetcher, type SubgraphFetcher } from './subgraph-fetch.js';
+import { createSubgraphFetcher, UNSHARED_READ_HEADER, type SubgraphFetcher } from './subgraph-fetch.js';
 import { createIdempotencyStore, idempotencyPlugin } from './idempotency.js';
 import { operationLimitsPlugin } from './operation-limits.js';
 import { servePage } from './pages.js';
@@ -33,7 +33,10 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
     super({ url, fetcher });
   }
 
-  override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>): void {
+  override willSendRequest(options: GraphQLDataSourceProcessOptions<GatewayContext>): void {
+    const { request, context } = options;
+    // The reads of a mutation's plan must see its writes: they are not shared with reads already in flight.
+    if ('incomingRequestContext' in options && options.incomingRequestContext.operation?.operation === 'mutation') request.http?.headers.set(UNSHARED_READ_HEADER, '1');
     // A call without a request context (none is expected with a static supergraph) gets no rights.
     const principal: Principal = 'principal' in context && context.principal ? context.principal : { kind: 'anonymous' };
     request.http?.headers.set(PRINCIPAL_HEADER, signPrincipal(principal, this.secret));

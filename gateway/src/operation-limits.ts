@@ -122,7 +122,11 @@ export function operationLimitsPlugin(limits: OperationLimits): ApolloServerPlug
           const root = schema.getRootType(operation.operation);
           if (!root) return;
           const fragments = fragmentsOf(document.definitions);
-          const measured = measureOperation(schema, root, operation.selectionSet, fragments, request.variables ?? {});
+          // A variable left out takes its declared default (`$n: Int = 1000`), so the estimate uses it too.
+          const defaults = Object.fromEntries(
+            (operation.variableDefinitions ?? []).filter((d) => d.defaultValue?.kind === Kind.INT).map((d) => [d.variable.name.value, Number((d.defaultValue as { value: string }).value)]),
+          );
+          const measured = measureOperation(schema, root, operation.selectionSet, fragments, { ...defaults, ...(request.variables ?? {}) });
           const over = ([
             ['depth', measured.depth, limits.maxDepth],
             ['aliases', measured.aliases, limits.maxAliases],

@@ -11,6 +11,9 @@ interface Answer {
   body: string;
 }
 
+/** Set by the gateway on the fetches of a mutation's plan: sent on their own, never joined to a read in flight (which could predate the write). */
+export const UNSHARED_READ_HEADER = 'x-gateway-unshared';
+
 /** How long a shared read may take before every caller waiting on it gets an error. */
 const SHARED_READ_TIMEOUT_MS = 30_000;
 
@@ -33,6 +36,10 @@ export function createSubgraphFetcher(): SubgraphFetcher {
   const fetcher = async (url: string, init: RequestInit = {}) => {
     const body = typeof init.body === 'string' ? init.body : null;
     const headers = new Headers(init.headers);
+    if (headers.has(UNSHARED_READ_HEADER)) {
+      headers.delete(UNSHARED_READ_HEADER);
+      return fetch(url, { ...init, headers });
+    }
     if (body === null || !isRead(body)) return fetch(url, init);
     const key = `${url}\n${headers.get(PRINCIPAL_HEADER) ?? ''}\n${body}`;
     let answer = inFlight.get(key);
