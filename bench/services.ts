@@ -12,7 +12,7 @@ import { DEMO } from '../platform/demo.js';
 import { createLogger } from '../platform/logger.js';
 import { PRINCIPAL_HEADER, signPrincipal, type Principal } from '../platform/principal.js';
 import { SUPERGRAPH_PATH } from '../schema/compose.js';
-import { loadConfig, openDatabase, seedDemo, startStack, type Stack } from '../scripts/stack.js';
+import { EVERY_PORT_FREE, loadConfig, openDatabase, seedDemo, startStack, type Stack } from '../scripts/stack.js';
 
 /** The part of Hive Gateway's API this file uses. */
 interface HiveRuntime {
@@ -93,12 +93,7 @@ const config = loadConfig({
   NODE_ENV: 'development',
   DATA_DIR: dataDir,
   MONGODB_DB_PREFIX: `bench${Date.now().toString(36)}_`,
-  GATEWAY_PORT: '0',
-  REST_PORT: '0',
-  USER_SUBGRAPH_PORT: '0',
-  CARDS_SUBGRAPH_PORT: '0',
-  PAYMENTS_SUBGRAPH_PORT: '0',
-  COMPLIANCE_SUBGRAPH_PORT: '0',
+  ...EVERY_PORT_FREE,
   LOG_LEVEL: 'warn',
   GEOCODER_PRELOAD: 'false',
   // The load generator is one client at one address; the limits would measure themselves.

@@ -35,6 +35,16 @@ export async function openDatabase(config: Config): Promise<{ mongo: Mongo; embe
   return { mongo, embedded };
 }
 
+/** Configuration that puts every server on a free port (tests, benchmarks). */
+export const EVERY_PORT_FREE = {
+  GATEWAY_PORT: '0',
+  REST_PORT: '0',
+  USER_SUBGRAPH_PORT: '0',
+  CARDS_SUBGRAPH_PORT: '0',
+  PAYMENTS_SUBGRAPH_PORT: '0',
+  COMPLIANCE_SUBGRAPH_PORT: '0',
+} as const;
+
 /** Every service of one machine, started in one process. */
 export interface Stack {
   config: Config;

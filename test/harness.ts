@@ -3,7 +3,7 @@ import { inject } from 'vitest';
 import { loadConfig, type Config } from '../platform/config.js';
 import { createLogger, type Logger } from '../platform/logger.js';
 import { connectMongo, type Mongo } from '../platform/mongo.js';
-import { seedDemo, startStack, type Stack } from '../scripts/stack.js';
+import { EVERY_PORT_FREE, seedDemo, startStack, type Stack } from '../scripts/stack.js';
 import { contractChecker } from './contract.js';
 
 /** A JSON response as a test reads it. */
@@ -41,12 +41,7 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
     NODE_ENV: 'test',
     MONGODB_URI: inject('mongodbUri'),
     MONGODB_DB_PREFIX: `t${randomBytes(4).toString('hex')}_`,
-    GATEWAY_PORT: '0',
-    REST_PORT: '0',
-    USER_SUBGRAPH_PORT: '0',
-    CARDS_SUBGRAPH_PORT: '0',
-    PAYMENTS_SUBGRAPH_PORT: '0',
-    COMPLIANCE_SUBGRAPH_PORT: '0',
+    ...EVERY_PORT_FREE,
     LOG_LEVEL: 'info',
     // Tests that geocode build the indexes on their first query; the others need not pay for them.
     GEOCODER_PRELOAD: 'false',

@@ -4,7 +4,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { BusEvent, EventBus } from '../../platform/event-bus.js';
 import type { Logger } from '../../platform/logger.js';
-import type { Principal } from '../../platform/principal.js';
+import { principalIdentity, type Principal } from '../../platform/principal.js';
 
 /** How a subscription field is served: the events that trigger it, and the query field that resolves one. */
 export interface SubscriptionRoute {
@@ -172,22 +172,10 @@ export interface SubscriptionServerOptions {
   maxPayloadBytes: number;
 }
 
-/** Who a principal is, for telling whether a connection's credentials still name the same one. */
+/** Who a principal is, for telling whether a connection's credentials still name the same one (and with the same rights). */
 function principalKey(principal: Principal): string {
-  switch (principal.kind) {
-    case 'user':
-      return `user:${principal.userId}`;
-    case 'aggregator':
-      return `aggregator:${principal.svcAggregatorId}:${principal.tokenType}`;
-    case 'merchant':
-      return `merchant:${principal.svcMerchantId}`;
-    case 'customer':
-      return `customer:${principal.svcTransactionId}`;
-    case 'service':
-      return `service:${principal.service}`;
-    default:
-      return principal.kind;
-  }
+  const identity = principalIdentity(principal) ?? principal.kind;
+  return principal.kind === 'aggregator' ? `${identity}:${principal.tokenType}` : identity;
 }
 
 /**
