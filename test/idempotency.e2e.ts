@@ -79,6 +79,14 @@ describe('Idempotency-Key on requests that change state', () => {
     expect(other.body.errors?.[0]?.extensions?.code).toBe('IDEMPOTENCY_KEY_REUSED');
   });
 
+  it('refuses a malformed key with 400 naming the header, and changes nothing', async () => {
+    const before = await undos();
+    const refused = await modify('k'.repeat(256), { name: 'Sam G.' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'idempotency-key' });
+    expect(await undos()).toBe(before);
+  });
+
   it('does not keep a refusal: the same request with the same key is decided again', async () => {
     const missing = () => stack.rest<Modification>('POST', '/beneficiary/no_such_beneficiary', { headers: { token, 'idempotency-key': 'key-refused-1' }, body: { name: 'X' } });
     expect((await missing()).status).toBe(404);

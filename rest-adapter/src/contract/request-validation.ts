@@ -95,7 +95,7 @@ export class RequestValidator {
   check(route: Route, input: { params: Record<string, string>; query: URLSearchParams; body: unknown }): void {
     const entry = this.compiled.get(route);
     if (!entry) return;
-    if (entry.params) this.run(route, entry.params, input.params, parametersSchema(route.paramSchemas!, Object.keys(route.paramSchemas!)));
+    if (entry.params) this.run(route, entry.params, input.params, entry.params.schema as JsonSchema);
     if (entry.query) this.run(route, entry.query, Object.fromEntries(input.query), entry.query.schema as JsonSchema);
     if (entry.body && input.body !== undefined) this.run(route, entry.body, input.body, route.requestSchema!);
   }
@@ -116,6 +116,6 @@ export class RequestValidator {
 }
 
 /** The object schema of a route's path or query parameters. */
-export function parametersSchema(properties: Record<string, JsonSchema>, required: string[]): JsonSchema {
+function parametersSchema(properties: Record<string, JsonSchema>, required: string[]): JsonSchema {
   return { type: 'object', properties, required };
 }
