@@ -34,6 +34,7 @@ const subgraphs: Record<string, { context: string; mappers: Record<string, strin
       Restriction: '../datasources/restrictions.js#RestrictionDocument',
       TransactionTypeRule: '../datasources/restrictions.js#TransactionTypeDocument',
       Application: '../kyc.js#ApplicationView',
+      AuditRecord: '../../../../platform/audit.js#AuditRecordDocument',
       User: '../../../../platform/references.js#UserReference',
     },
   },

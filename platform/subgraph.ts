@@ -8,6 +8,7 @@ import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/ind
 import type { GraphQLFormattedError } from 'graphql';
 import { parse } from 'graphql';
 import { REPO_ROOT, type Config, type SubgraphName } from './config.js';
+import { auditLogCollection, AUDIT_DATABASE, auditTrail, type AuditTrail } from './audit.js';
 import { appError, ErrorCode } from './errors.js';
 import { apolloHandler, startHttpService, type Handler, type HttpService, type RequestScope } from './http.js';
 import type { Logger } from './logger.js';
@@ -21,6 +22,8 @@ export interface RequestBase extends BaseContext {
   logger: Logger;
   /** The caller's address as the gateway saw it. */
   clientIp: string | null;
+  /** Records this request's security-relevant acts in the audit log, as its principal. */
+  audit: AuditTrail;
 }
 
 /** Reads a subgraph's SDL from `schema/<name>.graphql`, found from this module's location. */
@@ -78,6 +81,7 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
   });
   await apollo.start();
   await OutboxRelay.createIndexes(options.mongo.db(name));
+  const auditLog = auditLogCollection(options.mongo.db(AUDIT_DATABASE));
   const graphql = apolloHandler(apollo, {
     bodyLimitBytes: config.bodyLimitBytes,
     context: async (req, scope) => {
@@ -87,7 +91,8 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
         throw appError(ErrorCode.UNAUTHENTICATED, 'This subgraph answers the gateway only: the signed internal principal is missing or invalid.', { httpStatus: 401 });
       }
       const clientIp = verifyClientIp(req.headers[CLIENT_IP_HEADER], config.internalSecret);
-      return options.createContext({ principal, requestId: scope.requestId, logger: scope.logger, clientIp });
+      const audit = auditTrail(auditLog, { principal, requestId: scope.requestId, clientIp, logger: scope.logger });
+      return options.createContext({ principal, requestId: scope.requestId, logger: scope.logger, clientIp, audit });
     },
   });
   const service = await startHttpService({

@@ -2,8 +2,6 @@ import assert from 'node:assert/strict';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cardsCollection } from '../subgraphs/cards/src/datasources/cards.js';
 import { accountsCollection } from '../subgraphs/payments/src/datasources/accounts.js';
-import { Sessions } from '../subgraphs/user/src/auth/sessions.js';
-import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
 import { usersCollection } from '../subgraphs/user/src/datasources/users.js';
 import { startTestStack, type TestStack } from './harness.js';
 
@@ -40,8 +38,7 @@ describe('batching of by-id lookups', () => {
       await accounts.insertOne({ ...account, _id: accountId, SvcAccountId: accountId, SvcUserId: userId });
       await cards.insertOne({ ...card, _id: `${userId}_card_${i}`, SvcCardId: `${userId}_card_${i}`, SvcUserId: userId, SvcAccountId: accountId, isMain: i === 0 });
     }
-    const { token } = await new Sessions(authCollections(stack.mongo.db('user')).sessions, usersCollection(stack.mongo.db('user'))).issue({ kind: 'user', SvcUserId: userId, channel: 'internet' }, 3600);
-    return token;
+    return stack.issueUserToken(userId, 3600);
   }
 
   /** Database commands of one query, keyed `database.collection.command`, token lookups excluded. */

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../platform/demo.js';
 import { startWebhookReceiver } from '../platform/webhook-receiver.js';
-import { Sessions } from '../subgraphs/user/src/auth/sessions.js';
-import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
 import { usersCollection } from '../subgraphs/user/src/datasources/users.js';
 import { startTestStack, type TestStack } from './harness.js';
 
@@ -180,7 +178,7 @@ describe('cards, card authorization and the webhook sandbox', () => {
     const users = usersCollection(stack.mongo.db('user'));
     const demo = await users.findOne({ _id: DEMO.userId });
     await users.insertOne({ ...demo!, _id: 'second_user', SvcUserId: 'second_user' });
-    const { token: second } = await new Sessions(authCollections(stack.mongo.db('user')).sessions, users).issue({ kind: 'user', SvcUserId: 'second_user', channel: 'internet' }, 600);
+    const second = await stack.issueUserToken('second_user');
     expect((await onoff(DEMO.cardIds[0], 'off', second)).status).toBe(404);
     expect((await stack.rest('POST', `/cards/${DEMO.cardIds[0]}`, { headers: { token: second }, body: { name: 'mine now' } })).status).toBe(404);
     const card = await stack.mongo.db('cards').collection('cards').findOne({ _id: DEMO.cardIds[0] as never });

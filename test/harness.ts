@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
+import { AUDIT_DATABASE, backgroundAuditTrail } from '../platform/audit.js';
 import { loadConfig, type Config } from '../platform/config.js';
 import { createLogger, type Logger } from '../platform/logger.js';
 import { connectMongo, type Mongo } from '../platform/mongo.js';
 import { EVERY_PORT_FREE, seedDemo, startStack, type Stack } from '../scripts/stack.js';
+import { Sessions } from '../subgraphs/user/src/auth/sessions.js';
+import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
+import { usersCollection } from '../subgraphs/user/src/datasources/users.js';
 import { contractChecker } from './contract.js';
 
 /** A JSON response as a test reads it. */
@@ -30,6 +34,8 @@ export interface TestStack extends Stack {
   graphql<TData = Record<string, unknown>>(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<JsonResponse<GraphQLBody<TData>>>;
   /** Logs the demo user in over the internet channel and returns the token. */
   loginDemo(): Promise<string>;
+  /** An end-user token for any stored user, issued directly in the database (audited as the service `test`). */
+  issueUserToken(SvcUserId: string, lifetimeSeconds?: number): Promise<string>;
 }
 
 /**
@@ -97,6 +103,11 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
       });
       if (response.status !== 200) throw new Error(`demo login failed: ${response.status} ${JSON.stringify(response.body)}`);
       return response.body.token;
+    },
+    issueUserToken: async (SvcUserId, lifetimeSeconds = 600) => {
+      const audit = backgroundAuditTrail(mongo.db(AUDIT_DATABASE), logger, { kind: 'service', service: 'test' });
+      const sessions = new Sessions(authCollections(mongo.db('user')).sessions, usersCollection(mongo.db('user')), audit);
+      return (await sessions.issue({ kind: 'user', SvcUserId, channel: 'internet' }, lifetimeSeconds)).token;
     },
     stop: async () => {
       await stack.stop();

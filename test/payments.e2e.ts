@@ -1,8 +1,6 @@
 import assert from 'node:assert';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../platform/demo.js';
-import { Sessions } from '../subgraphs/user/src/auth/sessions.js';
-import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
 import { usersCollection } from '../subgraphs/user/src/datasources/users.js';
 import { beneficiaryUndosCollection } from '../subgraphs/payments/src/datasources/beneficiaries.js';
 import { fundsTransactionsCollection } from '../subgraphs/payments/src/datasources/funds.js';
@@ -26,8 +24,7 @@ describe('accounts, transactions, beneficiaries, IOUs and funds', () => {
   let friendToken: string;
   let aggregatorToken: string;
 
-  const sessionFor = async (SvcUserId: string) =>
-    (await new Sessions(authCollections(stack.mongo.db('user')).sessions, usersCollection(stack.mongo.db('user'))).issue({ kind: 'user', SvcUserId, channel: 'internet' }, 600)).token;
+  const sessionFor = (SvcUserId: string) => stack.issueUserToken(SvcUserId);
   const transaction = (id: string, SvcAccountId: string, dtsValue: Date): TransactionDocument => ({
     _id: id, transactionId: id, SvcAccountId, SvcUserId: DEMO.userId, SvcCardId: null, transactionIdBO: null, debitTransactionId: id, creditTransactionId: null,
     sourceSvcAccountId: SvcAccountId, destinationSvcAccountId: null, amount: -10, debit: 10, credit: 0, currency: 'USD', transactionState: 'confirmed', isPending: false,

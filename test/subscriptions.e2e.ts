@@ -10,8 +10,6 @@ import { createEventBus, InProcessBus } from '../platform/event-bus.js';
 import type { OutboxEvent } from '../platform/outbox.js';
 import { OutboxRelay } from '../platform/outbox-relay.js';
 import { createLogger } from '../platform/logger.js';
-import { Sessions } from '../subgraphs/user/src/auth/sessions.js';
-import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
 import { usersCollection } from '../subgraphs/user/src/datasources/users.js';
 import { startTestStack, type TestStack } from './harness.js';
 
@@ -114,7 +112,7 @@ describe('subscriptions over graphql-ws', () => {
     const users = usersCollection(stack.mongo.db('user'));
     const demo = await users.findOne({ _id: DEMO.userId });
     await users.insertOne({ ...demo!, _id: 'ws_other_user', SvcUserId: 'ws_other_user' });
-    const { token: otherToken } = await new Sessions(authCollections(stack.mongo.db('user')).sessions, users).issue({ kind: 'user', SvcUserId: 'ws_other_user', channel: 'internet' }, 600);
+    const otherToken = await stack.issueUserToken('ws_other_user');
     const other = subscriber(wsUrl, { token: otherToken });
     const mine = subscriber(wsUrl, { token });
     closers.push(other.close, mine.close);

@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import type { AuditTrail } from '../../../platform/audit.js';
 import { appError, ErrorCode } from '../../../platform/errors.js';
 import type { Logger } from '../../../platform/logger.js';
 import { recordEvent } from '../../../platform/outbox.js';
@@ -9,7 +10,7 @@ import { cardsCollection, type CardDocument } from './datasources/cards.js';
 export class CardManagement {
   private readonly cards: Collection<CardDocument>;
 
-  constructor(private readonly db: Db, private readonly logger: Logger) {
+  constructor(private readonly db: Db, private readonly logger: Logger, private readonly audit: AuditTrail) {
     this.cards = cardsCollection(db);
   }
 
@@ -44,7 +45,7 @@ export class CardManagement {
     return this.own(SvcUserId, SvcCardId);
   }
 
-  /** `on` makes the card active, `off` blocked; each change is an event. */
+  /** `on` makes the card active, `off` blocked; each change is an event and an audit record. */
   async setStatus(SvcUserId: string, SvcCardId: string, onoff: string): Promise<CardDocument> {
     if (onoff !== 'on' && onoff !== 'off') throw appError(ErrorCode.VALIDATION_FAILED, 'onoff must be on or off.', { field: 'onoff' });
     await this.own(SvcUserId, SvcCardId);
@@ -57,6 +58,7 @@ export class CardManagement {
     if (changed) {
       await recordEvent(this.db, 'card.status', { SvcUserId, ...(changed.svcAggregatorId ? { svcAggregatorId: changed.svcAggregatorId } : {}) }, { SvcCardId, status, isActive: changed.isActive });
       this.logger.info('card status changed', { SvcCardId, status });
+      await this.audit.record(onoff === 'on' ? 'CARD_TURNED_ON' : 'CARD_TURNED_OFF', { type: 'card', id: SvcCardId }, { SvcUserId, status });
       return changed;
     }
     return this.own(SvcUserId, SvcCardId);

@@ -36,7 +36,7 @@ export function createCardsContext(base: RequestBase, db: Db, graph: GraphClient
     cards: loaderByKey(cards),
     cardsOfUser: loaderOfGroups(cards, 'SvcUserId', { sort: { isMain: -1, _id: 1 }, filter: { isTestCard: false } }),
     cardMessages: loaderByKey(cardMessagesCollection(db)),
-    management: new CardManagement(db, base.logger),
+    management: new CardManagement(db, base.logger, base.audit),
     authorizer: new CardAuthorizer(db, graph, base.logger, config.webhookAllowInternal, deliveries),
     deliveries,
   };

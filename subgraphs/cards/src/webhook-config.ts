@@ -1,12 +1,13 @@
 import type { Db } from 'mongodb';
+import type { AuditTrail } from '../../../platform/audit.js';
 import { appError, ErrorCode } from '../../../platform/errors.js';
 import type { Logger } from '../../../platform/logger.js';
 import { checkString, ID_RULE } from '../../../platform/validate.js';
 import { checkWebhookTarget, newWebhookSecret } from '../../../platform/webhooks.js';
 import { webhookConfigsCollection } from './datasources/cards.js';
 
-/** Sets an aggregator's webhook; a secret is generated when there is none or on rotation, and returned this once. */
-export async function configureWebhook(db: Db, logger: Logger, svcAggregatorId: string, input: { url: string; defaultStrategy: string; timeoutMs?: number | null; rotateSecret?: boolean | null }, allowInternal: boolean) {
+/** Sets an aggregator's webhook; a secret is generated when there is none or on rotation, and returned this once. The change is audited. */
+export async function configureWebhook(db: Db, logger: Logger, audit: AuditTrail, svcAggregatorId: string, input: { url: string; defaultStrategy: string; timeoutMs?: number | null; rotateSecret?: boolean | null }, allowInternal: boolean) {
   checkString(svcAggregatorId, 'svcAggregatorId', ID_RULE);
   const url = new URL(await checkWebhookTarget(input.url, 'url', allowInternal));
   if (input.defaultStrategy !== 'approve' && input.defaultStrategy !== 'decline') throw appError(ErrorCode.VALIDATION_FAILED, 'defaultStrategy must be approve or decline.', { field: 'defaultStrategy' });
@@ -21,5 +22,7 @@ export async function configureWebhook(db: Db, logger: Logger, svcAggregatorId: 
     { upsert: true },
   );
   logger.info('webhook configured', { svcAggregatorId, url: url.origin, defaultStrategy: input.defaultStrategy, secretRotated: Boolean(secret) });
+  // The origin only: a path or query may carry the receiver's own token.
+  await audit.record('WEBHOOK_CONFIGURED', { type: 'aggregatorCardWebhook', id: svcAggregatorId }, { origin: url.origin, defaultStrategy: input.defaultStrategy, timeoutMs, secretRotated: Boolean(secret) });
   return { svcAggregatorId, url: url.toString(), defaultStrategy: input.defaultStrategy, timeoutMs, secret };
 }

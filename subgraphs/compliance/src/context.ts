@@ -1,5 +1,6 @@
 import type DataLoader from 'dataloader';
-import type { Db } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
+import { auditLogCollection, type AuditRecordDocument } from '../../../platform/audit.js';
 import { loaderByKey, loaderOfGroups } from '../../../platform/loaders.js';
 import type { RequestBase } from '../../../platform/subgraph.js';
 import {
@@ -23,6 +24,8 @@ export interface ComplianceContext extends RequestBase {
   applications: DataLoader<string, ApplicationDocument | null>;
   kyc: Kyc;
   returnRates: ReturnRates;
+  /** The audit log every subgraph appends to; read here for operators. */
+  auditLog: Collection<AuditRecordDocument>;
 }
 
 export function createComplianceContext(base: RequestBase, db: Db): ComplianceContext {
@@ -44,5 +47,6 @@ export function createComplianceContext(base: RequestBase, db: Db): ComplianceCo
     applications: loaderByKey(kycCollections(db).applications),
     kyc: new Kyc(db, base.logger),
     returnRates: new ReturnRates(db, base.logger),
+    auditLog: auditLogCollection(db),
   };
 }

@@ -1,3 +1,4 @@
+import { auditLogCollection, createAuditLogIndexes } from '../../../platform/audit.js';
 import type { HttpService } from '../../../platform/http.js';
 import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/subgraph.js';
 import { createComplianceContext } from './context.js';
@@ -18,6 +19,7 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   await days.createIndex({ svcAggregatorId: 1, date: 1 });
   await reports.createIndex({ svcAggregatorId: 1, maxDate: -1 });
   await reports.createIndex({ svcAggregatorId: 1, reportDate: -1 });
+  await createAuditLogIndexes(auditLogCollection(db));
   const service = await startSubgraph({
     ...options,
     name: 'compliance',

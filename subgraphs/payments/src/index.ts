@@ -1,3 +1,4 @@
+import { AUDIT_DATABASE, backgroundAuditTrail } from '../../../platform/audit.js';
 import type { HttpService } from '../../../platform/http.js';
 import { createGraphClient } from '../../../platform/graph-client.js';
 import { createNotifier } from '../../../platform/notify.js';
@@ -49,7 +50,7 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
     resolvers,
     createContext: (base) => createPaymentsContext(base, { db, forwarder, deliveries, graph, links, allowInternalWebhooks: config.webhookAllowInternal }),
   });
-  const expiry = new PaymentLinks(db, deliveries, links, logger);
+  const expiry = new PaymentLinks(db, deliveries, links, logger, backgroundAuditTrail(options.mongo.db(AUDIT_DATABASE), logger));
   // Events a crash left unforwarded, deliveries that are due a retry, and links past their expiry go on a timer.
   const withTimers = { ...service, close: async () => { deliveries.close(); await service.close(); } };
   return withRecurringTask(withTimers, 5000, () => Promise.allSettled([forwarder.forward(), deliveries.retryDue(), expiry.expireDue(), expiry.repairDeliveries()]));

@@ -1,4 +1,5 @@
 import { GridFSBucket, type Db } from 'mongodb';
+import type { AuditTrail } from '../../../platform/audit.js';
 import { appError, ErrorCode } from '../../../platform/errors.js';
 import { detectFileType, storeFile } from '../../../platform/files.js';
 import { PAYMENT_JWT_LIFETIME_SECONDS, signJwt } from '../../../platform/jwt.js';
@@ -22,7 +23,7 @@ export async function checkWebhookUrl(value: unknown, field: string, allowIntern
 
 /** Merchants of aggregators: registration, their JWTs and their logos. */
 export class Merchants {
-  constructor(private readonly db: Db, private readonly jwtSecret: string, private readonly logger: Logger, private readonly allowInternalWebhooks: boolean) {}
+  constructor(private readonly db: Db, private readonly jwtSecret: string, private readonly logger: Logger, private readonly allowInternalWebhooks: boolean, private readonly audit: AuditTrail) {}
 
   /** The aggregator's merchant, or NOT_FOUND (another aggregator's merchant answers the same). */
   async ofAggregator(svcAggregatorId: string, svcMerchantId: string): Promise<MerchantDocument> {
@@ -53,6 +54,11 @@ export class Merchants {
     const merchant = created ? await merchants.findOne({ _id: svcMerchantId }) : await merchants.findOneAndUpdate({ _id: svcMerchantId, svcAggregatorId }, { $set: update }, { returnDocument: 'after' });
     if (!merchant) throw appError(ErrorCode.CONFLICT, `svcMerchantId ${svcMerchantId} is taken.`, { field: 'svcMerchantId' });
     this.logger.info('merchant saved', { svcAggregatorId, svcMerchantId, linkDelivery, secretRotated: Boolean(secret) });
+    if (!existing || existing.linkDelivery !== merchant.linkDelivery || existing.webhookUrl !== merchant.webhookUrl || secret) {
+      // The origin only: a path or query may carry the receiver's own token.
+      const origin = merchant.webhookUrl ? new URL(merchant.webhookUrl).origin : null;
+      await this.audit.record('WEBHOOK_CONFIGURED', { type: 'merchant', id: svcMerchantId }, { svcAggregatorId, linkDelivery: merchant.linkDelivery, origin, secretRotated: Boolean(secret), registered: !existing });
+    }
     return { merchant, webhookSecret: created || existing ? secret : null };
   }
 

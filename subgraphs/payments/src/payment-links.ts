@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Db, Filter } from 'mongodb';
+import type { AuditTrail } from '../../../platform/audit.js';
 import { appError, ErrorCode } from '../../../platform/errors.js';
 import { signJwt, PAYMENT_JWT_LIFETIME_SECONDS } from '../../../platform/jwt.js';
 import type { Logger } from '../../../platform/logger.js';
@@ -44,7 +45,7 @@ export interface PaymentLinkOptions {
 export class PaymentLinks {
   private readonly links;
 
-  constructor(private readonly db: Db, private readonly deliveries: Deliveries, private readonly options: PaymentLinkOptions, private readonly logger: Logger) {
+  constructor(private readonly db: Db, private readonly deliveries: Deliveries, private readonly options: PaymentLinkOptions, private readonly logger: Logger, private readonly audit: AuditTrail) {
     this.links = paymentLinksCollection(db);
   }
 
@@ -234,11 +235,16 @@ export class PaymentLinks {
     return readPage(this.links.find(filter).sort({ dtsCreatedAt: -1, _id: -1 }), checkPage(input));
   }
 
-  private event(link: PaymentLinkDocument, previousStatus: PaymentLinkStatus | null) {
-    return recordEvent(
+  /** Each status change (creation included) is an event and an audit record. */
+  private async event(link: PaymentLinkDocument, previousStatus: PaymentLinkStatus | null) {
+    await recordEvent(
       this.db, 'payment_link.status', { svcAggregatorId: link.svcAggregatorId, svcMerchantId: link.svcMerchantId },
       { svcTransactionId: link._id, svcMerchantId: link.svcMerchantId, status: link.status, previousStatus },
       `${link._id}:${link.status}`,
     );
+    const initiator = link.statusChangeHistory.at(-1);
+    await this.audit.record('PAYMENT_LINK_STATUS_CHANGED', { type: 'paymentLink', id: link._id }, {
+      from: previousStatus, to: link.status, svcMerchantId: link.svcMerchantId, initiatorType: initiator?.initiatorType ?? null,
+    });
   }
 }

@@ -43,16 +43,16 @@ export function createUserContext(base: RequestBase, services: UserServices): Us
   const { db, config, notifier } = services;
   const users = usersCollection(db);
   const auth = authCollections(db);
-  const sessions = new Sessions(auth.sessions, users);
-  const lockouts = new Lockouts(auth.lockouts, config, base.logger);
+  const sessions = new Sessions(auth.sessions, users, base.audit);
+  const lockouts = new Lockouts(auth.lockouts, config, base.logger, base.audit);
   const confirmations = new Confirmations(confirmationsCollection(db), users, notifier, base.logger);
   return {
     ...base,
     config,
     users: loaderByKey(users),
     sessions,
-    authenticator: new Authenticator(auth, users, sessions, lockouts, config, base.logger),
-    aggregatorAuth: new AggregatorAuth(auth, sessions, lockouts, config, base.logger),
+    authenticator: new Authenticator(auth, users, sessions, lockouts, config, base.logger, base.audit),
+    aggregatorAuth: new AggregatorAuth(auth, sessions, lockouts, config, base.logger, base.audit),
     updater: new UserUpdater(users, confirmations, base.logger),
     confirmations,
     alerts: new Alerts(alertSettingsCollection(db)),

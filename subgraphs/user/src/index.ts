@@ -1,3 +1,4 @@
+import { AUDIT_DATABASE, backgroundAuditTrail } from '../../../platform/audit.js';
 import { ConfigError } from '../../../platform/config.js';
 import type { HttpService } from '../../../platform/http.js';
 import { readBody, sendJson } from '../../../platform/http.js';
@@ -28,7 +29,8 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
     notifier: createNotifier({ smtpUrl: config.smtpUrl, mailFrom: config.mailFrom, smsWebhookUrl: config.smsWebhookUrl, outboxDir: config.outboxDir, logger }),
     geocoder: options.geocoder ?? new OfflineGeocoder(),
   };
-  const sessions = new Sessions(authCollections(db).sessions, usersCollection(db));
+  // Only resolves sessions for the gateway; issues and revocations happen in requests, audited as their callers.
+  const sessions = new Sessions(authCollections(db).sessions, usersCollection(db), backgroundAuditTrail(options.mongo.db(AUDIT_DATABASE), logger, { kind: 'service', service: 'gateway' }));
   const service = await startSubgraph({
     ...options,
     name: 'user',

@@ -35,13 +35,13 @@ export const Mutation: MutationResolvers = {
     return true;
   },
   // An aggregator configures its own webhook; operators use `npm run provision -- webhook`.
-  configureWebhook: (_parent, { input }, { principal, db, logger, config }) => {
+  configureWebhook: (_parent, { input }, { principal, db, logger, config, audit }) => {
     const { svcAggregatorId } = requireAggregator(principal, 'write');
     // Card data goes to an outside party: over TLS, unless internal targets are allowed (development).
     if (input.svcAggregatorId && input.svcAggregatorId !== svcAggregatorId) {
       throw appError(ErrorCode.FORBIDDEN, 'An aggregator configures its own webhook only.', { field: 'svcAggregatorId' });
     }
-    return configureWebhook(db, logger, svcAggregatorId, input, config.webhookAllowInternal);
+    return configureWebhook(db, logger, audit, svcAggregatorId, input, config.webhookAllowInternal);
   },
   runWebhookSandbox: (_parent, { input }, { principal, db, logger, config }) => runSandbox(db, logger, requireAggregator(principal, 'write').svcAggregatorId, input, config.webhookAllowInternal),
   addCondorCard: (_parent, { input }, { principal, db, graph, logger }) => addCondorCard(db, graph, logger, requireAggregator(principal, 'write').svcAggregatorId, input),

@@ -2,6 +2,7 @@
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
 import type { RestrictionDocument, TransactionTypeDocument } from '../datasources/restrictions.js';
 import type { ApplicationView } from '../kyc.js';
+import type { AuditRecordDocument } from '../../../../platform/audit.js';
 import type { UserReference } from '../../../../platform/references.js';
 import type { ComplianceContext } from '../context.js';
 export type Maybe<T> = T | null;
@@ -125,6 +126,56 @@ export type ApplicationUpdateInput = {
   applicationId?: InputMaybe<Scalars['String']['input']>;
   customerId?: InputMaybe<Scalars['String']['input']>;
   documents?: InputMaybe<Array<DocumentAttachmentInput>>;
+};
+
+/** What the audit log records. LOGIN_REFUSED: an attempt refused without checking the credential (the actor is locked, or the user blocked). */
+export enum AuditAction {
+  ActorLocked = 'ACTOR_LOCKED',
+  CardTurnedOff = 'CARD_TURNED_OFF',
+  CardTurnedOn = 'CARD_TURNED_ON',
+  LoginFailed = 'LOGIN_FAILED',
+  LoginRefused = 'LOGIN_REFUSED',
+  LoginSucceeded = 'LOGIN_SUCCEEDED',
+  PasswordChanged = 'PASSWORD_CHANGED',
+  PaymentLinkStatusChanged = 'PAYMENT_LINK_STATUS_CHANGED',
+  TokenIssued = 'TOKEN_ISSUED',
+  TokenRevoked = 'TOKEN_REVOKED',
+  WebhookConfigured = 'WEBHOOK_CONFIGURED'
+}
+
+/** A detail of an audit record: ids, names and statuses; never a secret (no token, password, key or full card number). */
+export type AuditDetail = {
+  __typename?: 'AuditDetail';
+  name: Scalars['String']['output'];
+  value?: Maybe<Scalars['String']['output']>;
+};
+
+/** A page of the audit log, newest first; `endCursor` is the `after` of the next page. */
+export type AuditLogPage = {
+  __typename?: 'AuditLogPage';
+  endCursor?: Maybe<Scalars['String']['output']>;
+  hasNextPage: Scalars['Boolean']['output'];
+  records: Array<AuditRecord>;
+};
+
+/**
+ * One record of the audit log: who did what to what, when, and from where. `actorKind` is the
+ * caller's kind (user, aggregator, merchant, customer, prospect, service, anonymous) or `system`
+ * for a background task; `actorId` its id (an aggregator user's login; null when anonymous).
+ * `subjectType`/`subjectId`: what was acted on (user, session, actor, card, paymentLink, merchant, ...).
+ */
+export type AuditRecord = {
+  __typename?: 'AuditRecord';
+  action: AuditAction;
+  actorId?: Maybe<Scalars['String']['output']>;
+  actorKind: Scalars['String']['output'];
+  clientIp?: Maybe<Scalars['String']['output']>;
+  details: Array<AuditDetail>;
+  dts: Scalars['DateTime']['output'];
+  id: Scalars['ID']['output'];
+  requestId?: Maybe<Scalars['String']['output']>;
+  subjectId?: Maybe<Scalars['String']['output']>;
+  subjectType?: Maybe<Scalars['String']['output']>;
 };
 
 export type BusinessInput = {
@@ -295,6 +346,12 @@ export type Query = {
    */
   applications: ApplicationList;
   /**
+   * The audit log, newest first, for operators only: an internal service key named `operator`
+   * (SERVICE_KEYS=operator=<key>, header x-service-key). Every filter is optional; `since` is
+   * inclusive, `until` exclusive; `first` is 1 to 500.
+   */
+  auditLog: AuditLogPage;
+  /**
    * Evaluates a proposed transaction against a user's restrictions and answers allowed or refused
    * with the deciding rule. End users evaluate for themselves; internal services (card
    * authorization, payments) for any user, by SvcUserId.
@@ -336,6 +393,17 @@ export type QueryApplicationArgs = {
 
 export type QueryApplicationsArgs = {
   input: ApplicationListInput;
+};
+
+
+export type QueryAuditLogArgs = {
+  action?: InputMaybe<AuditAction>;
+  actorId?: InputMaybe<Scalars['String']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  since?: InputMaybe<Scalars['DateTime']['input']>;
+  subjectId?: InputMaybe<Scalars['String']['input']>;
+  until?: InputMaybe<Scalars['DateTime']['input']>;
 };
 
 
@@ -538,6 +606,11 @@ export type ResolversTypes = ResolversObject<{
   ApplicationList: ResolverTypeWrapper<Omit<ApplicationList, 'items'> & { items: Array<ResolversTypes['Application']> }>;
   ApplicationListInput: ApplicationListInput;
   ApplicationUpdateInput: ApplicationUpdateInput;
+  AuditAction: AuditAction;
+  AuditDetail: ResolverTypeWrapper<AuditDetail>;
+  AuditLogPage: ResolverTypeWrapper<Omit<AuditLogPage, 'records'> & { records: Array<ResolversTypes['AuditRecord']> }>;
+  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  AuditRecord: ResolverTypeWrapper<AuditRecordDocument>;
   BusinessInput: BusinessInput;
   CustomerInitInput: CustomerInitInput;
   CustomerInitResult: ResolverTypeWrapper<Omit<CustomerInitResult, 'application'> & { application: ResolversTypes['Application'] }>;
@@ -547,7 +620,6 @@ export type ResolversTypes = ResolversObject<{
   DocumentGenerateInput: DocumentGenerateInput;
   DocumentUploadInput: DocumentUploadInput;
   EntityApplication: ResolverTypeWrapper<EntityApplication>;
-  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   GeneratedDocument: ResolverTypeWrapper<GeneratedDocument>;
   ListTotal: ResolverTypeWrapper<ListTotal>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
@@ -578,6 +650,10 @@ export type ResolversParentTypes = ResolversObject<{
   ApplicationList: Omit<ApplicationList, 'items'> & { items: Array<ResolversParentTypes['Application']> };
   ApplicationListInput: ApplicationListInput;
   ApplicationUpdateInput: ApplicationUpdateInput;
+  AuditDetail: AuditDetail;
+  AuditLogPage: Omit<AuditLogPage, 'records'> & { records: Array<ResolversParentTypes['AuditRecord']> };
+  Boolean: Scalars['Boolean']['output'];
+  AuditRecord: AuditRecordDocument;
   BusinessInput: BusinessInput;
   CustomerInitInput: CustomerInitInput;
   CustomerInitResult: Omit<CustomerInitResult, 'application'> & { application: ResolversParentTypes['Application'] };
@@ -587,7 +663,6 @@ export type ResolversParentTypes = ResolversObject<{
   DocumentGenerateInput: DocumentGenerateInput;
   DocumentUploadInput: DocumentUploadInput;
   EntityApplication: EntityApplication;
-  Boolean: Scalars['Boolean']['output'];
   GeneratedDocument: GeneratedDocument;
   ListTotal: ListTotal;
   Mutation: Record<PropertyKey, never>;
@@ -662,6 +737,30 @@ export type ApplicationListResolvers<ContextType = ComplianceContext, ParentType
   total?: Resolver<ResolversTypes['ListTotal'], ParentType, ContextType>;
 }>;
 
+export type AuditDetailResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['AuditDetail'] = ResolversParentTypes['AuditDetail']> = ResolversObject<{
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  value?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+}>;
+
+export type AuditLogPageResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['AuditLogPage'] = ResolversParentTypes['AuditLogPage']> = ResolversObject<{
+  endCursor?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  hasNextPage?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  records?: Resolver<Array<ResolversTypes['AuditRecord']>, ParentType, ContextType>;
+}>;
+
+export type AuditRecordResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['AuditRecord'] = ResolversParentTypes['AuditRecord']> = ResolversObject<{
+  action?: Resolver<ResolversTypes['AuditAction'], ParentType, ContextType>;
+  actorId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  actorKind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  clientIp?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  details?: Resolver<Array<ResolversTypes['AuditDetail']>, ParentType, ContextType>;
+  dts?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  requestId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  subjectId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  subjectType?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+}>;
+
 export type CustomerInitResultResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['CustomerInitResult'] = ResolversParentTypes['CustomerInitResult']> = ResolversObject<{
   application?: Resolver<ResolversTypes['Application'], ParentType, ContextType>;
   applicationId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
@@ -713,6 +812,7 @@ export type QueryResolvers<ContextType = ComplianceContext, ParentType extends R
   achReturnRates?: Resolver<ResolversTypes['AchReturnRatesList'], ParentType, ContextType, RequireFields<QueryAchReturnRatesArgs, 'input'>>;
   application?: Resolver<Maybe<ResolversTypes['Application']>, ParentType, ContextType, RequireFields<QueryApplicationArgs, 'applicationId'>>;
   applications?: Resolver<ResolversTypes['ApplicationList'], ParentType, ContextType, RequireFields<QueryApplicationsArgs, 'input'>>;
+  auditLog?: Resolver<ResolversTypes['AuditLogPage'], ParentType, ContextType, RequireFields<QueryAuditLogArgs, 'first'>>;
   evaluateTransaction?: Resolver<ResolversTypes['RestrictionDecision'], ParentType, ContextType, RequireFields<QueryEvaluateTransactionArgs, 'input'>>;
   transactionTypes?: Resolver<Array<ResolversTypes['TransactionTypeRule']>, ParentType, ContextType>;
 }>;
@@ -773,6 +873,9 @@ export type Resolvers<ContextType = ComplianceContext> = ResolversObject<{
   AchReturnRatesList?: AchReturnRatesListResolvers<ContextType>;
   Application?: ApplicationResolvers<ContextType>;
   ApplicationList?: ApplicationListResolvers<ContextType>;
+  AuditDetail?: AuditDetailResolvers<ContextType>;
+  AuditLogPage?: AuditLogPageResolvers<ContextType>;
+  AuditRecord?: AuditRecordResolvers<ContextType>;
   CustomerInitResult?: CustomerInitResultResolvers<ContextType>;
   Date?: GraphQLScalarType;
   DateTime?: GraphQLScalarType;

@@ -1,4 +1,5 @@
-import { requireAggregator } from '../../../../platform/authorize.js';
+import { AuditCursorError, readAuditLog } from '../../../../platform/audit.js';
+import { requireAggregator, requireService } from '../../../../platform/authorize.js';
 import { appError, ErrorCode } from '../../../../platform/errors.js';
 import { checkString, ID_RULE } from '../../../../platform/validate.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
@@ -29,5 +30,18 @@ export const Query: QueryResolvers = {
     return application && application.svcAggregatorId === svcAggregatorId ? applicationView(application) : null;
   },
   applications: (_parent, { input }, { principal, kyc }) => kyc.list(requireAggregator(principal, 'read').svcAggregatorId, input),
+  auditLog: async (_parent, { first, after, ...filter }, { principal, auditLog }) => {
+    requireService(principal, ['operator']);
+    const size = first ?? 50;
+    if (!Number.isInteger(size) || size < 1 || size > 500) throw appError(ErrorCode.VALIDATION_FAILED, 'first must be an integer from 1 to 500.', { field: 'first' });
+    for (const field of ['actorId', 'subjectId'] as const) checkString(filter[field], field, { max: 200 });
+    try {
+      const { records, hasNextPage } = await readAuditLog(auditLog, filter, { first: size, after });
+      return { records, hasNextPage, endCursor: records.at(-1)?.cursor ?? null };
+    } catch (error) {
+      if (error instanceof AuditCursorError) throw appError(ErrorCode.VALIDATION_FAILED, error.message, { field: 'after' });
+      throw error;
+    }
+  },
   achReturnRates: (_parent, { input }, { principal, returnRates }) => returnRates.list(requireAggregator(principal, 'read').svcAggregatorId, input),
 };

@@ -1,6 +1,7 @@
 import { scalarResolvers } from '../../../../platform/scalars.js';
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { Application } from './Application.js';
+import { AuditRecord } from './AuditRecord.js';
 import { Mutation } from './Mutation.js';
 import { Query } from './Query.js';
 import { Restriction } from './Restriction.js';
@@ -13,5 +14,6 @@ export const resolvers: Resolvers = {
   Mutation,
   Restriction,
   Application,
+  AuditRecord,
   User,
 };

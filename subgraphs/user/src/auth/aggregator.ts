@@ -1,3 +1,4 @@
+import type { AuditTrail } from '../../../../platform/audit.js';
 import type { Config } from '../../../../platform/config.js';
 import { appError, ErrorCode } from '../../../../platform/errors.js';
 import type { Logger } from '../../../../platform/logger.js';
@@ -32,6 +33,7 @@ export class AggregatorAuth {
     private readonly lockouts: Lockouts,
     private readonly config: Config,
     private readonly logger: Logger,
+    private readonly audit: AuditTrail,
   ) {}
 
   /** `POST /auth/get-token`: checks the login and issues a base and a confined token. */
@@ -45,6 +47,7 @@ export class AggregatorAuth {
     const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
     if (!ok || !user) {
       this.logger.info('aggregator login failed');
+      await this.audit.record('LOGIN_FAILED', { type: 'actor', id: actor }, { channel: 'aggregator', reason: 'wrong login or password' });
       throw appError(ErrorCode.UNAUTHENTICATED, 'Login or password is incorrect.');
     }
     await this.lockouts.succeeded(actor);
@@ -60,6 +63,7 @@ export class AggregatorAuth {
       throw appError(ErrorCode.UNAUTHENTICATED, 'Login or password is incorrect.');
     }
     this.logger.info('aggregator token issued', { login: user.login, svcAggregatorId: user.svcAggregatorId });
+    await this.audit.record('LOGIN_SUCCEEDED', { type: 'aggregatorUser', id: user.login }, { channel: 'aggregator', svcAggregatorId: user.svcAggregatorId });
     return {
       dtsExpireAt: base.dtsExpiry,
       token: base.token,
@@ -81,6 +85,7 @@ export class AggregatorAuth {
     await this.lockouts.attempt(actor);
     const user = await this.auth.aggregatorUsers.findOne({ _id: login.toLowerCase() });
     if (!user || !(await verifyPassword(oldPassword, user.passwordHash))) {
+      await this.audit.record('LOGIN_FAILED', { type: 'actor', id: actor }, { channel: 'aggregator', reason: 'oldPassword is not the current password (change-password)' });
       throw appError(ErrorCode.FORBIDDEN, 'oldPassword is not the current password.', { field: 'oldPassword' });
     }
     await this.lockouts.succeeded(actor);
@@ -93,6 +98,7 @@ export class AggregatorAuth {
     if (changed.modifiedCount !== 1) throw appError(ErrorCode.CONFLICT, 'The password was changed meanwhile; try again.');
     const revokedTokens = await this.sessions.revokeAggregatorUser(user.login);
     this.logger.info('aggregator password changed', { login: user.login, revokedTokens });
+    await this.audit.record('PASSWORD_CHANGED', { type: 'aggregatorUser', id: user.login }, { revokedTokens });
     return { success: true, dtsPasswordChanged, revokedTokens };
   }
 }

@@ -1,4 +1,5 @@
 import { MongoServerError, type Collection } from 'mongodb';
+import type { AuditTrail } from '../../../../platform/audit.js';
 import type { Config } from '../../../../platform/config.js';
 import { appError, ErrorCode } from '../../../../platform/errors.js';
 import type { Logger } from '../../../../platform/logger.js';
@@ -17,6 +18,7 @@ export class Lockouts {
     private readonly lockouts: Collection<LockoutDocument>,
     private readonly config: Config,
     private readonly logger: Logger,
+    private readonly audit: AuditTrail,
   ) {}
 
   /** Counts one attempt; refuses with ACTOR_LOCKED when the actor is locked or this attempt is over the limit. */
@@ -42,11 +44,13 @@ export class Lockouts {
     if (after && after.failures <= this.config.loginMaxFailures) return;
     const lockedUntil = new Date(now.getTime() + this.config.lockPeriodSeconds * 1000);
     if (after) {
-      await this.lockouts.updateOne({ _id: actor, lockedUntil: null }, { $set: { lockedUntil } });
+      const locked = await this.lockouts.updateOne({ _id: actor, lockedUntil: null }, { $set: { lockedUntil } });
       this.logger.warn('actor locked', { failures: after.failures - 1 });
+      if (locked.modifiedCount === 1) await this.audit.record('ACTOR_LOCKED', { type: 'actor', id: actor }, { failures: after.failures - 1, lockedUntil: lockedUntil.toISOString() });
     }
     const lock = await this.lockouts.findOne({ _id: actor });
     this.logger.info('refused: actor locked');
+    await this.audit.record('LOGIN_REFUSED', { type: 'actor', id: actor }, { reason: 'locked' });
     throw appError(ErrorCode.ACTOR_LOCKED, `Locked after repeated failures until ${(lock?.lockedUntil ?? lockedUntil).toISOString()}.`);
   }
 
@@ -64,6 +68,7 @@ export class Lockouts {
     const lockedUntil = new Date(now.getTime() + this.config.lockPeriodSeconds * 1000);
     await this.lockouts.updateOne({ _id: actor }, { $set: { lockedUntil, failures: 0, dtsLastFailure: now } }, { upsert: true });
     this.logger.warn('actor locked', { reason: 'required registration data missing' });
+    await this.audit.record('ACTOR_LOCKED', { type: 'actor', id: actor }, { reason: 'required registration data missing', lockedUntil: lockedUntil.toISOString() });
   }
 
   /** A successful attempt clears the actor's count. */

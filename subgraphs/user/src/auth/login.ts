@@ -1,4 +1,5 @@
 import type { Collection } from 'mongodb';
+import type { AuditTrail } from '../../../../platform/audit.js';
 import type { Config } from '../../../../platform/config.js';
 import { appError, ErrorCode } from '../../../../platform/errors.js';
 import type { Logger } from '../../../../platform/logger.js';
@@ -91,6 +92,7 @@ export class Authenticator {
     private readonly lockouts: Lockouts,
     private readonly config: Config,
     private readonly logger: Logger,
+    private readonly audit: AuditTrail,
   ) {}
 
   async login(input: LoginRequest, caller: Principal): Promise<LoginResponse> {
@@ -112,17 +114,20 @@ export class Authenticator {
     } catch (error) {
       if (!(error instanceof AuthenticationFailed)) throw error;
       this.logger.info('login failed', { channel, reason: error.message });
+      await this.audit.record('LOGIN_FAILED', { type: 'actor', id: actor }, { channel, reason: error.message });
       throw appError(ErrorCode.UNAUTHENTICATED, 'Authentication unsuccessful.');
     }
     const user = await this.users.findOne({ _id: userId });
     if (!user) throw appError(ErrorCode.UNAUTHENTICATED, 'Authentication unsuccessful.');
     if (!user.isActive) {
       this.logger.info('login refused', { channel, SvcUserId: user.SvcUserId, reason: 'blocked' });
+      await this.audit.record('LOGIN_REFUSED', { type: 'user', id: user.SvcUserId }, { channel, reason: 'blocked' });
       throw appError(ErrorCode.ACTOR_LOCKED, 'This user is blocked.');
     }
     await this.lockouts.succeeded(actor);
     const { token, dtsExpiry } = await this.sessions.issue({ kind: 'user', SvcUserId: user.SvcUserId, channel }, this.config.tokenLifetimeSeconds);
     this.logger.info('login', { channel, SvcUserId: user.SvcUserId });
+    await this.audit.record('LOGIN_SUCCEEDED', { type: 'user', id: user.SvcUserId }, { channel });
     return {
       success: true,
       userId: user.SvcUserId,

@@ -1,4 +1,5 @@
 import type { Collection } from 'mongodb';
+import type { AuditTrail } from '../../../../platform/audit.js';
 import type { Principal } from '../../../../platform/principal.js';
 import { newId, newOpaqueToken, sha256 } from '../../../../platform/secrets.js';
 import type { SessionDocument } from '../datasources/auth.js';
@@ -13,11 +14,12 @@ export type SessionSubject =
 /** The credential header a token arrives in: end users and prospects use `token`, aggregators `x-svc-token`. */
 export type TokenHeader = 'token' | 'x-svc-token';
 
-/** Issues, resolves and revokes opaque session tokens; stores only their SHA-256 hashes. */
+/** Issues, resolves and revokes opaque session tokens; stores only their SHA-256 hashes. Issues and revocations are audited. */
 export class Sessions {
   constructor(
     private readonly sessions: Collection<SessionDocument>,
     private readonly users: Collection<UserDocument>,
+    private readonly audit: AuditTrail,
   ) {}
 
   async issue(subject: SessionSubject, lifetimeSeconds: number, now = new Date()): Promise<{ token: string; dtsExpiry: Date; sessionId: string }> {
@@ -38,6 +40,13 @@ export class Sessions {
       dtsCreated: now,
       dtsExpiry,
       dtsRevoked: null,
+    });
+    await this.audit.record('TOKEN_ISSUED', { type: 'session', id: sessionId }, {
+      kind: subject.kind,
+      owner: subject.kind === 'user' ? subject.SvcUserId : subject.kind === 'prospect' ? subject.prospectId : subject.login,
+      channel: subject.kind === 'user' ? subject.channel : null,
+      tokenType: subject.kind === 'aggregator' ? subject.tokenType : null,
+      dtsExpiry: dtsExpiry.toISOString(),
     });
     return { token, dtsExpiry, sessionId };
   }
@@ -63,12 +72,14 @@ export class Sessions {
   /** Revokes one session; true when it was live. */
   async revoke(sessionId: string): Promise<boolean> {
     const result = await this.sessions.updateOne({ _id: sessionId, dtsRevoked: null }, { $set: { dtsRevoked: new Date() } });
+    if (result.modifiedCount === 1) await this.audit.record('TOKEN_REVOKED', { type: 'session', id: sessionId });
     return result.modifiedCount === 1;
   }
 
   /** Revokes every live session of an aggregator user; returns how many. */
   async revokeAggregatorUser(login: string): Promise<number> {
     const result = await this.sessions.updateMany({ kind: 'aggregator', login, dtsRevoked: null }, { $set: { dtsRevoked: new Date() } });
+    await this.audit.record('TOKEN_REVOKED', { type: 'aggregatorUser', id: login }, { revokedTokens: result.modifiedCount });
     return result.modifiedCount;
   }
 }
