@@ -59,6 +59,14 @@ export interface Config {
   rateLimits: { windowSeconds: number; perCredential: number; perAddress: number; sensitive: number };
   /** How long an Idempotency-Key and its answer are kept. */
   idempotencyKeyTtlSeconds: number;
+  /**
+   * `require`: the gateway runs only registered operations (the REST adapter's, the dashboard's
+   * and those of `trustedDocumentsFile`); `off`: any operation, and registered ones may be sent by
+   * their hash alone.
+   */
+  trustedDocuments: 'off' | 'require';
+  /** An Apollo persisted-query manifest of further trusted documents (other clients' operations). */
+  trustedDocumentsFile: string | undefined;
   /** Limits of one GraphQL operation at the gateway. */
   operationLimits: { maxDepth: number; maxAliases: number; maxRootFields: number; maxCost: number };
   /** Lifetime of an aggregator's base token and of its confined token. */
@@ -130,6 +138,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     if (['true', '1', 'yes'].includes(raw)) return true;
     if (['false', '0', 'no'].includes(raw)) return false;
     problems.push(`${name} must be true or false (got "${raw}")`);
+    return fallback;
+  };
+  const oneOf = <T extends string>(name: string, values: readonly T[], fallback: T): T => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if ((values as readonly string[]).includes(raw)) return raw as T;
+    problems.push(`${name} must be one of ${values.join(', ')} (got "${raw}")`);
     return fallback;
   };
   const url = (name: string, fallback: string): string => {
@@ -257,6 +272,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       sensitive: int('RATE_LIMIT_SENSITIVE', 20, 1, 10_000_000),
     },
     idempotencyKeyTtlSeconds: int('IDEMPOTENCY_KEY_TTL_SECONDS', 24 * 3600, 60, 30 * 24 * 3600),
+    trustedDocuments: oneOf('TRUSTED_DOCUMENTS', ['off', 'require'] as const, 'off'),
+    trustedDocumentsFile: env.TRUSTED_DOCUMENTS_FILE || undefined,
     operationLimits: {
       maxDepth: int('GRAPHQL_MAX_DEPTH', 10, 2, 100),
       maxAliases: int('GRAPHQL_MAX_ALIASES', 15, 0, 1000),

@@ -38,6 +38,8 @@ export enum ErrorCode {
   PAYLOAD_TOO_LARGE = 'PAYLOAD_TOO_LARGE',
   /** A GraphQL operation over a limit of depth, aliases, root fields or cost. */
   OPERATION_LIMIT_EXCEEDED = 'OPERATION_LIMIT_EXCEEDED',
+  /** An operation that is not a registered (trusted) document, where only those may run. */
+  OPERATION_NOT_TRUSTED = 'OPERATION_NOT_TRUSTED',
   /** An Idempotency-Key sent again with a different request. */
   IDEMPOTENCY_KEY_REUSED = 'IDEMPOTENCY_KEY_REUSED',
   /** Too many requests of a kind in a period. */

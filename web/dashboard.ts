@@ -1,6 +1,7 @@
 // The live dashboard: logs in over the gateway's own GraphQL, subscribes over graphql-ws, and
 // shows events as they arrive with a per-minute chart of authorizations and declines.
 import { createClient, type Client } from 'graphql-ws';
+import { DASHBOARD_DOCUMENTS as D } from './operations.js';
 
 type Role = 'aggregator' | 'user';
 interface Credentials { role: Role; headers: Record<string, string> }
@@ -10,12 +11,12 @@ const SUBSCRIPTIONS: Record<Role, Array<{ name: string; query: string; describe:
   user: [
     {
       name: 'cardAuthorizations',
-      query: 'subscription { cardAuthorizations { messageId messageType approved responseCode amount currency reason card { name lastFour } } }',
+      query: D.userCardAuthorizations,
       describe: (d) => authorization(d.cardAuthorizations as Authorization),
     },
     {
       name: 'cardStatusChanged',
-      query: 'subscription { cardStatusChanged { SvcCardId name lastFour status } }',
+      query: D.userCardStatusChanged,
       describe: (d) => {
         const card = d.cardStatusChanged as { SvcCardId: string; name: string | null; lastFour: string; status: string };
         return { kind: 'card', title: `Card ${card.name ?? card.SvcCardId} (…${card.lastFour}) is ${card.status}`, detail: card.SvcCardId };
@@ -25,12 +26,12 @@ const SUBSCRIPTIONS: Record<Role, Array<{ name: string; query: string; describe:
   aggregator: [
     {
       name: 'cardAuthorizations',
-      query: 'subscription { cardAuthorizations { messageId messageType approved responseCode amount currency reason } }',
+      query: D.aggregatorCardAuthorizations,
       describe: (d) => authorization(d.cardAuthorizations as Authorization),
     },
     {
       name: 'paymentLinkStatusChanged',
-      query: 'subscription { paymentLinkStatusChanged { svcTransactionId status amount currency payerName merchant { name } } }',
+      query: D.paymentLinkStatusChanged,
       describe: (d) => {
         const link = d.paymentLinkStatusChanged as { svcTransactionId: string; status: string; amount: number; currency: string; payerName: string | null; merchant: { name: string } | null };
         return { kind: 'payment link', title: `${link.merchant?.name ?? 'Link'}: ${link.amount.toFixed(2)} ${link.currency} is ${link.status}`, detail: `${link.svcTransactionId}${link.payerName ? ` · ${link.payerName}` : ''}` };
@@ -38,7 +39,7 @@ const SUBSCRIPTIONS: Record<Role, Array<{ name: string; query: string; describe:
     },
     {
       name: 'achPaymentUpdated',
-      query: 'subscription { achPaymentUpdated { svcTransactionId status returnCode amount } }',
+      query: D.achPaymentUpdated,
       describe: (d) => {
         const ach = d.achPaymentUpdated as { svcTransactionId: string; status: string; returnCode: string | null; amount: number };
         return { kind: 'ach', title: `ACH ${ach.amount.toFixed(2)} is ${ach.status}${ach.returnCode ? ` (${ach.returnCode})` : ''}`, detail: ach.svcTransactionId };
@@ -46,7 +47,7 @@ const SUBSCRIPTIONS: Record<Role, Array<{ name: string; query: string; describe:
     },
     {
       name: 'kycApplicationCompleted',
-      query: 'subscription { kycApplicationCompleted { applicationId customerId outcome } }',
+      query: D.kycApplicationCompleted,
       describe: (d) => {
         const app = d.kycApplicationCompleted as { applicationId: string; customerId: string; outcome: string | null };
         return { kind: 'kyc', title: `Application of ${app.customerId} completed: ${app.outcome ?? 'no outcome'}`, detail: app.applicationId };
@@ -54,7 +55,7 @@ const SUBSCRIPTIONS: Record<Role, Array<{ name: string; query: string; describe:
     },
     {
       name: 'webhookDeliveryAttempted',
-      query: 'subscription { webhookDeliveryAttempted { deliveryId eventType status attempts { number outcome httpStatus } } }',
+      query: D.webhookDeliveryAttempted,
       describe: (d) => {
         const delivery = d.webhookDeliveryAttempted as { deliveryId: string; eventType: string; status: string; attempts: Array<{ number: number; outcome: string; httpStatus: number | null }> };
         const last = delivery.attempts.at(-1);
@@ -82,10 +83,10 @@ async function graphql<T>(query: string, variables: Record<string, unknown>): Pr
 
 async function logIn(role: Role, login: string, password: string): Promise<Credentials> {
   if (role === 'aggregator') {
-    const data = await graphql<{ aggregatorGetToken: { token: string } }>('mutation ($input: AggregatorLoginInput!) { aggregatorGetToken(input: $input) { token } }', { input: { login, password } });
+    const data = await graphql<{ aggregatorGetToken: { token: string } }>(D.aggregatorLogin, { input: { login, password } });
     return { role, headers: { 'x-svc-token': data.aggregatorGetToken.token } };
   }
-  const data = await graphql<{ login: { token: string } }>('mutation ($input: LoginInput!) { login(input: $input) { token } }', { input: { channel: 'internet', userName: login, password } });
+  const data = await graphql<{ login: { token: string } }>(D.userLogin, { input: { channel: 'internet', userName: login, password } });
   return { role, headers: { token: data.login.token } };
 }
 

@@ -19,6 +19,7 @@ import { operationLimitsPlugin } from './operation-limits.js';
 import { servePage } from './pages.js';
 import { createHitCounter, rateLimitsPlugin } from './rate-limits.js';
 import { startSubscriptionServer, type ExecuteAs } from './subscriptions.js';
+import { isTrustedSubscription, persistedQueryCache, trustedDocumentsOf, trustedDocumentsPlugin } from './trusted-documents.js';
 
 /** The gateway's per-request context: who is calling, established once. */
 export interface GatewayContext {
@@ -68,6 +69,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
   const subgraphFetcher = createSubgraphFetcher();
   const hits = createHitCounter(config.redisUrl, config.dbPrefix, logger);
   const idempotencyKeys = createIdempotencyStore(config.redisUrl, config.dbPrefix, logger);
+  const trusted = trustedDocumentsOf(config);
   const gateway = new ApolloGateway({
     supergraphSdl: readFileSync(SUPERGRAPH_PATH, 'utf8'),
     buildService: ({ name }) => {
@@ -83,7 +85,9 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     stopOnTerminationSignals: false,
     formatError: formatError(config),
     // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
-    plugins: [ApolloServerPluginLandingPageDisabled(), operationLimitsPlugin(config.operationLimits), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
+    // Registered documents may be sent by hash alone; in `require` mode only they run.
+    persistedQueries: { cache: persistedQueryCache(trusted, config.trustedDocuments) },
+    plugins: [ApolloServerPluginLandingPageDisabled(), trustedDocumentsPlugin(trusted, config.trustedDocuments), operationLimitsPlugin(config.operationLimits), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
     // Explicit, though both are Apollo Server's defaults: a simple request without a preflight-forcing
     // header is refused (CSRF), and one HTTP request carries one operation (no batching past the limits).
     csrfPrevention: true,
@@ -139,6 +143,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     execute: executeAs,
     logger,
     maxPayloadBytes: config.bodyLimitBytes,
+    isTrusted: (query) => isTrustedSubscription(trusted, config.trustedDocuments, query),
   });
   return {
     ...service,

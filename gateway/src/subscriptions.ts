@@ -1,3 +1,4 @@
+import { ErrorCode } from '../../platform/errors.js';
 import type { Server } from 'node:http';
 import { getOperationAST, GraphQLError, Kind, OperationTypeNode, parseType, print, type DocumentNode, type ExecutionResult, type FormattedExecutionResult, type FieldNode, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
@@ -170,6 +171,8 @@ export interface SubscriptionServerOptions {
   logger: Logger;
   /** Largest message a client may send (the HTTP body limit). */
   maxPayloadBytes: number;
+  /** Whether a subscription's text may run (trusted documents); every one may when not given. */
+  isTrusted?: (query: string) => boolean;
 }
 
 /** Who a principal is, for telling whether a connection's credentials still name the same one (and with the same rights). */
@@ -247,7 +250,10 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
           return false;
         }
       },
-      onSubscribe: async (ctx) => {
+      onSubscribe: async (ctx, _id, payload) => {
+        if (options.isTrusted && !options.isTrusted(payload.query)) {
+          return [new GraphQLError('This deployment runs registered operations only (trusted documents), and this operation is not one of them.', { extensions: { code: ErrorCode.OPERATION_NOT_TRUSTED } })];
+        }
         // Each operation checks the credentials again, so a logout or revocation takes effect at once.
         if (!(await recheck(ctx, ctx.extra.socket))) return [new GraphQLError('The connection credentials are no longer valid.')];
         const connection = connections.get(ctx)!;

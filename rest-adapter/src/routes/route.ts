@@ -112,6 +112,7 @@ export const DEFAULT_STATUSES: Record<string, number> = {
   [ErrorCode.CONFLICT]: 409,
   [ErrorCode.RATE_LIMITED]: 429,
   [ErrorCode.OPERATION_LIMIT_EXCEEDED]: 400,
+  [ErrorCode.OPERATION_NOT_TRUSTED]: 400,
   [ErrorCode.IDEMPOTENCY_KEY_REUSED]: 422,
   [ErrorCode.UNAVAILABLE]: 503,
   [ErrorCode.INTERNAL]: 500,

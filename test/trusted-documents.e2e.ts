@@ -1,0 +1,135 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createClient } from 'graphql-ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { ConfigError } from '../platform/config.js';
+import { DEMO } from '../platform/demo.js';
+import { persistedQueryManifest, readManifest, type TrustedDocument } from '../gateway/src/trusted-documents.js';
+import { DASHBOARD_DOCUMENTS } from '../web/operations.js';
+import { startTestStack, type GraphQLBody, type TestStack } from './harness.js';
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const PARTNER_QUERY = 'query PartnerCards { me { cards { SvcCardId status } } }';
+
+/** Posts a GraphQL request body as it is (to send a hash without the text). */
+async function post(stack: TestStack, body: Record<string, unknown>, headers: Record<string, string> = {}) {
+  const response = await fetch(`${stack.gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return { status: response.status, body: (await response.json()) as GraphQLBody };
+}
+
+/** The first message a subscription gets: its first event or its refusal. */
+async function firstMessage(stack: TestStack, query: string, token: string): Promise<string> {
+  const client = createClient({ url: `${stack.gateway.url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { token }, retryAttempts: 0 });
+  try {
+    for await (const message of client.iterate({ query })) return JSON.stringify(message);
+    return 'completed';
+  } catch (error) {
+    return JSON.stringify(error);
+  } finally {
+    await client.dispose();
+  }
+}
+
+describe('trusted documents', () => {
+  describe('where only registered operations may run (TRUSTED_DOCUMENTS=require)', () => {
+    let stack: TestStack;
+    let token: string;
+
+    beforeAll(async () => {
+      const folder = mkdtempSync(path.join(tmpdir(), 'trusted-'));
+      const file = path.join(folder, 'partner.json');
+      const partner: TrustedDocument = { id: sha256(PARTNER_QUERY), name: 'PartnerCards', type: 'query', body: PARTNER_QUERY };
+      writeFileSync(file, JSON.stringify(persistedQueryManifest([partner])));
+      stack = await startTestStack({ TRUSTED_DOCUMENTS: 'require', TRUSTED_DOCUMENTS_FILE: file });
+      token = await stack.loginDemo();
+    });
+    afterAll(async () => {
+      await stack.stop();
+    });
+
+    it('serves every REST route, whose operations are registered', async () => {
+      const restrictions = await stack.rest('GET', '/restrictions', { headers: { token } });
+      expect(restrictions.status).toBe(200);
+      const latest = await stack.rest('GET', `/accounts/${DEMO.accountId}/transactions/latest`, { headers: { token } });
+      expect(latest.status).toBe(200);
+    });
+
+    it('refuses an operation that is not registered, before it runs, with 400 and OPERATION_NOT_TRUSTED', async () => {
+      const refused = await stack.graphql('mutation { logout }', {}, { token });
+      expect(refused.status).toBe(400);
+      expect(refused.body.errors?.[0]?.extensions?.code).toBe('OPERATION_NOT_TRUSTED');
+      // The logout did not run: the token still works.
+      expect((await stack.rest('GET', '/restrictions', { headers: { token } })).status).toBe(200);
+      const byUnknownHash = await post(stack, { extensions: { persistedQuery: { version: 1, sha256Hash: sha256('{ me { SvcUserId } }') } } }, { token });
+      expect(byUnknownHash.body.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+    });
+
+    it('does not let a client register a document the APQ way', async () => {
+      const query = '{ me { SvcUserId } }';
+      const register = await post(stack, { query, extensions: { persistedQuery: { version: 1, sha256Hash: sha256(query) } } }, { token });
+      expect(register.body.errors?.[0]?.extensions?.code).toBe('OPERATION_NOT_TRUSTED');
+      const again = await post(stack, { extensions: { persistedQuery: { version: 1, sha256Hash: sha256(query) } } }, { token });
+      expect(again.body.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+    });
+
+    it('runs a document of the configured manifest, by its text or by its hash alone', async () => {
+      const byText = await stack.graphql<{ me: { cards: Array<{ SvcCardId: string }> } }>(PARTNER_QUERY, {}, { token });
+      expect(byText.body.errors).toBeUndefined();
+      expect(byText.body.data?.me.cards.map((card) => card.SvcCardId)).toEqual(expect.arrayContaining([...DEMO.cardIds]));
+      const byHash = await post(stack, { extensions: { persistedQuery: { version: 1, sha256Hash: sha256(PARTNER_QUERY) } } }, { token });
+      expect(byHash.body.errors).toBeUndefined();
+      expect(byHash.body.data).toEqual(byText.body.data);
+    });
+
+    it("runs the dashboard's login and subscriptions, and refuses an unregistered subscription", async () => {
+      const login = await stack.graphql<{ login: { token: string } }>(DASHBOARD_DOCUMENTS.userLogin, { input: { channel: 'internet', userName: DEMO.userName, password: DEMO.password } });
+      expect(login.body.data?.login.token).toMatch(/.+/);
+      const refused = await firstMessage(stack, 'subscription { cardStatusChanged { SvcCardId } }', token);
+      expect(refused).toContain('OPERATION_NOT_TRUSTED');
+
+      const accepted = firstMessage(stack, DASHBOARD_DOCUMENTS.userCardStatusChanged, token);
+      // The subscription is live once an event reaches it: turn a card off and on until one does.
+      let message: string | undefined;
+      const settled = accepted.then((m) => (message = m));
+      for (let i = 0; i < 40 && message === undefined; i += 1) {
+        await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/${i % 2 === 0 ? 'off' : 'on'}`, { headers: { token } });
+        await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, 100))]);
+      }
+      await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/on`, { headers: { token } });
+      expect(message).toContain(DEMO.cardIds[0]);
+      expect(message).not.toContain('OPERATION_NOT_TRUSTED');
+    });
+  });
+
+  describe('by default (TRUSTED_DOCUMENTS=off)', () => {
+    let stack: TestStack;
+
+    beforeAll(async () => {
+      stack = await startTestStack();
+    });
+    afterAll(async () => {
+      await stack.stop();
+    });
+
+    it('runs any operation, and a registered one by its hash alone', async () => {
+      const token = await stack.loginDemo();
+      const any = await stack.graphql<{ me: { SvcUserId: string } }>('{ me { SvcUserId } }', {}, { token });
+      expect(any.body.data?.me.SvcUserId).toBe(DEMO.userId);
+      const registered = await post(stack, { variables: { input: { channel: 'internet', userName: DEMO.userName, password: DEMO.password } }, extensions: { persistedQuery: { version: 1, sha256Hash: sha256(DASHBOARD_DOCUMENTS.userLogin) } } });
+      expect(registered.body.errors).toBeUndefined();
+    });
+  });
+
+  it('refuses to start with a manifest whose ids are not the hashes of their bodies, saying so', () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'trusted-'));
+    const file = path.join(folder, 'forged.json');
+    writeFileSync(file, JSON.stringify(persistedQueryManifest([{ id: sha256('{ a }'), name: null, type: 'query', body: '{ me { SvcUserId } }' }])));
+    expect(() => readManifest(file)).toThrow(ConfigError);
+    expect(() => readManifest(file)).toThrow(/not the SHA-256 of their body/);
+    writeFileSync(file, '{"operations": []}');
+    expect(() => readManifest(file)).toThrow(/not an apollo-persisted-query-manifest/);
+  });
+});
