@@ -90,11 +90,11 @@ export interface EmbeddedMongo {
   stop(): Promise<void>;
 }
 
-/** Starts FerretDB on a free loopback port with its data in `dataDir`, and waits until it answers. */
-export async function startEmbeddedMongo(options: { dataDir: string; ferretdbBin?: string | undefined; progress?: (msg: string) => void }): Promise<EmbeddedMongo> {
+/** Starts FerretDB on a loopback port (a free one unless given) with its data in `dataDir`, and waits until it answers. */
+export async function startEmbeddedMongo(options: { dataDir: string; ferretdbBin?: string | undefined; progress?: (msg: string) => void; port?: number }): Promise<EmbeddedMongo> {
   const binary = await ensureFerretDB(options);
   await mkdir(options.dataDir, { recursive: true });
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const child: ChildProcess = spawn(
     binary,
     [

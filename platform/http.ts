@@ -69,8 +69,14 @@ export async function startHttpService(options: {
   handle: Handler;
 }): Promise<HttpService> {
   const { logger } = options;
+  let closing = false;
   const server = http.createServer((req, res) => {
     const requestId = requestIdOf(req);
+    // While closing, no connection is kept for another request, and one freed by its last answer is closed.
+    if (closing) res.setHeader('connection', 'close');
+    res.once('finish', () => {
+      if (closing) setImmediate(() => server.closeIdleConnections());
+    });
     const started = process.hrtime.bigint();
     res.setHeader(REQUEST_ID_HEADER, requestId);
     // Every answer: not to be sniffed, framed, cached or followed with a referrer (pages set their own policy on top).
@@ -117,6 +123,7 @@ export async function startHttpService(options: {
     url,
     close: () =>
       new Promise<void>((resolve) => {
+        closing = true;
         server.close(() => resolve());
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 5000).unref();

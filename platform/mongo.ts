@@ -140,12 +140,16 @@ export async function connectMongo(uri: string, dbPrefix: string, appName = 'ban
     databaseName,
     commands,
     serialized,
+    // Readiness must answer fast while the server is away (the driver would wait for server selection).
     ping: async () => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), 2000)));
       try {
-        await client.db('admin').command({ ping: 1 });
-        return true;
+        return await Promise.race([client.db('admin').command({ ping: 1 }).then(() => true), late]);
       } catch {
         return false;
+      } finally {
+        clearTimeout(timer);
       }
     },
     close: async () => {

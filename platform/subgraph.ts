@@ -7,6 +7,8 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/index.js';
 import type { GraphQLFormattedError } from 'graphql';
 import { parse } from 'graphql';
+import { unwrapResolverError } from '@apollo/server/errors';
+import { MongoNetworkError, MongoNotConnectedError, MongoServerClosedError, MongoServerError, MongoServerSelectionError, MongoTopologyClosedError } from 'mongodb';
 import { REPO_ROOT, type Config, type SubgraphName } from './config.js';
 import { auditLogCollection, AUDIT_DATABASE, auditTrail, type AuditTrail } from './audit.js';
 import { appError, ErrorCode } from './errors.js';
@@ -31,9 +33,30 @@ export function subgraphSdl(name: SubgraphName): string {
   return readFileSync(path.join(REPO_ROOT, 'schema', `${name}.graphql`), 'utf8');
 }
 
-/** Hides the message of unexpected errors in production; known codes keep theirs. */
+/** Server error codes of a database that is shutting down or stepping down: it will be back. */
+const DATABASE_GOING_AWAY = new Set([91, 189, 11600, 11602, 13435, 13436]);
+
+/** True when an error means the database cannot be reached now (down, restarting, unreachable), not that the request is wrong. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return (
+    error instanceof MongoNetworkError ||
+    error instanceof MongoServerSelectionError ||
+    error instanceof MongoNotConnectedError ||
+    error instanceof MongoServerClosedError ||
+    error instanceof MongoTopologyClosedError ||
+    (error instanceof MongoServerError && typeof error.code === 'number' && DATABASE_GOING_AWAY.has(error.code))
+  );
+}
+
+/**
+ * Hides the message of unexpected errors in production; known codes keep theirs. A database that
+ * cannot be reached is UNAVAILABLE (503 through the REST adapter), with no driver message.
+ */
 export function formatError(config: Config) {
-  return (formatted: GraphQLFormattedError): GraphQLFormattedError => {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    if (isDatabaseUnavailable(unwrapResolverError(error))) {
+      return { message: 'The database is unavailable; try again shortly.', ...(formatted.path ? { path: formatted.path } : {}), extensions: { code: ErrorCode.UNAVAILABLE } };
+    }
     const code = formatted.extensions?.code;
     if (config.nodeEnv === 'production' && (code === undefined || code === 'INTERNAL_SERVER_ERROR' || code === ErrorCode.INTERNAL)) {
       return { message: 'Internal server error', extensions: { code: ErrorCode.INTERNAL } };

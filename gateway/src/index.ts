@@ -46,6 +46,16 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
   }
 
   /**
+   * A subgraph that cannot be reached (refused, reset, timed out) is UNAVAILABLE for the fields it
+   * serves (503 through the REST adapter), without the driver's message or the subgraph's address;
+   * the other subgraphs' fields are still answered.
+   */
+  override didEncounterError(error: Error): void {
+    if (error instanceof GraphQLError) throw error;
+    throw new GraphQLError('A service this operation needs is unavailable; try again shortly.', { extensions: { code: ErrorCode.UNAVAILABLE } });
+  }
+
+  /**
    * A subgraph answers 4xx when it refuses the request as a whole, for example a variable that
    * fails a custom scalar (the gateway passes scalar values through unchecked). Its error, with
    * its code and field, is what the client should see, not "400: Bad Request" with the

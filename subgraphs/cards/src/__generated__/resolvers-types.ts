@@ -403,11 +403,16 @@ export type Transaction = {
   transactionId: Scalars['ID']['output'];
 };
 
+/**
+ * The user, as this subgraph extends it. Its fields here are nullable on purpose: when this
+ * subgraph is down, a query of the user still answers the other subgraphs' fields, with an error
+ * for these (a non-null field would null the whole user).
+ */
 export type User = {
   __typename?: 'User';
   SvcUserId: Scalars['ID']['output'];
   /** The user's cards, main card first. */
-  cards: Array<Card>;
+  cards?: Maybe<Array<Card>>;
 };
 
 export type WebhookConfigInput = {
@@ -799,7 +804,7 @@ export type TransactionResolvers<ContextType = CardsContext, ParentType extends 
 export type UserResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User'], FederationReferenceType extends FederationReferenceTypes['User'] = FederationReferenceTypes['User']> = ResolversObject<{
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['User']> | FederationReferenceType, FederationReferenceType, ContextType>;
   SvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  cards?: Resolver<Array<ResolversTypes['Card']>, ParentType, ContextType>;
+  cards?: Resolver<Maybe<Array<ResolversTypes['Card']>>, ParentType, ContextType>;
 }>;
 
 export type WebhookConfigResultResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['WebhookConfigResult'] = ResolversParentTypes['WebhookConfigResult']> = ResolversObject<{

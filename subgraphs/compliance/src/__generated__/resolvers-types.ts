@@ -477,16 +477,21 @@ export type UploadedDocument = {
   size: Scalars['Int']['output'];
 };
 
+/**
+ * The user, as this subgraph extends it. Its fields here are nullable on purpose: when this
+ * subgraph is down, a query of the user still answers the other subgraphs' fields, with an error
+ * for these (a non-null field would null the whole user).
+ */
 export type User = {
   __typename?: 'User';
   SvcUserId: Scalars['ID']['output'];
   /** Names of the procedural restrictions that apply to the user now (each refuses every transaction). */
-  proceduralRestrictionNames: Array<Scalars['String']['output']>;
+  proceduralRestrictionNames?: Maybe<Array<Scalars['String']['output']>>;
   /**
    * The restrictions on the user's transactions, in evaluation order (priority, then name): the
    * user's own, or the platform defaults where the user has none. See Query.evaluateTransaction.
    */
-  restrictions: Array<Restriction>;
+  restrictions?: Maybe<Array<Restriction>>;
 };
 
 export type WithIndex<TObject> = TObject & Record<string, any>;
@@ -862,8 +867,8 @@ export type UploadedDocumentResolvers<ContextType = ComplianceContext, ParentTyp
 export type UserResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User'], FederationReferenceType extends FederationReferenceTypes['User'] = FederationReferenceTypes['User']> = ResolversObject<{
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['User']> | FederationReferenceType, FederationReferenceType, ContextType>;
   SvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  proceduralRestrictionNames?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
-  restrictions?: Resolver<Array<ResolversTypes['Restriction']>, ParentType, ContextType>;
+  proceduralRestrictionNames?: Resolver<Maybe<Array<ResolversTypes['String']>>, ParentType, ContextType>;
+  restrictions?: Resolver<Maybe<Array<ResolversTypes['Restriction']>>, ParentType, ContextType>;
 }>;
 
 export type Resolvers<ContextType = ComplianceContext> = ResolversObject<{

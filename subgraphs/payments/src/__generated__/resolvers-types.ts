@@ -1025,14 +1025,19 @@ export type Undo = {
   isActionable: Scalars['Boolean']['output'];
 };
 
+/**
+ * The user, as this subgraph extends it. Its fields here are nullable on purpose: when this
+ * subgraph is down, a query of the user still answers the other subgraphs' fields, with an error
+ * for these (a non-null field would null the whole user).
+ */
 export type User = {
   __typename?: 'User';
   SvcUserId: Scalars['ID']['output'];
-  accounts: Array<Account>;
+  accounts?: Maybe<Array<Account>>;
   /** Beneficiaries that are not deleted, favourites first. */
-  beneficiaries: Array<Beneficiary>;
+  beneficiaries?: Maybe<Array<Beneficiary>>;
   /** IOU accounts the user is a party to, as lender or borrower, most recently changed first. */
-  ious: Array<IouAccount>;
+  ious?: Maybe<Array<IouAccount>>;
 };
 
 export type WithIndex<TObject> = TObject & Record<string, any>;
@@ -1705,9 +1710,9 @@ export type UndoResolvers<ContextType = PaymentsContext, ParentType extends Reso
 export type UserResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User'], FederationReferenceType extends FederationReferenceTypes['User'] = FederationReferenceTypes['User']> = ResolversObject<{
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['User']> | FederationReferenceType, FederationReferenceType, ContextType>;
   SvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  accounts?: Resolver<Array<ResolversTypes['Account']>, ParentType, ContextType>;
-  beneficiaries?: Resolver<Array<ResolversTypes['Beneficiary']>, ParentType, ContextType>;
-  ious?: Resolver<Array<ResolversTypes['IouAccount']>, ParentType, ContextType>;
+  accounts?: Resolver<Maybe<Array<ResolversTypes['Account']>>, ParentType, ContextType>;
+  beneficiaries?: Resolver<Maybe<Array<ResolversTypes['Beneficiary']>>, ParentType, ContextType>;
+  ious?: Resolver<Maybe<Array<ResolversTypes['IouAccount']>>, ParentType, ContextType>;
 }>;
 
 export type Resolvers<ContextType = PaymentsContext> = ResolversObject<{
