@@ -49,15 +49,19 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 }
 
 /**
- * Hides the message of unexpected errors in production; known codes keep theirs. A database that
- * cannot be reached is UNAVAILABLE (503 through the REST adapter), with no driver message.
+ * Hides the message of unexpected errors in production; known codes keep theirs. An unexpected
+ * error is logged where it happened, in full (the answer says only "Internal server error"). A
+ * database that cannot be reached is UNAVAILABLE (503 through the REST adapter), with no driver message.
  */
-export function formatError(config: Config) {
+export function formatError(config: Config, logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
-    if (isDatabaseUnavailable(unwrapResolverError(error))) {
+    const original = unwrapResolverError(error);
+    if (isDatabaseUnavailable(original)) {
       return { message: 'The database is unavailable; try again shortly.', ...(formatted.path ? { path: formatted.path } : {}), extensions: { code: ErrorCode.UNAVAILABLE } };
     }
     const code = formatted.extensions?.code;
+    // Apollo's code for a thrown non-GraphQL error; INTERNAL arrives already logged from a subgraph.
+    if (code === undefined || code === 'INTERNAL_SERVER_ERROR') logger.error('unexpected error', { message: formatted.message, path: formatted.path, error: original });
     if (config.nodeEnv === 'production' && (code === undefined || code === 'INTERNAL_SERVER_ERROR' || code === ErrorCode.INTERNAL)) {
       return { message: 'Internal server error', extensions: { code: ErrorCode.INTERNAL } };
     }
@@ -97,9 +101,11 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
   const apollo = new ApolloServer<TContext>({
     schema: buildSubgraphSchema({ typeDefs: parse(subgraphSdl(name)), resolvers: options.resolvers as GraphQLResolverMap<unknown> }),
     introspection: config.nodeEnv !== 'production',
+    // Stack traces in error answers only while developing; never in production or tests.
+    includeStacktraceInErrorResponses: config.nodeEnv === 'development',
     // The service's own SIGTERM handling closes the HTTP server first, then Apollo.
     stopOnTerminationSignals: false,
-    formatError: formatError(config),
+    formatError: formatError(config, logger),
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
   await apollo.start();

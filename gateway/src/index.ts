@@ -91,9 +91,11 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
     introspection: config.nodeEnv !== 'production',
+    // Stack traces in error answers only while developing; never in production or tests.
+    includeStacktraceInErrorResponses: config.nodeEnv === 'development',
     // The service's own SIGTERM handling closes the HTTP server first, then Apollo.
     stopOnTerminationSignals: false,
-    formatError: formatError(config),
+    formatError: formatError(config, logger),
     // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
     // Registered documents may be sent by hash alone; in `require` mode only they run.
     persistedQueries: { cache: persistedQueryCache(trusted, config.trustedDocuments) },

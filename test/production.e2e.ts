@@ -1,0 +1,50 @@
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO } from '../platform/demo.js';
+import { cardsCollection } from '../subgraphs/cards/src/datasources/cards.js';
+import { startTestStack, type TestStack } from './harness.js';
+
+describe('a production deployment', () => {
+  let stack: TestStack;
+  let token: string;
+
+  beforeAll(async () => {
+    stack = await startTestStack({ NODE_ENV: 'production', INTERNAL_SECRET: 'p'.repeat(40), SEED_DEMO: 'true', OUTBOX_DIR: path.join(tmpdir(), 'banking-graph-outbox') });
+    token = await stack.loginDemo();
+    // A stored card that breaks the schema (no status): reading it is an unexpected, internal error.
+    const cards = cardsCollection(stack.mongo.db('cards'));
+    const card = await cards.findOne({ _id: DEMO.cardIds[0] });
+    const { status: _dropped, ...broken } = card!;
+    await cards.insertOne({ ...broken, _id: 'broken_card', SvcCardId: 'broken_card', isMain: false } as typeof card & object);
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  it('refuses introspection and serves no GraphQL IDE', async () => {
+    const introspection = await stack.graphql('{ __schema { types { name } } }', {}, { token });
+    expect(introspection.body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(introspection.body.data ?? null).toBeNull();
+    expect((await fetch(`${stack.gateway.url}/graphiql`)).status).toBe(404);
+  });
+
+  it('answers an unexpected error with a generic message, no stack trace and no internals, and logs it', async () => {
+    const graphql = await stack.graphql<{ me: { cards: unknown } }>('{ me { firstName cards { SvcCardId status } } }', {}, { token });
+    expect(graphql.body.data?.me.cards).toBeNull();
+    const error = graphql.body.errors?.[0];
+    expect(error?.message).toBe('Internal server error');
+    const text = JSON.stringify(graphql.body);
+    expect(text).not.toMatch(/Card\.status|non-nullable|stacktrace|at .*\.js|node_modules|127\.0\.0\.1/);
+
+    const rest = await stack.rest<{ error: { code: string; message: string } }>('POST', '/cards/broken_card', { headers: { token }, body: { name: 'Renamed' } });
+    expect(rest.status).toBe(500);
+    expect(rest.body.error.message).not.toMatch(/Card\.status|non-nullable|stack/);
+    expect(JSON.stringify(stack.logs)).toMatch(/Card\.status/);
+  });
+
+  it('refuses a request body over the limit with 413 before reading it whole', async () => {
+    const response = await fetch(`${stack.gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"query":"${'x'.repeat(stack.config.bodyLimitBytes)}"}` });
+    expect(response.status).toBe(413);
+  });
+});
