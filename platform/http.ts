@@ -110,6 +110,9 @@ export async function startHttpService(options: {
     });
   });
   server.keepAliveTimeout = 65_000;
+  // A client that sends its headers or its body slowly (slowloris) is cut off rather than held open.
+  server.headersTimeout = 20_000;
+  server.requestTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());

@@ -76,7 +76,7 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
 export async function start(options: { config: Config; logger: Logger; bus: EventBus; port?: number }): Promise<HttpService> {
   const { config } = options;
   const logger = options.logger.child({ service: 'gateway' });
-  const subgraphFetcher = createSubgraphFetcher();
+  const subgraphFetcher = createSubgraphFetcher(config.subgraphTimeoutMs);
   const hits = createHitCounter(config.redisUrl, config.dbPrefix, logger);
   const idempotencyKeys = createIdempotencyStore(config.redisUrl, config.dbPrefix, logger);
   const trusted = trustedDocumentsOf(config);

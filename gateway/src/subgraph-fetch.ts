@@ -14,9 +14,6 @@ interface Answer {
 /** Set by the gateway on the fetches of a mutation's plan: sent on their own, never joined to a read in flight (which could predate the write). */
 export const UNSHARED_READ_HEADER = 'x-gateway-unshared';
 
-/** How long a shared read may take before every caller waiting on it gets an error. */
-const SHARED_READ_TIMEOUT_MS = 30_000;
-
 /** Whether a subgraph request body is a read: the query planner's fetches of queries start with `query` (or a bare selection set). */
 const isRead = (body: string) => body.startsWith('{"query":"query') || body.startsWith('{"query":"{');
 
@@ -26,11 +23,12 @@ const isRead = (body: string) => body.startsWith('{"query":"query') || body.star
  * principal, same query and variables) sent once, each caller getting its own copy of the
  * answer. Writes are never shared.
  */
-export function createSubgraphFetcher(): SubgraphFetcher {
+export function createSubgraphFetcher(timeoutMs: number): SubgraphFetcher {
   const inFlight = new Map<string, Promise<Answer>>();
+  // No subgraph call outlives the timeout: its fields are then UNAVAILABLE, and the caller hears so.
+  const timed = (init: RequestInit): RequestInit => ({ ...init, signal: AbortSignal.timeout(timeoutMs) });
   const send = async (url: string, init: RequestInit): Promise<Answer> => {
-    // Every caller waits on this one request: it must not hang longer than a caller would.
-    const response = await fetch(url, { ...init, signal: AbortSignal.timeout(SHARED_READ_TIMEOUT_MS) });
+    const response = await fetch(url, timed(init));
     return { status: response.status, statusText: response.statusText, headers: [...response.headers], body: await response.text() };
   };
   const fetcher = async (url: string, init: RequestInit = {}) => {
@@ -38,9 +36,9 @@ export function createSubgraphFetcher(): SubgraphFetcher {
     const headers = new Headers(init.headers);
     if (headers.has(UNSHARED_READ_HEADER)) {
       headers.delete(UNSHARED_READ_HEADER);
-      return fetch(url, { ...init, headers });
+      return fetch(url, timed({ ...init, headers }));
     }
-    if (body === null || !isRead(body)) return fetch(url, init);
+    if (body === null || !isRead(body)) return fetch(url, timed(init));
     const key = `${url}\n${headers.get(PRINCIPAL_HEADER) ?? ''}\n${body}`;
     let answer = inFlight.get(key);
     if (!answer) {
