@@ -29,6 +29,7 @@ describe('GraphQL operation limits at the gateway', () => {
     ['too many root fields', `{ ${Array.from({ length: 11 }, (_, i) => `r${i}: transactionTypes { name }`).join(' ')} }`, /root fields is 11; at most 10/],
     ['too costly', '{ me { accounts { transactions(first: 1000) { edges { node { transactionId amount currency narrative dtsValue labels } } } } } }', /cost is \d+; at most 50000/],
     ['too costly by a variable\'s default', 'query ($n: Int = 100000) { me { accounts { transactions(first: $n) { edges { node { amount } } } } } }', /cost is \d+; at most 50000/],
+    ['too costly by a size inside an input object', '{ refundList(filter: { numberOfRecords: 100000 }) { items { svcTransactionId statusChangeHistory { status } } } }', /cost is \d+; at most 50000/],
   ])('refuses an operation %s with 400 before any subgraph is called', async (_name, query, message) => {
     const response = await stack.graphql(query, {}, { token });
     expect(response.status).toBe(400);

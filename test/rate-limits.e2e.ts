@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHitCounter } from '../gateway/src/rate-limits.js';
+import { addressGroup, createHitCounter } from '../gateway/src/rate-limits.js';
 import { createLogger } from '../platform/logger.js';
 import { startTestStack, type TestStack } from './harness.js';
 
@@ -66,5 +66,18 @@ describe('rate limits at the gateway', () => {
       await first.close();
       await second.close();
     }
+  });
+});
+
+describe('the address a rate limit counts against', () => {
+  it('is an IPv4 address itself, and an IPv6 address by its /64, however it is written', () => {
+    expect(addressGroup('203.0.113.7')).toBe('203.0.113.7');
+    expect(addressGroup('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(addressGroup('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
+    expect(addressGroup('2001:0db8:0001:0002:bbbb:cccc:dddd:eeee')).toBe('2001:db8:1:2::/64');
+    expect(addressGroup('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(addressGroup('::1')).toBe('0:0:0:0::/64');
+    expect(addressGroup('fe80::1%eth0')).toBe('fe80:0:0:0::/64');
+    expect(addressGroup('2001:db8:1:3::1')).not.toBe(addressGroup('2001:db8:1:2::1'));
   });
 });

@@ -62,9 +62,26 @@ interface Measure {
 /** The size argument's value (`first: 100`), literal or variable, if the field has one. */
 function sizeArgument(args: readonly { name: { value: string }; value: ValueNode }[], variables: Record<string, unknown>): number | undefined {
   for (const arg of args) {
-    if (!SIZE_ARGUMENTS.includes(arg.name.value)) continue;
-    const value = arg.value.kind === Kind.INT ? Number(arg.value.value) : arg.value.kind === Kind.VARIABLE ? Number(variables[arg.value.name.value]) : NaN;
-    if (Number.isFinite(value) && value >= 0) return value;
+    // A size inside an input object (`input: { numberOfRecords: 1000 }`, literal or a variable) counts too.
+    const value = SIZE_ARGUMENTS.includes(arg.name.value) ? sizeOf(arg.value, variables) : nestedSize(arg.value, variables);
+    if (value !== undefined) return value;
+  }
+  return undefined;
+}
+
+function sizeOf(value: ValueNode, variables: Record<string, unknown>): number | undefined {
+  const number = value.kind === Kind.INT ? Number(value.value) : value.kind === Kind.VARIABLE ? Number(variables[value.name.value]) : NaN;
+  return Number.isFinite(number) && number >= 0 ? number : undefined;
+}
+
+function nestedSize(value: ValueNode, variables: Record<string, unknown>): number | undefined {
+  if (value.kind === Kind.OBJECT) return sizeArgument(value.fields, variables);
+  if (value.kind !== Kind.VARIABLE) return undefined;
+  const given = variables[value.name.value];
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) return undefined;
+  for (const name of SIZE_ARGUMENTS) {
+    const number = Number((given as Record<string, unknown>)[name]);
+    if (Number.isFinite(number) && number >= 0) return number;
   }
   return undefined;
 }

@@ -66,6 +66,21 @@ export function createHitCounter(redisUrl: string | undefined, namespace: string
   };
 }
 
+/**
+ * The address a limit counts against: an IPv4 address itself, an IPv6 address by its /64 (one
+ * subscriber's network: a client given a /64 could otherwise take a fresh address per request).
+ */
+export function addressGroup(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  if (!ip.includes(':')) return ip;
+  const [head = '', tail = ''] = ip.toLowerCase().split('%')[0]!.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = ip.includes('::') ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
+
 /** The context the rate limits read. */
 interface LimitedContext {
   principal?: Principal;
@@ -88,7 +103,7 @@ export function rateLimitsPlugin(limits: RateLimits, counter: HitCounter, logger
         async didResolveOperation({ operation, document, contextValue, request }) {
           if (!operation || !request.http || contextValue.principal?.kind === 'service') return;
           const credential = principalIdentity(contextValue.principal);
-          const address = contextValue.clientIp ?? 'unknown';
+          const address = contextValue.clientIp ? addressGroup(contextValue.clientIp) : 'unknown';
           for (const field of rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions))) {
             const sensitive = SENSITIVE_FIELDS.has(field);
             const checks: Array<[string, number]> = [[`a:${address}:${field}`, sensitive ? limits.sensitive : limits.perAddress]];
