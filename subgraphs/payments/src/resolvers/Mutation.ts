@@ -32,6 +32,8 @@ export const Mutation: MutationResolvers = {
   uploadMerchantLogo: (_parent, { input }, { principal, merchantBook }) => merchantBook.uploadLogo(requireMerchant(principal), input),
   refundPaymentLink: (_parent, { input }, { principal, refunds }) => refunds.issue(requireMerchant(principal), input),
   resendDelivery: async (_parent, { deliveryId }, { principal, deliveryLoader, deliveries }) => {
+    // The caller's kind first, so that an unknown id tells a stranger nothing.
+    if (principal.kind !== 'merchant') requireAggregator(principal, 'write');
     const delivery = await deliveryLoader.load(deliveryId);
     const allowed = delivery && (principal.kind === 'merchant' ? principal.svcMerchantId === delivery.svcMerchantId : requireAggregator(principal, 'write').svcAggregatorId === delivery.svcAggregatorId);
     if (!delivery || !allowed) throw appError(ErrorCode.NOT_FOUND, `Delivery ${deliveryId} does not exist.`, { field: 'deliveryId' });

@@ -1,4 +1,4 @@
-import { requireAggregator, requireMerchant, requireUser } from '../../../../platform/authorize.js';
+import { requireAggregator, requireCustomer, requireMerchant, requireUser } from '../../../../platform/authorize.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
 import type { Filter } from 'mongodb';
 import { checkPage, readPage } from '../../../../platform/paging.js';
@@ -14,6 +14,9 @@ export const Query: QueryResolvers = {
   iousFor: (_parent, { SvcUserId }, { principal, ious }) => ious.for(requireUser(principal), SvcUserId),
   fundsTransactions: (_parent, { input }, { principal, db }) => retrieveFunds(db, requireAggregator(principal, 'read').svcAggregatorId, input),
   paymentLink: async (_parent, { svcTransactionId }, { principal, paymentLinks }) => {
+    // Only a merchant, a customer or an aggregator asks, whatever the id; without an id, only a customer (its own link).
+    if (principal.kind !== 'merchant' && principal.kind !== 'customer') requireAggregator(principal, 'read');
+    if (!svcTransactionId) requireCustomer(principal);
     // A customer reads the one link its JWT was issued for.
     const id = principal.kind === 'customer' ? (svcTransactionId ?? principal.svcTransactionId) : svcTransactionId;
     if (!id) return null;
@@ -27,12 +30,14 @@ export const Query: QueryResolvers = {
   refundList: (_parent, { filter }, { principal, refunds }) => refunds.list(requireAggregator(principal, 'read').svcAggregatorId, filter ?? {}),
   paymentPage: (_parent, { link }, { links }) => links.page(link),
   achPayment: async (_parent, { svcTransactionId }, { principal, achPayments }) => {
+    if (principal.kind !== 'merchant') requireAggregator(principal, 'read');
     const payment = await achPayments.load(svcTransactionId);
     if (!payment) return null;
     if (principal.kind === 'merchant') return payment.svcMerchantId === principal.svcMerchantId ? payment : null;
     return payment.svcAggregatorId === requireAggregator(principal, 'read').svcAggregatorId ? payment : null;
   },
   delivery: async (_parent, { deliveryId }, { principal, deliveryLoader }) => {
+    if (principal.kind !== 'service' && principal.kind !== 'merchant') requireAggregator(principal, 'read');
     const delivery = await deliveryLoader.load(deliveryId);
     return delivery && maySeeDelivery(principal, delivery) ? delivery : null;
   },
