@@ -140,7 +140,11 @@ export async function startHttpService(options: {
  */
 export function apolloHandler<TContext extends BaseContext>(
   apollo: ApolloServer<TContext>,
-  options: { bodyLimitBytes: number; context: (req: IncomingMessage, scope: RequestScope) => Promise<TContext> },
+  options: {
+    bodyLimitBytes: number;
+    /** Builds the context; `request` is the GraphQL request as received (parsed body, query string), before Apollo reads it. */
+    context: (req: IncomingMessage, scope: RequestScope, request: { body: unknown; search: string }) => Promise<TContext>;
+  },
 ): Handler {
   return async (req, res, scope) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -166,7 +170,7 @@ export function apolloHandler<TContext extends BaseContext>(
     }
     const response = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: req.method ?? 'GET', headers, search: url.search, body },
-      context: () => options.context(req, scope),
+      context: () => options.context(req, scope, { body, search: url.search }),
     });
     for (const [key, value] of response.headers) res.setHeader(key, value);
     res.statusCode = response.status ?? 200;

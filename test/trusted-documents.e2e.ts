@@ -7,12 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { ConfigError } from '../platform/config.js';
 import { DEMO } from '../platform/demo.js';
-import { persistedQueryManifest, readManifest, type TrustedDocument } from '../gateway/src/trusted-documents.js';
+import { persistedQueryCache, persistedQueryManifest, readManifest, type TrustedDocument } from '../gateway/src/trusted-documents.js';
 import { DASHBOARD_DOCUMENTS } from '../web/operations.js';
 import { startTestStack, type GraphQLBody, type TestStack } from './harness.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const PARTNER_QUERY = 'query PartnerCards { me { cards { SvcCardId status } } }';
+const SERVICE_KEY = 'statements-key-0123456789abcdefghijklmnop';
 
 /** Posts a GraphQL request body as it is (to send a hash without the text). */
 async function post(stack: TestStack, body: Record<string, unknown>, headers: Record<string, string> = {}) {
@@ -43,7 +44,7 @@ describe('trusted documents', () => {
       const file = path.join(folder, 'partner.json');
       const partner: TrustedDocument = { id: sha256(PARTNER_QUERY), name: 'PartnerCards', type: 'query', body: PARTNER_QUERY };
       writeFileSync(file, JSON.stringify(persistedQueryManifest([partner])));
-      stack = await startTestStack({ TRUSTED_DOCUMENTS: 'require', TRUSTED_DOCUMENTS_FILE: file });
+      stack = await startTestStack({ TRUSTED_DOCUMENTS: 'require', TRUSTED_DOCUMENTS_FILE: file, SERVICE_KEYS: `statements=${SERVICE_KEY}` });
       token = await stack.loginDemo();
     });
     afterAll(async () => {
@@ -64,7 +65,24 @@ describe('trusted documents', () => {
       // The logout did not run: the token still works.
       expect((await stack.rest('GET', '/restrictions', { headers: { token } })).status).toBe(200);
       const byUnknownHash = await post(stack, { extensions: { persistedQuery: { version: 1, sha256Hash: sha256('{ me { SvcUserId } }') } } }, { token });
-      expect(byUnknownHash.body.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+      expect(byUnknownHash.body.errors?.[0]?.extensions?.code).toBe('OPERATION_NOT_TRUSTED');
+    });
+
+    it('refuses before validating, so a refusal tells nothing of the schema, over POST and GET alike', async () => {
+      const misspelt = await stack.graphql('{ auditLo }', {}, { token });
+      expect(misspelt.status).toBe(400);
+      expect(misspelt.body.errors?.[0]?.extensions?.code).toBe('OPERATION_NOT_TRUSTED');
+      expect(JSON.stringify(misspelt.body)).not.toContain('auditLog');
+      const overGet = await fetch(`${stack.gateway.url}/graphql?query=${encodeURIComponent('{ me { SvcUserId } }')}`, { headers: { token, 'apollo-require-preflight': 'true' } });
+      expect(overGet.status).toBe(400);
+      expect(((await overGet.json()) as GraphQLBody).errors?.[0]?.extensions?.code).toBe('OPERATION_NOT_TRUSTED');
+      const registeredOverGet = await fetch(`${stack.gateway.url}/graphql?query=${encodeURIComponent(PARTNER_QUERY)}`, { headers: { token, 'apollo-require-preflight': 'true' } });
+      expect(registeredOverGet.status).toBe(200);
+    });
+
+    it('checks holders of service keys like any client', async () => {
+      const refused = await stack.graphql('{ transactionTypes { name } }', {}, { 'x-service-key': SERVICE_KEY });
+      expect(refused.body.errors?.[0]?.extensions?.code).toBe('OPERATION_NOT_TRUSTED');
     });
 
     it('does not let a client register a document the APQ way', async () => {
@@ -72,7 +90,7 @@ describe('trusted documents', () => {
       const register = await post(stack, { query, extensions: { persistedQuery: { version: 1, sha256Hash: sha256(query) } } }, { token });
       expect(register.body.errors?.[0]?.extensions?.code).toBe('OPERATION_NOT_TRUSTED');
       const again = await post(stack, { extensions: { persistedQuery: { version: 1, sha256Hash: sha256(query) } } }, { token });
-      expect(again.body.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+      expect(again.body.errors?.[0]?.extensions?.code).toBe('OPERATION_NOT_TRUSTED');
     });
 
     it('runs a document of the configured manifest, by its text or by its hash alone', async () => {
@@ -91,12 +109,13 @@ describe('trusted documents', () => {
       expect(refused).toContain('OPERATION_NOT_TRUSTED');
 
       const accepted = firstMessage(stack, DASHBOARD_DOCUMENTS.userCardStatusChanged, token);
-      // The subscription is live once an event reaches it: turn a card off and on until one does.
+      // The subscription is live once an event reaches it (a loaded machine may take a while): turn a card off and on until one does.
       let message: string | undefined;
       const settled = accepted.then((m) => (message = m));
-      for (let i = 0; i < 40 && message === undefined; i += 1) {
+      const deadline = Date.now() + 20_000;
+      for (let i = 0; message === undefined && Date.now() < deadline; i += 1) {
         await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/${i % 2 === 0 ? 'off' : 'on'}`, { headers: { token } });
-        await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, 100))]);
+        await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, 250))]);
       }
       await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/on`, { headers: { token } });
       expect(message).toContain(DEMO.cardIds[0]);
@@ -121,6 +140,18 @@ describe('trusted documents', () => {
       const registered = await post(stack, { variables: { input: { channel: 'internet', userName: DEMO.userName, password: DEMO.password } }, extensions: { persistedQuery: { version: 1, sha256Hash: sha256(DASHBOARD_DOCUMENTS.userLogin) } } });
       expect(registered.body.errors).toBeUndefined();
     });
+  });
+
+  it('keeps what clients register the APQ way within bounds: no oversized document, and the oldest out past 16 MiB', async () => {
+    const cache = persistedQueryCache(new Map(), 'off');
+    await cache.set('apq:big', `{ me { SvcUserId } } #${'x'.repeat(70 * 1024)}`);
+    expect(await cache.get('apq:big')).toBeUndefined();
+    const document = (i: number) => `{ me { SvcUserId } } #${String(i).padEnd(60 * 1024, 'x')}`;
+    for (let i = 0; i < 300; i += 1) await cache.set(`apq:${i}`, document(i));
+    expect(await cache.get('apq:0')).toBeUndefined();
+    expect(await cache.get('apq:299')).toBe(document(299));
+    const kept = (await Promise.all(Array.from({ length: 300 }, (_, i) => cache.get(`apq:${i}`)))).filter(Boolean).length;
+    expect(kept * 60 * 1024).toBeLessThanOrEqual(16 * 1024 * 1024);
   });
 
   it('refuses to start with a manifest whose ids are not the hashes of their bodies, saying so', () => {

@@ -19,7 +19,7 @@ import { operationLimitsPlugin } from './operation-limits.js';
 import { servePage } from './pages.js';
 import { createHitCounter, rateLimitsPlugin } from './rate-limits.js';
 import { startSubscriptionServer, type ExecuteAs } from './subscriptions.js';
-import { isTrustedSubscription, persistedQueryCache, trustedDocumentsOf, trustedDocumentsPlugin } from './trusted-documents.js';
+import { checkTrustedRequest, isTrustedSubscription, persistedQueryCache, trustedDocumentsOf } from './trusted-documents.js';
 
 /** The gateway's per-request context: who is calling, established once. */
 export interface GatewayContext {
@@ -93,13 +93,15 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     introspection: config.nodeEnv !== 'production',
     // Stack traces in error answers only while developing; never in production or tests.
     includeStacktraceInErrorResponses: config.nodeEnv === 'development',
+    // No "Did you mean ...?" in production errors: with introspection off, they would map the schema.
+    hideSchemaDetailsFromClientErrors: config.nodeEnv === 'production',
     // The service's own SIGTERM handling closes the HTTP server first, then Apollo.
     stopOnTerminationSignals: false,
     formatError: formatError(config, logger),
     // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
     // Registered documents may be sent by hash alone; in `require` mode only they run.
     persistedQueries: { cache: persistedQueryCache(trusted, config.trustedDocuments) },
-    plugins: [ApolloServerPluginLandingPageDisabled(), trustedDocumentsPlugin(trusted, config.trustedDocuments), operationLimitsPlugin(config.operationLimits), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
+    plugins: [ApolloServerPluginLandingPageDisabled(), operationLimitsPlugin(config.operationLimits), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
     // Explicit, though both are Apollo Server's defaults: a simple request without a preflight-forcing
     // header is refused (CSRF), and one HTTP request carries one operation (no batching past the limits).
     csrfPrevention: true,
@@ -114,12 +116,18 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
   const authenticate = createAuthenticator(config);
   const handle = apolloHandler(apollo, {
     bodyLimitBytes: config.bodyLimitBytes,
-    context: async (req, scope) => ({
-      principal: await authenticate(req.headers, scope.requestId),
-      requestId: scope.requestId,
-      // The REST adapter passes on its caller's address, signed; a direct caller's is its own.
-      clientIp: verifyClientIp(req.headers[CLIENT_IP_HEADER], config.internalSecret) ?? clientAddress(req.headers, req.socket.remoteAddress, config.trustProxy),
-    }),
+    context: async (req, scope, request) => {
+      const principal = await authenticate(req.headers, scope.requestId);
+      // Subgraphs calling the graph (signed internal principal) run their own documents; every client, service keys included, is checked.
+      const internal = req.headers[PRINCIPAL_HEADER] !== undefined && principal.kind === 'service' && (SUBGRAPH_NAMES as readonly string[]).includes(principal.service);
+      if (!internal) checkTrustedRequest(trusted, config.trustedDocuments, request);
+      return {
+        principal,
+        requestId: scope.requestId,
+        // The REST adapter passes on its caller's address, signed; a direct caller's is its own.
+        clientIp: verifyClientIp(req.headers[CLIENT_IP_HEADER], config.internalSecret) ?? clientAddress(req.headers, req.socket.remoteAddress, config.trustProxy),
+      };
+    },
   });
   const service = await startHttpService({
     name: 'gateway',

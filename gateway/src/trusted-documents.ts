@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { ApolloServerPlugin } from '@apollo/server';
 import { getOperationAST, parse } from 'graphql';
 import { ConfigError, type Config } from '../../platform/config.js';
 import { appError, ErrorCode } from '../../platform/errors.js';
+import { sha256 } from '../../platform/secrets.js';
 import { loadOperation } from '../../rest-adapter/src/operations.js';
 import { ROUTES } from '../../rest-adapter/src/routes/index.js';
 import { DASHBOARD_DOCUMENTS } from '../../web/operations.js';
@@ -23,8 +22,6 @@ export interface PersistedQueryManifest {
   version: 1;
   operations: TrustedDocument[];
 }
-
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 function documentOf(body: string): TrustedDocument {
   const operation = getOperationAST(parse(body));
@@ -66,7 +63,9 @@ export function trustedDocumentsOf(config: Pick<Config, 'trustedDocumentsFile'>)
 }
 
 const APQ_PREFIX = 'apq:';
-const MAX_REGISTERED = 1000;
+/** Bounds of the documents clients register the APQ way (`off` mode): real operations are small. */
+const MAX_REGISTERED_DOCUMENT_BYTES = 64 * 1024;
+const MAX_REGISTERED_BYTES = 16 * 1024 * 1024;
 
 /**
  * The cache Apollo Server looks persisted queries up in. Trusted documents are always there, so
@@ -76,44 +75,64 @@ const MAX_REGISTERED = 1000;
  */
 export function persistedQueryCache(trusted: ReadonlyMap<string, string>, mode: Config['trustedDocuments']) {
   const registered = new Map<string, string>();
+  let registeredBytes = 0;
   const hashOf = (key: string) => (key.startsWith(APQ_PREFIX) ? key.slice(APQ_PREFIX.length) : key);
+  const forget = (hash: string) => {
+    const text = registered.get(hash);
+    if (text === undefined) return false;
+    registered.delete(hash);
+    registeredBytes -= text.length;
+    return true;
+  };
   return {
     async get(key: string): Promise<string | undefined> {
       const hash = hashOf(key);
       return trusted.get(hash) ?? registered.get(hash);
     },
     async set(key: string, value: string): Promise<void> {
-      if (mode === 'require' || trusted.has(hashOf(key))) return;
-      registered.delete(hashOf(key));
-      registered.set(hashOf(key), value);
-      if (registered.size > MAX_REGISTERED) registered.delete(registered.keys().next().value!);
+      const hash = hashOf(key);
+      // A document too large to be a real operation is served this once, not kept.
+      if (mode === 'require' || trusted.has(hash) || value.length > MAX_REGISTERED_DOCUMENT_BYTES) return;
+      forget(hash);
+      registered.set(hash, value);
+      registeredBytes += value.length;
+      for (const oldest of registered.keys()) {
+        if (registeredBytes <= MAX_REGISTERED_BYTES) break;
+        forget(oldest);
+      }
     },
     async delete(key: string): Promise<boolean> {
-      return registered.delete(hashOf(key));
+      return forget(hashOf(key));
     },
   };
 }
 
 /**
- * In `require` mode, refuses any operation that is not a trusted document, before it runs:
- * OPERATION_NOT_TRUSTED (HTTP 400). Internal services (subgraphs calling the graph) and the
- * gateway's own resolution of subscription events (no HTTP request) are not clients and run as
- * they are.
+ * In `require` mode, refuses an HTTP request whose operation is not a trusted document (by its
+ * text's SHA-256, or the hash it sends instead of a text) with OPERATION_NOT_TRUSTED (HTTP 400),
+ * before Apollo parses or validates it: an untrusted document costs nothing and learns nothing of
+ * the schema. A request without either is left to Apollo, which refuses it.
  */
-export function trustedDocumentsPlugin(trusted: ReadonlyMap<string, string>, mode: Config['trustedDocuments']): ApolloServerPlugin<{ principal?: { kind: string } }> {
-  return {
-    async requestDidStart({ request, contextValue }) {
-      if (mode === 'off' || !request.http || contextValue.principal?.kind === 'service') return;
-      return {
-        // Apollo answers a refusal thrown here with a clean error (from didResolveSource it would be a 500).
-        async didResolveOperation({ queryHash }) {
-          if (!trusted.has(queryHash)) {
-            throw appError(ErrorCode.OPERATION_NOT_TRUSTED, 'This deployment runs registered operations only (trusted documents), and this operation is not one of them.', { httpStatus: 400 });
-          }
-        },
-      };
-    },
-  };
+export function checkTrustedRequest(trusted: ReadonlyMap<string, string>, mode: Config['trustedDocuments'], request: { body: unknown; search: string }): void {
+  if (mode === 'off') return;
+  let query: unknown;
+  let extensions: unknown;
+  if (request.body !== null && typeof request.body === 'object' && !Array.isArray(request.body)) {
+    ({ query, extensions } = request.body as { query?: unknown; extensions?: unknown });
+  } else if (request.body === undefined) {
+    const params = new URLSearchParams(request.search);
+    query = params.get('query') ?? undefined;
+    try {
+      extensions = JSON.parse(params.get('extensions') ?? 'null');
+    } catch {
+      extensions = null;
+    }
+  }
+  const hash = (extensions as { persistedQuery?: { sha256Hash?: unknown } } | null)?.persistedQuery?.sha256Hash;
+  const id = typeof query === 'string' && query !== '' ? sha256(query) : typeof hash === 'string' ? hash : null;
+  if (id !== null && !trusted.has(id)) {
+    throw appError(ErrorCode.OPERATION_NOT_TRUSTED, 'This deployment runs registered operations only (trusted documents), and this operation is not one of them.', { httpStatus: 400 });
+  }
 }
 
 /** The same rule for a subscription over WebSocket: the hash of its text must be trusted. */
