@@ -83,8 +83,17 @@ for (let i = 0; i < SUBSCRIBERS; i += 1) {
   });
 }
 while (acknowledged < SUBSCRIBERS) await new Promise((resolve) => setTimeout(resolve, 50));
-// Subscribed once acknowledged and a moment more for the subscribe messages to land.
+// A subscription is registered a moment after its acknowledgement: turn the second card (blocked
+// in the demo data) on and off until every subscriber has seen a change, then count from zero.
+const probeCard = async (onoff: 'on' | 'off') => fetch(`${rest}/cards/${DEMO.cardIds[1]}/${onoff}`, { method: 'POST', headers: { token: userToken } }).then((r) => r.text());
+for (let i = 0; received.some((count) => count === 0); i += 1) {
+  if (i > 120) throw new Error('The subscribers did not all receive a card change within 30 s.');
+  await probeCard(i % 2 === 0 ? 'on' : 'off');
+  await new Promise((resolve) => setTimeout(resolve, 250));
+}
+await probeCard('off');
 await new Promise((resolve) => setTimeout(resolve, 1000));
+received.fill(0);
 
 const memory: Array<{ second: number; heapUsedMiB: number; rssMiB: number }> = [];
 const sampleMemory = (second: number) => {
@@ -97,7 +106,7 @@ sampleMemory(0);
 const sampler = setInterval(() => sampleMemory(Math.round((Date.now() - startedAt) / 1000)), 10_000);
 
 let statusChanges = 0;
-// The demo user's second card starts blocked: the first toggle turns it on, and each one after changes it.
+// The probe left the second card blocked: the first toggle turns it on, and each one after changes it.
 let cardOn = false;
 const workers = [
   ...Array.from({ length: 3 }, (_, n) =>

@@ -1,6 +1,6 @@
 import type { Collection, Db, Filter } from 'mongodb';
 import type { Logger } from './logger.js';
-import type { Principal } from './principal.js';
+import { principalActor, type Principal } from './principal.js';
 import { newId } from './secrets.js';
 
 /** What the audit log records: security-relevant acts, each as it happened (or was refused). */
@@ -59,29 +59,12 @@ export async function createAuditLogIndexes(collection: Collection<AuditRecordDo
   await collection.createIndex({ subjectId: 1, dts: -1, _id: -1 });
 }
 
-/** Who a principal is, as the audit log names it. */
-function actorOf(principal: Principal): { actorKind: Principal['kind']; actorId: string | null } {
-  switch (principal.kind) {
-    case 'user':
-      return { actorKind: 'user', actorId: principal.userId };
-    case 'prospect':
-      return { actorKind: 'prospect', actorId: principal.prospectId };
-    case 'aggregator':
-      return { actorKind: 'aggregator', actorId: principal.login };
-    case 'merchant':
-      return { actorKind: 'merchant', actorId: principal.svcMerchantId };
-    case 'customer':
-      return { actorKind: 'customer', actorId: principal.svcTransactionId };
-    case 'service':
-      return { actorKind: 'service', actorId: principal.service };
-    default:
-      return { actorKind: 'anonymous', actorId: null };
-  }
-}
 
 /** Records acts on behalf of one request (or of a background task, as `system`). */
 export interface AuditTrail {
   record(action: AuditAction, subject: { type: string; id: string } | null, details?: AuditDetails): Promise<void>;
+  /** The same request's trail acting as `system`: for what a request only happens to trigger (a payment link's due expiry). */
+  asSystem(): AuditTrail;
 }
 
 /**
@@ -93,8 +76,10 @@ export function auditTrail(
   collection: Collection<AuditRecordDocument>,
   by: { principal: Principal | 'system'; requestId: string | null; clientIp: string | null; logger: Logger },
 ): AuditTrail {
-  const actor = by.principal === 'system' ? { actorKind: 'system' as const, actorId: null } : actorOf(by.principal);
+  const known = by.principal === 'system' ? null : principalActor(by.principal);
+  const actor = by.principal === 'system' ? { actorKind: 'system' as const, actorId: null } : { actorKind: known?.kind ?? ('anonymous' as const), actorId: known?.id ?? null };
   return {
+    asSystem: () => auditTrail(collection, { ...by, principal: 'system' }),
     async record(action, subject, details = {}) {
       const record: AuditRecordDocument = {
         _id: newId('aud_'),

@@ -53,7 +53,7 @@ export interface Config {
   /** The `test` login channel; off by default in production. */
   testChannelEnabled: boolean;
   logLevel: LogLevel;
-  /** How long the gateway waits for a subgraph's answer before its fields are UNAVAILABLE. */
+  /** How long the gateway waits for a subgraph's answer to a read before its fields are UNAVAILABLE (writes are waited for). */
   subgraphTimeoutMs: number;
   /** Largest accepted request body, in bytes. */
   bodyLimitBytes: number;

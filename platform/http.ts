@@ -110,9 +110,9 @@ export async function startHttpService(options: {
     });
   });
   server.keepAliveTimeout = 65_000;
-  // A client that sends its headers or its body slowly (slowloris) is cut off rather than held open.
+  // A client that sends its headers slowly (slowloris) is cut off rather than held open; a whole
+  // request keeps Node's 300 s, which a 5 MiB upload over a slow line needs.
   server.headersTimeout = 20_000;
-  server.requestTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());

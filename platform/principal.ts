@@ -106,24 +106,33 @@ export const CREDENTIAL_ISSUING_FIELDS: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * Who a principal is, by kind and id: a user by SvcUserId, an aggregator user by login (logins are
+ * unique across aggregators), a merchant, a customer's link, a service by name. Null for anonymous callers.
+ */
+export function principalActor(principal: Principal | undefined): { kind: Exclude<Principal['kind'], 'anonymous'>; id: string } | null {
+  switch (principal?.kind) {
+    case 'user':
+      return { kind: 'user', id: principal.userId };
+    case 'prospect':
+      return { kind: 'prospect', id: principal.prospectId };
+    case 'aggregator':
+      return { kind: 'aggregator', id: principal.login };
+    case 'merchant':
+      return { kind: 'merchant', id: principal.svcMerchantId };
+    case 'customer':
+      return { kind: 'customer', id: principal.svcTransactionId };
+    case 'service':
+      return { kind: 'service', id: principal.service };
+    default:
+      return null;
+  }
+}
+
+/**
  * Who a principal is, whatever credential it came with: the same user after logging in again,
  * or a JWT however its signature is spelled, is the same caller. Null for anonymous callers.
  */
 export function principalIdentity(principal: Principal | undefined): string | null {
-  switch (principal?.kind) {
-    case 'user':
-      return `user:${principal.userId}`;
-    case 'prospect':
-      return `prospect:${principal.prospectId}`;
-    case 'aggregator':
-      return `aggregator:${principal.svcAggregatorId}:${principal.login}`;
-    case 'merchant':
-      return `merchant:${principal.svcMerchantId}`;
-    case 'customer':
-      return `customer:${principal.svcTransactionId}`;
-    case 'service':
-      return `service:${principal.service}`;
-    default:
-      return null;
-  }
+  const actor = principalActor(principal);
+  return actor ? `${actor.kind}:${actor.id}` : null;
 }

@@ -11,22 +11,12 @@ import { createLogger } from '../platform/logger.js';
 import { verifyWebhook } from '../platform/webhook-receiver.js';
 import { start as startPayments } from '../subgraphs/payments/src/index.js';
 import { paymentLinksCollection } from '../subgraphs/payments/src/datasources/payment-links.js';
-import { startTestStack, type GraphQLBody, type TestStack } from './harness.js';
+import { startTestStack, until, type GraphQLBody, type TestStack } from './harness.js';
 
 interface Envelope<T> { code: string; data: T }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Polls `read` until `done` holds, or fails after `timeoutMs`. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`not reached in time: ${JSON.stringify(value)}`);
-    await sleep(100);
-  }
-}
 
 /**
  * Traffic while a fault happens: merchants creating payment links (writes; each 200 is an
@@ -116,14 +106,14 @@ describe('faults: a subgraph, the database and a webhook receiver going away and
     const payments = stack.subgraphs.payments;
     payments.server.closeAllConnections();
     await payments.close();
-    await until(() => ready(stack.gateway), (status) => status === 503);
-    await until(async () => load.partial.length, (n) => n >= 3);
+    await until(() => ready(stack.gateway), (status) => status === 503, 20_000);
+    await until(async () => load.partial.length, (n) => n >= 3, 20_000);
     await sleep(500);
     const restartedPayments = await startPayments({ config: { ...stack.config, ports: { ...stack.config.ports, payments: payments.port } }, logger: createLogger('error'), mongo: stack.mongo, bus: stack.bus });
     restarted.push(restartedPayments);
-    await until(() => ready(stack.gateway), (status) => status === 200);
+    await until(() => ready(stack.gateway), (status) => status === 200, 20_000);
     const writesBefore = load.acknowledged.length;
-    await until(async () => load.acknowledged.length, (n) => n >= writesBefore + 5);
+    await until(async () => load.acknowledged.length, (n) => n >= writesBefore + 5, 20_000);
     await load.stop();
 
     // While it was down: the user's name (user subgraph) and cards (cards subgraph) came back, the accounts as an error.
@@ -141,11 +131,12 @@ describe('faults: a subgraph, the database and a webhook receiver going away and
 
   it('reports not ready while the database is stopped, then recovers without a restart, with every acknowledged write kept', async () => {
     const load = startLoad(stack, { token, merchantJwt });
-    await until(async () => load.acknowledged.length, (n) => n >= 5);
+    await until(async () => load.acknowledged.length, (n) => n >= 5, 20_000);
     await database.stop();
-    const subgraph = restarted[0]!;
-    await until(() => ready(subgraph), (status) => status === 503);
-    await until(() => ready(stack.gateway), (status) => status === 503);
+    // The payments subgraph as the previous test left it (restarted), or as the stack started it.
+    const subgraph = restarted.at(-1) ?? stack.subgraphs.payments;
+    await until(() => ready(subgraph), (status) => status === 503, 20_000);
+    await until(() => ready(stack.gateway), (status) => status === 503, 20_000);
     const acknowledgedWhileUp = load.acknowledged.length;
     await sleep(1500);
     database = await startEmbeddedMongo({ dataDir, port: databasePort });

@@ -117,3 +117,28 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
   };
   return testStack;
 }
+
+/** Polls `read` until `done` holds and returns that value; fails after `timeoutMs` with the last value seen. */
+export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`not reached in time: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * Turns a card off and on (through the REST adapter) until `arrived()` holds, and leaves it on: a
+ * subscription is registered a moment after its acknowledgement, longer on a loaded machine, so
+ * a test waits for a change to reach it rather than for a fixed time.
+ */
+export async function toggleCardUntil(stack: TestStack, token: string, SvcCardId: string, arrived: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let i = 0; !arrived() && Date.now() < deadline; i += 1) {
+    await stack.rest('POST', `/cards/${SvcCardId}/${i % 2 === 0 ? 'off' : 'on'}`, { headers: { token } });
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  await stack.rest('POST', `/cards/${SvcCardId}/on`, { headers: { token } });
+}

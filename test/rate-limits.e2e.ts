@@ -73,6 +73,9 @@ describe('the address a rate limit counts against', () => {
   it('is an IPv4 address itself, and an IPv6 address by its /64, however it is written', () => {
     expect(addressGroup('203.0.113.7')).toBe('203.0.113.7');
     expect(addressGroup('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(addressGroup('::ffff:cb00:7107')).toBe('203.0.113.7');
+    expect(addressGroup('0:0:0:0:0:ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(addressGroup('::FFFF:203.0.113.8')).toBe('203.0.113.8');
     expect(addressGroup('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
     expect(addressGroup('2001:0db8:0001:0002:bbbb:cccc:dddd:eeee')).toBe('2001:db8:1:2::/64');
     expect(addressGroup('2001:db8::1')).toBe('2001:db8:0:0::/64');

@@ -62,9 +62,9 @@ describe('the gateway\'s subgraph fetch', () => {
     expect(seenHeaders.some((headers) => headers[UNSHARED_READ_HEADER] !== undefined)).toBe(false);
   });
 
-  it('gives up on a subgraph that answers later than the timeout, reads and writes alike', async () => {
+  it('gives up on a read that takes longer than the timeout, but waits for a write', async () => {
     const fetcher = createSubgraphFetcher(30);
     await expect(call(fetcher, { query: 'query { me { id } }' })).rejects.toThrow(/timeout|aborted/i);
-    await expect(call(fetcher, { query: 'mutation { logout }' })).rejects.toThrow(/timeout|aborted/i);
+    await expect(call(fetcher, { query: 'mutation { logout }' })).resolves.toMatchObject({ data: { n: expect.any(Number) } });
   });
 });

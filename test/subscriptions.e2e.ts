@@ -11,7 +11,7 @@ import type { OutboxEvent } from '../platform/outbox.js';
 import { OutboxRelay } from '../platform/outbox-relay.js';
 import { createLogger } from '../platform/logger.js';
 import { usersCollection } from '../subgraphs/user/src/datasources/users.js';
-import { startTestStack, type TestStack } from './harness.js';
+import { startTestStack, toggleCardUntil, type TestStack } from './harness.js';
 
 interface Next<T> { data?: T | null; errors?: Array<{ message: string }> }
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -224,13 +224,7 @@ describe('subscriptions over graphql-ws', () => {
     closers.push(remote.close);
     const sub = remote.subscribe<{ cardStatusChanged: { SvcCardId: string; status: string } }>('subscription { cardStatusChanged { SvcCardId status } }');
     await sub.acknowledged;
-    // The subscription is registered a moment after the acknowledgement (a loaded machine may take
-    // a while): turn the card off and on until a change reaches the second instance.
-    for (let i = 0; i < 40 && sub.received.length === 0; i += 1) {
-      await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/${i % 2 === 0 ? 'off' : 'on'}`, { headers: { token } });
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/on`, { headers: { token } });
+    await toggleCardUntil(stack, token, DEMO.cardIds[0], () => sub.received.length > 0);
     const first = sub.received[0] ?? (await sub.next());
     expect(first.data?.cardStatusChanged).toMatchObject({ SvcCardId: DEMO.cardIds[0] });
   });

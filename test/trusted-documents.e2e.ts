@@ -9,7 +9,7 @@ import { ConfigError } from '../platform/config.js';
 import { DEMO } from '../platform/demo.js';
 import { persistedQueryCache, persistedQueryManifest, readManifest, type TrustedDocument } from '../gateway/src/trusted-documents.js';
 import { DASHBOARD_DOCUMENTS } from '../web/operations.js';
-import { startTestStack, type GraphQLBody, type TestStack } from './harness.js';
+import { startTestStack, toggleCardUntil, type GraphQLBody, type TestStack } from './harness.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const PARTNER_QUERY = 'query PartnerCards { me { cards { SvcCardId status } } }';
@@ -109,15 +109,9 @@ describe('trusted documents', () => {
       expect(refused).toContain('OPERATION_NOT_TRUSTED');
 
       const accepted = firstMessage(stack, DASHBOARD_DOCUMENTS.userCardStatusChanged, token);
-      // The subscription is live once an event reaches it (a loaded machine may take a while): turn a card off and on until one does.
       let message: string | undefined;
-      const settled = accepted.then((m) => (message = m));
-      const deadline = Date.now() + 20_000;
-      for (let i = 0; message === undefined && Date.now() < deadline; i += 1) {
-        await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/${i % 2 === 0 ? 'off' : 'on'}`, { headers: { token } });
-        await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, 250))]);
-      }
-      await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/on`, { headers: { token } });
+      void accepted.then((m) => (message = m));
+      await toggleCardUntil(stack, token, DEMO.cardIds[0], () => message !== undefined);
       expect(message).toContain(DEMO.cardIds[0]);
       expect(message).not.toContain('OPERATION_NOT_TRUSTED');
     });

@@ -6,7 +6,7 @@ import WebSocket from 'ws';
 import { DEMO } from '../platform/demo.js';
 import { verifyWebhook } from '../platform/webhook-receiver.js';
 import { deliveriesCollection } from '../subgraphs/payments/src/deliveries.js';
-import { startTestStack, type TestStack } from './harness.js';
+import { startTestStack, until, type TestStack } from './harness.js';
 
 interface Envelope<T> { code: string; data: T }
 interface Hit { id: string; verified: boolean; at: number; type: string }
@@ -50,15 +50,6 @@ describe('webhook deliveries: schedule, log, resend and disabled endpoints', () 
     const sent = await stack.rest('POST', '/public/merchant/payment/send', { headers: { 'x-svc-jwtoken': jwt }, body: { svcTransactionId: link.svcTransactionId } });
     expect(sent.status).toBe(200);
     return `dlv_${link.svcTransactionId}_sent`;
-  };
-  const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await read();
-      if (done(value)) return value;
-      if (Date.now() > deadline) throw new Error(`not reached in time: ${JSON.stringify(value)}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
   };
   const delivery = (id: string) => deliveriesCollection(stack.mongo.db('payments')).findOne({ _id: id });
 

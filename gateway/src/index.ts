@@ -30,7 +30,7 @@ export interface GatewayContext {
 
 /** Forwards each subgraph call with the signed principal and the request id. */
 class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
-  constructor(url: string, private readonly secret: string, fetcher: SubgraphFetcher) {
+  constructor(url: string, private readonly secret: string, fetcher: SubgraphFetcher, private readonly name: string, private readonly logger: Logger) {
     super({ url, fetcher });
   }
 
@@ -52,7 +52,8 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
    */
   override didEncounterError(error: Error): void {
     if (error instanceof GraphQLError) throw error;
-    throw new GraphQLError('A service this operation needs is unavailable; try again shortly.', { extensions: { code: ErrorCode.UNAVAILABLE } });
+    this.logger.warn('subgraph unavailable', { subgraph: this.name, error: error.message, cause: (error.cause as Error | undefined)?.message });
+    throw new GraphQLError('A service this operation needs is unavailable; try again shortly.', { originalError: error, extensions: { code: ErrorCode.UNAVAILABLE } });
   }
 
   /**
@@ -84,7 +85,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     supergraphSdl: readFileSync(SUPERGRAPH_PATH, 'utf8'),
     buildService: ({ name }) => {
       if (!(SUBGRAPH_NAMES as readonly string[]).includes(name)) throw new Error(`The supergraph names an unknown subgraph: ${name}`);
-      return new SignedDataSource(config.subgraphUrls[name as SubgraphName], config.internalSecret, subgraphFetcher);
+      return new SignedDataSource(config.subgraphUrls[name as SubgraphName], config.internalSecret, subgraphFetcher, name, logger);
     },
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });

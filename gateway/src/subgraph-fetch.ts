@@ -25,7 +25,8 @@ const isRead = (body: string) => body.startsWith('{"query":"query') || body.star
  */
 export function createSubgraphFetcher(timeoutMs: number): SubgraphFetcher {
   const inFlight = new Map<string, Promise<Answer>>();
-  // No subgraph call outlives the timeout: its fields are then UNAVAILABLE, and the caller hears so.
+  // No read outlives the timeout: its fields are then UNAVAILABLE. A write is waited for: cut off,
+  // its outcome would be unknown, and a retry (even with its Idempotency-Key, freed by the failure) could repeat it.
   const timed = (init: RequestInit): RequestInit => ({ ...init, signal: AbortSignal.timeout(timeoutMs) });
   const send = async (url: string, init: RequestInit): Promise<Answer> => {
     const response = await fetch(url, timed(init));
@@ -38,7 +39,7 @@ export function createSubgraphFetcher(timeoutMs: number): SubgraphFetcher {
       headers.delete(UNSHARED_READ_HEADER);
       return fetch(url, timed({ ...init, headers }));
     }
-    if (body === null || !isRead(body)) return fetch(url, timed(init));
+    if (body === null || !isRead(body)) return fetch(url, init);
     const key = `${url}\n${headers.get(PRINCIPAL_HEADER) ?? ''}\n${body}`;
     let answer = inFlight.get(key);
     if (!answer) {

@@ -54,10 +54,12 @@ export class Merchants {
     const merchant = created ? await merchants.findOne({ _id: svcMerchantId }) : await merchants.findOneAndUpdate({ _id: svcMerchantId, svcAggregatorId }, { $set: update }, { returnDocument: 'after' });
     if (!merchant) throw appError(ErrorCode.CONFLICT, `svcMerchantId ${svcMerchantId} is taken.`, { field: 'svcMerchantId' });
     this.logger.info('merchant saved', { svcAggregatorId, svcMerchantId, linkDelivery, secretRotated: Boolean(secret) });
-    if (!existing || existing.linkDelivery !== merchant.linkDelivery || existing.webhookUrl !== merchant.webhookUrl || secret) {
+    // What happened: registered (this request's insert won), or changed (a lost race updates without the secret).
+    const secretSet = Boolean(secret) && (created || Boolean(existing));
+    if (created || secretSet || existing?.linkDelivery !== merchant.linkDelivery || existing?.webhookUrl !== merchant.webhookUrl) {
       // The origin only: a path or query may carry the receiver's own token.
       const origin = merchant.webhookUrl ? new URL(merchant.webhookUrl).origin : null;
-      await this.audit.record('WEBHOOK_CONFIGURED', { type: 'merchant', id: svcMerchantId }, { svcAggregatorId, linkDelivery: merchant.linkDelivery, origin, secretRotated: Boolean(secret), registered: !existing });
+      await this.audit.record('WEBHOOK_CONFIGURED', { type: 'merchant', id: svcMerchantId }, { svcAggregatorId, linkDelivery: merchant.linkDelivery, origin, secretRotated: secretSet, registered: created });
     }
     return { merchant, webhookSecret: created || existing ? secret : null };
   }
@@ -66,6 +68,7 @@ export class Merchants {
   async token(svcAggregatorId: string, svcMerchantId: string | null | undefined) {
     const id = checkString(required(svcMerchantId, 'svcMerchantId'), 'svcMerchantId', ID_RULE)!;
     await this.ofAggregator(svcAggregatorId, id);
+    await this.audit.record('TOKEN_ISSUED', { type: 'merchant', id }, { kind: 'merchant', owner: id, svcAggregatorId, expiresIn: PAYMENT_JWT_LIFETIME_SECONDS });
     return { expiresIn: PAYMENT_JWT_LIFETIME_SECONDS, token: signJwt({ typ: 'merchant', sub: id, agg: svcAggregatorId }, this.jwtSecret) };
   }
 

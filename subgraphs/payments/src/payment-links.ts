@@ -193,6 +193,7 @@ export class PaymentLinks {
     const current = (await this.expireIfDue(found._id)) ?? found;
     if (current.status !== 'Sent') throw appError(ErrorCode.CONFLICT, `The payment link is ${current.status}.`, { field: 'link' });
     const token = signJwt({ typ: 'customer', sub: current._id, agg: current.svcAggregatorId, mer: current.svcMerchantId }, this.options.jwtSecret);
+    await this.audit.record('TOKEN_ISSUED', { type: 'paymentLink', id: current._id }, { kind: 'customer', owner: current._id, svcMerchantId: current.svcMerchantId, expiresIn: PAYMENT_JWT_LIFETIME_SECONDS });
     return { expiresIn: PAYMENT_JWT_LIFETIME_SECONDS, token };
   }
 
@@ -213,7 +214,8 @@ export class PaymentLinks {
       { $set: { status: 'Expired', dtsUpdatedAt: now }, $push: { statusChangeHistory: historyEntry('Expired', { initiatorId: 'system', initiatorType: 'system' }, now) } },
       { returnDocument: 'after' },
     );
-    if (expired) await this.event(expired, 'Sent');
+    // The expiry is the system's, whichever request happened to find it due.
+    if (expired) await this.event(expired, 'Sent', this.audit.asSystem());
     return expired;
   }
 
@@ -236,14 +238,14 @@ export class PaymentLinks {
   }
 
   /** Each status change (creation included) is an event and an audit record. */
-  private async event(link: PaymentLinkDocument, previousStatus: PaymentLinkStatus | null) {
+  private async event(link: PaymentLinkDocument, previousStatus: PaymentLinkStatus | null, audit: AuditTrail = this.audit) {
     await recordEvent(
       this.db, 'payment_link.status', { svcAggregatorId: link.svcAggregatorId, svcMerchantId: link.svcMerchantId },
       { svcTransactionId: link._id, svcMerchantId: link.svcMerchantId, status: link.status, previousStatus },
       `${link._id}:${link.status}`,
     );
     const initiator = link.statusChangeHistory.at(-1);
-    await this.audit.record('PAYMENT_LINK_STATUS_CHANGED', { type: 'paymentLink', id: link._id }, {
+    await audit.record('PAYMENT_LINK_STATUS_CHANGED', { type: 'paymentLink', id: link._id }, {
       from: previousStatus, to: link.status, svcMerchantId: link.svcMerchantId, initiatorType: initiator?.initiatorType ?? null,
     });
   }

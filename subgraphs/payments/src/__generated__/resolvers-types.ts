@@ -1025,11 +1025,6 @@ export type Undo = {
   isActionable: Scalars['Boolean']['output'];
 };
 
-/**
- * The user, as this subgraph extends it. Its fields here are nullable on purpose: when this
- * subgraph is down, a query of the user still answers the other subgraphs' fields, with an error
- * for these (a non-null field would null the whole user).
- */
 export type User = {
   __typename?: 'User';
   SvcUserId: Scalars['ID']['output'];

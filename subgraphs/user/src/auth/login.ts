@@ -81,7 +81,10 @@ export function validateLoginRequest(input: LoginRequest): Channel {
 }
 
 /** Why an authentication attempt failed, for the log only: the caller always hears "unsuccessful". */
-class AuthenticationFailed extends Error {}
+class AuthenticationFailed extends Error {
+  /** True when no user has the name given: it may be a password typed into the wrong field. */
+  unknownName = false;
+}
 
 /** Issues end-user sessions over every channel, counting failures per actor and locking it after too many. */
 export class Authenticator {
@@ -114,7 +117,10 @@ export class Authenticator {
     } catch (error) {
       if (!(error instanceof AuthenticationFailed)) throw error;
       this.logger.info('login failed', { channel, reason: error.message });
-      await this.audit.record('LOGIN_FAILED', { type: 'actor', id: actor }, { channel, reason: error.message });
+      // A test-channel device tag is that channel's whole credential, and a name no user has may be
+      // a password typed into the wrong field: the audit log names either by a hash.
+      const audited = channel === 'test' || error.unknownName ? `${actor.slice(0, actor.indexOf(':'))}:sha256:${sha256(actor).slice(0, 16)}` : actor;
+      await this.audit.record('LOGIN_FAILED', { type: 'actor', id: audited }, { channel, reason: error.message });
       throw appError(ErrorCode.UNAUTHENTICATED, 'Authentication unsuccessful.');
     }
     const user = await this.users.findOne({ _id: userId });
@@ -166,7 +172,11 @@ export class Authenticator {
         const credential = await this.auth.credentials.findOne({ _id: text('userName').toLowerCase() });
         // Hash even for an unknown name, so the answer takes as long either way.
         const ok = await verifyPassword(text('password'), credential?.passwordHash ?? DUMMY_PASSWORD_HASH);
-        if (!ok || !credential) throw new AuthenticationFailed('wrong user name or password');
+        if (!ok || !credential) {
+          const failed = new AuthenticationFailed('wrong user name or password');
+          failed.unknownName = !credential;
+          throw failed;
+        }
         return credential.SvcUserId;
       }
       case 'test':
