@@ -33,6 +33,9 @@ export function subgraphSdl(name: SubgraphName): string {
   return readFileSync(path.join(REPO_ROOT, 'schema', `${name}.graphql`), 'utf8');
 }
 
+/** Longest error message sent (longer ones are cut). */
+const MAX_ERROR_MESSAGE = 1000;
+
 /** Server error codes of a database that is shutting down or stepping down: it will be back. */
 const DATABASE_GOING_AWAY = new Set([91, 189, 11600, 11602, 13435, 13436]);
 
@@ -60,6 +63,8 @@ export function formatError(config: Config, logger: Logger) {
       return { message: 'The database is unavailable; try again shortly.', ...(formatted.path ? { path: formatted.path } : {}), extensions: { code: ErrorCode.UNAVAILABLE } };
     }
     const code = formatted.extensions?.code;
+    // A message that echoes a client's value (an input coercion error) is cut: a small request must not make a huge answer.
+    if (formatted.message.length > MAX_ERROR_MESSAGE) formatted = { ...formatted, message: `${formatted.message.slice(0, MAX_ERROR_MESSAGE)}…` };
     // Apollo's code for a thrown non-GraphQL error; INTERNAL arrives already logged from a subgraph.
     if (code === undefined || code === 'INTERNAL_SERVER_ERROR') logger.error('unexpected error', { message: formatted.message, path: formatted.path, error: original });
     if (config.nodeEnv === 'production' && (code === undefined || code === 'INTERNAL_SERVER_ERROR' || code === ErrorCode.INTERNAL)) {

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO } from '../platform/demo.js';
+import { loadOperation } from '../rest-adapter/src/operations.js';
 import { startTestStack, type TestStack } from './harness.js';
 
 describe('GraphQL operation limits at the gateway', () => {
@@ -38,6 +40,29 @@ describe('GraphQL operation limits at the gateway', () => {
     expect(stack.logs.filter((line) => line.requestId === requestId && String(line.service).endsWith('-subgraph') && line.path === '/graphql')).toEqual([]);
     expect(response.body.errors?.[0]?.extensions?.code).toBe('OPERATION_LIMIT_EXCEEDED');
     expect(response.body.errors?.[0]?.message).toMatch(message);
+  });
+
+  it("does not measure a trusted document: the REST adapter's refund list runs at its largest page, which ad hoc would cost too much", async () => {
+    const aggregator = { 'x-svc-token': (await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token };
+    const registered = loadOperation('refund-list.graphql');
+    const variables = { filter: { numberOfRecords: 1000 } };
+    const trusted = await stack.graphql(registered, variables, aggregator);
+    expect(trusted.body.errors).toBeUndefined();
+    // The same operation with one more space is not the registered document: it is measured, and refused.
+    const adHoc = await stack.graphql(`${registered} `, variables, aggregator);
+    expect(adHoc.body.errors?.[0]?.extensions?.code).toBe('OPERATION_LIMIT_EXCEEDED');
+  });
+
+  it('answers a small request with many bad input members with a small answer: messages cut, at most 20 errors and a count of the rest', async () => {
+    const input: Record<string, string> = { channel: 'internet', userName: 'nobody', password: 'x' };
+    for (let i = 0; i < 200; i += 1) input[`unknown${i}`] = 'v'.repeat(200);
+    const response = await stack.graphql('mutation ($input: LoginInput!) { login(input: $input) { token } }', { input });
+    expect(response.status).toBe(400);
+    const errors = response.body.errors!;
+    expect(errors).toHaveLength(21);
+    expect(errors.at(-1)?.message).toBe('180 more errors are not shown.');
+    expect(errors.every((error) => error.message.length <= 1001)).toBe(true);
+    expect(JSON.stringify(response.body).length).toBeLessThan(40_000);
   });
 
   it('refuses at once a small query whose fragments double at every level', async () => {

@@ -15,7 +15,7 @@ import { SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { createAuthenticator } from './authenticate.js';
 import { createSubgraphFetcher, UNSHARED_READ_HEADER, type SubgraphFetcher } from './subgraph-fetch.js';
 import { createIdempotencyStore, idempotencyPlugin } from './idempotency.js';
-import { operationLimitsPlugin } from './operation-limits.js';
+import { errorCountPlugin, operationLimitsPlugin } from './operation-limits.js';
 import { servePage } from './pages.js';
 import { createHitCounter, rateLimitsPlugin } from './rate-limits.js';
 import { startSubscriptionServer, type ExecuteAs } from './subscriptions.js';
@@ -102,7 +102,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
     // Registered documents may be sent by hash alone; in `require` mode only they run.
     persistedQueries: { cache: persistedQueryCache(trusted, config.trustedDocuments) },
-    plugins: [ApolloServerPluginLandingPageDisabled(), operationLimitsPlugin(config.operationLimits), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
+    plugins: [ApolloServerPluginLandingPageDisabled(), operationLimitsPlugin(config.operationLimits, trusted), errorCountPlugin(), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
     // Explicit, though both are Apollo Server's defaults: a simple request without a preflight-forcing
     // header is refused (CSRF), and one HTTP request carries one operation (no batching past the limits).
     csrfPrevention: true,

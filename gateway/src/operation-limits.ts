@@ -128,14 +128,17 @@ export function measureOperation(schema: GraphQLSchema, root: GraphQLNamedType, 
 
 /**
  * Refuses, before any subgraph is called, an operation over a limit: OPERATION_LIMIT_EXCEEDED
- * (HTTP 400) naming the limit and the measured value.
+ * (HTTP 400) naming the limit and the measured value. Trusted documents (the REST adapter's own
+ * operations among them) were reviewed when registered and are not measured: the documented
+ * routes' largest pages (1,000 refunds with their histories) cost more than an ad hoc query may,
+ * and their list sizes are bounded by the subgraphs' paging rules (1 to 1,000).
  */
-export function operationLimitsPlugin(limits: OperationLimits): ApolloServerPlugin {
+export function operationLimitsPlugin(limits: OperationLimits, trusted: ReadonlyMap<string, string>): ApolloServerPlugin {
   return {
     async requestDidStart() {
       return {
-        async didResolveOperation({ operation, document, schema, request }) {
-          if (!operation) return;
+        async didResolveOperation({ operation, document, schema, request, queryHash }) {
+          if (!operation || trusted.has(queryHash)) return;
           const root = schema.getRootType(operation.operation);
           if (!root) return;
           const fragments = fragmentsOf(document.definitions);
@@ -155,6 +158,32 @@ export function operationLimitsPlugin(limits: OperationLimits): ApolloServerPlug
             const measuredText = Number.isFinite(value) ? String(value) : `over ${MAX_SELECTIONS_WALKED} selections to measure`;
             throw appError(ErrorCode.OPERATION_LIMIT_EXCEEDED, `The operation's ${name} is ${measuredText}; at most ${limit} is allowed.`, { httpStatus: 400 });
           }
+        },
+      };
+    },
+  };
+}
+
+/** At most this many errors in one answer. */
+const MAX_ERRORS = 20;
+
+/**
+ * Caps the errors of one answer: an input with N unknown members gets N coercion errors, each
+ * echoing the input, so a 30 KB request could make a 48 MB answer. The first errors are kept,
+ * and one more says how many were left out.
+ */
+export function errorCountPlugin(): ApolloServerPlugin {
+  return {
+    async requestDidStart() {
+      return {
+        async willSendResponse({ response }) {
+          if (response.body.kind !== 'single') return;
+          const { errors } = response.body.singleResult;
+          if (!errors || errors.length <= MAX_ERRORS) return;
+          response.body.singleResult.errors = [
+            ...errors.slice(0, MAX_ERRORS),
+            { message: `${errors.length - MAX_ERRORS} more errors are not shown.`, extensions: { code: errors[0]!.extensions?.code ?? ErrorCode.BAD_REQUEST } },
+          ];
         },
       };
     },
