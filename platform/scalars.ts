@@ -84,6 +84,47 @@ export const DateTime = new GraphQLScalarType<Date, string>({
   },
 });
 
+/** The first member name of a JSON value, at any depth, that a stored document cannot have: `$…`, a `.` or a NUL. */
+function unstorableKey(value: unknown): string | null {
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const found = unstorableKey(item);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  if (value === null || typeof value !== 'object') return null;
+  for (const [key, member] of Object.entries(value)) {
+    if (key.startsWith('$') || key.includes('.') || key.includes('\u0000')) return key;
+    const found = unstorableKey(member);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+/**
+ * A JSON object (graphql-scalars' JSONObject) that can be stored as it is: no member name starts
+ * with `$` or contains `.` or NUL, at any depth (the database refuses such names, and `$` names
+ * read like query operators).
+ */
+export const JSONObject = new GraphQLScalarType<Record<string, unknown>, Record<string, unknown>>({
+  name: 'JSONObject',
+  description: GraphQLJSONObject.description,
+  serialize: (value) => GraphQLJSONObject.serialize(value) as Record<string, unknown>,
+  parseValue: (value) => {
+    const parsed = GraphQLJSONObject.parseValue(value) as Record<string, unknown>;
+    const key = unstorableKey(parsed);
+    if (key !== null) throw invalid('JSONObject', `member names must not start with $ or contain . or NUL (got ${JSON.stringify(key.slice(0, 40))})`);
+    return parsed;
+  },
+  parseLiteral: (ast, variables) => {
+    const parsed = GraphQLJSONObject.parseLiteral(ast, variables) as Record<string, unknown>;
+    const key = unstorableKey(parsed);
+    if (key !== null) throw invalid('JSONObject', `member names must not start with $ or contain . or NUL (got ${JSON.stringify(key.slice(0, 40))})`);
+    return parsed;
+  },
+});
+
 /** Every custom scalar, by its SDL name, for a subgraph's resolver map. */
 export const scalarResolvers = {
   SvcId,
@@ -93,5 +134,5 @@ export const scalarResolvers = {
   CurrencyCode,
   Date: DateScalar,
   DateTime,
-  JSONObject: GraphQLJSONObject,
+  JSONObject,
 };

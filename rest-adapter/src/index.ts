@@ -92,9 +92,9 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
     if ('allowed' in found) {
       return sendJson(res, 405, { error: { code: 'METHOD_NOT_ALLOWED', message: `${url.pathname} answers ${found.allowed.join(', ')}.` }, requestId: scope.requestId }, { allow: found.allowed.join(', ') });
     }
-    const { route, params } = found;
+    const { route, params, undecodable } = found;
     try {
-      await serveRoute(route, params, url, req, res, scope);
+      await serveRoute(route, params, url, req, res, scope, undecodable);
     } catch (error) {
       // Anything unexpected still answers in the route's own error envelope, and says nothing of itself.
       scope.logger.error('unhandled error', { error });
@@ -103,7 +103,7 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
     }
   }
 
-  async function serveRoute(route: Route, params: Record<string, string>, url: URL, req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
+  async function serveRoute(route: Route, params: Record<string, string>, url: URL, req: IncomingMessage, res: ServerResponse, scope: RequestScope, undecodable?: string): Promise<void> {
     let requestId = scope.requestId;
     const fail = (status: number, error: RouteError, retryAfterSeconds?: number) => sendError(res, route.api, status, error, requestId, retryAfterSeconds);
 
@@ -142,6 +142,7 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
 
     let variables: Record<string, unknown>;
     try {
+      if (undecodable !== undefined) throw new RouteInputError(ErrorCode.BAD_REQUEST, `The path parameter ${undecodable} is not valid percent-encoding.`, undecodable);
       validator.check(route, { params, query: url.searchParams, body });
       variables = route.variables({ params, body, query: url.searchParams, files });
     } catch (error) {

@@ -29,6 +29,8 @@ export function readMultipart(req: IncomingMessage, maxFileBytes: number): Promi
     });
     parser.on('file', (fieldName, stream, info) => {
       const chunks: Buffer[] = [];
+      // A body that ends inside the file fails the file stream too: without a listener that error would be uncaught.
+      stream.on('error', () => reject(new RouteInputError(ErrorCode.BAD_REQUEST, 'The multipart body is malformed.', 'file')));
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('limit', () => {
         tooLarge = true;

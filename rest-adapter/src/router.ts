@@ -24,7 +24,7 @@ function compile(route: Route, path: string): CompiledPath {
 /** Finds the route of a method and path; tells apart an unknown path (404) from a known path with another method (405). */
 export function createRouter(routes: Route[]) {
   const compiled = routes.flatMap((route) => route.paths.map((path) => compile(route, path)));
-  return (method: string, pathname: string): { route: Route; params: Record<string, string> } | { allowed: string[] } | null => {
+  return (method: string, pathname: string): { route: Route; params: Record<string, string>; undecodable?: string } | { allowed: string[] } | null => {
     const allowed: string[] = [];
     for (const { route, pattern, names } of compiled) {
       const match = pattern.exec(pathname);
@@ -34,10 +34,18 @@ export function createRouter(routes: Route[]) {
         continue;
       }
       const params: Record<string, string> = {};
+      // A malformed percent escape (`%E0%A4%A`, a bare `%`) is refused by the route as a bad request, naming the parameter.
+      let undecodable: string | undefined;
       names.forEach((name, i) => {
-        params[name] = decodeURIComponent(match[i + 1] ?? '');
+        const raw = match[i + 1] ?? '';
+        try {
+          params[name] = decodeURIComponent(raw);
+        } catch {
+          params[name] = raw;
+          undecodable ??= name;
+        }
       });
-      return { route, params };
+      return undecodable === undefined ? { route, params } : { route, params, undecodable };
     }
     return allowed.length > 0 ? { allowed } : null;
   };

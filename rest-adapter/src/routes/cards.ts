@@ -85,7 +85,12 @@ export const CARD_ROUTES: Route[] = [
       ['customerId', 'cardAttributes'],
     ),
     operation: 'condor-card-add.graphql',
-    variables: ({ body }) => ({ input: pick(body, ['customerId', 'cardAttributes']) }),
+    variables: ({ body }) => {
+      const input = pick(body, ['customerId', 'cardAttributes']);
+      // Members of cardAttributes the spec does not name are ignored too.
+      if (input.cardAttributes !== null && typeof input.cardAttributes === 'object') input.cardAttributes = pick(input.cardAttributes, ['productID', 'nameOnCard', 'designId', 'addressType', 'issueType', 'additionalData']);
+      return { input };
+    },
     respond: (data) => data.addCondorCard,
     responseSchema: rootField('addCondorCard'),
     errorCodes: [ErrorCode.FORBIDDEN, ErrorCode.NOT_FOUND],

@@ -1,6 +1,6 @@
 import { ErrorCode } from '../../../platform/errors.js';
 import { FIELD, PAGING } from '../contract/fields.js';
-import { arrayOf, nullable, object, omittingNulls, type JsonSchema } from '../contract/json-schema.js';
+import { arrayOf, nullable, object, omittingNulls, withoutNullType, type JsonSchema } from '../contract/json-schema.js';
 import { pick, rootField, RouteInputError, withoutNulls, type Route } from './route.js';
 
 /** A person of a KYC customer: an individual, or a business's representative. */
@@ -37,7 +37,8 @@ export const COMPLIANCE_ROUTES: Route[] = [
         {
           success: { const: true },
           restrictions: arrayOf(omittingNulls(me.properties.restrictions.items)),
-          proceduralRestrictionNames: me.properties.proceduralRestrictionNames,
+          // Nullable in the graph (compliance down: an error), never null in this answer (an error is an error answer).
+          proceduralRestrictionNames: withoutNullType(me.properties.proceduralRestrictionNames),
           allowedTransactionTypeNames: { type: 'object', description: 'Keyed by transaction type name.', additionalProperties: omittingNulls({ ...types.items, properties: rule, required: types.items.required.filter((key) => key !== 'name') }) },
         },
         ['success', 'restrictions', 'proceduralRestrictionNames', 'allowedTransactionTypeNames'],
@@ -74,7 +75,17 @@ export const COMPLIANCE_ROUTES: Route[] = [
     errorCodes: [ErrorCode.FORBIDDEN, ErrorCode.CONFLICT],
     example: { body: { customerId: 'new_customer_1', type: 'individual', reference: 'CUST0003', individual: { firstName: 'Ivy', lastName: 'Applicant', dateOfBirth: '1990-05-17' } } },
     operation: 'customer-init.graphql',
-    variables: ({ body }) => ({ input: pick(body, ['customerId', 'type', 'reference', 'individual', 'business']) }),
+    variables: ({ body }) => {
+      const input = pick(body, ['customerId', 'type', 'reference', 'individual', 'business']);
+      // Members of the person and business objects the route does not name are ignored too.
+      const person = (value: unknown) => (value !== null && typeof value === 'object' ? pick(value, ['firstName', 'lastName', 'dateOfBirth']) : value);
+      input.individual = person(input.individual);
+      if (input.business !== null && typeof input.business === 'object') {
+        const business = pick(input.business, ['legalName', 'registrationNumber', 'representative']);
+        input.business = { ...business, representative: person(business.representative) };
+      }
+      return { input };
+    },
     respond: (data) => data.initializeCustomer,
   },
   {
@@ -163,7 +174,7 @@ export const COMPLIANCE_ROUTES: Route[] = [
     credential: 'x-svc-token',
     body: 'object',
     summary: 'ACH return-rate reports: one reporting date, or the latest up to 1000',
-    requestSchema: object({ date: FIELD.date, numberOfRecords: nullable({ type: 'integer', minimum: 1 }), skipRecords: PAGING.skipRecords! }),
+    requestSchema: object({ date: FIELD.date, numberOfRecords: PAGING.numberOfRecords!, skipRecords: PAGING.skipRecords! }),
     responseSchema: rootField('achReturnRates'),
     example: { body: { numberOfRecords: 5 } },
     operation: 'ach-return-rates.graphql',

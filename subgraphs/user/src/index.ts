@@ -1,7 +1,7 @@
 import { AUDIT_DATABASE, backgroundAuditTrail } from '../../../platform/audit.js';
 import { ConfigError } from '../../../platform/config.js';
 import type { HttpService } from '../../../platform/http.js';
-import { readBody, sendJson } from '../../../platform/http.js';
+import { BodyTooLargeError, readBody, sendJson } from '../../../platform/http.js';
 import { createNotifier } from '../../../platform/notify.js';
 import { PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, verifyPrincipal } from '../../../platform/principal.js';
 import { startSubgraph, type SubgraphStartOptions } from '../../../platform/subgraph.js';
@@ -47,7 +47,12 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
       let body: { token?: unknown; header?: unknown };
       try {
         body = JSON.parse(await readBody(req, 4096)) as typeof body;
-      } catch {
+      } catch (error) {
+        // A token too long to be one this service issued (43 characters) is unknown, not a failure of the store.
+        if (error instanceof BodyTooLargeError) {
+          sendJson(res, 200, { principal: null });
+          return true;
+        }
         body = {};
       }
       if (typeof body.token !== 'string' || body.token === '' || (body.header !== 'token' && body.header !== 'x-svc-token')) {
