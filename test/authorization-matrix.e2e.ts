@@ -306,22 +306,8 @@ describe('the authorization matrix over every REST route and every GraphQL root 
   const RIVAL_AGGREGATOR = 'rival_aggregator';
   const RIVAL_LOGIN = 'rival_ops';
 
-  /** A live session straight in the session store (as the user subgraph issues them). */
-  const mint = async (subject: SessionSubject): Promise<string> => {
-    const token = newOpaqueToken();
-    const now = new Date();
-    await authCollections(stack.mongo.db('user')).sessions.insertOne({
-      _id: `ses_matrix_${sha256(token).slice(0, 24)}`, tokenHash: sha256(token), kind: subject.kind,
-      SvcUserId: subject.kind === 'user' ? subject.SvcUserId : null,
-      prospectId: subject.kind === 'prospect' ? subject.prospectId : null,
-      deviceTag: subject.kind === 'prospect' ? subject.deviceTag : null,
-      svcAggregatorId: subject.kind === 'aggregator' ? subject.svcAggregatorId : null,
-      login: subject.kind === 'aggregator' ? subject.login : null,
-      tokenType: subject.kind === 'aggregator' ? subject.tokenType : null,
-      channel: subject.kind === 'user' ? subject.channel : subject.kind, dtsCreated: now, dtsExpiry: new Date(now.getTime() + 600_000), dtsRevoked: null,
-    });
-    return token;
-  };
+  /** A live session, issued as the user subgraph issues them. */
+  const mint = (subject: SessionSubject): Promise<string> => stack.issueToken(subject);
   const userA = () => mint({ kind: 'user', SvcUserId: DEMO.userId, channel: 'internet' });
   const aggregatorA = () => mint({ kind: 'aggregator', svcAggregatorId: DEMO.aggregatorId, login: DEMO.aggregatorLogin, tokenType: 'base' });
   const userB = () => mint({ kind: 'user', SvcUserId: credentials.userBId, channel: 'internet' });

@@ -697,6 +697,22 @@ interface Stats {
   skipped: string[];
 }
 
+
+/** Random runs of a probe (fast-check, random seed): the first counterexample, with its seed, becomes a failure rather than a throw. */
+async function randomRuns<T>(arbitrary: fc.Arbitrary<T>, numRuns: number, probe: (value: T) => Promise<string | null | undefined>, failures: string[]): Promise<void> {
+  try {
+    await fc.assert(
+      fc.asyncProperty(arbitrary, async (value) => {
+        const failure = await probe(value);
+        if (failure) throw new Error(failure);
+      }),
+      { numRuns },
+    );
+  } catch (error) {
+    failures.push((error as Error).message.split('\n').slice(0, 6).join(' | '));
+  }
+}
+
 describe('fuzzing every REST route and every mutation with hostile input', () => {
   let stack: TestStack;
   let tracker: DatabaseTracker;
@@ -1125,17 +1141,7 @@ describe('fuzzing every REST route and every mutation with hostile input', () =>
       const failure = await probeRest(ctx, fuzzCase);
       if (failure) failures.push(failure);
     }
-    try {
-      await fc.assert(
-        fc.asyncProperty(randomCase(ctx, example), async (fuzzCase) => {
-          const failure = await probeRest(ctx, fuzzCase);
-          if (failure) throw new Error(failure);
-        }),
-        { numRuns: RANDOM_RUNS_PER_ROUTE },
-      );
-    } catch (error) {
-      failures.push((error as Error).message.split('\n').slice(0, 6).join(' | '));
-    }
+    await randomRuns(randomCase(ctx, example), RANDOM_RUNS_PER_ROUTE, (fuzzCase) => probeRest(ctx, fuzzCase), failures);
     const late = await changedSinceLastRefusal();
     if (late) failures.push(late);
     stats.restMs += Date.now() - began;
@@ -1409,17 +1415,8 @@ describe('fuzzing every REST route and every mutation with hostile input', () =>
         if (failure) failures.push(failure);
       }
       if (targets.length > 0) {
-        try {
-          await fc.assert(
-            fc.asyncProperty(fc.constantFrom(...targets), randomValue, async (target, value) => {
-              const failure = await probeMutation(field, credential, { label: `${preview(value)} as ${pathText(target.path)}`, build: (variables) => gqlRequest(query, withLeaf(variables, target.path, value)) });
-              if (failure) throw new Error(failure);
-            }),
-            { numRuns: RANDOM_RUNS_PER_MUTATION },
-          );
-        } catch (error) {
-          failures.push((error as Error).message.split('\n').slice(0, 6).join(' | '));
-        }
+        await randomRuns(fc.tuple(fc.constantFrom(...targets), randomValue), RANDOM_RUNS_PER_MUTATION, ([target, value]) =>
+          probeMutation(field, credential, { label: `${preview(value)} as ${pathText(target.path)}`, build: (variables) => gqlRequest(query, withLeaf(variables, target.path, value)) }), failures);
       }
       const late = await changedSinceLastRefusal();
       if (late) failures.push(late);

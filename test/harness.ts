@@ -5,7 +5,7 @@ import { loadConfig, type Config } from '../platform/config.js';
 import { createLogger, type Logger } from '../platform/logger.js';
 import { connectMongo, type Mongo } from '../platform/mongo.js';
 import { EVERY_PORT_FREE, seedDemo, startStack, type Stack } from '../scripts/stack.js';
-import { Sessions } from '../subgraphs/user/src/auth/sessions.js';
+import { Sessions, type SessionSubject } from '../subgraphs/user/src/auth/sessions.js';
 import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
 import { usersCollection } from '../subgraphs/user/src/datasources/users.js';
 import { contractChecker } from './contract.js';
@@ -34,7 +34,9 @@ export interface TestStack extends Stack {
   graphql<TData = Record<string, unknown>>(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<JsonResponse<GraphQLBody<TData>>>;
   /** Logs the demo user in over the internet channel and returns the token. */
   loginDemo(): Promise<string>;
-  /** An end-user token for any stored user, issued directly in the database (audited as the service `test`). */
+  /** A token for any session subject, issued directly in the database as the user subgraph issues them (audited as the service `test`). */
+  issueToken(subject: SessionSubject, lifetimeSeconds?: number): Promise<string>;
+  /** An end-user token for any stored user (internet channel), issued the same way. */
   issueUserToken(SvcUserId: string, lifetimeSeconds?: number): Promise<string>;
 }
 
@@ -104,11 +106,12 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
       if (response.status !== 200) throw new Error(`demo login failed: ${response.status} ${JSON.stringify(response.body)}`);
       return response.body.token;
     },
-    issueUserToken: async (SvcUserId, lifetimeSeconds = 600) => {
+    issueToken: async (subject, lifetimeSeconds = 600) => {
       const audit = backgroundAuditTrail(mongo.db(AUDIT_DATABASE), logger, { kind: 'service', service: 'test' });
       const sessions = new Sessions(authCollections(mongo.db('user')).sessions, usersCollection(mongo.db('user')), audit);
-      return (await sessions.issue({ kind: 'user', SvcUserId, channel: 'internet' }, lifetimeSeconds)).token;
+      return (await sessions.issue(subject, lifetimeSeconds)).token;
     },
+    issueUserToken: (SvcUserId, lifetimeSeconds) => testStack.issueToken({ kind: 'user', SvcUserId, channel: 'internet' }, lifetimeSeconds),
     stop: async () => {
       await stack.stop();
       for (const name of ['user', 'cards', 'payments', 'compliance'] as const) await mongo.db(name).dropDatabase();
