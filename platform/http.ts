@@ -110,9 +110,9 @@ export async function startHttpService(options: {
     });
   });
   server.keepAliveTimeout = 65_000;
-  // A client that sends its headers slowly (slowloris) is cut off rather than held open; a whole
-  // request keeps Node's 300 s, which a 5 MiB upload over a slow line needs.
-  server.headersTimeout = 20_000;
+  // Node's own limits stay: 60 s to send the headers (slowloris), 300 s for a whole request (a
+  // 5 MiB upload over a slow line). A shorter header limit would also close the connections of
+  // requests merely queued behind an overloaded server.
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
