@@ -57,6 +57,7 @@ const config: CodegenConfig = {
           scalars: {
             DateTime: 'Date',
             JSONObject: 'Record<string, unknown>',
+            AnyJSONObject: 'Record<string, unknown>',
             Date: 'string',
             SvcId: 'string',
             Reference: 'string',

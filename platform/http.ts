@@ -33,6 +33,25 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<str
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** Deepest nesting of arrays and objects a JSON body may have: legitimate bodies stay far below it. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Whether a parsed JSON value nests deeper than `max`, measured without recursion: a body of a few
+ * thousand nested brackets would otherwise overflow the stack of whatever walks it next
+ * (serializing, coercing) and answer 500.
+ */
+export function nestsDeeperThan(value: unknown, max = MAX_JSON_DEPTH): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    if (depth >= max) return true;
+    for (const member of Array.isArray(current) ? current : Object.values(current)) stack.push([member, depth + 1]);
+  }
+  return false;
+}
+
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
@@ -167,6 +186,7 @@ export function apolloHandler<TContext extends BaseContext>(
       } catch {
         return sendJson(res, 400, { errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
       }
+      if (nestsDeeperThan(body)) return sendJson(res, 400, { errors: [{ message: `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, extensions: { code: 'BAD_REQUEST' } }] });
     }
     const response = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: req.method ?? 'GET', headers, search: url.search, body },

@@ -125,6 +125,9 @@ export const JSONObject = new GraphQLScalarType<Record<string, unknown>, Record<
   },
 });
 
+/** Any JSON object (graphql-scalars' JSONObject under its own name), for input that is read and never stored. */
+export const AnyJSONObject = new GraphQLScalarType({ ...GraphQLJSONObject.toConfig(), name: 'AnyJSONObject', description: 'A free-form JSON object that is read and not stored: any member names.' });
+
 /** Every custom scalar, by its SDL name, for a subgraph's resolver map. */
 export const scalarResolvers = {
   SvcId,
@@ -135,4 +138,5 @@ export const scalarResolvers = {
   Date: DateScalar,
   DateTime,
   JSONObject,
+  AnyJSONObject,
 };

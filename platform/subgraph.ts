@@ -33,8 +33,22 @@ export function subgraphSdl(name: SubgraphName): string {
   return readFileSync(path.join(REPO_ROOT, 'schema', `${name}.graphql`), 'utf8');
 }
 
-/** Longest error message sent (longer ones are cut). */
+/** Longest error message sent (longer ones are shortened). */
 const MAX_ERROR_MESSAGE = 1000;
+
+/**
+ * A long message without its middle: a coercion error reads `Variable "$input" got invalid value
+ * <the value> at "input.x"; <the reason>`, so the start and the end (the path, which names the
+ * field, and the reason) are kept and the echoed value is cut. A cut never splits a surrogate pair.
+ */
+export function shortened(message: string): string {
+  const keep = (MAX_ERROR_MESSAGE - 5) / 2;
+  let head = Math.floor(keep);
+  let tail = message.length - Math.floor(keep);
+  if (/[\uD800-\uDBFF]/.test(message.charAt(head - 1))) head -= 1;
+  if (/[\uDC00-\uDFFF]/.test(message.charAt(tail))) tail += 1;
+  return `${message.slice(0, head)} […] ${message.slice(tail)}`;
+}
 
 /** Server error codes of a database that is shutting down or stepping down: it will be back. */
 const DATABASE_GOING_AWAY = new Set([91, 189, 11600, 11602, 13435, 13436]);
@@ -63,8 +77,8 @@ export function formatError(config: Config, logger: Logger) {
       return { message: 'The database is unavailable; try again shortly.', ...(formatted.path ? { path: formatted.path } : {}), extensions: { code: ErrorCode.UNAVAILABLE } };
     }
     const code = formatted.extensions?.code;
-    // A message that echoes a client's value (an input coercion error) is cut: a small request must not make a huge answer.
-    if (formatted.message.length > MAX_ERROR_MESSAGE) formatted = { ...formatted, message: `${formatted.message.slice(0, MAX_ERROR_MESSAGE)}…` };
+    // A message that echoes a client's value (an input coercion error) is shortened: a small request must not make a huge answer.
+    if (formatted.message.length > MAX_ERROR_MESSAGE) formatted = { ...formatted, message: shortened(formatted.message) };
     // Apollo's code for a thrown non-GraphQL error; INTERNAL arrives already logged from a subgraph.
     if (code === undefined || code === 'INTERNAL_SERVER_ERROR') logger.error('unexpected error', { message: formatted.message, path: formatted.path, error: original });
     if (config.nodeEnv === 'production' && (code === undefined || code === 'INTERNAL_SERVER_ERROR' || code === ErrorCode.INTERNAL)) {

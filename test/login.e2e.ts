@@ -48,6 +48,12 @@ describe('PUT /token and DELETE /token', () => {
     expect(expiry).toBeLessThanOrEqual(Date.now() + 7200_000 + 1000);
   });
 
+  it('accepts device details with any member names (they are read, not stored): android system properties are dotted', async () => {
+    const response = await stack.rest<{ token: string }>('PUT', '/token', { body: { ...demoLogin, specifics: { 'ro.product.model': 'Pixel 8', $source: 'app' }, deviceData: { 'os.version': '14' } } });
+    expect(response.status).toBe(200);
+    expect(response.body.token).toMatch(/.+/);
+  });
+
   it('stores only the hash of the token', async () => {
     const { body } = await stack.rest<LoginBody>('PUT', '/token', { body: demoLogin });
     const sessions = await stack.mongo.db('user').collection('sessions').find({}).toArray();

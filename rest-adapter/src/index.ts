@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../../platform/config.js';
 import { ErrorCode } from '../../platform/errors.js';
 import { postJson } from '../../platform/http-client.js';
-import { BodyTooLargeError, readBody, REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService, type RequestScope } from '../../platform/http.js';
+import { BodyTooLargeError, MAX_JSON_DEPTH, nestsDeeperThan, readBody, REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService, type RequestScope } from '../../platform/http.js';
 import type { Logger } from '../../platform/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, signClientIp } from '../../platform/principal.js';
 import { buildPostmanCollection } from './contract/collection.js';
@@ -132,6 +132,7 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
       } catch {
         return fail(400, { code: ErrorCode.BAD_REQUEST, message: 'The request body is not valid JSON.' });
       }
+      if (nestsDeeperThan(body)) return fail(400, { code: ErrorCode.BAD_REQUEST, message: `The request body nests deeper than ${MAX_JSON_DEPTH} levels.` });
       const isArray = Array.isArray(body);
       if (body === null || typeof body !== 'object' || isArray !== (route.body === 'array')) {
         return fail(400, { code: ErrorCode.BAD_REQUEST, message: `The request body must be a JSON ${route.body}.` });

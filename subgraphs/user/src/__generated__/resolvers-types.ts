@@ -13,9 +13,11 @@ export type Scalars = {
   Boolean: { input: boolean; output: boolean; }
   Int: { input: number; output: number; }
   Float: { input: number; output: number; }
+  /** A free-form JSON object that is read and not stored (device details at login): any member names. */
+  AnyJSONObject: { input: Record<string, unknown>; output: Record<string, unknown>; }
   /** An ISO 8601 date-time with a time zone. */
   DateTime: { input: Date; output: Date; }
-  /** A free-form JSON object. */
+  /** A free-form JSON object that is stored: member names may not start with `$` or contain `.` or NUL. */
   JSONObject: { input: Record<string, unknown>; output: Record<string, unknown>; }
   _FieldSet: { input: unknown; output: unknown; }
 };
@@ -221,8 +223,8 @@ export type GeocodeResult = {
 export type LoginInput = {
   channel?: InputMaybe<Scalars['String']['input']>;
   cryptotext?: InputMaybe<Scalars['String']['input']>;
-  /** Device details, free-form (test bodies carry it). */
-  deviceData?: InputMaybe<Scalars['JSONObject']['input']>;
+  /** Device details, free-form (test bodies carry it); not stored. */
+  deviceData?: InputMaybe<Scalars['AnyJSONObject']['input']>;
   deviceId?: InputMaybe<Scalars['String']['input']>;
   deviceTag?: InputMaybe<Scalars['String']['input']>;
   deviceTagOpen?: InputMaybe<Scalars['String']['input']>;
@@ -230,8 +232,8 @@ export type LoginInput = {
   dtsValueString?: InputMaybe<Scalars['String']['input']>;
   password?: InputMaybe<Scalars['String']['input']>;
   signature?: InputMaybe<Scalars['String']['input']>;
-  /** Device details, free-form (android bodies carry it). */
-  specifics?: InputMaybe<Scalars['JSONObject']['input']>;
+  /** Device details, free-form (android bodies carry it); not stored. */
+  specifics?: InputMaybe<Scalars['AnyJSONObject']['input']>;
   transport?: InputMaybe<Scalars['String']['input']>;
   transportUserId?: InputMaybe<Scalars['String']['input']>;
   userId?: InputMaybe<Scalars['String']['input']>;
@@ -681,6 +683,7 @@ export type ResolversTypes = ResolversObject<{
   Alert: ResolverTypeWrapper<Alert>;
   AlertInput: AlertInput;
   AlertSyncResult: ResolverTypeWrapper<AlertSyncResult>;
+  AnyJSONObject: ResolverTypeWrapper<Scalars['AnyJSONObject']['output']>;
   ConfirmationResult: ResolverTypeWrapper<Omit<ConfirmationResult, 'user'> & { user: ResolversTypes['User'] }>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   DeviceRegistrationInput: DeviceRegistrationInput;
@@ -726,6 +729,7 @@ export type ResolversParentTypes = ResolversObject<{
   Alert: Alert;
   AlertInput: AlertInput;
   AlertSyncResult: AlertSyncResult;
+  AnyJSONObject: Scalars['AnyJSONObject']['output'];
   ConfirmationResult: Omit<ConfirmationResult, 'user'> & { user: ResolversParentTypes['User'] };
   DateTime: Scalars['DateTime']['output'];
   DeviceRegistrationInput: DeviceRegistrationInput;
@@ -809,6 +813,10 @@ export type AlertSyncResultResolvers<ContextType = UserContext, ParentType exten
   alerts?: Resolver<Array<ResolversTypes['Alert']>, ParentType, ContextType>;
   success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 }>;
+
+export interface AnyJsonObjectScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['AnyJSONObject'], any> {
+  name: 'AnyJSONObject';
+}
 
 export type ConfirmationResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['ConfirmationResult'] = ResolversParentTypes['ConfirmationResult']> = ResolversObject<{
   success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -990,6 +998,7 @@ export type Resolvers<ContextType = UserContext> = ResolversObject<{
   AggregatorViewer?: AggregatorViewerResolvers<ContextType>;
   Alert?: AlertResolvers<ContextType>;
   AlertSyncResult?: AlertSyncResultResolvers<ContextType>;
+  AnyJSONObject?: GraphQLScalarType;
   ConfirmationResult?: ConfirmationResultResolvers<ContextType>;
   DateTime?: GraphQLScalarType;
   DeviceRegistrationResult?: DeviceRegistrationResultResolvers<ContextType>;
