@@ -894,6 +894,21 @@ describe('fuzzing every REST route and every mutation with hostile input', () =>
   }
 
   /** Sends one request and returns what is wrong with the answer, or null. */
+  /**
+   * After an answer: a refusal must have left the databases as they were (its state is returned,
+   * for a write that lands late to be caught); a success's writes are waited out.
+   */
+  async function settle(refused: boolean, before: DbState, sentAt: number, problems: string[]): Promise<DbState | null> {
+    if (!refused) {
+      if (tracker.lastWrite() >= sentAt) await tracker.quiesce();
+      return null;
+    }
+    const after = await tracker.current();
+    const changed = diffStates(before, after);
+    if (changed) problems.push(`refused, yet the database changed: ${changed}`);
+    return after;
+  }
+
   async function probeRest(ctx: RouteContext, fuzzCase: RestCase): Promise<string | null> {
     const { route } = ctx;
     const late = await changedSinceLastRefusal();
@@ -968,16 +983,9 @@ describe('fuzzing every REST route and every mutation with hostile input', () =>
     if (status < 400 && breaksSchema(ctx, segments, new URLSearchParams(request.query), text)) problems.push('accepted input that breaks the published request schema');
     if (prototypePolluted()) problems.push('Object.prototype was polluted');
     const refused = status >= 400;
-    let after: DbState | null = null;
-    if (refused) {
-      stats.restRefused += 1;
-      after = await tracker.current();
-      const changed = diffStates(before, after);
-      if (changed) problems.push(`refused, yet the database changed: ${changed}`);
-    } else {
-      stats.restSucceeded += 1;
-      if (tracker.lastWrite() >= sentAt) await tracker.quiesce();
-    }
+    if (refused) stats.restRefused += 1;
+    else stats.restSucceeded += 1;
+    const after = await settle(refused, before, sentAt, problems);
     const newPassword = isRecord(request.body) && 'json' in request.body && isRecord(request.body.json) ? request.body.json.newPassword : undefined;
     // A refused hostile credential header says nothing about the test's own credential.
     const replaced = await credentials.after(ctx.credential, ctx.field, { succeeded: status < 300, unauthenticated: status === 401 && request.credential === 'valid', newPassword });
@@ -1354,16 +1362,9 @@ describe('fuzzing every REST route and every mutation with hostile input', () =>
     }
     if (prototypePolluted()) problems.push('Object.prototype was polluted');
     const refused = (body.errors?.length ?? 0) > 0 && (body.data === null || body.data === undefined || body.data[field.name] === null || body.data[field.name] === undefined);
-    let after: DbState | null = null;
-    if (refused) {
-      stats.graphqlRefused += 1;
-      after = await tracker.current();
-      const changed = diffStates(before, after);
-      if (changed) problems.push(`refused, yet the database changed: ${changed}`);
-    } else {
-      stats.graphqlSucceeded += 1;
-      if (tracker.lastWrite() >= sentAt) await tracker.quiesce();
-    }
+    if (refused) stats.graphqlRefused += 1;
+    else stats.graphqlSucceeded += 1;
+    const after = await settle(refused, before, sentAt, problems);
     const codes = (body.errors ?? []).map((e) => e.extensions?.code);
     const sent = request.variables;
     const newPassword = isRecord(sent) && isRecord(sent.input) ? sent.input.newPassword : undefined;
