@@ -111,19 +111,16 @@ export const JSONObject = new GraphQLScalarType<Record<string, unknown>, Record<
   name: 'JSONObject',
   description: GraphQLJSONObject.description,
   serialize: (value) => GraphQLJSONObject.serialize(value) as Record<string, unknown>,
-  parseValue: (value) => {
-    const parsed = GraphQLJSONObject.parseValue(value) as Record<string, unknown>;
-    const key = unstorableKey(parsed);
-    if (key !== null) throw invalid('JSONObject', `member names must not start with $ or contain . or NUL (got ${JSON.stringify(key.slice(0, 40))})`);
-    return parsed;
-  },
-  parseLiteral: (ast, variables) => {
-    const parsed = GraphQLJSONObject.parseLiteral(ast, variables) as Record<string, unknown>;
-    const key = unstorableKey(parsed);
-    if (key !== null) throw invalid('JSONObject', `member names must not start with $ or contain . or NUL (got ${JSON.stringify(key.slice(0, 40))})`);
-    return parsed;
-  },
+  parseValue: (value) => storable(GraphQLJSONObject.parseValue(value) as Record<string, unknown>),
+  parseLiteral: (ast, variables) => storable(GraphQLJSONObject.parseLiteral(ast, variables) as Record<string, unknown>),
 });
+
+/** The parsed object, when every member name can be stored. */
+function storable(parsed: Record<string, unknown>): Record<string, unknown> {
+  const key = unstorableKey(parsed);
+  if (key !== null) throw invalid('JSONObject', `member names must not start with $ or contain . or NUL (got ${JSON.stringify(key.slice(0, 40))})`);
+  return parsed;
+}
 
 /** Any JSON object (graphql-scalars' JSONObject under its own name), for input that is read and never stored. */
 export const AnyJSONObject = new GraphQLScalarType({ ...GraphQLJSONObject.toConfig(), name: 'AnyJSONObject', description: 'A free-form JSON object that is read and not stored: any member names.' });

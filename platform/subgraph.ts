@@ -41,7 +41,7 @@ const MAX_ERROR_MESSAGE = 1000;
  * <the value> at "input.x"; <the reason>`, so the start and the end (the path, which names the
  * field, and the reason) are kept and the echoed value is cut. A cut never splits a surrogate pair.
  */
-export function shortened(message: string): string {
+function shortened(message: string): string {
   const keep = (MAX_ERROR_MESSAGE - 5) / 2;
   let head = Math.floor(keep);
   let tail = message.length - Math.floor(keep);

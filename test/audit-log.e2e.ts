@@ -134,6 +134,25 @@ describe('the audit log', () => {
     expect(JSON.stringify(merchantTokens)).not.toContain(jwt);
   });
 
+  it("records a customer's token by its link, and a due expiry as the system's even when a visitor's request finds it", async () => {
+    const token = await aggregatorToken();
+    const jwt = (await stack.rest<Envelope<{ token: string }>>('POST', '/payment-link/merchant/get-token', { headers: { 'x-svc-token': token }, body: { svcMerchantId: DEMO.merchantId } })).body.data.token;
+    const id = (await stack.rest<Envelope<{ svcTransactionId: string }>>('POST', '/public/merchant/payment/create', { headers: { 'x-svc-jwtoken': jwt }, body: { amount: 7, currency: 'USD', fields: [{ index: 0, code: 'email', label: 'Email', value: 'payer@example.com' }] } })).body.data.svcTransactionId;
+    const sent = await stack.rest<Envelope<{ link: string }>>('POST', '/public/merchant/payment/send', { headers: { 'x-svc-jwtoken': jwt }, body: { svcTransactionId: id } });
+    const customer = await stack.rest<Envelope<{ token: string }>>('POST', '/public/customer/payment/link', { body: { link: sent.body.data.link } });
+    expect(customer.status).toBe(200);
+    const [issued] = await records({ action: 'TOKEN_ISSUED', subjectId: id });
+    expect(issued).toMatchObject({ actorKind: 'anonymous', subjectType: 'paymentLink' });
+    expect(detail(issued!, 'kind')).toBe('customer');
+    expect(JSON.stringify(issued)).not.toContain(customer.body.data.token);
+
+    await stack.mongo.db('payments').collection('paymentLinks').updateOne({ _id: id as never }, { $set: { dtsExpiredAt: new Date(Date.now() - 1000) } });
+    expect((await stack.rest('POST', '/public/customer/payment/link', { body: { link: sent.body.data.link } })).status).toBe(409);
+    const [expiry] = await records({ action: 'PAYMENT_LINK_STATUS_CHANGED', subjectId: id });
+    expect(detail(expiry!, 'to')).toBe('Expired');
+    expect(expiry).toMatchObject({ actorKind: 'system', actorId: null });
+  });
+
   it('records webhook configuration changes with the origin only, never the secret or the path', async () => {
     const token = await aggregatorToken();
     const configured = await stack.graphql<{ configureWebhook: { secret: string | null } }>(

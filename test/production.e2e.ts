@@ -27,6 +27,10 @@ describe('a production deployment', () => {
     expect(introspection.body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
     expect(introspection.body.data ?? null).toBeNull();
     expect((await fetch(`${stack.gateway.url}/graphiql`)).status).toBe(404);
+    // A misspelt field gets no "Did you mean" hint, which would map the schema field by field.
+    const misspelt = await stack.graphql('{ me { firstNam } }', {}, { token });
+    expect(misspelt.body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(JSON.stringify(misspelt.body)).not.toContain('firstName');
   });
 
   it('answers an unexpected error with a generic message, no stack trace and no internals, and logs it', async () => {
