@@ -4,6 +4,7 @@ import { cp, chmod, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promis
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { userCacheDir } from './config.js';
@@ -13,10 +14,20 @@ const run = promisify(execFile);
 /** The embedded MongoDB-compatible server: FerretDB with its SQLite backend. */
 export const FERRETDB_VERSION = 'v1.24.2';
 const MODULE = 'github.com/FerretDB/FerretDB';
+/**
+ * Patches applied to the module source before the build (`platform/ferretdb-patches/`), in order.
+ * `id-pushdown`: a filter naming `_id` (with other conditions, or `$in` a list of ids) reads those
+ * rows by the `_id` index instead of the whole table; upstream narrows only a filter that is
+ * exactly `{_id: v}`, so every conditional update (`{_id, state}`) read every row.
+ */
+const PATCHES = ['equality-pushdown.patch'];
+/** Names the build: a change to the patches must not reuse a cached binary built without it. */
+const BUILD = `${FERRETDB_VERSION}-p1`;
+const PATCH_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'ferretdb-patches');
 
-/** Where the FerretDB build for this version is cached, shared by every clone of the project. */
+/** Where the FerretDB build for this version and these patches is cached, shared by every clone of the project. */
 export function ferretdbCachePath(env: Record<string, string | undefined> = process.env): string {
-  return path.join(userCacheDir(env), `ferretdb-${FERRETDB_VERSION}`, 'ferretdb');
+  return path.join(userCacheDir(env), `ferretdb-${BUILD}`, 'ferretdb');
 }
 
 function findGo(): string | null {
@@ -30,7 +41,7 @@ function findGo(): string | null {
  * Returns a FerretDB binary: `FERRETDB_BIN`, else the cached build, else builds it once from
  * the Go module proxy into the cache. The build copies the module source and writes its
  * `build/version/version.txt`, which the published module leaves empty (a plain
- * `go install ...@v1.24.2` binary panics on start because of that).
+ * `go install ...@v1.24.2` binary panics on start because of that), and applies `PATCHES`.
  */
 export async function ensureFerretDB(options: { ferretdbBin?: string | undefined; progress?: (msg: string) => void } = {}): Promise<string> {
   const progress = options.progress ?? ((msg: string) => process.stderr.write(`${msg}\n`));
@@ -49,7 +60,7 @@ export async function ensureFerretDB(options: { ferretdbBin?: string | undefined
         'or set FERRETDB_BIN to a FerretDB binary, or set MONGODB_URI to use your own MongoDB.',
     );
   }
-  progress(`Building the embedded database FerretDB ${FERRETDB_VERSION} with Go, once, into ${path.dirname(target)} (about two minutes)...`);
+  progress(`Building the embedded database FerretDB ${BUILD} with Go, once, into ${path.dirname(target)} (about two minutes)...`);
   const goEnv = { ...process.env, GOFLAGS: '-mod=mod', CGO_ENABLED: '0' };
   const { stdout } = await run(go, ['mod', 'download', '-json', `${MODULE}@${FERRETDB_VERSION}`], { env: goEnv, maxBuffer: 16 * 1024 * 1024 });
   const moduleDir = (JSON.parse(stdout) as { Dir?: string }).Dir;
@@ -60,6 +71,10 @@ export async function ensureFerretDB(options: { ferretdbBin?: string | undefined
     await cp(moduleDir, src, { recursive: true });
     await run('chmod', ['-R', 'u+w', src]);
     await writeFile(path.join(src, 'build', 'version', 'version.txt'), `${FERRETDB_VERSION}\n`);
+    // git apply works outside a repository (the ceiling keeps it from finding one around the temporary folder).
+    for (const patch of PATCHES) {
+      await run('git', ['apply', path.join(PATCH_DIR, patch)], { cwd: src, env: { ...process.env, GIT_CEILING_DIRECTORIES: work } });
+    }
     await mkdir(path.dirname(target), { recursive: true });
     const partial = `${target}.${process.pid}.partial`;
     await run(go, ['build', '-o', partial, './cmd/ferretdb'], { cwd: src, env: goEnv, maxBuffer: 16 * 1024 * 1024 });
@@ -68,7 +83,7 @@ export async function ensureFerretDB(options: { ferretdbBin?: string | undefined
   } finally {
     await rm(work, { recursive: true, force: true });
   }
-  progress(`FerretDB ${FERRETDB_VERSION} is ready at ${target}.`);
+  progress(`FerretDB ${BUILD} is ready at ${target}.`);
   return target;
 }
 

@@ -7,7 +7,7 @@ import type { Collection, Document, Filter, Sort } from 'mongodb';
  */
 export function loaderByKey<T extends Document>(collection: Collection<T>, field: keyof T & string = '_id'): DataLoader<string, T | null> {
   return new DataLoader<string, T | null>(async (keys) => {
-    // One key is an equality match: FerretDB (1.24) pushes equality down to its index, not `$in`.
+    // One key is sent as an equality, the simplest filter for any planner.
     const filter = keys.length === 1 ? { [field]: keys[0] } : { [field]: { $in: [...keys] } };
     const docs = await collection.find(filter as Filter<T>).toArray();
     const byKey = new Map(docs.map((doc) => [String(doc[field]), doc as T]));

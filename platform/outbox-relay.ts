@@ -23,8 +23,8 @@ export function publishStored(databaseName: string, event: OutboxEvent): void {
  * once and marked `dtsPublished` (one write by `_id`); a sweep on a timer publishes, oldest first,
  * what a process that died before publishing left behind (or whose publish failed). Delivery is at
  * least once: an event published but not yet marked when the process dies is published again,
- * with the same id, and subscribers drop repeats by id. The sweep reads the whole outbox on
- * FerretDB (which pushes only `_id` matches down to an index), so it runs seconds apart.
+ * with the same id, and subscribers drop repeats by id. The sweep reads the unpublished events by
+ * the `{dtsPublished, dtsCreated}` index (on the embedded FerretDB too, with the project's patch).
  */
 export class OutboxRelay {
   private timer: NodeJS.Timeout | null = null;
