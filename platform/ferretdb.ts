@@ -1,5 +1,6 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { cp, chmod, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -21,9 +22,9 @@ const MODULE = 'github.com/FerretDB/FerretDB';
  * exactly `{_id: v}`, so every conditional update (`{_id, state}`) read every row.
  */
 const PATCHES = ['equality-pushdown.patch'];
-/** Names the build: a change to the patches must not reuse a cached binary built without it. */
-const BUILD = `${FERRETDB_VERSION}-p1`;
 const PATCH_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'ferretdb-patches');
+/** Names the build by the patches' content, so that a changed patch never reuses a binary built without it. */
+const BUILD = `${FERRETDB_VERSION}-${createHash('sha256').update(PATCHES.map((patch) => readFileSync(path.join(PATCH_DIR, patch))).join('\0')).digest('hex').slice(0, 8)}`;
 
 /** Where the FerretDB build for this version and these patches is cached, shared by every clone of the project. */
 export function ferretdbCachePath(env: Record<string, string | undefined> = process.env): string {
