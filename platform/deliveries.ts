@@ -90,7 +90,8 @@ export interface EndpointCounters {
 export async function countEndpointOutcome<T extends EndpointCounters>(owners: Collection<T>, id: string, delivered: boolean, disableAfter: number): Promise<void> {
   const owner = owners as unknown as Collection<EndpointCounters>;
   if (delivered) {
-    await owner.updateOne({ _id: id }, { $set: { webhookFailures: 0 } });
+    // Written only when there is a run to reset: a delivered attempt is the common case.
+    await owner.updateOne({ _id: id, webhookFailures: { $ne: 0 } }, { $set: { webhookFailures: 0 } });
     return;
   }
   const counted = await owner.findOneAndUpdate({ _id: id }, { $inc: { webhookFailures: 1 } }, { returnDocument: 'after' });

@@ -20,7 +20,8 @@ export function publishStored(databaseName: string, event: OutboxEvent): void {
 
 /**
  * Publishes a subgraph's outbox on the event bus. An event stored by this process is published at
- * once and marked `dtsPublished` (one write by `_id`); a sweep on a timer publishes, oldest first,
+ * once and marked `dtsPublished` (the events published while one marking write runs are marked
+ * together by the next, `_id` in a list); a sweep on a timer publishes, oldest first,
  * what a process that died before publishing left behind (or whose publish failed). Delivery is at
  * least once: an event published but not yet marked when the process dies is published again,
  * with the same id, and subscribers drop repeats by id. The sweep reads the unpublished events by
@@ -31,6 +32,9 @@ export class OutboxRelay {
   private running: Promise<void> | null = null;
   private again = false;
   private lastPruned = 0;
+  /** Published at once, not yet marked. */
+  private unmarked = new Set<string>();
+  private marking: Promise<void> | null = null;
 
   constructor(private readonly db: Db, private readonly bus: EventBus, private readonly logger: Logger, private readonly intervalMs = 3000) {}
 
@@ -38,8 +42,27 @@ export class OutboxRelay {
   publishNow(event: OutboxEvent): void {
     void this.bus
       .publish(toBusEvent(event))
-      .then(() => this.db.collection<OutboxEvent>('outbox').updateOne({ _id: event._id }, { $set: { dtsPublished: new Date() } }))
+      .then(() => this.markPublished(event._id))
       .catch((error: Error) => this.logger.warn('event left to the relay sweep', { eventId: event._id, error: error.message }));
+  }
+
+  /** Marks an event published: at once when no marking write runs, else with the others in the next one. */
+  private markPublished(id: string): void {
+    this.unmarked.add(id);
+    this.marking ??= this.markUnmarked().finally(() => (this.marking = null));
+  }
+
+  private async markUnmarked(): Promise<void> {
+    while (this.unmarked.size > 0) {
+      const ids = [...this.unmarked].slice(0, BATCH);
+      for (const id of ids) this.unmarked.delete(id);
+      try {
+        await this.db.collection<OutboxEvent>('outbox').updateMany({ _id: { $in: ids } }, { $set: { dtsPublished: new Date() } });
+      } catch (error) {
+        // Published but unmarked: the sweep publishes them again, and subscribers drop repeats by id.
+        this.logger.warn('events left to the relay sweep', { events: ids.length, error: (error as Error).message });
+      }
+    }
   }
 
   /** The index of the sweep (unpublished events, oldest first) and of the pruning (published before a cutoff). */
@@ -74,9 +97,9 @@ export class OutboxRelay {
       });
   }
 
-  /** Waits for the pass under way, if any. */
+  /** Waits for the pass and the marking write under way, if any. */
   async idle(): Promise<void> {
-    while (this.running) await this.running;
+    while (this.running || this.marking) await (this.running ?? this.marking);
   }
 
   /** Published events are kept a week (ACH events until compliance has them too), then deleted. */
@@ -97,9 +120,14 @@ export class OutboxRelay {
     for (;;) {
       const events = await outbox.find({ dtsPublished: null }).sort({ dtsCreated: 1, _id: 1 }).limit(BATCH).toArray();
       if (events.length === 0) return;
-      for (const event of events) {
-        await this.bus.publish(toBusEvent(event));
-        await outbox.updateOne({ _id: event._id }, { $set: { dtsPublished: new Date() } });
+      const published: string[] = [];
+      try {
+        for (const event of events) {
+          await this.bus.publish(toBusEvent(event));
+          published.push(event._id);
+        }
+      } finally {
+        if (published.length > 0) await outbox.updateMany({ _id: { $in: published } }, { $set: { dtsPublished: new Date() } });
       }
       if (events.length < BATCH) return;
     }
