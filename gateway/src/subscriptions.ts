@@ -98,8 +98,9 @@ export function prepareSubscription(document: DocumentNode, operationName: strin
 }
 
 /**
- * One subscriber's stream. Each event starts resolving when it arrives (several at once, so a
- * slow resolution does not hold back the ones behind it) and is delivered in arrival order.
+ * One subscriber's stream of event resolutions (started when each event arrives, several at once,
+ * so a slow one does not hold back the ones behind it), delivered in arrival order; a null
+ * resolution (the subscriber may not see the object after all) is skipped.
  */
 class EventStream implements AsyncIterableIterator<ExecutionResult> {
   private readonly queue: Array<Promise<ExecutionResult | null>> = [];
@@ -107,13 +108,14 @@ class EventStream implements AsyncIterableIterator<ExecutionResult> {
   private done = false;
   private draining = false;
 
-  constructor(private readonly resolve: (event: BusEvent) => Promise<ExecutionResult | null>, private readonly onClose: () => void, private readonly maxQueued = 1000) {}
+  constructor(private readonly onClose: () => void, private readonly maxQueued = 1000) {}
 
-  push(event: BusEvent): void {
+  /** Queues an event's resolution, which never rejects. */
+  push(resolution: Promise<ExecutionResult | null>): void {
     if (this.done) return;
     // A subscriber that cannot keep up loses its oldest events rather than the gateway's memory.
     if (this.queue.length >= this.maxQueued) this.queue.shift();
-    this.queue.push(this.resolve(event).catch(() => null));
+    this.queue.push(resolution);
     void this.drain();
   }
 
@@ -181,11 +183,20 @@ function principalKey(principal: Principal): string {
   return principal.kind === 'aggregator' ? `${identity}:${principal.tokenType}` : identity;
 }
 
+/** Subscribers that are exactly alike (principal, query text, variables): each event is resolved once for all of them. */
+interface SubscriberGroup {
+  principal: Principal;
+  prepared: PreparedSubscription;
+  variables: Record<string, unknown>;
+  streams: Set<EventStream>;
+}
+
 /**
  * Serves subscriptions over graphql-ws on the gateway's HTTP server. One bus listener per gateway
- * fans events out to the matching subscribers; each event is resolved with the subscriber's
- * selection through the gateway's query execution, once per event, selection and principal however
- * many subscribers share them. Events already seen (an outbox relay may publish one twice) are dropped.
+ * fans events out to groups of alike subscribers; each event is resolved with the group's
+ * selection through the gateway's query execution, once per event and group however many
+ * subscribers the group holds, and the one resolution is queued on each of their streams. Events
+ * already seen (an outbox relay may publish one twice) are dropped.
  */
 export function startSubscriptionServer(options: SubscriptionServerOptions): { close(): Promise<void>; subscribers(): number } {
   const { logger } = options;
@@ -206,31 +217,36 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
     socket.close(4401, 'Unauthorized');
     return false;
   };
-  const streams = new Set<{ principal: Principal; route: SubscriptionRoute; stream: EventStream }>();
+  /** By the whole principal, query text and variables: only subscribers that are exactly alike share a resolution. */
+  const groups = new Map<string, SubscriberGroup>();
+  let subscriberCount = 0;
   const seen = new Set<string>();
-  const resolutions = new Map<string, Promise<FormattedExecutionResult>>();
+
+  /** Resolves one event for a group; null when the group may not see the object after all (its own resolver decided). */
+  const resolveFor = async (group: SubscriberGroup, event: BusEvent): Promise<ExecutionResult | null> => {
+    const { prepared } = group;
+    try {
+      // The query's text, not its document: Apollo caches parsing, validation and the query plan by text.
+      const result = await options.execute(prepared.text, { ...group.variables, [KEY_VARIABLE]: prepared.route.key(event.payload) }, group.principal);
+      const value = (result.data as Record<string, unknown> | null | undefined)?.[prepared.responseKey];
+      // Formatted errors travel to the client as they are.
+      return value === null || value === undefined ? null : (result as ExecutionResult);
+    } catch (error) {
+      logger.warn('subscription event not resolved', { eventId: event.id, error: (error as Error).message });
+      return null;
+    }
+  };
 
   const unsubscribe = options.bus.subscribe((event) => {
     if (seen.has(event.id)) return;
     seen.add(event.id);
     if (seen.size > 10_000) seen.delete(seen.values().next().value!);
-    for (const entry of streams) {
-      if (entry.route.events.includes(event.type) && mayReceive(entry.principal, event)) entry.stream.push(event);
+    for (const group of groups.values()) {
+      if (!group.prepared.route.events.includes(event.type) || !mayReceive(group.principal, event)) continue;
+      const resolution = resolveFor(group, event);
+      for (const stream of group.streams) stream.push(resolution);
     }
   });
-
-  /** `shareKey`: the subscriber's principal, query text and variables; equal keys see equal results. */
-  const resolveShared = (event: BusEvent, prepared: PreparedSubscription, variables: Record<string, unknown>, principal: Principal, shareKey: string): Promise<FormattedExecutionResult> => {
-    const key = `${event.id}|${shareKey}`;
-    let pending = resolutions.get(key);
-    if (!pending) {
-      // The query's text, not its document: Apollo caches parsing, validation and the query plan by text.
-      pending = options.execute(prepared.text, { ...variables, [KEY_VARIABLE]: prepared.route.key(event.payload) }, principal);
-      resolutions.set(key, pending);
-      setTimeout(() => resolutions.delete(key), 10_000).unref();
-    }
-    return pending;
-  };
 
   const disposable = useServer(
     {
@@ -267,33 +283,23 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
         const prepared = prepareSubscription(args.document, args.operationName);
         if (!prepared) return { errors: [{ message: 'This subscription field is not served.' }] } as unknown as ExecutionResult;
         const variables = (args.variableValues ?? {}) as Record<string, unknown>;
-        // The whole principal: only subscribers that are exactly alike share a resolution.
-        const shareKey = `${JSON.stringify(principal)}|${prepared.text}|${JSON.stringify(variables)}`;
-        const entry = {
-          principal,
-          route: prepared.route,
-          stream: new EventStream(
-            async (event) => {
-              try {
-                const result = await resolveShared(event, prepared, variables, principal, shareKey);
-                // Null: the subscriber may not see this object after all (its own resolver decided).
-                const value = (result.data as Record<string, unknown> | null | undefined)?.[prepared.responseKey];
-                // Formatted errors travel to the client as they are.
-                return value === null || value === undefined ? null : (result as ExecutionResult);
-              } catch (error) {
-                logger.warn('subscription event not resolved', { eventId: event.id, error: (error as Error).message });
-                return null;
-              }
-            },
-            () => {
-              streams.delete(entry);
-              connection.subscriptions -= 1;
-            },
-          ),
-        };
+        const groupKey = `${JSON.stringify(principal)}|${prepared.text}|${JSON.stringify(variables)}`;
+        let group = groups.get(groupKey);
+        if (!group) {
+          group = { principal, prepared, variables, streams: new Set() };
+          groups.set(groupKey, group);
+        }
+        const joined = group;
+        const stream = new EventStream(() => {
+          joined.streams.delete(stream);
+          if (joined.streams.size === 0 && groups.get(groupKey) === joined) groups.delete(groupKey);
+          subscriberCount -= 1;
+          connection.subscriptions -= 1;
+        });
         connection.subscriptions += 1;
-        streams.add(entry);
-        return entry.stream;
+        subscriberCount += 1;
+        joined.streams.add(stream);
+        return stream;
       },
       onError: (_ctx, id, _payload, errors) => {
         logger.info('subscription refused', { id, errors: errors.map((e) => e.message) });
@@ -302,7 +308,7 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
     wss,
   );
   return {
-    subscribers: () => streams.size,
+    subscribers: () => subscriberCount,
     close: async () => {
       unsubscribe();
       for (const client of wss.clients) client.terminate();
