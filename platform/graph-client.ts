@@ -1,5 +1,6 @@
 import type { Config } from './config.js';
 import { appError, ErrorCode } from './errors.js';
+import { postJson } from './http-client.js';
 import { REQUEST_ID_HEADER } from './http.js';
 import { PRINCIPAL_HEADER, signPrincipal } from './principal.js';
 
@@ -15,17 +16,25 @@ export interface GraphClient {
 export function createGraphClient(config: Config, service: string): GraphClient {
   return {
     async request<T>(query: string, variables: Record<string, unknown> = {}, requestId?: string): Promise<T> {
-      const response = await fetch(config.gatewayUrl, {
-        method: 'POST',
-        headers: {
+      // The keep-alive pool the REST adapter uses too: leaner than fetch on this hot path (a card message makes two calls).
+      const response = await postJson(
+        config.gatewayUrl,
+        {
           'content-type': 'application/json',
           [PRINCIPAL_HEADER]: signPrincipal({ kind: 'service', service }, config.internalSecret, Date.now(), 'gateway'),
           ...(requestId ? { [REQUEST_ID_HEADER]: requestId } : {}),
         },
-        body: JSON.stringify({ query, variables }),
-        signal: AbortSignal.timeout(15_000),
+        JSON.stringify({ query, variables }),
+        15_000,
+      ).catch((error: Error) => {
+        throw appError(ErrorCode.UNAVAILABLE, `The graph did not answer ${service}'s call: ${error.message}`);
       });
-      const body = (await response.json()) as { data?: T; errors?: Array<{ message: string; extensions?: { code?: string } }> };
+      let body: { data?: T; errors?: Array<{ message: string; extensions?: { code?: string } }> };
+      try {
+        body = JSON.parse(response.text) as typeof body;
+      } catch {
+        throw appError(ErrorCode.UNAVAILABLE, `The graph answered ${service}'s call with ${response.status} and no JSON.`);
+      }
       if (body.errors?.length) {
         const [first] = body.errors;
         throw appError((first!.extensions?.code as ErrorCode | undefined) ?? ErrorCode.UNAVAILABLE, `The graph refused ${service}'s call: ${first!.message}`);

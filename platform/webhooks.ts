@@ -1,8 +1,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { appError, ErrorCode } from './errors.js';
 import { lookup } from 'node:dns/promises';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { newId } from './secrets.js';
 
@@ -58,39 +58,74 @@ const MAX_REPLY_BYTES = 64 * 1024;
  * redirect it inward. TLS still verifies the certificate against the URL's host name.
  */
 export function postPinned(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal, pinned: { address: string; family: number } | null): Promise<{ status: number; retryAfter: string | null; text: string }> {
-  return new Promise((resolve, reject) => {
-    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
-      url,
-      {
-        method: 'POST',
-        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        signal,
-        // A connection of its own: a pooled one might have been opened to another address for the same host.
-        agent: false,
-        ...(pinned
-          ? {
-              lookup: ((_host: string, options: { all?: boolean }, callback: (error: null, address: unknown, family?: number) => void) =>
-                options.all ? callback(null, [pinned]) : callback(null, pinned.address, pinned.family)) as unknown as LookupFunction,
-            }
-          : {}),
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        response.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size <= MAX_REPLY_BYTES) chunks.push(chunk);
-        });
-        response.on('end', () => {
-          const retryAfter = response.headers['retry-after'];
-          resolve({ status: response.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : null, text: Buffer.concat(chunks).toString('utf8') });
-        });
-        response.on('error', reject);
-      },
-    );
-    request.on('error', reject);
-    request.end(body);
-  });
+  const attempt = (retried: boolean) =>
+    new Promise<{ status: number; retryAfter: string | null; text: string }>((resolve, reject) => {
+      const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
+        url,
+        { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, signal, agent: agentFor(url, pinned) },
+        (response) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          response.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size <= MAX_REPLY_BYTES) chunks.push(chunk);
+          });
+          response.on('end', () => {
+            const retryAfter = response.headers['retry-after'];
+            resolve({ status: response.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : null, text: Buffer.concat(chunks).toString('utf8') });
+          });
+          response.on('error', reject);
+        },
+      );
+      request.on('error', (error: NodeJS.ErrnoException) => {
+        // A kept-alive connection the receiver closed as it was reused: the request never reached
+        // it, so it is sent once more on a new connection (same webhook-id, so a receiver that did
+        // get it drops the copy).
+        if (!retried && request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE') && !signal.aborted) resolve(attempt(true));
+        else reject(error);
+      });
+      request.end(body);
+    });
+  return attempt(false);
+}
+
+/**
+ * Keep-alive connection pools to webhook receivers, one per origin and checked address, so that
+ * a pooled connection always goes to the address the delivery checked (and a sandbox or an
+ * authorization does not pay a new TCP and TLS handshake per message). Least recently used first
+ * out; idle connections close after 4 s, before the 5 s keep-alive of Node's own servers.
+ */
+const receiverPools = new Map<string, Agent>();
+const MAX_RECEIVER_POOLS = 256;
+
+function agentFor(url: URL, pinned: { address: string; family: number } | null): Agent {
+  const key = `${url.protocol}//${url.host}|${pinned?.address ?? ''}`;
+  const pool = receiverPools.get(key);
+  if (pool) {
+    receiverPools.delete(key);
+    receiverPools.set(key, pool);
+    return pool;
+  }
+  const options = {
+    keepAlive: true,
+    timeout: 4_000,
+    maxSockets: 64,
+    ...(pinned
+      ? {
+          lookup: ((_host: string, lookupOptions: { all?: boolean }, callback: (error: null, address: unknown, family?: number) => void) =>
+            lookupOptions.all ? callback(null, [pinned]) : callback(null, pinned.address, pinned.family)) as unknown as LookupFunction,
+        }
+      : {}),
+  };
+  const created = url.protocol === 'https:' ? new HttpsAgent(options) : new Agent(options);
+  receiverPools.set(key, created);
+  if (receiverPools.size > MAX_RECEIVER_POOLS) {
+    const [oldestKey, oldest] = receiverPools.entries().next().value!;
+    receiverPools.delete(oldestKey);
+    // Its idle connections close now; those in use finish their delivery and then time out.
+    for (const sockets of Object.values(oldest.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
+  }
+  return created;
 }
 
 /** A `Retry-After` value (seconds, or an HTTP date) in milliseconds from now; undefined when absent or unreadable. */

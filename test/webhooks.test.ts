@@ -1,3 +1,4 @@
+import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebhookReceiver } from '../platform/webhook-receiver.js';
 import { checkWebhookTarget, deliverWebhook, isInternalAddress, newWebhookSecret, postPinned } from '../platform/webhooks.js';
@@ -75,6 +76,67 @@ describe('calling a webhook at the address that was checked', () => {
       const reply = await postPinned(new URL(`http://rebinding.invalid:${port}/hook`), { 'content-type': 'application/json' }, '{}', AbortSignal.timeout(2000), { address: '127.0.0.1', family: 4 });
       expect(reply.status).toBe(401);
       await expect(postPinned(new URL(`http://rebinding.invalid:${port}/hook`), {}, '{}', AbortSignal.timeout(2000), null)).rejects.toThrow();
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
+describe('connections to a webhook receiver', () => {
+  /** A raw HTTP/1.1 server: counts connections, answers 200 with keep-alive, and resets a connection on its `resetOn`-th request. */
+  const startRawReceiver = async (resetOn: number) => {
+    let connections = 0;
+    let requests = 0;
+    const open = new Set<net.Socket>();
+    const server = net.createServer((socket) => {
+      connections += 1;
+      open.add(socket);
+      socket.on('close', () => open.delete(socket));
+      let buffered = '';
+      socket.on('data', (chunk) => {
+        buffered += chunk.toString('latin1');
+        // Each request here is headers plus a 2-byte body ('{}').
+        while (buffered.includes('\r\n\r\n') && buffered.length >= buffered.indexOf('\r\n\r\n') + 6) {
+          buffered = buffered.slice(buffered.indexOf('\r\n\r\n') + 6);
+          requests += 1;
+          if (requests === resetOn) {
+            socket.resetAndDestroy();
+            return;
+          }
+          socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\n{}');
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    return {
+      url: new URL(`http://127.0.0.1:${port}/hook`),
+      counts: () => ({ connections, requests }),
+      close: () => new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of open) socket.destroy();
+      }),
+    };
+  };
+  const pinned = { address: '127.0.0.1', family: 4 };
+
+  it('reuses one kept-alive connection for successive webhooks to the same address', async () => {
+    const receiver = await startRawReceiver(0);
+    try {
+      for (let i = 0; i < 3; i += 1) expect((await postPinned(receiver.url, { 'content-type': 'application/json' }, '{}', AbortSignal.timeout(2000), pinned)).status).toBe(200);
+      expect(receiver.counts()).toEqual({ connections: 1, requests: 3 });
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('sends once more on a new connection when the receiver resets a reused one', async () => {
+    const receiver = await startRawReceiver(2);
+    try {
+      expect((await postPinned(receiver.url, { 'content-type': 'application/json' }, '{}', AbortSignal.timeout(2000), pinned)).status).toBe(200);
+      // The second request goes out on the kept-alive connection, which the receiver resets.
+      expect((await postPinned(receiver.url, { 'content-type': 'application/json' }, '{}', AbortSignal.timeout(2000), pinned)).status).toBe(200);
+      expect(receiver.counts()).toEqual({ connections: 2, requests: 3 });
     } finally {
       await receiver.close();
     }
