@@ -17,9 +17,10 @@ export const FERRETDB_VERSION = 'v1.24.2';
 const MODULE = 'github.com/FerretDB/FerretDB';
 /**
  * Patches applied to the module source before the build (`platform/ferretdb-patches/`), in order.
- * `id-pushdown`: a filter naming `_id` (with other conditions, or `$in` a list of ids) reads those
- * rows by the `_id` index instead of the whole table; upstream narrows only a filter that is
- * exactly `{_id: v}`, so every conditional update (`{_id, state}`) read every row.
+ * `equality-pushdown`: a filter's top-level equalities and `$in` lists (strings, booleans, ObjectIDs,
+ * null) narrow the rows in SQL through the collection's indexes, and writes by `_id` use the `_id`
+ * index; upstream read and decoded the whole table for every query but `{_id: v}` and scanned it
+ * for every update and delete (README, *The database*).
  */
 const PATCHES = ['equality-pushdown.patch'];
 const PATCH_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'ferretdb-patches');

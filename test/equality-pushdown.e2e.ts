@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { Collection, Document } from 'mongodb';
+import { ObjectId, type Collection, type Document, type Filter } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectMongo, type Mongo } from '../platform/mongo.js';
 
@@ -8,17 +8,22 @@ import { connectMongo, type Mongo } from '../platform/mongo.js';
 // wrapped in `$and` is never narrowed, so the two spellings of one filter must return the same
 // documents: FerretDB's matcher is the oracle. On MongoDB (MONGODB_URI) the same holds trivially.
 
-type Sample = { _id: string; a?: unknown; b?: unknown; n?: number };
+type Sample = { _id: string; a?: unknown; b?: unknown; n?: number; oid?: unknown; ROWID?: unknown; _ferretdb_sjson?: unknown };
+// Field names SQLite could read as a column of the table (row id aliases, FerretDB's own columns).
+const COLUMN_LIKE = ['oid', 'ROWID', '_ferretdb_sjson'] as const;
+const OBJECT_IDS = ['65a1b2c3d4e5f60718293a4b', '65a1b2c3d4e5f60718293a4c'].map((hex) => new ObjectId(hex));
 
 const scalar = fc.oneof(
-  fc.constantFrom('x', 'y', '<&>', 'é', '"q"', '[', '\\', ''),
+  fc.constantFrom('x', 'y', '<&>', 'é', '"q"', '[', '\\', '', '65a1b2c3d4e5f60718293a4b'),
   fc.boolean(),
   fc.constant(null),
   fc.constantFrom(0, 1, 1.5),
+  fc.constantFrom(...OBJECT_IDS),
 );
 const value = fc.oneof(scalar, fc.array(scalar, { maxLength: 3 }), fc.record({ x: scalar }));
-const sample = (i: number) => fc.record({ a: value, b: value }, { requiredKeys: [] }).map((fields): Sample => ({ _id: `d${i}`, ...fields }));
-const queryValue = fc.oneof(fc.constantFrom('x', 'y', '<&>', 'é', '"q"', '[', '\\', ''), fc.boolean(), fc.constant(null), fc.constant(1));
+const sample = (i: number) =>
+  fc.record({ a: value, b: value, oid: value, ROWID: value, _ferretdb_sjson: value }, { requiredKeys: [] }).map((fields): Sample => ({ _id: `d${i}`, ...fields }));
+const queryValue = fc.oneof(fc.constantFrom('x', 'y', '<&>', 'é', '"q"', '[', '\\', '', '65a1b2c3d4e5f60718293a4b'), fc.boolean(), fc.constant(null), fc.constant(1), fc.constantFrom(...OBJECT_IDS));
 const condition = fc.oneof(
   queryValue,
   queryValue.map((v) => ({ $eq: v })),
@@ -28,7 +33,11 @@ const idCondition = fc.oneof(
   fc.nat(40).map((i) => `d${i}`),
   fc.array(fc.nat(40).map((i) => `d${i}`), { minLength: 1, maxLength: 5 }).map((list) => ({ $in: list })),
 );
-const filter = fc.record({ _id: idCondition, a: condition, b: condition }, { requiredKeys: [] });
+// Mostly one field (a filter of several rarely matches anything, and would test little).
+const filter = fc.oneof(
+  { weight: 3, arbitrary: fc.tuple(fc.constantFrom('a', 'b', ...COLUMN_LIKE), condition).map(([field, test]) => ({ [field]: test })) },
+  { weight: 1, arbitrary: fc.record({ _id: idCondition, a: condition, b: condition, oid: condition, ROWID: condition, _ferretdb_sjson: condition }, { requiredKeys: [] }) },
+);
 
 describe('the embedded database narrows queries by their equalities without losing a match', () => {
   let mongo: Mongo;
@@ -67,6 +76,20 @@ describe('the embedded database narrows queries by their equalities without losi
     expect((await plan({ _id: { $in: ['d1', 'd2'] } })).queryPlanner.Plan!.join('\n')).toMatch(/USING INDEX \S+__id_ /);
     // An equality on a number is left to FerretDB's matcher: its JSON text does not decide equality (1 = 1.0).
     expect((await plan({ n: 1 })).queryPlanner.Plan!.join('\n')).toMatch(/detail=SCAN /);
+  });
+
+  it('finds, updates and deletes by _id of every kind, and by field names SQLite could read as columns', async () => {
+    const kinds = mongo.db('user').collection('id_kinds');
+    const ids: unknown[] = ['s', 7, 7.5, OBJECT_IDS[0], { nested: 'doc' }, true];
+    await kinds.insertMany(ids.map((_id, v) => ({ _id, v, oid: `o${v}` }) as Document));
+    for (const [v, _id] of ids.entries()) {
+      const label = JSON.stringify(_id);
+      expect((await kinds.findOne({ _id, v } as Filter<Document>))?.v, label).toBe(v);
+      expect((await kinds.updateOne({ _id } as Filter<Document>, { $set: { v: v + 100 } })).modifiedCount, label).toBe(1);
+      expect(await kinds.countDocuments({ oid: `o${v}`, v: v + 100 })).toBe(1);
+      expect((await kinds.deleteOne({ _id, oid: `o${v}` } as Filter<Document>)).deletedCount, label).toBe(1);
+    }
+    expect(await kinds.countDocuments({})).toBe(0);
   });
 
   it('finds a value inside an array, a missing field by null, and strings that need escaping', async () => {
