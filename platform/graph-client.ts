@@ -1,6 +1,6 @@
 import type { Config } from './config.js';
 import { appError, ErrorCode } from './errors.js';
-import { postJson } from './http-client.js';
+import { connectionPool, postJson } from './http-client.js';
 import { REQUEST_ID_HEADER } from './http.js';
 import { PRINCIPAL_HEADER, signPrincipal } from './principal.js';
 
@@ -13,10 +13,16 @@ export interface GraphClient {
   request<T>(query: string, variables?: Record<string, unknown>, requestId?: string): Promise<T>;
 }
 
+/**
+ * The graph calls' own unbounded pool: a call made while the gateway serves a request must never
+ * wait for a socket held by the requests that wait for it (the REST adapter's pool is bounded).
+ */
+const graphCalls = connectionPool();
+
 export function createGraphClient(config: Config, service: string): GraphClient {
   return {
     async request<T>(query: string, variables: Record<string, unknown> = {}, requestId?: string): Promise<T> {
-      // The keep-alive pool the REST adapter uses too: leaner than fetch on this hot path (a card message makes two calls).
+      // Keep-alive http.request: leaner than fetch on this hot path (a card message makes two calls).
       const response = await postJson(
         config.gatewayUrl,
         {
@@ -26,8 +32,10 @@ export function createGraphClient(config: Config, service: string): GraphClient 
         },
         JSON.stringify({ query, variables }),
         15_000,
+        graphCalls,
       ).catch((error: Error) => {
-        throw appError(ErrorCode.UNAVAILABLE, `The graph did not answer ${service}'s call: ${error.message}`);
+        // The cause (an internal address) stays in the error's cause for the logs, not in its message.
+        throw Object.assign(appError(ErrorCode.UNAVAILABLE, `The graph did not answer ${service}'s call.`), { cause: error });
       });
       let body: { data?: T; errors?: Array<{ message: string; extensions?: { code?: string } }> };
       try {

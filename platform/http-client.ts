@@ -1,8 +1,22 @@
 import http from 'node:http';
 import https from 'node:https';
 
-// An idle socket is closed after 30 s, before the servers' 65 s keep-alive: a reused socket is not one the server is closing.
-const agents = { 'http:': new http.Agent({ keepAlive: true, maxSockets: 256, timeout: 30_000 }), 'https:': new https.Agent({ keepAlive: true, maxSockets: 256, timeout: 30_000 }) };
+/** Keep-alive agents for http and https targets. */
+export interface ConnectionPool {
+  'http:': http.Agent;
+  'https:': https.Agent;
+}
+
+/**
+ * A keep-alive pool. An idle socket is closed after 30 s, before the servers' 65 s keep-alive: a
+ * reused socket is not one the server is closing. `maxSockets` per target (unbounded by default).
+ */
+export function connectionPool(maxSockets = Infinity): ConnectionPool {
+  return { 'http:': new http.Agent({ keepAlive: true, maxSockets, timeout: 30_000 }), 'https:': new https.Agent({ keepAlive: true, maxSockets, timeout: 30_000 }) };
+}
+
+/** The pool of the REST adapter's and the gateway's own calls. */
+const defaultPool = connectionPool(256);
 /** The largest answer read. */
 const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
@@ -19,13 +33,13 @@ export interface PostAnswer {
  * answered in full within `timeoutMs` (waiting for a pooled socket included) fails, as does an
  * answer over 32 MiB.
  */
-export function postJson(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<PostAnswer> {
+export function postJson(url: string, headers: Record<string, string>, body: string, timeoutMs: number, pool: ConnectionPool = defaultPool): Promise<PostAnswer> {
   const target = new URL(url);
   const transport = target.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const request = transport.request(
       target,
-      { method: 'POST', agent: agents[target.protocol as keyof typeof agents], headers: { ...headers, 'content-length': Buffer.byteLength(body) }, signal: AbortSignal.timeout(timeoutMs) },
+      { method: 'POST', agent: pool[target.protocol as keyof ConnectionPool], headers: { ...headers, 'content-length': Buffer.byteLength(body) }, signal: AbortSignal.timeout(timeoutMs) },
       (response) => {
         const chunks: Buffer[] = [];
         let received = 0;

@@ -49,11 +49,19 @@ export class OutboxRelay {
   /** Marks an event published: at once when no marking write runs, else with the others in the next one. */
   private markPublished(id: string): void {
     this.unmarked.add(id);
-    this.marking ??= this.markUnmarked().finally(() => (this.marking = null));
+    if (!this.marking) this.marking = this.markUnmarked();
   }
 
+  /**
+   * Writes marks until none are left. `marking` is cleared in the same synchronous step that finds
+   * none, so an id added at any later moment starts a new write.
+   */
   private async markUnmarked(): Promise<void> {
-    while (this.unmarked.size > 0) {
+    for (;;) {
+      if (this.unmarked.size === 0) {
+        this.marking = null;
+        return;
+      }
       const ids = [...this.unmarked].slice(0, BATCH);
       for (const id of ids) this.unmarked.delete(id);
       try {

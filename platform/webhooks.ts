@@ -58,11 +58,16 @@ const MAX_REPLY_BYTES = 64 * 1024;
  * redirect it inward. TLS still verifies the certificate against the URL's host name.
  */
 export function postPinned(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal, pinned: { address: string; family: number } | null): Promise<{ status: number; retryAfter: string | null; text: string }> {
-  const attempt = (retried: boolean) =>
+  const attempt = (fresh: boolean) =>
     new Promise<{ status: number; retryAfter: string | null; text: string }>((resolve, reject) => {
       const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
         url,
-        { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, signal, agent: agentFor(url, pinned) },
+        {
+          method: 'POST',
+          headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+          signal,
+          ...(fresh ? { agent: false, ...(pinned ? { lookup: pinnedLookup(pinned) } : {}) } : { agent: agentFor(url, pinned) }),
+        },
         (response) => {
           const chunks: Buffer[] = [];
           let size = 0;
@@ -78,15 +83,21 @@ export function postPinned(url: URL, headers: Record<string, string>, body: stri
         },
       );
       request.on('error', (error: NodeJS.ErrnoException) => {
-        // A kept-alive connection the receiver closed as it was reused: the request never reached
-        // it, so it is sent once more on a new connection (same webhook-id, so a receiver that did
-        // get it drops the copy).
-        if (!retried && request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE') && !signal.aborted) resolve(attempt(true));
+        // A kept-alive connection reset as it was reused: mostly a receiver closing an idle
+        // connection before reading the request. It is sent once more, on a connection of its own;
+        // a receiver that did read the first copy drops this one by its webhook-id (Standard Webhooks).
+        if (!fresh && request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE') && !signal.aborted) resolve(attempt(true));
         else reject(error);
       });
       request.end(body);
     });
   return attempt(false);
+}
+
+/** A DNS lookup that answers the address already checked, whatever the host name. */
+function pinnedLookup(pinned: { address: string; family: number }): LookupFunction {
+  return ((_host: string, options: { all?: boolean }, callback: (error: null, address: unknown, family?: number) => void) =>
+    options.all ? callback(null, [pinned]) : callback(null, pinned.address, pinned.family)) as unknown as LookupFunction;
 }
 
 /**
@@ -106,17 +117,7 @@ function agentFor(url: URL, pinned: { address: string; family: number } | null):
     receiverPools.set(key, pool);
     return pool;
   }
-  const options = {
-    keepAlive: true,
-    timeout: 4_000,
-    maxSockets: 64,
-    ...(pinned
-      ? {
-          lookup: ((_host: string, lookupOptions: { all?: boolean }, callback: (error: null, address: unknown, family?: number) => void) =>
-            lookupOptions.all ? callback(null, [pinned]) : callback(null, pinned.address, pinned.family)) as unknown as LookupFunction,
-        }
-      : {}),
-  };
+  const options = { keepAlive: true, timeout: 4_000, ...(pinned ? { lookup: pinnedLookup(pinned) } : {}) };
   const created = url.protocol === 'https:' ? new HttpsAgent(options) : new Agent(options);
   receiverPools.set(key, created);
   if (receiverPools.size > MAX_RECEIVER_POOLS) {

@@ -125,7 +125,7 @@ export class CardAuthorizer {
           });
           if (!decision.allowed) [responseCode, decidedBy, reason] = ['57', 'restriction', decision.reason];
         } catch (error) {
-          this.logger.error('restriction evaluation failed', { error: (error as Error).message });
+          this.logger.error('restriction evaluation failed', { error: (error as Error).message, cause: ((error as Error).cause as Error | undefined)?.message });
           [responseCode, decidedBy, reason] = ['91', 'restriction', 'The restrictions could not be evaluated.'];
         }
       }
