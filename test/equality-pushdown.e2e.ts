@@ -14,7 +14,7 @@ const COLUMN_LIKE = ['oid', 'ROWID', '_ferretdb_sjson'] as const;
 const OBJECT_IDS = ['65a1b2c3d4e5f60718293a4b', '65a1b2c3d4e5f60718293a4c'].map((hex) => new ObjectId(hex));
 
 const scalar = fc.oneof(
-  fc.constantFrom('x', 'y', '<&>', 'é', '"q"', '[', '\\', '', '65a1b2c3d4e5f60718293a4b'),
+  fc.constantFrom('x', 'y', '<&>', 'é', '"q"', '[', '\\', '', '65a1b2c3d4e5f60718293a4b', 'a\uFFFD'),
   fc.boolean(),
   fc.constant(null),
   fc.constantFrom(0, 1, 1.5),
@@ -23,7 +23,7 @@ const scalar = fc.oneof(
 const value = fc.oneof(scalar, fc.array(scalar, { maxLength: 3 }), fc.record({ x: scalar }));
 const sample = (i: number) =>
   fc.record({ a: value, b: value, oid: value, ROWID: value, _ferretdb_sjson: value }, { requiredKeys: [] }).map((fields): Sample => ({ _id: `d${i}`, ...fields }));
-const queryValue = fc.oneof(fc.constantFrom('x', 'y', '<&>', 'é', '"q"', '[', '\\', '', '65a1b2c3d4e5f60718293a4b'), fc.boolean(), fc.constant(null), fc.constant(1), fc.constantFrom(...OBJECT_IDS));
+const queryValue = fc.oneof(fc.constantFrom('x', 'y', '<&>', 'é', '"q"', '[', '\\', '', '65a1b2c3d4e5f60718293a4b', 'a\uFFFD'), fc.boolean(), fc.constant(null), fc.constant(1), fc.constantFrom(...OBJECT_IDS));
 const condition = fc.oneof(
   queryValue,
   queryValue.map((v) => ({ $eq: v })),
