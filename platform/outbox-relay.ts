@@ -65,12 +65,17 @@ export class OutboxRelay {
       const ids = [...this.unmarked].slice(0, BATCH);
       for (const id of ids) this.unmarked.delete(id);
       try {
-        await this.db.collection<OutboxEvent>('outbox').updateMany({ _id: { $in: ids } }, { $set: { dtsPublished: new Date() } });
+        await this.markWritten(ids);
       } catch (error) {
         // Published but unmarked: the sweep publishes them again, and subscribers drop repeats by id.
         this.logger.warn('events left to the relay sweep', { events: ids.length, error: (error as Error).message });
       }
     }
+  }
+
+  /** Records events as published: one write for them all. */
+  private async markWritten(ids: string[]): Promise<void> {
+    await this.db.collection<OutboxEvent>('outbox').updateMany({ _id: { $in: ids } }, { $set: { dtsPublished: new Date() } });
   }
 
   /** The index of the sweep (unpublished events, oldest first) and of the pruning (published before a cutoff). */
@@ -135,7 +140,7 @@ export class OutboxRelay {
           published.push(event._id);
         }
       } finally {
-        if (published.length > 0) await outbox.updateMany({ _id: { $in: published } }, { $set: { dtsPublished: new Date() } });
+        if (published.length > 0) await this.markWritten(published);
       }
       if (events.length < BATCH) return;
     }

@@ -2,6 +2,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHitCounter } from '../gateway/src/rate-limits.js';
+import type { GraphQLError } from 'graphql';
+import { loadConfig } from '../platform/config.js';
+import { ErrorCode } from '../platform/errors.js';
+import { createGraphClient } from '../platform/graph-client.js';
 import { postJson } from '../platform/http-client.js';
 import { createLogger } from '../platform/logger.js';
 
@@ -54,5 +58,31 @@ describe('the rate-limit store', () => {
     await expect(counter.hit('k', 1000)).rejects.toThrow();
     expect(Date.now() - started).toBeLessThan(2000);
     await counter.close().catch(() => undefined);
+  });
+});
+
+describe('a subgraph\'s call to the graph', () => {
+  it('answers UNAVAILABLE without the gateway\'s address when the gateway is unreachable or answers no JSON', async () => {
+    // A port that was free a moment ago: nothing listens there.
+    const probe = http.createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const closedPort = (probe.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const unreachable = createGraphClient(loadConfig({ NODE_ENV: 'test', GATEWAY_URL: `http://127.0.0.1:${closedPort}/graphql` }), 'cards');
+    const refused = await unreachable.request('{ __typename }').then(() => null, (error: GraphQLError) => error);
+    expect(refused?.extensions.code).toBe(ErrorCode.UNAVAILABLE);
+    expect(refused?.message).toBe("The graph did not answer cards's call.");
+    expect((refused?.cause as NodeJS.ErrnoException | undefined)?.code).toBe('ECONNREFUSED');
+
+    const html = http.createServer((_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad gateway</h1>'));
+    await new Promise<void>((resolve) => html.listen(0, '127.0.0.1', resolve));
+    try {
+      const proxied = createGraphClient(loadConfig({ NODE_ENV: 'test', GATEWAY_URL: `http://127.0.0.1:${(html.address() as AddressInfo).port}/graphql` }), 'cards');
+      const error = await proxied.request('{ __typename }').then(() => null, (failure: GraphQLError) => failure);
+      expect(error?.extensions.code).toBe(ErrorCode.UNAVAILABLE);
+      expect(error?.message).toBe("The graph answered cards's call with 502 and no JSON.");
+    } finally {
+      await new Promise<void>((resolve) => html.close(() => resolve()));
+    }
   });
 });

@@ -202,6 +202,25 @@ describe('subscriptions over graphql-ws', () => {
     expect(left).toEqual(['old_ach_unforwarded', 'recent']);
   });
 
+  it('marks events published with a write per batch, and leaves none unmarked', async () => {
+    const db = stack.mongo.client.db(`${stack.mongo.databaseName('user')}_marks`);
+    const relay = new OutboxRelay(db, new InProcessBus(), createLogger('silent'), 60_000).start();
+    const events: OutboxEvent[] = Array.from({ length: 40 }, (_, i) => ({ _id: `evt_mark_${i}`, type: 'card.status', audience: {}, payload: { i }, dtsCreated: new Date(), dtsPublished: null }));
+    await db.collection<OutboxEvent>('outbox').insertMany(events);
+    await relay.idle();
+    // The start-up sweep published and marked them; unmark them and publish them as just stored.
+    await db.collection<OutboxEvent>('outbox').updateMany({}, { $set: { dtsPublished: null } });
+    const before = stack.mongo.commands.count(db.databaseName, 'outbox', 'update');
+    for (const event of events) relay.publishNow(event);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await relay.idle();
+    expect(await db.collection<OutboxEvent>('outbox').countDocuments({ dtsPublished: null })).toBe(0);
+    // The first mark is written at once; the 39 published while it ran, together by the next write.
+    expect(stack.mongo.commands.count(db.databaseName, 'outbox', 'update') - before).toBe(2);
+    await relay.stop();
+    await db.dropDatabase();
+  });
+
   it('closes a connection whose token was logged out', async () => {
     const own = await stack.loginDemo();
     const user = subscriber(wsUrl, { token: own });

@@ -84,7 +84,7 @@ describe('calling a webhook at the address that was checked', () => {
 
 describe('connections to a webhook receiver', () => {
   /** A raw HTTP/1.1 server: counts connections, answers 200 with keep-alive, and resets a connection on its `resetOn`-th request. */
-  const startRawReceiver = async (resetOn: number) => {
+  const startRawReceiver = async (resetOn: number, address = '127.0.0.1', port = 0) => {
     let connections = 0;
     let requests = 0;
     const open = new Set<net.Socket>();
@@ -107,10 +107,9 @@ describe('connections to a webhook receiver', () => {
         }
       });
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
+    await new Promise<void>((resolve) => server.listen(port, address, resolve));
     return {
-      url: new URL(`http://127.0.0.1:${port}/hook`),
+      url: new URL(`http://${address}:${(server.address() as AddressInfo).port}/hook`),
       counts: () => ({ connections, requests }),
       close: () => new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -139,6 +138,23 @@ describe('connections to a webhook receiver', () => {
       expect(receiver.counts()).toEqual({ connections: 2, requests: 3 });
     } finally {
       await receiver.close();
+    }
+  });
+
+  it('never reuses a connection opened to one checked address for another address of the same host name', async () => {
+    const first = await startRawReceiver(0, '127.0.0.1');
+    // The same port on another loopback address: one host name that resolved differently.
+    const second = await startRawReceiver(0, '127.0.0.2', Number(first.url.port));
+    try {
+      const url = new URL(`http://receiver.invalid:${first.url.port}/hook`);
+      for (const address of ['127.0.0.1', '127.0.0.2', '127.0.0.1', '127.0.0.2']) {
+        expect((await postPinned(url, { 'content-type': 'application/json' }, '{}', AbortSignal.timeout(2000), { address, family: 4 })).status).toBe(200);
+      }
+      expect(first.counts()).toEqual({ connections: 1, requests: 2 });
+      expect(second.counts()).toEqual({ connections: 1, requests: 2 });
+    } finally {
+      await first.close();
+      await second.close();
     }
   });
 });

@@ -219,7 +219,6 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
   };
   /** By the whole principal, query text and variables: only subscribers that are exactly alike share a resolution. */
   const groups = new Map<string, SubscriberGroup>();
-  let subscriberCount = 0;
   const seen = new Set<string>();
 
   /** Resolves one event for a group; null when the group may not see the object after all (its own resolver decided). */
@@ -293,11 +292,9 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
         const stream = new EventStream(() => {
           joined.streams.delete(stream);
           if (joined.streams.size === 0 && groups.get(groupKey) === joined) groups.delete(groupKey);
-          subscriberCount -= 1;
           connection.subscriptions -= 1;
         });
         connection.subscriptions += 1;
-        subscriberCount += 1;
         joined.streams.add(stream);
         return stream;
       },
@@ -308,7 +305,7 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
     wss,
   );
   return {
-    subscribers: () => subscriberCount,
+    subscribers: () => [...groups.values()].reduce((count, group) => count + group.streams.size, 0),
     close: async () => {
       unsubscribe();
       for (const client of wss.clients) client.terminate();
