@@ -151,14 +151,24 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
     });
 
     it('lets exactly one of a racing send and cancel win, with one transition in the history', async () => {
-      for (let round = 0; round < 4; round += 1) {
+      // Sent together over HTTP, the two do not always overlap: when the send has changed the link
+      // before the cancel arrives, the cancel applies to the Sent link, as it would one sent later.
+      // Every round must be one of the two outcomes, and the race itself must have been seen.
+      let raced = 0;
+      for (let round = 0; round < 10; round += 1) {
         const link = await create();
         const [a, b] = await Promise.all([send(link.svcTransactionId), cancel(link.svcTransactionId)]);
-        expect([a.status, b.status].sort()).toEqual([200, 409]);
         const stored = await paymentLinksCollection(stack.mongo.db('payments')).findOne({ _id: link.svcTransactionId });
+        if (a.status === 200 && b.status === 200) {
+          expect(stored!.statusChangeHistory.map((entry) => entry.status)).toEqual(['Initiated', 'Sent', 'Cancelled']);
+          continue;
+        }
+        raced += 1;
+        expect([a.status, b.status].sort()).toEqual([200, 409]);
         expect(stored!.statusChangeHistory).toHaveLength(2);
         expect(stored!.status).toBe(a.status === 200 ? 'Sent' : 'Cancelled');
       }
+      expect(raced).toBeGreaterThan(0);
       const twice = await create();
       const sends = await Promise.all([send(twice.svcTransactionId), send(twice.svcTransactionId), send(twice.svcTransactionId)]);
       expect(sends.map((s) => s.status).sort()).toEqual([200, 409, 409]);
