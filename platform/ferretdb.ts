@@ -90,13 +90,23 @@ export async function ensureFerretDB(options: { ferretdbBin?: string | undefined
 }
 
 /** Finds a free loopback port by binding port 0. */
-export function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
+  const reservation = await reservePort();
+  await reservation.release();
+  return reservation.port;
+}
+
+/**
+ * Holds a free loopback port until `release`: for a server that must be named before it can start
+ * (the gateway, whose URL the subgraphs are given first), so that nothing else binds it meanwhile.
+ */
+export function reservePort(): Promise<{ port: number; release(): Promise<void> }> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+      resolve({ port, release: () => new Promise<void>((released) => server.close(() => released())) });
     });
   });
 }

@@ -1,5 +1,5 @@
 import { loadConfig, type Config } from '../platform/config.js';
-import { freePort, startEmbeddedMongo, type EmbeddedMongo } from '../platform/ferretdb.js';
+import { reservePort, startEmbeddedMongo, type EmbeddedMongo } from '../platform/ferretdb.js';
 import type { HttpService } from '../platform/http.js';
 import { createEventBus, type EventBus } from '../platform/event-bus.js';
 import type { Logger } from '../platform/logger.js';
@@ -64,8 +64,10 @@ export interface Stack {
 export async function startStack(configured: Config, logger: Logger, mongo: Mongo): Promise<Stack> {
   const started: HttpService[] = [];
   const bus = createEventBus(configured.redisUrl, logger, configured.dbPrefix);
-  // Subgraphs call the graph through the gateway, which starts after them: fix its port first.
-  const gatewayPort = configured.ports.gateway || (await freePort());
+  // Subgraphs call the graph through the gateway, which starts after them: fix its port first, and
+  // hold it while they start (their own servers, and other processes, bind free ports meanwhile).
+  const reservation = configured.ports.gateway ? null : await reservePort();
+  const gatewayPort = configured.ports.gateway || reservation!.port;
   const config: Config = { ...configured, ports: { ...configured.ports, gateway: gatewayPort }, gatewayUrl: configured.ports.gateway ? configured.gatewayUrl : `http://127.0.0.1:${gatewayPort}/graphql` };
   try {
     const user = await startUser({ config, logger, mongo, bus });
@@ -82,6 +84,7 @@ export async function startStack(configured: Config, logger: Logger, mongo: Mong
       payments: `${payments.url}/graphql`,
       compliance: `${compliance.url}/graphql`,
     };
+    await reservation?.release();
     const gateway = await startGateway({ config: { ...config, subgraphUrls }, logger, bus });
     started.push(gateway);
     const rest = await startRestAdapter({ config: { ...config, subgraphUrls, gatewayUrl: `${gateway.url}/graphql` }, logger });
@@ -99,6 +102,7 @@ export async function startStack(configured: Config, logger: Logger, mongo: Mong
       },
     };
   } catch (error) {
+    await reservation?.release().catch(() => {});
     for (const service of started.reverse()) await service.close();
     await bus.close();
     throw error;
