@@ -4,7 +4,7 @@ import type { HttpService } from '../platform/http.js';
 import { createEventBus, type EventBus } from '../platform/event-bus.js';
 import type { Logger } from '../platform/logger.js';
 import { connectMongo, type Mongo } from '../platform/mongo.js';
-import { start as startGateway } from '../gateway/src/index.js';
+import { start as startGateway, type GatewayService } from '../gateway/src/index.js';
 import { start as startRestAdapter } from '../rest-adapter/src/index.js';
 import { start as startCards } from '../subgraphs/cards/src/index.js';
 import { seedCards } from '../subgraphs/cards/src/seed.js';
@@ -50,7 +50,7 @@ export interface Stack {
   config: Config;
   mongo: Mongo;
   subgraphs: Record<'user' | 'cards' | 'payments' | 'compliance', HttpService>;
-  gateway: HttpService;
+  gateway: GatewayService;
   restAdapter: HttpService;
   /** The event bus the services share: in-process, or Redis where REDIS_URL is set. */
   bus: EventBus;

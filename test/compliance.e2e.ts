@@ -3,7 +3,7 @@ import { GridFSBucket } from 'mongodb';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../platform/demo.js';
-import { startTestStack, type TestStack } from './harness.js';
+import { startTestStack, until, type TestStack } from './harness.js';
 
 interface Envelope<T> {
   code: string;
@@ -169,12 +169,14 @@ describe('KYC/KYB applications', () => {
     let connected!: () => void;
     const ready = new Promise<void>((resolve) => (connected = resolve));
     client.on('connected', () => connected());
+    const before = stack.gateway.subscribers();
     client.subscribe<{ kycApplicationCompleted: { applicationId: string; outcome: string | null } }>(
       { query: 'subscription { kycApplicationCompleted { applicationId outcome } }' },
       { next: ({ data }) => void (data && completed.push(data.kycApplicationCompleted)), error: () => {}, complete: () => {} },
     );
     await ready;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Registered at the gateway, so the completion's event reaches it.
+    await until(async () => stack.gateway.subscribers(), (n) => n > before);
 
     const done = await update([{ entityId: 'ind_2', documentId: selfie, view: 'selfie' }]);
     expect(done.body.data).toMatchObject({ status: 'completed', outcome: 'Approved', entityApplications: [{ status: 'completed', outcome: 'Approved' }] });

@@ -11,7 +11,7 @@ import type { OutboxEvent } from '../platform/outbox.js';
 import { OutboxRelay } from '../platform/outbox-relay.js';
 import { createLogger } from '../platform/logger.js';
 import { usersCollection } from '../subgraphs/user/src/datasources/users.js';
-import { startTestStack, toggleCardUntil, type TestStack } from './harness.js';
+import { startTestStack, toggleCardUntil, until, type TestStack } from './harness.js';
 
 interface Next<T> { data?: T | null; errors?: Array<{ message: string }> }
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -68,15 +68,17 @@ describe('subscriptions over graphql-ws', () => {
     for (const close of closers) await close();
     await stack.stop();
   });
+  /** Waits until the gateway holds `count` more subscriptions than `before`: registered, so an event now reaches them. */
+  const registered = (before: number, count = 1) => until(async () => stack.gateway.subscribers(), (n) => n >= before + count);
 
   it('delivers a card status change triggered through the REST adapter, with fields of other subgraphs resolved', async () => {
     const user = subscriber(wsUrl, { token });
     closers.push(user.close);
+    const before = stack.gateway.subscribers();
     const sub = user.subscribe<{ cardStatusChanged: { SvcCardId: string; status: string; user: { firstName: string }; account: { SvcAccountId: string } } }>(
       'subscription { cardStatusChanged { SvcCardId status user { firstName } } }',
     );
-    await sub.acknowledged;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await registered(before);
     expect((await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/off`, { headers: { token } })).status).toBe(200);
     const event = await sub.next();
     expect(event.errors).toBeUndefined();
@@ -91,11 +93,11 @@ describe('subscriptions over graphql-ws', () => {
     const user = subscriber(wsUrl, { token });
     closers.push(user.close);
     type Authorization = { messageType: string; approved: boolean; card: { SvcCardId: string; user: { firstName: string } }; transaction: { amount: number; narrative: string } | null };
+    const before = stack.gateway.subscribers();
     const sub = user.subscribe<{ cardAuthorizations: Authorization }>(
       'subscription { cardAuthorizations { messageType approved card { SvcCardId user { firstName } } transaction { amount narrative } } }',
     );
-    await sub.acknowledged;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await registered(before);
     const decided = await stack.graphql<{ authorizeCardMessage: { approved: boolean } }>(
       'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { approved } }',
       { input: { messageType: '0200', svcCardId: DEMO.cardIds[0], amount: 12.34, currency: 'USD', merchantName: 'Bike Shop', mcc: '5940', stan: '778899', rrn: 'RRN000778899' } },
@@ -116,10 +118,10 @@ describe('subscriptions over graphql-ws', () => {
     const other = subscriber(wsUrl, { token: otherToken });
     const mine = subscriber(wsUrl, { token });
     closers.push(other.close, mine.close);
+    const before = stack.gateway.subscribers();
     const theirs = other.subscribe<{ cardStatusChanged: { SvcCardId: string } }>('subscription { cardStatusChanged { SvcCardId } }');
     const own = mine.subscribe<{ cardStatusChanged: { SvcCardId: string } }>('subscription { cardStatusChanged { SvcCardId } }');
-    await Promise.all([theirs.acknowledged, own.acknowledged]);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await registered(before, 2);
     await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/off`, { headers: { token } });
     await own.next();
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -138,9 +140,9 @@ describe('subscriptions over graphql-ws', () => {
     const aggregatorToken = (await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
     const aggregator = subscriber(wsUrl, { 'x-svc-token': aggregatorToken });
     closers.push(aggregator.close);
+    const before = stack.gateway.subscribers();
     const sub = aggregator.subscribe<{ paymentLinkStatusChanged: { svcTransactionId: string; status: string; merchant: { name: string } } }>('subscription { paymentLinkStatusChanged { svcTransactionId status merchant { name } } }');
-    await sub.acknowledged;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await registered(before);
     const jwt = (await stack.rest<{ data: { token: string } }>('POST', '/payment-link/merchant/get-token', { headers: { 'x-svc-token': aggregatorToken }, body: { svcMerchantId: DEMO.merchantId } })).body.data.token;
     expect((await stack.rest('POST', '/public/merchant/payment/cancel', { headers: { 'x-svc-jwtoken': jwt }, body: { svcTransactionId: 'demo_link_1' } })).status).toBe(200);
     const event = await sub.next();
@@ -152,9 +154,9 @@ describe('subscriptions over graphql-ws', () => {
     const jwt = (await stack.rest<{ data: { token: string } }>('POST', '/payment-link/merchant/get-token', { headers: { 'x-svc-token': aggregatorToken }, body: { svcMerchantId: DEMO.merchantId } })).body.data.token;
     const merchant = subscriber(wsUrl, { 'x-svc-jwtoken': jwt });
     closers.push(merchant.close);
+    const before = stack.gateway.subscribers();
     const sub = merchant.subscribe<{ paymentLinkStatusChanged: { svcTransactionId: string; status: string } }>('subscription { paymentLinkStatusChanged { svcTransactionId status } }');
-    await sub.acknowledged;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await registered(before);
     const link = (await stack.rest<{ data: { svcTransactionId: string } }>('POST', '/public/merchant/payment/create', { headers: { 'x-svc-jwtoken': jwt }, body: { amount: 5, currency: 'USD' } })).body.data;
     expect((await sub.next()).data?.paymentLinkStatusChanged).toEqual({ svcTransactionId: link.svcTransactionId, status: 'Initiated' });
     const service = subscriber(wsUrl, { 'x-service-key': PROCESSOR_KEY });
@@ -166,9 +168,9 @@ describe('subscriptions over graphql-ws', () => {
     const aggregatorToken = (await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
     const aggregator = subscriber(wsUrl, { 'x-svc-token': aggregatorToken });
     closers.push(aggregator.close);
+    const before = stack.gateway.subscribers();
     const sub = aggregator.subscribe<{ achPaymentUpdated: { svcTransactionId: string; status: string; returnCode: string | null } }>('subscription { achPaymentUpdated { svcTransactionId status returnCode } }');
-    await sub.acknowledged;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await registered(before);
     const ach = (query: string) => stack.graphql(query, {}, { 'x-service-key': ACH_KEY });
     await ach(`mutation { recordAchDebit(input: { svcTransactionId: "ws_ach_1", svcAggregatorId: "${DEMO.aggregatorId}", amount: 12, effectiveEntryDate: "2026-11-20" }) { status } }`);
     expect((await sub.next()).data?.achPaymentUpdated).toMatchObject({ svcTransactionId: 'ws_ach_1', status: 'Processing' });
@@ -182,9 +184,9 @@ describe('subscriptions over graphql-ws', () => {
   it('holds a connection to at most 25 subscriptions', async () => {
     const user = subscriber(wsUrl, { token });
     closers.push(user.close);
+    const before = stack.gateway.subscribers();
     const subs = Array.from({ length: 25 }, () => user.subscribe('subscription { cardStatusChanged { SvcCardId } }'));
-    await subs[0]!.acknowledged;
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await registered(before, 25);
     const extra = user.subscribe('subscription { cardStatusChanged { SvcCardId } }');
     await expect(extra.next(3000)).rejects.toThrow(/At most 25 subscriptions/);
     expect(subs.every((s) => s.errors.length === 0)).toBe(true);
@@ -225,11 +227,14 @@ describe('subscriptions over graphql-ws', () => {
     const own = await stack.loginDemo();
     const user = subscriber(wsUrl, { token: own });
     closers.push(user.close);
-    const first = user.subscribe('subscription { cardStatusChanged { SvcCardId } }');
-    await first.acknowledged;
+    const before = stack.gateway.subscribers();
+    user.subscribe('subscription { cardStatusChanged { SvcCardId } }');
+    await registered(before);
     expect((await stack.rest('DELETE', '/token', { headers: { token: own } })).status).toBe(200);
     const second = user.subscribe('subscription { cardAuthorizations { messageId } }');
     await expect(second.next(3000)).rejects.toThrow(/subscription failed/);
+    // The closed connection's subscription is released.
+    await until(async () => stack.gateway.subscribers(), (n) => n === before);
   });
 
   it('reaches a subscriber on a second gateway instance through Redis', async () => {
@@ -251,9 +256,9 @@ describe('subscriptions over graphql-ws', () => {
   it('publishes an event whose process died between storing and publishing it', async () => {
     const user = subscriber(wsUrl, { token });
     closers.push(user.close);
+    const before = stack.gateway.subscribers();
     const sub = user.subscribe<{ cardStatusChanged: { SvcCardId: string } }>('subscription { cardStatusChanged { SvcCardId } }');
-    await sub.acknowledged;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await registered(before);
     // A separate process stores a state change's event and exits at once, before publishing it.
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, 'fixtures', 'store-event-and-die.ts')], {
       env: { ...process.env, MONGODB_URI: stack.config.mongodbUri, DB: stack.mongo.databaseName('cards'), SVC_CARD_ID: DEMO.cardIds[1]!, SVC_USER_ID: DEMO.userId },

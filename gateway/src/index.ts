@@ -73,8 +73,14 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
   }
 }
 
+/** The running gateway: its HTTP service, and the subscriptions it holds. */
+export interface GatewayService extends HttpService {
+  /** Subscriptions registered and receiving events now (a subscribe message counts once its credentials are checked). */
+  subscribers(): number;
+}
+
 /** Starts the gateway on `/graphql`, serving the committed supergraph over the configured subgraph URLs. */
-export async function start(options: { config: Config; logger: Logger; bus: EventBus; port?: number }): Promise<HttpService> {
+export async function start(options: { config: Config; logger: Logger; bus: EventBus; port?: number }): Promise<GatewayService> {
   const { config } = options;
   const logger = options.logger.child({ service: 'gateway' });
   const subgraphFetcher = createSubgraphFetcher(config.subgraphTimeoutMs);
@@ -168,6 +174,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
   });
   return {
     ...service,
+    subscribers: () => subscriptions.subscribers(),
     close: async () => {
       await subscriptions.close();
       await service.close();
