@@ -21,8 +21,11 @@ const MODULE = 'github.com/FerretDB/FerretDB';
  * null) narrow the rows in SQL through the collection's indexes, and writes by `_id` use the `_id`
  * index; upstream read and decoded the whole table for every query but `{_id: v}` and scanned it
  * for every update and delete (README, *The database*).
+ * `atomic-writes`: update, findAndModify and delete hold a per-collection lock from reading the
+ * matching documents to writing them back, so they are atomic as on MongoDB (upstream lost
+ * concurrent increments); `buildInfo` reports it as `ferretdbFeatures.atomicWrites`.
  */
-const PATCHES = ['equality-pushdown.patch'];
+const PATCHES = ['equality-pushdown.patch', 'atomic-writes.patch'];
 const PATCH_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'ferretdb-patches');
 /** Names the build by the patches' content, so that a changed patch never reuses a binary built without it. */
 const BUILD = `${FERRETDB_VERSION}-${createHash('sha256').update(PATCHES.map((patch) => readFileSync(path.join(PATCH_DIR, patch))).join('\0')).digest('hex').slice(0, 8)}`;

@@ -85,11 +85,13 @@ export interface Mongo {
   databaseName(name: SubgraphName): string;
   commands: CommandCounter;
   /**
-   * True when the server is FerretDB: its SQLite backend does not make one update atomic against
-   * other connections (measured: 100 concurrent $inc on one document gave 21), so each subgraph's
-   * database then gets its own client with a single connection, which serializes that database's
-   * commands in this process and keeps every conditional update atomic (the databases, one SQLite
-   * file each, still work in parallel). MongoDB keeps per-document atomicity itself and gets a pool.
+   * True when the server is a FerretDB without the project's `atomic-writes` patch (a
+   * `FERRETDB_BIN` or `MONGODB_URI` of the user's own): its SQLite backend does not make one update
+   * atomic against other connections (measured: 100 concurrent $inc on one document gave 21), so
+   * each subgraph's database then gets its own client with a single connection, which serializes
+   * that database's commands in this process and keeps every conditional update atomic. MongoDB,
+   * and the embedded FerretDB built with the patch, keep per-document atomicity themselves and get
+   * one pooled client.
    */
   serialized: boolean;
   /** True when the server answers a ping. */
@@ -97,11 +99,12 @@ export interface Mongo {
   close(): Promise<void>;
 }
 
-async function isFerretDB(uri: string): Promise<boolean> {
+/** True when the server is a FerretDB whose update, findAndModify and delete are not atomic. */
+async function needsSerializedWrites(uri: string): Promise<boolean> {
   const probe = new MongoClient(uri, { serverSelectionTimeoutMS: 10_000, maxPoolSize: 1 });
   try {
     const info = await probe.db('admin').command({ buildInfo: 1 });
-    return info.ferretdbVersion !== undefined;
+    return info.ferretdbVersion !== undefined && (info.ferretdbFeatures as { atomicWrites?: unknown } | undefined)?.atomicWrites !== true;
   } finally {
     await probe.close();
   }
@@ -109,7 +112,7 @@ async function isFerretDB(uri: string): Promise<boolean> {
 
 /** Connects with the official driver and counts every command it starts. */
 export async function connectMongo(uri: string, dbPrefix: string, appName = 'banking-graph'): Promise<Mongo> {
-  const serialized = await isFerretDB(uri);
+  const serialized = await needsSerializedWrites(uri);
   const commands = new CommandCounter();
   const newClient = () => {
     const created = new MongoClient(uri, { appName, monitorCommands: true, serverSelectionTimeoutMS: 10_000, ...(serialized ? { maxPoolSize: 1 } : {}) });
