@@ -17,6 +17,8 @@ const SCHEMA = buildSchema(`
   type Subscription { cardStatusChanged: Card }
 `);
 const QUERY = 'subscription { cardStatusChanged { SvcCardId status } }';
+/** The status resolved for cards whose id starts with `big`: 64 KiB per event. */
+const BIG_STATUS = 'x'.repeat(64 * 1024);
 
 describe('subscribers that are alike share one resolution of each event', () => {
   let server: Server;
@@ -39,7 +41,7 @@ describe('subscribers that are alike share one resolution of each event', () => 
       authenticate: async (headers) => ({ kind: 'user', userId: headers.token!.split(':')[0]!, sessionId: 'session', channel: 'internet' }) satisfies Principal,
       execute: async (_document, variables, principal): Promise<FormattedExecutionResult> => {
         executed.push({ userId: (principal as { userId: string }).userId, key: variables.__eventKey });
-        return { data: { cardStatusChanged: { SvcCardId: variables.__eventKey, status: 'off' } } };
+        return { data: { cardStatusChanged: { SvcCardId: variables.__eventKey, status: String(variables.__eventKey).startsWith('big') ? BIG_STATUS : 'off' } } };
       },
       logger: createLogger('silent'),
       maxPayloadBytes: 1024 * 1024,
@@ -88,5 +90,48 @@ describe('subscribers that are alike share one resolution of each event', () => 
     await publish('evt_3', 'ann', 'card_3');
     await until(() => alike[1]!.length === 3 && alike[2]!.length === 3);
     expect(executed).toHaveLength(3);
+  });
+
+  it('skips events for a subscriber that stops reading, while an alike one that reads gets every event', async () => {
+    const before = subscriptions.subscribers();
+    const reader = subscribe('carl:1');
+    // A raw graphql-ws client whose socket stops being read once subscribed.
+    const stalled = new WebSocket(url, 'graphql-transport-ws');
+    let stalledEvents = 0;
+    let lastStalled = '';
+    let acknowledged = false;
+    stalled.on('message', (data: Buffer) => {
+      const message = JSON.parse(data.toString()) as { type: string; payload?: { data?: { cardStatusChanged?: { SvcCardId: string } } } };
+      if (message.type === 'connection_ack') acknowledged = true;
+      if (message.type === 'next') {
+        stalledEvents += 1;
+        lastStalled = message.payload?.data?.cardStatusChanged?.SvcCardId ?? '';
+      }
+    });
+    await new Promise((resolve) => stalled.once('open', resolve));
+    stalled.send(JSON.stringify({ type: 'connection_init', payload: { token: 'carl:2' } }));
+    await until(() => acknowledged);
+    stalled.send(JSON.stringify({ id: 'stalled', type: 'subscribe', payload: { query: QUERY } }));
+    await until(() => subscriptions.subscribers() === before + 2);
+    stalled.pause();
+
+    // 400 events of 64 KiB (25 MiB), a few milliseconds apart: the reader keeps up; the stalled
+    // socket fills the kernel's buffers, then the gateway's 1 MiB, then skips.
+    for (let i = 0; i < 400; i += 1) {
+      await publish(`evt_big_${i}`, 'carl', `big_${i}`);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    await until(() => reader.length === 400);
+    stalled.resume();
+    // Once it has read what it was sent, it receives events again.
+    for (let k = 0; !lastStalled.startsWith('small_after'); k += 1) {
+      if (k === 100) throw new Error('the stalled subscriber never caught up');
+      await publish(`evt_after_${k}`, 'carl', `small_after_${k}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const skipped = 400 - (stalledEvents - 1);
+    expect(skipped).toBeGreaterThan(0);
+    expect(stalledEvents).toBeGreaterThan(1);
+    stalled.close();
   });
 });

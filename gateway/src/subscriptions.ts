@@ -97,59 +97,44 @@ export function prepareSubscription(document: DocumentNode, operationName: strin
   return { route, responseKey, query, text: print(query) };
 }
 
+/** Largest amount a subscriber's socket may hold unsent before events for it are skipped: a subscriber that cannot keep up loses events rather than the gateway's memory. */
+export const MAX_BUFFERED_BYTES = 1024 * 1024;
+/** Event resolutions a group may have waiting for delivery before its oldest are dropped. */
+const MAX_PENDING_RESOLUTIONS = 1000;
+const NEXT_SUFFIX = Buffer.from('}');
+
 /**
- * One subscriber's stream of event resolutions (started when each event arrives, several at once,
- * so a slow one does not hold back the ones behind it), delivered in arrival order; a null
- * resolution (the subscriber may not see the object after all) is skipped.
+ * One subscription's place in its group. graphql-ws holds it as the subscription's stream, which
+ * never yields: the group writes each event's `next` message to the socket itself (serialized
+ * once per group), and graphql-ws ends it with `return()` on `complete` or when the socket closes.
  */
-class EventStream implements AsyncIterableIterator<ExecutionResult> {
-  private readonly queue: Array<Promise<ExecutionResult | null>> = [];
-  private waiting: ((result: IteratorResult<ExecutionResult>) => void) | null = null;
+class Member implements AsyncIterableIterator<ExecutionResult> {
+  /** The `next` message up to its payload: `{"id":...,"type":"next","payload":`. */
+  readonly prefix: Buffer;
+  private ended: ((result: IteratorResult<ExecutionResult>) => void) | null = null;
   private done = false;
-  private draining = false;
 
-  constructor(private readonly onClose: () => void, private readonly maxQueued = 1000) {}
-
-  /** Queues an event's resolution, which never rejects. */
-  push(resolution: Promise<ExecutionResult | null>): void {
-    if (this.done) return;
-    // A subscriber that cannot keep up loses its oldest events rather than the gateway's memory.
-    if (this.queue.length >= this.maxQueued) this.queue.shift();
-    this.queue.push(resolution);
-    void this.drain();
+  constructor(readonly socket: WebSocket, id: string, private readonly onClose: () => void) {
+    this.prefix = Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`);
   }
 
-  private async drain(): Promise<void> {
-    if (this.draining) return;
-    this.draining = true;
-    try {
-      while (this.waiting && this.queue.length > 0 && !this.done) {
-        const result = await this.queue.shift()!;
-        if (result && this.waiting && !this.done) {
-          const deliver = this.waiting;
-          this.waiting = null;
-          deliver({ value: result, done: false });
-        }
-      }
-    } finally {
-      this.draining = false;
-    }
+  /** Writes one event's serialized result as this subscription's `next` message (a text frame, as graphql-ws sends). */
+  send(payload: Buffer): void {
+    if (this.done || this.socket.readyState !== this.socket.OPEN || this.socket.bufferedAmount > MAX_BUFFERED_BYTES) return;
+    this.socket.send(Buffer.concat([this.prefix, payload, NEXT_SUFFIX]), { binary: false });
   }
 
   next(): Promise<IteratorResult<ExecutionResult>> {
     if (this.done) return Promise.resolve({ value: undefined, done: true });
-    return new Promise((resolve) => {
-      this.waiting = resolve;
-      void this.drain();
-    });
+    return new Promise((resolve) => (this.ended = resolve));
   }
 
   async return(): Promise<IteratorResult<ExecutionResult>> {
     if (!this.done) {
       this.done = true;
       this.onClose();
-      this.waiting?.({ value: undefined, done: true });
-      this.waiting = null;
+      this.ended?.({ value: undefined, done: true });
+      this.ended = null;
     }
     return { value: undefined, done: true };
   }
@@ -183,19 +168,47 @@ function principalKey(principal: Principal): string {
   return principal.kind === 'aggregator' ? `${identity}:${principal.tokenType}` : identity;
 }
 
-/** Subscribers that are exactly alike (principal, query text, variables): each event is resolved once for all of them. */
-interface SubscriberGroup {
-  principal: Principal;
-  prepared: PreparedSubscription;
-  variables: Record<string, unknown>;
-  streams: Set<EventStream>;
+/**
+ * Subscribers that are exactly alike (principal, query text, variables): each event is resolved
+ * once for all of them, and the resolutions are delivered in the order the events arrived (several
+ * run at once, so a slow one does not hold back the ones behind it); a null resolution (the group
+ * may not see the object after all) is skipped.
+ */
+class SubscriberGroup {
+  readonly members = new Set<Member>();
+  private readonly pending: Array<Promise<ExecutionResult | null>> = [];
+  private draining = false;
+
+  constructor(readonly principal: Principal, readonly prepared: PreparedSubscription, readonly variables: Record<string, unknown>) {}
+
+  /** Queues an event's resolution, which never rejects. */
+  push(resolution: Promise<ExecutionResult | null>): void {
+    if (this.pending.length >= MAX_PENDING_RESOLUTIONS) this.pending.shift();
+    this.pending.push(resolution);
+    void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      while (this.pending.length > 0) {
+        const result = await this.pending.shift()!;
+        if (!result || this.members.size === 0) continue;
+        const payload = Buffer.from(JSON.stringify(result));
+        for (const member of this.members) member.send(payload);
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
 }
 
 /**
  * Serves subscriptions over graphql-ws on the gateway's HTTP server. One bus listener per gateway
  * fans events out to groups of alike subscribers; each event is resolved with the group's
  * selection through the gateway's query execution, once per event and group however many
- * subscribers the group holds, and the one resolution is queued on each of their streams. Events
+ * subscribers the group holds, serialized once, and written to each member's socket. Events
  * already seen (an outbox relay may publish one twice) are dropped.
  */
 export function startSubscriptionServer(options: SubscriptionServerOptions): { close(): Promise<void>; subscribers(): number } {
@@ -242,8 +255,7 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
     if (seen.size > 10_000) seen.delete(seen.values().next().value!);
     for (const group of groups.values()) {
       if (!group.prepared.route.events.includes(event.type) || !mayReceive(group.principal, event)) continue;
-      const resolution = resolveFor(group, event);
-      for (const stream of group.streams) stream.push(resolution);
+      group.push(resolveFor(group, event));
     }
   });
 
@@ -275,28 +287,28 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
         if (connection.subscriptions >= MAX_SUBSCRIPTIONS_PER_CONNECTION) return [new GraphQLError(`At most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions per connection.`)];
         return undefined;
       },
-      context: (ctx) => ({ principal: connections.get(ctx)?.principal, connection: connections.get(ctx) }),
+      context: (ctx, id) => ({ principal: connections.get(ctx)?.principal, connection: connections.get(ctx), id, socket: ctx.extra.socket }),
       execute: async (args) => (await options.execute(args.document, (args.variableValues ?? {}) as Record<string, unknown>, (args.contextValue as { principal: Principal }).principal)) as ExecutionResult,
       subscribe: (args) => {
-        const { principal, connection } = args.contextValue as { principal: Principal; connection: { subscriptions: number } };
+        const { principal, connection, id, socket } = args.contextValue as { principal: Principal; connection: { subscriptions: number }; id: string; socket: WebSocket };
         const prepared = prepareSubscription(args.document, args.operationName);
         if (!prepared) return { errors: [{ message: 'This subscription field is not served.' }] } as unknown as ExecutionResult;
         const variables = (args.variableValues ?? {}) as Record<string, unknown>;
         const groupKey = `${JSON.stringify(principal)}|${prepared.text}|${JSON.stringify(variables)}`;
         let group = groups.get(groupKey);
         if (!group) {
-          group = { principal, prepared, variables, streams: new Set() };
+          group = new SubscriberGroup(principal, prepared, variables);
           groups.set(groupKey, group);
         }
         const joined = group;
-        const stream = new EventStream(() => {
-          joined.streams.delete(stream);
-          if (joined.streams.size === 0 && groups.get(groupKey) === joined) groups.delete(groupKey);
+        const member = new Member(socket, id, () => {
+          joined.members.delete(member);
+          if (joined.members.size === 0 && groups.get(groupKey) === joined) groups.delete(groupKey);
           connection.subscriptions -= 1;
         });
         connection.subscriptions += 1;
-        joined.streams.add(stream);
-        return stream;
+        joined.members.add(member);
+        return member;
       },
       onError: (_ctx, id, _payload, errors) => {
         logger.info('subscription refused', { id, errors: errors.map((e) => e.message) });
@@ -305,7 +317,7 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
     wss,
   );
   return {
-    subscribers: () => [...groups.values()].reduce((count, group) => count + group.streams.size, 0),
+    subscribers: () => [...groups.values()].reduce((count, group) => count + group.members.size, 0),
     close: async () => {
       unsubscribe();
       for (const client of wss.clients) client.terminate();
