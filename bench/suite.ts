@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -77,27 +78,74 @@ async function verify(name: string, target: Target): Promise<void> {
   assert(!text.includes('"errors"'), `${name}: ${text.slice(0, 300)}`);
 }
 
+/** A latency percentile of sorted values, to a tenth of a millisecond. */
+const percentile = (sorted: number[], p: number) => Math.round((sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN) * 10) / 10;
+
+/**
+ * Sends requests at an even pace (one every 1000/rate ms, whether or not earlier ones have
+ * answered) over keep-alive connections, for `seconds`; latency from each send to the end of its
+ * response. autocannon's `overallRate` is not used for this: it lets each connection send its
+ * quota for the second back to back at the start of the second (`reqsMadeThisSecond` in its
+ * httpClient.js), so "200/s" there is a burst of 200 at full concurrency once a second.
+ */
+async function paced(target: Target, rate: number, seconds: number): Promise<{ rps: number; latencies: number[]; errors: number }> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const url = new URL(target.url);
+  const body = target.body ? Buffer.from(target.body) : undefined;
+  const headers = { ...target.headers, ...(body ? { 'content-length': String(body.length) } : {}) };
+  const send = () => new Promise<{ ok: boolean; ms: number }>((resolve) => {
+    const started = performance.now();
+    const request = http.request({ agent, host: url.hostname, port: url.port, path: `${url.pathname}${url.search}`, method: target.method, headers }, (response) => {
+      response.resume();
+      response.on('end', () => resolve({ ok: response.statusCode === 200, ms: performance.now() - started }));
+    });
+    request.on('error', () => resolve({ ok: false, ms: NaN }));
+    request.end(body);
+  });
+  const total = Math.round(rate * seconds);
+  const sent: Array<Promise<{ ok: boolean; ms: number }>> = [];
+  const t0 = performance.now();
+  for (let i = 0; i < total; i += 1) {
+    const wait = t0 + (i * 1000) / rate - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    sent.push(send());
+  }
+  const results = await Promise.all(sent);
+  const elapsed = (performance.now() - t0) / 1000;
+  agent.destroy();
+  return { rps: total / elapsed, latencies: results.filter((r) => r.ok).map((r) => r.ms).sort((a, b) => a - b), errors: results.filter((r) => !r.ok).length };
+}
+
 async function load(scenario: string, targetName: string, target: Target, rate?: number): Promise<Measurement> {
-  const options = {
-    url: target.url,
-    method: target.method,
-    headers: target.headers,
-    ...(target.body ? { body: target.body } : {}),
-    connections: rate ? 10 : CONNECTIONS,
-    ...(rate ? { overallRate: rate } : {}),
-  };
-  await autocannon({ ...options, duration: WARMUP_S });
-  const result = await autocannon({ ...options, duration: DURATION_S });
-  const measurement: Measurement = {
-    scenario,
-    target: targetName,
-    mode: rate ? `${rate}/s` : 'max',
-    rps: Math.round(result.requests.average),
-    p50: result.latency.p50,
-    p90: result.latency.p90,
-    p99: result.latency.p99,
-    errors: result.errors + result.timeouts + result.non2xx,
-  };
+  let measurement: Measurement;
+  if (rate) {
+    await paced(target, rate, WARMUP_S);
+    const result = await paced(target, rate, DURATION_S);
+    measurement = {
+      scenario,
+      target: targetName,
+      mode: `${rate}/s`,
+      rps: Math.round(result.rps),
+      p50: percentile(result.latencies, 50),
+      p90: percentile(result.latencies, 90),
+      p99: percentile(result.latencies, 99),
+      errors: result.errors,
+    };
+  } else {
+    const options = { url: target.url, method: target.method, headers: target.headers, ...(target.body ? { body: target.body } : {}), connections: CONNECTIONS };
+    await autocannon({ ...options, duration: WARMUP_S });
+    const result = await autocannon({ ...options, duration: DURATION_S });
+    measurement = {
+      scenario,
+      target: targetName,
+      mode: 'max',
+      rps: Math.round(result.requests.average),
+      p50: result.latency.p50,
+      p90: result.latency.p90,
+      p99: result.latency.p99,
+      errors: result.errors + result.timeouts + result.non2xx,
+    };
+  }
   console.log(`${scenario.padEnd(34)} ${targetName.padEnd(22)} ${measurement.mode.padEnd(6)} ${String(measurement.rps).padStart(6)} req/s  p50 ${measurement.p50} ms  p90 ${measurement.p90} ms  p99 ${measurement.p99} ms  errors ${measurement.errors}`);
   return measurement;
 }
@@ -206,19 +254,20 @@ async function main(): Promise<void> {
 
   const find = (scenario: string, target: string, mode = 'max') => results.find((r) => r.scenario === scenario && r.target === target && r.mode === mode)!;
   const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+  const tenth = (n: number) => Math.round(n * 10) / 10;
   const fixed = `${FIXED_RATE}/s`;
   const ratios = {
     's1 gateway/direct rps': ratio(find(s1, 'our gateway').rps, find(s1, 'subgraph direct').rps),
     's1 ours/Hive rps': ratio(find(s1, 'our gateway').rps, find(s1, 'Hive Gateway').rps),
     's1 ours/Hive p99': ratio(find(s1, 'our gateway').p99, find(s1, 'Hive Gateway').p99),
-    's1 gateway p50 overhead at 200/s (ms)': find(s1, 'our gateway', fixed).p50 - find(s1, 'subgraph direct', fixed).p50,
-    's1 Hive p50 overhead at 200/s (ms)': find(s1, 'Hive Gateway', fixed).p50 - find(s1, 'subgraph direct', fixed).p50,
+    's1 gateway p50 overhead at 200/s (ms)': tenth(find(s1, 'our gateway', fixed).p50 - find(s1, 'subgraph direct', fixed).p50),
+    's1 Hive p50 overhead at 200/s (ms)': tenth(find(s1, 'Hive Gateway', fixed).p50 - find(s1, 'subgraph direct', fixed).p50),
     's2 ours/Hive rps': ratio(find(s2, 'our gateway').rps, find(s2, 'Hive Gateway').rps),
     's2 ours/Hive p99': ratio(find(s2, 'our gateway').p99, find(s2, 'Hive Gateway').p99),
     's3 latest REST/GraphQL rps': ratio(find(s3a, 'REST adapter').rps, find(s3a, 'our gateway').rps),
     's3 latest ours/Hive rps': ratio(find(s3a, 'our gateway').rps, find(s3a, 'Hive Gateway').rps),
     's3 restrictions REST/GraphQL rps': ratio(find(s3b, 'REST adapter').rps, find(s3b, 'our gateway').rps),
-    's3 restrictions REST p50 overhead at 200/s (ms)': find(s3b, 'REST adapter', fixed).p50 - find(s3b, 'our gateway', fixed).p50,
+    's3 restrictions REST p50 overhead at 200/s (ms)': tenth(find(s3b, 'REST adapter', fixed).p50 - find(s3b, 'our gateway', fixed).p50),
     's3 restrictions ours/Hive rps': ratio(find(s3b, 'our gateway').rps, find(s3b, 'Hive Gateway').rps),
   };
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
@@ -228,7 +277,7 @@ async function main(): Promise<void> {
     mode: QUICK ? 'quick' : 'full',
     machine,
     database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB',
-    settings: { connections: CONNECTIONS, durationSeconds: DURATION_S, warmupSeconds: WARMUP_S, fixedRate: FIXED_RATE },
+    settings: { connections: CONNECTIONS, durationSeconds: DURATION_S, warmupSeconds: WARMUP_S, fixedRate: FIXED_RATE, fixedRateLoad: 'evenly paced, open loop (bench/suite.ts paced())' },
     results,
     ratios,
     databaseCommandsPerRequest: { cards2: withTwo, cards100: withHundred },
