@@ -1,10 +1,12 @@
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../platform/config.js';
 import { createLogger } from '../platform/logger.js';
 import { signPrincipal, verifyPrincipal, type Principal } from '../platform/principal.js';
 import { isIsoDate, isIsoDateTime, RoutingNumber, SvcId } from '../platform/scalars.js';
 import { hashPassword, verifyPassword } from '../platform/secrets.js';
-import { withRecurringTask } from '../platform/subgraph.js';
+import { isDatabaseUnavailable, withRecurringTask } from '../platform/subgraph.js';
+import { MongoNetworkError, MongoServerError } from 'mongodb';
 import type { HttpService } from '../platform/http.js';
 import { isWholeCents } from '../platform/validate.js';
 
@@ -122,5 +124,24 @@ describe('amounts in cents', () => {
   it('accepts decimal amounts that binary floating point cannot hold exactly, and refuses fractions of a cent', () => {
     for (const amount of [19.99, 4.35, 1.1, 0.07, 1000000]) expect(isWholeCents(amount), String(amount)).toBe(true);
     for (const amount of [1.005, 0.001, Number.NaN, Infinity]) expect(isWholeCents(amount), String(amount)).toBe(false);
+  });
+});
+
+describe('database availability', () => {
+  it('counts a dropped connection as the database being unavailable, and a refused command as not', async () => {
+    // What the driver throws when it writes on a pooled connection the stopped server had closed.
+    const server = createServer((peer) => peer.end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const dropped = await new Promise<Error>((resolve) => {
+      const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+      socket.on('error', () => {});
+      socket.once('end', () => setImmediate(() => socket.write('x', (error) => resolve(error!))));
+    });
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    expect((dropped as NodeJS.ErrnoException).code).toBe('EPIPE');
+    expect(isDatabaseUnavailable(dropped)).toBe(true);
+    expect(isDatabaseUnavailable(new MongoNetworkError('connection reset'))).toBe(true);
+    expect(isDatabaseUnavailable(new MongoServerError({ message: 'duplicate key', code: 11000 }))).toBe(false);
+    expect(isDatabaseUnavailable(new Error('something else'))).toBe(false);
   });
 });
