@@ -1,14 +1,42 @@
 import type { RemoteGraphQLDataSource } from '@apollo/gateway';
+import { connectionPool, postJson, type PostAnswer } from '../../platform/http-client.js';
 import { PRINCIPAL_HEADER } from '../../platform/principal.js';
 
 /** The fetch a RemoteGraphQLDataSource takes. */
 export type SubgraphFetcher = NonNullable<NonNullable<ConstructorParameters<typeof RemoteGraphQLDataSource>[0]>['fetcher']>;
 
-interface Answer {
-  status: number;
-  statusText: string;
-  headers: [string, string][];
-  body: string;
+/**
+ * The part of a fetch Response that RemoteGraphQLDataSource reads (`ok`, `status`, `statusText`,
+ * `headers.get`, `json()`, `text()`), over an answer read whole: no WHATWG streams per call.
+ */
+class SubgraphResponse {
+  readonly ok: boolean;
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: { get(name: string): string | null };
+  private readonly text_: string;
+
+  constructor(answer: PostAnswer) {
+    this.status = answer.status;
+    this.ok = answer.status >= 200 && answer.status < 300;
+    this.statusText = answer.statusText;
+    this.text_ = answer.text;
+    const headers = answer.headers;
+    this.headers = {
+      get: (name) => {
+        const value = headers[name.toLowerCase()];
+        return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
+      },
+    };
+  }
+
+  async json(): Promise<unknown> {
+    return JSON.parse(this.text_);
+  }
+
+  async text(): Promise<string> {
+    return this.text_;
+  }
 }
 
 /** Set by the gateway on the fetches of a mutation's plan: sent on their own, never joined to a read in flight (which could predate the write). */
@@ -18,36 +46,34 @@ export const UNSHARED_READ_HEADER = 'x-gateway-unshared';
 const isRead = (body: string) => body.startsWith('{"query":"query') || body.startsWith('{"query":"{');
 
 /**
- * The gateway's fetch to its subgraphs: Node's own fetch (undici, a keep-alive connection pool
- * per subgraph), and identical reads in flight at the same time (same subgraph, same signed
- * principal, same query and variables) sent once, each caller getting its own copy of the
- * answer. Writes are never shared.
+ * The gateway's fetch to its subgraphs: POSTs over a keep-alive `http.request` pool of its own
+ * (unbounded: a subgraph's nested call through the graph never waits for a socket held by the
+ * call that made it), and identical reads in flight at the same time (same subgraph, same signed
+ * principal, same query and variables) sent once, each caller getting the answer. Writes are
+ * never shared. RemoteGraphQLDataSource always sends a POST with a string body.
  */
 export function createSubgraphFetcher(timeoutMs: number): SubgraphFetcher {
-  const inFlight = new Map<string, Promise<Answer>>();
+  const pool = connectionPool();
+  const inFlight = new Map<string, Promise<PostAnswer>>();
   // No read outlives the timeout: its fields are then UNAVAILABLE. A write is waited for: cut off,
   // its outcome would be unknown, and a retry (even with its Idempotency-Key, freed by the failure) could repeat it.
-  const timed = (init: RequestInit): RequestInit => ({ ...init, signal: AbortSignal.timeout(timeoutMs) });
-  const send = async (url: string, init: RequestInit): Promise<Answer> => {
-    const response = await fetch(url, timed(init));
-    return { status: response.status, statusText: response.statusText, headers: [...response.headers], body: await response.text() };
-  };
-  const fetcher = async (url: string, init: RequestInit = {}) => {
-    const body = typeof init.body === 'string' ? init.body : null;
-    const headers = new Headers(init.headers);
-    if (headers.has(UNSHARED_READ_HEADER)) {
-      headers.delete(UNSHARED_READ_HEADER);
-      return fetch(url, timed({ ...init, headers }));
+  const fetcher = async (url: string, init: { headers?: Record<string, string>; body?: unknown } = {}) => {
+    const body = typeof init.body === 'string' ? init.body : '';
+    const headers = { ...init.headers };
+    const unshared = Object.keys(headers).find((name) => name.toLowerCase() === UNSHARED_READ_HEADER);
+    if (unshared !== undefined) {
+      delete headers[unshared];
+      return new SubgraphResponse(await postJson(url, headers, body, timeoutMs, pool));
     }
-    if (body === null || !isRead(body)) return fetch(url, init);
-    const key = `${url}\n${headers.get(PRINCIPAL_HEADER) ?? ''}\n${body}`;
+    if (!isRead(body)) return new SubgraphResponse(await postJson(url, headers, body, null, pool));
+    const principal = Object.entries(headers).find(([name]) => name.toLowerCase() === PRINCIPAL_HEADER)?.[1] ?? '';
+    const key = `${url}\n${principal}\n${body}`;
     let answer = inFlight.get(key);
     if (!answer) {
-      answer = send(url, init).finally(() => inFlight.delete(key));
+      answer = postJson(url, headers, body, timeoutMs, pool).finally(() => inFlight.delete(key));
       inFlight.set(key, answer);
     }
-    const { status, statusText, headers: answerHeaders, body: text } = await answer;
-    return new Response(text, { status, statusText, headers: answerHeaders });
+    return new SubgraphResponse(await answer);
   };
   return fetcher as unknown as SubgraphFetcher;
 }
