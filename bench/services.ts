@@ -1,18 +1,41 @@
-// The services under benchmark, in their own process so the load generator does not share their
-// event loop: the whole stack on the embedded database (or MONGODB_URI) with the demo data, and
-// GraphQL Hive Gateway over the same supergraph and the same subgraphs, with the same
-// authentication. Prints one JSON line with the addresses, then serves a control endpoint.
+// The services under benchmark, in two processes of their own, as they are deployed (each tier
+// its own process, so together they can use both cores; the load generator runs in a third):
+//   `services.ts subgraphs`: the four subgraphs on the embedded database (or MONGODB_URI) with the
+//     demo data, and a control endpoint (database command counts, growing the card list);
+//   `services.ts front`: our gateway, the REST adapter, and GraphQL Hive Gateway over the same
+//     supergraph and the same subgraphs, with the same authentication.
+// The suite passes both the same INTERNAL_SECRET and MONGODB_DB_PREFIX, and the front the
+// subgraphs' addresses and the gateway's port (the subgraphs call the graph through it). Each
+// prints one JSON line with its addresses, then serves until SIGTERM.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createAuthenticator } from '../gateway/src/authenticate.js';
+import { start as startGateway } from '../gateway/src/index.js';
+import { type Config } from '../platform/config.js';
 import { DEMO } from '../platform/demo.js';
+import { createEventBus } from '../platform/event-bus.js';
 import { createLogger } from '../platform/logger.js';
+import type { Mongo } from '../platform/mongo.js';
 import { PRINCIPAL_HEADER, signPrincipal, type Principal } from '../platform/principal.js';
+import { start as startRestAdapter } from '../rest-adapter/src/index.js';
 import { SUPERGRAPH_PATH } from '../schema/compose.js';
-import { EVERY_PORT_FREE, loadConfig, openDatabase, seedDemo, startStack, type Stack } from '../scripts/stack.js';
+import { EVERY_PORT_FREE, loadConfig, openDatabase, seedDemo, startSubgraphs, subgraphUrlsOf } from '../scripts/stack.js';
+
+/** What the subgraphs tier prints. */
+export interface SubgraphsAddresses {
+  subgraphs: Config['subgraphUrls'];
+  control: string;
+}
+
+/** What the front tier prints. */
+export interface FrontAddresses {
+  rest: string;
+  gateway: string;
+  hive: string;
+}
 
 /** The part of Hive Gateway's API this file uses. */
 interface HiveRuntime {
@@ -23,30 +46,24 @@ type HivePlugin = {
   onContextBuilding(payload: { context: unknown; extendContext: (extension: { principal: Principal }) => void }): Promise<void>;
   onFetch(payload: { context: unknown; options: { headers?: unknown }; setOptions: (options: { headers?: unknown }) => void }): void;
 };
-// Loaded by a name TypeScript does not follow: its types reference the DOM library (through
-// @whatwg-node/fetch), which would change Node's Buffer and Blob types for the whole project.
-const HIVE_GATEWAY = '@graphql-hive/gateway';
-const { createGatewayRuntime } = (await import(HIVE_GATEWAY)) as {
-  createGatewayRuntime(options: { supergraph: string; logging: boolean; graphqlEndpoint: string; landingPage: boolean; plugins: () => HivePlugin[] }): HiveRuntime;
-};
 
 /** The ports the committed supergraph names, by subgraph. */
 const SUPERGRAPH_PORTS = { user: 4001, cards: 4002, payments: 4003, compliance: 4004 } as const;
 
-/** The configuration with the subgraphs' actual addresses (the stack took free ports). */
-function servingConfig(stack: Stack) {
-  const subgraphUrls = Object.fromEntries(Object.entries(stack.subgraphs).map(([name, service]) => [name, `${service.url}/graphql`])) as Stack['config']['subgraphUrls'];
-  return { ...stack.config, subgraphUrls };
-}
-
-/** Hive Gateway over the stack's subgraphs, authenticating each request as our gateway does and forwarding the same signed principal. */
-async function startHiveGateway(stack: Stack) {
+/** Hive Gateway over the subgraphs, authenticating each request as our gateway does and forwarding the same signed principal. */
+async function startHiveGateway(config: Config) {
+  // Loaded by a name TypeScript does not follow: its types reference the DOM library (through
+  // @whatwg-node/fetch), which would change Node's Buffer and Blob types for the whole project.
+  const HIVE_GATEWAY = '@graphql-hive/gateway';
+  const { createGatewayRuntime } = (await import(HIVE_GATEWAY)) as {
+    createGatewayRuntime(options: { supergraph: string; logging: boolean; graphqlEndpoint: string; landingPage: boolean; plugins: () => HivePlugin[] }): HiveRuntime;
+  };
   let supergraph = readFileSync(SUPERGRAPH_PATH, 'utf8');
   for (const [name, port] of Object.entries(SUPERGRAPH_PORTS)) {
-    supergraph = supergraph.replace(`http://127.0.0.1:${port}/graphql`, `${stack.subgraphs[name as keyof typeof SUPERGRAPH_PORTS].url}/graphql`);
+    supergraph = supergraph.replace(`http://127.0.0.1:${port}/graphql`, config.subgraphUrls[name as keyof typeof SUPERGRAPH_PORTS]);
   }
-  const authenticate = createAuthenticator(servingConfig(stack));
-  const secret = stack.config.internalSecret;
+  const authenticate = createAuthenticator(config);
+  const secret = config.internalSecret;
   const runtime = createGatewayRuntime({
     supergraph,
     logging: false,
@@ -72,10 +89,10 @@ async function startHiveGateway(stack: Stack) {
 }
 
 /** Adds cards, each on its own account, to the demo user until it holds `count`: the N+1 scenario's list. */
-async function growCards(stack: Stack, count: number): Promise<void> {
+async function growCards(mongo: Mongo, count: number): Promise<void> {
   type Stored = { _id: string; [member: string]: unknown };
-  const cards = stack.mongo.db('cards').collection<Stored>('cards');
-  const accounts = stack.mongo.db('payments').collection<Stored>('accounts');
+  const cards = mongo.db('cards').collection<Stored>('cards');
+  const accounts = mongo.db('payments').collection<Stored>('accounts');
   const card = await cards.findOne({ SvcCardId: DEMO.cardIds[0] });
   const account = await accounts.findOne({ SvcAccountId: card!.SvcAccountId });
   const have = await cards.countDocuments({ SvcUserId: DEMO.userId });
@@ -87,13 +104,16 @@ async function growCards(stack: Stack, count: number): Promise<void> {
   }
 }
 
-const dataDir = mkdtempSync(path.join(tmpdir(), 'banking-bench-'));
+const tier = process.argv[2];
+if (tier !== 'subgraphs' && tier !== 'front') throw new Error('Name the tier: subgraphs or front.');
+const dataDir = mkdtempSync(path.join(tmpdir(), `banking-bench-${tier}-`));
 const config = loadConfig({
   ...process.env,
   NODE_ENV: 'development',
   DATA_DIR: dataDir,
-  MONGODB_DB_PREFIX: `bench${Date.now().toString(36)}_`,
   ...EVERY_PORT_FREE,
+  // The front's gateway port, chosen by the suite: the subgraphs call the graph there.
+  GATEWAY_PORT: process.env.GATEWAY_PORT ?? '0',
   LOG_LEVEL: 'warn',
   GEOCODER_PRELOAD: 'false',
   // The load generator is one client at one address; the limits would measure themselves.
@@ -101,54 +121,65 @@ const config = loadConfig({
   RATE_LIMIT_PER_ADDRESS: '10000000',
 });
 const logger = createLogger(config.logLevel);
-const { mongo, embedded } = await openDatabase(config);
-await seedDemo(mongo);
-const stack = await startStack(config, logger, mongo);
-const hive = await startHiveGateway(stack);
+// Events are not part of the scenarios; with REDIS_URL set they travel between the tiers.
+const bus = createEventBus(config.redisUrl, logger, config.dbPrefix);
+let stopTier: () => Promise<void>;
 
-const authenticateDirect = createAuthenticator(servingConfig(stack));
-const control = http.createServer((req, res) => {
-  const url = new URL(req.url ?? '/', 'http://control');
-  const answer = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-  if (url.pathname === '/commands/reset') {
-    mongo.commands.reset();
-    return answer({ ok: true });
-  }
-  if (url.pathname === '/commands') {
-    const databases = ['user', 'cards', 'payments', 'compliance'] as const;
-    return answer(Object.fromEntries(databases.map((name) => [name, mongo.commands.snapshot(mongo.databaseName(name))])));
-  }
-  if (url.pathname === '/grow-cards') {
-    growCards(stack, Number(url.searchParams.get('count') ?? 100)).then(() => answer({ ok: true }), (error: unknown) => res.writeHead(500).end(String(error)));
-    return;
-  }
-  if (url.pathname === '/principal') {
-    // A signed principal for calling a subgraph directly, as the gateway would forward it.
-    authenticateDirect({ token: url.searchParams.get('token') ?? '' }, 'bench').then(
-      (principal) => answer({ header: PRINCIPAL_HEADER, value: signPrincipal(principal, config.internalSecret) }),
-      (error: unknown) => res.writeHead(500).end(String(error)),
-    );
-    return;
-  }
-  res.writeHead(404).end();
-});
-await new Promise<void>((resolve) => control.listen(0, '127.0.0.1', resolve));
-
-console.log(JSON.stringify({
-  rest: stack.restAdapter.url,
-  gateway: `${stack.gateway.url}/graphql`,
-  hive: `${hive.url}/graphql`,
-  subgraphs: Object.fromEntries(Object.entries(stack.subgraphs).map(([name, service]) => [name, `${service.url}/graphql`])),
-  control: `http://127.0.0.1:${(control.address() as AddressInfo).port}`,
-}));
+if (tier === 'subgraphs') {
+  const { mongo, embedded } = await openDatabase(config);
+  await seedDemo(mongo);
+  const subgraphs = await startSubgraphs(config, logger, mongo, bus);
+  const subgraphUrls = subgraphUrlsOf(subgraphs);
+  const authenticateDirect = createAuthenticator({ ...config, subgraphUrls });
+  const control = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://control');
+    const answer = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (url.pathname === '/commands/reset') {
+      mongo.commands.reset();
+      return answer({ ok: true });
+    }
+    if (url.pathname === '/commands') {
+      const databases = ['user', 'cards', 'payments', 'compliance'] as const;
+      return answer(Object.fromEntries(databases.map((name) => [name, mongo.commands.snapshot(mongo.databaseName(name))])));
+    }
+    if (url.pathname === '/grow-cards') {
+      growCards(mongo, Number(url.searchParams.get('count') ?? 100)).then(() => answer({ ok: true }), (error: unknown) => res.writeHead(500).end(String(error)));
+      return;
+    }
+    if (url.pathname === '/principal') {
+      // A signed principal for calling a subgraph directly, as the gateway would forward it.
+      authenticateDirect({ token: url.searchParams.get('token') ?? '' }, 'bench').then(
+        (principal) => answer({ header: PRINCIPAL_HEADER, value: signPrincipal(principal, config.internalSecret) }),
+        (error: unknown) => res.writeHead(500).end(String(error)),
+      );
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => control.listen(0, '127.0.0.1', resolve));
+  console.log(JSON.stringify({ subgraphs: subgraphUrls, control: `http://127.0.0.1:${(control.address() as AddressInfo).port}` } satisfies SubgraphsAddresses));
+  stopTier = async () => {
+    control.close();
+    for (const service of Object.values(subgraphs).reverse()) await service.close();
+    await mongo.close();
+    await embedded?.stop();
+  };
+} else {
+  const gateway = await startGateway({ config, logger, bus });
+  const rest = await startRestAdapter({ config: { ...config, gatewayUrl: `${gateway.url}/graphql` }, logger });
+  const hive = await startHiveGateway(config);
+  console.log(JSON.stringify({ rest: rest.url, gateway: `${gateway.url}/graphql`, hive: `${hive.url}/graphql` } satisfies FrontAddresses));
+  stopTier = async () => {
+    hive.server.close();
+    await hive.runtime.dispose();
+    await rest.close();
+    await gateway.close();
+  };
+}
 
 const stop = async () => {
-  control.close();
-  hive.server.close();
-  await hive.runtime.dispose();
-  await stack.stop();
-  await mongo.close();
-  await embedded?.stop();
+  await stopTier();
+  await bus.close();
   rmSync(dataDir, { recursive: true, force: true });
   process.exit(0);
 };

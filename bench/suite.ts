@@ -2,7 +2,8 @@
 // adapter and the subgraphs side by side with GraphQL Hive Gateway, one scenario after another
 // in the same run. Writes bench/results.json and bench/results.svg.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -11,7 +12,9 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { DEMO } from '../platform/demo.js';
+import { freePort } from '../platform/ferretdb.js';
 import { loadOperation } from '../rest-adapter/src/operations.js';
+import type { FrontAddresses, SubgraphsAddresses } from './services.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const QUICK = process.argv.includes('--quick');
@@ -177,11 +180,34 @@ ${rows.join('\n')}
 `;
 }
 
-const child = spawn(process.execPath, [...(PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : []), '--import', 'tsx', path.join(HERE, 'services.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
-const addresses = await new Promise<Addresses>((resolve, reject) => {
-  child.once('exit', (code) => reject(new Error(`the services exited with ${code}`)));
-  createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line) as Addresses));
+/** Starts one tier of the services (bench/services.ts) in its own process; resolves with the addresses it prints. */
+function startTier<T>(tier: 'subgraphs' | 'front', env: Record<string, string>): { child: ChildProcess; addresses: Promise<T> } {
+  const child = spawn(process.execPath, [...(PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : []), '--import', 'tsx', path.join(HERE, 'services.ts'), tier], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const addresses = new Promise<T>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the ${tier} tier exited with ${code}`)));
+    createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line) as T));
+  });
+  return { child, addresses };
+}
+
+// Both tiers share the internal secret; the subgraphs reach the graph at the gateway's port.
+const shared = { INTERNAL_SECRET: randomBytes(32).toString('hex'), MONGODB_DB_PREFIX: `bench${Date.now().toString(36)}_`, GATEWAY_PORT: String(await freePort()) };
+const subgraphsTier = startTier<SubgraphsAddresses>('subgraphs', shared);
+// Whatever happens, no tier outlives the suite.
+process.once('exit', () => {
+  subgraphsTier.child.kill('SIGKILL');
+  frontTier?.child.kill('SIGKILL');
 });
+const back = await subgraphsTier.addresses;
+let frontTier: ReturnType<typeof startTier<FrontAddresses>> | undefined;
+frontTier = startTier<FrontAddresses>('front', {
+  ...shared,
+  USER_SUBGRAPH_URL: back.subgraphs.user,
+  CARDS_SUBGRAPH_URL: back.subgraphs.cards,
+  PAYMENTS_SUBGRAPH_URL: back.subgraphs.payments,
+  COMPLIANCE_SUBGRAPH_URL: back.subgraphs.compliance,
+});
+const addresses: Addresses = { ...back, ...(await frontTier.addresses) };
 
 /** Runs every scenario and writes the report. */
 async function main(): Promise<void> {
@@ -293,8 +319,11 @@ async function main(): Promise<void> {
 try {
   await main();
 } finally {
-  // The services stop cleanly (and write their CPU profile under --profile) before the suite exits.
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
+  // The services stop cleanly (and write their CPU profiles under --profile) before the suite exits, the front first.
+  for (const { child } of [frontTier, subgraphsTier]) {
+    if (child.exitCode !== null) continue;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
 }

@@ -49,12 +49,41 @@ export const EVERY_PORT_FREE = {
 export interface Stack {
   config: Config;
   mongo: Mongo;
-  subgraphs: Record<'user' | 'cards' | 'payments' | 'compliance', HttpService>;
+  subgraphs: Subgraphs;
   gateway: GatewayService;
   restAdapter: HttpService;
   /** The event bus the services share: in-process, or Redis where REDIS_URL is set. */
   bus: EventBus;
   stop(): Promise<void>;
+}
+
+/** The four subgraphs, started. */
+export type Subgraphs = Record<'user' | 'cards' | 'payments' | 'compliance', HttpService>;
+
+/**
+ * Starts the four subgraphs in this process (each on its configured port, or a free one with port
+ * 0); on a failure the ones started are closed again.
+ */
+export async function startSubgraphs(config: Config, logger: Logger, mongo: Mongo, bus: EventBus): Promise<Subgraphs> {
+  const started: HttpService[] = [];
+  try {
+    const user = await startUser({ config, logger, mongo, bus });
+    started.push(user);
+    const cards = await startCards({ config, logger, mongo, bus });
+    started.push(cards);
+    const payments = await startPayments({ config, logger, mongo, bus });
+    started.push(payments);
+    const compliance = await startCompliance({ config, logger, mongo, bus });
+    return { user, cards, payments, compliance };
+  } catch (error) {
+    for (const service of started.reverse()) await service.close();
+    throw error;
+  }
+}
+
+/** The GraphQL URLs of started subgraphs. */
+export function subgraphUrlsOf(subgraphs: Subgraphs): Config['subgraphUrls'] {
+  return { user: `${subgraphs.user.url}/graphql`, cards: `${subgraphs.cards.url}/graphql`, payments: `${subgraphs.payments.url}/graphql`, compliance: `${subgraphs.compliance.url}/graphql` };
 }
 
 /**
@@ -70,20 +99,9 @@ export async function startStack(configured: Config, logger: Logger, mongo: Mong
   const gatewayPort = configured.ports.gateway || reservation!.port;
   const config: Config = { ...configured, ports: { ...configured.ports, gateway: gatewayPort }, gatewayUrl: configured.ports.gateway ? configured.gatewayUrl : `http://127.0.0.1:${gatewayPort}/graphql` };
   try {
-    const user = await startUser({ config, logger, mongo, bus });
-    started.push(user);
-    const cards = await startCards({ config, logger, mongo, bus });
-    started.push(cards);
-    const payments = await startPayments({ config, logger, mongo, bus });
-    started.push(payments);
-    const compliance = await startCompliance({ config, logger, mongo, bus });
-    started.push(compliance);
-    const subgraphUrls = {
-      user: `${user.url}/graphql`,
-      cards: `${cards.url}/graphql`,
-      payments: `${payments.url}/graphql`,
-      compliance: `${compliance.url}/graphql`,
-    };
+    const subgraphs = await startSubgraphs(config, logger, mongo, bus);
+    started.push(subgraphs.user, subgraphs.cards, subgraphs.payments, subgraphs.compliance);
+    const subgraphUrls = subgraphUrlsOf(subgraphs);
     await reservation?.release();
     const gateway = await startGateway({ config: { ...config, subgraphUrls }, logger, bus });
     started.push(gateway);
@@ -92,7 +110,7 @@ export async function startStack(configured: Config, logger: Logger, mongo: Mong
     return {
       config,
       mongo,
-      subgraphs: { user, cards, payments, compliance },
+      subgraphs,
       gateway,
       restAdapter: rest,
       bus,
