@@ -1,38 +1,27 @@
 // `npm run bench:authorization`: card-authorization decision latency at a steady 200 messages per
 // second through the gateway, with a local aggregator webhook answering 00. The decision time
-// excludes the aggregator's own reply time (the engine reports it per message). Prints JSON.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../platform/config.js';
+// excludes the aggregator's own reply time (the engine reports it per message). The services run
+// as bench/services.ts's two tiers (subgraphs, front), each in its own process; the load
+// generator and the webhook receiver run here. Prints JSON.
+import { cpus } from 'node:os';
 import { DEMO } from '../platform/demo.js';
-import { startEmbeddedMongo } from '../platform/ferretdb.js';
-import { createLogger } from '../platform/logger.js';
-import { connectMongo } from '../platform/mongo.js';
 import { startWebhookReceiver } from '../platform/webhook-receiver.js';
-import { seedDemo, startStack } from '../scripts/stack.js';
+import { startTiers } from './tiers.js';
 
 const RATE = Number(process.env.RATE ?? 200);
 const SECONDS = Number(process.env.SECONDS ?? 10);
 const KEY = 'bench-card-processor-key-0123456789abcdef';
 const MIX = ['0100', '0200', '0220', '0100'] as const;
 
-const dataDir = process.env.MONGODB_URI ? null : await mkdtemp(path.join(tmpdir(), 'bench-auth-'));
-const embedded = dataDir ? await startEmbeddedMongo({ dataDir, ferretdbBin: process.env.FERRETDB_BIN }) : null;
-const config = loadConfig({
-  NODE_ENV: 'test', MONGODB_URI: process.env.MONGODB_URI ?? embedded!.uri, MONGODB_DB_PREFIX: `benchauth_${process.pid}_`, LOG_LEVEL: 'error', GEOCODER_PRELOAD: 'false',
-  GATEWAY_PORT: '0', REST_PORT: '0', USER_SUBGRAPH_PORT: '0', CARDS_SUBGRAPH_PORT: '0', PAYMENTS_SUBGRAPH_PORT: '0', COMPLIANCE_SUBGRAPH_PORT: '0',
-  SERVICE_KEYS: `card-processor=${KEY}`,
-});
-const mongo = await connectMongo(config.mongodbUri!, config.dbPrefix);
 const receiver = await startWebhookReceiver(DEMO.webhook.secret);
+const tiers = await startTiers({ env: { SERVICE_KEYS: `card-processor=${KEY}` } });
 try {
-  await seedDemo(mongo);
-  await mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: receiver.url } });
-  const stack = await startStack(config, createLogger('error'), mongo);
+  const { addresses } = tiers;
+  const pointed = await fetch(`${addresses.control}/card-webhook?url=${encodeURIComponent(receiver.url)}`);
+  if (!pointed.ok) throw new Error(`could not point the webhook at the receiver: ${pointed.status}`);
   const send = async (i: number): Promise<{ ok: boolean; decisionMs: number; roundTripMs: number }> => {
     const started = performance.now();
-    const response = await fetch(`${stack.gateway.url}/graphql`, {
+    const response = await fetch(addresses.gateway, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-service-key': KEY },
       body: JSON.stringify({
@@ -70,14 +59,11 @@ try {
     decisionMs: { p50: pct(decisions, 50), p90: pct(decisions, 90), p99: pct(decisions, 99) },
     roundTripMs: { p50: pct(roundTrips, 50), p90: pct(roundTrips, 90), p99: pct(roundTrips, 99) },
     targetP99DecisionMs: 20,
-    database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB 1.24 (SQLite)',
+    database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB 1.24 (SQLite, with the project patches)',
+    services: 'two processes: the subgraphs; the gateway and the REST adapter',
     machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
   }, null, 2));
-  await stack.stop();
 } finally {
+  await tiers.stop();
   await receiver.close();
-  for (const name of ['user', 'cards', 'payments', 'compliance'] as const) await mongo.db(name).dropDatabase();
-  await mongo.close();
-  await embedded?.stop();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
 }

@@ -1,7 +1,8 @@
 // The services under benchmark, in two processes of their own, as they are deployed (each tier
 // its own process, so together they can use both cores; the load generator runs in a third):
 //   `services.ts subgraphs`: the four subgraphs on the embedded database (or MONGODB_URI) with the
-//     demo data, and a control endpoint (database command counts, growing the card list);
+//     demo data, and a control endpoint (database command counts, growing the card list, the
+//     demo aggregator's card webhook);
 //   `services.ts front`: our gateway, the REST adapter, and GraphQL Hive Gateway over the same
 //     supergraph and the same subgraphs, with the same authentication.
 // The suite passes both the same INTERNAL_SECRET and MONGODB_DB_PREFIX, and the front the
@@ -22,6 +23,7 @@ import type { Mongo } from '../platform/mongo.js';
 import { PRINCIPAL_HEADER, signPrincipal, type Principal } from '../platform/principal.js';
 import { start as startRestAdapter } from '../rest-adapter/src/index.js';
 import { SUPERGRAPH_PATH } from '../schema/compose.js';
+import { webhookConfigsCollection } from '../subgraphs/cards/src/datasources/cards.js';
 import { EVERY_PORT_FREE, loadConfig, openDatabase, seedDemo, startSubgraphs, subgraphUrlsOf } from '../scripts/stack.js';
 
 /** What the subgraphs tier prints. */
@@ -141,6 +143,12 @@ if (tier === 'subgraphs') {
     if (url.pathname === '/commands') {
       const databases = ['user', 'cards', 'payments', 'compliance'] as const;
       return answer(Object.fromEntries(databases.map((name) => [name, mongo.commands.snapshot(mongo.databaseName(name))])));
+    }
+    if (url.pathname === '/card-webhook') {
+      // Points the demo aggregator's card-authorization webhook at a receiver of the benchmark's own.
+      const target = url.searchParams.get('url') ?? '';
+      webhookConfigsCollection(mongo.db('cards')).updateOne({ _id: DEMO.aggregatorId }, { $set: { url: target } }).then(() => answer({ ok: true }), (error: unknown) => res.writeHead(500).end(String(error)));
+      return;
     }
     if (url.pathname === '/grow-cards') {
       growCards(mongo, Number(url.searchParams.get('count') ?? 100)).then(() => answer({ ok: true }), (error: unknown) => res.writeHead(500).end(String(error)));

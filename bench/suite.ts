@@ -2,19 +2,15 @@
 // adapter and the subgraphs side by side with GraphQL Hive Gateway, one scenario after another
 // in the same run. Writes bench/results.json and bench/results.svg.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { DEMO } from '../platform/demo.js';
-import { freePort } from '../platform/ferretdb.js';
 import { loadOperation } from '../rest-adapter/src/operations.js';
-import type { FrontAddresses, SubgraphsAddresses } from './services.js';
+import { startTiers } from './tiers.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const QUICK = process.argv.includes('--quick');
@@ -26,14 +22,6 @@ const DURATION_S = QUICK ? 4 : 12;
 const WARMUP_S = QUICK ? 1 : 3;
 const CONNECTIONS = 20;
 const FIXED_RATE = 200;
-
-interface Addresses {
-  rest: string;
-  gateway: string;
-  hive: string;
-  subgraphs: Record<'user' | 'cards' | 'payments' | 'compliance', string>;
-  control: string;
-}
 
 /** One HTTP request of a scenario, as autocannon sends it. */
 interface Target {
@@ -180,34 +168,8 @@ ${rows.join('\n')}
 `;
 }
 
-/** Starts one tier of the services (bench/services.ts) in its own process; resolves with the addresses it prints. */
-function startTier<T>(tier: 'subgraphs' | 'front', env: Record<string, string>): { child: ChildProcess; addresses: Promise<T> } {
-  const child = spawn(process.execPath, [...(PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : []), '--import', 'tsx', path.join(HERE, 'services.ts'), tier], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
-  const addresses = new Promise<T>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`the ${tier} tier exited with ${code}`)));
-    createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line) as T));
-  });
-  return { child, addresses };
-}
-
-// Both tiers share the internal secret; the subgraphs reach the graph at the gateway's port.
-const shared = { INTERNAL_SECRET: randomBytes(32).toString('hex'), MONGODB_DB_PREFIX: `bench${Date.now().toString(36)}_`, GATEWAY_PORT: String(await freePort()) };
-const subgraphsTier = startTier<SubgraphsAddresses>('subgraphs', shared);
-// Whatever happens, no tier outlives the suite.
-process.once('exit', () => {
-  subgraphsTier.child.kill('SIGKILL');
-  frontTier?.child.kill('SIGKILL');
-});
-const back = await subgraphsTier.addresses;
-let frontTier: ReturnType<typeof startTier<FrontAddresses>> | undefined;
-frontTier = startTier<FrontAddresses>('front', {
-  ...shared,
-  USER_SUBGRAPH_URL: back.subgraphs.user,
-  CARDS_SUBGRAPH_URL: back.subgraphs.cards,
-  PAYMENTS_SUBGRAPH_URL: back.subgraphs.payments,
-  COMPLIANCE_SUBGRAPH_URL: back.subgraphs.compliance,
-});
-const addresses: Addresses = { ...back, ...(await frontTier.addresses) };
+const tiers = await startTiers({ profileDir: PROFILE_DIR });
+const addresses = tiers.addresses;
 
 /** Runs every scenario and writes the report. */
 async function main(): Promise<void> {
@@ -264,7 +226,9 @@ async function main(): Promise<void> {
     await fetch(`${addresses.control}/commands/reset`);
     for (let i = 0; i < requests; i += 1) await verify('4 list', target);
     const counts = await json<Record<string, Record<string, number>>>(`${addresses.control}/commands`);
-    const perDatabase = Object.fromEntries(Object.entries(counts).map(([db, byCommand]) => [db, Object.values(byCommand).reduce((a, b) => a + b, 0) / requests]));
+    // The outbox relays' and delivery workers' timed sweeps run whatever the requests do: counted apart.
+    const background = (command: string) => command.startsWith('outbox.') || command.startsWith('deliveries.');
+    const perDatabase = Object.fromEntries(Object.entries(counts).map(([db, byCommand]) => [db, Object.entries(byCommand).filter(([command]) => !background(command)).reduce((a, [, n]) => a + n, 0) / requests]));
     const round = (n: number) => Math.round(n * 100) / 100;
     return { total: round(Object.values(perDatabase).reduce((a, b) => a + b, 0)), perDatabase: Object.fromEntries(Object.entries(perDatabase).map(([db, n]) => [db, round(n)])), byCommand: counts };
   };
@@ -319,11 +283,6 @@ async function main(): Promise<void> {
 try {
   await main();
 } finally {
-  // The services stop cleanly (and write their CPU profiles under --profile) before the suite exits, the front first.
-  for (const { child } of [frontTier, subgraphsTier]) {
-    if (child.exitCode !== null) continue;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  }
+  // The services stop cleanly (and write their CPU profiles under --profile) before the suite exits.
+  await tiers.stop();
 }
