@@ -32,15 +32,15 @@ export interface PostAnswer {
  * POSTs a JSON body over a keep-alive connection pool and reads the whole answer. Leaner than
  * `fetch` on the hot path between services (no streams of the WHATWG kind). A call that has not
  * answered in full within `timeoutMs` (waiting for a pooled socket included) fails, as does an
- * answer over 32 MiB; with `timeoutMs` null the call is waited for however long it takes.
+ * answer over 32 MiB.
  */
-export function postJson(url: string, headers: Record<string, string>, body: string, timeoutMs: number | null, pool: ConnectionPool = defaultPool): Promise<PostAnswer> {
+export function postJson(url: string, headers: Record<string, string>, body: string, timeoutMs: number, pool: ConnectionPool = defaultPool): Promise<PostAnswer> {
   const target = new URL(url);
   const transport = target.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const request = transport.request(
       target,
-      { method: 'POST', agent: pool[target.protocol as keyof ConnectionPool], headers: { ...headers, 'content-length': Buffer.byteLength(body) }, ...(timeoutMs === null ? {} : { signal: AbortSignal.timeout(timeoutMs) }) },
+      { method: 'POST', agent: pool[target.protocol as keyof ConnectionPool], headers: { ...headers, 'content-length': Buffer.byteLength(body) }, signal: AbortSignal.timeout(timeoutMs) },
       (response) => {
         const chunks: Buffer[] = [];
         let received = 0;

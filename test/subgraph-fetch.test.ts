@@ -62,9 +62,13 @@ describe('the gateway\'s subgraph fetch', () => {
     expect(seenHeaders.some((headers) => headers[UNSHARED_READ_HEADER] !== undefined)).toBe(false);
   });
 
-  it('gives up on a read that takes longer than the timeout, but waits for a write', async () => {
+  it('gives up on a read that takes longer than the timeout, but waits for a write, the gateway\'s marked ones included', async () => {
     const fetcher = createSubgraphFetcher(30);
     await expect(call(fetcher, { query: 'query { me { id } }' })).rejects.toThrow(/timeout|aborted/i);
     await expect(call(fetcher, { query: 'mutation { logout }' })).resolves.toMatchObject({ data: { n: expect.any(Number) } });
+    // The gateway marks every fetch of a mutation's plan, the mutation itself too.
+    const marked = await fetcher(url, { method: 'POST', headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: 'p1', [UNSHARED_READ_HEADER]: '1' }, body: JSON.stringify({ query: 'mutation { logout }' }) });
+    expect(marked.status).toBe(200);
+    await expect(fetcher(url, { method: 'POST', headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: 'p1', [UNSHARED_READ_HEADER]: '1' }, body: JSON.stringify({ query: 'query { me { id } }' }) })).rejects.toThrow(/timeout|aborted/i);
   });
 });

@@ -39,6 +39,9 @@ class SubgraphResponse {
   }
 }
 
+/** How long a write to a subgraph is waited for (a hung subgraph must not hold the request and its socket forever). */
+export const WRITE_TIMEOUT_MS = 300_000;
+
 /** Set by the gateway on the fetches of a mutation's plan: sent on their own, never joined to a read in flight (which could predate the write). */
 export const UNSHARED_READ_HEADER = 'x-gateway-unshared';
 
@@ -55,17 +58,20 @@ const isRead = (body: string) => body.startsWith('{"query":"query') || body.star
 export function createSubgraphFetcher(timeoutMs: number): SubgraphFetcher {
   const pool = connectionPool();
   const inFlight = new Map<string, Promise<PostAnswer>>();
-  // No read outlives the timeout: its fields are then UNAVAILABLE. A write is waited for: cut off,
-  // its outcome would be unknown, and a retry (even with its Idempotency-Key, freed by the failure) could repeat it.
+  // No read outlives the timeout: its fields are then UNAVAILABLE. A write is waited for, up to
+  // WRITE_TIMEOUT_MS: cut off sooner, its outcome would be unknown, and a retry (even with its
+  // Idempotency-Key, freed by the failure) could repeat it.
   const fetcher = async (url: string, init: { headers?: Record<string, string>; body?: unknown } = {}) => {
     const body = typeof init.body === 'string' ? init.body : '';
     const headers = { ...init.headers };
+    const deadline = isRead(body) ? timeoutMs : WRITE_TIMEOUT_MS;
+    // Every fetch of a mutation's plan carries the header, the mutation's own included.
     const unshared = Object.keys(headers).find((name) => name.toLowerCase() === UNSHARED_READ_HEADER);
     if (unshared !== undefined) {
       delete headers[unshared];
-      return new SubgraphResponse(await postJson(url, headers, body, timeoutMs, pool));
+      return new SubgraphResponse(await postJson(url, headers, body, deadline, pool));
     }
-    if (!isRead(body)) return new SubgraphResponse(await postJson(url, headers, body, null, pool));
+    if (!isRead(body)) return new SubgraphResponse(await postJson(url, headers, body, deadline, pool));
     const principal = Object.entries(headers).find(([name]) => name.toLowerCase() === PRINCIPAL_HEADER)?.[1] ?? '';
     const key = `${url}\n${principal}\n${body}`;
     let answer = inFlight.get(key);
