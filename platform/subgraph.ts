@@ -54,17 +54,21 @@ function shortened(message: string): string {
 const DATABASE_GOING_AWAY = new Set([91, 189, 11600, 11602, 13435, 13436]);
 
 /**
- * Codes of a connection the other side dropped. The driver passes some of these on unwrapped: a
- * pooled connection the stopping server had closed fails its next write with Node's own EPIPE
- * ("This socket has been ended by the other party"), not a MongoNetworkError.
+ * Codes of a connection the other side dropped. The database driver passes some of these on
+ * unwrapped: a pooled connection the stopping server had closed fails its next write with Node's
+ * own EPIPE ("This socket has been ended by the other party"), not a MongoNetworkError.
  */
 const CONNECTION_DROPPED = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED']);
+
+/** True when an error is a connection the other side dropped, passed on as Node's own error. */
+export function isConnectionDropped(error: unknown): boolean {
+  return error instanceof Error && CONNECTION_DROPPED.has((error as NodeJS.ErrnoException).code ?? '');
+}
 
 /** True when an error means the database cannot be reached now (down, restarting, unreachable), not that the request is wrong. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   return (
     error instanceof MongoNetworkError ||
-    (error instanceof Error && CONNECTION_DROPPED.has((error as NodeJS.ErrnoException).code ?? '')) ||
     error instanceof MongoServerSelectionError ||
     error instanceof MongoNotConnectedError ||
     error instanceof MongoServerClosedError ||
@@ -83,6 +87,11 @@ export function formatError(config: Config, logger: Logger) {
     const original = unwrapResolverError(error);
     if (isDatabaseUnavailable(original)) {
       return { message: 'The database is unavailable; try again shortly.', ...(formatted.path ? { path: formatted.path } : {}), extensions: { code: ErrorCode.UNAVAILABLE } };
+    }
+    if (isConnectionDropped(original)) {
+      // Worth a retry, and worth a line in the log: which connection it was is not known here.
+      logger.warn('connection dropped', { path: formatted.path, error: original });
+      return { message: 'A connection this operation needed was dropped; try again shortly.', ...(formatted.path ? { path: formatted.path } : {}), extensions: { code: ErrorCode.UNAVAILABLE } };
     }
     const code = formatted.extensions?.code;
     // A message that echoes a client's value (an input coercion error) is shortened: a small request must not make a huge answer.

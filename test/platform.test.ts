@@ -5,7 +5,7 @@ import { createLogger } from '../platform/logger.js';
 import { signPrincipal, verifyPrincipal, type Principal } from '../platform/principal.js';
 import { isIsoDate, isIsoDateTime, RoutingNumber, SvcId } from '../platform/scalars.js';
 import { hashPassword, verifyPassword } from '../platform/secrets.js';
-import { isDatabaseUnavailable, withRecurringTask } from '../platform/subgraph.js';
+import { formatError, isConnectionDropped, isDatabaseUnavailable, withRecurringTask } from '../platform/subgraph.js';
 import { MongoNetworkError, MongoServerError } from 'mongodb';
 import type { HttpService } from '../platform/http.js';
 import { isWholeCents } from '../platform/validate.js';
@@ -128,7 +128,7 @@ describe('amounts in cents', () => {
 });
 
 describe('database availability', () => {
-  it('counts a dropped connection as the database being unavailable, and a refused command as not', async () => {
+  it('answers a dropped connection and an unreachable database as UNAVAILABLE, and a refused command as neither', async () => {
     // What the driver throws when it writes on a pooled connection the stopped server had closed.
     const server = createServer((peer) => peer.end());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -139,9 +139,12 @@ describe('database availability', () => {
     });
     await new Promise<void>((resolve) => server.close(() => resolve()));
     expect((dropped as NodeJS.ErrnoException).code).toBe('EPIPE');
-    expect(isDatabaseUnavailable(dropped)).toBe(true);
+    expect(isConnectionDropped(dropped)).toBe(true);
     expect(isDatabaseUnavailable(new MongoNetworkError('connection reset'))).toBe(true);
-    expect(isDatabaseUnavailable(new MongoServerError({ message: 'duplicate key', code: 11000 }))).toBe(false);
-    expect(isDatabaseUnavailable(new Error('something else'))).toBe(false);
+    const refused = new MongoServerError({ message: 'duplicate key', code: 11000 });
+    expect(isDatabaseUnavailable(refused) || isConnectionDropped(refused)).toBe(false);
+    expect(isConnectionDropped(new Error('something else'))).toBe(false);
+    const format = formatError(loadConfig({ NODE_ENV: 'test' }), createLogger('silent'));
+    expect(format({ message: 'This socket has been ended by the other party', path: ['createPaymentLink'] }, dropped)).toMatchObject({ path: ['createPaymentLink'], extensions: { code: 'UNAVAILABLE' } });
   });
 });
