@@ -25,6 +25,9 @@ describe('subscribers that are alike share one resolution of each event', () => 
   let url: string;
   const bus = new InProcessBus();
   const executed: Array<{ userId: string; key: unknown }> = [];
+  /** Resolutions of cards whose id starts with `held` wait for this. */
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
   const clients: Client[] = [];
   let subscriptions: ReturnType<typeof startSubscriptionServer>;
 
@@ -41,6 +44,7 @@ describe('subscribers that are alike share one resolution of each event', () => 
       authenticate: async (headers) => ({ kind: 'user', userId: headers.token!.split(':')[0]!, sessionId: 'session', channel: 'internet' }) satisfies Principal,
       execute: async (_document, variables, principal): Promise<FormattedExecutionResult> => {
         executed.push({ userId: (principal as { userId: string }).userId, key: variables.__eventKey });
+        if (String(variables.__eventKey).startsWith('held')) await held;
         return { data: { cardStatusChanged: { SvcCardId: variables.__eventKey, status: String(variables.__eventKey).startsWith('big') ? BIG_STATUS : 'off' } } };
       },
       logger: createLogger('silent'),
@@ -133,5 +137,22 @@ describe('subscribers that are alike share one resolution of each event', () => 
     expect(skipped).toBeGreaterThan(0);
     expect(stalledEvents).toBeGreaterThan(1);
     stalled.close();
+    await until(() => subscriptions.subscribers() === before + 1);
+  });
+
+  it('does not give a subscriber an event that arrived before it subscribed, even when it is delivered after', async () => {
+    const before = subscriptions.subscribers();
+    const early = subscribe('dora:1');
+    await until(() => subscriptions.subscribers() === before + 1);
+    // Its resolution is held until a second, alike subscriber has joined the group.
+    await publish('evt_held', 'dora', 'held_1');
+    await until(() => executed.some((e) => e.key === 'held_1'));
+    const late = subscribe('dora:2');
+    await until(() => subscriptions.subscribers() === before + 2);
+    release();
+    await until(() => early.length === 1);
+    await publish('evt_after_join', 'dora', 'card_after');
+    await until(() => early.length === 2 && late.length === 1);
+    expect(late).toEqual([{ cardStatusChanged: { SvcCardId: 'card_after', status: 'off' } }]);
   });
 });

@@ -68,6 +68,11 @@ describe('subscriptions over graphql-ws', () => {
     for (const close of closers) await close();
     await stack.stop();
   });
+  /** An event that does not arrive fails with the stack's last warnings and errors, to say why. */
+  const withLogs = <T>(waiting: Promise<T>): Promise<T> =>
+    waiting.catch((error: Error) => {
+      throw new Error(`${error.message}; last warnings: ${JSON.stringify(stack.logs.filter((line) => line.level === 'warn' || line.level === 'error').slice(-5))}`);
+    });
   /** Waits until the gateway holds `count` more subscriptions than `before`: registered, so an event now reaches them. */
   const registered = (before: number, count = 1) => until(async () => stack.gateway.subscribers(), (n) => n >= before + count);
 
@@ -80,11 +85,11 @@ describe('subscriptions over graphql-ws', () => {
     );
     await registered(before);
     expect((await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/off`, { headers: { token } })).status).toBe(200);
-    const event = await sub.next();
+    const event = await withLogs(sub.next());
     expect(event.errors).toBeUndefined();
     expect(event.data?.cardStatusChanged).toMatchObject({ SvcCardId: DEMO.cardIds[0], status: 'blocked', user: { firstName: 'Dana' } });
     await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/on`, { headers: { token } });
-    expect((await sub.next()).data?.cardStatusChanged.status).toBe('active');
+    expect((await withLogs(sub.next())).data?.cardStatusChanged.status).toBe('active');
   });
 
   it('delivers a card authorization with its card, its user and the transaction it recorded, across three subgraphs', async () => {
@@ -105,7 +110,7 @@ describe('subscriptions over graphql-ws', () => {
     );
     expect(decided.body.errors).toBeUndefined();
     expect(decided.body.data?.authorizeCardMessage.approved).toBe(true);
-    const event = await sub.next();
+    const event = await withLogs(sub.next());
     expect(event.errors).toBeUndefined();
     expect(event.data?.cardAuthorizations).toEqual({ messageType: '0200', approved: true, card: { SvcCardId: DEMO.cardIds[0], user: { firstName: 'Dana' } }, transaction: { amount: -12.34, narrative: 'Bike Shop' } });
   });
@@ -122,8 +127,8 @@ describe('subscriptions over graphql-ws', () => {
     const theirs = other.subscribe<{ cardStatusChanged: { SvcCardId: string } }>('subscription { cardStatusChanged { SvcCardId } }');
     const own = mine.subscribe<{ cardStatusChanged: { SvcCardId: string } }>('subscription { cardStatusChanged { SvcCardId } }');
     await registered(before, 2);
-    await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/off`, { headers: { token } });
-    await own.next();
+    expect((await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/off`, { headers: { token } })).status).toBe(200);
+    await withLogs(own.next());
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(theirs.received).toEqual([]);
     await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/on`, { headers: { token } });
@@ -145,7 +150,7 @@ describe('subscriptions over graphql-ws', () => {
     await registered(before);
     const jwt = (await stack.rest<{ data: { token: string } }>('POST', '/payment-link/merchant/get-token', { headers: { 'x-svc-token': aggregatorToken }, body: { svcMerchantId: DEMO.merchantId } })).body.data.token;
     expect((await stack.rest('POST', '/public/merchant/payment/cancel', { headers: { 'x-svc-jwtoken': jwt }, body: { svcTransactionId: 'demo_link_1' } })).status).toBe(200);
-    const event = await sub.next();
+    const event = await withLogs(sub.next());
     expect(event.data?.paymentLinkStatusChanged).toEqual({ svcTransactionId: 'demo_link_1', status: 'Cancelled', merchant: { name: 'Demo Bikes & Repairs' } });
   });
 
@@ -158,7 +163,7 @@ describe('subscriptions over graphql-ws', () => {
     const sub = merchant.subscribe<{ paymentLinkStatusChanged: { svcTransactionId: string; status: string } }>('subscription { paymentLinkStatusChanged { svcTransactionId status } }');
     await registered(before);
     const link = (await stack.rest<{ data: { svcTransactionId: string } }>('POST', '/public/merchant/payment/create', { headers: { 'x-svc-jwtoken': jwt }, body: { amount: 5, currency: 'USD' } })).body.data;
-    expect((await sub.next()).data?.paymentLinkStatusChanged).toEqual({ svcTransactionId: link.svcTransactionId, status: 'Initiated' });
+    expect((await withLogs(sub.next())).data?.paymentLinkStatusChanged).toEqual({ svcTransactionId: link.svcTransactionId, status: 'Initiated' });
     const service = subscriber(wsUrl, { 'x-service-key': PROCESSOR_KEY });
     closers.push(service.close);
     await expect(service.subscribe('subscription { cardStatusChanged { SvcCardId } }').next(3000)).rejects.toThrow(/subscription failed/);
@@ -173,7 +178,7 @@ describe('subscriptions over graphql-ws', () => {
     await registered(before);
     const ach = (query: string) => stack.graphql(query, {}, { 'x-service-key': ACH_KEY });
     await ach(`mutation { recordAchDebit(input: { svcTransactionId: "ws_ach_1", svcAggregatorId: "${DEMO.aggregatorId}", amount: 12, effectiveEntryDate: "2026-11-20" }) { status } }`);
-    expect((await sub.next()).data?.achPaymentUpdated).toMatchObject({ svcTransactionId: 'ws_ach_1', status: 'Processing' });
+    expect((await withLogs(sub.next())).data?.achPaymentUpdated).toMatchObject({ svcTransactionId: 'ws_ach_1', status: 'Processing' });
     await ach('mutation { recordAchReturn(input: { svcTransactionId: "ws_ach_1", returnCode: "R01" }) { status } }');
     // The debit's event may be seen twice (the relay's sweep): wait for the return.
     let event = await sub.next();
@@ -268,6 +273,6 @@ describe('subscriptions over graphql-ws', () => {
     const stored = await stack.mongo.db('cards').collection('outbox').findOne({ 'payload.SvcCardId': DEMO.cardIds[1], type: 'card.status' });
     expect(stored).toBeTruthy();
     // The running relay finds it on its timer.
-    expect((await sub.next()).data?.cardStatusChanged.SvcCardId).toBe(DEMO.cardIds[1]);
+    expect((await withLogs(sub.next())).data?.cardStatusChanged.SvcCardId).toBe(DEMO.cardIds[1]);
   });
 });

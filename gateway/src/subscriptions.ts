@@ -175,16 +175,22 @@ function principalKey(principal: Principal): string {
  * may not see the object after all) is skipped.
  */
 class SubscriberGroup {
-  readonly members = new Set<Member>();
-  private readonly pending: Array<Promise<ExecutionResult | null>> = [];
+  /** Each member, with the sequence number of the first event it receives (none that arrived before it joined). */
+  readonly members = new Map<Member, number>();
+  private readonly pending: Array<{ sequence: number; resolution: Promise<ExecutionResult | null> }> = [];
+  private nextSequence = 0;
   private draining = false;
 
-  constructor(readonly principal: Principal, readonly prepared: PreparedSubscription, readonly variables: Record<string, unknown>) {}
+  constructor(readonly principal: Principal, readonly prepared: PreparedSubscription, readonly variables: Record<string, unknown>, private readonly logger: Logger) {}
+
+  join(member: Member): void {
+    this.members.set(member, this.nextSequence);
+  }
 
   /** Queues an event's resolution, which never rejects. */
   push(resolution: Promise<ExecutionResult | null>): void {
     if (this.pending.length >= MAX_PENDING_RESOLUTIONS) this.pending.shift();
-    this.pending.push(resolution);
+    this.pending.push({ sequence: this.nextSequence++, resolution });
     void this.drain();
   }
 
@@ -193,10 +199,16 @@ class SubscriberGroup {
     this.draining = true;
     try {
       while (this.pending.length > 0) {
-        const result = await this.pending.shift()!;
+        const { sequence, resolution } = this.pending.shift()!;
+        const result = await resolution;
         if (!result || this.members.size === 0) continue;
-        const payload = Buffer.from(JSON.stringify(result));
-        for (const member of this.members) member.send(payload);
+        try {
+          const payload = Buffer.from(JSON.stringify(result));
+          for (const [member, joinedAt] of this.members) if (sequence >= joinedAt) member.send(payload);
+        } catch (error) {
+          // One event that cannot be sent is skipped; the ones behind it still go.
+          this.logger.warn('subscription event not sent', { error: (error as Error).message });
+        }
       }
     } finally {
       this.draining = false;
@@ -290,14 +302,16 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
       context: (ctx, id) => ({ principal: connections.get(ctx)?.principal, connection: connections.get(ctx), id, socket: ctx.extra.socket }),
       execute: async (args) => (await options.execute(args.document, (args.variableValues ?? {}) as Record<string, unknown>, (args.contextValue as { principal: Principal }).principal)) as ExecutionResult,
       subscribe: (args) => {
-        const { principal, connection, id, socket } = args.contextValue as { principal: Principal; connection: { subscriptions: number }; id: string; socket: WebSocket };
+        const { principal, connection, id, socket } = args.contextValue as { principal: Principal | undefined; connection: { subscriptions: number } | undefined; id: string; socket: WebSocket };
+        // The connection's credentials were found no longer valid after this subscribe was accepted (it is being closed).
+        if (!principal || !connection) return { errors: [{ message: 'The connection credentials are no longer valid.' }] } as unknown as ExecutionResult;
         const prepared = prepareSubscription(args.document, args.operationName);
         if (!prepared) return { errors: [{ message: 'This subscription field is not served.' }] } as unknown as ExecutionResult;
         const variables = (args.variableValues ?? {}) as Record<string, unknown>;
         const groupKey = `${JSON.stringify(principal)}|${prepared.text}|${JSON.stringify(variables)}`;
         let group = groups.get(groupKey);
         if (!group) {
-          group = new SubscriberGroup(principal, prepared, variables);
+          group = new SubscriberGroup(principal, prepared, variables, logger);
           groups.set(groupKey, group);
         }
         const joined = group;
@@ -307,7 +321,7 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
           connection.subscriptions -= 1;
         });
         connection.subscriptions += 1;
-        joined.members.add(member);
+        joined.join(member);
         return member;
       },
       onError: (_ctx, id, _payload, errors) => {
