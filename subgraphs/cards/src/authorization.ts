@@ -89,12 +89,15 @@ export class CardAuthorizer {
     const types = checkMessage(message);
     const messageId = `msg_${types.messageType}_${message.svcCardId}_${message.stan}_${message.rrn}`;
     const messages = cardMessagesCollection(this.db);
+    // The card is read while the message is claimed (a read decides nothing; a copy that loses the claim ignores it).
+    const cardRead = cardsCollection(this.db).findOne({ _id: message.svcCardId });
+    cardRead.catch(() => {});
     // A network retransmits: the same message gets the same answer. The message is claimed before
     // anything is decided, so of two copies arriving together one decides and the other waits.
     const claim = await this.claim(messageId, message);
     if (claim) return claim;
     try {
-      return await this.decideClaimed(messageId, message, types, started);
+      return await this.decideClaimed(messageId, message, types, started, cardRead);
     } catch (error) {
       // Free the claim, so that the network's retransmission is decided afresh.
       await messages.deleteOne({ _id: messageId, state: 'pending' });
@@ -102,11 +105,11 @@ export class CardAuthorizer {
     }
   }
 
-  private async decideClaimed(messageId: string, message: CardMessage, types: ReturnType<typeof checkMessage>, started: number) {
+  private async decideClaimed(messageId: string, message: CardMessage, types: ReturnType<typeof checkMessage>, started: number, cardRead: Promise<CardDocument | null>) {
     let waitedMs = 0;
     const messages = cardMessagesCollection(this.db);
 
-    const card = await cardsCollection(this.db).findOne({ _id: message.svcCardId });
+    const card = await cardRead;
     let responseCode = '00';
     let decidedBy = 'card';
     let reason = types.actionType === 'advice' ? 'Advice acknowledged.' : 'Approved.';
@@ -116,6 +119,9 @@ export class CardAuthorizer {
     } else if (card.status !== 'active' || !card.isActive || card.isClosed) {
       [responseCode, reason] = ['62', 'The card is off (blocked): no transaction is authorized.'];
     } else {
+      // The aggregator's webhook configuration is read while the restrictions are evaluated.
+      const configRead = card.svcAggregatorId ? webhookConfigsCollection(this.db).findOne({ _id: card.svcAggregatorId }) : Promise.resolve(null);
+      configRead.catch(() => {});
       if (card.currency && message.currency !== card.currency) {
         [responseCode, decidedBy, reason] = ['57', 'card', `The card is in ${card.currency}; currency conversion is not supported.`];
       } else if (types.messageType !== '0420') {
@@ -129,7 +135,7 @@ export class CardAuthorizer {
           [responseCode, decidedBy, reason] = ['91', 'restriction', 'The restrictions could not be evaluated.'];
         }
       }
-      config = card.svcAggregatorId ? await webhookConfigsCollection(this.db).findOne({ _id: card.svcAggregatorId }) : null;
+      config = await configRead;
       if (responseCode === '00' && types.actionType === 'request') {
         if (!config) {
           [responseCode, decidedBy, reason] = ['05', 'defaultStrategy', 'No webhook is arranged for the card program.'];
@@ -181,17 +187,20 @@ export class CardAuthorizer {
       originalStan: message.originalStan ?? null, responseCode, decidedBy, reason, transactionId, decisionMs, dtsReceived: new Date(),
     };
     await messages.replaceOne({ _id: messageId, state: 'pending' }, record);
-    await recordEvent(this.db, 'card.authorization', { ...(record.SvcUserId ? { SvcUserId: record.SvcUserId } : {}), ...(record.svcAggregatorId ? { svcAggregatorId: record.svcAggregatorId } : {}) }, {
-      messageId, messageType: record.messageType, SvcCardId: record.SvcCardId, responseCode, decidedBy, transactionId,
-    });
-    // Advices inform the aggregator; nobody waits for the answer. Stored before the decision is
-    // answered, then delivered at least once on the retry schedule.
-    if (card && config && card.svcAggregatorId && types.actionType === 'advice') {
-      await this.deliveries.enqueue(
-        { _id: `dlv_${messageId}_advice`, kind: 'webhook', svcMerchantId: null, svcAggregatorId: card.svcAggregatorId, eventType: 'card_authorization.advice', to: config.url, payload: webhookPayload(messageId, message, types, card, { responseCode }) },
-        { wait: false },
-      );
-    }
+    // The event and the advice's delivery are both written once the decision is stored, side by side.
+    await Promise.all([
+      recordEvent(this.db, 'card.authorization', { ...(record.SvcUserId ? { SvcUserId: record.SvcUserId } : {}), ...(record.svcAggregatorId ? { svcAggregatorId: record.svcAggregatorId } : {}) }, {
+        messageId, messageType: record.messageType, SvcCardId: record.SvcCardId, responseCode, decidedBy, transactionId,
+      }),
+      // Advices inform the aggregator; nobody waits for the answer. Stored before the decision is
+      // answered, then delivered at least once on the retry schedule.
+      card && config && card.svcAggregatorId && types.actionType === 'advice'
+        ? this.deliveries.enqueue(
+          { _id: `dlv_${messageId}_advice`, kind: 'webhook', svcMerchantId: null, svcAggregatorId: card.svcAggregatorId, eventType: 'card_authorization.advice', to: config.url, payload: webhookPayload(messageId, message, types, card, { responseCode }) },
+          { wait: false },
+        )
+        : undefined,
+    ]);
     this.logger.info('card message decided', { messageId, messageType: record.messageType, responseCode, decidedBy, decisionMs });
     return this.view(record);
   }

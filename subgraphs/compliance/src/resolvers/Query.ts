@@ -20,8 +20,7 @@ export const Query: QueryResolvers = {
     }
     if (!(input.amount > 0) || !Number.isFinite(input.amount)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be a positive number.', { field: 'amount' });
     checkString(input.currency, 'currency', { pattern: /^[A-Z]{3}$/, patternText: 'an ISO 4217 currency code' });
-    const types = await transactionTypes();
-    const [restrictions, procedural] = await Promise.all([effectiveRestrictions(SvcUserId), proceduralOfUser.load(SvcUserId)]);
+    const [types, restrictions, procedural] = await Promise.all([transactionTypes(), effectiveRestrictions(SvcUserId), proceduralOfUser.load(SvcUserId)]);
     return evaluate(input, procedural, types.find((t) => t.name === input.txnType) ?? null, restrictions);
   },
   application: async (_parent, { applicationId }, { principal, applications }) => {
