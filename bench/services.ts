@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createAuthenticator } from '../gateway/src/authenticate.js';
 import { start as startGateway } from '../gateway/src/index.js';
-import { type Config } from '../platform/config.js';
+import { SUBGRAPH_NAMES, type Config } from '../platform/config.js';
 import { DEMO } from '../platform/demo.js';
 import { createEventBus } from '../platform/event-bus.js';
 import { createLogger } from '../platform/logger.js';
@@ -169,6 +169,8 @@ if (tier === 'subgraphs') {
   stopTier = async () => {
     control.close();
     for (const service of Object.values(subgraphs).reverse()) await service.close();
+    // On a MongoDB of the user's own (MONGODB_URI) the benchmark's databases go; the embedded one goes with its folder.
+    if (!embedded) for (const name of SUBGRAPH_NAMES) await mongo.db(name).dropDatabase();
     await mongo.close();
     await embedded?.stop();
   };
