@@ -176,7 +176,7 @@ if (tier === 'subgraphs') {
   };
 } else {
   const gateway = await startGateway({ config, logger, bus });
-  const rest = await startRestAdapter({ config: { ...config, gatewayUrl: `${gateway.url}/graphql` }, logger });
+  const rest = await startRestAdapter({ config: { ...config, gatewayUrl: `${gateway.url}/graphql` }, logger, gateway: gateway.local });
   const hive = await startHiveGateway(config);
   console.log(JSON.stringify({ rest: rest.url, gateway: `${gateway.url}/graphql`, hive: `${hive.url}/graphql` } satisfies FrontAddresses));
   stopTier = async () => {

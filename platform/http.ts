@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HeaderMap, type ApolloServer, type BaseContext } from '@apollo/server';
 import type { Logger } from './logger.js';
@@ -153,6 +153,51 @@ export async function startHttpService(options: {
   };
 }
 
+/** What a GraphQL request's context is built from: its headers and the address it came from. */
+export interface RequestSource {
+  headers: IncomingHttpHeaders;
+  remoteAddress: string | undefined;
+}
+
+/** Builds a request's context; `request` is the GraphQL request as received (parsed body, query string), before Apollo reads it. */
+export type ContextBuilder<TContext> = (source: RequestSource, scope: RequestScope, request: { body: unknown; search: string }) => Promise<TContext>;
+
+/** A GraphQL POST answered: status, headers (lower-case names) and body text. */
+export interface GraphQLAnswer {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+}
+
+/** A GraphQL POST handled by a server in this process, as if it had come over HTTP from `source`, under the caller's request id. */
+export type LocalGraphQL = (source: RequestSource, body: { query: string; variables: Record<string, unknown> }, requestId: string) => Promise<GraphQLAnswer>;
+
+/**
+ * The same Apollo server answering a POST made in this process (the REST adapter beside the
+ * gateway): the same context, plugins, statuses and headers as over HTTP, without the HTTP; one
+ * access-log line per request, as over HTTP.
+ */
+export function apolloLocal<TContext extends BaseContext>(apollo: ApolloServer<TContext>, context: ContextBuilder<TContext>, logger: Logger): LocalGraphQL {
+  return async (source, body, requestId) => {
+    const started = process.hrtime.bigint();
+    const scope: RequestScope = { requestId, logger: logger.child({ requestId }) };
+    const headers = new HeaderMap();
+    for (const [key, value] of Object.entries(source.headers)) {
+      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+    }
+    const response = await apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: { method: 'POST', headers, search: '', body },
+      context: () => context(source, scope, { body, search: '' }),
+    });
+    let text = '';
+    if (response.body.kind === 'complete') text = response.body.string;
+    else for await (const chunk of response.body.asyncIterator) text += chunk;
+    const status = response.status ?? 200;
+    scope.logger.info('request', { method: 'POST', path: '/graphql', status, ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000, from: 'this process' });
+    return { status, headers: Object.fromEntries(response.headers), text };
+  };
+}
+
 /**
  * Serves an Apollo server on `/graphql` through Apollo's integration API (no web framework):
  * reads the body, builds the context, and writes Apollo's response.
@@ -161,8 +206,7 @@ export function apolloHandler<TContext extends BaseContext>(
   apollo: ApolloServer<TContext>,
   options: {
     bodyLimitBytes: number;
-    /** Builds the context; `request` is the GraphQL request as received (parsed body, query string), before Apollo reads it. */
-    context: (req: IncomingMessage, scope: RequestScope, request: { body: unknown; search: string }) => Promise<TContext>;
+    context: ContextBuilder<TContext>;
   },
 ): Handler {
   return async (req, res, scope) => {
@@ -190,7 +234,7 @@ export function apolloHandler<TContext extends BaseContext>(
     }
     const response = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: req.method ?? 'GET', headers, search: url.search, body },
-      context: () => options.context(req, scope, { body, search: url.search }),
+      context: () => options.context({ headers: req.headers, remoteAddress: req.socket.remoteAddress }, scope, { body, search: url.search }),
     });
     for (const [key, value] of response.headers) res.setHeader(key, value);
     res.statusCode = response.status ?? 200;

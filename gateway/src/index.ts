@@ -7,7 +7,7 @@ import { ErrorCode } from '../../platform/errors.js';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { SUBGRAPH_NAMES, type Config, type SubgraphName } from '../../platform/config.js';
-import { apolloHandler, REQUEST_ID_HEADER, startHttpService, type HttpService } from '../../platform/http.js';
+import { apolloHandler, apolloLocal, REQUEST_ID_HEADER, startHttpService, type ContextBuilder, type HttpService, type LocalGraphQL } from '../../platform/http.js';
 import type { Logger } from '../../platform/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal, verifyClientIp, type Principal } from '../../platform/principal.js';
 import { formatError } from '../../platform/subgraph.js';
@@ -73,10 +73,15 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
   }
 }
 
-/** The running gateway: its HTTP service, and the subscriptions it holds. */
+/** The running gateway: its HTTP service, the subscriptions it holds, and its GraphQL endpoint for callers in the same process. */
 export interface GatewayService extends HttpService {
   /** Subscriptions registered and receiving events now (a subscribe message counts once its credentials are checked). */
   subscribers(): number;
+  /**
+   * A POST to `/graphql` made in this process (the REST adapter beside the gateway): the same
+   * authentication, trusted documents, plugins, statuses and headers as over HTTP.
+   */
+  local: LocalGraphQL;
 }
 
 /** Starts the gateway on `/graphql`, serving the committed supergraph over the configured subgraph URLs. */
@@ -121,21 +126,20 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
   });
   await apollo.start();
   const authenticate = createAuthenticator(config);
-  const handle = apolloHandler(apollo, {
-    bodyLimitBytes: config.bodyLimitBytes,
-    context: async (req, scope, request) => {
-      const principal = await authenticate(req.headers, scope.requestId);
-      // Subgraphs calling the graph (signed internal principal) run their own documents; every client, service keys included, is checked.
-      const internal = req.headers[PRINCIPAL_HEADER] !== undefined && principal.kind === 'service' && (SUBGRAPH_NAMES as readonly string[]).includes(principal.service);
-      if (!internal) checkTrustedRequest(trusted, config.trustedDocuments, request);
-      return {
-        principal,
-        requestId: scope.requestId,
-        // The REST adapter passes on its caller's address, signed; a direct caller's is its own.
-        clientIp: verifyClientIp(req.headers[CLIENT_IP_HEADER], config.internalSecret) ?? clientAddress(req.headers, req.socket.remoteAddress, config.trustProxy),
-      };
-    },
-  });
+  const context: ContextBuilder<GatewayContext> = async (source, scope, request) => {
+    const principal = await authenticate(source.headers, scope.requestId);
+    // Subgraphs calling the graph (signed internal principal) run their own documents; every client, service keys included, is checked.
+    const internal = source.headers[PRINCIPAL_HEADER] !== undefined && principal.kind === 'service' && (SUBGRAPH_NAMES as readonly string[]).includes(principal.service);
+    if (!internal) checkTrustedRequest(trusted, config.trustedDocuments, request);
+    return {
+      principal,
+      requestId: scope.requestId,
+      // The REST adapter passes on its caller's address, signed; a direct caller's is its own.
+      clientIp: verifyClientIp(source.headers[CLIENT_IP_HEADER], config.internalSecret) ?? clientAddress(source.headers, source.remoteAddress, config.trustProxy),
+    };
+  };
+  const handle = apolloHandler(apollo, { bodyLimitBytes: config.bodyLimitBytes, context });
+  const local = apolloLocal(apollo, context, logger);
   const service = await startHttpService({
     name: 'gateway',
     host: config.host,
@@ -175,6 +179,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
   return {
     ...service,
     subscribers: () => subscriptions.subscribers(),
+    local,
     close: async () => {
       await subscriptions.close();
       await service.close();

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../../platform/config.js';
 import { ErrorCode } from '../../platform/errors.js';
 import { postJson } from '../../platform/http-client.js';
-import { BodyTooLargeError, MAX_JSON_DEPTH, nestsDeeperThan, readBody, REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService, type RequestScope } from '../../platform/http.js';
+import { BodyTooLargeError, MAX_JSON_DEPTH, nestsDeeperThan, readBody, REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService, type LocalGraphQL, type RequestScope } from '../../platform/http.js';
 import type { Logger } from '../../platform/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, signClientIp } from '../../platform/principal.js';
 import { buildPostmanCollection } from './contract/collection.js';
@@ -39,7 +39,13 @@ function sendError(res: ServerResponse, api: Api, status: number, error: RouteEr
  * Starts the REST adapter: each documented path of the two specs, mapped by the route table
  * onto a GraphQL operation sent to the gateway, with the documented envelope and statuses.
  */
-export async function start(options: { config: Config; logger: Logger; port?: number }): Promise<HttpService> {
+export async function start(options: {
+  config: Config;
+  logger: Logger;
+  port?: number;
+  /** The gateway, where it runs in this process: its operations are then sent without HTTP (else to GATEWAY_URL). */
+  gateway?: LocalGraphQL;
+}): Promise<HttpService> {
   const { config } = options;
   const logger = options.logger.child({ service: 'rest-adapter' });
   const operations = new Map(ROUTES.map((route) => [route.operation, loadOperation(route.operation)]));
@@ -80,7 +86,10 @@ export async function start(options: { config: Config; logger: Logger; port?: nu
     }
     const clientIp = clientAddress(req.headers, req.socket.remoteAddress, config.trustProxy);
     if (clientIp) headers[CLIENT_IP_HEADER] = signClientIp(clientIp, config.internalSecret);
-    const answer = await postJson(config.gatewayUrl, headers, JSON.stringify({ query: operations.get(route.operation), variables }), 30_000);
+    const request = { query: operations.get(route.operation)!, variables };
+    const answer = options.gateway
+      ? await options.gateway({ headers, remoteAddress: undefined }, request, scope.requestId)
+      : await postJson(config.gatewayUrl, headers, JSON.stringify(request), 30_000);
     return { status: answer.status, body: JSON.parse(answer.text) as GraphQLResponse, replayed: answer.headers['idempotent-replayed'] === 'true' };
   }
 

@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO } from '../platform/demo.js';
+import type { HttpService } from '../platform/http.js';
+import { createLogger } from '../platform/logger.js';
+import { start as startRestAdapter } from '../rest-adapter/src/index.js';
+import { startTestStack, type TestStack } from './harness.js';
+
+interface Answer {
+  status: number;
+  body: unknown;
+  replayed: string | null;
+  retryAfter: string | null;
+}
+
+/** The body without the request ids, which every request has its own of. */
+function withoutRequestIds(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutRequestIds);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).filter(([key]) => key !== 'requestId').map(([key, inner]) => [key, withoutRequestIds(inner)]));
+}
+
+// The stack's adapter runs beside its gateway and sends its operations without HTTP; a second
+// adapter here sends the same operations to the same gateway over HTTP, as it does when the two
+// run as separate processes. Both must answer every request the same way.
+describe('the REST adapter beside the gateway and in a process of its own', () => {
+  let stack: TestStack;
+  let overHttp: HttpService;
+  let token: string;
+
+  beforeAll(async () => {
+    stack = await startTestStack();
+    overHttp = await startRestAdapter({ config: { ...stack.config, gatewayUrl: `${stack.gateway.url}/graphql` }, logger: createLogger('silent'), port: 0 });
+    token = await stack.loginDemo();
+  });
+  afterAll(async () => {
+    await overHttp?.close();
+    await stack?.stop();
+  });
+
+  const send = async (base: string, method: string, path: string, headers: Record<string, string> = {}, body?: unknown): Promise<Answer> => {
+    const response = await fetch(`${base}${path}`, { method, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const text = await response.text();
+    return { status: response.status, body: withoutRequestIds(text === '' ? null : JSON.parse(text)), replayed: response.headers.get('idempotent-replayed'), retryAfter: response.headers.get('retry-after') };
+  };
+  /** The same request to both adapters, one after the other. */
+  const both = async (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) => [
+    await send(stack.restAdapter.url, method, path, headers, body),
+    await send(overHttp.url, method, path, headers, body),
+  ];
+
+  it('answers reads, refusals and validation errors alike', async () => {
+    const requests: Array<[string, string, Record<string, string>, unknown?]> = [
+      ['GET', '/restrictions', { token }],
+      ['GET', `/accounts/${DEMO.accountId}/transactions/latest`, { token }],
+      ['GET', '/restrictions', {}],
+      ['GET', '/restrictions', { token: 'not-a-token' }],
+      ['POST', '/cards/no_such_card/on', { token }],
+      ['POST', `/cards/${DEMO.cardIds[0]}`, { token }, { name: 'x'.repeat(51) }],
+    ];
+    const statuses: number[] = [];
+    for (const [method, path, headers, body] of requests) {
+      const [beside, apart] = await both(method, path, headers, body);
+      expect(apart, `${method} ${path}`).toEqual(beside);
+      statuses.push(beside!.status);
+    }
+    // The list covers answers and refusals of each kind.
+    expect(statuses).toEqual([200, 200, 401, 401, 404, 400]);
+  });
+
+  it('keeps an Idempotency-Key across the two: a repeat through either is the kept answer', async () => {
+    for (const [key, firstBase, repeatBase] of [['transport-key-1', stack.restAdapter.url, overHttp.url], ['transport-key-2', overHttp.url, stack.restAdapter.url]] as const) {
+      const headers = { token, 'idempotency-key': key };
+      const first = await send(firstBase, 'POST', '/beneficiary/demo_beneficiary_2', headers, { name: `Sam ${key.at(-1)}.` });
+      const again = await send(repeatBase, 'POST', '/beneficiary/demo_beneficiary_2', headers, { name: `Sam ${key.at(-1)}.` });
+      expect(first.status, key).toBe(200);
+      expect(first.replayed, key).toBeNull();
+      expect(again, key).toEqual({ ...first, replayed: 'true' });
+    }
+  });
+});
