@@ -181,20 +181,29 @@ export function apolloLocal<TContext extends BaseContext>(apollo: ApolloServer<T
   return async (source, body, requestId) => {
     const started = process.hrtime.bigint();
     const scope: RequestScope = { requestId, logger: logger.child({ requestId }) };
-    const headers = new HeaderMap();
-    for (const [key, value] of Object.entries(source.headers)) {
-      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+    let status = 500;
+    try {
+      // The HTTP endpoint's own refusal of a body nested too deep, for the same answer either way.
+      if (nestsDeeperThan(body)) {
+        status = 400;
+        return { status, headers: { 'content-type': 'application/json' }, text: JSON.stringify({ errors: [{ message: `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, extensions: { code: 'BAD_REQUEST' } }] }) };
+      }
+      const headers = new HeaderMap();
+      for (const [key, value] of Object.entries(source.headers)) {
+        if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+      }
+      const response = await apollo.executeHTTPGraphQLRequest({
+        httpGraphQLRequest: { method: 'POST', headers, search: '', body },
+        context: () => context(source, scope, { body, search: '' }),
+      });
+      let text = '';
+      if (response.body.kind === 'complete') text = response.body.string;
+      else for await (const chunk of response.body.asyncIterator) text += chunk;
+      status = response.status ?? 200;
+      return { status, headers: Object.fromEntries(response.headers), text };
+    } finally {
+      scope.logger.info('request', { method: 'POST', path: '/graphql', status, ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000, from: 'this process' });
     }
-    const response = await apollo.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: { method: 'POST', headers, search: '', body },
-      context: () => context(source, scope, { body, search: '' }),
-    });
-    let text = '';
-    if (response.body.kind === 'complete') text = response.body.string;
-    else for await (const chunk of response.body.asyncIterator) text += chunk;
-    const status = response.status ?? 200;
-    scope.logger.info('request', { method: 'POST', path: '/graphql', status, ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000, from: 'this process' });
-    return { status, headers: Object.fromEntries(response.headers), text };
   };
 }
 

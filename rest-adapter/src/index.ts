@@ -26,6 +26,18 @@ function fieldOfCoercionError(message: string): string | undefined {
   return at?.split('.').slice(1).join('.') || undefined;
 }
 
+/** How long the adapter waits for the gateway's answer, over HTTP or in this process (then 503). */
+const GATEWAY_TIMEOUT_MS = 30_000;
+
+/** The promise's value, or a rejection once `ms` have passed. */
+function withinTime<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 /** A client requestId the aggregator spec allows echoing: 1-32 characters, no < or >, not only whitespace. */
 const ECHOABLE_REQUEST_ID = /^(?!\s*$)[^<>]{1,32}$/;
 
@@ -88,8 +100,8 @@ export async function start(options: {
     if (clientIp) headers[CLIENT_IP_HEADER] = signClientIp(clientIp, config.internalSecret);
     const request = { query: operations.get(route.operation)!, variables };
     const answer = options.gateway
-      ? await options.gateway({ headers, remoteAddress: undefined }, request, scope.requestId)
-      : await postJson(config.gatewayUrl, headers, JSON.stringify(request), 30_000);
+      ? await withinTime(options.gateway({ headers, remoteAddress: undefined }, request, scope.requestId), GATEWAY_TIMEOUT_MS)
+      : await postJson(config.gatewayUrl, headers, JSON.stringify(request), GATEWAY_TIMEOUT_MS);
     return { status: answer.status, body: JSON.parse(answer.text) as GraphQLResponse, replayed: answer.headers['idempotent-replayed'] === 'true' };
   }
 
