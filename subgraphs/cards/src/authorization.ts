@@ -187,20 +187,18 @@ export class CardAuthorizer {
       originalStan: message.originalStan ?? null, responseCode, decidedBy, reason, transactionId, decisionMs, dtsReceived: new Date(),
     };
     await messages.replaceOne({ _id: messageId, state: 'pending' }, record);
-    // The event and the advice's delivery are both written once the decision is stored, side by side.
-    await Promise.all([
-      recordEvent(this.db, 'card.authorization', { ...(record.SvcUserId ? { SvcUserId: record.SvcUserId } : {}), ...(record.svcAggregatorId ? { svcAggregatorId: record.svcAggregatorId } : {}) }, {
-        messageId, messageType: record.messageType, SvcCardId: record.SvcCardId, responseCode, decidedBy, transactionId,
-      }),
-      // Advices inform the aggregator; nobody waits for the answer. Stored before the decision is
-      // answered, then delivered at least once on the retry schedule.
-      card && config && card.svcAggregatorId && types.actionType === 'advice'
-        ? this.deliveries.enqueue(
-          { _id: `dlv_${messageId}_advice`, kind: 'webhook', svcMerchantId: null, svcAggregatorId: card.svcAggregatorId, eventType: 'card_authorization.advice', to: config.url, payload: webhookPayload(messageId, message, types, card, { responseCode }) },
-          { wait: false },
-        )
-        : undefined,
-    ]);
+    await recordEvent(this.db, 'card.authorization', { ...(record.SvcUserId ? { SvcUserId: record.SvcUserId } : {}), ...(record.svcAggregatorId ? { svcAggregatorId: record.svcAggregatorId } : {}) }, {
+      messageId, messageType: record.messageType, SvcCardId: record.SvcCardId, responseCode, decidedBy, transactionId,
+    });
+    // Advices inform the aggregator; nobody waits for the answer. Stored after the decision's
+    // event (never an advice without it) and before the decision is answered, then delivered at
+    // least once on the retry schedule.
+    if (card && config && card.svcAggregatorId && types.actionType === 'advice') {
+      await this.deliveries.enqueue(
+        { _id: `dlv_${messageId}_advice`, kind: 'webhook', svcMerchantId: null, svcAggregatorId: card.svcAggregatorId, eventType: 'card_authorization.advice', to: config.url, payload: webhookPayload(messageId, message, types, card, { responseCode }) },
+        { wait: false },
+      );
+    }
     this.logger.info('card message decided', { messageId, messageType: record.messageType, responseCode, decidedBy, decisionMs });
     return this.view(record);
   }
