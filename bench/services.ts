@@ -114,6 +114,8 @@ const config = loadConfig({
   NODE_ENV: 'development',
   DATA_DIR: dataDir,
   ...EVERY_PORT_FREE,
+  // Databases of the benchmark's own (bench/tiers.ts names them), never the application's: they are dropped at the end.
+  MONGODB_DB_PREFIX: process.env.MONGODB_DB_PREFIX?.startsWith('bench') ? process.env.MONGODB_DB_PREFIX : `bench${process.pid}_`,
   // The front's gateway port, chosen by the suite: the subgraphs call the graph there.
   GATEWAY_PORT: process.env.GATEWAY_PORT ?? '0',
   LOG_LEVEL: 'warn',

@@ -91,6 +91,8 @@ async function paced(target: Target, rate: number, seconds: number): Promise<{ r
       response.on('end', () => resolve({ ok: response.statusCode === 200, ms: performance.now() - started }));
     });
     request.on('error', () => resolve({ ok: false, ms: NaN }));
+    // Cut off after the headers came, a request ends with neither: it counts as an error (a settled promise ignores this).
+    request.on('close', () => resolve({ ok: false, ms: NaN }));
     // An answer that never comes is an error, not a suite that never ends.
     request.setTimeout(30_000, () => request.destroy(new Error('no answer within 30 s')));
     request.end(body);
