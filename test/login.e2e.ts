@@ -126,6 +126,24 @@ describe('PUT /token and DELETE /token', () => {
     expect(graph.body.errors[0]?.extensions?.code).toBe('UNAUTHENTICATED');
   });
 
+  it('refuses a used token at once when its user is blocked, takes it again when unblocked, and refuses it at once after logout', async () => {
+    const token = await stack.loginDemo();
+    const me = () => stack.graphql<{ me: { SvcUserId: string } }>('{ me { SvcUserId } }', {}, { token });
+    // Used twice first: the user subgraph has seen this token and knows whose it is.
+    expect((await me()).status).toBe(200);
+    expect((await me()).status).toBe(200);
+    const users = stack.mongo.db('user').collection<{ _id: string; isActive: boolean }>('users');
+    await users.updateOne({ _id: 'demo_user_1' }, { $set: { isActive: false } });
+    try {
+      expect((await me()).status).toBe(401);
+    } finally {
+      await users.updateOne({ _id: 'demo_user_1' }, { $set: { isActive: true } });
+    }
+    expect((await me()).status).toBe(200);
+    expect((await stack.rest('DELETE', '/token', { headers: { token } })).status).toBe(200);
+    expect((await me()).status).toBe(401);
+  });
+
   it('answers DELETE /token without a token with 500, as the spec documents', async () => {
     const response = await stack.rest<ErrorBody>('DELETE', '/token');
     expect(response.status).toBe(500);

@@ -14,8 +14,18 @@ export type SessionSubject =
 /** The credential header a token arrives in: end users and prospects use `token`, aggregators `x-svc-token`. */
 export type TokenHeader = 'token' | 'x-svc-token';
 
+/** How many token hashes `resolve` remembers the user of. */
+const KNOWN_TOKENS = 10_000;
+
 /** Issues, resolves and revokes opaque session tokens; stores only their SHA-256 hashes. Issues and revocations are audited. */
 export class Sessions {
+  /**
+   * The user a token hash belongs to, for tokens resolved before: a session never changes hands,
+   * so the user's record can be read while the session is (whether either still holds is read
+   * afresh every time).
+   */
+  private readonly userOfToken = new Map<string, string>();
+
   constructor(
     private readonly sessions: Collection<SessionDocument>,
     private readonly users: Collection<UserDocument>,
@@ -53,7 +63,12 @@ export class Sessions {
 
   /** The principal of a live token sent in `header`, or null when it is unknown, expired, revoked or sent in the wrong header. */
   async resolve(token: string, header: TokenHeader): Promise<Principal | null> {
-    const session = await this.sessions.findOne({ tokenHash: sha256(token) });
+    const tokenHash = sha256(token);
+    const knownUser = header === 'token' ? this.userOfToken.get(tokenHash) : undefined;
+    const sessionRead = this.sessions.findOne({ tokenHash });
+    const userRead = knownUser === undefined ? null : this.activeUser(knownUser);
+    userRead?.catch(() => {});
+    const session = await sessionRead;
     if (!session || session.dtsRevoked !== null || session.dtsExpiry.getTime() <= Date.now()) return null;
     if (header === 'x-svc-token') {
       return session.kind === 'aggregator'
@@ -61,12 +76,24 @@ export class Sessions {
         : null;
     }
     if (session.kind === 'user') {
+      const SvcUserId = session.SvcUserId!;
       // A user blocked after login loses their live sessions at once.
-      const user = await this.users.findOne({ _id: session.SvcUserId! }, { projection: { isActive: 1 } });
-      return user?.isActive ? { kind: 'user', userId: session.SvcUserId!, sessionId: session._id, channel: session.channel } : null;
+      const active = userRead && knownUser === SvcUserId ? await userRead : await this.activeUser(SvcUserId);
+      if (knownUser !== SvcUserId) this.remember(tokenHash, SvcUserId);
+      return active ? { kind: 'user', userId: SvcUserId, sessionId: session._id, channel: session.channel } : null;
     }
     if (session.kind === 'prospect') return { kind: 'prospect', prospectId: session.prospectId!, sessionId: session._id, deviceTag: session.deviceTag! };
     return null;
+  }
+
+  private async activeUser(SvcUserId: string): Promise<boolean> {
+    const user = await this.users.findOne({ _id: SvcUserId }, { projection: { isActive: 1 } });
+    return user?.isActive === true;
+  }
+
+  private remember(tokenHash: string, SvcUserId: string): void {
+    if (this.userOfToken.size >= KNOWN_TOKENS) this.userOfToken.delete(this.userOfToken.keys().next().value!);
+    this.userOfToken.set(tokenHash, SvcUserId);
   }
 
   /** Revokes one session; true when it was live. */
