@@ -111,7 +111,7 @@ export async function startHttpService(options: {
         method: req.method,
         path: url.split('?')[0],
         status: res.statusCode,
-        ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
+        ms: msSince(started),
       });
     });
     const route = async () => {
@@ -153,6 +153,21 @@ export async function startHttpService(options: {
   };
 }
 
+/** Milliseconds since `started` (process.hrtime.bigint()), to the microsecond: the access log's `ms`. */
+const msSince = (started: bigint) => Number((process.hrtime.bigint() - started) / 1000n) / 1000;
+
+/** A request's headers as Apollo takes them (a repeated header joined with commas). */
+export function headerMapOf(headers: IncomingHttpHeaders): HeaderMap {
+  const map = new HeaderMap();
+  for (const [key, value] of Object.entries(headers)) {
+    if (value !== undefined) map.set(key, Array.isArray(value) ? value.join(', ') : value);
+  }
+  return map;
+}
+
+/** The GraphQL endpoint's answer (400) to a body nested deeper than MAX_JSON_DEPTH, over HTTP and in this process alike. */
+const TOO_DEEP = { errors: [{ message: `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, extensions: { code: 'BAD_REQUEST' } }] };
+
 /** What a GraphQL request's context is built from: its headers and the address it came from. */
 export interface RequestSource {
   headers: IncomingHttpHeaders;
@@ -186,14 +201,10 @@ export function apolloLocal<TContext extends BaseContext>(apollo: ApolloServer<T
       // The HTTP endpoint's own refusal of a body nested too deep, for the same answer either way.
       if (nestsDeeperThan(body)) {
         status = 400;
-        return { status, headers: { 'content-type': 'application/json' }, text: JSON.stringify({ errors: [{ message: `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, extensions: { code: 'BAD_REQUEST' } }] }) };
-      }
-      const headers = new HeaderMap();
-      for (const [key, value] of Object.entries(source.headers)) {
-        if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+        return { status, headers: { 'content-type': 'application/json' }, text: JSON.stringify(TOO_DEEP) };
       }
       const response = await apollo.executeHTTPGraphQLRequest({
-        httpGraphQLRequest: { method: 'POST', headers, search: '', body },
+        httpGraphQLRequest: { method: 'POST', headers: headerMapOf(source.headers), search: '', body },
         context: () => context(source, scope, { body, search: '' }),
       });
       let text = '';
@@ -202,7 +213,7 @@ export function apolloLocal<TContext extends BaseContext>(apollo: ApolloServer<T
       status = response.status ?? 200;
       return { status, headers: Object.fromEntries(response.headers), text };
     } finally {
-      scope.logger.info('request', { method: 'POST', path: '/graphql', status, ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000, from: 'this process' });
+      scope.logger.info('request', { method: 'POST', path: '/graphql', status, ms: msSince(started), from: 'this process' });
     }
   };
 }
@@ -221,10 +232,6 @@ export function apolloHandler<TContext extends BaseContext>(
   return async (req, res, scope) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/graphql') return sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `No route for ${url.pathname}` }, requestId: scope.requestId });
-    const headers = new HeaderMap();
-    for (const [key, value] of Object.entries(req.headers)) {
-      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
-    }
     let body: unknown = undefined;
     if (req.method === 'POST') {
       let text: string;
@@ -239,10 +246,10 @@ export function apolloHandler<TContext extends BaseContext>(
       } catch {
         return sendJson(res, 400, { errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
       }
-      if (nestsDeeperThan(body)) return sendJson(res, 400, { errors: [{ message: `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, extensions: { code: 'BAD_REQUEST' } }] });
+      if (nestsDeeperThan(body)) return sendJson(res, 400, TOO_DEEP);
     }
     const response = await apollo.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: { method: req.method ?? 'GET', headers, search: url.search, body },
+      httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMapOf(req.headers), search: url.search, body },
       context: () => options.context({ headers: req.headers, remoteAddress: req.socket.remoteAddress }, scope, { body, search: url.search }),
     });
     for (const [key, value] of response.headers) res.setHeader(key, value);

@@ -1,5 +1,6 @@
 import { MongoClient, MongoServerError, type Collection, type Db, type Document, type OptionalUnlessRequiredId } from 'mongodb';
 import type { SubgraphName } from './config.js';
+import { withinTime } from './deadline.js';
 
 /** The fields one command filtered on, in a collection. */
 export interface QueryShape {
@@ -144,17 +145,7 @@ export async function connectMongo(uri: string, dbPrefix: string, appName = 'ban
     commands,
     serialized,
     // Readiness must answer fast while the server is away (the driver would wait for server selection).
-    ping: async () => {
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), 2000)));
-      try {
-        return await Promise.race([client.db('admin').command({ ping: 1 }).then(() => true), late]);
-      } catch {
-        return false;
-      } finally {
-        clearTimeout(timer);
-      }
-    },
+    ping: () => withinTime(client.db('admin').command({ ping: 1 }), 2000).then(() => true, () => false),
     close: async () => {
       await Promise.all([...perDatabase.values()].map((dedicated) => dedicated.close()));
       await client.close();

@@ -1,5 +1,7 @@
 import type { RemoteGraphQLDataSource } from '@apollo/gateway';
+import type { HeaderMap } from '@apollo/server';
 import { connectionPool, postJson, type PostAnswer } from '../../platform/http-client.js';
+import { headerMapOf } from '../../platform/http.js';
 import { PRINCIPAL_HEADER } from '../../platform/principal.js';
 
 /** The fetch a RemoteGraphQLDataSource takes. */
@@ -13,7 +15,8 @@ class SubgraphResponse {
   readonly ok: boolean;
   readonly status: number;
   readonly statusText: string;
-  readonly headers: { get(name: string): string | null };
+  /** Looked up by any case of the name. */
+  readonly headers: HeaderMap;
   private readonly text_: string;
 
   constructor(answer: PostAnswer) {
@@ -21,13 +24,7 @@ class SubgraphResponse {
     this.ok = answer.status >= 200 && answer.status < 300;
     this.statusText = answer.statusText;
     this.text_ = answer.text;
-    const headers = answer.headers;
-    this.headers = {
-      get: (name) => {
-        const value = headers[name.toLowerCase()];
-        return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
-      },
-    };
+    this.headers = headerMapOf(answer.headers);
   }
 
   async json(): Promise<unknown> {
@@ -61,19 +58,14 @@ export function createSubgraphFetcher(timeoutMs: number): SubgraphFetcher {
   // No read outlives the timeout: its fields are then UNAVAILABLE. A write is waited for, up to
   // WRITE_TIMEOUT_MS: cut off sooner, its outcome would be unknown, and a retry (even with its
   // Idempotency-Key, freed by the failure) could repeat it.
+  // The headers come as RemoteGraphQLDataSource passes them: from a Headers object, names in lower case.
   const fetcher = async (url: string, init: { headers?: Record<string, string>; body?: unknown } = {}) => {
     const body = typeof init.body === 'string' ? init.body : '';
-    const headers = { ...init.headers };
-    const deadline = isRead(body) ? timeoutMs : WRITE_TIMEOUT_MS;
-    // Every fetch of a mutation's plan carries the header, the mutation's own included.
-    const unshared = Object.keys(headers).find((name) => name.toLowerCase() === UNSHARED_READ_HEADER);
-    if (unshared !== undefined) {
-      delete headers[unshared];
-      return new SubgraphResponse(await postJson(url, headers, body, deadline, pool));
-    }
-    if (!isRead(body)) return new SubgraphResponse(await postJson(url, headers, body, deadline, pool));
-    const principal = Object.entries(headers).find(([name]) => name.toLowerCase() === PRINCIPAL_HEADER)?.[1] ?? '';
-    const key = `${url}\n${principal}\n${body}`;
+    const { [UNSHARED_READ_HEADER]: unshared, ...headers } = init.headers ?? {};
+    const read = isRead(body);
+    // Every fetch of a mutation's plan is marked unshared, the mutation's own included.
+    if (unshared !== undefined || !read) return new SubgraphResponse(await postJson(url, headers, body, read ? timeoutMs : WRITE_TIMEOUT_MS, pool));
+    const key = `${url}\n${headers[PRINCIPAL_HEADER] ?? ''}\n${body}`;
     let answer = inFlight.get(key);
     if (!answer) {
       answer = postJson(url, headers, body, timeoutMs, pool).finally(() => inFlight.delete(key));

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../../platform/config.js';
 import { ErrorCode } from '../../platform/errors.js';
+import { withinTime } from '../../platform/deadline.js';
 import { postJson } from '../../platform/http-client.js';
 import { BodyTooLargeError, MAX_JSON_DEPTH, nestsDeeperThan, readBody, REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService, type LocalGraphQL, type RequestScope } from '../../platform/http.js';
 import type { Logger } from '../../platform/logger.js';
@@ -28,15 +29,6 @@ function fieldOfCoercionError(message: string): string | undefined {
 
 /** How long the adapter waits for the gateway's answer, over HTTP or in this process (then 503). */
 const GATEWAY_TIMEOUT_MS = 30_000;
-
-/** The promise's value, or a rejection once `ms` have passed. */
-function withinTime<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
 
 /** A client requestId the aggregator spec allows echoing: 1-32 characters, no < or >, not only whitespace. */
 const ECHOABLE_REQUEST_ID = /^(?!\s*$)[^<>]{1,32}$/;
