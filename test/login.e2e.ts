@@ -144,6 +144,43 @@ describe('PUT /token and DELETE /token', () => {
     expect((await me()).status).toBe(401);
   });
 
+  it('lets no answer of a used token out once its session ends, and runs no change with it, though the gateway knows whose it is', async () => {
+    const token = await stack.loginDemo();
+    const profile = () => stack.graphql<{ me: { SvcUserId: string; email: string } }>('{ me { SvcUserId email } }', {}, { token });
+    expect((await profile()).status).toBe(200);
+    const cards = stack.mongo.db('cards').collection<{ _id: string; name: string | null }>('cards');
+    const before = await cards.findOne({ _id: 'demo_card_1' });
+    const users = stack.mongo.db('user').collection<{ _id: string; isActive: boolean }>('users');
+    await users.updateOne({ _id: 'demo_user_1' }, { $set: { isActive: false } });
+    try {
+      // A change waits for the session: refused, and nothing is written.
+      const renamed = await stack.rest<ErrorBody>('POST', '/cards/demo_card_1', { headers: { token }, body: { name: 'not while blocked' } });
+      expect(renamed.status).toBe(401);
+      expect(renamed.body.error.code).toBe('UNAUTHENTICATED');
+      expect(await cards.findOne({ _id: 'demo_card_1' })).toEqual(before);
+    } finally {
+      await users.updateOne({ _id: 'demo_user_1' }, { $set: { isActive: true } });
+    }
+    // Known again (a refusal makes the gateway forget whose a token is), then blocked again.
+    expect((await profile()).status).toBe(200);
+    await users.updateOne({ _id: 'demo_user_1' }, { $set: { isActive: false } });
+    try {
+      // A query runs while the session is read, but its answer is held and replaced by the refusal.
+      const read = await profile();
+      expect(read.status).toBe(401);
+      expect(read.body.data).toBeUndefined();
+      expect(JSON.stringify(read.body)).not.toContain('dana.demo@example.com');
+      expect(read.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    } finally {
+      await users.updateOne({ _id: 'demo_user_1' }, { $set: { isActive: true } });
+    }
+    expect((await stack.rest('DELETE', '/token', { headers: { token } })).status).toBe(200);
+    const afterLogout = await stack.rest<ErrorBody>('GET', '/restrictions', { headers: { token } });
+    expect(afterLogout.status).toBe(401);
+    expect(afterLogout.body.error.code).toBe('UNAUTHENTICATED');
+    expect(JSON.stringify(afterLogout.body)).not.toContain('restrictionName');
+  });
+
   it('answers DELETE /token without a token with 500, as the spec documents', async () => {
     const response = await stack.rest<ErrorBody>('DELETE', '/token');
     expect(response.status).toBe(500);

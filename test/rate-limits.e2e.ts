@@ -62,10 +62,36 @@ describe('rate limits at the gateway', () => {
       expect(third.resetMs).toBeGreaterThan(0);
       expect(third.resetMs).toBeLessThanOrEqual(5000);
       expect((await second.hit('other', 5000)).count).toBe(1);
+      // A hit given back is taken off for every gateway.
+      await second.refund('k', 5000);
+      expect((await first.hit('k', 5000)).count).toBe(3);
     } finally {
       await first.close();
       await second.close();
     }
+  });
+});
+
+describe('rate limits and ended sessions', () => {
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    stack = await startTestStack({ RATE_LIMIT_PER_CREDENTIAL: '3' });
+  });
+  afterAll(() => stack?.stop());
+
+  it("gives back the hits of a token whose session has ended, so that it cannot spend its user's limit", async () => {
+    const user = await stack.loginDemo();
+    const ended = await stack.loginDemo();
+    const me = (token: string) => stack.graphql('{ me { firstName } }', {}, { token });
+    // Used once, so the gateway knows whose it is and runs its next query while the session is read.
+    expect((await me(ended)).status).toBe(200);
+    expect((await stack.rest('DELETE', '/token', { headers: { token: ended } })).status).toBe(200);
+    for (let i = 0; i < 3; i += 1) expect((await me(ended)).status).toBe(401);
+    // One of the user's three `me` is spent; the ended token's attempts spent none.
+    expect((await me(user)).status).toBe(200);
+    expect((await me(user)).status).toBe(200);
+    expect((await me(user)).status).toBe(429);
   });
 });
 

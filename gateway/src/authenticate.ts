@@ -1,4 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { ApolloServerPlugin } from '@apollo/server';
+import { GraphQLError } from 'graphql';
 import { SUBGRAPH_NAMES, type Config } from '../../platform/config.js';
 import { appError, ErrorCode } from '../../platform/errors.js';
 import { REQUEST_ID_HEADER } from '../../platform/http.js';
@@ -10,22 +12,45 @@ import { postJson, type PostAnswer } from '../../platform/http-client.js';
 /** The gateway's own identity when it calls a subgraph's internal routes. */
 const GATEWAY: Principal = { kind: 'service', service: 'gateway' };
 
-/** The credential headers, most specific first; a request carries at most one. */
 /** The headers that carry a credential; a request sends at most one. */
 const CREDENTIAL_HEADERS = [PRINCIPAL_HEADER, 'x-service-key', 'x-svc-token', 'x-svc-jwtoken', 'token'] as const;
 
+/** How many session tokens' owners the gateway remembers (by the token's hash). */
+const KNOWN_SESSIONS = 10_000;
+
+/**
+ * A request's principal. For a session token the gateway has resolved before, the principal is
+ * known at once (a session never changes hands) while the session and its user are read afresh:
+ * `confirmed` settles when they are, and rejects (401, or 503 when the store does not answer) if
+ * the session is no longer live. Null when the principal was established in full.
+ */
+export interface Authentication {
+  principal: Principal;
+  confirmed: Promise<void> | null;
+}
+
+/** Establishes a request's principal in full: the session, if any, read afresh before it answers. */
+export interface Authenticator {
+  (headers: IncomingHttpHeaders | Record<string, string | undefined>, requestId: string): Promise<Principal>;
+  /** The principal at once for a session token seen before, with its confirmation pending; otherwise in full. */
+  early(headers: IncomingHttpHeaders | Record<string, string | undefined>, requestId: string): Promise<Authentication>;
+}
+
+const samePrincipal = (a: Principal, b: Principal) => JSON.stringify(a) === JSON.stringify(b);
+
 /**
  * Establishes the principal of a request once: a subgraph from its signed internal principal,
- * an internal service from `x-service-key`, an
- * aggregator user from `x-svc-token`, a merchant or a payment link's customer from the JWT in
- * `x-svc-jwtoken` (verified here, without a round trip), an end user or prospect from `token`. No credential means
- * an anonymous principal, which may only log in or start onboarding; a credential that does not
- * resolve is refused with 401.
+ * an internal service from `x-service-key`, an aggregator user from `x-svc-token`, a merchant or a
+ * payment link's customer from the JWT in `x-svc-jwtoken` (verified here, without a round trip),
+ * an end user or prospect from `token`. No credential means an anonymous principal, which may
+ * only log in or start onboarding; a credential that does not resolve is refused with 401.
  */
-export function createAuthenticator(config: Config) {
+export function createAuthenticator(config: Config): Authenticator {
   const resolveUrl = new URL(SESSION_RESOLVE_PATH, config.subgraphUrls.user).toString();
   const unauthenticated = (message: string) => appError(ErrorCode.UNAUTHENTICATED, message, { httpStatus: 401 });
+  /** Both by the hash of header and token: the reads in flight, and whose each token is (only who, never whether it is still live). */
   const inFlight = new Map<string, Promise<Principal>>();
+  const owners = new Map<string, Principal>();
   const resolveSession = async (header: string, value: string, requestId: string): Promise<Principal> => {
     let answer: PostAnswer;
     try {
@@ -43,7 +68,27 @@ export function createAuthenticator(config: Config) {
     if (!principal) throw unauthenticated(`The ${header} is unknown, expired or revoked.`);
     return principal;
   };
-  return async function authenticate(headers: IncomingHttpHeaders | Record<string, string | undefined>, requestId: string): Promise<Principal> {
+  /** The session behind a token, read afresh; concurrent requests with the same credential share one read. */
+  const lookUp = (header: string, value: string, requestId: string, ownerKey: string): Promise<Principal> => {
+    let lookup = inFlight.get(ownerKey);
+    if (!lookup) {
+      lookup = resolveSession(header, value, requestId).then(
+        (principal) => {
+          if (owners.size >= KNOWN_SESSIONS && !owners.has(ownerKey)) owners.delete(owners.keys().next().value!);
+          owners.set(ownerKey, principal);
+          return principal;
+        },
+        (error: unknown) => {
+          owners.delete(ownerKey);
+          throw error;
+        },
+      ).finally(() => inFlight.delete(ownerKey));
+      inFlight.set(ownerKey, lookup);
+    }
+    return lookup;
+  };
+  /** The principal of a credential that needs no session read, or the session token to read. */
+  const classify = (headers: IncomingHttpHeaders | Record<string, string | undefined>): Principal | { header: string; value: string } => {
     const sent = CREDENTIAL_HEADERS.filter((name) => headers[name] !== undefined);
     if (sent.length === 0) return { kind: 'anonymous' };
     if (sent.length > 1) throw unauthenticated(`Send one credential header, not ${sent.join(' and ')}.`);
@@ -68,14 +113,62 @@ export function createAuthenticator(config: Config) {
         ? { kind: 'merchant', svcMerchantId: claims.sub, svcAggregatorId: claims.agg }
         : { kind: 'customer', svcTransactionId: claims.sub, svcMerchantId: claims.mer, svcAggregatorId: claims.agg };
     }
-    // Concurrent requests with the same credential share one lookup (nothing is kept after it
-    // answers, so a revoked token stops working at once).
-    const key = `${header}\n${value}`;
-    let lookup = inFlight.get(key);
-    if (!lookup) {
-      lookup = resolveSession(header, value, requestId).finally(() => inFlight.delete(key));
-      inFlight.set(key, lookup);
-    }
-    return lookup;
+    return { header, value };
+  };
+  const authenticate = async (headers: IncomingHttpHeaders | Record<string, string | undefined>, requestId: string): Promise<Principal> => {
+    const credential = classify(headers);
+    if ('kind' in credential) return credential;
+    return lookUp(credential.header, credential.value, requestId, sha256(`${credential.header}\n${credential.value}`));
+  };
+  const early = async (headers: IncomingHttpHeaders | Record<string, string | undefined>, requestId: string): Promise<Authentication> => {
+    const credential = classify(headers);
+    if ('kind' in credential) return { principal: credential, confirmed: null };
+    const ownerKey = sha256(`${credential.header}\n${credential.value}`);
+    const owner = owners.get(ownerKey);
+    const lookup = lookUp(credential.header, credential.value, requestId, ownerKey);
+    if (!owner) return { principal: await lookup, confirmed: null };
+    const confirmed = lookup.then((principal) => {
+      if (!samePrincipal(principal, owner)) throw unauthenticated(`The ${credential.header} is unknown, expired or revoked.`);
+    });
+    // Awaited by whoever answers the request; a request refused before that must not leave it unhandled.
+    confirmed.catch(() => {});
+    return { principal: owner, confirmed };
+  };
+  return Object.assign(authenticate, { early });
+}
+
+/** The context the session confirmation reads: the pending confirmation of an early principal. */
+interface ConfirmedContext {
+  sessionConfirmed?: Promise<void> | null;
+}
+
+/**
+ * Holds every answer until its session is confirmed. A query runs on an early principal while its
+ * session is read (reads change nothing, and nothing of the answer leaves before the
+ * confirmation); anything else (mutations, which change things) waits for the confirmation
+ * before it runs. A session found no longer live turns any answer into its 401 (503 when the
+ * store does not answer).
+ */
+export function sessionConfirmationPlugin(): ApolloServerPlugin<ConfirmedContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ operation, contextValue }) {
+          if (contextValue.sessionConfirmed && operation?.operation !== 'query') await contextValue.sessionConfirmed;
+        },
+        async willSendResponse({ contextValue, response }) {
+          if (!contextValue.sessionConfirmed) return;
+          try {
+            await contextValue.sessionConfirmed;
+          } catch (error) {
+            const refusal = error instanceof GraphQLError ? error : appError(ErrorCode.UNAVAILABLE, 'The session store did not answer.', { httpStatus: 503 });
+            const { http, ...extensions } = refusal.extensions as { http?: { status?: number } };
+            response.body = { kind: 'single', singleResult: { errors: [{ message: refusal.message, extensions }] } };
+            response.http.status = http?.status ?? 401;
+            for (const [name] of response.http.headers) if (name !== 'content-type') response.http.headers.delete(name);
+          }
+        },
+      };
+    },
   };
 }

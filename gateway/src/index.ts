@@ -12,7 +12,7 @@ import type { Logger } from '../../platform/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal, verifyClientIp, type Principal } from '../../platform/principal.js';
 import { formatError } from '../../platform/subgraph.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
-import { createAuthenticator } from './authenticate.js';
+import { createAuthenticator, sessionConfirmationPlugin } from './authenticate.js';
 import { createSubgraphFetcher, UNSHARED_READ_HEADER, type SubgraphFetcher } from './subgraph-fetch.js';
 import { createIdempotencyStore, idempotencyPlugin } from './idempotency.js';
 import { errorCountPlugin, operationLimitsPlugin } from './operation-limits.js';
@@ -24,6 +24,8 @@ import { checkTrustedRequest, isTrustedSubscription, persistedQueryCache, truste
 /** The gateway's per-request context: who is calling, established once. */
 export interface GatewayContext {
   principal: Principal;
+  /** Pending while the session of an early principal is read afresh (see `Authentication`); null once established in full. */
+  sessionConfirmed: Promise<void> | null;
   requestId: string;
   clientIp: string | null;
 }
@@ -113,7 +115,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
     // Registered documents may be sent by hash alone; in `require` mode only they run.
     persistedQueries: { cache: persistedQueryCache(trusted, config.trustedDocuments) },
-    plugins: [ApolloServerPluginLandingPageDisabled(), operationLimitsPlugin(config.operationLimits, trusted), errorCountPlugin(), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
+    plugins: [ApolloServerPluginLandingPageDisabled(), sessionConfirmationPlugin(), operationLimitsPlugin(config.operationLimits, trusted), errorCountPlugin(), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
     // Explicit, though both are Apollo Server's defaults: a simple request without a preflight-forcing
     // header is refused (CSRF), and one HTTP request carries one operation (no batching past the limits).
     csrfPrevention: true,
@@ -127,12 +129,13 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
   await apollo.start();
   const authenticate = createAuthenticator(config);
   const context: ContextBuilder<GatewayContext> = async (source, scope, request) => {
-    const principal = await authenticate(source.headers, scope.requestId);
+    const { principal, confirmed } = await authenticate.early(source.headers, scope.requestId);
     // Subgraphs calling the graph (signed internal principal) run their own documents; every client, service keys included, is checked.
     const internal = source.headers[PRINCIPAL_HEADER] !== undefined && principal.kind === 'service' && (SUBGRAPH_NAMES as readonly string[]).includes(principal.service);
     if (!internal) checkTrustedRequest(trusted, config.trustedDocuments, request);
     return {
       principal,
+      sessionConfirmed: confirmed,
       requestId: scope.requestId,
       // The REST adapter passes on its caller's address, signed; a direct caller's is its own.
       clientIp: verifyClientIp(source.headers[CLIENT_IP_HEADER], config.internalSecret) ?? clientAddress(source.headers, source.remoteAddress, config.trustProxy),
@@ -159,7 +162,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     },
   });
   const executeAs: ExecuteAs = async (document, variables, principal) => {
-    const response = await apollo.executeOperation({ query: document, variables }, { contextValue: { principal, requestId: newId('evt_req_'), clientIp: null } });
+    const response = await apollo.executeOperation({ query: document, variables }, { contextValue: { principal, sessionConfirmed: null, requestId: newId('evt_req_'), clientIp: null } });
     return response.body.kind === 'single' ? response.body.singleResult : { errors: [new GraphQLError('An incremental result is not expected here.')] };
   };
   const subscriptions = startSubscriptionServer({

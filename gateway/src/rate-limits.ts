@@ -27,6 +27,8 @@ export const SENSITIVE_FIELDS = new Set([
 export interface HitCounter {
   /** Counts one hit of `key`; returns the count in the current window and the milliseconds left in it. */
   hit(key: string, windowMs: number): Promise<{ count: number; resetMs: number }>;
+  /** Takes back one hit of `key` counted in the current window. */
+  refund(key: string, windowMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -40,6 +42,11 @@ export function createHitCounter(redisUrl: string | undefined, namespace: string
         const name = `${namespace}ratelimit:${key}`;
         const [[, count], , [, ttl]] = (await redis.multi().incr(name).pexpire(name, windowMs, 'NX').pttl(name).exec()) as [[null, number], [null, number], [null, number]];
         return { count, resetMs: ttl > 0 ? ttl : windowMs };
+      },
+      async refund(key, windowMs) {
+        const name = `${namespace}ratelimit:${key}`;
+        // Should the window have ended meanwhile, the next one starts one lower for at most its length.
+        await redis.multi().decr(name).pexpire(name, windowMs, 'NX').exec();
       },
       close: async () => {
         await redis.quit();
@@ -62,6 +69,10 @@ export function createHitCounter(redisUrl: string | undefined, namespace: string
       }
       window.count += 1;
       return { count: window.count, resetMs: window.resetAt - now };
+    },
+    async refund(key) {
+      const window = windows.get(key);
+      if (window && window.resetAt > Date.now()) window.count -= 1;
     },
     close: async () => clearInterval(sweep),
   };
@@ -93,6 +104,7 @@ export function addressGroup(ip: string): string {
 interface LimitedContext {
   principal?: Principal;
   clientIp?: string | null;
+  sessionConfirmed?: Promise<void> | null;
 }
 
 /**
@@ -125,6 +137,8 @@ export function rateLimitsPlugin(limits: RateLimits, counter: HitCounter, logger
                 logger.warn('rate limit not counted', { error: (error as Error).message });
                 continue;
               }
+              // A session found no longer live gives its credential's hits back: a revoked token cannot spend its user's limit.
+              if (key.startsWith('c:')) contextValue.sessionConfirmed?.catch(() => counter.refund(key, windowMs).catch(() => {}));
               const { count, resetMs } = counted;
               if (count > limit) {
                 const retryAfterSeconds = Math.max(1, Math.ceil(resetMs / 1000));
