@@ -1,41 +1,39 @@
-// The services under benchmark, in two processes of their own, as they are deployed (each tier
-// its own process, so together they can use both cores; the load generator runs in a third):
-//   `services.ts subgraphs`: the four subgraphs on the embedded database (or MONGODB_URI) with the
-//     demo data, and a control endpoint (database command counts, growing the card list, the
-//     demo aggregator's card webhook);
-//   `services.ts front`: our gateway, the REST adapter, and GraphQL Hive Gateway over the same
-//     supergraph and the same subgraphs, with the same authentication.
-// The suite passes both the same INTERNAL_SECRET and MONGODB_DB_PREFIX, and the front the
-// subgraphs' addresses and the gateway's port (the subgraphs call the graph through it). Each
-// prints one JSON line with its addresses, then serves until SIGTERM.
+// The services under benchmark, in two processes (the load generator runs in a third):
+//   `services.ts stack`: every service of ours in one process, as `npm start` runs them (the four
+//     subgraphs, the gateway and the REST adapter, calling each other in the process), on the
+//     embedded database (or MONGODB_URI) with the demo data, and a control endpoint (database
+//     command counts, growing the card list, the demo aggregator's card webhook, a signed
+//     principal for calling a subgraph directly);
+//   `services.ts peer`: GraphQL Hive Gateway over the same supergraph and the stack's subgraphs,
+//     with the same authentication, in a process of its own (a gateway of its kind runs apart
+//     from its subgraphs).
+// The suite passes both the same INTERNAL_SECRET and MONGODB_DB_PREFIX, and the peer the
+// subgraphs' addresses. Each prints one JSON line with its addresses, then serves until SIGTERM.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createAuthenticator } from '../gateway/src/authenticate.js';
-import { start as startGateway } from '../gateway/src/index.js';
 import { SUBGRAPH_NAMES, type Config } from '../platform/config.js';
 import { DEMO } from '../platform/demo.js';
-import { createEventBus } from '../platform/event-bus.js';
 import { createLogger } from '../platform/logger.js';
 import type { Mongo } from '../platform/mongo.js';
 import { PRINCIPAL_HEADER, signPrincipal, type Principal } from '../platform/principal.js';
-import { start as startRestAdapter } from '../rest-adapter/src/index.js';
 import { SUPERGRAPH_PATH } from '../schema/compose.js';
 import { webhookConfigsCollection } from '../subgraphs/cards/src/datasources/cards.js';
-import { EVERY_PORT_FREE, loadConfig, openDatabase, seedDemo, startSubgraphs, subgraphUrlsOf } from '../scripts/stack.js';
+import { EVERY_PORT_FREE, loadConfig, openDatabase, seedDemo, startStack, subgraphUrlsOf } from '../scripts/stack.js';
 
-/** What the subgraphs tier prints. */
-export interface SubgraphsAddresses {
+/** What the stack tier prints. */
+export interface StackAddresses {
   subgraphs: Config['subgraphUrls'];
+  gateway: string;
+  rest: string;
   control: string;
 }
 
-/** What the front tier prints. */
-export interface FrontAddresses {
-  rest: string;
-  gateway: string;
+/** What the peer tier prints. */
+export interface PeerAddresses {
   hive: string;
 }
 
@@ -107,7 +105,7 @@ async function growCards(mongo: Mongo, count: number): Promise<void> {
 }
 
 const tier = process.argv[2];
-if (tier !== 'subgraphs' && tier !== 'front') throw new Error('Name the tier: subgraphs or front.');
+if (tier !== 'stack' && tier !== 'peer') throw new Error('Name the tier: stack or peer.');
 const dataDir = mkdtempSync(path.join(tmpdir(), `banking-bench-${tier}-`));
 const config = loadConfig({
   ...process.env,
@@ -116,8 +114,6 @@ const config = loadConfig({
   ...EVERY_PORT_FREE,
   // Databases of the benchmark's own (bench/tiers.ts names them), never the application's: they are dropped at the end.
   MONGODB_DB_PREFIX: process.env.MONGODB_DB_PREFIX?.startsWith('bench') ? process.env.MONGODB_DB_PREFIX : `bench${process.pid}_`,
-  // The front's gateway port, chosen by the suite: the subgraphs call the graph there.
-  GATEWAY_PORT: process.env.GATEWAY_PORT ?? '0',
   LOG_LEVEL: 'warn',
   GEOCODER_PRELOAD: 'false',
   // The load generator is one client at one address; the limits would measure themselves.
@@ -125,15 +121,13 @@ const config = loadConfig({
   RATE_LIMIT_PER_ADDRESS: '10000000',
 });
 const logger = createLogger(config.logLevel);
-// Events are not part of the scenarios; with REDIS_URL set they travel between the tiers.
-const bus = createEventBus(config.redisUrl, logger, config.dbPrefix);
 let stopTier: () => Promise<void>;
 
-if (tier === 'subgraphs') {
+if (tier === 'stack') {
   const { mongo, embedded } = await openDatabase(config);
   await seedDemo(mongo);
-  const subgraphs = await startSubgraphs(config, logger, mongo, bus);
-  const subgraphUrls = subgraphUrlsOf(subgraphs);
+  const stack = await startStack(config, logger, mongo);
+  const subgraphUrls = subgraphUrlsOf(stack.subgraphs);
   const authenticateDirect = createAuthenticator({ ...config, subgraphUrls });
   const control = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://control');
@@ -167,31 +161,26 @@ if (tier === 'subgraphs') {
     res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => control.listen(0, '127.0.0.1', resolve));
-  console.log(JSON.stringify({ subgraphs: subgraphUrls, control: `http://127.0.0.1:${(control.address() as AddressInfo).port}` } satisfies SubgraphsAddresses));
+  console.log(JSON.stringify({ subgraphs: subgraphUrls, gateway: `${stack.gateway.url}/graphql`, rest: stack.restAdapter.url, control: `http://127.0.0.1:${(control.address() as AddressInfo).port}` } satisfies StackAddresses));
   stopTier = async () => {
     control.close();
-    for (const service of Object.values(subgraphs).reverse()) await service.close();
+    await stack.stop();
     // On a MongoDB of the user's own (MONGODB_URI) the benchmark's databases go; the embedded one goes with its folder.
     if (!embedded) for (const name of SUBGRAPH_NAMES) await mongo.db(name).dropDatabase();
     await mongo.close();
     await embedded?.stop();
   };
 } else {
-  const gateway = await startGateway({ config, logger, bus });
-  const rest = await startRestAdapter({ config: { ...config, gatewayUrl: `${gateway.url}/graphql` }, logger, gateway: gateway.local });
   const hive = await startHiveGateway(config);
-  console.log(JSON.stringify({ rest: rest.url, gateway: `${gateway.url}/graphql`, hive: `${hive.url}/graphql` } satisfies FrontAddresses));
+  console.log(JSON.stringify({ hive: `${hive.url}/graphql` } satisfies PeerAddresses));
   stopTier = async () => {
     hive.server.close();
     await hive.runtime.dispose();
-    await rest.close();
-    await gateway.close();
   };
 }
 
 const stop = async () => {
   await stopTier();
-  await bus.close();
   rmSync(dataDir, { recursive: true, force: true });
   process.exit(0);
 };

@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import http, { STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HeaderMap, type ApolloServer, type BaseContext } from '@apollo/server';
+import { inProcessEndpoints, type InProcessPost } from './http-client.js';
 import type { Logger } from './logger.js';
 
 /** The header that carries the request id from the REST adapter through the gateway to the subgraphs. */
 export const REQUEST_ID_HEADER = 'x-request-id';
 
 /** Takes the caller's request id when it is well-formed, or makes a new one. */
-export function requestIdOf(req: IncomingMessage): string {
+export function requestIdOf(req: { headers: IncomingHttpHeaders | Record<string, string> }): string {
   const given = req.headers[REQUEST_ID_HEADER];
   return typeof given === 'string' && /^[A-Za-z0-9_.:-]{1,64}$/.test(given) ? given : randomUUID();
 }
@@ -185,7 +186,7 @@ export interface GraphQLAnswer {
 }
 
 /** A GraphQL POST handled by a server in this process, as if it had come over HTTP from `source`, under the caller's request id. */
-export type LocalGraphQL = (source: RequestSource, body: { query: string; variables: Record<string, unknown> }, requestId: string) => Promise<GraphQLAnswer>;
+export type LocalGraphQL = (source: RequestSource, body: unknown, requestId: string) => Promise<GraphQLAnswer>;
 
 /**
  * The same Apollo server answering a POST made in this process (the REST adapter beside the
@@ -215,6 +216,27 @@ export function apolloLocal<TContext extends BaseContext>(apollo: ApolloServer<T
     } finally {
       scope.logger.info('request', { method: 'POST', path: '/graphql', status, ms: msSince(started), from: 'this process' });
     }
+  };
+}
+
+/**
+ * Serves `url` to callers in this process (see `inProcessEndpoints`), as a JSON POST handled by
+ * `handle`, until the returned function withdraws it. A body that is not JSON is 400, as over HTTP.
+ */
+export function serveInProcess(url: string, handle: LocalGraphQL): () => void {
+  const post: InProcessPost = async (headers, text) => {
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return { status: 400, statusText: 'Bad Request', headers: { 'content-type': 'application/json' }, text: JSON.stringify({ errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] }) };
+    }
+    const answer = await handle({ headers, remoteAddress: undefined }, body, requestIdOf({ headers }));
+    return { status: answer.status, statusText: STATUS_CODES[answer.status] ?? '', headers: answer.headers, text: answer.text };
+  };
+  inProcessEndpoints.set(url, post);
+  return () => {
+    if (inProcessEndpoints.get(url) === post) inProcessEndpoints.delete(url);
   };
 }
 

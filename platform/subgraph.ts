@@ -12,7 +12,7 @@ import { MongoNetworkError, MongoNotConnectedError, MongoServerClosedError, Mong
 import { REPO_ROOT, type Config, type SubgraphName } from './config.js';
 import { auditLogCollection, AUDIT_DATABASE, auditTrail, type AuditTrail } from './audit.js';
 import { appError, ErrorCode } from './errors.js';
-import { apolloHandler, startHttpService, type Handler, type HttpService, type RequestScope } from './http.js';
+import { apolloHandler, apolloLocal, serveInProcess, startHttpService, type ContextBuilder, type Handler, type HttpService, type RequestScope } from './http.js';
 import type { Logger } from './logger.js';
 import type { Mongo } from './mongo.js';
 import { CLIENT_IP_HEADER, PRINCIPAL_HEADER, verifyClientIp, verifyPrincipal, type Principal } from './principal.js';
@@ -147,19 +147,17 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
   await apollo.start();
   await OutboxRelay.createIndexes(options.mongo.db(name));
   const auditLog = auditLogCollection(options.mongo.db(AUDIT_DATABASE));
-  const graphql = apolloHandler(apollo, {
-    bodyLimitBytes: config.bodyLimitBytes,
-    context: async (req, scope) => {
-      const header = req.headers[PRINCIPAL_HEADER];
-      const principal = verifyPrincipal(typeof header === 'string' ? header : undefined, config.internalSecret);
-      if (!principal) {
-        throw appError(ErrorCode.UNAUTHENTICATED, 'This subgraph answers the gateway only: the signed internal principal is missing or invalid.', { httpStatus: 401 });
-      }
-      const clientIp = verifyClientIp(req.headers[CLIENT_IP_HEADER], config.internalSecret);
-      const audit = auditTrail(auditLog, { principal, requestId: scope.requestId, clientIp, logger: scope.logger });
-      return options.createContext({ principal, requestId: scope.requestId, logger: scope.logger, clientIp, audit });
-    },
-  });
+  const context: ContextBuilder<TContext> = async (source, scope) => {
+    const header = source.headers[PRINCIPAL_HEADER];
+    const principal = verifyPrincipal(typeof header === 'string' ? header : undefined, config.internalSecret);
+    if (!principal) {
+      throw appError(ErrorCode.UNAUTHENTICATED, 'This subgraph answers the gateway only: the signed internal principal is missing or invalid.', { httpStatus: 401 });
+    }
+    const clientIp = verifyClientIp(source.headers[CLIENT_IP_HEADER], config.internalSecret);
+    const audit = auditTrail(auditLog, { principal, requestId: scope.requestId, clientIp, logger: scope.logger });
+    return options.createContext({ principal, requestId: scope.requestId, logger: scope.logger, clientIp, audit });
+  };
+  const graphql = apolloHandler(apollo, { bodyLimitBytes: config.bodyLimitBytes, context });
   const service = await startHttpService({
     name: `${name}-subgraph`,
     host: config.host,
@@ -172,9 +170,11 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
     },
   });
   const relay = new OutboxRelay(options.mongo.db(name), options.bus, logger).start();
+  const withdraw = config.inProcessCalls ? serveInProcess(`${service.url}/graphql`, apolloLocal(apollo, context, logger)) : () => {};
   return {
     ...service,
     close: async () => {
+      withdraw();
       await service.close();
       await relay.stop();
       await apollo.stop();

@@ -105,8 +105,8 @@ export async function startStack(configured: Config, logger: Logger, mongo: Mong
     await reservation?.release();
     const gateway = await startGateway({ config: { ...config, subgraphUrls }, logger, bus });
     started.push(gateway);
-    // Beside the gateway, the adapter sends its operations to it without HTTP.
-    const rest = await startRestAdapter({ config: { ...config, subgraphUrls, gatewayUrl: `${gateway.url}/graphql` }, logger, gateway: gateway.local });
+    // Beside the gateway, the adapter sends its operations to it without HTTP (inProcessEndpoints).
+    const rest = await startRestAdapter({ config: { ...config, subgraphUrls, gatewayUrl: `${gateway.url}/graphql` }, logger });
     started.push(rest);
     return {
       config,

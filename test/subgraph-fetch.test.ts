@@ -28,7 +28,7 @@ describe('the gateway\'s subgraph fetch', () => {
     fetcher(url, { method: 'POST', headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: principal }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ data: { n: number } }>);
 
   it('sends identical reads in flight once and gives each caller the answer', async () => {
-    const fetcher = createSubgraphFetcher(5000);
+    const fetcher = createSubgraphFetcher(5000, false);
     received = 0;
     const answers = await Promise.all(Array.from({ length: 10 }, () => call(fetcher, { query: 'query { me { id } }' })));
     expect(received).toBe(1);
@@ -39,7 +39,7 @@ describe('the gateway\'s subgraph fetch', () => {
   });
 
   it('never shares writes, nor reads of different principals or variables', async () => {
-    const fetcher = createSubgraphFetcher(5000);
+    const fetcher = createSubgraphFetcher(5000, false);
     received = 0;
     await Promise.all([
       call(fetcher, { query: 'mutation { logout }' }),
@@ -53,7 +53,7 @@ describe('the gateway\'s subgraph fetch', () => {
   });
 
   it('sends the reads of a mutation\'s plan on their own, without the marking header', async () => {
-    const fetcher = createSubgraphFetcher(5000);
+    const fetcher = createSubgraphFetcher(5000, false);
     received = 0;
     const read = (unshared: boolean) =>
       fetcher(url, { method: 'POST', headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: 'p1', ...(unshared ? { [UNSHARED_READ_HEADER]: '1' } : {}) }, body: JSON.stringify({ query: 'query { me { id } }' }) });
@@ -63,7 +63,7 @@ describe('the gateway\'s subgraph fetch', () => {
   });
 
   it('gives up on a read that takes longer than the timeout, but waits for a write, the gateway\'s marked ones included', async () => {
-    const fetcher = createSubgraphFetcher(30);
+    const fetcher = createSubgraphFetcher(30, false);
     await expect(call(fetcher, { query: 'query { me { id } }' })).rejects.toThrow(/timeout|aborted/i);
     await expect(call(fetcher, { query: 'mutation { logout }' })).resolves.toMatchObject({ data: { n: expect.any(Number) } });
     // The gateway marks every fetch of a mutation's plan, the mutation itself too.

@@ -59,6 +59,8 @@ export function createAuthenticator(config: Config): Authenticator {
         { 'content-type': 'application/json', [PRINCIPAL_HEADER]: signPrincipal(GATEWAY, config.internalSecret), [REQUEST_ID_HEADER]: requestId },
         JSON.stringify({ token: value, header }),
         5000,
+        undefined,
+        config.inProcessCalls,
       );
     } catch {
       throw appError(ErrorCode.UNAVAILABLE, 'The session store did not answer.', { httpStatus: 503 });

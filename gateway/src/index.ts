@@ -7,7 +7,7 @@ import { ErrorCode } from '../../platform/errors.js';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { SUBGRAPH_NAMES, type Config, type SubgraphName } from '../../platform/config.js';
-import { apolloHandler, apolloLocal, REQUEST_ID_HEADER, startHttpService, type ContextBuilder, type HttpService, type LocalGraphQL } from '../../platform/http.js';
+import { apolloHandler, apolloLocal, REQUEST_ID_HEADER, serveInProcess, startHttpService, type ContextBuilder, type HttpService } from '../../platform/http.js';
 import type { Logger } from '../../platform/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal, verifyClientIp, type Principal } from '../../platform/principal.js';
 import { formatError } from '../../platform/subgraph.js';
@@ -75,22 +75,21 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
   }
 }
 
-/** The running gateway: its HTTP service, the subscriptions it holds, and its GraphQL endpoint for callers in the same process. */
+/**
+ * The running gateway: its HTTP service and the subscriptions it holds. Callers in this process
+ * (the REST adapter, the subgraphs) reach its `/graphql` without HTTP (`inProcessEndpoints`), with
+ * the same authentication, trusted documents, plugins, statuses and headers.
+ */
 export interface GatewayService extends HttpService {
   /** Subscriptions registered and receiving events now (a subscribe message counts once its credentials are checked). */
   subscribers(): number;
-  /**
-   * A POST to `/graphql` made in this process (the REST adapter beside the gateway): the same
-   * authentication, trusted documents, plugins, statuses and headers as over HTTP.
-   */
-  local: LocalGraphQL;
 }
 
 /** Starts the gateway on `/graphql`, serving the committed supergraph over the configured subgraph URLs. */
 export async function start(options: { config: Config; logger: Logger; bus: EventBus; port?: number }): Promise<GatewayService> {
   const { config } = options;
   const logger = options.logger.child({ service: 'gateway' });
-  const subgraphFetcher = createSubgraphFetcher(config.subgraphTimeoutMs);
+  const subgraphFetcher = createSubgraphFetcher(config.subgraphTimeoutMs, config.inProcessCalls);
   const hits = createHitCounter(config.redisUrl, config.dbPrefix, logger);
   const idempotencyKeys = createIdempotencyStore(config.redisUrl, config.dbPrefix, logger);
   const trusted = trustedDocumentsOf(config);
@@ -142,7 +141,6 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     };
   };
   const handle = apolloHandler(apollo, { bodyLimitBytes: config.bodyLimitBytes, context });
-  const local = apolloLocal(apollo, context, logger);
   const service = await startHttpService({
     name: 'gateway',
     host: config.host,
@@ -161,6 +159,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
       await handle(req, res, scope);
     },
   });
+  const withdraw = config.inProcessCalls ? serveInProcess(`${service.url}/graphql`, apolloLocal(apollo, context, logger)) : () => {};
   const executeAs: ExecuteAs = async (document, variables, principal) => {
     const response = await apollo.executeOperation({ query: document, variables }, { contextValue: { principal, sessionConfirmed: null, requestId: newId('evt_req_'), clientIp: null } });
     return response.body.kind === 'single' ? response.body.singleResult : { errors: [new GraphQLError('An incremental result is not expected here.')] };
@@ -182,8 +181,8 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
   return {
     ...service,
     subscribers: () => subscriptions.subscribers(),
-    local,
     close: async () => {
+      withdraw();
       await subscriptions.close();
       await service.close();
       await apollo.stop();

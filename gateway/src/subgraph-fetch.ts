@@ -52,7 +52,7 @@ const isRead = (body: string) => body.startsWith('{"query":"query') || body.star
  * principal, same query and variables) sent once, each caller getting the answer. Writes are
  * never shared. RemoteGraphQLDataSource always sends a POST with a string body.
  */
-export function createSubgraphFetcher(timeoutMs: number): SubgraphFetcher {
+export function createSubgraphFetcher(timeoutMs: number, inProcess: boolean): SubgraphFetcher {
   const pool = connectionPool();
   const inFlight = new Map<string, Promise<PostAnswer>>();
   // No read outlives the timeout: its fields are then UNAVAILABLE. A write is waited for, up to
@@ -64,11 +64,11 @@ export function createSubgraphFetcher(timeoutMs: number): SubgraphFetcher {
     const { [UNSHARED_READ_HEADER]: unshared, ...headers } = init.headers ?? {};
     const read = isRead(body);
     // Every fetch of a mutation's plan is marked unshared, the mutation's own included.
-    if (unshared !== undefined || !read) return new SubgraphResponse(await postJson(url, headers, body, read ? timeoutMs : WRITE_TIMEOUT_MS, pool));
+    if (unshared !== undefined || !read) return new SubgraphResponse(await postJson(url, headers, body, read ? timeoutMs : WRITE_TIMEOUT_MS, pool, inProcess));
     const key = `${url}\n${headers[PRINCIPAL_HEADER] ?? ''}\n${body}`;
     let answer = inFlight.get(key);
     if (!answer) {
-      answer = postJson(url, headers, body, timeoutMs, pool).finally(() => inFlight.delete(key));
+      answer = postJson(url, headers, body, timeoutMs, pool, inProcess).finally(() => inFlight.delete(key));
       inFlight.set(key, answer);
     }
     return new SubgraphResponse(await answer);

@@ -1,9 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../../platform/config.js';
 import { ErrorCode } from '../../platform/errors.js';
-import { withinTime } from '../../platform/deadline.js';
 import { postJson } from '../../platform/http-client.js';
-import { BodyTooLargeError, MAX_JSON_DEPTH, nestsDeeperThan, readBody, REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService, type LocalGraphQL, type RequestScope } from '../../platform/http.js';
+import { BodyTooLargeError, MAX_JSON_DEPTH, nestsDeeperThan, readBody, REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService, type RequestScope } from '../../platform/http.js';
 import type { Logger } from '../../platform/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, signClientIp } from '../../platform/principal.js';
 import { buildPostmanCollection } from './contract/collection.js';
@@ -47,8 +46,6 @@ export async function start(options: {
   config: Config;
   logger: Logger;
   port?: number;
-  /** The gateway, where it runs in this process: its operations are then sent without HTTP (else to GATEWAY_URL). */
-  gateway?: LocalGraphQL;
 }): Promise<HttpService> {
   const { config } = options;
   const logger = options.logger.child({ service: 'rest-adapter' });
@@ -91,9 +88,7 @@ export async function start(options: {
     const clientIp = clientAddress(req.headers, req.socket.remoteAddress, config.trustProxy);
     if (clientIp) headers[CLIENT_IP_HEADER] = signClientIp(clientIp, config.internalSecret);
     const request = { query: operations.get(route.operation)!, variables };
-    const answer = options.gateway
-      ? await withinTime(options.gateway({ headers, remoteAddress: undefined }, request, scope.requestId), GATEWAY_TIMEOUT_MS)
-      : await postJson(config.gatewayUrl, headers, JSON.stringify(request), GATEWAY_TIMEOUT_MS);
+    const answer = await postJson(config.gatewayUrl, headers, JSON.stringify(request), GATEWAY_TIMEOUT_MS, undefined, config.inProcessCalls);
     return { status: answer.status, body: JSON.parse(answer.text) as GraphQLResponse, replayed: answer.headers['idempotent-replayed'] === 'true' };
   }
 

@@ -1,7 +1,7 @@
 import { AUDIT_DATABASE, backgroundAuditTrail } from '../../../platform/audit.js';
 import { ConfigError } from '../../../platform/config.js';
 import type { HttpService } from '../../../platform/http.js';
-import { BodyTooLargeError, readBody, sendJson } from '../../../platform/http.js';
+import { BodyTooLargeError, readBody, sendJson, serveInProcess } from '../../../platform/http.js';
 import { createNotifier } from '../../../platform/notify.js';
 import { PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, verifyPrincipal } from '../../../platform/principal.js';
 import { startSubgraph, type SubgraphStartOptions } from '../../../platform/subgraph.js';
@@ -13,6 +13,9 @@ import type { Geocoder } from './geocode/geocoder.js';
 import { OfflineGeocoder } from './geocode/offline.js';
 import { ensureUserIndexes } from './indexes.js';
 import { resolvers } from './resolvers/index.js';
+
+/** The largest body the session route reads. */
+const MAX_RESOLVE_BODY = 4096;
 
 /** Starts the user subgraph: identity, profile, onboarding and sessions. */
 export async function start(options: SubgraphStartOptions & { geocoder?: Geocoder }): Promise<HttpService> {
@@ -31,6 +34,22 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
   };
   // Only resolves sessions for the gateway; issues and revocations happen in requests, audited as their callers.
   const sessions = new Sessions(authCollections(db).sessions, usersCollection(db), backgroundAuditTrail(options.mongo.db(AUDIT_DATABASE), logger, { kind: 'service', service: 'gateway' }));
+  /** The session route, over HTTP or in this process: the gateway's signed principal and `{token, header}` in, `{principal}` out. */
+  const fromGateway = (caller: string | string[] | undefined) => {
+    const principal = verifyPrincipal(typeof caller === 'string' ? caller : undefined, config.internalSecret);
+    return principal?.kind === 'service' && principal.service === 'gateway';
+  };
+  const NOT_GATEWAY = { status: 401, body: { error: { code: 'UNAUTHENTICATED', message: 'Only the gateway may resolve sessions.' } } };
+  const resolveSession = async (caller: string | string[] | undefined, body: unknown): Promise<{ status: number; body: unknown }> => {
+    if (!fromGateway(caller)) return NOT_GATEWAY;
+    const { token, header } = (typeof body === 'object' && body !== null ? body : {}) as { token?: unknown; header?: unknown };
+    if (typeof token !== 'string' || token === '' || (header !== 'token' && header !== 'x-svc-token')) {
+      return { status: 400, body: { error: { code: 'BAD_REQUEST', message: 'Expected {"token": string, "header": "token" | "x-svc-token"}.' } } };
+    }
+    // A token too long to be one this service issued (43 characters) is unknown.
+    if (token.length > MAX_RESOLVE_BODY) return { status: 200, body: { principal: null } };
+    return { status: 200, body: { principal: await sessions.resolve(token, header as TokenHeader) } };
+  };
   const service = await startSubgraph({
     ...options,
     name: 'user',
@@ -38,34 +57,48 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
     createContext: (base) => createUserContext(base, services),
     extraRoutes: async (req, res) => {
       if (req.method !== 'POST' || req.url !== SESSION_RESOLVE_PATH) return false;
-      const header = req.headers[PRINCIPAL_HEADER];
-      const caller = verifyPrincipal(typeof header === 'string' ? header : undefined, config.internalSecret);
-      if (caller?.kind !== 'service' || caller.service !== 'gateway') {
-        sendJson(res, 401, { error: { code: 'UNAUTHENTICATED', message: 'Only the gateway may resolve sessions.' } });
+      if (!fromGateway(req.headers[PRINCIPAL_HEADER])) {
+        sendJson(res, NOT_GATEWAY.status, NOT_GATEWAY.body);
         return true;
       }
-      let body: { token?: unknown; header?: unknown };
+      let text: string;
       try {
-        body = JSON.parse(await readBody(req, 4096)) as typeof body;
+        text = await readBody(req, MAX_RESOLVE_BODY);
       } catch (error) {
         // A token too long to be one this service issued (43 characters) is unknown, not a failure of the store.
         if (error instanceof BodyTooLargeError) {
           sendJson(res, 200, { principal: null });
           return true;
         }
-        body = {};
+        throw error;
       }
-      if (typeof body.token !== 'string' || body.token === '' || (body.header !== 'token' && body.header !== 'x-svc-token')) {
-        sendJson(res, 400, { error: { code: 'BAD_REQUEST', message: 'Expected {"token": string, "header": "token" | "x-svc-token"}.' } });
-        return true;
+      let body: unknown = null;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // Answered as a body without a token.
       }
-      sendJson(res, 200, { principal: await sessions.resolve(body.token, body.header as TokenHeader) });
+      const answer = await resolveSession(req.headers[PRINCIPAL_HEADER], body);
+      sendJson(res, answer.status, answer.body);
       return true;
     },
   });
+  // The gateway beside it in this process resolves sessions without HTTP.
+  const withdraw = config.inProcessCalls
+    ? serveInProcess(`${service.url}${SESSION_RESOLVE_PATH}`, async (source, body) => {
+      const answer = await resolveSession(source.headers[PRINCIPAL_HEADER], body);
+      return { status: answer.status, headers: { 'content-type': 'application/json' }, text: JSON.stringify(answer.body) };
+    })
+    : () => {};
   if (config.geocoderPreload && services.geocoder instanceof OfflineGeocoder) {
     const geocoder = services.geocoder;
     setImmediate(() => void geocoder.warmUp());
   }
-  return service;
+  return {
+    ...service,
+    close: async () => {
+      withdraw();
+      await service.close();
+    },
+  };
 }
