@@ -1,8 +1,8 @@
 // `npm run bench:authorization`: card-authorization decision latency at a steady 200 messages per
 // second through the gateway, with a local aggregator webhook answering 00. The decision time
-// excludes the aggregator's own reply time (the engine reports it per message). The services run
-// as bench/services.ts's two tiers (subgraphs, front), each in its own process; the load
-// generator and the webhook receiver run here. Prints JSON.
+// excludes the aggregator's own reply time (the engine reports it per message). Our services run
+// in one process as `npm start` runs them (bench/services.ts's stack tier), calling each other in
+// it; the load generator and the webhook receiver run here. Prints JSON.
 import { cpus } from 'node:os';
 import { DEMO } from '../platform/demo.js';
 import { startWebhookReceiver } from '../platform/webhook-receiver.js';
@@ -14,11 +14,14 @@ const KEY = 'bench-card-processor-key-0123456789abcdef';
 const MIX = ['0100', '0200', '0220', '0100'] as const;
 
 const receiver = await startWebhookReceiver(DEMO.webhook.secret);
-const tiers = await startTiers({ env: { SERVICE_KEYS: `card-processor=${KEY}` } });
+// PROFILE_DIR=<dir>: the services run under `node --cpu-prof`, their profiles written there.
+const tiers = await startTiers({ env: { SERVICE_KEYS: `card-processor=${KEY}` }, profileDir: process.env.PROFILE_DIR ?? null });
 try {
   const { addresses } = tiers;
   const pointed = await fetch(`${addresses.control}/card-webhook?url=${encodeURIComponent(receiver.url)}`);
   if (!pointed.ok) throw new Error(`could not point the webhook at the receiver: ${pointed.status}`);
+  /** Why messages failed, by status, code and message (or the client's error), with counts. */
+  const failures = new Map<string, number>();
   const send = async (i: number): Promise<{ ok: boolean; decisionMs: number; roundTripMs: number }> => {
     const started = performance.now();
     const response = await fetch(addresses.gateway, {
@@ -29,11 +32,16 @@ try {
         variables: { input: { messageType: MIX[i % MIX.length], svcCardId: DEMO.cardIds[0], amount: 1 + (i % 50), currency: 'USD', merchantName: 'Bench', mcc: '5411', stan: String(i % 1_000_000).padStart(6, '0'), rrn: `B${String(i).padStart(11, '0')}` } },
       }),
     });
-    const body = (await response.json()) as { data?: { authorizeCardMessage: { responseCode: string; decisionMs: number } }; errors?: unknown };
+    const body = (await response.json()) as { data?: { authorizeCardMessage: { responseCode: string; decisionMs: number } } | null; errors?: Array<{ message: string; extensions?: { code?: string } }> };
+    if (!body.data) failures.set(`${response.status} ${body.errors?.[0]?.extensions?.code} ${body.errors?.[0]?.message}`, (failures.get(`${response.status} ${body.errors?.[0]?.extensions?.code} ${body.errors?.[0]?.message}`) ?? 0) + 1);
     return { ok: Boolean(body.data), decisionMs: body.data?.authorizeCardMessage.decisionMs ?? NaN, roundTripMs: performance.now() - started };
   };
   // A message that fails (a refused or dropped connection under overload) is counted as an error, not the end of the run.
-  const sendCounted = (i: number) => send(i).catch(() => ({ ok: false, decisionMs: NaN, roundTripMs: NaN }));
+  const sendCounted = (i: number) => send(i).catch((error: Error) => {
+    const why = `${error.message}${error.cause ? `: ${(error.cause as Error).message}` : ''}`;
+    failures.set(why, (failures.get(why) ?? 0) + 1);
+    return { ok: false, decisionMs: NaN, roundTripMs: NaN };
+  });
   // Warm up, then send at a steady rate for the measured period.
   for (let i = 0; i < 50; i += 1) await send(1_000_000 + i);
   const total = RATE * SECONDS;
@@ -55,12 +63,12 @@ try {
   const roundTrips = results.filter((r) => r.ok).map((r) => r.roundTripMs);
   console.log(JSON.stringify({
     scenario: 'card authorization decisions through the gateway, aggregator webhook answering 00',
-    targetRate: RATE, achievedRate: Math.round((results.length / elapsed) * 10) / 10, messages: results.length, errors: results.filter((r) => !r.ok).length,
+    targetRate: RATE, achievedRate: Math.round((results.length / elapsed) * 10) / 10, messages: results.length, errors: results.filter((r) => !r.ok).length, failures: Object.fromEntries(failures),
     decisionMs: { p50: pct(decisions, 50), p90: pct(decisions, 90), p99: pct(decisions, 99) },
     roundTripMs: { p50: pct(roundTrips, 50), p90: pct(roundTrips, 90), p99: pct(roundTrips, 99) },
     targetP99DecisionMs: 20,
     database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB 1.24 (SQLite, with the project patches)',
-    services: 'two processes: the subgraphs; the gateway and the REST adapter',
+    services: 'one process, as npm start runs them: the subgraphs, the gateway and the REST adapter calling each other in it',
     machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
   }, null, 2));
 } finally {

@@ -260,9 +260,11 @@ async function main(): Promise<void> {
     's2 ours/Hive p99': ratio(find(s2, 'our gateway').p99, find(s2, 'Hive Gateway').p99),
     's3 latest REST/GraphQL rps': ratio(find(s3a, 'REST adapter').rps, find(s3a, 'our gateway').rps),
     's3 latest ours/Hive rps': ratio(find(s3a, 'our gateway').rps, find(s3a, 'Hive Gateway').rps),
+    's3 latest ours/Hive p99': ratio(find(s3a, 'our gateway').p99, find(s3a, 'Hive Gateway').p99),
     's3 restrictions REST/GraphQL rps': ratio(find(s3b, 'REST adapter').rps, find(s3b, 'our gateway').rps),
     's3 restrictions REST p50 overhead at 200/s (ms)': tenth(find(s3b, 'REST adapter', fixed).p50 - find(s3b, 'our gateway', fixed).p50),
     's3 restrictions ours/Hive rps': ratio(find(s3b, 'our gateway').rps, find(s3b, 'Hive Gateway').rps),
+    's3 restrictions ours/Hive p99': ratio(find(s3b, 'our gateway').p99, find(s3b, 'Hive Gateway').p99),
   };
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   const errors = results.reduce((n, r) => n + r.errors, 0);

@@ -225,6 +225,9 @@ export function apolloLocal<TContext extends BaseContext>(apollo: ApolloServer<T
  */
 export function serveInProcess(url: string, handle: LocalGraphQL): () => void {
   const post: InProcessPost = async (headers, text) => {
+    // A turn of the event loop first, as a socket would take: a chain of calls in this process
+    // must not run as one long stretch of microtasks while connections wait to be accepted and read.
+    await new Promise((resolve) => setImmediate(resolve));
     let body: unknown;
     try {
       body = JSON.parse(text);
