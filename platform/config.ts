@@ -55,8 +55,12 @@ export interface Config {
   logLevel: LogLevel;
   /** How long the gateway waits for a subgraph's answer to a read before its fields are UNAVAILABLE (writes are waited for). */
   subgraphTimeoutMs: number;
-  /** Whether services of one process call each other in it, without HTTP (see `inProcessEndpoints`); on by default. */
-  inProcessCalls: boolean;
+  /**
+   * Which calls between services of one process are made in it, without HTTP (see
+   * `inProcessEndpoints`): `adapter` (the default) the REST adapter's to the gateway; `all` also
+   * the gateway's to the subgraphs and the session route, and the subgraphs' to the graph; `none`.
+   */
+  inProcessCalls: 'none' | 'adapter' | 'all';
   /** Largest accepted request body, in bytes. */
   bodyLimitBytes: number;
   /** Requests per window at the gateway, per root field: per credential, per client address, and for the sensitive fields. */
@@ -270,7 +274,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     // Uploads of 5 MiB travel base64 in JSON from the adapter to the subgraph: 8 MiB leaves room.
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 8 * 1024 * 1024, 1024, 50 * 1024 * 1024),
     subgraphTimeoutMs: int('SUBGRAPH_TIMEOUT_MS', 30_000, 100, 600_000),
-    inProcessCalls: bool('IN_PROCESS_CALLS', true),
+    inProcessCalls: oneOf('IN_PROCESS_CALLS', ['none', 'adapter', 'all'] as const, 'adapter'),
     rateLimits: {
       windowSeconds: int('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 3600),
       perCredential: int('RATE_LIMIT_PER_CREDENTIAL', 600, 1, 10_000_000),

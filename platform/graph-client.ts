@@ -33,7 +33,7 @@ export function createGraphClient(config: Config, service: string): GraphClient 
         JSON.stringify({ query, variables }),
         15_000,
         graphCalls,
-        config.inProcessCalls,
+        config.inProcessCalls === 'all',
       ).catch((error: Error) => {
         // The cause (an internal address) stays in the error's cause for the logs, not in its message.
         throw Object.assign(appError(ErrorCode.UNAVAILABLE, `The graph did not answer ${service}'s call.`), { cause: error });

@@ -35,8 +35,8 @@ export type InProcessPost = (headers: Record<string, string>, body: string) => P
 /**
  * The POST endpoints this process serves, by URL, while they serve. `postJson` to one of them is
  * answered in this process, without a socket or HTTP parsing: the gateway and the subgraphs of
- * one process (`npm start`) call each other so. Registered by each service as it starts listening
- * (unless IN_PROCESS_CALLS=false) and removed as it starts closing, after which calls to its URL go
+ * one process (`npm start`) call each other so, as far as IN_PROCESS_CALLS says. Registered by each
+ * service as it starts listening and removed as it starts closing, after which calls to its URL go
  * over HTTP (and find it closed).
  */
 export const inProcessEndpoints = new Map<string, InProcessPost>();
@@ -46,7 +46,7 @@ export const inProcessEndpoints = new Map<string, InProcessPost>();
  * `fetch` on the hot path between services (no streams of the WHATWG kind). A call that has not
  * answered in full within `timeoutMs` (waiting for a pooled socket included) fails, as does an
  * answer over 32 MiB. A URL this process serves is answered in it (`inProcessEndpoints`), unless
- * `inProcess` is false (the caller's IN_PROCESS_CALLS).
+ * `inProcess` is false (per the caller's IN_PROCESS_CALLS).
  */
 export function postJson(url: string, headers: Record<string, string>, body: string, timeoutMs: number, pool: ConnectionPool = defaultPool, inProcess = true): Promise<PostAnswer> {
   const local = inProcess ? inProcessEndpoints.get(url) : undefined;

@@ -170,7 +170,7 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
     },
   });
   const relay = new OutboxRelay(options.mongo.db(name), options.bus, logger).start();
-  const withdraw = config.inProcessCalls ? serveInProcess(`${service.url}/graphql`, apolloLocal(apollo, context, logger)) : () => {};
+  const withdraw = config.inProcessCalls === 'all' ? serveInProcess(`${service.url}/graphql`, apolloLocal(apollo, context, logger)) : () => {};
   return {
     ...service,
     close: async () => {

@@ -31,7 +31,7 @@ describe('the REST adapter beside the gateway and in a process of its own', () =
 
   beforeAll(async () => {
     stack = await startTestStack();
-    overHttp = await startRestAdapter({ config: { ...stack.config, gatewayUrl: `${stack.gateway.url}/graphql`, inProcessCalls: false }, logger: createLogger('silent'), port: 0 });
+    overHttp = await startRestAdapter({ config: { ...stack.config, gatewayUrl: `${stack.gateway.url}/graphql`, inProcessCalls: 'none' }, logger: createLogger('silent'), port: 0 });
     token = await stack.loginDemo();
   });
   afterAll(async () => {
@@ -94,8 +94,8 @@ describe('the REST adapter beside the gateway and in a process of its own', () =
   });
 });
 
-// The stack's gateway calls the subgraphs beside it (and resolves sessions) in this process; a
-// second gateway here, with IN_PROCESS_CALLS=false, calls the same subgraphs over HTTP, as it does
+// With IN_PROCESS_CALLS=all the stack's gateway calls the subgraphs beside it (and resolves
+// sessions) in this process; a second gateway here, with IN_PROCESS_CALLS=none, calls the same subgraphs over HTTP, as it does
 // when they run as processes of their own. Both must answer every operation the same way.
 describe('the gateway beside its subgraphs and apart from them', () => {
   let stack: TestStack;
@@ -103,8 +103,8 @@ describe('the gateway beside its subgraphs and apart from them', () => {
   let token: string;
 
   beforeAll(async () => {
-    stack = await startTestStack();
-    overHttp = await startGateway({ config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs), inProcessCalls: false }, logger: createLogger('silent'), bus: stack.bus, port: 0 });
+    stack = await startTestStack({ IN_PROCESS_CALLS: 'all' });
+    overHttp = await startGateway({ config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs), inProcessCalls: 'none' }, logger: createLogger('silent'), bus: stack.bus, port: 0 });
     token = await stack.loginDemo();
   });
   afterAll(async () => {

@@ -60,7 +60,7 @@ export function createAuthenticator(config: Config): Authenticator {
         JSON.stringify({ token: value, header }),
         5000,
         undefined,
-        config.inProcessCalls,
+        config.inProcessCalls === 'all',
       );
     } catch {
       throw appError(ErrorCode.UNAVAILABLE, 'The session store did not answer.', { httpStatus: 503 });

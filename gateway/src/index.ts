@@ -89,7 +89,7 @@ export interface GatewayService extends HttpService {
 export async function start(options: { config: Config; logger: Logger; bus: EventBus; port?: number }): Promise<GatewayService> {
   const { config } = options;
   const logger = options.logger.child({ service: 'gateway' });
-  const subgraphFetcher = createSubgraphFetcher(config.subgraphTimeoutMs, config.inProcessCalls);
+  const subgraphFetcher = createSubgraphFetcher(config.subgraphTimeoutMs, config.inProcessCalls === 'all');
   const hits = createHitCounter(config.redisUrl, config.dbPrefix, logger);
   const idempotencyKeys = createIdempotencyStore(config.redisUrl, config.dbPrefix, logger);
   const trusted = trustedDocumentsOf(config);
@@ -159,7 +159,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
       await handle(req, res, scope);
     },
   });
-  const withdraw = config.inProcessCalls ? serveInProcess(`${service.url}/graphql`, apolloLocal(apollo, context, logger)) : () => {};
+  const withdraw = config.inProcessCalls !== 'none' ? serveInProcess(`${service.url}/graphql`, apolloLocal(apollo, context, logger)) : () => {};
   const executeAs: ExecuteAs = async (document, variables, principal) => {
     const response = await apollo.executeOperation({ query: document, variables }, { contextValue: { principal, sessionConfirmed: null, requestId: newId('evt_req_'), clientIp: null } });
     return response.body.kind === 'single' ? response.body.singleResult : { errors: [new GraphQLError('An incremental result is not expected here.')] };

@@ -88,7 +88,7 @@ export async function start(options: {
     const clientIp = clientAddress(req.headers, req.socket.remoteAddress, config.trustProxy);
     if (clientIp) headers[CLIENT_IP_HEADER] = signClientIp(clientIp, config.internalSecret);
     const request = { query: operations.get(route.operation)!, variables };
-    const answer = await postJson(config.gatewayUrl, headers, JSON.stringify(request), GATEWAY_TIMEOUT_MS, undefined, config.inProcessCalls);
+    const answer = await postJson(config.gatewayUrl, headers, JSON.stringify(request), GATEWAY_TIMEOUT_MS, undefined, config.inProcessCalls !== 'none');
     return { status: answer.status, body: JSON.parse(answer.text) as GraphQLResponse, replayed: answer.headers['idempotent-replayed'] === 'true' };
   }
 

@@ -84,7 +84,7 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
     },
   });
   // The gateway beside it in this process resolves sessions without HTTP.
-  const withdraw = config.inProcessCalls
+  const withdraw = config.inProcessCalls === 'all'
     ? serveInProcess(`${service.url}${SESSION_RESOLVE_PATH}`, async (source, body) => {
       const answer = await resolveSession(source.headers[PRINCIPAL_HEADER], body);
       return { status: answer.status, headers: { 'content-type': 'application/json' }, text: JSON.stringify(answer.body) };
