@@ -184,17 +184,20 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
 
 /**
  * Runs `task` every `everyMs` while the service runs (a background job: a relay, a daily report),
- * and stops it when the service closes.
+ * and stops it when the service closes. A run that fails (the database away) is logged; the next
+ * tick runs again.
  */
-export function withRecurringTask(service: HttpService, everyMs: number, task: () => Promise<unknown>): HttpService {
+export function withRecurringTask(service: HttpService, everyMs: number, task: () => Promise<unknown>, logger: Logger): HttpService {
   // A run that outlasts the period is not joined by the next one: that tick is skipped.
   let running = false;
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    void task().finally(() => {
-      running = false;
-    });
+    void task()
+      .catch((error: unknown) => logger.warn('recurring task failed', { error: (error as Error).message }))
+      .finally(() => {
+        running = false;
+      });
   }, everyMs);
   timer.unref();
   return {

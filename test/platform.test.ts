@@ -108,7 +108,7 @@ describe('recurring tasks', () => {
       most = Math.max(most, running);
       await new Promise((resolve) => setTimeout(resolve, 120));
       running -= 1;
-    });
+    }, createLogger('silent'));
     await new Promise((resolve) => setTimeout(resolve, 400));
     await withTask.close();
     const afterClose = runs;
@@ -117,6 +117,29 @@ describe('recurring tasks', () => {
     expect(runs).toBeGreaterThanOrEqual(2);
     expect(runs).toBeLessThanOrEqual(4);
     expect(runs).toBe(afterClose);
+  });
+
+  it('logs a run that fails, without an unhandled rejection, and runs again on the next tick', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = createLogger('warn', {}, (line) => lines.push(JSON.parse(line) as Record<string, unknown>));
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    let runs = 0;
+    const service = { close: async () => {} } as unknown as HttpService;
+    const withTask = withRecurringTask(service, 20, async () => {
+      runs += 1;
+      throw new Error('the database is away');
+    }, logger);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    } finally {
+      await withTask.close();
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(runs).toBeGreaterThanOrEqual(2);
+    expect(unhandled).toEqual([]);
+    expect(lines.filter((line) => line.msg === 'recurring task failed' && line.error === 'the database is away').length).toBe(runs);
   });
 });
 

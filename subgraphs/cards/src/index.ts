@@ -24,5 +24,5 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   });
   const withTimers = { ...service, close: async () => { deliveries.close(); await service.close(); } };
   // Advices a crash left unattempted, and retries that are due, go on a timer.
-  return withRecurringTask(withTimers, 5000, () => deliveries.retryDue());
+  return withRecurringTask(withTimers, 5000, () => deliveries.retryDue(), logger);
 }

@@ -30,5 +30,5 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   const returnRates = new ReturnRates(db, options.logger.child({ service: 'compliance-subgraph', job: 'ach-return-rates' }));
   const catchUp = () => returnRates.catchUp(new Date().toISOString().slice(0, 10)).catch((error: unknown) => options.logger.error('ach return rates job failed', { error }));
   await catchUp();
-  return withRecurringTask(service, 3600_000, catchUp);
+  return withRecurringTask(service, 3600_000, catchUp, options.logger);
 }
