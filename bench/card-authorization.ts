@@ -44,6 +44,7 @@ try {
   });
   // Warm up, then send at a steady rate for the measured period.
   for (let i = 0; i < 50; i += 1) await send(1_000_000 + i);
+  await fetch(`${addresses.control}/commands/reset`);
   const total = RATE * SECONDS;
   const pending: Array<Promise<{ ok: boolean; decisionMs: number; roundTripMs: number }>> = [];
   const t0 = performance.now();
@@ -55,6 +56,9 @@ try {
   }
   const results = await Promise.all(pending);
   const elapsed = (performance.now() - t0) / 1000;
+  // Every database command of the measured period, timed sweeps included, per message sent.
+  const commands = (await (await fetch(`${addresses.control}/commands`)).json()) as Record<string, Record<string, number>>;
+  const commandsPerMessage = Object.fromEntries(Object.entries(commands).map(([db, byCommand]) => [db, Object.fromEntries(Object.entries(byCommand).map(([command, n]) => [command, Math.round((n / total) * 100) / 100]))]));
   const pct = (values: number[], p: number) => {
     const sorted = [...values].sort((a, b) => a - b);
     return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 100) / 100;
@@ -67,6 +71,7 @@ try {
     decisionMs: { p50: pct(decisions, 50), p90: pct(decisions, 90), p99: pct(decisions, 99) },
     roundTripMs: { p50: pct(roundTrips, 50), p90: pct(roundTrips, 90), p99: pct(roundTrips, 99) },
     targetP99DecisionMs: 20,
+    commandsPerMessage,
     database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB 1.24 (SQLite, with the project patches)',
     services: 'one process, as npm start runs them: the subgraphs, the gateway and the REST adapter calling each other in it',
     machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },

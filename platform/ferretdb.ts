@@ -24,8 +24,11 @@ const MODULE = 'github.com/FerretDB/FerretDB';
  * `atomic-writes`: update, findAndModify and delete hold a per-collection lock from reading the
  * matching documents to writing them back, so they are atomic as on MongoDB (upstream lost
  * concurrent increments); `buildInfo` reports it as `ferretdbFeatures.atomicWrites`.
+ * `wal-checkpoints`: a goroutine per database checkpoints its SQLite WAL every 100 ms instead of
+ * the committing writer; upstream's automatic checkpoint never completed under a steady read load,
+ * so every commit past the threshold sorted the whole WAL and synced it (updates 590/s to 1,980/s).
  */
-const PATCHES = ['equality-pushdown.patch', 'atomic-writes.patch'];
+const PATCHES = ['equality-pushdown.patch', 'atomic-writes.patch', 'wal-checkpoints.patch'];
 const PATCH_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'ferretdb-patches');
 /** Names the build by the patches' content, so that a changed patch never reuses a binary built without it. */
 const BUILD = `${FERRETDB_VERSION}-${createHash('sha256').update(PATCHES.map((patch) => readFileSync(path.join(PATCH_DIR, patch))).join('\0')).digest('hex').slice(0, 8)}`;
@@ -129,7 +132,8 @@ export async function startEmbeddedMongo(options: { dataDir: string; ferretdbBin
     binary,
     [
       '--handler=sqlite',
-      `--sqlite-url=file:${options.dataDir}/`,
+      // WAL commits are not synced one by one; see README, *The database*, for what that means.
+      `--sqlite-url=file:${options.dataDir}/?_pragma=synchronous(NORMAL)`,
       `--state-dir=${options.dataDir}`,
       `--listen-addr=127.0.0.1:${port}`,
       '--debug-addr=-',
