@@ -79,8 +79,7 @@ const percentile = (sorted: number[], p: number) => Math.round((sorted[Math.min(
  * quota for the second back to back at the start of the second (`reqsMadeThisSecond` in its
  * httpClient.js), so "200/s" there is a burst of 200 at full concurrency once a second.
  */
-async function paced(target: Target, rate: number, seconds: number): Promise<{ rps: number; latencies: number[]; errors: number }> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+async function paced(target: Target, rate: number, seconds: number, agent: http.Agent): Promise<{ rps: number; seconds: number; latencies: number[]; errors: number }> {
   const url = new URL(target.url);
   const body = target.body ? Buffer.from(target.body) : undefined;
   const headers = { ...target.headers, ...(body ? { 'content-length': String(body.length) } : {}) };
@@ -107,42 +106,64 @@ async function paced(target: Target, rate: number, seconds: number): Promise<{ r
   }
   const results = await Promise.all(sent);
   const elapsed = (performance.now() - t0) / 1000;
-  agent.destroy();
-  return { rps: total / elapsed, latencies: results.filter((r) => r.ok).map((r) => r.ms).sort((a, b) => a - b), errors: results.filter((r) => !r.ok).length };
+  return { rps: total / elapsed, seconds: elapsed, latencies: results.filter((r) => r.ok).map((r) => r.ms).sort((a, b) => a - b), errors: results.filter((r) => !r.ok).length };
 }
 
-async function load(scenario: string, targetName: string, target: Target, rate?: number): Promise<Measurement> {
-  let measurement: Measurement;
-  if (rate) {
-    await paced(target, rate, WARMUP_S);
-    const result = await paced(target, rate, DURATION_S);
-    measurement = {
-      scenario,
-      target: targetName,
-      mode: `${rate}/s`,
-      rps: Math.round(result.rps),
-      p50: percentile(result.latencies, 50),
-      p90: percentile(result.latencies, 90),
-      p99: percentile(result.latencies, 99),
-      errors: result.errors,
-    };
-  } else {
-    const options = { url: target.url, method: target.method, headers: target.headers, ...(target.body ? { body: target.body } : {}), connections: CONNECTIONS };
-    await autocannon({ ...options, duration: WARMUP_S });
-    const result = await autocannon({ ...options, duration: DURATION_S });
-    measurement = {
-      scenario,
-      target: targetName,
-      mode: 'max',
-      rps: Math.round(result.requests.average),
-      p50: result.latency.p50,
-      p90: result.latency.p90,
-      p99: result.latency.p99,
-      errors: result.errors + result.timeouts + result.non2xx,
-    };
-  }
-  console.log(`${scenario.padEnd(34)} ${targetName.padEnd(22)} ${measurement.mode.padEnd(6)} ${String(measurement.rps).padStart(6)} req/s  p50 ${measurement.p50} ms  p90 ${measurement.p90} ms  p99 ${measurement.p99} ms  errors ${measurement.errors}`);
+function report(measurement: Measurement): Measurement {
+  console.log(`${measurement.scenario.padEnd(34)} ${measurement.target.padEnd(22)} ${measurement.mode.padEnd(6)} ${String(measurement.rps).padStart(6)} req/s  p50 ${measurement.p50} ms  p90 ${measurement.p90} ms  p99 ${measurement.p99} ms  errors ${measurement.errors}`);
   return measurement;
+}
+
+/** As many requests a second as `CONNECTIONS` connections get answered (autocannon). */
+async function load(scenario: string, targetName: string, target: Target): Promise<Measurement> {
+  const options = { url: target.url, method: target.method, headers: target.headers, ...(target.body ? { body: target.body } : {}), connections: CONNECTIONS };
+  await autocannon({ ...options, duration: WARMUP_S });
+  const result = await autocannon({ ...options, duration: DURATION_S });
+  return report({
+    scenario,
+    target: targetName,
+    mode: 'max',
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p90: result.latency.p90,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+  });
+}
+
+/** Paced runs of the targets compared take turns, in segments of this many seconds. */
+const SEGMENT_S = QUICK ? 1 : 2;
+
+/**
+ * The targets compared at a fixed rate (`paced`), taking turns in short segments, the order
+ * reversed every other round (A B, B A, A B...), for `DURATION_S` seconds each in all; each
+ * target's latencies are pooled over its segments. Run one after the other instead, the first
+ * ran while the machine was still settling from the full-load run before it, and a difference of
+ * a few milliseconds at p50 was the order of the runs more than the targets.
+ */
+async function loadPaced(scenario: string, targets: Array<[name: string, target: Target]>, rate: number): Promise<Measurement[]> {
+  // Each target keeps its connections from its warm-up through its segments.
+  const agents = targets.map(() => new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS }));
+  for (const [i, [, target]] of targets.entries()) await paced(target, rate, WARMUP_S, agents[i]!);
+  const pooled = targets.map(() => ({ latencies: [] as number[], errors: 0, seconds: 0, sent: 0 }));
+  const rounds = Math.max(1, Math.round(DURATION_S / SEGMENT_S));
+  for (let round = 0; round < rounds; round += 1) {
+    const order = targets.map((_, i) => i);
+    if (round % 2 === 1) order.reverse();
+    for (const i of order) {
+      const result = await paced(targets[i]![1], rate, SEGMENT_S, agents[i]!);
+      pooled[i]!.latencies.push(...result.latencies);
+      pooled[i]!.errors += result.errors;
+      pooled[i]!.sent += result.rps * result.seconds;
+      pooled[i]!.seconds += result.seconds;
+    }
+  }
+  for (const agent of agents) agent.destroy();
+  return targets.map(([name], i) => {
+    const { latencies, errors, seconds, sent } = pooled[i]!;
+    latencies.sort((a, b) => a - b);
+    return report({ scenario, target: name, mode: `${rate}/s`, rps: Math.round(sent / seconds), p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), errors });
+  });
 }
 
 const json = async <T>(url: string): Promise<T> => (await fetch(url)).json() as Promise<T>;
@@ -185,10 +206,15 @@ async function main(): Promise<void> {
   const { token } = (await login.json()) as { token: string };
   const auth = { token };
   const results: Measurement[] = [];
-  const run = async (scenario: string, name: string, target: Target, rate?: number) => {
+  const run = async (scenario: string, name: string, target: Target) => {
     if (ONLY !== null && !`${scenario} ${name}`.includes(ONLY)) return;
     await verify(`${scenario} ${name}`, target);
-    results.push(await load(scenario, name, target, rate));
+    results.push(await load(scenario, name, target));
+  };
+  const runPaced = async (scenario: string, targets: Array<[name: string, target: Target]>) => {
+    const chosen = targets.filter(([name]) => ONLY === null || `${scenario} ${name}`.includes(ONLY));
+    for (const [name, target] of chosen) await verify(`${scenario} ${name}`, target);
+    if (chosen.length) results.push(...(await loadPaced(scenario, chosen, FIXED_RATE)));
   };
   /** The user subgraph called directly, with a principal signed as the gateway would (it lasts a minute: signed per run). */
   const direct = async (query: string): Promise<Target> => {
@@ -200,9 +226,7 @@ async function main(): Promise<void> {
   await run(s1, 'subgraph direct', await direct(PROFILE));
   await run(s1, 'our gateway', graphql(addresses.gateway, PROFILE, auth));
   await run(s1, 'Hive Gateway', graphql(addresses.hive, PROFILE, auth));
-  await run(s1, 'subgraph direct', await direct(PROFILE), FIXED_RATE);
-  await run(s1, 'our gateway', graphql(addresses.gateway, PROFILE, auth), FIXED_RATE);
-  await run(s1, 'Hive Gateway', graphql(addresses.hive, PROFILE, auth), FIXED_RATE);
+  await runPaced(s1, [['subgraph direct', await direct(PROFILE)], ['our gateway', graphql(addresses.gateway, PROFILE, auth)], ['Hive Gateway', graphql(addresses.hive, PROFILE, auth)]]);
 
   const s2 = '2 cross-subgraph query';
   await run(s2, 'our gateway', graphql(addresses.gateway, CROSS, auth));
@@ -220,8 +244,7 @@ async function main(): Promise<void> {
   await run(s3b, 'Hive Gateway', graphql(addresses.hive, restrictions, auth));
   // The adapter's overhead at a fixed rate, on the route whose capacity is well above it (the latest
   // transactions serve about 250/s here, so 200/s would measure queueing, not the adapter).
-  await run(s3b, 'REST adapter', { url: `${addresses.rest}/restrictions`, method: 'GET', headers: auth }, FIXED_RATE);
-  await run(s3b, 'our gateway', graphql(addresses.gateway, restrictions, auth), FIXED_RATE);
+  await runPaced(s3b, [['REST adapter', { url: `${addresses.rest}/restrictions`, method: 'GET', headers: auth }], ['our gateway', graphql(addresses.gateway, restrictions, auth)]]);
 
   // Scenario 4: database commands per request, with 2 and then 100 cards each resolving its account in the payments subgraph.
   const commandsPerRequest = async (requests: number) => {
@@ -273,7 +296,7 @@ async function main(): Promise<void> {
     mode: QUICK ? 'quick' : 'full',
     machine,
     database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB',
-    settings: { connections: CONNECTIONS, durationSeconds: DURATION_S, warmupSeconds: WARMUP_S, fixedRate: FIXED_RATE, fixedRateLoad: 'evenly paced, open loop (bench/suite.ts paced())' },
+    settings: { connections: CONNECTIONS, durationSeconds: DURATION_S, warmupSeconds: WARMUP_S, fixedRate: FIXED_RATE, fixedRateLoad: 'evenly paced, open loop (bench/suite.ts paced()); the targets compared take turns in segments (loadPaced())', segmentSeconds: SEGMENT_S },
     results,
     ratios,
     databaseCommandsPerRequest: { cards2: withTwo, cards100: withHundred },
