@@ -32,7 +32,13 @@ try {
       query: 'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { responseCode decisionMs } }',
       variables: { input: { messageType: MIX[i % MIX.length], svcCardId: DEMO.cardIds[0], amount: 1 + (i % 50), currency: 'USD', merchantName: 'Bench', mcc: '5411', stan: String(i % 1_000_000).padStart(6, '0'), rrn: `B${String(i).padStart(11, '0')}` } },
     }), 30_000, pool, false);
-    const body = JSON.parse(response.text) as { data?: { authorizeCardMessage: { responseCode: string; decisionMs: number } } | null; errors?: Array<{ message: string; extensions?: { code?: string } }> };
+    let body: { data?: { authorizeCardMessage: { responseCode: string; decisionMs: number } } | null; errors?: Array<{ message: string; extensions?: { code?: string } }> };
+    try {
+      body = JSON.parse(response.text) as typeof body;
+    } catch {
+      // A proxy's or a crashed server's page: counted under its status.
+      body = { errors: [{ message: `an answer that is not JSON: ${response.text.slice(0, 80)}` }] };
+    }
     if (!body.data) {
       const why = `${response.status} ${body.errors?.[0]?.extensions?.code} ${body.errors?.[0]?.message}`;
       failures.set(why, (failures.get(why) ?? 0) + 1);

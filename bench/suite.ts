@@ -35,6 +35,7 @@ interface Measurement {
   scenario: string;
   target: string;
   mode: 'max' | `${number}/s`;
+  /** At full load, requests answered a second; at a fixed rate, requests sent a second (errors counted apart). */
   rps: number;
   p50: number;
   p90: number;
@@ -79,7 +80,7 @@ const percentile = (sorted: number[], p: number) => Math.round((sorted[Math.min(
  * quota for the second back to back at the start of the second (`reqsMadeThisSecond` in its
  * httpClient.js), so "200/s" there is a burst of 200 at full concurrency once a second.
  */
-async function paced(target: Target, rate: number, seconds: number, agent: http.Agent): Promise<{ rps: number; seconds: number; latencies: number[]; errors: number }> {
+async function paced(target: Target, rate: number, seconds: number, agent: http.Agent): Promise<{ sent: number; sendingSeconds: number; latencies: number[]; errors: number }> {
   const url = new URL(target.url);
   const body = target.body ? Buffer.from(target.body) : undefined;
   const headers = { ...target.headers, ...(body ? { 'content-length': String(body.length) } : {}) };
@@ -104,9 +105,10 @@ async function paced(target: Target, rate: number, seconds: number, agent: http.
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     sent.push(send());
   }
+  // The span the requests were spread over (each one's interval included): its rate is the rate sent.
+  const sendingSeconds = (performance.now() - t0) / 1000 + 1 / rate;
   const results = await Promise.all(sent);
-  const elapsed = (performance.now() - t0) / 1000;
-  return { rps: total / elapsed, seconds: elapsed, latencies: results.filter((r) => r.ok).map((r) => r.ms).sort((a, b) => a - b), errors: results.filter((r) => !r.ok).length };
+  return { sent: total, sendingSeconds, latencies: results.filter((r) => r.ok).map((r) => r.ms).sort((a, b) => a - b), errors: results.filter((r) => !r.ok).length };
 }
 
 function report(measurement: Measurement): Measurement {
@@ -136,10 +138,12 @@ const SEGMENT_S = QUICK ? 1 : 2;
 
 /**
  * The targets compared at a fixed rate (`paced`), taking turns in short segments, the order
- * reversed every other round (A B, B A, A B...), for `DURATION_S` seconds each in all; each
- * target's latencies are pooled over its segments. Run one after the other instead, the first
- * ran while the machine was still settling from the full-load run before it, and a difference of
- * a few milliseconds at p50 was the order of the runs more than the targets.
+ * rotated each round (A B C, B C A, C A B...; for two, A B, B A), for `DURATION_S` seconds each
+ * in all; each target's latencies are pooled over its segments. Run one after the other instead,
+ * the first ran while the machine was still settling from the full-load run before it, and a
+ * difference of a few milliseconds at p50 was the order of the runs more than the targets. Each
+ * segment's requests are all answered before the next segment starts, so a queue never carries
+ * over from one target to the next (nor within a target from one segment to its next).
  */
 async function loadPaced(scenario: string, targets: Array<[name: string, target: Target]>, rate: number): Promise<Measurement[]> {
   // Each target keeps its connections from its warm-up through its segments.
@@ -148,14 +152,13 @@ async function loadPaced(scenario: string, targets: Array<[name: string, target:
   const pooled = targets.map(() => ({ latencies: [] as number[], errors: 0, seconds: 0, sent: 0 }));
   const rounds = Math.max(1, Math.round(DURATION_S / SEGMENT_S));
   for (let round = 0; round < rounds; round += 1) {
-    const order = targets.map((_, i) => i);
-    if (round % 2 === 1) order.reverse();
+    const order = targets.map((_, i) => (i + round) % targets.length);
     for (const i of order) {
       const result = await paced(targets[i]![1], rate, SEGMENT_S, agents[i]!);
       pooled[i]!.latencies.push(...result.latencies);
       pooled[i]!.errors += result.errors;
-      pooled[i]!.sent += result.rps * result.seconds;
-      pooled[i]!.seconds += result.seconds;
+      pooled[i]!.sent += result.sent;
+      pooled[i]!.seconds += result.sendingSeconds;
     }
   }
   for (const agent of agents) agent.destroy();
