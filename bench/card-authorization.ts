@@ -54,6 +54,9 @@ try {
   // Warm up, then send at a steady rate for the measured period.
   for (let i = 0; i < 50; i += 1) await send(1_000_000 + i);
   await fetch(`${addresses.control}/commands/reset`);
+  type Cpu = { services: number; database: number | null };
+  const cpuBefore = (await (await fetch(`${addresses.control}/cpu`)).json()) as Cpu;
+  const ownBefore = process.cpuUsage();
   const total = RATE * SECONDS;
   const pending: Array<Promise<{ ok: boolean; decisionMs: number; roundTripMs: number }>> = [];
   const t0 = performance.now();
@@ -65,6 +68,15 @@ try {
   }
   const results = await Promise.all(pending);
   const elapsed = (performance.now() - t0) / 1000;
+  // CPU time a message, by process, over the measured period (the sweeps that ran meanwhile included).
+  const cpuAfter = (await (await fetch(`${addresses.control}/cpu`)).json()) as Cpu;
+  const own = process.cpuUsage(ownBefore);
+  const perMessage = (ms: number) => Math.round((ms / total) * 100) / 100;
+  const cpuMsPerMessage = {
+    services: perMessage(cpuAfter.services - cpuBefore.services),
+    database: cpuAfter.database === null || cpuBefore.database === null ? null : perMessage(cpuAfter.database - cpuBefore.database),
+    loadGeneratorAndReceiver: perMessage((own.user + own.system) / 1000),
+  };
   // Every database command of the measured period, timed sweeps included, per message sent.
   const commands = (await (await fetch(`${addresses.control}/commands`)).json()) as Record<string, Record<string, number>>;
   const commandsPerMessage = Object.fromEntries(Object.entries(commands).map(([db, byCommand]) => [db, Object.fromEntries(Object.entries(byCommand).map(([command, n]) => [command, Math.round((n / total) * 100) / 100]))]));
@@ -80,6 +92,7 @@ try {
     decisionMs: { p50: pct(decisions, 50), p90: pct(decisions, 90), p99: pct(decisions, 99) },
     roundTripMs: { p50: pct(roundTrips, 50), p90: pct(roundTrips, 90), p99: pct(roundTrips, 99) },
     targetP99DecisionMs: 20,
+    cpuMsPerMessage,
     commandsPerMessage,
     database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB 1.24 (SQLite, with the project patches)',
     services: 'one process, as npm start runs them: the subgraphs, the gateway and the REST adapter calling each other in it',

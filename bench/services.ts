@@ -104,6 +104,18 @@ async function growCards(mongo: Mongo, count: number): Promise<void> {
   }
 }
 
+/** A process's CPU time so far in ms, from Linux's /proc/<pid>/stat (user and system ticks); null where unreadable. */
+function processCpuMs(pid: number | undefined): number | null {
+  if (!pid) return null;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime are the stat file's 14th and 15th fields, in clock ticks of 10 ms on Linux.
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
 const tier = process.argv[2];
 if (tier !== 'stack' && tier !== 'peer') throw new Error('Name the tier: stack or peer.');
 const dataDir = mkdtempSync(path.join(tmpdir(), `banking-bench-${tier}-`));
@@ -141,6 +153,11 @@ if (tier === 'stack') {
     if (url.pathname === '/commands') {
       const databases = ['user', 'cards', 'payments', 'compliance'] as const;
       return answer(Object.fromEntries(databases.map((name) => [name, mongo.commands.snapshot(mongo.databaseName(name))])));
+    }
+    if (url.pathname === '/cpu') {
+      // CPU time so far in ms: this process (the services) and the embedded FerretDB (Linux's /proc; null elsewhere).
+      const own = process.cpuUsage();
+      return answer({ services: (own.user + own.system) / 1000, database: processCpuMs(embedded?.pid) });
     }
     if (url.pathname === '/card-webhook') {
       // Points the demo aggregator's card-authorization webhook at a receiver of the benchmark's own.

@@ -123,6 +123,8 @@ export function reservePort(): Promise<{ port: number; release(): Promise<void> 
 /** A running embedded FerretDB. */
 export interface EmbeddedMongo {
   uri: string;
+  /** The server's process id (the benchmarks read its CPU time). */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -172,6 +174,7 @@ export async function startEmbeddedMongo(options: { dataDir: string; ferretdbBin
   }
   return {
     uri,
+    pid: child.pid,
     stop: async () => {
       if (child.exitCode !== null) return;
       child.kill('SIGTERM');
