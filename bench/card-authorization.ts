@@ -79,7 +79,7 @@ try {
   };
   // Every database command of the measured period, timed sweeps included, per message sent.
   const commands = (await (await fetch(`${addresses.control}/commands`)).json()) as Record<string, Record<string, number>>;
-  const commandsPerMessage = Object.fromEntries(Object.entries(commands).map(([db, byCommand]) => [db, Object.fromEntries(Object.entries(byCommand).map(([command, n]) => [command, Math.round((n / total) * 100) / 100]))]));
+  const commandsPerMessage = Object.fromEntries(Object.entries(commands).map(([db, byCommand]) => [db, Object.fromEntries(Object.entries(byCommand).map(([command, n]) => [command, perMessage(n)]))]));
   const pct = (values: number[], p: number) => {
     const sorted = [...values].sort((a, b) => a - b);
     return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 100) / 100;

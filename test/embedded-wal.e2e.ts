@@ -7,8 +7,9 @@ import { startEmbeddedMongo, type EmbeddedMongo } from '../platform/ferretdb.js'
 
 // The embedded FerretDB is built with platform/ferretdb-patches/wal-checkpoints.patch: SQLite's
 // automatic checkpoint (run by the commit that crosses 1,000 WAL pages) waits until 16,384, and a
-// goroutine per database copies the WAL into the database file every 100 ms. This file starts an embedded
-// FerretDB of its own, to look at its files. A FERRETDB_BIN of the user's own may lack the patch.
+// goroutine per database copies the WAL into the database file every 100 ms. It runs SQLite with
+// synchronous=NORMAL (commits are not synced one by one). This file starts an embedded FerretDB of
+// its own, to look at its files and to kill it. A FERRETDB_BIN of the user's own may lack the patch.
 describe.skipIf(Boolean(process.env.FERRETDB_BIN))('the embedded database write-ahead log', () => {
   let dataDir: string;
   let embedded: EmbeddedMongo;
@@ -22,6 +23,20 @@ describe.skipIf(Boolean(process.env.FERRETDB_BIN))('the embedded database write-
     await client?.close();
     await embedded?.stop();
     await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps every acknowledged write when FerretDB is killed before any checkpoint', async () => {
+    const documents = client.db('wal').collection<{ _id: string; n: number }>('killed');
+    for (let i = 0; i < 300; i += 1) await documents.insertOne({ _id: `k${i}`, n: i });
+    // At once, inside the 100 ms between checkpoints: the last writes are only in the WAL, not synced.
+    process.kill(embedded.pid!, 'SIGKILL');
+    await embedded.stop();
+    await client.close();
+    embedded = await startEmbeddedMongo({ dataDir, port: Number(new URL(embedded.uri).port) });
+    client = new MongoClient(embedded.uri);
+    const reopened = client.db('wal').collection<{ _id: string; n: number }>('killed');
+    expect(await reopened.countDocuments()).toBe(300);
+    expect((await reopened.findOne({ _id: 'k299' }))?.n).toBe(299);
   });
 
   it('is copied into the database file shortly after writes stop, well before it reaches a thousand pages', async () => {
