@@ -57,8 +57,9 @@ export interface Config {
   subgraphTimeoutMs: number;
   /**
    * Which calls between services of one process are made in it, without HTTP (see
-   * `inProcessEndpoints`): `adapter` (the default) the REST adapter's to the gateway; `all` also
-   * the gateway's to the subgraphs and the session route, and the subgraphs' to the graph; `none`.
+   * `inProcessEndpoints`): `all` (the default) the REST adapter's to the gateway, the gateway's to
+   * the subgraphs and the session route, and the subgraphs' to the graph; `adapter` only the
+   * adapter's; `none`.
    */
   inProcessCalls: 'none' | 'adapter' | 'all';
   /** Largest accepted request body, in bytes. */
@@ -274,7 +275,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     // Uploads of 5 MiB travel base64 in JSON from the adapter to the subgraph: 8 MiB leaves room.
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 8 * 1024 * 1024, 1024, 50 * 1024 * 1024),
     subgraphTimeoutMs: int('SUBGRAPH_TIMEOUT_MS', 30_000, 100, 600_000),
-    inProcessCalls: oneOf('IN_PROCESS_CALLS', ['none', 'adapter', 'all'] as const, 'adapter'),
+    inProcessCalls: oneOf('IN_PROCESS_CALLS', ['none', 'adapter', 'all'] as const, 'all'),
     rateLimits: {
       windowSeconds: int('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 3600),
       perCredential: int('RATE_LIMIT_PER_CREDENTIAL', 600, 1, 10_000_000),

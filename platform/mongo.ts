@@ -1,6 +1,7 @@
 import { MongoClient, MongoServerError, type Collection, type Db, type Document, type OptionalUnlessRequiredId } from 'mongodb';
 import type { SubgraphName } from './config.js';
 import { withinTime } from './deadline.js';
+import { guardDriverWrites } from './driver-guard.js';
 
 /** The fields one command filtered on, in a collection. */
 export interface QueryShape {
@@ -113,6 +114,7 @@ async function needsSerializedWrites(uri: string): Promise<boolean> {
 
 /** Connects with the official driver and counts every command it starts. */
 export async function connectMongo(uri: string, dbPrefix: string, appName = 'banking-graph'): Promise<Mongo> {
+  guardDriverWrites();
   const serialized = await needsSerializedWrites(uri);
   const commands = new CommandCounter();
   const newClient = () => {
