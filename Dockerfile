@@ -6,4 +6,4 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 ENV NODE_ENV=production HOST=0.0.0.0
 USER node
-CMD ["sh", "-c", "exec npx tsx scripts/serve.ts \"$SERVICE\""]
+CMD ["sh", "-c", "exec npx tsx --max-semi-space-size=64 scripts/serve.ts \"$SERVICE\""]

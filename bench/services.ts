@@ -1,6 +1,6 @@
 // The services under benchmark, in two processes (the load generator runs in a third):
 //   `services.ts stack`: every service of ours in one process, as `npm start` runs them (the four
-//     subgraphs, the gateway and the REST adapter, calling each other in the process, IN_PROCESS_CALLS=all unless set), on the
+//     subgraphs, the gateway and the REST adapter, calling each other in the process as IN_PROCESS_CALLS says, `all` by default), on the
 //     embedded database (or MONGODB_URI) with the demo data, and a control endpoint (database
 //     command counts, growing the card list, the demo aggregator's card webhook, a signed
 //     principal for calling a subgraph directly);
@@ -127,8 +127,6 @@ const config = loadConfig({
   // Databases of the benchmark's own (bench/tiers.ts names them), never the application's: they are dropped at the end.
   MONGODB_DB_PREFIX: process.env.MONGODB_DB_PREFIX?.startsWith('bench') ? process.env.MONGODB_DB_PREFIX : `bench${process.pid}_`,
   LOG_LEVEL: 'warn',
-  // The reported runs call between all services in the process (see README: opt-in, with an open issue).
-  IN_PROCESS_CALLS: process.env.IN_PROCESS_CALLS ?? 'all',
   GEOCODER_PRELOAD: 'false',
   // The load generator is one client at one address; the limits would measure themselves.
   RATE_LIMIT_PER_CREDENTIAL: '10000000',

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { PeerAddresses, StackAddresses } from './services.js';
+import { SERVICE_NODE_FLAGS } from '../scripts/node-flags.js';
 
 const SERVICES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'services.ts');
 
@@ -16,7 +17,9 @@ export interface Tiers {
 
 /** One tier in its own process; resolves with the addresses it prints. */
 function startTier<T>(tier: 'stack' | 'peer', env: Record<string, string>, profileDir: string | null): { child: ChildProcess; addresses: Promise<T> } {
-  const child = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), '--import', 'tsx', SERVICES, tier], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  // Ours with the flags `npm start` gives them; Hive Gateway with Node's defaults, as its own CLI runs it.
+  const flags = tier === 'stack' ? SERVICE_NODE_FLAGS : [];
+  const child = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...flags, '--import', 'tsx', SERVICES, tier], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const addresses = new Promise<T>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the ${tier} tier exited with ${code}`)));
     createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line) as T));

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../platform/config.js';
 import { createLogger } from '../platform/logger.js';
@@ -9,6 +12,7 @@ import { formatError, isConnectionDropped, isDatabaseUnavailable, withRecurringT
 import { MongoNetworkError, MongoServerError } from 'mongodb';
 import type { HttpService } from '../platform/http.js';
 import { isWholeCents } from '../platform/validate.js';
+import { SERVICE_NODE_FLAGS } from '../scripts/node-flags.js';
 
 const SECRET = 's'.repeat(40);
 const user: Principal = { kind: 'user', userId: 'u1', sessionId: 'ses_1', channel: 'internet' };
@@ -169,5 +173,18 @@ describe('database availability', () => {
     expect(isConnectionDropped(new Error('something else'))).toBe(false);
     const format = formatError(loadConfig({ NODE_ENV: 'test' }), createLogger('silent'));
     expect(format({ message: 'This socket has been ended by the other party', path: ['createPaymentLink'] }, dropped)).toMatchObject({ path: ['createPaymentLink'], extensions: { code: 'UNAVAILABLE' } });
+  });
+});
+
+describe('the services\' Node.js flags', () => {
+  it('are the ones npm start, npm run start:service and the Docker image run the services with', () => {
+    const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+    const scripts = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    for (const flag of SERVICE_NODE_FLAGS) {
+      expect(scripts.start).toContain(`tsx ${flag} scripts/start.ts`);
+      expect(scripts['start:service']).toContain(`tsx ${flag} scripts/serve.ts`);
+      expect(dockerfile).toContain(`tsx ${flag} scripts/serve.ts`);
+    }
   });
 });
