@@ -4,6 +4,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
-ENV NODE_ENV=production HOST=0.0.0.0
+# The services' Node.js flags (scripts/node-flags.ts), as an environment variable an operator can override.
+ENV NODE_ENV=production HOST=0.0.0.0 NODE_OPTIONS="--max-semi-space-size=64"
 USER node
-CMD ["sh", "-c", "exec npx tsx --max-semi-space-size=64 scripts/serve.ts \"$SERVICE\""]
+CMD ["sh", "-c", "exec npx tsx scripts/serve.ts \"$SERVICE\""]

@@ -13,7 +13,7 @@ export interface DriverConnection {
   writeCommand(command: unknown, options: unknown): Promise<void>;
 }
 
-/** The driver's internal Connection class (the pooled connections and the server monitor's alike). */
+/** The driver's internal Connection class (the pooled connections and the server monitor's alike); exported for its test only. */
 export const DriverConnectionClass = createRequire(import.meta.url)('mongodb/lib/cmap/connection.js').Connection as {
   new (stream: Socket, options: { id: number; generation: number }): DriverConnection & {
     hello: Record<string, unknown> | null;
@@ -39,6 +39,9 @@ export function guardDriverWrites(): void {
   if (guarded) return;
   guarded = true;
   const writeCommand = DriverConnectionClass.prototype.writeCommand;
+  // The driver is pinned (package.json) to the version this was written against; a release that
+  // moves the method must fail here, at start-up, rather than leave the hang back in place.
+  if (typeof writeCommand !== 'function') throw new Error('The MongoDB driver no longer has Connection.writeCommand: review platform/driver-guard.ts for this driver version.');
   DriverConnectionClass.prototype.writeCommand = function (this: DriverConnection, command: unknown, options: unknown): Promise<void> {
     const { socket } = this;
     const written = writeCommand.call(this, command, options);
@@ -49,9 +52,10 @@ export function guardDriverWrites(): void {
         this.onError(error);
         reject(error);
       };
-      if (socket.closed) return closed();
-      socket.once('close', closed);
+      // Handled in every case, even when the socket has already closed: its rejection must not go unhandled.
       written.then(resolve, reject).finally(() => socket.off('close', closed));
+      if (socket.closed) closed();
+      else socket.once('close', closed);
     });
   };
 }

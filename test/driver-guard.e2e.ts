@@ -5,9 +5,11 @@ import { DriverConnectionClass, guardDriverWrites } from '../platform/driver-gua
 
 const ADMIN = { db: 'admin', collection: '$cmd', toString: () => 'admin.$cmd' };
 
-/** A socket connected to the test database (the embedded FerretDB, or MONGODB_URI). */
+/** A socket connected to the test database (the embedded FerretDB, or the first host of a mongodb:// MONGODB_URI). */
 async function databaseSocket(): Promise<net.Socket> {
-  const { hostname, port } = new URL(inject('mongodbUri'));
+  const host = /^mongodb:\/\/(?:[^@/]*@)?([^/,?]+)/.exec(inject('mongodbUri'))?.[1];
+  if (!host) throw new Error('This test connects a socket itself: it needs a mongodb:// URI (not mongodb+srv://).');
+  const [hostname, port] = host.startsWith('[') ? [host.slice(1, host.indexOf(']')), host.split(']:')[1]] : host.split(':');
   const socket = net.connect({ host: hostname, port: Number(port || 27017) });
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
   return socket;
@@ -47,7 +49,19 @@ describe("the MongoDB driver's writes on a closing connection", () => {
     expect(connection.closed).toBe(true);
   });
 
-  it('still answers commands on a live connection, one after another and side by side', async () => {
+  it('fails a command whose write was still waiting to drain when the socket closed', async () => {
+    const socket = await databaseSocket();
+    sockets.push(socket);
+    const connection = connectionOver(socket, 3);
+    // A write the socket keeps in its buffer (as under back-pressure), then the server's close.
+    socket.write = () => false;
+    const command = connection.command(ADMIN, { ping: 1 });
+    setTimeout(() => socket.destroy(), 50);
+    expect(await settledWithin(command, 5000)).toBeInstanceOf(MongoNetworkError);
+    expect(connection.closed).toBe(true);
+  });
+
+  it('still answers commands on a live connection, one after another, and leaves no listener behind', async () => {
     const socket = await databaseSocket();
     sockets.push(socket);
     const connection = connectionOver(socket, 2);

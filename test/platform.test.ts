@@ -181,10 +181,10 @@ describe('the services\' Node.js flags', () => {
     const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
     const scripts = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
     const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
-    for (const flag of SERVICE_NODE_FLAGS) {
-      expect(scripts.start).toContain(`tsx ${flag} scripts/start.ts`);
-      expect(scripts['start:service']).toContain(`tsx ${flag} scripts/serve.ts`);
-      expect(dockerfile).toContain(`tsx ${flag} scripts/serve.ts`);
-    }
+    const flags = SERVICE_NODE_FLAGS.join(' ');
+    expect(scripts.start).toBe(`tsx ${flags} scripts/start.ts`);
+    expect(scripts['start:service']).toBe(`tsx ${flags} scripts/serve.ts`);
+    expect(dockerfile).toContain(`NODE_OPTIONS="${flags}"`);
+    expect(dockerfile).toContain('tsx scripts/serve.ts');
   });
 });
