@@ -1,7 +1,8 @@
 import net from 'node:net';
 import { MongoNetworkError } from 'mongodb';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { DriverConnectionClass, guardDriverWrites } from '../platform/driver-guard.js';
+import { DriverConnectionClass } from '../platform/driver-guard.js';
+import { connectMongo } from '../platform/mongo.js';
 
 const ADMIN = { db: 'admin', collection: '$cmd', toString: () => 'admin.$cmd' };
 
@@ -31,7 +32,11 @@ const settledWithin = (command: Promise<unknown>, ms: number) =>
 
 describe("the MongoDB driver's writes on a closing connection", () => {
   const sockets: net.Socket[] = [];
-  beforeAll(() => guardDriverWrites());
+  // Guarded as every service's is: by connecting through connectMongo (the guard is process-wide).
+  beforeAll(async () => {
+    const mongo = await connectMongo(inject('mongodbUri'), 'tguard_');
+    await mongo.close();
+  });
   afterEach(() => {
     for (const socket of sockets.splice(0)) socket.destroy();
   });
