@@ -9,7 +9,8 @@ function redact(value: unknown, depth = 0): unknown {
   if (depth > 6 || value === null || typeof value !== 'object') return value;
   if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
   if (Array.isArray(value)) return value.map((item) => redact(item, depth + 1));
-  const out: Record<string, unknown> = {};
+  // Keys may come from a client: on a plain object, `__proto__` would set the prototype, not a field.
+  const out = Object.create(null) as Record<string, unknown>;
   for (const [key, item] of Object.entries(value)) {
     out[key] = SECRET_KEYS.test(key) ? '[redacted]' : redact(item, depth + 1);
   }

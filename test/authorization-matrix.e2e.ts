@@ -24,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../platform/demo.js';
 import { ErrorCode } from '../platform/errors.js';
 import { signJwt } from '../platform/jwt.js';
+import { ownValue } from '../platform/own.js';
 import { hashPassword, newOpaqueToken, sha256 } from '../platform/secrets.js';
 import { startWebhookReceiver } from '../platform/webhook-receiver.js';
 import { aggregatorCode } from '../rest-adapter/src/envelopes.js';
@@ -131,7 +132,7 @@ for (const route of ROUTES) {
   for (const name of rootFieldsOf(route.operation)) REST_ACCESS.set(name, (REST_ACCESS.get(name) ?? new Set()).add(routeAccess(route)));
 }
 function fieldAccess(name: string): Access | undefined {
-  const hand = FIELD_ACCESS[name];
+  const hand = ownValue(FIELD_ACCESS, name);
   if (hand) return hand;
   const fromRoutes = [...(REST_ACCESS.get(name) ?? [])];
   if (fromRoutes.length === 0) return undefined;
@@ -224,7 +225,7 @@ function inputValue(pathName: string, name: string, type: GraphQLInputType, vict
   const inner = required ? type.ofType : type;
   const named = getNamedType(type);
   const victim = victimIds.get(pathName) ?? victimIds.get(name);
-  const sample = SAMPLES[pathName] ?? SAMPLES[name];
+  const sample = ownValue(SAMPLES, pathName) ?? ownValue(SAMPLES, name);
   const wrap = (value: unknown) => (isListType(inner) ? [value] : value);
   if (victim !== undefined && !isInputObjectType(named)) return wrap(victim);
   if (sample !== undefined) return isListType(inner) && !Array.isArray(sample) ? [sample] : sample;

@@ -31,11 +31,11 @@ export interface OperationLimits {
 const MAX_SELECTIONS_WALKED = 5_000;
 
 /** The root field names of an operation, fragments expanded, each fragment once (spreading one twice merges, it does not repeat). */
-export function rootFieldNames(selectionSet: SelectionSetNode, fragments: Record<string, FragmentDefinitionNode>, seen = new Set<string>()): string[] {
+export function rootFieldNames(selectionSet: SelectionSetNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>, seen = new Set<string>()): string[] {
   return selectionSet.selections.flatMap((selection) => {
     if (selection.kind === Kind.FIELD) return selection.name.value.startsWith('__') ? [] : [selection.name.value];
     if (selection.kind === Kind.INLINE_FRAGMENT) return rootFieldNames(selection.selectionSet, fragments, seen);
-    const fragment = fragments[selection.name.value];
+    const fragment = fragments.get(selection.name.value);
     if (!fragment || seen.has(fragment.name.value)) return [];
     seen.add(fragment.name.value);
     return rootFieldNames(fragment.selectionSet, fragments, seen);
@@ -43,8 +43,8 @@ export function rootFieldNames(selectionSet: SelectionSetNode, fragments: Record
 }
 
 /** The fragments of a document, by name. */
-export function fragmentsOf(definitions: readonly { kind: string }[]): Record<string, FragmentDefinitionNode> {
-  return Object.fromEntries(definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+export function fragmentsOf(definitions: readonly { kind: string }[]): ReadonlyMap<string, FragmentDefinitionNode> {
+  return new Map(definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
 }
 
 /** The size a list is assumed to have when the operation does not bound it. */
@@ -69,25 +69,30 @@ function sizeArgument(args: readonly { name: { value: string }; value: ValueNode
   return undefined;
 }
 
+/** A variable's value as the client sent it: only its own members count (a `$constructor` finds no value). */
+function variableValue(variables: Record<string, unknown>, name: string): unknown {
+  return Object.hasOwn(variables, name) ? variables[name] : undefined;
+}
+
 function sizeOf(value: ValueNode, variables: Record<string, unknown>): number | undefined {
-  const number = value.kind === Kind.INT ? Number(value.value) : value.kind === Kind.VARIABLE ? Number(variables[value.name.value]) : NaN;
+  const number = value.kind === Kind.INT ? Number(value.value) : value.kind === Kind.VARIABLE ? Number(variableValue(variables, value.name.value)) : NaN;
   return Number.isFinite(number) && number >= 0 ? number : undefined;
 }
 
 function nestedSize(value: ValueNode, variables: Record<string, unknown>): number | undefined {
   if (value.kind === Kind.OBJECT) return sizeArgument(value.fields, variables);
   if (value.kind !== Kind.VARIABLE) return undefined;
-  const given = variables[value.name.value];
+  const given = variableValue(variables, value.name.value);
   if (given === null || typeof given !== 'object' || Array.isArray(given)) return undefined;
   for (const name of SIZE_ARGUMENTS) {
-    const number = Number((given as Record<string, unknown>)[name]);
+    const number = Number(Object.hasOwn(given, name) ? (given as Record<string, unknown>)[name] : undefined);
     if (Number.isFinite(number) && number >= 0) return number;
   }
   return undefined;
 }
 
 /** Depth, aliases, root fields and cost of an operation, fragments expanded; introspection fields are not counted. */
-export function measureOperation(schema: GraphQLSchema, root: GraphQLNamedType, selectionSet: SelectionSetNode, fragments: Record<string, FragmentDefinitionNode>, variables: Record<string, unknown>): Measure {
+export function measureOperation(schema: GraphQLSchema, root: GraphQLNamedType, selectionSet: SelectionSetNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>, variables: Record<string, unknown>): Measure {
   const measure: Measure = { depth: 0, aliases: 0, rootFields: 0, cost: 0 };
   let walked = 0;
   // `hint`: a size argument on a field that is not itself a list (a connection's `first`) sizes the list below it (`edges`).
@@ -98,7 +103,7 @@ export function measureOperation(schema: GraphQLSchema, root: GraphQLNamedType, 
       // Past the budget the operation is too costly to measure, and so too costly to run.
       if (walked > MAX_SELECTIONS_WALKED) return Number.POSITIVE_INFINITY;
       if (selection.kind === Kind.FRAGMENT_SPREAD) {
-        const fragment = fragments[selection.name.value];
+        const fragment = fragments.get(selection.name.value);
         if (!fragment || seen.has(fragment.name.value)) continue;
         cost += visit(schema.getType(fragment.typeCondition.name.value) ?? type, fragment.selectionSet, depth, multiplier, new Set([...seen, fragment.name.value]), hint);
         continue;

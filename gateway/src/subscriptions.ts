@@ -6,6 +6,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { BusEvent, EventBus } from '../../platform/event-bus.js';
 import type { Logger } from '../../platform/logger.js';
 import { principalIdentity, type Principal } from '../../platform/principal.js';
+import { ownValue } from '../../platform/own.js';
 
 /** How a subscription field is served: the events that trigger it, and the query field that resolves one. */
 export interface SubscriptionRoute {
@@ -68,7 +69,7 @@ export function prepareSubscription(document: DocumentNode, operationName: strin
   const operation = getOperationAST(document, operationName);
   const field = operation?.selectionSet.selections[0];
   if (!operation || operation.operation !== OperationTypeNode.SUBSCRIPTION || field?.kind !== Kind.FIELD) return null;
-  const route = SUBSCRIPTION_ROUTES[field.name.value];
+  const route = ownValue(SUBSCRIPTION_ROUTES, field.name.value);
   if (!route) return null;
   const responseKey = field.alias?.value ?? field.name.value;
   const root: FieldNode = {

@@ -1,4 +1,5 @@
 import { ErrorCode } from '../../platform/errors.js';
+import { ownValue } from '../../platform/own.js';
 
 /** Which of the two specs a route belongs to; it decides the envelope of successes and errors. */
 export type Api = 'end-user' | 'aggregator';
@@ -33,7 +34,7 @@ const AGGREGATOR_CODES: Partial<Record<string, string>> = {
  */
 /** The aggregator API's spelling of one of the graph's error codes. */
 export function aggregatorCode(code: string): string {
-  return AGGREGATOR_CODES[code] ?? code.toLowerCase();
+  return ownValue(AGGREGATOR_CODES, code) ?? code.toLowerCase();
 }
 
 export function aggregatorError(error: RouteError, requestId: string) {

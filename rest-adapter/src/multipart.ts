@@ -21,7 +21,8 @@ export function readMultipart(req: IncomingMessage, maxFileBytes: number): Promi
       reject(new RouteInputError(ErrorCode.BAD_REQUEST, 'The body must be multipart/form-data with the file in field `file`.', 'file'));
       return;
     }
-    const fields: Record<string, string> = {};
+    // Field names are the client's: a null-prototype object takes `__proto__` as a name like any other.
+    const fields = Object.create(null) as Record<string, string>;
     const files: UploadedFile[] = [];
     let tooLarge = false;
     parser.on('field', (name, value) => {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { ownValue } from '../../../platform/own.js';
 
 const SWAGGER_UI_DIR = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
@@ -52,7 +53,7 @@ const loaded = new Map<string, Promise<Buffer>>();
 export async function referencePageFile(name: string): Promise<{ body: string | Buffer; type: string } | null> {
   if (name === '') return { body: PAGE, type: 'text/html; charset=utf-8' };
   if (name === 'init.js') return { body: INIT, type: 'text/javascript; charset=utf-8' };
-  const asset = ASSETS[name];
+  const asset = ownValue(ASSETS, name);
   if (!asset) return null;
   let body = loaded.get(name);
   if (!body) {

@@ -16,6 +16,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { nullable, type JsonSchema } from './json-schema.js';
+import { ownValue } from '../../../platform/own.js';
 
 const SCALARS: Record<string, JsonSchema> = {
   String: { type: 'string' },
@@ -97,7 +98,7 @@ export class SelectionSchemas {
   private nonNull(type: GraphQLOutputType, selectionSet: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>): JsonSchema {
     if (isListType(type)) return { type: 'array', items: this.output(type.ofType, selectionSet, fragments) };
     const named = getNamedType(type);
-    if (isScalarType(named)) return SCALARS[named.name] ?? { description: `GraphQL scalar ${named.name}` };
+    if (isScalarType(named)) return ownValue(SCALARS, named.name) ?? { description: `GraphQL scalar ${named.name}` };
     if (isEnumType(named)) return { type: 'string', enum: named.getValues().map((value) => value.value as string) };
     if (!isObjectType(named) || !selectionSet) throw new Error(`cannot describe ${named.name} without a selection of an object type`);
     const only = selectionSet.selections.length === 1 ? selectionSet.selections[0] : undefined;

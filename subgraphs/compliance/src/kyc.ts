@@ -7,6 +7,7 @@ import { checkPage, readPage } from '../../../platform/paging.js';
 import { isIsoDate } from '../../../platform/scalars.js';
 import { newId } from '../../../platform/secrets.js';
 import { checkString, ID_RULE, REFERENCE_RULE, required } from '../../../platform/validate.js';
+import { isOwnKey, ownValue } from '../../../platform/own.js';
 
 export type View = 'front' | 'back' | 'selfie';
 const VIEWS: readonly View[] = ['front', 'back', 'selfie'];
@@ -193,7 +194,7 @@ export class Kyc {
     const customerId = checkString(required(input.customerId, 'customerId'), 'customerId', ID_RULE)!;
     const entityId = checkString(required(input.entityId, 'entityId'), 'entityId', ID_RULE)!;
     const documentType = checkString(required(input.documentType, 'documentType'), 'documentType')!;
-    if (!DOCUMENT_VIEWS[documentType]) throw appError(ErrorCode.VALIDATION_FAILED, `documentType must be one of ${Object.keys(DOCUMENT_VIEWS).join(', ')}.`, { field: 'documentType' });
+    if (!isOwnKey(DOCUMENT_VIEWS, documentType)) throw appError(ErrorCode.VALIDATION_FAILED, `documentType must be one of ${Object.keys(DOCUMENT_VIEWS).join(', ')}.`, { field: 'documentType' });
     const customer = await this.collections.customers.findOne({ _id: `${svcAggregatorId}:${customerId}` });
     if (!customer) throw appError(ErrorCode.NOT_FOUND, `No customer ${customerId}.`, { field: 'customerId' });
     const application = await this.collections.applications.findOne({ _id: customer.applicationId });
@@ -306,7 +307,7 @@ export class Kyc {
       }
       if (document.uploaded?.state !== 'stored') throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.documentId has no uploaded file yet.`, { field: `${a.field}.documentId` });
       if (!entity.requiredViews.includes(a.view)) throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.view ${a.view} is not needed for this entity.`, { field: `${a.field}.view` });
-      if (!DOCUMENT_VIEWS[document.documentType]?.includes(a.view)) throw appError(ErrorCode.VALIDATION_FAILED, `A ${document.documentType} cannot be the ${a.view} view.`, { field: `${a.field}.view` });
+      if (!ownValue(DOCUMENT_VIEWS, document.documentType)?.includes(a.view)) throw appError(ErrorCode.VALIDATION_FAILED, `A ${document.documentType} cannot be the ${a.view} view.`, { field: `${a.field}.view` });
       if (entity.linked.some((l) => l.view === a.view)) throw appError(ErrorCode.VALIDATION_FAILED, `The ${a.view} of entity ${a.entityId} is already linked.`, { field: `${a.field}.view` });
       if (usedDocuments.has(a.documentId)) throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.documentId is already linked.`, { field: `${a.field}.documentId` });
       usedDocuments.add(a.documentId);

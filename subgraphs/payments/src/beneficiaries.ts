@@ -3,6 +3,7 @@ import { appError, ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/secrets.js';
 import { checkString, CURRENCY_RULE, ID_RULE, isWholeCents, ROUTING_NUMBER_RULE, type StringRule } from '../../../platform/validate.js';
 import { beneficiariesCollection, beneficiaryUndosCollection, type BeneficiaryDocument, type BeneficiaryState, type UndoDocument } from './datasources/beneficiaries.js';
+import { isOwnKey, ownValue } from '../../../platform/own.js';
 
 /** How long an undo stays actionable. */
 export const UNDO_SECONDS = 300;
@@ -30,7 +31,8 @@ export function beneficiaryChanges(input: Record<string, unknown>): Partial<Bene
   const changes: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(input)) {
     if (value === undefined) continue;
-    if (field in STRING_RULES) changes[field] = checkString(value, field, STRING_RULES[field]) ?? null;
+    const rule = ownValue(STRING_RULES, field);
+    if (rule) changes[field] = checkString(value, field, rule) ?? null;
     else if ((BOOLEANS as readonly string[]).includes(field)) {
       // Booleans a beneficiary always has: null means "no change" (isHidden may be null).
       if (value !== null) changes[field] = value;
@@ -42,10 +44,10 @@ export function beneficiaryChanges(input: Record<string, unknown>): Partial<Bene
       // An IBAN holds the full account number: only its country and last four are kept.
       const iban = checkString(value, field, { pattern: /^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/, patternText: 'an IBAN without spaces' });
       changes.iban = iban ? `${iban.slice(0, 2)}** **** ${iban.slice(-4)}` : null;
-    } else if (field in MASKED) {
-      const rule = MASKED[field as keyof typeof MASKED];
-      const text = checkString(value, field, { pattern: rule.pattern, patternText: rule.text });
-      changes[rule.stored] = text ? text.slice(-4) : null;
+    } else if (isOwnKey(MASKED, field)) {
+      const masked = MASKED[field];
+      const text = checkString(value, field, { pattern: masked.pattern, patternText: masked.text });
+      changes[masked.stored] = text ? text.slice(-4) : null;
     }
   }
   return changes as Partial<BeneficiaryState>;
