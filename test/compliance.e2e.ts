@@ -53,7 +53,7 @@ describe('restrictions over REST and GraphQL', () => {
     expect(response.body.restrictions.map((r) => r.restrictionName)).toEqual(['cardTopUpUpTo20000', 'noInternational', 'domesticUpTo5000', 'noPaypalOver500']);
     expect(response.body.restrictions[1]).toEqual({
       restrictionName: 'noInternational', description: 'International transfers are not allowed.', txnTypes: ['international'],
-      transactionCurrencies: ['*'], isAllowed: false, isIgnoreRest: true, priority: 0,
+      transactionCurrencies: ['*'], fromAmount: null, toAmount: null, fromAmountCurrency: null, toAmountCurrency: null, isAllowed: false, isIgnoreRest: true, priority: 0,
     });
     expect(response.body.proceduralRestrictionNames).toEqual([]);
     expect(Object.keys(response.body.allowedTransactionTypeNames).sort()).toEqual(['1', 'USA', 'USA_wire', 'cheque', 'international', 'paypal', 'tocard']);

@@ -9,7 +9,8 @@ import { buildPostmanCollection } from '../rest-adapter/src/contract/collection.
 import { RequestValidator } from '../rest-adapter/src/contract/request-validation.js';
 import { openApiPath } from '../rest-adapter/src/contract/openapi.js';
 import { RouteInputError, ROUTES, type Route } from '../rest-adapter/src/routes/index.js';
-import { ContractChecker } from './contract.js';
+import { ALERT, fieldsOf, listOf, missingDocumentedFields } from '../rest-adapter/src/routes/documented.js';
+import { ContractChecker, documentedSchemaProblems, payloadSchema } from './contract.js';
 
 const SPECS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'specs');
 const checker = new ContractChecker();
@@ -116,6 +117,44 @@ describe('the document\'s schemas', () => {
     expect(schemas.length).toBeGreaterThan(300);
     for (const [at, schema] of schemas) expect(() => ajv.compile(local(schema)), at).not.toThrow();
     for (const name of Object.keys(document.components.schemas)) expect(() => ajv.getSchema(`openapi.json#/$defs/${name}`), name).not.toThrow();
+  });
+});
+
+describe('the fields the specs list in answers', () => {
+  const alerts = ROUTES.find((r) => r.method === 'POST' && r.paths.includes('/alerts'))!;
+
+  it('are named by every route: only a designed answer may be none of the specs\' resources', () => {
+    for (const route of ROUTES) {
+      if (route.documentedResponse === null) expect(route.designed, `${route.method} ${route.paths[0]!} names no documented response`).toBeDefined();
+    }
+  });
+
+  it('are in every route\'s answer schema, required (and nullable where the graph may have no value) unless the spec marks them optional or conditional', () => {
+    const problems = ROUTES.flatMap((route) =>
+      route.documentedResponse
+        ? documentedSchemaProblems(document, route.documentedResponse, payloadSchema(document, route)).map((problem) => `${route.method} ${route.paths[0]!} ${problem}`)
+        : [],
+    );
+    expect(problems).toEqual([]);
+  });
+
+  it('make an alert\'s parameters required and nullable, and leave its conditional fields optional', () => {
+    const item = ((payloadSchema(document, alerts).properties as Record<string, { items: { properties: Record<string, Record<string, unknown>>; required: string[] } }>).alerts)!.items;
+    expect(item.required).toEqual(expect.arrayContaining(['alertTypeId', 'category', 'name', 'isEnabled', 'parameters']));
+    expect(item.properties.parameters).toMatchObject({ type: ['object', 'null'] });
+    expect(item.required).not.toContain('dtsModified');
+    expect(item.required).not.toContain('descriptionOn');
+  });
+
+  it('are held to the rule: a schema or an answer that leaves one out is caught', () => {
+    const shape = fieldsOf(['alerts', 'success'], { nested: { alerts: listOf(ALERT) } });
+    const schema = { type: 'object', properties: { alerts: { type: 'array', items: { type: 'object', properties: { alertTypeId: {}, category: {}, name: {}, isEnabled: {}, parameters: {}, descriptionOn: {}, descriptionOff: {}, dtsModified: {} }, required: ['alertTypeId', 'category', 'name', 'isEnabled'] } }, success: {} }, required: ['alerts', 'success'] };
+    expect(documentedSchemaProblems(document, shape, schema)).toEqual(['(payload).alerts[].parameters: documented without being optional, not required']);
+    const answer = { success: true, alerts: [{ alertTypeId: 'alert1', category: 'general', name: 'Card payment', isEnabled: true, parameters: null, dtsModified: '2026-01-01T00:00:00.000Z' }, { alertTypeId: 'alert2', category: 'general', name: 'x', isEnabled: false }] };
+    expect(missingDocumentedFields(shape, answer)).toEqual(['alerts[1].parameters']);
+    const headers = new Headers({ 'content-type': 'application/json', 'x-request-id': 'r1' });
+    expect(checker.check('POST', '/alerts', 200, headers, JSON.stringify({ ...answer, alerts: [answer.alerts[0]] }))).toBe('/alerts');
+    expect(() => checker.check('POST', '/alerts', 200, headers, JSON.stringify(answer))).toThrow(/parameters/);
   });
 });
 

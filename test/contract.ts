@@ -1,6 +1,8 @@
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { buildOpenApiDocument, type OpenApiDocument } from '../rest-adapter/src/contract/openapi.js';
+import { buildOpenApiDocument, openApiPath, type OpenApiDocument } from '../rest-adapter/src/contract/openapi.js';
 import { createAjv } from '../rest-adapter/src/contract/request-validation.js';
+import type { DocumentedShape } from '../rest-adapter/src/routes/documented.js';
+import type { Route } from '../rest-adapter/src/routes/index.js';
 
 /** The adapter's own documents, which are not routes of the specs. */
 const CONTRACT_PATHS = /^\/(openapi\.json|postman-collection\.json|docs(\/.*)?|health|ready)$/;
@@ -94,6 +96,63 @@ export class ContractChecker {
       throw new Error(`${where}: the body does not match the document:\n  ${problems.join('\n  ')}\nbody: ${text.slice(0, 1000)}`);
     }
   }
+}
+
+type Schema = Record<string, unknown>;
+
+/** The 200 payload schema of a route's first path: the aggregator envelope's `data`, or the end-user body. */
+export function payloadSchema(document: OpenApiDocument, route: Route): Schema {
+  const operation = document.paths[openApiPath(route.paths[0]!)]?.[route.method.toLowerCase()];
+  const ok = operation?.responses['200'] as ResponseObject | undefined;
+  const schema = ok?.content?.['application/json']?.schema;
+  if (!schema) throw new Error(`${route.method} ${route.paths[0]!}: no JSON 200 response in the document`);
+  return route.api === 'aggregator' ? ((schema.properties as Record<string, Schema>).data ?? {}) : schema;
+}
+
+/** The schema a value of `schema` is described by: through a $ref, a lone allOf (a description wrapper) and a null branch. */
+function resolved(document: OpenApiDocument, schema: Schema): Schema {
+  if (typeof schema.$ref === 'string') {
+    const name = schema.$ref.replace('#/components/schemas/', '');
+    const component = document.components.schemas[name];
+    if (!component) throw new Error(`no component ${name}`);
+    return resolved(document, component);
+  }
+  if (Array.isArray(schema.allOf) && schema.allOf.length === 1) return resolved(document, schema.allOf[0] as Schema);
+  if (Array.isArray(schema.anyOf)) {
+    const branches = (schema.anyOf as Schema[]).filter((branch) => branch.type !== 'null');
+    if (branches.length === 1) return resolved(document, branches[0]!);
+  }
+  return schema;
+}
+
+/**
+ * Where a payload schema breaks the rule for documented fields, one line each: a field the
+ * spec lists (conditional or not) that the schema does not describe, and a field it lists
+ * without marking it optional or conditional that the schema does not require.
+ */
+export function documentedSchemaProblems(document: OpenApiDocument, shape: DocumentedShape, schema: Schema, at = '(payload)'): string[] {
+  const described = resolved(document, schema);
+  if (shape.kind === 'array') {
+    if (described.items === undefined) return [`${at}: documented as an array, the schema has no items`];
+    return documentedSchemaProblems(document, shape.items, described.items as Schema, `${at}[]`);
+  }
+  if (shape.kind === 'map') {
+    if (described.additionalProperties === undefined || typeof described.additionalProperties !== 'object') return [`${at}: documented as keyed by names, the schema has no additionalProperties`];
+    return documentedSchemaProblems(document, shape.values, described.additionalProperties as Schema, `${at}.*`);
+  }
+  const properties = new Map(Object.entries((described.properties ?? {}) as Record<string, Schema>));
+  const required = new Set((described.required ?? []) as string[]);
+  const problems: string[] = [];
+  for (const [name, member] of shape.members) {
+    const property = properties.get(name);
+    if (!property) {
+      problems.push(`${at}.${name}: documented, not in the schema`);
+      continue;
+    }
+    if (!member.conditional && !required.has(name)) problems.push(`${at}.${name}: documented without being optional, not required`);
+    if (member.shape) problems.push(...documentedSchemaProblems(document, member.shape, property, `${at}.${name}`));
+  }
+  return problems;
 }
 
 let shared: ContractChecker | undefined;

@@ -29,11 +29,13 @@ interface UserResponse {
 }
 interface AlertItem {
   alertTypeId: string;
-  category: string;
-  isEnabled: boolean;
+  category: string | null;
+  name: string | null;
+  isEnabled: boolean | null;
+  parameters: Record<string, unknown> | null;
   descriptionOn?: string;
+  descriptionOff?: string;
   dtsModified?: string;
-  parameters?: Record<string, unknown>;
 }
 
 const home = { addressLine1: '1 Main Street', city: 'Springfield', state: 'IL', postalCode: '62701' };
@@ -189,6 +191,9 @@ describe('the user profile, confirmations and alerts', () => {
     expect(byId.get('alert1')?.dtsModified).toBeUndefined();
     expect(byId.get('summaryReportsMonthly')?.descriptionOn).toBeUndefined();
     expect(byId.has('alert99')).toBe(false);
+    // Every key the spec's Alert table lists without marking it conditional, null when it has no value.
+    for (const alert of response.body.alerts) expect(Object.keys(alert)).toEqual(expect.arrayContaining(['alertTypeId', 'category', 'name', 'isEnabled', 'parameters']));
+    expect(byId.get('alert1')).toHaveProperty('parameters', null);
   });
 
   it('refuses an alert without alertTypeId, and a body that is not an array', async () => {

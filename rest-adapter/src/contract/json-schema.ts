@@ -76,17 +76,19 @@ export function withoutNullType(schema: JsonSchema): JsonSchema {
 }
 
 /**
- * The schema of an object after the adapter's `withoutNulls`: a member that may be null
- * is left out instead, so it becomes optional and never null.
+ * The schema of an object after the adapter's `withoutNulls(item, names)`: the members `names`
+ * are left out instead of null, so they become optional and never null. Every other member stays
+ * as it is: one the spec lists without marking it optional is there, null when it has no value.
  */
-export function omittingNulls(schema: JsonSchema): JsonSchema {
+export function omittingNulls(schema: JsonSchema, names: readonly string[]): JsonSchema {
   const properties = schema.properties as Record<string, JsonSchema> | undefined;
   if (!properties) throw new Error('omittingNulls needs an object schema');
+  const omitted = new Set(names);
+  for (const name of omitted) if (!Object.hasOwn(properties, name)) throw new Error(`omittingNulls: the object has no ${name}`);
   const required = (schema.required as string[] | undefined) ?? [];
-  const kept = required.filter((name) => !allowsNull(properties[name]!));
   return {
     ...schema,
-    properties: Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, withoutNullType(property)])),
-    required: kept,
+    properties: Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, omitted.has(name) ? withoutNullType(property) : property])),
+    required: required.filter((name) => !omitted.has(name) || !allowsNull(properties[name]!)),
   };
 }

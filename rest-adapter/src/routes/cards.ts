@@ -2,6 +2,10 @@ import { ErrorCode } from '../../../platform/errors.js';
 import { FIELD } from '../contract/fields.js';
 import { arrayOf, nullable, object, omittingNulls, type JsonSchema } from '../contract/json-schema.js';
 import { pick, rootField, withoutNulls, type Route } from './route.js';
+import { CARD, CARD_ADD_RESULT, conditionalMembers, fieldsOf, listOf, SANDBOX_RESPONSE_DATA, SANDBOX_RESULT } from './documented.js';
+
+/** `POST /cards/:SvcCardId/:onoff`: "success, status, isActive, card (Card), userId". */
+const CARD_STATUS_ANSWER = fieldsOf(['success', 'status', 'isActive', 'card', 'userId'], { nested: { card: CARD } });
 
 /** Card management, the webhook sandbox and the deprecated card-add (cards subgraph). */
 export const CARD_ROUTES: Route[] = [
@@ -19,6 +23,8 @@ export const CARD_ROUTES: Route[] = [
     variables: ({ params, body }) => ({ SvcCardId: params.SvcCardId, input: pick(body, ['name', 'isMain']) }),
     respond: (data) => data.modifyCard,
     responseSchema: rootField('modifyCard'),
+    // Designed as {success, card, userId}; the card is the spec's Card.
+    documentedResponse: fieldsOf(['success', 'card', 'userId'], { nested: { card: CARD } }),
     errorCodes: [ErrorCode.NOT_FOUND],
     example: { params: { SvcCardId: 'demo_card_1' }, body: { name: 'Groceries', isMain: true } },
   },
@@ -34,6 +40,7 @@ export const CARD_ROUTES: Route[] = [
     variables: ({ params }) => ({ SvcCardId: params.SvcCardId, onoff: params.onoff }),
     respond: (data) => data.setCardStatus,
     responseSchema: rootField('setCardStatus'),
+    documentedResponse: CARD_STATUS_ANSWER,
     errorCodes: [ErrorCode.NOT_FOUND],
     example: { params: { SvcCardId: 'demo_card_2', onoff: 'on' } },
   },
@@ -51,13 +58,14 @@ export const CARD_ROUTES: Route[] = [
     ),
     operation: 'sandbox.graphql',
     variables: ({ body }) => ({ input: pick(body, ['svcCardId', 'sandBoxCases']) }),
-    respond: (data) => (data.runWebhookSandbox as Array<{ responseData: Record<string, unknown> }>).map((result) => ({ ...result, responseData: withoutNulls(result.responseData) })),
+    respond: (data) => (data.runWebhookSandbox as Array<{ responseData: Record<string, unknown> }>).map((result) => ({ ...result, responseData: withoutNulls(result.responseData, conditionalMembers(SANDBOX_RESPONSE_DATA)) })),
     responseSchema: (fields) => {
       const results = rootField('runWebhookSandbox')(fields) as { items: JsonSchema };
       const result = results.items;
       const properties = result.properties as Record<string, JsonSchema>;
-      return arrayOf({ ...result, properties: { ...properties, responseData: omittingNulls(properties.responseData!) } });
+      return arrayOf({ ...result, properties: { ...properties, responseData: omittingNulls(properties.responseData!, conditionalMembers(SANDBOX_RESPONSE_DATA)) } });
     },
+    documentedResponse: listOf(SANDBOX_RESULT),
     errorCodes: [ErrorCode.FORBIDDEN, ErrorCode.NOT_FOUND, ErrorCode.CONFLICT],
     example: { body: { svcCardId: 'demo_test_card', sandBoxCases: ['t001_01', 't002_01'] } },
   },
@@ -93,6 +101,7 @@ export const CARD_ROUTES: Route[] = [
     },
     respond: (data) => data.addCondorCard,
     responseSchema: rootField('addCondorCard'),
+    documentedResponse: CARD_ADD_RESULT,
     errorCodes: [ErrorCode.FORBIDDEN, ErrorCode.NOT_FOUND],
     example: { body: { customerId: 'demo_user_1', cardAttributes: { productID: 'debit_classic', nameOnCard: 'DANA DEMO', designId: 'blue', addressType: 'home', issueType: 'virtual' } } },
   },

@@ -2,6 +2,7 @@ import { ErrorCode } from '../../../platform/errors.js';
 import { FIELD, PAGING } from '../contract/fields.js';
 import { arrayOf, nullable, object, omittingNulls, withoutNullType, type JsonSchema } from '../contract/json-schema.js';
 import { pick, rootField, RouteInputError, withoutNulls, type Route } from './route.js';
+import { APPLICATION, ACH_RETURN_RATES_ITEM, conditionalMembers, fieldsOf, keyedBy, listOf, listResult, RESTRICTION, TRANSACTION_TYPE_RULE } from './documented.js';
 
 /** A person of a KYC customer: an individual, or a business's representative. */
 const PERSON = object({ firstName: { type: 'string', minLength: 1, maxLength: 100 }, lastName: { type: 'string', minLength: 1, maxLength: 100 }, dateOfBirth: nullable(FIELD.date) }, ['firstName', 'lastName']);
@@ -12,11 +13,16 @@ function restrictionsBody(data: Record<string, unknown>) {
   const types = data.transactionTypes as Array<{ name: string } & Record<string, unknown>>;
   return {
     success: true,
-    restrictions: me.restrictions.map(withoutNulls),
+    restrictions: me.restrictions.map((restriction) => withoutNulls(restriction, conditionalMembers(RESTRICTION))),
     proceduralRestrictionNames: me.proceduralRestrictionNames,
-    allowedTransactionTypeNames: Object.fromEntries(types.map(({ name, ...rule }) => [name, withoutNulls(rule)])),
+    allowedTransactionTypeNames: Object.fromEntries(types.map(({ name, ...rule }) => [name, withoutNulls(rule, conditionalMembers(TRANSACTION_TYPE_RULE))])),
   };
 }
+
+/** `GET /restrictions`: "restrictions, proceduralRestrictionNames, allowedTransactionTypeNames". */
+const RESTRICTIONS_ANSWER = fieldsOf(['restrictions', 'proceduralRestrictionNames', 'allowedTransactionTypeNames'], {
+  nested: { restrictions: listOf(RESTRICTION), allowedTransactionTypeNames: keyedBy(TRANSACTION_TYPE_RULE) },
+});
 
 const AGGREGATOR_LIST_FIELDS = ['customerId', 'dateCreateFrom', 'dateCreateTo', 'numberOfRecords', 'skipRecords'] as const;
 
@@ -36,15 +42,16 @@ export const COMPLIANCE_ROUTES: Route[] = [
       return object(
         {
           success: { const: true },
-          restrictions: arrayOf(omittingNulls(me.properties.restrictions.items)),
+          restrictions: arrayOf(omittingNulls(me.properties.restrictions.items, conditionalMembers(RESTRICTION))),
           // Nullable in the graph (compliance down: an error), never null in this answer (an error is an error answer).
           proceduralRestrictionNames: withoutNullType(me.properties.proceduralRestrictionNames),
-          allowedTransactionTypeNames: { type: 'object', description: 'Keyed by transaction type name.', additionalProperties: omittingNulls({ ...types.items, properties: rule, required: types.items.required.filter((key) => key !== 'name') }) },
+          allowedTransactionTypeNames: { type: 'object', description: 'Keyed by transaction type name.', additionalProperties: omittingNulls({ ...types.items, properties: rule, required: types.items.required.filter((key) => key !== 'name') }, conditionalMembers(TRANSACTION_TYPE_RULE)) },
         },
         ['success', 'restrictions', 'proceduralRestrictionNames', 'allowedTransactionTypeNames'],
         { additionalProperties: false },
       );
     },
+    documentedResponse: RESTRICTIONS_ANSWER,
     operation: 'restrictions.graphql',
     variables: () => ({}),
     respond: restrictionsBody,
@@ -72,6 +79,8 @@ export const COMPLIANCE_ROUTES: Route[] = [
       { description: 'An individual needs `individual`; a business needs `business`.' },
     ),
     responseSchema: rootField('initializeCustomer'),
+    // Designed; the application in it is the spec's Application.
+    documentedResponse: fieldsOf(['application'], { nested: { application: APPLICATION } }),
     errorCodes: [ErrorCode.FORBIDDEN, ErrorCode.CONFLICT],
     example: { body: { customerId: 'new_customer_1', type: 'individual', reference: 'CUST0003', individual: { firstName: 'Ivy', lastName: 'Applicant', dateOfBirth: '1990-05-17' } } },
     operation: 'customer-init.graphql',
@@ -101,6 +110,7 @@ export const COMPLIANCE_ROUTES: Route[] = [
       ['customerId', 'entityId', 'documentType'],
     ),
     responseSchema: rootField('generateDocument'),
+    documentedResponse: null,
     errorCodes: [ErrorCode.FORBIDDEN, ErrorCode.NOT_FOUND, ErrorCode.CONFLICT],
     example: { body: { customerId: 'demo_customer_2', entityId: 'demo_customer_2', documentType: 'driverLicense' } },
     operation: 'document-generate.graphql',
@@ -118,6 +128,7 @@ export const COMPLIANCE_ROUTES: Route[] = [
     designed: 'request (multipart, form field `file`; the type is read from the content) and response `{documentId, uploaded: true}`; a document takes one file.',
     paramSchemas: { documentId: FIELD.id },
     responseSchema: rootField('uploadDocument'),
+    documentedResponse: null,
     errorCodes: [ErrorCode.FORBIDDEN, ErrorCode.NOT_FOUND, ErrorCode.CONFLICT],
     example: { params: { documentId: 'document_id_from_generate' } },
     operation: 'document-upload.graphql',
@@ -137,6 +148,7 @@ export const COMPLIANCE_ROUTES: Route[] = [
     summary: 'List a customer\'s KYC/KYB applications, filtered and paged',
     requestSchema: object({ customerId: FIELD.id, dateCreateFrom: nullable(FIELD.date), dateCreateTo: nullable(FIELD.date), ...PAGING }, ['customerId']),
     responseSchema: rootField('applications'),
+    documentedResponse: listResult(APPLICATION),
     example: { body: { customerId: 'demo_customer_1', numberOfRecords: 10, skipRecords: 0 } },
     operation: 'applications-list.graphql',
     variables: ({ body }) => ({ input: pick(body, AGGREGATOR_LIST_FIELDS) }),
@@ -157,6 +169,7 @@ export const COMPLIANCE_ROUTES: Route[] = [
       ['customerId', 'applicationId'],
     ),
     responseSchema: rootField('updateApplication'),
+    documentedResponse: APPLICATION,
     errorCodes: [ErrorCode.FORBIDDEN, ErrorCode.NOT_FOUND, ErrorCode.CONFLICT],
     example: { body: { customerId: 'demo_customer_2', applicationId: 'demo_application_2', documents: [{ entityId: 'demo_customer_2', documentId: 'front_document_id', view: 'front' }, { entityId: 'demo_customer_2', documentId: 'back_document_id', view: 'back' }] } },
     operation: 'application-update.graphql',
@@ -176,6 +189,7 @@ export const COMPLIANCE_ROUTES: Route[] = [
     summary: 'ACH return-rate reports: one reporting date, or the latest up to 1000',
     requestSchema: object({ date: FIELD.date, numberOfRecords: PAGING.numberOfRecords!, skipRecords: PAGING.skipRecords! }),
     responseSchema: rootField('achReturnRates'),
+    documentedResponse: listResult(ACH_RETURN_RATES_ITEM),
     example: { body: { numberOfRecords: 5 } },
     operation: 'ach-return-rates.graphql',
     variables: ({ body }) => ({ input: pick(body, ['date', 'numberOfRecords', 'skipRecords']) }),

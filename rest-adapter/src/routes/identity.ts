@@ -4,6 +4,7 @@ import { NEW_PASSWORD_RULES } from '../../../platform/validate.js';
 import { FIELD } from '../contract/fields.js';
 import { arrayOf, nullable, object, omittingNulls, type JsonSchema } from '../contract/json-schema.js';
 import { pick, rootField, RouteInputError, withoutNulls, type Route } from './route.js';
+import { ALERT, conditionalMembers, fieldsOf, LOGIN, listOf, TOKEN_RESULT, USER } from './documented.js';
 
 const LOGIN_CHANNELS = ['internet', 'android', 'browser', 'statementGenerator', 'dicBuilder', 'chat', 'android_v1', 'ios_v1', 'mobile', 'test'] as const;
 const DEVICE_TAG: JsonSchema = { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$', description: '1-64 letters, digits or _ . : -' };
@@ -23,6 +24,13 @@ const ADDRESS_DELETION: JsonSchema = object(ADDRESS_FIELDS, [], {
   description: 'By SvcUserAddressId, or by addressLine1, city, state, postalCode and countryCode or country.',
   anyOf: [{ required: ['SvcUserAddressId'] }, { required: ['addressLine1', 'city', 'state', 'postalCode'] }],
 });
+
+/** `POST /alerts`: "alerts (array of Alert, the full current list) and success". */
+const ALERTS_ANSWER = fieldsOf(['alerts', 'success'], { nested: { alerts: listOf(ALERT) } });
+/** `POST /user` ("success, user"), and the designed confirmations that answer the same. */
+const USER_ANSWER = fieldsOf(['success', 'user'], { nested: { user: USER } });
+/** The designed registration answer shows the browser's deviceId and the segment only when there is one. */
+const REGISTRATION_SHOWN_WHEN_PRESENT = ['deviceId', 'segment'] as const;
 
 /** The login request's documented properties; anything else in the body is ignored. */
 const LOGIN_FIELDS = [
@@ -77,6 +85,7 @@ export const IDENTITY_ROUTES: Route[] = [
     // The spec: an invalid channel is 500.
     requestErrorCodes: { 'channel:enum': ErrorCode.INVALID_CHANNEL },
     responseSchema: rootField('login'),
+    documentedResponse: LOGIN,
     example: { body: { channel: 'internet', userName: DEMO.userName, password: DEMO.password } },
     operation: 'login.graphql',
     variables: ({ body }) => ({ input: pick(body, LOGIN_FIELDS) }),
@@ -104,6 +113,7 @@ export const IDENTITY_ROUTES: Route[] = [
     summary: 'Log out: the token stops working',
     designed: 'the response body `{success: true}` (the spec gives no content).',
     responseSchema: () => object({ success: { const: true } }, ['success'], { additionalProperties: false }),
+    documentedResponse: null,
     operation: 'logout.graphql',
     variables: () => ({}),
     respond: () => ({ success: true }),
@@ -129,6 +139,7 @@ export const IDENTITY_ROUTES: Route[] = [
       homecurrency: FIELD.currency,
     }),
     responseSchema: rootField('updateUser'),
+    documentedResponse: USER_ANSWER,
     errorCodes: [ErrorCode.CONFLICT, ErrorCode.NOT_FOUND],
     example: { body: { mobile: '+12125550123', newAddresses: [{ addressLine1: '1 Main St', city: 'Springfield', state: 'IL', postalCode: '62701', country: 'US' }] } },
     operation: 'update-user.graphql',
@@ -144,6 +155,7 @@ export const IDENTITY_ROUTES: Route[] = [
     summary: 'Confirm the user\'s email address with the code sent to it',
     designed: 'the response `{success, user}`; a wrong or expired code is 400 (CODE_INVALID), an address already confirmed 404 as the spec says.',
     responseSchema: rootField('confirmEmail'),
+    documentedResponse: USER_ANSWER,
     errorCodes: [ErrorCode.CODE_INVALID, ErrorCode.NOT_FOUND],
     example: { params: { SvcUserId: DEMO.userId, confirmationCodeEmail: '123456' } },
     operation: 'confirm-email.graphql',
@@ -159,6 +171,7 @@ export const IDENTITY_ROUTES: Route[] = [
     summary: 'Confirm the user\'s mobile number with the code sent to it',
     designed: 'the response `{success, user}`; a wrong or expired code is 400 (CODE_INVALID), a number already confirmed 404 as the spec says.',
     responseSchema: rootField('confirmMobile'),
+    documentedResponse: USER_ANSWER,
     errorCodes: [ErrorCode.CODE_INVALID, ErrorCode.NOT_FOUND],
     example: { params: { SvcUserId: DEMO.userId, confirmationCodeMobile: '123456' } },
     operation: 'confirm-mobile.graphql',
@@ -184,6 +197,7 @@ export const IDENTITY_ROUTES: Route[] = [
       ['deviceTag', 'preSegment'],
     ),
     responseSchema: rootField('submitProspectData'),
+    documentedResponse: null,
     errorCodes: [ErrorCode.UNAUTHENTICATED, ErrorCode.CONFLICT],
     example: { body: { deviceTag: 'new-device-tag-1', preSegment: 'retail', firstName: 'Pat', email: 'pat@example.com' } },
     operation: 'prospect-data.graphql',
@@ -205,6 +219,7 @@ export const IDENTITY_ROUTES: Route[] = [
       ['documentType', 'contentType', 'imageBase64'],
     ),
     responseSchema: rootField('uploadProspectImage'),
+    documentedResponse: null,
     errorCodes: [ErrorCode.UNSUPPORTED_MEDIA_TYPE],
     example: { body: { documentType: 'passport', contentType: 'image/png', imageBase64: 'iVBORw0KGgo=' } },
     operation: 'prospect-image.graphql',
@@ -225,12 +240,13 @@ export const IDENTITY_ROUTES: Route[] = [
       ['deviceTag', 'preSegment', 'deviceData'],
     ),
     graphRefusesMissing: true,
-    responseSchema: (fields) => omittingNulls(rootField('registerDevice')(fields)),
+    responseSchema: (fields) => omittingNulls(rootField('registerDevice')(fields), REGISTRATION_SHOWN_WHEN_PRESENT),
+    documentedResponse: null,
     errorCodes: [ErrorCode.CONFLICT, ErrorCode.CODE_INVALID, ErrorCode.NOT_FOUND],
     example: { body: { deviceTag: 'new-device-tag-1', preSegment: 'retail', deviceData: { model: 'Pixel 8' } } },
     operation: 'prospect-registration.graphql',
     variables: ({ body }) => ({ input: pick(body, ['deviceTag', 'preSegment', 'deviceData', 'referral']) }),
-    respond: (data) => withoutNulls(data.registerDevice as Record<string, unknown>),
+    respond: (data) => withoutNulls(data.registerDevice as Record<string, unknown>, REGISTRATION_SHOWN_WHEN_PRESENT),
     // The spec's Errors table for POST /prospect/registration.
     statuses: { [ErrorCode.REQUIRED_ELEMENT_MISSING]: 401, [ErrorCode.ACTOR_LOCKED]: 401, [ErrorCode.RECOVERY_REFUSED]: 404, [ErrorCode.INTERNAL]: 500 },
   },
@@ -244,6 +260,7 @@ export const IDENTITY_ROUTES: Route[] = [
     designed: 'request `{deviceTag}` and response `{success}`; the code goes by SMS or email.',
     requestSchema: object({ deviceTag: DEVICE_TAG }, ['deviceTag']),
     responseSchema: rootField('requestRecoveryCode'),
+    documentedResponse: null,
     errorCodes: [ErrorCode.NOT_FOUND],
     example: { body: { deviceTag: 'new-device-tag-1' } },
     operation: 'recovery-code.graphql',
@@ -262,6 +279,7 @@ export const IDENTITY_ROUTES: Route[] = [
     designed: 'request `{deviceTag, socketId}` and response `{success}`.',
     requestSchema: object({ deviceTag: DEVICE_TAG, socketId: { type: 'string', minLength: 1, maxLength: 128, pattern: '^(?!\\s*$)[^<>]*$' } }, ['deviceTag', 'socketId']),
     responseSchema: rootField('connectOnboardingSocket'),
+    documentedResponse: null,
     example: { body: { deviceTag: 'new-device-tag-1', socketId: 'socket_1' } },
     operation: 'connect-socket.graphql',
     variables: ({ body }) => ({ input: pick(body, ['deviceTag', 'socketId']) }),
@@ -281,14 +299,15 @@ export const IDENTITY_ROUTES: Route[] = [
     )),
     responseSchema: (fields) => {
       const result = rootField('syncAlerts')(fields) as { properties: { alerts: { items: JsonSchema } } };
-      return object({ alerts: arrayOf(omittingNulls(result.properties.alerts.items)), success: FIELD.boolean }, ['alerts', 'success'], { additionalProperties: false });
+      return object({ alerts: arrayOf(omittingNulls(result.properties.alerts.items, conditionalMembers(ALERT))), success: FIELD.boolean }, ['alerts', 'success'], { additionalProperties: false });
     },
+    documentedResponse: ALERTS_ANSWER,
     example: { body: [{ alertTypeId: 'alert1', isEnabled: true }, { alertTypeId: 'summaryReportsMonthly', isEnabled: false }] },
     operation: 'alerts.graphql',
     variables: ({ body }) => ({ alerts: (body as unknown[]).map((item) => (item !== null && typeof item === 'object' ? pick(item, ['alertTypeId', 'category', 'name', 'isEnabled', 'parameters']) : item)) }),
     respond: (data) => {
       const result = data.syncAlerts as { success: boolean; alerts: Array<Record<string, unknown>> };
-      return { alerts: result.alerts.map(withoutNulls), success: result.success };
+      return { alerts: result.alerts.map((alert) => withoutNulls(alert, conditionalMembers(ALERT))), success: result.success };
     },
   },
   {
@@ -304,6 +323,7 @@ export const IDENTITY_ROUTES: Route[] = [
       const result = rootField('geocode')(fields);
       return { ...result, properties: { success: { const: true }, ...(result.properties as object) }, required: ['success', ...(result.required as string[])] };
     },
+    documentedResponse: null,
     example: { body: { address: '1600 Pennsylvania Ave NW, Washington, DC 20500' } },
     operation: 'geocode.graphql',
     variables: ({ body }) => {
@@ -325,6 +345,7 @@ export const IDENTITY_ROUTES: Route[] = [
       ['user'],
     ),
     responseSchema: rootField('aggregatorGetToken'),
+    documentedResponse: TOKEN_RESULT,
     errorCodes: [ErrorCode.UNAUTHENTICATED],
     example: { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword, requestId: 'req1' } } },
     operation: 'aggregator-get-token.graphql',
@@ -356,6 +377,7 @@ export const IDENTITY_ROUTES: Route[] = [
       ['oldPassword', 'newPassword'],
     ),
     responseSchema: rootField('aggregatorChangePassword'),
+    documentedResponse: null,
     errorCodes: [ErrorCode.FORBIDDEN, ErrorCode.CONFLICT],
     example: { body: { oldPassword: DEMO.aggregatorPassword, newPassword: 'New#Pass2027' } },
     operation: 'aggregator-change-password.graphql',

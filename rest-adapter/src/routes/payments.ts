@@ -3,6 +3,7 @@ import { ErrorCode } from '../../../platform/errors.js';
 import { FIELD, PAGING, PAYMENT_LINK_STATUSES } from '../contract/fields.js';
 import { arrayOf, nullable, object, withoutNullType, type JsonSchema } from '../contract/json-schema.js';
 import { pick, rootField, RouteInputError, type Route, type RouteInput } from './route.js';
+import { BENEFICIARY, fieldsOf, FUNDS_TRANSACTION, IOU_ACCOUNT, JWT_RESULT, listOf, listResult, PAYMENT_LINK, REFUND_TRANSACTION, TRANSACTION, UNDO } from './documented.js';
 
 /** A date filter: YYYY-MM-DD, or an ISO 8601 date-time. */
 const DATE_FILTER: JsonSchema = { type: 'string', pattern: '^$|^[0-9]{4}-[0-9]{2}-[0-9]{2}', description: 'ISO date (YYYY-MM-DD) or date-time; empty means no bound' };
@@ -39,6 +40,7 @@ export const PAYMENT_ROUTES: Route[] = [
     body: 'none',
     summary: 'The account\'s latest transactions: the last 30, or those of the last 12 months if fewer',
     responseSchema: rootField('latestTransactions'),
+    documentedResponse: listOf(TRANSACTION),
     errorCodes: [ErrorCode.NOT_FOUND],
     example: { params: { SvcAccountId: DEMO.accountId } },
     operation: 'transactions-latest.graphql',
@@ -63,6 +65,8 @@ export const PAYMENT_ROUTES: Route[] = [
       changes: nullable(object({ comment: { type: 'string', minLength: 1, maxLength: 500 }, labels: arrayOf({ type: 'string', minLength: 1, maxLength: 50 }, { description: 'at most 20 different labels' }) })),
     }),
     responseSchema: rootField('modifyTransaction'),
+    // Designed as {success, transaction}; the transaction is the spec's Transaction record.
+    documentedResponse: fieldsOf(['success', 'transaction'], { nested: { transaction: TRANSACTION } }),
     errorCodes: [ErrorCode.NOT_FOUND],
     example: { params: { SvcAccountId: DEMO.accountId, transactionId: 'demo_txn_01' }, body: { changes: { comment: 'Team lunch', labels: ['food', 'work'] } } },
     operation: 'transaction-modify.graphql',
@@ -90,6 +94,7 @@ export const PAYMENT_ROUTES: Route[] = [
       defaultSourceAccountId: nullable(FIELD.id), SvcPayeeId: nullable(FIELD.id),
     }),
     responseSchema: rootField('modifyBeneficiary'),
+    documentedResponse: fieldsOf(['success', 'beneficiary', 'undo'], { nested: { beneficiary: BENEFICIARY, undo: UNDO } }),
     errorCodes: [ErrorCode.NOT_FOUND, ErrorCode.CONFLICT],
     example: { params: { SvcBeneficiaryId: 'demo_beneficiary_1' }, body: { name: 'Mom', isFavourite: true, routingNumber: '021000021' } },
     operation: 'beneficiary-modify.graphql',
@@ -106,6 +111,8 @@ export const PAYMENT_ROUTES: Route[] = [
     summary: 'Undo a beneficiary modification with the undo object it returned',
     designed: 'this route: the spec returns an undo object with each modification but names no way to use it. Once, before dtsExpiry, and only for the latest change (changes undo last-first); answers `{success, beneficiary}`.',
     responseSchema: rootField('undoBeneficiaryChange'),
+    // Designed as {success, beneficiary}; the beneficiary is the spec's Beneficiary.
+    documentedResponse: fieldsOf(['success', 'beneficiary'], { nested: { beneficiary: BENEFICIARY } }),
     errorCodes: [ErrorCode.NOT_FOUND, ErrorCode.CONFLICT],
     example: { params: { SvcBeneficiaryId: 'demo_beneficiary_1', undoId: 'undo_id_from_the_modification' } },
     operation: 'beneficiary-undo.graphql',
@@ -120,6 +127,7 @@ export const PAYMENT_ROUTES: Route[] = [
     body: 'none',
     summary: 'The IOU between the current user (the debtor) and another user (the creditor)',
     responseSchema: (fields) => object({ success: { const: true }, payload: rootField('iousFor')(fields) }, ['success', 'payload'], { additionalProperties: false }),
+    documentedResponse: fieldsOf(['success', 'payload'], { nested: { payload: listOf(IOU_ACCOUNT) } }),
     example: { params: { SvcUserId: DEMO.friendUserId } },
     operation: 'ious-for.graphql',
     variables: ({ params }) => ({ SvcUserId: params.SvcUserId }),
@@ -135,6 +143,7 @@ export const PAYMENT_ROUTES: Route[] = [
     designed: 'the status of the multi-id rejection: none or more than one id is 400 (VALIDATION_FAILED) naming the ids sent; an unknown id gives an empty list.',
     requestSchema: object({ svcFundsId: FIELD.id, reference: FIELD.reference, arn: FIELD.arn }, [], { description: 'Exactly one of the three.' }),
     responseSchema: rootField('fundsTransactions'),
+    documentedResponse: listOf(FUNDS_TRANSACTION),
     example: { body: { reference: 'FUNDREF1000' } },
     operation: 'funds-retrieve.graphql',
     variables: ({ body }) => ({ input: pick(body, FUNDS_IDS) }),
@@ -149,6 +158,7 @@ export const PAYMENT_ROUTES: Route[] = [
     summary: 'Issue a merchant JWT (1 hour) for one of the aggregator\'s merchants',
     requestSchema: object({ svcMerchantId: FIELD.id }, ['svcMerchantId']),
     responseSchema: rootField('merchantToken'),
+    documentedResponse: JWT_RESULT,
     errorCodes: [ErrorCode.FORBIDDEN, ErrorCode.NOT_FOUND],
     example: { body: { svcMerchantId: DEMO.merchantId } },
     operation: 'merchant-token.graphql',
@@ -164,6 +174,7 @@ export const PAYMENT_ROUTES: Route[] = [
     summary: 'Exchange a payment link for a customer JWT (1 hour)',
     requestSchema: object({ link: { type: 'string', minLength: 1, maxLength: 200 } }, ['link']),
     responseSchema: rootField('customerToken'),
+    documentedResponse: JWT_RESULT,
     errorCodes: [ErrorCode.NOT_FOUND, ErrorCode.CONFLICT],
     example: { body: { link: DEMO.sentLinkCode } },
     operation: 'customer-token.graphql',
@@ -182,6 +193,7 @@ export const PAYMENT_ROUTES: Route[] = [
     designed: 'this route: where a sent link\'s `url` points. An HTML page under a strict content security policy; an unknown or closed link answers 404.',
     queryParameters: { link: { schema: { type: 'string', minLength: 1, maxLength: 200 }, required: true, description: 'The link code.' } },
     responseSchema: () => ({ type: 'string' }),
+    documentedResponse: null,
     errorCodes: [ErrorCode.NOT_FOUND],
     example: { query: { link: DEMO.sentLinkCode } },
     operation: 'payment-page.graphql',
@@ -203,6 +215,8 @@ export const PAYMENT_ROUTES: Route[] = [
     designed: 'this route: the customer side of a link, read with the customer JWT.',
     // The adapter answers 404 rather than a null link.
     responseSchema: (fields) => withoutNullType(rootField('paymentLink')(fields)),
+    // The customer's view of the link (with the merchant's name and logos), not the spec's Payment link.
+    documentedResponse: null,
     errorCodes: [ErrorCode.NOT_FOUND],
     operation: 'customer-payment-link.graphql',
     variables: () => ({}),
@@ -232,6 +246,7 @@ export const PAYMENT_ROUTES: Route[] = [
       ['amount', 'currency'],
     ),
     responseSchema: rootField('createPaymentLink'),
+    documentedResponse: PAYMENT_LINK,
     example: { body: { svcMerchantRef: 'INV2026001', payerName: 'Pat Payer', invoiceNumber: 'INV-2026-001', amount: 125.5, currency: 'USD', fields: [{ index: 0, code: 'email', label: 'Email', value: 'pat@example.com' }] } },
     operation: 'payment-link-create.graphql',
     variables: ({ body }) => {
@@ -250,6 +265,7 @@ export const PAYMENT_ROUTES: Route[] = [
     summary: 'Cancel a payment link (allowed when Initiated, Sent or Processing)',
     requestSchema: object({ svcTransactionId: FIELD.id }, ['svcTransactionId']),
     responseSchema: rootField('cancelPaymentLink'),
+    documentedResponse: PAYMENT_LINK,
     errorCodes: [ErrorCode.NOT_FOUND, ErrorCode.CONFLICT],
     example: { body: { svcTransactionId: 'demo_link_1' } },
     operation: 'payment-link-cancel.graphql',
@@ -265,6 +281,7 @@ export const PAYMENT_ROUTES: Route[] = [
     summary: 'Send a payment link (Initiated → Sent): by email, or to the merchant\'s webhook',
     requestSchema: object({ svcTransactionId: FIELD.id }, ['svcTransactionId']),
     responseSchema: rootField('sendPaymentLink'),
+    documentedResponse: PAYMENT_LINK,
     errorCodes: [ErrorCode.NOT_FOUND, ErrorCode.CONFLICT],
     example: { body: { svcTransactionId: 'demo_link_1' } },
     operation: 'payment-link-send.graphql',
@@ -298,6 +315,7 @@ export const PAYMENT_ROUTES: Route[] = [
       ['svcTransactionId', 'paymentType'],
     ),
     responseSchema: rootField('refundPaymentLink'),
+    documentedResponse: REFUND_TRANSACTION,
     errorCodes: [ErrorCode.NOT_FOUND, ErrorCode.CONFLICT],
     example: { body: { svcTransactionId: 'demo_link_6', amount: 10, paymentType: 'card' } },
     operation: 'payment-link-refund.graphql',
@@ -319,6 +337,7 @@ export const PAYMENT_ROUTES: Route[] = [
     designed: 'logo file types and size: PNG, JPEG or GIF by content, at most 1 MiB; a new logo of a type replaces the old one.',
     paramSchemas: { type: { type: 'string', enum: ['light', 'dark', 'big', 'small'] } },
     responseSchema: rootField('uploadMerchantLogo'),
+    documentedResponse: fieldsOf(['logoId']),
     example: { params: { type: 'light' } },
     operation: 'merchant-logo-upload.graphql',
     variables: ({ params, files }) => {
@@ -344,6 +363,7 @@ export const PAYMENT_ROUTES: Route[] = [
       svcMerchantId: FIELD.id, svcMerchantIds: arrayOf(FIELD.id), svcMerchantRef: FIELD.reference,
     }),
     responseSchema: rootField('refundList'),
+    documentedResponse: listResult(REFUND_TRANSACTION),
     example: { body: { svcMerchantId: DEMO.merchantId, paymentType: 'card', numberOfRecords: 10, skipRecords: 0 } },
     operation: 'refund-list.graphql',
     variables: ({ body }) => ({ filter: pick(body, REFUND_FILTERS) }),

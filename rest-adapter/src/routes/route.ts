@@ -1,6 +1,7 @@
 import { ErrorCode } from '../../../platform/errors.js';
 import type { Api } from '../envelopes.js';
 import type { JsonSchema } from '../contract/json-schema.js';
+import type { DocumentedShape } from './documented.js';
 import type { UploadedFile } from '../multipart.js';
 import { CREDENTIAL_ISSUING_FIELDS } from '../../../platform/principal.js';
 import { loadOperation } from '../operations.js';
@@ -54,6 +55,13 @@ export interface Route {
   /** Schema of the success payload (inside the aggregator envelope), given the operation's root fields' schemas. */
   responseSchema: (fields: Record<string, JsonSchema>) => JsonSchema;
   /** Error codes the route's operation answers besides the ones every route of its kind answers (see `routeErrorCodes`) and the keys of `statuses`. */
+  /**
+   * What the spec lists of the success payload (inside the aggregator envelope), from the
+   * resources in `documented.ts`: its fields are in every answer, null when they have no value,
+   * unless the spec marks them optional or conditional. null where the spec shows no response
+   * (the route's `designed` says what the project chose) or the payload is none of its resources.
+   */
+  documentedResponse: DocumentedShape | null;
   errorCodes?: ErrorCode[];
   /** A request made of the demo data, for the reference and the collection. */
   example?: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown };
@@ -125,9 +133,13 @@ export function pick(body: unknown, fields: readonly string[]): Record<string, u
   return Object.fromEntries(fields.filter((field) => source[field] !== undefined).map((field) => [field, source[field]]));
 }
 
-/** Drops null members the spec shows only when present (an alert's descriptions and dtsModified). */
-export function withoutNulls<T extends Record<string, unknown>>(item: T): Partial<T> {
-  return Object.fromEntries(Object.entries(item).filter(([, value]) => value !== null)) as Partial<T>;
+/**
+ * Drops the members `names` when they are null: the ones an answer shows only when present (an
+ * alert's descriptions and dtsModified, from `conditionalMembers`). Every other member stays, null
+ * or not, as strict decoders need the keys the spec lists.
+ */
+export function withoutNulls<T extends Record<string, unknown>>(item: T, names: readonly string[]): Partial<T> {
+  return Object.fromEntries(Object.entries(item).filter(([name, value]) => value !== null || !names.includes(name))) as Partial<T>;
 }
 
 const keyed = new Map<string, boolean>();
