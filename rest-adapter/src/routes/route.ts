@@ -54,7 +54,6 @@ export interface Route {
   requestErrorCodes?: Record<string, ErrorCode>;
   /** Schema of the success payload (inside the aggregator envelope), given the operation's root fields' schemas. */
   responseSchema: (fields: Record<string, JsonSchema>) => JsonSchema;
-  /** Error codes the route's operation answers besides the ones every route of its kind answers (see `routeErrorCodes`) and the keys of `statuses`. */
   /**
    * What the spec lists of the success payload (inside the aggregator envelope), from the
    * resources in `documented.ts`: its fields are in every answer, null when they have no value,
@@ -62,6 +61,7 @@ export interface Route {
    * (the route's `designed` says what the project chose) or the payload is none of its resources.
    */
   documentedResponse: DocumentedShape | null;
+  /** Error codes the route's operation answers besides the ones every route of its kind answers (see `routeErrorCodes`) and the keys of `statuses`. */
   errorCodes?: ErrorCode[];
   /** A request made of the demo data, for the reference and the collection. */
   example?: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown };
