@@ -1,0 +1,76 @@
+/**
+ * ESLint rule `banking/no-table-lookup`: a module's constant table (an object literal bound to a
+ * top-level `const`, here or imported, or an object member of one) must not be read with a computed
+ * key that is not a literal, nor tested with `key in table`.
+ * `TABLE[key]` with `key === 'valueOf'` finds `Object.prototype.valueOf`, and `__proto__` finds
+ * the prototype itself, so a key that came from a client turns a lookup into a 500 or a stored
+ * function. Use a `Map`, a null-prototype table, or `isOwnKey`/`ownValue` from platform/own.ts.
+ *
+ * Keys typed as numbers (array-like access) or as string literals (one, or a union of them) pass:
+ * the type checker has proved them to be the table's own names, through a literal, a loop over a
+ * constant tuple, or a guard such as `isOwnKey` from platform/own.ts.
+ */
+import ts from 'typescript';
+import { ESLintUtils } from '@typescript-eslint/utils';
+
+/** The expression under type assertions, `satisfies` and `Object.freeze(...)`. */
+function unwrap(node) {
+  for (;;) {
+    if (ts.isAsExpression(node) || ts.isSatisfiesExpression(node) || ts.isParenthesizedExpression(node) || ts.isTypeAssertionExpression(node)) node = node.expression;
+    else if (ts.isCallExpression(node) && node.expression.getText() === 'Object.freeze' && node.arguments.length === 1) node = node.arguments[0];
+    else return node;
+  }
+}
+
+/** True when the declaration is a top-level `const NAME = { ... }` (any module), or an object-literal member of one. */
+function isModuleTable(declaration) {
+  if (declaration && ts.isPropertyAssignment(declaration)) {
+    const owner = declaration.parent.parent;
+    return ts.isObjectLiteralExpression(unwrap(declaration.initializer)) && (ts.isVariableDeclaration(owner) ? isModuleTable(owner) : ts.isPropertyAssignment(owner) && isModuleTable(owner));
+  }
+  if (!declaration || !ts.isVariableDeclaration(declaration) || !declaration.initializer) return false;
+  const list = declaration.parent;
+  if (!ts.isVariableDeclarationList(list) || (list.flags & ts.NodeFlags.Const) === 0) return false;
+  const statement = list.parent;
+  if (!ts.isVariableStatement(statement) || !ts.isSourceFile(statement.parent)) return false;
+  return ts.isObjectLiteralExpression(unwrap(declaration.initializer));
+}
+
+export default ESLintUtils.RuleCreator.withoutDocs({
+  meta: {
+    type: 'problem',
+    messages: {
+      lookup:
+        "'{{table}}' is a constant table read with a computed key: a key such as 'valueOf' or '__proto__' finds Object.prototype. Use a Map, a null-prototype table, or isOwnKey/ownValue from platform/own.ts.",
+    },
+    schema: [],
+    defaultOptions: [],
+  },
+
+  create(context) {
+    const services = ESLintUtils.getParserServices(context);
+    const checker = services.program.getTypeChecker();
+    /** Reports `table[key]` and `key in table` where table is a module table and key is not a literal. */
+    const check = (node, target, key) => {
+      if (key.type === 'Literal' || (key.type === 'TemplateLiteral' && key.expressions.length === 0)) return;
+      let table = target;
+      while (table.type === 'TSAsExpression' || table.type === 'TSSatisfiesExpression' || table.type === 'TSNonNullExpression') table = table.expression;
+      if (table.type !== 'Identifier' && !(table.type === 'MemberExpression' && !table.computed)) return;
+      let symbol = checker.getSymbolAtLocation(services.esTreeNodeToTSNodeMap.get(table.type === 'Identifier' ? table : table.property));
+      if (symbol && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
+      if (!symbol?.declarations?.some(isModuleTable)) return;
+      const keyType = checker.getTypeAtLocation(services.esTreeNodeToTSNodeMap.get(key));
+      const proved = (type) => (type.flags & (ts.TypeFlags.NumberLike | ts.TypeFlags.StringLiteral)) !== 0;
+      if (proved(keyType) || (keyType.isUnion() && keyType.types.every(proved))) return;
+      context.report({ node, messageId: 'lookup', data: { table: context.sourceCode.getText(table) } });
+    };
+    return {
+      MemberExpression(node) {
+        if (node.computed) check(node, node.object, node.property);
+      },
+      BinaryExpression(node) {
+        if (node.operator === 'in' && node.left.type !== 'PrivateIdentifier') check(node, node.right, node.left);
+      },
+    };
+  },
+});
