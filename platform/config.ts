@@ -50,6 +50,11 @@ export interface Config {
   tokenLifetimeSeconds: number;
   loginMaxFailures: number;
   lockPeriodSeconds: number;
+  /**
+   * Whether an unexpected error's own message and stack trace reach the client (a developer turns
+   * it on). Off in every mode by default: the detail goes to the log with the request id.
+   */
+  exposeErrorDetails: boolean;
   /** The `test` login channel; off by default in production. */
   testChannelEnabled: boolean;
   logLevel: LogLevel;
@@ -261,6 +266,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     internalSecretGenerated,
     redisUrl: optionalUrl('REDIS_URL'),
     graphqlIde: bool('GRAPHQL_IDE', nodeEnv !== 'production'),
+    exposeErrorDetails: bool('EXPOSE_ERROR_DETAILS', false),
     webhookRetryScheduleMs: durations('WEBHOOK_RETRY_SCHEDULE', '0,5s,5m,30m,2h,5h,10h,10h'),
     webhookDisableAfter: int('WEBHOOK_DISABLE_AFTER', 20, 1, 1000),
     jwtSecret: env.JWT_SECRET || createHmac('sha256', internalSecret).update('payment-link-jwt').digest('hex'),

@@ -2,7 +2,7 @@ import type { EventBus } from './event-bus.js';
 import { OutboxRelay } from './outbox-relay.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ApolloServer, type BaseContext } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo/server';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/index.js';
 import type { GraphQLFormattedError } from 'graphql';
@@ -77,10 +77,16 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   );
 }
 
+/** True for an error no resolver meant to answer with: Apollo's code for a thrown non-GraphQL error, or ours. */
+function isUnexpected(code: unknown): boolean {
+  return code === undefined || code === 'INTERNAL_SERVER_ERROR' || code === ErrorCode.INTERNAL;
+}
+
 /**
- * Hides the message of unexpected errors in production; known codes keep theirs. An unexpected
- * error is logged where it happened, in full (the answer says only "Internal server error"). A
- * database that cannot be reached is UNAVAILABLE (503 through the REST adapter), with no driver message.
+ * Hides the message of unexpected errors in every mode (it may print internal objects), unless
+ * `EXPOSE_ERROR_DETAILS` is on; known codes keep theirs. `unexpectedErrorLog` writes the detail to
+ * the log with the request id. A database that cannot be reached is UNAVAILABLE (503 through the
+ * REST adapter), with no driver message.
  */
 export function formatError(config: Config, logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
@@ -96,12 +102,32 @@ export function formatError(config: Config, logger: Logger) {
     const code = formatted.extensions?.code;
     // A message that echoes a client's value (an input coercion error) is shortened: a small request must not make a huge answer.
     if (formatted.message.length > MAX_ERROR_MESSAGE) formatted = { ...formatted, message: shortened(formatted.message) };
-    // Apollo's code for a thrown non-GraphQL error; INTERNAL arrives already logged from a subgraph.
-    if (code === undefined || code === 'INTERNAL_SERVER_ERROR') logger.error('unexpected error', { message: formatted.message, path: formatted.path, error: original });
-    if (config.nodeEnv === 'production' && (code === undefined || code === 'INTERNAL_SERVER_ERROR' || code === ErrorCode.INTERNAL)) {
-      return { message: 'Internal server error', extensions: { code: ErrorCode.INTERNAL } };
+    if (isUnexpected(code) && !config.exposeErrorDetails) {
+      return { message: 'Internal server error', ...(formatted.path ? { path: formatted.path } : {}), extensions: { code: ErrorCode.INTERNAL } };
     }
     return formatted;
+  };
+}
+
+/**
+ * Logs each unexpected error of an operation in full, with the request id, where it happened
+ * (INTERNAL arriving from a subgraph was logged there). The answer carries only a generic message.
+ */
+export function unexpectedErrorLog(logger: Logger): ApolloServerPlugin<BaseContext & { requestId?: string }> {
+  return {
+    async requestDidStart() {
+      return {
+        async didEncounterErrors({ errors, contextValue }) {
+          for (const error of errors) {
+            const code = error.extensions.code;
+            if (code !== undefined && code !== 'INTERNAL_SERVER_ERROR') continue;
+            const original = unwrapResolverError(error);
+            if (isDatabaseUnavailable(original) || isConnectionDropped(original)) continue;
+            logger.error('unexpected error', { requestId: contextValue.requestId, message: error.message, path: error.path, error: original });
+          }
+        },
+      };
+    },
   };
 }
 
@@ -137,11 +163,11 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
   const apollo = new ApolloServer<TContext>({
     schema: buildSubgraphSchema({ typeDefs: parse(subgraphSdl(name)), resolvers: options.resolvers as GraphQLResolverMap<unknown> }),
     introspection: config.nodeEnv !== 'production',
-    // Stack traces in error answers only while developing; never in production or tests.
-    includeStacktraceInErrorResponses: config.nodeEnv === 'development',
+    includeStacktraceInErrorResponses: config.exposeErrorDetails,
     // The service's own SIGTERM handling closes the HTTP server first, then Apollo.
     stopOnTerminationSignals: false,
     formatError: formatError(config, logger),
+    plugins: [unexpectedErrorLog(logger)],
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
   await apollo.start();

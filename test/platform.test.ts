@@ -174,6 +174,20 @@ describe('database availability', () => {
     const format = formatError(loadConfig({ NODE_ENV: 'test' }), createLogger('silent'));
     expect(format({ message: 'This socket has been ended by the other party', path: ['createPaymentLink'] }, dropped)).toMatchObject({ path: ['createPaymentLink'], extensions: { code: 'UNAVAILABLE' } });
   });
+
+  it('answers an unexpected error generically in every mode, with its own message only when EXPOSE_ERROR_DETAILS is on', () => {
+    const unexpected = { message: 'Cannot read properties of undefined (reading "token") {"token":"secret-value"}', path: ['submitProspectData'], extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+    for (const NODE_ENV of ['development', 'test', 'production']) {
+      const format = formatError(loadConfig({ NODE_ENV, INTERNAL_SECRET: SECRET }), createLogger('silent'));
+      expect(format(unexpected, new TypeError(unexpected.message)), NODE_ENV).toEqual({ message: 'Internal server error', path: ['submitProspectData'], extensions: { code: 'INTERNAL' } });
+    }
+    const exposing = formatError(loadConfig({ NODE_ENV: 'development', EXPOSE_ERROR_DETAILS: 'true' }), createLogger('silent'));
+    expect(exposing(unexpected, new TypeError(unexpected.message)).message).toBe(unexpected.message);
+    expect(loadConfig({ NODE_ENV: 'development' }).exposeErrorDetails).toBe(false);
+    // A known code keeps its message.
+    const known = { message: 'preSegment valueOf leads to no segment.', extensions: { code: 'VALIDATION_FAILED' } };
+    expect(formatError(loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET }), createLogger('silent'))(known, new Error(known.message))).toEqual(known);
+  });
 });
 
 describe('the services\' Node.js flags', () => {

@@ -10,7 +10,7 @@ import { SUBGRAPH_NAMES, type Config, type SubgraphName } from '../../platform/c
 import { apolloHandler, apolloLocal, REQUEST_ID_HEADER, serveInProcess, startHttpService, type ContextBuilder, type HttpService } from '../../platform/http.js';
 import type { Logger } from '../../platform/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal, verifyClientIp, type Principal } from '../../platform/principal.js';
-import { formatError } from '../../platform/subgraph.js';
+import { formatError, unexpectedErrorLog } from '../../platform/subgraph.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { createAuthenticator, sessionConfirmationPlugin } from './authenticate.js';
 import { createSubgraphFetcher, UNSHARED_READ_HEADER, type SubgraphFetcher } from './subgraph-fetch.js';
@@ -104,8 +104,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
     introspection: config.nodeEnv !== 'production',
-    // Stack traces in error answers only while developing; never in production or tests.
-    includeStacktraceInErrorResponses: config.nodeEnv === 'development',
+    includeStacktraceInErrorResponses: config.exposeErrorDetails,
     // No "Did you mean ...?" in production errors: with introspection off, they would map the schema.
     hideSchemaDetailsFromClientErrors: config.nodeEnv === 'production',
     // The service's own SIGTERM handling closes the HTTP server first, then Apollo.
@@ -114,7 +113,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
     // Registered documents may be sent by hash alone; in `require` mode only they run.
     persistedQueries: { cache: persistedQueryCache(trusted, config.trustedDocuments) },
-    plugins: [ApolloServerPluginLandingPageDisabled(), sessionConfirmationPlugin(), operationLimitsPlugin(config.operationLimits, trusted), errorCountPlugin(), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
+    plugins: [ApolloServerPluginLandingPageDisabled(), unexpectedErrorLog(logger), sessionConfirmationPlugin(), operationLimitsPlugin(config.operationLimits, trusted), errorCountPlugin(), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
     // Explicit, though both are Apollo Server's defaults: a simple request without a preflight-forcing
     // header is refused (CSRF), and one HTTP request carries one operation (no batching past the limits).
     csrfPrevention: true,
