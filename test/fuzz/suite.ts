@@ -7,8 +7,12 @@
  * valid example with the right valid credential and changes one thing at a time: a field set to a
  * hostile value (wrong types, oversized and hostile strings, huge numbers), a property left out or
  * added, a path or query parameter, the credential header, or a malformed body. Every route and
- * mutation gets a deterministic list of boundary cases per field plus a few random runs whose seed
- * fast-check prints on failure.
+ * mutation gets a deterministic list of boundary cases per field (every text field also gets every
+ * name Object.prototype has, and path parameters the rest of the corpus of ./corpus.ts) plus random
+ * runs from the committed seeds of ./seeds.ts, so a run is deterministic. `npm run fuzz -- --seeds
+ * N` runs N fresh random seeds per route and mutation instead and prints each failing seed
+ * (FUZZ_FRESH_SEEDS). The REST routes and the mutations are two test files (rest.e2e.ts,
+ * graphql.e2e.ts) that run side by side, each on its own stack.
  *
  * Properties of every answer:
  * 1. no 5xx, except the 500s the specs themselves prescribe (an unknown login channel, DELETE /token
@@ -24,7 +28,7 @@
  * collection's documents, sorted by _id, hashed). A full re-read at the end checks that the
  * listener missed nothing.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -51,22 +55,29 @@ import {
 } from 'graphql';
 import { BSON, type CommandFailedEvent, type CommandStartedEvent, type CommandSucceededEvent, type Document, type MongoClient } from 'mongodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SUBGRAPH_NAMES, type SubgraphName } from '../platform/config.js';
-import { DEMO } from '../platform/demo.js';
-import type { JsonSchema } from '../rest-adapter/src/contract/json-schema.js';
-import { createAjv } from '../rest-adapter/src/contract/request-validation.js';
-import { loadOperation } from '../rest-adapter/src/operations.js';
-import { ROUTES, type Route } from '../rest-adapter/src/routes/index.js';
-import type { UploadedFile } from '../rest-adapter/src/multipart.js';
-import { SUPERGRAPH_PATH } from '../schema/compose.js';
-import { contractChecker } from './contract.js';
-import { startTestStack, type TestStack } from './harness.js';
+import { SUBGRAPH_NAMES, type SubgraphName } from '../../platform/config.js';
+import { DEMO } from '../../platform/demo.js';
+import { ownValue } from '../../platform/own.js';
+import type { JsonSchema } from '../../rest-adapter/src/contract/json-schema.js';
+import { createAjv } from '../../rest-adapter/src/contract/request-validation.js';
+import { loadOperation } from '../../rest-adapter/src/operations.js';
+import { ROUTES, type Route } from '../../rest-adapter/src/routes/index.js';
+import type { UploadedFile } from '../../rest-adapter/src/multipart.js';
+import { SUPERGRAPH_PATH } from '../../schema/compose.js';
+import { contractChecker } from '../contract.js';
+import { encodable, HOSTILE_STRINGS, PROTOTYPE_NAMES } from './corpus.js';
+import { seedsOf } from './seeds.js';
+import { startTestStack, type TestStack } from '../harness.js';
 
 // ---------------------------------------------------------------------------------------------
 // Budget: about 60-90 s for the file on a two-core machine.
 
-const RANDOM_RUNS_PER_ROUTE = 8;
-const RANDOM_RUNS_PER_MUTATION = 3;
+/** Random runs from each seed (the committed ones in CI, fresh ones under `npm run fuzz`). */
+const RANDOM_RUNS_PER_ROUTE = 4;
+const RANDOM_RUNS_PER_MUTATION = 2;
+/** Fresh random seeds per route and mutation (`npm run fuzz -- --seeds N`); 0 replays the committed seeds. */
+const FRESH_SEEDS = Number(process.env.FUZZ_FRESH_SEEDS ?? '0');
+const TEST_TIMEOUT_MS = 60_000 * Math.max(1, Math.ceil(FRESH_SEEDS / 2));
 /** Deterministic cases of one mutation beyond this many are thinned out evenly (wide inputs). */
 const MAX_DETERMINISTIC_PER_MUTATION = 45;
 
@@ -80,18 +91,19 @@ const MAX_DETERMINISTIC_PER_MUTATION = 45;
 const REFUSAL_SIDE_EFFECTS: { collections: Record<string, string>; fields: Record<string, { fields: string[]; why: string }> } = {
   collections: {
     // Failed logins (end user and aggregator), wrong old passwords and wrong recovery codes count
-    // toward the actor's lock before the credential is checked (README: "Token lifetime and
-    // lockout"); a registration without deviceTag, preSegment or deviceData locks the prospect
-    // (the spec's POST /prospect/registration errors).
-    'user.lockouts': 'attempt counters and locks of refused logins and registrations',
+    // toward the actor's lock, after a slot reserved in the same document while the credential is
+    // checked (README: "Token lifetime and lockout"); a registration without deviceTag, preSegment
+    // or deviceData locks the prospect (the spec's POST /prospect/registration errors).
+    'user.lockouts': 'failure counters, slots and locks of refused logins and registrations',
     // Refused logins and other refused security-relevant acts are audited (platform/audit.ts).
     'compliance.audit_log': 'the audit log records refusals',
   },
   fields: {
-    // A wrong confirmation code counts a try; five tries burn the code (README: Confirmations).
-    'user.confirmations': { fields: ['attempts'], why: 'tries of a confirmation code' },
+    // A wrong confirmation code counts a try, after a slot (a lease) reserved while it is compared
+    // (a write, so a new version); five wrong tries burn the code (README: Confirmations).
+    'user.confirmations': { fields: ['attempts', 'leases', 'version'], why: 'tries of a confirmation code' },
     // Likewise for the recovery code of a new device (README: Recovery).
-    'user.recoveryCodes': { fields: ['attempts'], why: 'tries of a recovery code' },
+    'user.recoveryCodes': { fields: ['attempts', 'leases', 'version'], why: 'tries of a recovery code' },
   },
 };
 
@@ -147,6 +159,7 @@ const STRING_CASES: Hostile[] = [
   h('unicode with emoji, RTL and zero-width marks', UNICODE),
   h('NUL, control characters and a lone surrogate', CONTROL),
   h('an empty string', ''),
+  ...PROTOTYPE_NAMES.map((name) => h(`the inherited name ${name}`, name)),
 ];
 const NUMBER_CASES: Hostile[] = [
   h('null', null),
@@ -214,6 +227,8 @@ const PATH_CASES: Hostile[] = [
   h('a malformed percent escape', new RawSegment('%E0%A4%A')),
   h('a bare percent', new RawSegment('%')),
   h('a percent escape of NUL', new RawSegment('%00')),
+  // The path's limit: a 100k segment would stop at the HTTP server's header limit.
+  ...HOSTILE_STRINGS.filter((c) => c.value.length < 4096 && encodable(c.value)).map((c) => h(c.label, c.value)),
 ];
 const CREDENTIAL_CASES: Hostile[] = [
   h('a script tag with quotes', `${SCRIPT}' OR '1'='1`),
@@ -235,6 +250,7 @@ const randomValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.constant(null),
   fc.jsonValue({ maxDepth: 3 }),
   fc.constantFrom(...FIXED_VALUES),
+  fc.constantFrom(...HOSTILE_STRINGS.map((c) => c.value)),
 );
 const preview = (value: unknown): string => {
   const text = value instanceof RawJson ? value.text : value instanceof RawSegment ? value.text : (JSON.stringify(value) ?? String(value));
@@ -409,7 +425,7 @@ class DatabaseTracker {
   }
 
   private excluded(key: string): boolean {
-    return key in REFUSAL_SIDE_EFFECTS.collections;
+    return Object.hasOwn(REFUSAL_SIDE_EFFECTS.collections, key);
   }
 
   stop(): void {
@@ -439,7 +455,7 @@ class DatabaseTracker {
   }
 
   private async hash(subgraph: SubgraphName, collection: string): Promise<CollectionState> {
-    const stripped = REFUSAL_SIDE_EFFECTS.fields[`${subgraph}.${collection}`]?.fields ?? [];
+    const stripped = ownValue(REFUSAL_SIDE_EFFECTS.fields, `${subgraph}.${collection}`)?.fields ?? [];
     const docs = await this.stack.mongo.db(subgraph).collection(collection).find({}).sort({ _id: 1 }).toArray();
     const all = createHash('sha256');
     const byId = new Map<string, string>();
@@ -632,7 +648,7 @@ class Credentials {
       case 'customer':
         return { 'x-svc-jwtoken': this.customer };
       default: {
-        const key = SERVICE_KEYS[kind.slice('service:'.length)];
+        const key = ownValue(SERVICE_KEYS, kind.slice('service:'.length));
         if (!key) throw new Error(`no service key for ${kind}`);
         return { 'x-service-key': key };
       }
@@ -698,22 +714,33 @@ interface Stats {
 }
 
 
-/** Random runs of a probe (fast-check, random seed): the first counterexample, with its seed, becomes a failure rather than a throw. */
-async function randomRuns<T>(arbitrary: fc.Arbitrary<T>, numRuns: number, probe: (value: T) => Promise<string | null | undefined>, failures: string[]): Promise<void> {
-  try {
-    await fc.assert(
-      fc.asyncProperty(arbitrary, async (value) => {
-        const failure = await probe(value);
-        if (failure) throw new Error(failure);
-      }),
-      { numRuns },
-    );
-  } catch (error) {
-    failures.push((error as Error).message.split('\n').slice(0, 6).join(' | '));
+/**
+ * Random runs of a probe (fast-check) from each seed of `scope` (a route as `METHOD /path`, or a
+ * mutation's name): the committed seeds, or fresh ones under `npm run fuzz`. The first
+ * counterexample of each seed becomes a failure that names the seed, rather than a throw.
+ */
+async function randomRuns<T>(scope: string, arbitrary: fc.Arbitrary<T>, numRuns: number, probe: (value: T) => Promise<string | null | undefined>, failures: string[]): Promise<void> {
+  const seeds = FRESH_SEEDS > 0 ? Array.from({ length: FRESH_SEEDS }, () => ({ seed: randomInt(2 ** 31 - 1), numRuns })) : seedsOf(scope).map((s) => ({ seed: s.seed, numRuns: s.numRuns ?? numRuns }));
+  for (const { seed, numRuns: runs } of seeds) {
+    try {
+      await fc.assert(
+        fc.asyncProperty(arbitrary, async (value) => {
+          const failure = await probe(value);
+          if (failure) throw new Error(failure);
+        }),
+        { seed, numRuns: runs },
+      );
+    } catch (error) {
+      const text = (error as Error).message.split('\n').slice(0, 6).join(' | ');
+      failures.push(`seed ${seed} (scope "${scope}", ${runs} runs): ${text}`);
+      if (FRESH_SEEDS > 0) console.log(`fuzz: failing seed { seed: ${seed}, scope: '${scope}', numRuns: ${runs} }`);
+    }
   }
 }
 
-describe('fuzzing every REST route and every mutation with hostile input', () => {
+/** Defines the fuzz tests of one part (REST routes, or GraphQL mutations), each part in its own test file so the two run side by side. */
+export function fuzzSuite(part: 'rest' | 'graphql'): void {
+describe(part === 'rest' ? 'fuzzing every REST route with hostile input' : 'fuzzing every GraphQL mutation with hostile input', () => {
   let stack: TestStack;
   let tracker: DatabaseTracker;
   let credentials: Credentials;
@@ -831,7 +858,7 @@ describe('fuzzing every REST route and every mutation with hostile input', () =>
 
   function credentialOfRoute(route: Route, field: string): CredentialKind {
     if (!route.credential) return 'none';
-    const known = CREDENTIAL_OF_FIELD[field];
+    const known = ownValue(CREDENTIAL_OF_FIELD, field);
     if (known) return known;
     return route.credential === 'token' ? 'user' : route.credential === 'x-svc-token' ? 'aggregator' : 'merchant';
   }
@@ -1145,6 +1172,7 @@ describe('fuzzing every REST route and every mutation with hostile input', () =>
     expect(diffStates(restored, await tracker.current())).toBeNull();
   });
 
+  if (part === 'rest') {
   const routeCases = ROUTES.map((route) => ({ name: `${route.method} ${route.paths[0]}`, route }));
 
   it.each(routeCases)('answers hostile input to $name with documented refusals that change nothing', async ({ route }) => {
@@ -1157,9 +1185,19 @@ describe('fuzzing every REST route and every mutation with hostile input', () =>
       const failure = await probeRest(ctx, fuzzCase);
       if (failure) failures.push(failure);
     }
-    await randomRuns(randomCase(ctx, example), RANDOM_RUNS_PER_ROUTE, (fuzzCase) => probeRest(ctx, fuzzCase), failures);
+    await randomRuns(ctx.name, randomCase(ctx, example), RANDOM_RUNS_PER_ROUTE, (fuzzCase) => probeRest(ctx, fuzzCase), failures);
     await finishRun(failures, 'restMs', began);
-  }, 60_000);
+  }, TEST_TIMEOUT_MS);
+
+  it('answers 404 for a reference-page file named after anything Object.prototype has, or any hostile string', async () => {
+    const answers: string[] = [];
+    for (const { label, value } of HOSTILE_STRINGS.filter((c) => c.value.length < 4096 && encodable(c.value))) {
+      const response = await stack.restFetch(`/docs/${encodeURIComponent(value)}`);
+      await response.arrayBuffer();
+      if (response.status !== 404) answers.push(`${label} → ${response.status}`);
+    }
+    expect(answers).toEqual([]);
+  });
 
   it('renders hostile text that other routes stored escaped on the HTML payment page', async () => {
     const merchant = { 'x-svc-jwtoken': credentials.merchant };
@@ -1180,6 +1218,7 @@ describe('fuzzing every REST route and every mutation with hostile input', () =>
     expect(html).toMatch(/(&lt;|&#60;|&#x3c;)script/i);
     await tracker.quiesce();
   });
+  }
 
   // -------------------------------------------------------------------------------------------
   // GraphQL mutations
@@ -1311,6 +1350,12 @@ describe('fuzzing every REST route and every mutation with hostile input', () =>
     }
   }
 
+  /** True for a String, ID or other text scalar (not a number, boolean, date or JSON object). */
+  function isTextLeaf(type: GraphQLInputType): boolean {
+    const nullable = isNonNullType(type) ? type.ofType : type;
+    return isScalarType(nullable) && !['Int', 'Float', 'Boolean', 'JSONObject', 'Date', 'DateTime'].includes(nullable.name);
+  }
+
   /** A value at a path; `{__omit: name}` removes one member of the input object there. */
   function withLeaf(variables: Record<string, unknown>, at: Path, value: unknown): Record<string, unknown> {
     if (isRecord(value) && typeof value.__omit === 'string') {
@@ -1381,6 +1426,7 @@ describe('fuzzing every REST route and every mutation with hostile input', () =>
   /** Evenly thinned: at most `max` of the list, first and last kept. */
   const thin = <T>(list: T[], max: number): T[] => (list.length <= max ? list : Array.from({ length: max }, (_, i) => list[Math.round((i * (list.length - 1)) / (max - 1))]!));
 
+  if (part === 'graphql') {
   describe('GraphQL mutations', () => {
     beforeAll(async () => {
       const introspection = await stack.graphql<IntrospectionQuery>(getIntrospectionQuery());
@@ -1398,7 +1444,7 @@ describe('fuzzing every REST route and every mutation with hostile input', () =>
       const field = api.getMutationType()?.getFields()[name];
       if (!field) throw new Error(`the gateway serves no mutation ${name}`);
       // A mutation added since this table was written is fuzzed as an end user (its refusals are still judged).
-      const credential = CREDENTIAL_OF_FIELD[name] ?? 'user';
+      const credential = ownValue(CREDENTIAL_OF_FIELD, name) ?? 'user';
       const query = documentOf(field);
       const targets = field.args.flatMap((arg) => leafTargets(arg.type, [arg.name], 0, []));
       const cases: GqlCase[] = [
@@ -1415,18 +1461,23 @@ describe('fuzzing every REST route and every mutation with hostile input', () =>
         for (const c of values) leafCases.push({ label: `${c.label} as ${pathText(target.path)}`, build: (variables) => gqlRequest(query, withLeaf(variables, target.path, c.value)) });
       }
       cases.push(...thin(leafCases, MAX_DETERMINISTIC_PER_MUTATION));
+      // Every text argument gets every inherited name, never thinned out.
+      for (const target of targets.filter((t) => isTextLeaf(t.type))) {
+        for (const name of PROTOTYPE_NAMES) cases.push({ label: `the inherited name ${name} as ${pathText(target.path)}`, build: (variables) => gqlRequest(query, withLeaf(variables, target.path, name)) });
+      }
       const failures: string[] = [];
       for (const fuzzCase of cases) {
         const failure = await probeMutation(field, credential, fuzzCase);
         if (failure) failures.push(failure);
       }
       if (targets.length > 0) {
-        await randomRuns(fc.tuple(fc.constantFrom(...targets), randomValue), RANDOM_RUNS_PER_MUTATION, ([target, value]) =>
+        await randomRuns(name, fc.tuple(fc.constantFrom(...targets), randomValue), RANDOM_RUNS_PER_MUTATION, ([target, value]) =>
           probeMutation(field, credential, { label: `${preview(value)} as ${pathText(target.path)}`, build: (variables) => gqlRequest(query, withLeaf(variables, target.path, value)) }), failures);
       }
       await finishRun(failures, 'graphqlMs', began);
-    }, 60_000);
+    }, TEST_TIMEOUT_MS);
   });
+  }
 
   it('saw every change to the databases (a full re-read matches the tracked state)', async () => {
     const tracked = await tracker.current();
@@ -1434,3 +1485,4 @@ describe('fuzzing every REST route and every mutation with hostile input', () =>
     expect(diffStates(tracked, full)).toBeNull();
   });
 });
+}
