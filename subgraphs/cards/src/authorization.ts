@@ -3,6 +3,7 @@ import { appError, ErrorCode } from '../../../platform/errors.js';
 import type { GraphClient } from '../../../platform/graph-client.js';
 import type { Logger } from '../../../platform/logger.js';
 import { recordEvent } from '../../../platform/outbox.js';
+import { isOwnKey } from '../../../platform/own.js';
 import { checkString } from '../../../platform/validate.js';
 import type { Deliveries } from '../../../platform/deliveries.js';
 import { deliverWebhook, type WebhookOutcome } from '../../../platform/webhooks.js';
@@ -30,8 +31,8 @@ const RECORD = `mutation ($input: CardTransactionInput!) { recordCardTransaction
 
 /** Checks a message's fields; returns its message type and action type. */
 export function checkMessage(message: CardMessage): { messageType: MessageType; actionType: 'request' | 'advice' } {
-  if (!Object.hasOwn(MESSAGE_TYPES, message.messageType)) throw appError(ErrorCode.VALIDATION_FAILED, `messageType must be one of ${Object.keys(MESSAGE_TYPES).join(', ')}.`, { field: 'messageType' });
-  const messageType = message.messageType as MessageType;
+  const messageType = message.messageType;
+  if (!isOwnKey(MESSAGE_TYPES, messageType)) throw appError(ErrorCode.VALIDATION_FAILED, `messageType must be one of ${Object.keys(MESSAGE_TYPES).join(', ')}.`, { field: 'messageType' });
   const actionType = message.actionType ?? (messageType === '0100' || messageType === '0200' ? 'request' : 'advice');
   if (actionType !== 'request' && actionType !== 'advice') throw appError(ErrorCode.VALIDATION_FAILED, 'actionType must be request or advice.', { field: 'actionType' });
   if (!(message.amount > 0) || !Number.isFinite(message.amount)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive.', { field: 'amount' });
