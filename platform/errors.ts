@@ -44,6 +44,11 @@ export enum ErrorCode {
   IDEMPOTENCY_KEY_REUSED = 'IDEMPOTENCY_KEY_REUSED',
   /** Too many requests of a kind in a period. */
   RATE_LIMITED = 'RATE_LIMITED',
+  /**
+   * Every slot for checking one actor's credential is taken by checks in flight (the lockout's
+   * limit, see subgraphs/user/src/auth/lockout.ts); `extensions.retryAfter` says when to retry.
+   */
+  TOO_MANY_ATTEMPTS = 'TOO_MANY_ATTEMPTS',
   /** A state transition that the current state does not allow. */
   CONFLICT = 'CONFLICT',
   /** A dependency (database, subgraph) did not answer. */
@@ -57,7 +62,7 @@ export function appError(code: ErrorCode, message: string, options: { field?: st
     extensions: {
       code,
       ...(options.field ? { field: options.field } : {}),
-      // RATE_LIMITED: when another request may succeed; the REST adapter sends it as Retry-After.
+      // RATE_LIMITED, TOO_MANY_ATTEMPTS: when another request may succeed; the REST adapter sends it as Retry-After.
       ...(options.retryAfterSeconds !== undefined ? { retryAfter: options.retryAfterSeconds } : {}),
       ...(options.httpStatus ? { http: { status: options.httpStatus } } : {}),
     },

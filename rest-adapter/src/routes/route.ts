@@ -119,6 +119,7 @@ export const DEFAULT_STATUSES: Record<string, number> = {
   [ErrorCode.PAYLOAD_TOO_LARGE]: 413,
   [ErrorCode.CONFLICT]: 409,
   [ErrorCode.RATE_LIMITED]: 429,
+  [ErrorCode.TOO_MANY_ATTEMPTS]: 429,
   [ErrorCode.OPERATION_LIMIT_EXCEEDED]: 400,
   [ErrorCode.OPERATION_NOT_TRUSTED]: 400,
   [ErrorCode.IDEMPOTENCY_KEY_REUSED]: 422,

@@ -274,10 +274,17 @@ export class Onboarding {
       throw appError(ErrorCode.RECOVERY_REFUSED, 'This user cannot be recovered onto a new device; contact support.');
     }
     const code = checkString(required(deviceData.recoveryCode, 'deviceData.recoveryCode'), 'deviceData.recoveryCode', { pattern: /^[0-9]{6}$/, patternText: 'six digits' })!;
-    await this.lockouts.attempt(actor);
-    const pending = await consumeCode(this.collections.recoveryCodes, `${user.SvcUserId}:${device.document._id}`, sha256(`${user.SvcUserId}:${device.document._id}:${code}`));
-    if (!pending) throw appError(ErrorCode.CODE_INVALID, 'The recovery code is wrong, expired or used up.', { field: 'deviceData.recoveryCode' });
-    await this.lockouts.succeeded(actor);
+    const attempt = await this.lockouts.reserve(actor);
+    try {
+      const pending = await consumeCode(this.collections.recoveryCodes, `${user.SvcUserId}:${device.document._id}`, sha256(`${user.SvcUserId}:${device.document._id}:${code}`));
+      if (!pending) {
+        await attempt.failed();
+        throw appError(ErrorCode.CODE_INVALID, 'The recovery code is wrong, expired or used up.', { field: 'deviceData.recoveryCode' });
+      }
+      await attempt.succeeded();
+    } finally {
+      await attempt.release();
+    }
     try {
       await this.auth.devices.insertOne({ ...device.document, SvcUserId: user.SvcUserId });
     } catch (error) {

@@ -4,7 +4,7 @@ import { appError, ErrorCode } from '../../../../platform/errors.js';
 import type { Logger } from '../../../../platform/logger.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../../../../platform/secrets.js';
 import { checkString, ID_RULE, NEW_PASSWORD_RULES, required } from '../../../../platform/validate.js';
-import type { AuthCollections } from '../datasources/auth.js';
+import type { AggregatorUserDocument, AuthCollections } from '../datasources/auth.js';
 import type { Lockouts } from './lockout.js';
 import type { Sessions } from './sessions.js';
 
@@ -42,15 +42,22 @@ export class AggregatorAuth {
     const password = checkString(required(input.password, 'password'), 'password', { min: 1, max: 50 })!;
     checkString(input.requestId, 'requestId', { min: 1, max: 32, safeText: true });
     const actor = `aggregator:${login.toLowerCase()}`;
-    await this.lockouts.attempt(actor);
-    const user = await this.auth.aggregatorUsers.findOne({ _id: login.toLowerCase() });
-    const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
-    if (!ok || !user) {
-      this.logger.info('aggregator login failed');
-      await this.audit.record('LOGIN_FAILED', { type: 'actor', id: actor }, { channel: 'aggregator', reason: 'wrong login or password' });
-      throw appError(ErrorCode.UNAUTHENTICATED, 'Login or password is incorrect.');
+    const attempt = await this.lockouts.reserve(actor);
+    let user: AggregatorUserDocument;
+    try {
+      const found = await this.auth.aggregatorUsers.findOne({ _id: login.toLowerCase() });
+      const ok = await verifyPassword(password, found?.passwordHash ?? DUMMY_PASSWORD_HASH);
+      if (!ok || !found) {
+        this.logger.info('aggregator login failed');
+        await this.audit.record('LOGIN_FAILED', { type: 'actor', id: actor }, { channel: 'aggregator', reason: 'wrong login or password' });
+        await attempt.failed();
+        throw appError(ErrorCode.UNAUTHENTICATED, 'Login or password is incorrect.');
+      }
+      user = found;
+      await attempt.succeeded();
+    } finally {
+      await attempt.release();
     }
-    await this.lockouts.succeeded(actor);
     const subject = { kind: 'aggregator' as const, svcAggregatorId: user.svcAggregatorId, login: user.login };
     const base = await this.sessions.issue({ ...subject, tokenType: 'base' }, this.config.aggregatorTokenLifetimeSeconds);
     const confined = await this.sessions.issue({ ...subject, tokenType: 'confined' }, this.config.confinedTokenLifetimeSeconds);
@@ -82,13 +89,20 @@ export class AggregatorAuth {
     if (newPassword === oldPassword) throw appError(ErrorCode.VALIDATION_FAILED, 'newPassword must differ from oldPassword.', { field: 'newPassword' });
     // Wrong old passwords count toward the same lock as wrong logins: a stolen token cannot brute-force the password.
     const actor = `aggregator:${login.toLowerCase()}`;
-    await this.lockouts.attempt(actor);
-    const user = await this.auth.aggregatorUsers.findOne({ _id: login.toLowerCase() });
-    if (!user || !(await verifyPassword(oldPassword, user.passwordHash))) {
-      await this.audit.record('LOGIN_FAILED', { type: 'actor', id: actor }, { channel: 'aggregator', reason: 'oldPassword is not the current password (change-password)' });
-      throw appError(ErrorCode.FORBIDDEN, 'oldPassword is not the current password.', { field: 'oldPassword' });
+    const attempt = await this.lockouts.reserve(actor);
+    let user: AggregatorUserDocument;
+    try {
+      const found = await this.auth.aggregatorUsers.findOne({ _id: login.toLowerCase() });
+      if (!found || !(await verifyPassword(oldPassword, found.passwordHash))) {
+        await this.audit.record('LOGIN_FAILED', { type: 'actor', id: actor }, { channel: 'aggregator', reason: 'oldPassword is not the current password (change-password)' });
+        await attempt.failed();
+        throw appError(ErrorCode.FORBIDDEN, 'oldPassword is not the current password.', { field: 'oldPassword' });
+      }
+      user = found;
+      await attempt.succeeded();
+    } finally {
+      await attempt.release();
     }
-    await this.lockouts.succeeded(actor);
     const dtsPasswordChanged = new Date();
     // Conditional on the hash that was checked: of two racing changes, only one wins.
     const changed = await this.auth.aggregatorUsers.updateOne(

@@ -109,28 +109,35 @@ export class Authenticator {
     }
 
     const actor = this.actorOf(channel, input);
-    await this.lockouts.attempt(actor);
-
-    let userId: string;
+    const attempt = await this.lockouts.reserve(actor);
+    let user: UserDocument | null;
     try {
-      userId = await this.authenticate(channel, text);
-    } catch (error) {
-      if (!(error instanceof AuthenticationFailed)) throw error;
-      this.logger.info('login failed', { channel, reason: error.message });
-      // A test-channel device tag is that channel's whole credential, and a name no user has may be
-      // a password typed into the wrong field: the audit log names either by a hash.
-      const audited = channel === 'test' || error.unknownName ? `${actor.slice(0, actor.indexOf(':'))}:sha256:${sha256(actor).slice(0, 16)}` : actor;
-      await this.audit.record('LOGIN_FAILED', { type: 'actor', id: audited }, { channel, reason: error.message });
-      throw appError(ErrorCode.UNAUTHENTICATED, 'Authentication unsuccessful.');
+      let userId: string;
+      try {
+        userId = await this.authenticate(channel, text);
+      } catch (error) {
+        if (!(error instanceof AuthenticationFailed)) throw error;
+        this.logger.info('login failed', { channel, reason: error.message });
+        // A test-channel device tag is that channel's whole credential, and a name no user has may be
+        // a password typed into the wrong field: the audit log names either by a hash.
+        const audited = channel === 'test' || error.unknownName ? `${actor.slice(0, actor.indexOf(':'))}:sha256:${sha256(actor).slice(0, 16)}` : actor;
+        await this.audit.record('LOGIN_FAILED', { type: 'actor', id: audited }, { channel, reason: error.message });
+        await attempt.failed();
+        throw appError(ErrorCode.UNAUTHENTICATED, 'Authentication unsuccessful.');
+      }
+      user = await this.users.findOne({ _id: userId });
+      if (!user) await attempt.failed();
+      // A blocked user's right credential is released, not counted: it is refused below, not locked.
+      else if (user.isActive) await attempt.succeeded();
+    } finally {
+      await attempt.release();
     }
-    const user = await this.users.findOne({ _id: userId });
     if (!user) throw appError(ErrorCode.UNAUTHENTICATED, 'Authentication unsuccessful.');
     if (!user.isActive) {
       this.logger.info('login refused', { channel, SvcUserId: user.SvcUserId, reason: 'blocked' });
       await this.audit.record('LOGIN_REFUSED', { type: 'user', id: user.SvcUserId }, { channel, reason: 'blocked' });
       throw appError(ErrorCode.ACTOR_LOCKED, 'This user is blocked.');
     }
-    await this.lockouts.succeeded(actor);
     const { token, dtsExpiry } = await this.sessions.issue({ kind: 'user', SvcUserId: user.SvcUserId, channel }, this.config.tokenLifetimeSeconds);
     this.logger.info('login', { channel, SvcUserId: user.SvcUserId });
     await this.audit.record('LOGIN_SUCCEEDED', { type: 'user', id: user.SvcUserId }, { channel });

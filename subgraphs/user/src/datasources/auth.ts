@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import type { Leased } from '../attempt-slots.js';
 
 /** A user name and password of the internet channel. `_id` is the lower-cased user name. */
 export interface CredentialDocument {
@@ -55,11 +56,14 @@ export interface SessionDocument {
   dtsRevoked: Date | null;
 }
 
-/** Failed logins of one actor (a user name or a device) and the lock they lead to. */
-export interface LockoutDocument {
+/**
+ * Failed logins of one actor (a user name or a device), the lock they lead to, and the credential
+ * checks in flight (`leases`, see auth/lockout.ts).
+ */
+export interface LockoutDocument extends Leased {
   _id: string;
   failures: number;
-  dtsLastFailure: Date;
+  dtsLastFailure: Date | null;
   lockedUntil: Date | null;
 }
 
