@@ -5,6 +5,7 @@ import type { DocumentedShape } from './documented.js';
 import type { UploadedFile } from '../multipart.js';
 import { CREDENTIAL_ISSUING_FIELDS } from '../../../platform/principal.js';
 import { loadOperation } from '../operations.js';
+import { ownValue } from '../../../platform/own.js';
 
 /** The credential header a route takes. */
 export type Credential = 'token' | 'x-svc-token' | 'x-svc-jwtoken';
@@ -181,10 +182,10 @@ export function routeErrorCodes(route: Route): string[] {
   return [...new Set(codes)];
 }
 
-/** The status a route answers an error code with. */
-export function statusOfCode(route: Route, code: string): number {
-  if (code === ErrorCode.TOKEN_MISSING && route.missingCredentialStatus) return route.missingCredentialStatus;
-  return route.statuses?.[code] ?? DEFAULT_STATUSES[code] ?? 500;
+/** The status a route (or, before a route is known, any route) answers an error code with. */
+export function statusOfCode(route: Route | null, code: string, fallback = 500): number {
+  if (code === ErrorCode.TOKEN_MISSING && route?.missingCredentialStatus) return route.missingCredentialStatus;
+  return (route?.statuses && ownValue(route.statuses, code)) ?? ownValue(DEFAULT_STATUSES, code) ?? fallback;
 }
 
 /** Every status a route answers: 200 and the statuses of its error codes. */

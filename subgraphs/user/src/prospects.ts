@@ -15,6 +15,7 @@ import { DEVICE_CHANNELS } from './auth/login.js';
 import type { Sessions } from './auth/sessions.js';
 import { authCollections, type AuthCollections, type DeviceDocument } from './datasources/auth.js';
 import { usersCollection, type UserDocument } from './datasources/users.js';
+import { ownValue } from '../../../platform/own.js';
 
 /** Where each preSegment leads: the segment a new user gets. `recovery` is for existing users. */
 export const PRE_SEGMENTS: Readonly<Record<string, string>> = { retail: 'retail', student: 'student', premium: 'premium', business: 'smallBusiness' };
@@ -118,7 +119,7 @@ export class Onboarding {
   async submitData(principal: Principal, input: Record<string, unknown>) {
     const deviceTag = checkString(required(input.deviceTag, 'deviceTag'), 'deviceTag', DEVICE_TAG)!;
     const preSegment = checkString(required(input.preSegment, 'preSegment'), 'preSegment', { max: 64 })!;
-    const segment = PRE_SEGMENTS[preSegment];
+    const segment = ownValue(PRE_SEGMENTS, preSegment);
     if (!segment) throw appError(ErrorCode.VALIDATION_FAILED, `preSegment ${preSegment} leads to no segment; known: ${Object.keys(PRE_SEGMENTS).join(', ')}.`, { field: 'preSegment' });
     const fields = {
       firstName: checkString(input.firstName, 'firstName', { min: 1, max: 100, safeText: true }) ?? null,
@@ -230,7 +231,7 @@ export class Onboarding {
     }
     if (preSegment === RECOVERY) return this.recover(principal, device, deviceData, actor);
     if (principal.kind !== 'prospect') throw appError(ErrorCode.VALIDATION_FAILED, 'An existing user registers a new device with preSegment recovery.', { field: 'preSegment' });
-    const segment = PRE_SEGMENTS[preSegment];
+    const segment = ownValue(PRE_SEGMENTS, preSegment);
     if (!segment) throw appError(ErrorCode.VALIDATION_FAILED, `Unknown preSegment ${preSegment}.`, { field: 'preSegment' });
     if (deviceTag !== principal.deviceTag) throw appError(ErrorCode.VALIDATION_FAILED, "deviceTag is not the prospect's device.", { field: 'deviceTag' });
     const referrer = referral ? await this.users.findOne({ referralCode: referral }, { projection: { _id: 1 } }) : null;

@@ -11,6 +11,7 @@ import type { UserDocument } from '../datasources/users.js';
 import { verifyAndroidSignature, verifyCryptotext } from './device-proof.js';
 import type { Lockouts } from './lockout.js';
 import type { Sessions } from './sessions.js';
+import { isOwnKey } from '../../../../platform/own.js';
 
 /** The ten documented login channels and the properties each one requires. */
 export const CHANNEL_REQUIREMENTS = {
@@ -61,10 +62,10 @@ export function validateLoginRequest(input: LoginRequest): Channel {
   if (input.channel === undefined || input.channel === null || input.channel === '') {
     throw appError(ErrorCode.REQUIRED_ELEMENT_MISSING, 'channel is required.', { field: 'channel' });
   }
-  if (typeof input.channel !== 'string' || !Object.hasOwn(CHANNEL_REQUIREMENTS, input.channel)) {
+  const channel = input.channel;
+  if (!isOwnKey(CHANNEL_REQUIREMENTS, channel)) {
     throw appError(ErrorCode.INVALID_CHANNEL, `channel must be one of ${Object.keys(CHANNEL_REQUIREMENTS).join(', ')}.`, { field: 'channel' });
   }
-  const channel = input.channel as Channel;
   const requirements: readonly string[] = CHANNEL_REQUIREMENTS[channel];
   for (const field of requirements) {
     if (!present(input[field])) {
