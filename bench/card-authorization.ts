@@ -46,8 +46,9 @@ try {
     return { ok: Boolean(body.data), decisionMs: body.data?.authorizeCardMessage.decisionMs ?? NaN, roundTripMs: performance.now() - started };
   };
   // A message that fails (a refused or dropped connection under overload) is counted as an error, not the end of the run.
-  const sendCounted = (i: number) => send(i).catch((error: Error) => {
-    const why = `${error.message}${error.cause ? `: ${(error.cause as Error).message}` : ''}`;
+  const sendCounted = (i: number) => send(i).catch((error: unknown) => {
+    const { message, cause } = error as Error;
+    const why = `${message}${cause ? `: ${(cause as Error).message}` : ''}`;
     failures.set(why, (failures.get(why) ?? 0) + 1);
     return { ok: false, decisionMs: NaN, roundTripMs: NaN };
   });

@@ -30,7 +30,8 @@ for (let s = 0; s < subscribers; s += 1) {
   );
 }
 
-process.on('message', async (message: { type: string; published: number[] }) => {
+/** Reports each subscriber's latencies once the parent has published every event. */
+async function onPublished(message: { type: string; published: number[] }): Promise<void> {
   if (message.type !== 'published') return;
   // Wait until every subscriber has every event, or 10 s after the last publish.
   const deadline = Date.now() + 10_000;
@@ -44,4 +45,6 @@ process.on('message', async (message: { type: string; published: number[] }) => 
     }
   }
   report({ type: 'report', latencies, received, complete: arrivals.filter((seen) => seen.size === events).length });
-});
+}
+
+process.on('message', (message: { type: string; published: number[] }) => void onPublished(message));

@@ -56,7 +56,7 @@ async function startHiveGateway(config: Config) {
   // @whatwg-node/fetch), which would change Node's Buffer and Blob types for the whole project.
   const HIVE_GATEWAY = '@graphql-hive/gateway';
   const { createGatewayRuntime } = (await import(HIVE_GATEWAY)) as {
-    createGatewayRuntime(options: { supergraph: string; logging: boolean; graphqlEndpoint: string; landingPage: boolean; plugins: () => HivePlugin[] }): HiveRuntime;
+    createGatewayRuntime: (options: { supergraph: string; logging: boolean; graphqlEndpoint: string; landingPage: boolean; plugins: () => HivePlugin[] }) => HiveRuntime;
   };
   let supergraph = readFileSync(SUPERGRAPH_PATH, 'utf8');
   for (const [name, port] of Object.entries(SUPERGRAPH_PORTS)) {

@@ -172,7 +172,9 @@ const result = {
 writeFileSync(RESULT, `${JSON.stringify(result, null, 2)}\n`);
 console.log(JSON.stringify({ ...result, memory: `${memory.length} samples, see ${path.relative(process.cwd(), RESULT)}` }, null, 2));
 
-await Promise.all(clients.map((client) => client.dispose()));
+await Promise.all(clients.map(async (client) => {
+  await client.dispose();
+}));
 await stack.stop();
 await mongo.close();
 await embedded.stop();

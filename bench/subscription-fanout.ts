@@ -68,7 +68,6 @@ try {
   await new Promise((resolve) => setTimeout(resolve, 1000));
   global.gc?.();
   const heapWithSubscribers = process.memoryUsage().heapUsed;
-  const rssWithSubscribers = process.memoryUsage().rss;
 
   const published = new Array<number>(total);
   const t0 = performance.now();

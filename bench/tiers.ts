@@ -22,7 +22,7 @@ function startTier<T>(tier: 'stack' | 'peer', env: Record<string, string>, profi
   const child = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...flags, '--import', 'tsx', SERVICES, tier], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const addresses = new Promise<T>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the ${tier} tier exited with ${code}`)));
-    createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line) as T));
+    createInterface({ input: child.stdout }).once('line', (line) => resolve(JSON.parse(line) as T));
   });
   return { child, addresses };
 }

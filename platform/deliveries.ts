@@ -155,7 +155,7 @@ export class Deliveries {
     });
     if (first > 0) return this.later(delivery._id, first);
     if (!options.wait) {
-      void this.attempt(delivery._id).catch((error: Error) => this.logger.warn('delivery attempt failed to run', { deliveryId: delivery._id, error: error.message }));
+      void this.attempt(delivery._id).catch((error: unknown) => this.logger.warn('delivery attempt failed to run', { deliveryId: delivery._id, error: (error as Error).message }));
       return null;
     }
     return this.attempt(delivery._id);
@@ -187,7 +187,7 @@ export class Deliveries {
     // Resumed in the background, in order: the mutation answers at once.
     void (async () => {
       for (const { _id } of paused) await this.attempt(_id);
-    })().catch((error: Error) => this.logger.warn('resuming deliveries failed', { error: error.message }));
+    })().catch((error: unknown) => this.logger.warn('resuming deliveries failed', { error: (error as Error).message }));
   }
 
   /** Stops the in-process retry timers (the periodic sweep takes over after a restart). */
@@ -200,7 +200,7 @@ export class Deliveries {
     if (delayMs <= TIMED_RETRY_MS) {
       const timer = setTimeout(() => {
         this.timers.delete(timer);
-        void this.attempt(id).catch((error: Error) => this.logger.warn('delivery attempt failed to run', { deliveryId: id, error: error.message }));
+        void this.attempt(id).catch((error: unknown) => this.logger.warn('delivery attempt failed to run', { deliveryId: id, error: (error as Error).message }));
       }, delayMs);
       timer.unref();
       this.timers.add(timer);
@@ -238,7 +238,7 @@ export class Deliveries {
       number: claimed.attemptCount, dtsAttempted: now, outcome: result.error === null ? 'delivered' : 'failed',
       httpStatus: result.httpStatus, error: result.error, durationMs: Math.round((performance.now() - started) * 10) / 10,
     };
-    const inRound = claimed.attemptCount - (claimed.roundStart ?? 0);
+    const inRound = claimed.attemptCount - claimed.roundStart;
     const delay = this.policy.scheduleMs[inRound];
     const nextDelay = delay === undefined ? undefined : Math.min(MAX_RETRY_AFTER_MS, Math.max(delay, result.retryAfterMs ?? 0));
     const update = result.error === null

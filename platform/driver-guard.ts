@@ -14,13 +14,15 @@ export interface DriverConnection {
 }
 
 /** The driver's internal Connection class (the pooled connections and the server monitor's alike); exported for its test only. */
-export const DriverConnectionClass = createRequire(import.meta.url)('mongodb/lib/cmap/connection.js').Connection as {
-  new (stream: Socket, options: { id: number; generation: number }): DriverConnection & {
-    hello: Record<string, unknown> | null;
-    command(ns: { db: string; collection: string | undefined; toString(): string }, command: Record<string, unknown>, options?: Record<string, unknown>): Promise<unknown>;
+export const DriverConnectionClass = (createRequire(import.meta.url)('mongodb/lib/cmap/connection.js') as {
+  Connection: {
+    new (stream: Socket, options: { id: number; generation: number }): DriverConnection & {
+      hello: Record<string, unknown> | null;
+      command(ns: { db: string; collection: string | undefined; toString(): string }, command: Record<string, unknown>, options?: Record<string, unknown>): Promise<unknown>;
+    };
+    prototype: DriverConnection;
   };
-  prototype: DriverConnection;
-};
+}).Connection;
 
 let guarded = false;
 
@@ -38,6 +40,7 @@ let guarded = false;
 export function guardDriverWrites(): void {
   if (guarded) return;
   guarded = true;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- the original, kept to be called with .call(this) by the wrapper below.
   const writeCommand = DriverConnectionClass.prototype.writeCommand;
   // The driver is pinned (package.json) to the version this was written against; a release that
   // moves the method must fail here, at start-up, rather than leave the hang back in place.

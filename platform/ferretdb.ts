@@ -165,7 +165,7 @@ export async function startEmbeddedMongo(options: { dataDir: string; ferretdbBin
     } catch (error) {
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
-        throw new Error(`FerretDB did not answer on ${uri} within 30 s: ${(error as Error).message} ${stderr}`);
+        throw new Error(`FerretDB did not answer on ${uri} within 30 s: ${(error as Error).message} ${stderr}`, { cause: error });
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     } finally {

@@ -34,11 +34,11 @@ export function createGraphClient(config: Config, service: string): GraphClient 
         15_000,
         graphCalls,
         config.inProcessCalls === 'all',
-      ).catch((error: Error) => {
+      ).catch((error: unknown) => {
         // The cause (an internal address) stays in the error's cause for the logs, not in its message.
         throw Object.assign(appError(ErrorCode.UNAVAILABLE, `The graph did not answer ${service}'s call.`), { cause: error });
       });
-      let body: { data?: T; errors?: Array<{ message: string; extensions?: { code?: string } }> };
+      let body: { data?: T; errors?: Array<{ message: string; extensions?: { code?: ErrorCode } }> };
       try {
         body = JSON.parse(response.text) as typeof body;
       } catch {
@@ -46,7 +46,7 @@ export function createGraphClient(config: Config, service: string): GraphClient 
       }
       if (body.errors?.length) {
         const [first] = body.errors;
-        throw appError((first!.extensions?.code as ErrorCode | undefined) ?? ErrorCode.UNAVAILABLE, `The graph refused ${service}'s call: ${first!.message}`);
+        throw appError(first!.extensions?.code ?? ErrorCode.UNAVAILABLE, `The graph refused ${service}'s call: ${first!.message}`);
       }
       if (!body.data) throw appError(ErrorCode.UNAVAILABLE, `The graph answered ${service}'s call with ${response.status} and no data.`);
       return body.data;

@@ -116,10 +116,14 @@ export async function startHttpService(options: {
       });
     });
     const route = async () => {
-      if (req.method === 'GET' && req.url === '/health') return sendJson(res, 200, { status: 'ok', service: options.name });
+      if (req.method === 'GET' && req.url === '/health') {
+        sendJson(res, 200, { status: 'ok', service: options.name });
+        return;
+      }
       if (req.method === 'GET' && req.url === '/ready') {
         const ok = await options.ready().catch(() => false);
-        return sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'unavailable', service: options.name });
+        sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'unavailable', service: options.name });
+        return;
       }
       await options.handle(req, res, scope);
     };
@@ -256,22 +260,32 @@ export function apolloHandler<TContext extends BaseContext>(
 ): Handler {
   return async (req, res, scope) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== '/graphql') return sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `No route for ${url.pathname}` }, requestId: scope.requestId });
+    if (url.pathname !== '/graphql') {
+      sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `No route for ${url.pathname}` }, requestId: scope.requestId });
+      return;
+    }
     let body: unknown = undefined;
     if (req.method === 'POST') {
       let text: string;
       try {
         text = await readBody(req, options.bodyLimitBytes);
       } catch (error) {
-        if (error instanceof BodyTooLargeError) return sendJson(res, 413, { errors: [{ message: error.message, extensions: { code: 'BAD_REQUEST' } }] });
+        if (error instanceof BodyTooLargeError) {
+          sendJson(res, 413, { errors: [{ message: error.message, extensions: { code: 'BAD_REQUEST' } }] });
+          return;
+        }
         throw error;
       }
       try {
         body = text === '' ? undefined : JSON.parse(text);
       } catch {
-        return sendJson(res, 400, { errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
+        sendJson(res, 400, { errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
+        return;
       }
-      if (nestsDeeperThan(body)) return sendJson(res, 400, TOO_DEEP);
+      if (nestsDeeperThan(body)) {
+        sendJson(res, 400, TOO_DEEP);
+        return;
+      }
     }
     const response = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMapOf(req.headers), search: url.search, body },

@@ -32,13 +32,13 @@ export class CommandCounter {
   /** Records the shape of a command's filters (field names, not values): what the index check reads. */
   recordShapes(database: string, command: Document): void {
     const name = Object.keys(command)[0] ?? '';
-    const collection = typeof command[name] === 'string' ? (command[name] as string) : '';
+    const collection = typeof command[name] === 'string' ? command[name] : '';
     const filters: Array<Document | undefined> =
-      name === 'find' ? [command.filter]
-        : name === 'findAndModify' ? [command.query]
+      name === 'find' ? [command.filter as Document | undefined]
+        : name === 'findAndModify' ? [command.query as Document | undefined]
           : name === 'update' ? (command.updates as Array<{ q?: Document }> | undefined)?.map((u) => u.q) ?? []
             : name === 'delete' ? (command.deletes as Array<{ q?: Document }> | undefined)?.map((d) => d.q) ?? []
-              : name === 'count' ? [command.query]
+              : name === 'count' ? [command.query as Document | undefined]
                 : name === 'aggregate' ? [(command.pipeline as Document[] | undefined)?.[0]?.$match as Document | undefined]
                   : [];
     for (const filter of filters) {
@@ -120,7 +120,7 @@ export async function connectMongo(uri: string, dbPrefix: string, appName = 'ban
   const newClient = () => {
     const created = new MongoClient(uri, { appName, monitorCommands: true, serverSelectionTimeoutMS: 10_000, ...(serialized ? { maxPoolSize: 1 } : {}) });
     created.on('commandStarted', (event) => {
-      const target = event.command[event.commandName];
+      const target: unknown = event.command[event.commandName];
       commands.record(event.databaseName, typeof target === 'string' ? target : '', event.commandName);
       commands.recordShapes(event.databaseName, event.command);
     });

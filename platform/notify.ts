@@ -29,9 +29,9 @@ export function maskRecipient(to: string): string {
  */
 export function createNotifier(options: { smtpUrl?: string | undefined; mailFrom: string; smsWebhookUrl?: string | undefined; outboxDir: string; logger: Logger }): Notifier {
   const { logger } = options;
-  const transport: Transporter = options.smtpUrl
+  const transport: Transporter<unknown> = options.smtpUrl
     ? // A stalled SMTP server must not hold a delivery past its lease (nodemailer's defaults are minutes).
-      nodemailer.createTransport({ url: options.smtpUrl, connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 30_000 } as Parameters<typeof nodemailer.createTransport>[0])
+      nodemailer.createTransport({ url: options.smtpUrl, connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 30_000 })
     : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
 
   const toFile = async (name: string, content: string | Buffer) => {

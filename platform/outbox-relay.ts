@@ -43,7 +43,7 @@ export class OutboxRelay {
     void this.bus
       .publish(toBusEvent(event))
       .then(() => this.markPublished(event._id))
-      .catch((error: Error) => this.logger.warn('event left to the relay sweep', { eventId: event._id, error: error.message }));
+      .catch((error: unknown) => this.logger.warn('event left to the relay sweep', { eventId: event._id, error: (error as Error).message }));
   }
 
   /** Marks an event published: at once when no marking write runs, else with the others in the next one. */
@@ -100,7 +100,7 @@ export class OutboxRelay {
       return;
     }
     this.running = this.pass()
-      .catch((error: Error) => this.logger.warn('outbox relay pass failed', { error: error.message }))
+      .catch((error: unknown) => this.logger.warn('outbox relay pass failed', { error: (error as Error).message }))
       .finally(() => {
         this.running = null;
         if (this.again && this.timer) {

@@ -19,13 +19,14 @@ const missing = (value: unknown) => value === undefined || value === null || val
 /** Refuses a missing value with REQUIRED_ELEMENT_MISSING naming the field. */
 export function required<T>(value: T | null | undefined, field: string): T {
   if (missing(value)) throw appError(ErrorCode.REQUIRED_ELEMENT_MISSING, `${field} is required.`, { field });
-  return value as T;
+  return value;
 }
 
 /** Checks a string against its rules; `undefined`/`null` pass through (use `required` for presence). */
 export function checkString(value: unknown, field: string, rule: StringRule = {}): string | null | undefined {
   if (value === undefined || value === null) return value;
   if (typeof value !== 'string') throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be a string.`, { field });
+  // eslint-disable-next-line @typescript-eslint/no-misused-spread -- the length is counted in code points, as JSON Schema's maxLength counts it.
   const length = [...value].length;
   if (rule.min !== undefined && length < rule.min) {
     throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be ${rule.max !== undefined ? `${rule.min}-${rule.max}` : `at least ${rule.min}`} characters long.`, { field });

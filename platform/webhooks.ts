@@ -211,7 +211,7 @@ export async function checkWebhookTarget(value: string, field: string, allowInte
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be an http(s) URL.`, { field });
   if (!allowInternal) {
     if (url.protocol !== 'https:') throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be an https URL.`, { field });
-    let outside = false;
+    let outside: boolean;
     try {
       outside = await resolvesOutside(url.hostname);
     } catch {

@@ -29,7 +29,7 @@ async function main(): Promise<void> {
       ...Object.entries(stack.subgraphs).map(([name, service]) => `  ${`${name} subgraph`.padEnd(38)}${service.url}/graphql`),
       `  database                              ${embedded ? `embedded FerretDB, data in ${config.dataDir}` : 'MONGODB_URI'}`,
       '',
-      'Try: curl -s -X PUT localhost:' + stack.restAdapter.port + '/token -H "content-type: application/json" \\',
+      `Try: curl -s -X PUT localhost:${stack.restAdapter.port}/token -H "content-type: application/json" \\`,
       '       -d \'{"channel":"internet","userName":"demo.user","password":"Demo#Pass2026"}\'',
       '',
     ].join('\n'),

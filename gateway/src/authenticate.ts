@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ApolloServerPlugin } from '@apollo/server';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, OperationTypeNode } from 'graphql';
 import { SUBGRAPH_NAMES, type Config } from '../../platform/config.js';
 import { appError, ErrorCode } from '../../platform/errors.js';
 import { REQUEST_ID_HEADER } from '../../platform/http.js';
@@ -156,7 +156,7 @@ export function sessionConfirmationPlugin(): ApolloServerPlugin<ConfirmedContext
     async requestDidStart() {
       return {
         async didResolveOperation({ operation, contextValue }) {
-          if (contextValue.sessionConfirmed && operation?.operation !== 'query') await contextValue.sessionConfirmed;
+          if (contextValue.sessionConfirmed && operation?.operation !== OperationTypeNode.QUERY) await contextValue.sessionConfirmed;
         },
         async willSendResponse({ contextValue, response }) {
           if (!contextValue.sessionConfirmed) return;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { HeaderMap, type ApolloServerPlugin, type GraphQLResponse } from '@apollo/server';
-import type { FormattedExecutionResult } from 'graphql';
+import { OperationTypeNode, type FormattedExecutionResult } from 'graphql';
 import { Redis } from 'ioredis';
 import { ErrorCode } from '../../platform/errors.js';
 import type { Logger } from '../../platform/logger.js';
@@ -107,7 +107,7 @@ export function idempotencyPlugin(store: IdempotencyStore, ttlSeconds: number, l
       return {
         // Runs only once every plugin's didResolveOperation passed (limits, rate limits): a refused request claims nothing.
         async responseForOperation({ operation, document }): Promise<GraphQLResponse | null> {
-          if (operation.operation !== 'mutation') return null;
+          if (operation.operation !== OperationTypeNode.MUTATION) return null;
           if (rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions)).some((field) => CREDENTIAL_ISSUING_FIELDS.has(field))) return null;
           if (sent.length > 255 || !/^[\x21-\x7e]+$/.test(sent)) {
             return refusal(400, ErrorCode.VALIDATION_FAILED, 'Idempotency-Key must be 1-255 visible ASCII characters.');

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ApolloGateway, RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
-import { GraphQLError, type GraphQLSchema } from 'graphql';
+import { GraphQLError, OperationTypeNode, type GraphQLSchema } from 'graphql';
 import type { EventBus } from '../../platform/event-bus.js';
 import { newId } from '../../platform/secrets.js';
 import { ErrorCode } from '../../platform/errors.js';
@@ -37,14 +37,16 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
   }
 
   override willSendRequest(options: GraphQLDataSourceProcessOptions<GatewayContext>): void {
-    const { request, context } = options;
+    const { request } = options;
+    // A health check or schema load carries a context of its own, not a GatewayContext.
+    const context: Partial<GatewayContext> = options.context;
     // The reads of a mutation's plan must see its writes: they are not shared with reads already in flight.
-    if ('incomingRequestContext' in options && options.incomingRequestContext.operation?.operation === 'mutation') request.http?.headers.set(UNSHARED_READ_HEADER, '1');
+    if ('incomingRequestContext' in options && options.incomingRequestContext.operation.operation === OperationTypeNode.MUTATION) request.http?.headers.set(UNSHARED_READ_HEADER, '1');
     // A call without a request context (none is expected with a static supergraph) gets no rights.
-    const principal: Principal = 'principal' in context && context.principal ? context.principal : { kind: 'anonymous' };
+    const principal: Principal = context.principal ?? { kind: 'anonymous' };
     request.http?.headers.set(PRINCIPAL_HEADER, signPrincipal(principal, this.secret));
-    if ('requestId' in context && context.requestId) request.http?.headers.set(REQUEST_ID_HEADER, context.requestId);
-    if ('clientIp' in context && context.clientIp) request.http?.headers.set(CLIENT_IP_HEADER, signClientIp(context.clientIp, this.secret));
+    if (context.requestId) request.http?.headers.set(REQUEST_ID_HEADER, context.requestId);
+    if (context.clientIp) request.http?.headers.set(CLIENT_IP_HEADER, signClientIp(context.clientIp, this.secret));
   }
 
   /**

@@ -6,8 +6,8 @@ import {
   isObjectType,
   isInterfaceType,
   Kind,
+  type DefinitionNode,
   type FragmentDefinitionNode,
-  type GraphQLField,
   type GraphQLNamedType,
   type GraphQLSchema,
   type SelectionSetNode,
@@ -43,7 +43,7 @@ export function rootFieldNames(selectionSet: SelectionSetNode, fragments: Readon
 }
 
 /** The fragments of a document, by name. */
-export function fragmentsOf(definitions: readonly { kind: string }[]): ReadonlyMap<string, FragmentDefinitionNode> {
+export function fragmentsOf(definitions: readonly DefinitionNode[]): ReadonlyMap<string, FragmentDefinitionNode> {
   return new Map(definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
 }
 

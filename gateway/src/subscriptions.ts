@@ -253,7 +253,7 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
     try {
       // The query's text, not its document: Apollo caches parsing, validation and the query plan by text.
       const result = await options.execute(prepared.text, { ...group.variables, [KEY_VARIABLE]: prepared.route.key(event.payload) }, group.principal);
-      const value = (result.data as Record<string, unknown> | null | undefined)?.[prepared.responseKey];
+      const value = result.data?.[prepared.responseKey];
       // Formatted errors travel to the client as they are.
       return value === null || value === undefined ? null : (result as ExecutionResult);
     } catch (error) {

@@ -51,7 +51,8 @@ export function readManifest(file: string): TrustedDocument[] {
   if (manifest.format !== 'apollo-persisted-query-manifest' || manifest.version !== 1 || !Array.isArray(manifest.operations)) {
     throw new ConfigError([`TRUSTED_DOCUMENTS_FILE ${file} is not an apollo-persisted-query-manifest of version 1`]);
   }
-  const wrong = manifest.operations.filter((entry) => typeof entry?.body !== 'string' || entry.id !== sha256(entry.body));
+  // Typed as what a file may hold: a null entry is a wrong one, not a TypeError.
+  const wrong = manifest.operations.filter((entry: TrustedDocument | null) => typeof entry?.body !== 'string' || entry.id !== sha256(entry.body));
   if (wrong.length > 0) throw new ConfigError([`TRUSTED_DOCUMENTS_FILE ${file}: ${wrong.length} entries whose id is not the SHA-256 of their body`]);
   return manifest.operations;
 }

@@ -26,7 +26,7 @@ export function stringOf(rule: StringRule, description?: string): JsonSchema {
 export function nullable(schema: JsonSchema): JsonSchema {
   if (allowsNull(schema)) return schema;
   // An enum (or const) lists its values, so null joins them; a lone type widens to [type, null].
-  if (Array.isArray(schema.enum)) return { ...schema, ...(typeof schema.type === 'string' ? { type: [schema.type, 'null'] } : {}), enum: [...schema.enum, null] };
+  if (Array.isArray(schema.enum)) return { ...schema, ...(typeof schema.type === 'string' ? { type: [schema.type, 'null'] } : {}), enum: [...(schema.enum as unknown[]), null] };
   if (typeof schema.type === 'string' && schema.const === undefined) return { ...schema, type: [schema.type, 'null'] };
   return { anyOf: [schema, { type: 'null' }] };
 }
@@ -67,6 +67,7 @@ export function withoutNullType(schema: JsonSchema): JsonSchema {
   if (Array.isArray(schema.anyOf)) {
     const branches = (schema.anyOf as JsonSchema[]).filter((branch) => branch.type !== 'null');
     if (branches.length === 1) {
+      // eslint-disable-next-line @typescript-eslint/no-unused-vars -- anyOf is left out by name.
       const { anyOf: _anyOf, ...rest } = schema;
       return { ...branches[0], ...rest };
     }

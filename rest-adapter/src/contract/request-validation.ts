@@ -49,7 +49,7 @@ function describe(error: ErrorObject, field: string): string {
       return `${subject} must be one of: ${(error.params.allowedValues as unknown[]).map(String).join(', ')}.`;
     case 'pattern': {
       // The rule's own words, as the graph says them: "must be 1-36 letters, …", "must contain at least one digit".
-      const rule = (error.parentSchema as JsonSchema | undefined)?.description;
+      const rule: unknown = error.parentSchema?.description;
       if (typeof rule !== 'string') return `${subject} must match ${String(error.params.pattern)}.`;
       return /^(must|may) /.test(rule) ? `${subject} ${rule}.` : `${subject} must be ${rule}.`;
     }
