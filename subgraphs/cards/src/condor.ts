@@ -41,7 +41,7 @@ export async function addCondorCard(db: Db, graph: GraphClient, logger: Logger, 
   };
   await cardsCollection(db).insertOne(card);
   logger.info('condor card added', { svcAggregatorId, customerId, cardId });
-  const designFromData = typeof (attributes.additionalData as { designId?: unknown } | null)?.designId === 'string' ? String((attributes.additionalData as { designId: string }).designId) : designId;
+  const designFromData = typeof (attributes.additionalData as { designId?: unknown } | null)?.designId === 'string' ? (attributes.additionalData as { designId: string }).designId : designId;
   return {
     last_four: lastFour,
     status: card.status,

@@ -18,9 +18,9 @@ import { ReturnRates } from './return-rates.js';
 export interface ComplianceContext extends RequestBase {
   restrictions: DataLoader<string, RestrictionDocument | null>;
   /** The restrictions that apply to a user: their own, or the platform defaults where they have none. */
-  effectiveRestrictions(SvcUserId: string): Promise<RestrictionDocument[]>;
+  effectiveRestrictions: (SvcUserId: string) => Promise<RestrictionDocument[]>;
   proceduralOfUser: DataLoader<string, ProceduralRestrictionDocument[]>;
-  transactionTypes(): Promise<TransactionTypeDocument[]>;
+  transactionTypes: () => Promise<TransactionTypeDocument[]>;
   applications: DataLoader<string, ApplicationDocument | null>;
   kyc: Kyc;
   returnRates: ReturnRates;

@@ -1,4 +1,4 @@
-import { GridFSBucket, MongoServerError, type Collection, type Db } from 'mongodb';
+import { GridFSBucket, MongoServerError, type Db } from 'mongodb';
 import { appError, ErrorCode } from '../../../platform/errors.js';
 import type { Logger } from '../../../platform/logger.js';
 import { detectFileType, storeFile, type FileType } from '../../../platform/files.js';
@@ -229,7 +229,7 @@ export class Kyc {
     try {
       // A stale claim may have left chunks behind.
       await this.files.delete(documentId as never).catch(() => undefined);
-      await storeFile(this.files, documentId, String(input.fileName ?? documentId), bytes, { svcAggregatorId, customerId: document.customerId, entityId: document.entityId, documentType: document.documentType, contentType });
+      await storeFile(this.files, documentId, checkString(input.fileName, 'fileName') ?? documentId, bytes, { svcAggregatorId, customerId: document.customerId, entityId: document.entityId, documentType: document.documentType, contentType });
     } catch (error) {
       await this.collections.documents.updateOne({ _id: documentId }, { $set: { uploaded: null } });
       throw error;
@@ -239,12 +239,12 @@ export class Kyc {
   }
 
   /** Applications of one customer, oldest first, with the list total of the aggregator spec. */
-  async list(svcAggregatorId: string, input: Record<string, unknown>) {
+  async list(svcAggregatorId: string, input: { customerId?: string | null; dateCreateFrom?: string | null; dateCreateTo?: string | null; numberOfRecords?: number | null; skipRecords?: number | null }) {
     const customerId = checkString(required(input.customerId, 'customerId'), 'customerId', ID_RULE)!;
-    const page = checkPage(input as { numberOfRecords?: number | null; skipRecords?: number | null });
+    const page = checkPage(input);
     const created: Record<string, Date> = {};
-    if (input.dateCreateFrom) created.$gte = new Date(`${String(input.dateCreateFrom)}T00:00:00.000Z`);
-    if (input.dateCreateTo) created.$lt = new Date(new Date(`${String(input.dateCreateTo)}T00:00:00.000Z`).getTime() + 24 * 3600_000);
+    if (input.dateCreateFrom) created.$gte = new Date(`${input.dateCreateFrom}T00:00:00.000Z`);
+    if (input.dateCreateTo) created.$lt = new Date(new Date(`${input.dateCreateTo}T00:00:00.000Z`).getTime() + 24 * 3600_000);
     const filter = { svcAggregatorId, customerId, ...(Object.keys(created).length ? { dtsCreated: created } : {}) };
     const { items, total } = await readPage(this.collections.applications.find(filter).sort({ dtsCreated: 1, _id: 1 }), page);
     return { items: items.map(applicationView), total };

@@ -39,7 +39,7 @@ export class AchLedger {
         type: 'ach_payment.updated', timestamp: new Date().toISOString(),
         data: { svcTransactionId: payment.svcTransactionId, svcAggregatorId: payment.svcAggregatorId, svcMerchantId: payment.svcMerchantId, status: payment.status, returnCode: payment.returnCode, amount: payment.amount, currency: payment.currency, effectiveEntryDate: payment.effectiveEntryDate },
       },
-    }).catch((error: Error) => this.logger.warn('ach webhook not stored', { svcTransactionId: payment._id, error: error.message }));
+    }).catch((error: unknown) => this.logger.warn('ach webhook not stored', { svcTransactionId: payment._id, error: (error as Error).message }));
   }
 
   /** Records the settlement of a Processing debit (a conditional update). */

@@ -50,7 +50,7 @@ export function beneficiaryChanges(input: Record<string, unknown>): Partial<Bene
       changes[masked.stored] = text ? text.slice(-4) : null;
     }
   }
-  return changes as Partial<BeneficiaryState>;
+  return changes;
 }
 
 /** Beneficiaries of end users: create, modify and delete, each modification undoable once for UNDO_SECONDS. */

@@ -57,7 +57,7 @@ export interface PaymentsContext extends RequestBase {
   deliveries: Deliveries;
   deliveryLoader: DataLoader<string, DeliveryDocument | null>;
   /** Sends pending ACH events on to compliance now (also done on a timer). */
-  forwardAchEvents(): void;
+  forwardAchEvents: () => void;
 }
 
 export function createPaymentsContext(base: RequestBase, services: PaymentsServices): PaymentsContext {

@@ -39,16 +39,17 @@ export class Merchants {
     const existing = await merchants.findOne({ _id: svcMerchantId });
     if (existing && existing.svcAggregatorId !== svcAggregatorId) throw appError(ErrorCode.CONFLICT, `svcMerchantId ${svcMerchantId} is taken.`, { field: 'svcMerchantId' });
     const name = checkString(existing ? input.name : required(input.name, 'name'), 'name', { min: 1, max: 100, safeText: true }) ?? existing?.name;
-    const linkDelivery = (input.linkDelivery ?? existing?.linkDelivery ?? 'email') as MerchantDocument['linkDelivery'];
+    const linkDelivery = input.linkDelivery ?? existing?.linkDelivery ?? 'email';
     if (linkDelivery !== 'email' && linkDelivery !== 'webhook') throw appError(ErrorCode.VALIDATION_FAILED, 'linkDelivery must be email or webhook.', { field: 'linkDelivery' });
     const webhookUrl = input.webhookUrl === undefined ? (existing?.webhookUrl ?? null) : await checkWebhookUrl(input.webhookUrl, 'webhookUrl', this.allowInternalWebhooks);
     if (linkDelivery === 'webhook' && !webhookUrl) throw appError(ErrorCode.VALIDATION_FAILED, 'webhookUrl is required for webhook delivery.', { field: 'webhookUrl' });
     const secret = !existing || input.rotateSecret ? newWebhookSecret() : null;
     const now = new Date();
-    const settings = { name: name!, linkDelivery, webhookUrl, dtsUpdatedAt: now, ...(secret ? { webhookSecret: secret } : {}) };
+    const settings = { name: name!, linkDelivery, webhookUrl, dtsUpdatedAt: now, ...(secret ? { webhookSecret: secret } : {}) } satisfies Partial<MerchantDocument>;
     const created = !existing && (await insertIfAbsent(merchants, { _id: svcMerchantId, svcMerchantId, svcAggregatorId, logos: {}, dtsCreatedAt: now, webhookSecret: secret!, ...settings }));
     // Changed, or registered by a racing request a moment ago (then only by the same aggregator).
     // A racing registration that lost the insert must not replace the winner's secret.
+    // eslint-disable-next-line @typescript-eslint/no-unused-vars -- webhookSecret is left out by name.
     const { webhookSecret: _lost, ...withoutSecret } = settings;
     const update = existing ? settings : withoutSecret;
     const merchant = created ? await merchants.findOne({ _id: svcMerchantId }) : await merchants.findOneAndUpdate({ _id: svcMerchantId, svcAggregatorId }, { $set: update }, { returnDocument: 'after' });
@@ -56,7 +57,7 @@ export class Merchants {
     this.logger.info('merchant saved', { svcAggregatorId, svcMerchantId, linkDelivery, secretRotated: Boolean(secret) });
     // What happened: registered (this request's insert won), or changed (a lost race updates without the secret).
     const secretSet = Boolean(secret) && (created || Boolean(existing));
-    if (created || secretSet || existing?.linkDelivery !== merchant.linkDelivery || existing?.webhookUrl !== merchant.webhookUrl) {
+    if (created || secretSet || existing?.linkDelivery !== merchant.linkDelivery || existing.webhookUrl !== merchant.webhookUrl) {
       // The origin only: a path or query may carry the receiver's own token.
       const origin = merchant.webhookUrl ? new URL(merchant.webhookUrl).origin : null;
       await this.audit.record('WEBHOOK_CONFIGURED', { type: 'merchant', id: svcMerchantId }, { svcAggregatorId, linkDelivery: merchant.linkDelivery, origin, secretRotated: secretSet, registered: created });

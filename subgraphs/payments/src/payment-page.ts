@@ -2,8 +2,8 @@ import type { MerchantDocument } from './datasources/merchants.js';
 import type { PaymentLinkDocument } from './datasources/payment-links.js';
 
 /** Escapes text for HTML element content and quoted attribute values. */
-export function escapeHtml(value: unknown): string {
-  return String(value ?? '').replace(/[&<>"'`=/]/g, (c) => `&#${c.charCodeAt(0)};`);
+export function escapeHtml(value: string | null | undefined): string {
+  return (value ?? '').replace(/[&<>"'`=/]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /**
@@ -13,7 +13,7 @@ export function escapeHtml(value: unknown): string {
  */
 export function paymentPageHtml(link: PaymentLinkDocument, merchant: Pick<MerchantDocument, 'name'>): string {
   const amount = `${link.amount.toFixed(2)} ${link.currency}`;
-  const row = (label: string, value: unknown) => (value === null || value === undefined || value === '' ? '' : `<tr><th>${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`);
+  const row = (label: string, value: string | null | undefined) => (value === null || value === undefined || value === '' ? '' : `<tr><th>${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`);
   const safeUrl = link.url && /^https?:\/\//i.test(link.url) ? link.url : null;
   return [
     '<!doctype html>',

@@ -43,7 +43,7 @@ export function refundFilter(svcAggregatorId: string, input: Record<string, unkn
   if (ids) and.push({ $or: [{ _id: { $in: ids } }, { svcParentId: { $in: ids } }] });
   if (input.status !== null && input.status !== undefined) {
     if (!(PAYMENT_LINK_STATUSES as readonly unknown[]).includes(input.status)) throw appError(ErrorCode.VALIDATION_FAILED, `status must be one of ${PAYMENT_LINK_STATUSES.join(', ')}.`, { field: 'status' });
-    and.push({ status: input.status as PaymentLinkStatus });
+    and.push({ status: input.status });
   }
   const payerName = checkString(input.payerName, 'payerName', { max: 100 });
   if (payerName) and.push({ payerName });

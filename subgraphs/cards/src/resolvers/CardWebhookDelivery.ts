@@ -2,5 +2,5 @@ import type { CardWebhookDeliveryResolvers } from '../__generated__/resolvers-ty
 
 export const CardWebhookDelivery: CardWebhookDeliveryResolvers = {
   deliveryId: (delivery) => delivery._id,
-  attempts: (delivery) => delivery.attempts ?? [],
+  attempts: (delivery) => delivery.attempts,
 };

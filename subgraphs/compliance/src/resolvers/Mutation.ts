@@ -1,3 +1,4 @@
+import type { AchActivity } from '../../../../platform/ach.js';
 import { requireAggregator, requireService } from '../../../../platform/authorize.js';
 import { appError, ErrorCode } from '../../../../platform/errors.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
@@ -9,10 +10,10 @@ export const Mutation: MutationResolvers = {
   applyAchActivity: async (_parent, { activities }, { principal, returnRates }) => {
     // Only the payments subgraph, which owns the ACH debits, reports them.
     requireService(principal, ['payments']);
-    const checked = activities.map((activity) => {
+    const checked = activities.map((activity): AchActivity => {
       if (activity.kind !== 'debit' && activity.kind !== 'return') throw appError(ErrorCode.VALIDATION_FAILED, 'kind must be debit or return.', { field: 'kind' });
       if (!(activity.amount > 0) || !Number.isFinite(activity.amount)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive.', { field: 'amount' });
-      return { ...activity, kind: activity.kind as 'debit' | 'return', returnCode: activity.returnCode ?? null };
+      return { ...activity, kind: activity.kind, returnCode: activity.returnCode ?? null };
     });
     return { applied: await returnRates.apply(checked) };
   },

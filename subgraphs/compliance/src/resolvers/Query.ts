@@ -31,6 +31,7 @@ export const Query: QueryResolvers = {
   applications: (_parent, { input }, { principal, kyc }) => kyc.list(requireAggregator(principal, 'read').svcAggregatorId, input),
   auditLog: async (_parent, { first, after, ...filter }, { principal, auditLog }) => {
     requireService(principal, ['operator']);
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a client may send first: null, which the default does not replace.
     const size = first ?? 50;
     if (!Number.isInteger(size) || size < 1 || size > 500) throw appError(ErrorCode.VALIDATION_FAILED, 'first must be an integer from 1 to 500.', { field: 'first' });
     for (const field of ['actorId', 'subjectId'] as const) checkString(filter[field], field, { max: 200 });

@@ -11,6 +11,7 @@ export const Account: AccountResolvers = {
   accountNumber: (account) => maskLastFour(account.accountNumberLastFour) ?? '****',
   user: (account) => ({ SvcUserId: account.SvcUserId }),
   transactions: async (account, { first, after, filter }, { transactionPages }) => {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a client may send first: null, which the default does not replace.
     const page = await transactionPages.load(pageKey(account.SvcAccountId, first ?? 30, after, filter));
     const edges = page.nodes.map((node) => ({ cursor: encodeCursor(node), node }));
     return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };

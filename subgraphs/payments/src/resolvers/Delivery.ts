@@ -20,5 +20,5 @@ export const Delivery: DeliveryResolvers = {
   deliveryId: (delivery) => delivery._id,
   // An email address is personal data: the log shows it masked.
   to: (delivery) => (delivery.kind === 'email' ? maskRecipient(delivery.to) : delivery.to),
-  attempts: (delivery) => delivery.attempts ?? [],
+  attempts: (delivery) => delivery.attempts,
 };
