@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays } from '../platform/ach.js';
 import { DEMO } from '../platform/demo.js';
+import type { OutboxEvent } from '../platform/outbox.js';
 import { signPrincipal } from '../platform/principal.js';
 import { startTestStack, type TestStack } from './harness.js';
 
@@ -114,7 +115,7 @@ describe('ACH return rates', () => {
     expect({ ...olderAfter, updatedAt: '' }).toEqual({ ...olderBefore, updatedAt: '' });
 
     // Forwarding the same events again (as a restarted forwarder might) changes nothing.
-    const events = await stack.mongo.db('payments').collection('outbox').find({ type: { $in: ['ach.debit', 'ach.return'] } }).toArray();
+    const events = await stack.mongo.db('payments').collection<OutboxEvent>('outbox').find({ type: { $in: ['ach.debit', 'ach.return'] } }).toArray();
     const asPayments = { 'x-internal-principal': signPrincipal({ kind: 'service', service: 'payments' }, stack.config.internalSecret, Date.now(), 'gateway') };
     const replay = await stack.graphql<{ applyAchActivity: { applied: number } }>('mutation ($a: [AchActivityInput!]!) { applyAchActivity(activities: $a) { applied } }', {
       a: events.map((event) => ({

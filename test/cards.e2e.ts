@@ -105,7 +105,7 @@ describe('cards, card authorization and the webhook sandbox', () => {
     expect(again).toMatchObject({ approved: true, transactionId: null });
     const unknown = await authorize(message({ messageType: '0420', amount: 40, originalStan: '999999' }));
     expect(unknown).toMatchObject({ approved: true, transactionId: null });
-    const transactions = await stack.mongo.db('payments').collection('transactions').find({ _id: { $in: [purchase.transactionId, reversal.transactionId] } as never }).toArray();
+    const transactions = await stack.mongo.db('payments').collection<{ amount: number }>('transactions').find({ _id: { $in: [purchase.transactionId, reversal.transactionId] } as never }).toArray();
     expect(transactions.map((t) => t.amount).sort()).toEqual([-40, 40]);
     const after = await stack.mongo.db('payments').collection('accounts').findOne({ _id: DEMO.accountId as never });
     expect(after?.balance).toBe(before?.balance);
@@ -259,6 +259,7 @@ describe('cards, card authorization and the webhook sandbox', () => {
     });
 
     it.each(['productID', 'nameOnCard', 'designId', 'addressType', 'issueType'])('answers 400 when cardAttributes.%s is missing', async (field) => {
+      // eslint-disable-next-line @typescript-eslint/no-unused-vars -- the field is left out by name.
       const { [field as keyof typeof attributes]: _omitted, ...rest } = attributes;
       const response = await add({ customerId: DEMO.userId, cardAttributes: rest });
       expect(response.status).toBe(400);

@@ -172,7 +172,7 @@ describe('KYC/KYB applications', () => {
     const before = stack.gateway.subscribers();
     client.subscribe<{ kycApplicationCompleted: { applicationId: string; outcome: string | null } }>(
       { query: 'subscription { kycApplicationCompleted { applicationId outcome } }' },
-      { next: ({ data }) => void (data && completed.push(data.kycApplicationCompleted)), error: () => {}, complete: () => {} },
+      { next: ({ data }) => { if (data) completed.push(data.kycApplicationCompleted); }, error: () => {}, complete: () => {} },
     );
     await ready;
     // Registered at the gateway, so the completion's event reaches it.

@@ -27,7 +27,7 @@ export class ContractChecker {
   private readonly templates: Array<{ template: string; pattern: RegExp; literalSegments: number }>;
 
   constructor(readonly document: OpenApiDocument = buildOpenApiDocument()) {
-    this.ajv.addSchema({ $id: 'openapi.json', components: document.components } as Record<string, unknown>);
+    this.ajv.addSchema({ $id: 'openapi.json', components: document.components });
     this.templates = Object.keys(document.paths)
       .map((template) => ({
         template,

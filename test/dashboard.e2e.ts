@@ -26,7 +26,9 @@ describe('the live dashboard in a real browser', () => {
     browser = await launchChromium();
   }, 240_000);
   afterAll(async () => {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it.
     await browser?.close();
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it.
     await stack?.stop();
   });
 

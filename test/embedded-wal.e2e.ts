@@ -20,7 +20,9 @@ describe.skipIf(Boolean(process.env.FERRETDB_BIN))('the embedded database write-
     client = new MongoClient(embedded.uri);
   });
   afterAll(async () => {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it.
     await client?.close();
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it.
     await embedded?.stop();
     await rm(dataDir, { recursive: true, force: true });
   });

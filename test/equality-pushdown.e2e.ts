@@ -81,7 +81,7 @@ describe('the embedded database narrows queries by their equalities without losi
   it('finds, updates and deletes by _id of every kind, and by field names SQLite could read as columns', async () => {
     const kinds = mongo.db('user').collection('id_kinds');
     const ids: unknown[] = ['s', 7, 7.5, OBJECT_IDS[0], { nested: 'doc' }, true];
-    await kinds.insertMany(ids.map((_id, v) => ({ _id, v, oid: `o${v}` }) as Document));
+    await kinds.insertMany(ids.map((_id, v): Document => ({ _id, v, oid: `o${v}` })));
     for (const [v, _id] of ids.entries()) {
       const label = JSON.stringify(_id);
       expect((await kinds.findOne({ _id, v } as Filter<Document>))?.v, label).toBe(v);

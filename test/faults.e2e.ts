@@ -27,7 +27,8 @@ function startLoad(stack: TestStack, credentials: { token: string; merchantJwt: 
   const acknowledged: string[] = [];
   const statuses: Record<string, number> = {};
   const partial: GraphQLBody[] = [];
-  let running = true;
+  // Widened: TypeScript reads the async loops below as running at once, before stop() sets it false.
+  let running = true as boolean;
   const count = (what: string, status: number) => void (statuses[`${what} ${status}`] = (statuses[`${what} ${status}`] ?? 0) + 1);
   const writer = (async () => {
     for (let i = 0; running; i += 1) {

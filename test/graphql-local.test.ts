@@ -46,7 +46,7 @@ describe('a GraphQL POST made in this process', () => {
     for (let i = 0; i < MAX_JSON_DEPTH + 1; i += 1) nested = { inner: nested };
     const body = { query: '{ caller }', variables: { v: nested } };
     const headers = { 'content-type': 'application/json' };
-    const here = await local({ headers, remoteAddress: undefined }, body as { query: string; variables: Record<string, unknown> }, 'req-local-2');
+    const here = await local({ headers, remoteAddress: undefined }, body, 'req-local-2');
     expect(here.status).toBe(400);
     expect({ status: here.status, text: here.text }).toEqual(await overHttp(body, headers));
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'request', requestId: 'req-local-2', status: 400 }));

@@ -25,7 +25,7 @@ describe('the services\' JSON POST', () => {
           for (let i = 0; i < 40; i += 1) res.write(chunk);
           return res.end();
         }
-        res.writeHead(201, { 'content-type': 'application/json', 'x-seen': req.headers['x-test'] ?? '' }).end(JSON.stringify({ echo: JSON.parse(body) }));
+        res.writeHead(201, { 'content-type': 'application/json', 'x-seen': req.headers['x-test'] ?? '' }).end(JSON.stringify({ echo: JSON.parse(body) as unknown }));
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -69,7 +69,7 @@ describe('a subgraph\'s call to the graph', () => {
     const closedPort = (probe.address() as AddressInfo).port;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
     const unreachable = createGraphClient(loadConfig({ NODE_ENV: 'test', GATEWAY_URL: `http://127.0.0.1:${closedPort}/graphql` }), 'cards');
-    const refused = await unreachable.request('{ __typename }').then(() => null, (error: GraphQLError) => error);
+    const refused = await unreachable.request('{ __typename }').then(() => null, (error: unknown) => error as GraphQLError);
     expect(refused?.extensions.code).toBe(ErrorCode.UNAVAILABLE);
     expect(refused?.message).toBe("The graph did not answer cards's call.");
     expect((refused?.cause as NodeJS.ErrnoException | undefined)?.code).toBe('ECONNREFUSED');
@@ -78,7 +78,7 @@ describe('a subgraph\'s call to the graph', () => {
     await new Promise<void>((resolve) => html.listen(0, '127.0.0.1', resolve));
     try {
       const proxied = createGraphClient(loadConfig({ NODE_ENV: 'test', GATEWAY_URL: `http://127.0.0.1:${(html.address() as AddressInfo).port}/graphql` }), 'cards');
-      const error = await proxied.request('{ __typename }').then(() => null, (failure: GraphQLError) => failure);
+      const error = await proxied.request('{ __typename }').then(() => null, (failure: unknown) => failure as GraphQLError);
       expect(error?.extensions.code).toBe(ErrorCode.UNAVAILABLE);
       expect(error?.message).toBe("The graph answered cards's call with 502 and no JSON.");
     } finally {

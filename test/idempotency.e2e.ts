@@ -18,6 +18,7 @@ describe('Idempotency-Key on requests that change state', () => {
     stack = await startTestStack();
     token = await stack.loginDemo();
   });
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it.
   afterAll(() => stack?.stop());
 
   const undos = () => beneficiaryUndosCollection(stack.mongo.db('payments')).countDocuments({ SvcBeneficiaryId: 'demo_beneficiary_2' });

@@ -35,7 +35,9 @@ describe('the REST adapter beside the gateway and in a process of its own', () =
     token = await stack.loginDemo();
   });
   afterAll(async () => {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it.
     await overHttp?.close();
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it.
     await stack?.stop();
   });
 
@@ -108,7 +110,9 @@ describe('the gateway beside its subgraphs and apart from them', () => {
     token = await stack.loginDemo();
   });
   afterAll(async () => {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it.
     await overHttp?.close();
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it.
     await stack?.stop();
   });
 

@@ -11,6 +11,7 @@ describe('GraphQL operation limits at the gateway', () => {
     stack = await startTestStack();
     token = await stack.loginDemo();
   });
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it.
   afterAll(() => stack?.stop());
 
   const nest = (levels: number): string => (levels === 0 ? 'firstName' : `cards { user { ${nest(levels - 1)} } }`);

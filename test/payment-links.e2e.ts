@@ -4,6 +4,7 @@ import { signJwt } from '../platform/jwt.js';
 import { startWebhookReceiver } from '../platform/webhook-receiver.js';
 import { createLogger } from '../platform/logger.js';
 import { createNotifier } from '../platform/notify.js';
+import type { OutboxEvent } from '../platform/outbox.js';
 import { Deliveries, deliveriesCollection, merchantEndpoints } from '../subgraphs/payments/src/deliveries.js';
 import { paymentLinksCollection, refundsCollection, type RefundDocument } from '../subgraphs/payments/src/datasources/payment-links.js';
 import { startTestStack, type TestStack } from './harness.js';
@@ -456,7 +457,7 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
           ['ach_payment.updated', 'Settled', null],
           ['ach_payment.updated', 'Returned', 'R10'],
         ]);
-        const events = await stack.mongo.db('payments').collection('outbox').find({ 'payload.svcTransactionId': 'ach_hooked_1' }).toArray();
+        const events = await stack.mongo.db('payments').collection<OutboxEvent>('outbox').find({ 'payload.svcTransactionId': 'ach_hooked_1' }).toArray();
         expect(events.map((e) => e.type).sort()).toEqual(['ach.debit', 'ach.return', 'ach.settled']);
       } finally {
         await receiver.close();

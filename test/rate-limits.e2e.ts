@@ -16,6 +16,7 @@ describe('rate limits at the gateway', () => {
     stack = await startTestStack({ RATE_LIMIT_PER_CREDENTIAL: '5', RATE_LIMIT_PER_ADDRESS: '12', RATE_LIMIT_SENSITIVE: '3' });
     token = await stack.loginDemo();
   });
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it.
   afterAll(() => stack?.stop());
 
   it('limits a credential per operation, with 429 and Retry-After, and counts each operation apart', async () => {
@@ -78,6 +79,7 @@ describe('rate limits and ended sessions', () => {
   beforeAll(async () => {
     stack = await startTestStack({ RATE_LIMIT_PER_CREDENTIAL: '3' });
   });
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it.
   afterAll(() => stack?.stop());
 
   it("gives back the hits of a token whose session has ended, so that it cannot spend its user's limit", async () => {

@@ -5,6 +5,13 @@ import { launchChromium } from './browser.js';
 import { contractChecker } from './contract.js';
 import { startTestStack, type TestStack } from './harness.js';
 
+/** What the check reads of a rendered element (the tests compile without the DOM library). */
+interface RenderedElement {
+  textContent: string | null;
+  querySelector(selector: string): RenderedElement | null;
+  getAttribute(name: string): string | null;
+}
+
 describe('the API reference page in a real browser', () => {
   let stack: TestStack;
   let browser: Browser;
@@ -14,7 +21,9 @@ describe('the API reference page in a real browser', () => {
     browser = await launchChromium();
   }, 240_000);
   afterAll(async () => {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it.
     await browser?.close();
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it.
     await stack?.stop();
   });
 
@@ -39,8 +48,8 @@ describe('the API reference page in a real browser', () => {
     const documented = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
     const operations = page.locator('.opblock');
     await expect.poll(() => operations.count(), { timeout: 20_000 }).toBe(documented.length);
-    const rendered = await operations.evaluateAll((blocks) =>
-      blocks.map((block) => `${block.querySelector('.opblock-summary-method')?.textContent?.trim()} ${block.querySelector('[data-path]')?.getAttribute('data-path')}`),
+    const rendered = await operations.evaluateAll((blocks: RenderedElement[]) =>
+      blocks.map((block) => `${block.querySelector('.opblock-summary-method')?.textContent?.trim() ?? ''} ${block.querySelector('[data-path]')?.getAttribute('data-path') ?? ''}`),
     );
     expect(rendered.sort()).toEqual(documented.sort());
 

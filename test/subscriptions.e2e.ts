@@ -49,7 +49,9 @@ function subscriber(url: string, connectionParams: Record<string, string>) {
         },
       };
     },
-    close: () => Promise.all(clients.map((c) => c.dispose())),
+    close: () => Promise.all(clients.map(async (c) => {
+      await c.dispose();
+    })),
   };
 }
 
@@ -70,8 +72,8 @@ describe('subscriptions over graphql-ws', () => {
   });
   /** An event that does not arrive fails with the stack's last warnings and errors, to say why. */
   const withLogs = <T>(waiting: Promise<T>): Promise<T> =>
-    waiting.catch((error: Error) => {
-      throw new Error(`${error.message}; last warnings: ${JSON.stringify(stack.logs.filter((line) => line.level === 'warn' || line.level === 'error').slice(-5))}`);
+    waiting.catch((error: unknown) => {
+      throw new Error(`${(error as Error).message}; last warnings: ${JSON.stringify(stack.logs.filter((line) => line.level === 'warn' || line.level === 'error').slice(-5))}`);
     });
   /** Waits until the gateway holds `count` more subscriptions than `before`: registered, so an event now reaches them. */
   const registered = (before: number, count = 1) => until(async () => stack.gateway.subscribers(), (n) => n >= before + count);
@@ -266,7 +268,7 @@ describe('subscriptions over graphql-ws', () => {
     await registered(before);
     // A separate process stores a state change's event and exits at once, before publishing it.
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, 'fixtures', 'store-event-and-die.ts')], {
-      env: { ...process.env, MONGODB_URI: stack.config.mongodbUri, DB: stack.mongo.databaseName('cards'), SVC_CARD_ID: DEMO.cardIds[1]!, SVC_USER_ID: DEMO.userId },
+      env: { ...process.env, MONGODB_URI: stack.config.mongodbUri, DB: stack.mongo.databaseName('cards'), SVC_CARD_ID: DEMO.cardIds[1], SVC_USER_ID: DEMO.userId },
       stdio: 'inherit',
     });
     expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);

@@ -72,6 +72,7 @@ function authorization(a: Authorization): Omit<EventRow, 'at'> {
   return { kind: 'authorization', title: `${a.messageType} ${a.amount.toFixed(2)} ${a.currency}${card}: ${a.approved ? 'approved' : `declined (${a.responseCode})`}`, detail: `${a.messageId} · ${a.reason}`, declined: !a.approved };
 }
 
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the element type its selector finds, as with querySelector<E>.
 const $ = <T extends HTMLElement>(selector: string) => document.querySelector(selector) as T;
 
 async function graphql<T>(query: string, variables: Record<string, unknown>): Promise<T> {
@@ -146,17 +147,20 @@ function show(row: EventRow): void {
 let client: Client | null = null;
 
 function connect(credentials: Credentials, chart: MinuteChart): void {
-  client?.dispose();
+  void client?.dispose();
   const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/graphql`;
   client = createClient({ url, connectionParams: credentials.headers, retryAttempts: 5 });
   client.on('connected', () => ($('#status').textContent = `Connected as ${credentials.role}; waiting for events…`));
   client.on('closed', () => ($('#status').textContent = 'Disconnected.'));
   for (const subscription of SUBSCRIPTIONS[credentials.role]) {
-    client.subscribe<Record<string, unknown>>(
+    client.subscribe(
       { query: subscription.query },
       {
         next: ({ data, errors }) => {
-          if (errors?.length) return show({ at: new Date(), kind: 'error', title: errors[0]!.message, detail: subscription.name });
+          if (errors?.length) {
+            show({ at: new Date(), kind: 'error', title: errors[0]!.message, detail: subscription.name });
+            return;
+          }
           if (!data) return;
           const row = { at: new Date(), ...subscription.describe(data) };
           show(row);
@@ -183,7 +187,7 @@ function main(): void {
     $('#status').textContent = 'Logging in…';
     logIn(role, $<HTMLInputElement>('#login').value, $<HTMLInputElement>('#password').value)
       .then((credentials) => connect(credentials, chart))
-      .catch((error: Error) => ($('#status').textContent = `Login failed: ${error.message}`));
+      .catch((error: unknown) => ($('#status').textContent = `Login failed: ${(error as Error).message}`));
   });
 }
 
