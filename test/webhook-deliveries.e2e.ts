@@ -57,7 +57,7 @@ describe('webhook deliveries: schedule, log, resend and disabled endpoints', () 
     endpoint = await startEndpoint(() => secret);
     stack = await startTestStack({ WEBHOOK_RETRY_SCHEDULE: '0,100ms,100ms,100ms', WEBHOOK_DISABLE_AFTER: '6', SERVICE_KEYS: `card-processor=${PROCESSOR_KEY}` });
     aggregatorToken = (await stack.rest<Envelope<{ token: string }>>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
-    secret = (await saveMerchant({ svcMerchantId: 'hooked', name: 'Hooked', linkDelivery: 'webhook', webhookUrl: endpoint.url }))!.webhookSecret!;
+    secret = (await saveMerchant({ svcMerchantId: 'hooked', name: 'Hooked', linkDelivery: 'webhook', webhookUrl: endpoint.url })).webhookSecret!;
   });
   afterAll(async () => {
     await stack.stop();
