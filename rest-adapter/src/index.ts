@@ -13,7 +13,7 @@ import { aggregatorError, aggregatorSuccess, endUserError, type Api, type RouteE
 import { readMultipart, type UploadedFile } from './multipart.js';
 import { loadOperation } from './operations.js';
 import { createRouter } from './router.js';
-import { changesState, DEFAULT_STATUSES, ROUTES, RouteInputError, type Route } from './routes/index.js';
+import { changesState, ROUTES, RouteInputError, statusOfCode, type Route } from './routes/index.js';
 
 interface GraphQLResponse {
   data?: Record<string, unknown> | null;
@@ -96,9 +96,13 @@ export async function start(options: {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (await serveContract(req, res, url.pathname)) return;
     const found = match(req.method ?? 'GET', url.pathname);
-    if (!found) return sendJson(res, 404, { error: { code: ErrorCode.NOT_FOUND, message: `No route for ${req.method} ${url.pathname}.` }, requestId: scope.requestId });
+    if (!found) {
+      sendJson(res, 404, { error: { code: ErrorCode.NOT_FOUND, message: `No route for ${req.method} ${url.pathname}.` }, requestId: scope.requestId });
+      return;
+    }
     if ('allowed' in found) {
-      return sendJson(res, 405, { error: { code: 'METHOD_NOT_ALLOWED', message: `${url.pathname} answers ${found.allowed.join(', ')}.` }, requestId: scope.requestId }, { allow: found.allowed.join(', ') });
+      sendJson(res, 405, { error: { code: 'METHOD_NOT_ALLOWED', message: `${url.pathname} answers ${found.allowed.join(', ')}.` }, requestId: scope.requestId }, { allow: found.allowed.join(', ') });
+      return;
     }
     const { route, params, undecodable } = found;
     try {
@@ -116,7 +120,8 @@ export async function start(options: {
     const fail = (status: number, error: RouteError, retryAfterSeconds?: number) => sendError(res, route.api, status, error, requestId, retryAfterSeconds);
 
     if (route.credential && !req.headers[route.credential]) {
-      return fail(route.missingCredentialStatus ?? 401, { code: ErrorCode.TOKEN_MISSING, message: `The ${route.credential} header is required.`, field: route.credential });
+      fail(route.missingCredentialStatus ?? 401, { code: ErrorCode.TOKEN_MISSING, message: `The ${route.credential} header is required.`, field: route.credential });
+      return;
     }
     let body: unknown = undefined;
     let files: UploadedFile[] = [];
@@ -125,25 +130,34 @@ export async function start(options: {
         ({ files } = await readMultipart(req, route.maxFileBytes ?? config.bodyLimitBytes));
       } catch (error) {
         if (!(error instanceof RouteInputError)) throw error;
-        return fail(DEFAULT_STATUSES[error.code] ?? 400, { code: error.code, message: error.message, field: error.field });
+        fail(statusOfCode(null, error.code, 400), { code: error.code, message: error.message, field: error.field });
+        return;
       }
     } else if (route.body !== 'none') {
       let text: string;
       try {
         text = await readBody(req, config.bodyLimitBytes);
       } catch (error) {
-        if (error instanceof BodyTooLargeError) return fail(413, { code: ErrorCode.PAYLOAD_TOO_LARGE, message: error.message });
+        if (error instanceof BodyTooLargeError) {
+          fail(413, { code: ErrorCode.PAYLOAD_TOO_LARGE, message: error.message });
+          return;
+        }
         throw error;
       }
       try {
         body = JSON.parse(text);
       } catch {
-        return fail(400, { code: ErrorCode.BAD_REQUEST, message: 'The request body is not valid JSON.' });
+        fail(400, { code: ErrorCode.BAD_REQUEST, message: 'The request body is not valid JSON.' });
+        return;
       }
-      if (nestsDeeperThan(body)) return fail(400, { code: ErrorCode.BAD_REQUEST, message: `The request body nests deeper than ${MAX_JSON_DEPTH} levels.` });
+      if (nestsDeeperThan(body)) {
+        fail(400, { code: ErrorCode.BAD_REQUEST, message: `The request body nests deeper than ${MAX_JSON_DEPTH} levels.` });
+        return;
+      }
       const isArray = Array.isArray(body);
       if (body === null || typeof body !== 'object' || isArray !== (route.body === 'array')) {
-        return fail(400, { code: ErrorCode.BAD_REQUEST, message: `The request body must be a JSON ${route.body}.` });
+        fail(400, { code: ErrorCode.BAD_REQUEST, message: `The request body must be a JSON ${route.body}.` });
+        return;
       }
       const echoed = route.requestIdOf?.(body);
       if (echoed !== undefined && ECHOABLE_REQUEST_ID.test(echoed)) requestId = echoed;
@@ -156,23 +170,27 @@ export async function start(options: {
       variables = route.variables({ params, body, query: url.searchParams, files });
     } catch (error) {
       if (!(error instanceof RouteInputError)) throw error;
-      return fail(route.statuses?.[error.code] ?? DEFAULT_STATUSES[error.code] ?? 400, { code: error.code, message: error.message, field: error.field });
+      fail(statusOfCode(route, error.code, 400), { code: error.code, message: error.message, field: error.field });
+      return;
     }
     let result: { status: number; body: GraphQLResponse; replayed: boolean };
     try {
       result = await callGateway(route, variables, req, scope);
     } catch (error) {
       scope.logger.error('gateway call failed', { error });
-      return fail(route.statuses?.[ErrorCode.UNAVAILABLE] ?? DEFAULT_STATUSES[ErrorCode.UNAVAILABLE]!, { code: ErrorCode.UNAVAILABLE, message: 'The service is unavailable.' });
+      fail(statusOfCode(route, ErrorCode.UNAVAILABLE), { code: ErrorCode.UNAVAILABLE, message: 'The service is unavailable.' });
+      return;
     }
     const first = result.body.errors?.[0];
     if (first) {
       const code = first.extensions?.code ?? ErrorCode.INTERNAL;
-      const status = route.statuses?.[code] ?? DEFAULT_STATUSES[code] ?? (result.status >= 400 ? result.status : 500);
+      const status = statusOfCode(route, code, result.status >= 400 ? result.status : 500);
       // A variable refused while coercing (a wrong type, a custom scalar) names its path in the message.
       const field = first.extensions?.field ?? fieldOfCoercionError(first.message);
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-enum-comparison -- code is the gateway's wire string, which ErrorCode's values are.
       const message = status >= 500 && code === ErrorCode.INTERNAL ? 'Internal server error.' : first.message;
-      return fail(status, { code: code === 'BAD_USER_INPUT' ? ErrorCode.BAD_REQUEST : code, message, field }, first.extensions?.retryAfter);
+      fail(status, { code: code === 'BAD_USER_INPUT' ? ErrorCode.BAD_REQUEST : code, message, field }, first.extensions?.retryAfter);
+      return;
     }
     let payload: unknown;
     try {
@@ -180,7 +198,8 @@ export async function start(options: {
     } catch (error) {
       // A result the route cannot answer with (say, an object that is not there).
       if (!(error instanceof RouteInputError)) throw error;
-      return fail(route.statuses?.[error.code] ?? DEFAULT_STATUSES[error.code] ?? 400, { code: error.code, message: error.message, field: error.field });
+      fail(statusOfCode(route, error.code, 400), { code: error.code, message: error.message, field: error.field });
+      return;
     }
     if (route.responseType === 'html') {
       const html = String(payload);
