@@ -259,7 +259,6 @@ describe('cards, card authorization and the webhook sandbox', () => {
     });
 
     it.each(['productID', 'nameOnCard', 'designId', 'addressType', 'issueType'])('answers 400 when cardAttributes.%s is missing', async (field) => {
-      // eslint-disable-next-line @typescript-eslint/no-unused-vars -- the field is left out by name.
       const { [field as keyof typeof attributes]: _omitted, ...rest } = attributes;
       const response = await add({ customerId: DEMO.userId, cardAttributes: rest });
       expect(response.status).toBe(400);

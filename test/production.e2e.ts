@@ -9,7 +9,6 @@ import { startTestStack, type TestStack } from './harness.js';
 async function storeBrokenCard(stack: TestStack): Promise<void> {
   const cards = cardsCollection(stack.mongo.db('cards'));
   const card = await cards.findOne({ _id: DEMO.cardIds[0] });
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- status is left out by name.
   const { status: _dropped, ...broken } = card!;
   await cards.insertOne({ ...broken, _id: 'broken_card', SvcCardId: 'broken_card', isMain: false } as typeof card & object);
 }

@@ -8,15 +8,15 @@ export interface FuzzSeed {
   seed: number;
   /** Where it replays; every route and mutation when absent. */
   scope?: string;
-  /** Runs from the seed. */
-  numRuns: number;
+  /** Runs from the seed; the route's or mutation's own number when absent. */
+  numRuns?: number;
   /** What it found (for a seed that found a bug). */
   found?: string;
 }
 
 export const FUZZ_SEEDS: readonly FuzzSeed[] = [
-  { seed: 20261125, numRuns: 4 },
-  { seed: 424242, numRuns: 4 },
+  { seed: 20261125 },
+  { seed: 424242 },
   { seed: 1893618297, scope: 'POST /prospect/data', numRuns: 8, found: '"valueOf" as preSegment answered 500 and stored a prospect (issue 22)' },
 ];
 

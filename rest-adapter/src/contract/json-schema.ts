@@ -67,7 +67,6 @@ export function withoutNullType(schema: JsonSchema): JsonSchema {
   if (Array.isArray(schema.anyOf)) {
     const branches = (schema.anyOf as JsonSchema[]).filter((branch) => branch.type !== 'null');
     if (branches.length === 1) {
-      // eslint-disable-next-line @typescript-eslint/no-unused-vars -- anyOf is left out by name.
       const { anyOf: _anyOf, ...rest } = schema;
       return { ...branches[0], ...rest };
     }

@@ -53,7 +53,6 @@ export class SelectionSchemas {
     if (!root) throw new Error(`the schema has no ${operation.operation} type`);
     const { properties } = this.members(root, operation.selectionSet, fragments);
     // A root field's description tells what the GraphQL operation does; the route says that for REST.
-    // eslint-disable-next-line @typescript-eslint/no-unused-vars -- description is left out by name.
     return Object.fromEntries(Object.entries(properties).map(([key, { description: _description, ...schema }]) => [key, schema]));
   }
 

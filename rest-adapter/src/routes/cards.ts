@@ -1,6 +1,6 @@
 import { ErrorCode } from '../../../platform/errors.js';
 import { FIELD } from '../contract/fields.js';
-import { arrayOf, nullable, object, omittingNulls, type JsonSchema } from '../contract/json-schema.js';
+import { arrayOf, object, omittingNulls, type JsonSchema } from '../contract/json-schema.js';
 import { pick, rootField, withoutNulls, type Route } from './route.js';
 import { CARD, CARD_ADD_RESULT, conditionalMembers, fieldsOf, listOf, SANDBOX_RESPONSE_DATA, SANDBOX_RESULT } from './documented.js';
 

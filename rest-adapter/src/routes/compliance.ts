@@ -175,7 +175,7 @@ export const COMPLIANCE_ROUTES: Route[] = [
     operation: 'application-update.graphql',
     variables: ({ body }) => {
       const input = pick(body, ['customerId', 'applicationId', 'documents']);
-      if (Array.isArray(input.documents)) input.documents = input.documents.map((doc) => (doc !== null && typeof doc === 'object' ? pick(doc, ['entityId', 'documentId', 'view']) : doc));
+      if (Array.isArray(input.documents)) input.documents = (input.documents as unknown[]).map((doc) => (doc !== null && typeof doc === 'object' ? pick(doc, ['entityId', 'documentId', 'view']) : doc));
       return { input };
     },
     respond: (data) => data.updateApplication,

@@ -47,7 +47,7 @@ function userChanges(body: unknown): Record<string, unknown> {
   const input = pick(body, USER_FIELDS);
   for (const key of ['newAddresses', 'deletedAddresses', 'addresses'] as const) {
     const list = input[key];
-    if (Array.isArray(list)) input[key] = list.map((item) => (item !== null && typeof item === 'object' ? pick(item, Object.keys(ADDRESS_FIELDS)) : item));
+    if (Array.isArray(list)) input[key] = (list as unknown[]).map((item) => (item !== null && typeof item === 'object' ? pick(item, Object.keys(ADDRESS_FIELDS)) : item));
   }
   return input;
 }

@@ -251,7 +251,7 @@ export const PAYMENT_ROUTES: Route[] = [
     operation: 'payment-link-create.graphql',
     variables: ({ body }) => {
       const input = pick(body, PAYMENT_LINK_FIELDS);
-      if (Array.isArray(input.fields)) input.fields = input.fields.map((field) => (field !== null && typeof field === 'object' ? pick(field, ['index', 'code', 'label', 'value']) : field));
+      if (Array.isArray(input.fields)) input.fields = (input.fields as unknown[]).map((field) => (field !== null && typeof field === 'object' ? pick(field, ['index', 'code', 'label', 'value']) : field));
       return { input };
     },
     respond: (data) => data.createPaymentLink,

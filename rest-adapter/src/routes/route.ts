@@ -184,7 +184,7 @@ export function routeErrorCodes(route: Route): string[] {
 
 /** The status a route (or, before a route is known, any route) answers an error code with. */
 export function statusOfCode(route: Route | null, code: string, fallback = 500): number {
-  if (code === ErrorCode.TOKEN_MISSING && route?.missingCredentialStatus) return route.missingCredentialStatus;
+  if (code === (ErrorCode.TOKEN_MISSING as string) && route?.missingCredentialStatus) return route.missingCredentialStatus;
   return (route?.statuses && ownValue(route.statuses, code)) ?? ownValue(DEFAULT_STATUSES, code) ?? fallback;
 }
 

@@ -178,10 +178,8 @@ const DUPLICATE_KEY = 11000;
 
 /** Whether two reports of one date carry the same figures and notes (their timestamps aside). */
 function sameFigures(a: ReturnRatesReport, b: ReturnRatesReport): boolean {
-  /* eslint-disable @typescript-eslint/no-unused-vars -- the timestamps are left out by name. */
   const { dtsCreatedAt: _a1, updatedAt: _a2, ...left } = a;
   const { dtsCreatedAt: _b1, updatedAt: _b2, ...right } = b;
-  /* eslint-enable @typescript-eslint/no-unused-vars */
   return JSON.stringify(left, Object.keys(left).sort()) === JSON.stringify(right, Object.keys(right).sort());
 }
 
@@ -225,7 +223,6 @@ export class ReturnRates {
         if (!(error instanceof MongoServerError && error.code === DUPLICATE_KEY)) throw error;
         // The day exists: either it holds the event already (a replay), or another event created
         // it a moment ago. Without the upsert, only the second still matches.
-        // eslint-disable-next-line @typescript-eslint/no-unused-vars -- $setOnInsert is left out by name.
         const { $setOnInsert: _insertOnly, ...existing } = update;
         counted = (await this.collections.days.updateOne(filter, existing)).modifiedCount > 0;
       }
@@ -280,7 +277,6 @@ export class ReturnRates {
         if (!(error instanceof MongoServerError && error.code === DUPLICATE_KEY)) throw error;
       }
     }
-    // eslint-disable-next-line @typescript-eslint/no-unused-vars -- dtsCreatedAt is left out by name.
     const operations: AnyBulkWriteOperation<ReturnRatesReport>[] = changed.map(({ dtsCreatedAt: _created, ...report }) => ({
       updateOne: { filter: { _id: report._id }, update: { $set: report } },
     }));
@@ -307,7 +303,6 @@ export class ReturnRates {
     const { items, total } = await readPage(this.collections.reports.find(filter).sort({ maxDate: -1 }), page);
     return {
       total,
-      // eslint-disable-next-line @typescript-eslint/no-unused-vars -- _id and reportDate are left out by name.
       items: items.map(({ notes, _id, reportDate: _reportDate, ...returnRates }) => ({ notes, returnRates })),
     };
   }

@@ -49,7 +49,6 @@ export class Merchants {
     const created = !existing && (await insertIfAbsent(merchants, { _id: svcMerchantId, svcMerchantId, svcAggregatorId, logos: {}, dtsCreatedAt: now, webhookSecret: secret!, ...settings }));
     // Changed, or registered by a racing request a moment ago (then only by the same aggregator).
     // A racing registration that lost the insert must not replace the winner's secret.
-    // eslint-disable-next-line @typescript-eslint/no-unused-vars -- webhookSecret is left out by name.
     const { webhookSecret: _lost, ...withoutSecret } = settings;
     const update = existing ? settings : withoutSecret;
     const merchant = created ? await merchants.findOne({ _id: svcMerchantId }) : await merchants.findOneAndUpdate({ _id: svcMerchantId, svcAggregatorId }, { $set: update }, { returnDocument: 'after' });

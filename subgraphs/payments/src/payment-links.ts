@@ -27,7 +27,6 @@ function historyEntry(status: PaymentLinkStatus, initiator: Initiator, now: Date
 
 /** The link details a merchant's webhook receives, and the merchant view of a link. */
 export function linkView(link: PaymentLinkDocument) {
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- the internal fields are left out by name.
   const { _id, refundedCents, needsDelivery, ...view } = link;
   return view;
 }

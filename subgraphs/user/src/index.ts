@@ -5,7 +5,7 @@ import { BodyTooLargeError, readBody, sendJson, serveInProcess } from '../../../
 import { createNotifier } from '../../../platform/notify.js';
 import { PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, verifyPrincipal } from '../../../platform/principal.js';
 import { startSubgraph, type SubgraphStartOptions } from '../../../platform/subgraph.js';
-import { Sessions, type TokenHeader } from './auth/sessions.js';
+import { Sessions } from './auth/sessions.js';
 import { createUserContext, type UserServices } from './context.js';
 import { authCollections } from './datasources/auth.js';
 import { usersCollection } from './datasources/users.js';
@@ -48,7 +48,7 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
     }
     // A token too long to be one this service issued (43 characters) is unknown.
     if (token.length > MAX_RESOLVE_BODY) return { status: 200, body: { principal: null } };
-    return { status: 200, body: { principal: await sessions.resolve(token, header as TokenHeader) } };
+    return { status: 200, body: { principal: await sessions.resolve(token, header) } };
   };
   const service = await startSubgraph({
     ...options,

@@ -151,8 +151,10 @@ function loadData(specifier: string): unknown {
   const data: unknown = requireData(resolved);
   const loaded = requireData.cache[resolved];
   if (!wasCached && loaded !== undefined) {
+    // eslint-disable-next-line @typescript-eslint/no-dynamic-delete -- require.cache is keyed by resolved path; deleting is its documented use.
     delete requireData.cache[resolved];
     for (const child of loaded.children) {
+      // eslint-disable-next-line @typescript-eslint/no-deprecated -- the link to unset is this deprecated field itself.
       if (child.parent === loaded) child.parent = undefined;
     }
   }

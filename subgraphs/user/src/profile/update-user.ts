@@ -55,7 +55,7 @@ function plan(user: UserDocument, input: UserUpdateRequest, now: Date): { set: P
   if (input.languageCode !== undefined) {
     set.languageCode = checkString(nonNull('languageCode'), 'languageCode', { pattern: /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, patternText: 'a language code such as en or en-US' })!;
   }
-  if (input.isMetric !== undefined) set.isMetric = Boolean(nonNull('isMetric'));
+  if (input.isMetric !== undefined) set.isMetric = nonNull('isMetric');
   if (input.postOnboardingStepsRequired !== undefined) set.postOnboardingStepsRequired = checkString(input.postOnboardingStepsRequired, 'postOnboardingStepsRequired', { max: 100 }) ?? null;
   if (input.faceImage !== undefined) set.faceImage = checkString(input.faceImage, 'faceImage', { max: 500 }) ?? null;
   if (input.homecurrency !== undefined) set.homecurrency = checkString(nonNull('homecurrency'), 'homecurrency', { pattern: /^[A-Z]{3}$/, patternText: 'an ISO 4217 currency code' })!;
