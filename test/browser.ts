@@ -4,8 +4,12 @@ import { chromium, type Browser } from 'playwright-core';
 
 const CHROMIUM = '/usr/bin/chromium';
 
-/** Debian's Chromium, installed by the project's own setup when it is missing (root, or sudo). */
-function ensureChromium(): void {
+/**
+ * Debian's Chromium, installed when it is missing (root, or sudo). The test run's global setup
+ * calls this once, before the browser tests start side by side: two apt-get installs at once
+ * would fight over dpkg's lock.
+ */
+export function ensureChromium(): void {
   if (existsSync(CHROMIUM)) return;
   const asRoot = process.getuid?.() === 0;
   const run = (args: string[]) => spawnSync(asRoot ? args[0]! : 'sudo', asRoot ? args.slice(1) : ['-n', ...args], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
