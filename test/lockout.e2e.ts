@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Collection } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../platform/demo.js';
-import { LEASE_MS, type Lease } from '../subgraphs/user/src/attempt-slots.js';
+import { LEASE_MS, transact, type Lease } from '../subgraphs/user/src/attempt-slots.js';
 import { consumeCode, MAX_CODE_ATTEMPTS, type PendingCode } from '../subgraphs/user/src/codes.js';
 import type { LockoutDocument } from '../subgraphs/user/src/datasources/auth.js';
 import { startTestStack, type TestStack } from './harness.js';
@@ -49,8 +49,8 @@ describe('the lockout counts failures, not attempts (LOGIN_MAX_FAILURES 5)', () 
   it('lets a correct login wait for a slot held by a check in flight on another replica, and refuses it with 429 and Retry-After when none frees', async () => {
     // Five leases of checks in flight elsewhere (the state is the database's, whichever replica wrote it).
     const actor = 'internet:waiting.user';
-    await lockouts.insertOne({ _id: actor, failures: 0, dtsLastFailure: null, lockedUntil: null, leases: ['a', 'b', 'c', 'd', 'e'].map((id) => lease(LEASE_MS, id)), version: 1 });
-    const freed = new Promise<void>((resolve) => setTimeout(() => void lockouts.updateOne({ _id: actor }, { $set: { leases: ['a', 'b', 'c', 'd'].map((id) => lease(LEASE_MS, id)) }, $inc: { version: 1 } }).then(() => resolve()), 700));
+    await lockouts.insertOne({ _id: actor, failures: 0, dtsLastFailure: null, lockedUntil: null, leases: ['a', 'b', 'c', 'd', 'e'].map((id) => lease(LEASE_MS, id)), version: 'v1' });
+    const freed = new Promise<void>((resolve) => setTimeout(() => void lockouts.updateOne({ _id: actor }, { $set: { leases: ['a', 'b', 'c', 'd'].map((id) => lease(LEASE_MS, id)), version: 'v2' } }).then(() => resolve()), 700));
     const began = Date.now();
     const waited = await login('Wrong#Pass1', 'waiting.user');
     await freed;
@@ -60,7 +60,7 @@ describe('the lockout counts failures, not attempts (LOGIN_MAX_FAILURES 5)', () 
     expect(await lockouts.findOne({ _id: actor })).toMatchObject({ failures: 1, lockedUntil: null });
 
     // Every slot held and none freed: refused after the wait, not locked, and nothing counted.
-    await lockouts.updateOne({ _id: actor }, { $set: { leases: ['a', 'b', 'c', 'd'].map((id) => lease(LEASE_MS, id)) }, $inc: { version: 1 } });
+    await lockouts.updateOne({ _id: actor }, { $set: { leases: ['a', 'b', 'c', 'd'].map((id) => lease(LEASE_MS, id)), version: 'v3' } });
     const refused = await login(DEMO.password, 'waiting.user');
     expect(outcome(refused)).toBe('429 TOO_MANY_ATTEMPTS');
     const retryAfter = Number(refused.headers.get('retry-after'));
@@ -69,9 +69,31 @@ describe('the lockout counts failures, not attempts (LOGIN_MAX_FAILURES 5)', () 
     expect(await lockouts.findOne({ _id: actor })).toMatchObject({ failures: 1, lockedUntil: null });
 
     // Leases of a process that died lapse: they hold no slot.
-    await lockouts.updateOne({ _id: actor }, { $set: { leases: ['a', 'b', 'c', 'd'].map((id) => lease(-1, id)) }, $inc: { version: 1 } });
+    await lockouts.updateOne({ _id: actor }, { $set: { leases: ['a', 'b', 'c', 'd'].map((id) => lease(-1, id)), version: 'v4' } });
     expect(outcome(await login('Wrong#Pass1', 'waiting.user'))).toBe('401 UNAUTHENTICATED');
     expect(await lockouts.findOne({ _id: actor })).toMatchObject({ failures: 2, leases: [] });
+  });
+
+  it('never lets a write land on a document deleted and created again since it was read (versions are not reused)', async () => {
+    const actor = 'internet:versioned.user';
+    const write = (failures: number) => transact<LockoutDocument, null>(lockouts, actor, () => ({ change: { kind: 'write', set: { failures, dtsLastFailure: null, lockedUntil: null, leases: [] } }, result: null }));
+    await write(1);
+    const read = await lockouts.findOne({ _id: actor });
+    await transact<LockoutDocument, null>(lockouts, actor, () => ({ change: { kind: 'delete' }, result: null }));
+    await write(2);
+    // A writer that read the first document and writes conditionally on its version finds nothing to change.
+    const late = await lockouts.updateOne({ _id: actor, version: read?.version }, { $set: { failures: 99 } });
+    expect(late.matchedCount).toBe(0);
+    expect(await lockouts.findOne({ _id: actor })).toMatchObject({ failures: 2 });
+  });
+
+  it('locks, rather than refusing over and over, an actor whose failures reached the limit without a lock (a document an older version wrote)', async () => {
+    const actor = 'internet:older.user';
+    await lockouts.insertOne({ _id: actor, failures: 5, dtsLastFailure: new Date(), lockedUntil: null });
+    const began = Date.now();
+    expect(outcome(await login(DEMO.password, 'older.user'))).toBe('401 ACTOR_LOCKED');
+    // At once: no wait for a slot that no check in flight holds.
+    expect(Date.now() - began).toBeLessThan(3000);
   });
 
   it('checks only five of six wrong passwords sent at once: five 401 UNAUTHENTICATED, the fifth failure locks, the sixth is 401 ACTOR_LOCKED, and so is the right password after', async () => {

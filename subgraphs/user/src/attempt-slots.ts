@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { MongoServerError, type Collection, type Filter, type OptionalUnlessRequiredId, type UpdateFilter } from 'mongodb';
+import { MongoServerError, type Collection, type Filter, type OptionalUnlessRequiredId } from 'mongodb';
 
 const DUPLICATE_KEY = 11000;
 
@@ -7,7 +7,7 @@ const DUPLICATE_KEY = 11000;
  * How long a reserved check holds its slot if the process that reserved it never settles it (a
  * crash): long enough for any real check, short enough that a lost one frees the slot soon.
  */
-export const LEASE_MS = 30_000;
+export const LEASE_MS = 20_000;
 
 /**
  * How long an attempt waits for a slot while none frees (the checks in flight are stuck, or their
@@ -17,7 +17,8 @@ export const SLOT_WAIT_MS = 5_000;
 
 /**
  * How long an attempt waits for a slot at most, however busy the slots are: by then every lease
- * seen at the start has been settled or has lapsed.
+ * seen at the start has been settled or has lapsed. Under the REST adapter's 30 s limit on a call,
+ * so a waiter hears 429, not 503.
  */
 export const SLOT_WAIT_LONGEST_MS = LEASE_MS;
 
@@ -34,8 +35,11 @@ export interface Lease {
 export interface Leased {
   _id: string;
   leases?: Lease[];
-  /** Raised by every write; a write is conditional on the version it read. */
-  version?: number;
+  /**
+   * A fresh random token on every write; a write is conditional on the version it read. Never a
+   * counter: a document deleted and created again must not match a version read before.
+   */
+  version?: string;
 }
 
 /** What `transact` writes: nothing, the given fields (the document is created when missing), or a delete. */
@@ -67,6 +71,8 @@ export function secondsUntilFirstLapse(leases: readonly Lease[], now: Date): num
   return Math.max(1, Math.ceil((first - now.getTime()) / 1000));
 }
 
+const newVersion = () => randomBytes(9).toString('base64url');
+
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -96,25 +102,24 @@ async function write<T extends Leased>(collection: Collection<T>, id: string, cu
   if (!current) {
     if (change.kind !== 'write') return true;
     try {
-      await collection.insertOne({ ...change.set, _id: id, version: 1 } as OptionalUnlessRequiredId<T>);
+      await collection.insertOne({ ...change.set, _id: id, version: newVersion() } as OptionalUnlessRequiredId<T>);
       return true;
     } catch (error) {
       if (error instanceof MongoServerError && error.code === DUPLICATE_KEY) return false;
       throw error;
     }
   }
-  const filter: Record<string, unknown> = { _id: id, version: current.version ?? { $exists: false } };
-  for (const field of pinned) filter[field] = current[field];
-  if (change.kind === 'delete') return (await collection.deleteOne(filter as Filter<T>)).deletedCount === 1;
+  const filter = { _id: id, version: current.version ?? { $exists: false }, ...Object.fromEntries(pinned.map((field) => [field, current[field]])) } as Filter<T>;
+  if (change.kind === 'delete') return (await collection.deleteOne(filter)).deletedCount === 1;
   if (change.kind !== 'write') return true;
-  const updated = await collection.updateOne(filter as Filter<T>, { $set: change.set, $inc: { version: 1 } } as unknown as UpdateFilter<T>);
+  const updated = await collection.updateOne(filter, { $set: { ...change.set, version: newVersion() } });
   return updated.matchedCount === 1;
 }
 
 /** What a poll saw when every slot was taken: the document's version, and when a slot frees at the latest. */
 export class SlotsTaken {
   constructor(
-    readonly version: number | undefined,
+    readonly version: string | undefined,
     readonly retryAfterSeconds: number,
   ) {}
 }
@@ -128,7 +133,7 @@ export class SlotsTaken {
 export async function waitForSlot<R>(poll: () => Promise<R | SlotsTaken>, idleMs = SLOT_WAIT_MS, longestMs = SLOT_WAIT_LONGEST_MS): Promise<R | SlotsTaken> {
   const began = Date.now();
   let changed = began;
-  let seen: number | undefined;
+  let seen: string | undefined;
   for (let delay = FIRST_PAUSE_MS; ; delay = Math.min(delay * 2, LONGEST_PAUSE_MS)) {
     const result = await poll();
     if (!(result instanceof SlotsTaken)) return result;

@@ -9,6 +9,13 @@ import type { LockoutDocument } from '../datasources/auth.js';
 /** An actor's state once lapsed failures, locks and leases are dropped. */
 type State = Pick<LockoutDocument, 'failures' | 'dtsLastFailure' | 'lockedUntil'> & { leases: Lease[] };
 
+/**
+ * How the audit log names an actor, asked only when a lock or a refusal is recorded: a caller
+ * whose actor may hold a credential (a test-channel device tag, a password typed as a user name)
+ * names it by a hash.
+ */
+export type AuditName = () => Promise<string>;
+
 type Reservation = { kind: 'reserved'; lease: Lease } | { kind: 'locked'; lockedUntil: Date };
 
 /**
@@ -37,7 +44,7 @@ export class Lockouts {
    * no slot frees within the wait. The caller settles the attempt it gets, and releases it in a
    * `finally` in any case.
    */
-  async reserve(actor: string): Promise<Attempt> {
+  async reserve(actor: string, auditName: AuditName = async () => actor): Promise<Attempt> {
     const reservation = await waitForSlot(
       () =>
         transact<LockoutDocument, Reservation | SlotsTaken>(this.lockouts, actor, (document, now) => {
@@ -57,10 +64,10 @@ export class Lockouts {
     }
     if (reservation.kind === 'locked') {
       this.logger.info('refused: actor locked');
-      await this.audit.record('LOGIN_REFUSED', { type: 'actor', id: actor }, { reason: 'locked' });
+      await this.audit.record('LOGIN_REFUSED', { type: 'actor', id: await auditName() }, { reason: 'locked' });
       throw appError(ErrorCode.ACTOR_LOCKED, `Locked after repeated failures until ${reservation.lockedUntil.toISOString()}.`);
     }
-    return new Attempt(this, actor, reservation.lease);
+    return new Attempt(this, actor, reservation.lease, auditName);
   }
 
   /** Refuses a locked actor without counting an attempt (for calls that check no credential). */
@@ -80,7 +87,7 @@ export class Lockouts {
   }
 
   /** Settles a check: `failed` counts a failure (and may lock), `succeeded` clears the failures, `released` only frees the slot. */
-  async settle(actor: string, lease: Lease, outcome: 'succeeded' | 'failed' | 'released'): Promise<void> {
+  async settle(actor: string, lease: Lease, outcome: 'succeeded' | 'failed' | 'released', auditName: AuditName): Promise<void> {
     const locked = await transact<LockoutDocument, { failures: number; lockedUntil: Date } | null>(this.lockouts, actor, (document, now) => {
       const state = this.current(document, now);
       // A lease that lapsed was dropped with its slot; what the check found still counts.
@@ -99,7 +106,7 @@ export class Lockouts {
     });
     if (locked) {
       this.logger.warn('actor locked', { failures: locked.failures });
-      await this.audit.record('ACTOR_LOCKED', { type: 'actor', id: actor }, { failures: locked.failures, lockedUntil: locked.lockedUntil.toISOString() });
+      await this.audit.record('ACTOR_LOCKED', { type: 'actor', id: await auditName() }, { failures: locked.failures, lockedUntil: locked.lockedUntil.toISOString() });
     }
   }
 
@@ -114,6 +121,10 @@ export class Lockouts {
     const periodAgo = now.getTime() - this.config.lockPeriodSeconds * 1000;
     if (state.lockedUntil && state.lockedUntil.getTime() <= now.getTime()) Object.assign(state, { failures: 0, lockedUntil: null });
     if (!state.lockedUntil && state.dtsLastFailure && state.dtsLastFailure.getTime() < periodAgo) state.failures = 0;
+    // Failures at the limit without a lock (left by an older version, or under a lowered limit) lock until they lapse.
+    if (!state.lockedUntil && state.dtsLastFailure && state.failures >= this.config.loginMaxFailures) {
+      state.lockedUntil = new Date(state.dtsLastFailure.getTime() + this.config.lockPeriodSeconds * 1000);
+    }
     return state;
   }
 
@@ -137,6 +148,7 @@ export class Attempt {
     private readonly lockouts: Lockouts,
     private readonly actor: string,
     private readonly lease: Lease,
+    private readonly auditName: AuditName,
   ) {}
 
   /** The credential was right: frees the slot and clears the actor's failures. */
@@ -161,6 +173,6 @@ export class Attempt {
   private async settle(outcome: 'succeeded' | 'failed' | 'released'): Promise<void> {
     if (this.settled) return;
     this.settled = true;
-    await this.lockouts.settle(this.actor, this.lease, outcome);
+    await this.lockouts.settle(this.actor, this.lease, outcome, this.auditName);
   }
 }

@@ -110,7 +110,15 @@ export class Authenticator {
     }
 
     const actor = this.actorOf(channel, input);
-    const attempt = await this.lockouts.reserve(actor);
+    // A test-channel device tag is that channel's whole credential, and a name no user has may be
+    // a password typed into the wrong field: the audit log names either by a hash.
+    const hashed = `${actor.slice(0, actor.indexOf(':'))}:sha256:${sha256(actor).slice(0, 16)}`;
+    const auditName = async () => {
+      if (channel === 'test') return hashed;
+      if (channel !== 'internet') return actor;
+      return (await this.auth.credentials.findOne({ _id: text('userName').toLowerCase() }, { projection: { _id: 1 } })) ? actor : hashed;
+    };
+    const attempt = await this.lockouts.reserve(actor, auditName);
     let user: UserDocument | null;
     try {
       let userId: string;
@@ -119,9 +127,7 @@ export class Authenticator {
       } catch (error) {
         if (!(error instanceof AuthenticationFailed)) throw error;
         this.logger.info('login failed', { channel, reason: error.message });
-        // A test-channel device tag is that channel's whole credential, and a name no user has may be
-        // a password typed into the wrong field: the audit log names either by a hash.
-        const audited = channel === 'test' || error.unknownName ? `${actor.slice(0, actor.indexOf(':'))}:sha256:${sha256(actor).slice(0, 16)}` : actor;
+        const audited = channel === 'test' || error.unknownName ? hashed : actor;
         await this.audit.record('LOGIN_FAILED', { type: 'actor', id: audited }, { channel, reason: error.message });
         await attempt.failed();
         throw appError(ErrorCode.UNAUTHENTICATED, 'Authentication unsuccessful.');
