@@ -2,6 +2,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ownValue } from './own.js';
 
 /** The four subgraphs, in the order the supergraph lists them. */
 export const SUBGRAPH_NAMES = ['user', 'cards', 'payments', 'compliance'] as const;
@@ -233,7 +234,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
     const values = raw.split(',').map((part) => {
       const match = /^\s*(\d+)\s*(ms|s|m|h)?\s*$/.exec(part);
-      return match ? Number(match[1]) * (units[match[2] ?? 'ms'] ?? 1) : NaN;
+      return match ? Number(match[1]) * (ownValue(units, match[2] ?? 'ms') ?? 1) : NaN;
     });
     if (values.length === 0 || values.length > 50 || values.some((v) => !Number.isFinite(v) || v > 7 * 24 * 3_600_000)) {
       problems.push(`${name} must be a comma-separated list of up to 50 durations such as 0,5s,5m,2h (got "${raw}")`);
@@ -314,6 +315,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     webhookAllowInternal: bool('WEBHOOK_ALLOW_INTERNAL', nodeEnv !== 'production'),
     ...overrides,
   };
+  if (nodeEnv === 'production' && config.exposeErrorDetails) problems.push('EXPOSE_ERROR_DETAILS is for a developer at work, never in production (it puts internal details in answers)');
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http, { STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HeaderMap, type ApolloServer, type BaseContext } from '@apollo/server';
+import { GraphQLError } from 'graphql';
 import { inProcessEndpoints, type InProcessPost } from './http-client.js';
 import type { Logger } from './logger.js';
 
@@ -182,6 +183,19 @@ export interface RequestSource {
 /** Builds a request's context; `request` is the GraphQL request as received (parsed body, query string), before Apollo reads it. */
 export type ContextBuilder<TContext> = (source: RequestSource, scope: RequestScope, request: { body: unknown; search: string }) => Promise<TContext>;
 
+/**
+ * Builds a request's context. Apollo answers a failure here without running the request's plugins,
+ * so an unexpected one (not a GraphQLError) is logged here, with the request id.
+ */
+async function contextLogged<TContext>(context: ContextBuilder<TContext>, source: RequestSource, scope: RequestScope, request: { body: unknown; search: string }): Promise<TContext> {
+  try {
+    return await context(source, scope, request);
+  } catch (error) {
+    if (!(error instanceof GraphQLError)) scope.logger.error('unexpected error', { requestId: scope.requestId, error });
+    throw error;
+  }
+}
+
 /** A GraphQL POST answered: status, headers (lower-case names) and body text. */
 export interface GraphQLAnswer {
   status: number;
@@ -210,7 +224,7 @@ export function apolloLocal<TContext extends BaseContext>(apollo: ApolloServer<T
       }
       const response = await apollo.executeHTTPGraphQLRequest({
         httpGraphQLRequest: { method: 'POST', headers: headerMapOf(source.headers), search: '', body },
-        context: () => context(source, scope, { body, search: '' }),
+        context: () => contextLogged(context, source, scope, { body, search: '' }),
       });
       let text = '';
       if (response.body.kind === 'complete') text = response.body.string;
@@ -289,7 +303,7 @@ export function apolloHandler<TContext extends BaseContext>(
     }
     const response = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMapOf(req.headers), search: url.search, body },
-      context: () => options.context({ headers: req.headers, remoteAddress: req.socket.remoteAddress }, scope, { body, search: url.search }),
+      context: () => contextLogged(options.context, { headers: req.headers, remoteAddress: req.socket.remoteAddress }, scope, { body, search: url.search }),
     });
     for (const [key, value] of response.headers) res.setHeader(key, value);
     res.statusCode = response.status ?? 200;

@@ -5,9 +5,15 @@ const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error:
 /** Keys whose values never reach a log line, whatever object they sit in. */
 const SECRET_KEYS = /^(password|oldpassword|newpassword|token|tokens|x-svc-token|x-svc-jwtoken|authorization|cookie|secret|serversecret|signature|cryptotext|accountnumber|num|pan|destinationpan|x-internal-principal)$/i;
 
+/** An opaque token as the services issue them (32 random bytes, base64url), anywhere in a text. */
+const OPAQUE_TOKEN = /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g;
+
+/** An unexpected error's text may print an object that holds a token: the token is cut out. */
+const scrubbed = (text: string | undefined) => text?.replace(OPAQUE_TOKEN, '[redacted]');
+
 function redact(value: unknown, depth = 0): unknown {
   if (depth > 6 || value === null || typeof value !== 'object') return value;
-  if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
+  if (value instanceof Error) return { name: value.name, message: scrubbed(value.message), stack: scrubbed(value.stack) };
   if (Array.isArray(value)) return value.map((item) => redact(item, depth + 1));
   // Keys may come from a client: on a plain object, `__proto__` would set the prototype, not a field.
   const out = Object.create(null) as Record<string, unknown>;

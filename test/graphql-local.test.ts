@@ -10,7 +10,11 @@ interface Context {
 // One Apollo server, reached over HTTP and from this process: the two must answer alike.
 describe('a GraphQL POST made in this process', () => {
   const apollo = new ApolloServer<Context>({ typeDefs: 'type Query { caller: String, echo(value: String): String }', resolvers: { Query: { caller: (_p, _a, context: Context) => context.caller, echo: (_p, args: { value?: string }) => args.value ?? null } } });
-  const context: ContextBuilder<Context> = async (source) => ({ caller: String(source.headers['x-caller'] ?? 'nobody') });
+  const context: ContextBuilder<Context> = async (source) => {
+    // A context that breaks unexpectedly, with a detail that must stay in the log.
+    if (source.headers['x-caller'] === 'breaks') throw new TypeError('context detail: token=secret-value');
+    return { caller: String(source.headers['x-caller'] ?? 'nobody') };
+  };
   const lines: Array<Record<string, unknown>> = [];
   const logger = createLogger('info', {}, (line) => void lines.push(JSON.parse(line) as Record<string, unknown>));
   let service: HttpService;
@@ -50,5 +54,12 @@ describe('a GraphQL POST made in this process', () => {
     expect(here.status).toBe(400);
     expect({ status: here.status, text: here.text }).toEqual(await overHttp(body, headers));
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'request', requestId: 'req-local-2', status: 400 }));
+  });
+
+  it('logs a context that fails unexpectedly with the request id, since Apollo runs no plugin for it', async () => {
+    const here = await local({ headers: { 'content-type': 'application/json', 'x-caller': 'breaks' }, remoteAddress: undefined }, { query: '{ caller }' }, 'req-local-3');
+    expect(here.status).toBe(500);
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'unexpected error', requestId: 'req-local-3' }));
+    expect(JSON.stringify(lines.filter((line) => line.requestId === 'req-local-3'))).toContain('context detail');
   });
 });

@@ -7,7 +7,7 @@ import { ConfigError, loadConfig } from '../platform/config.js';
 import { createLogger } from '../platform/logger.js';
 import { signPrincipal, verifyPrincipal, type Principal } from '../platform/principal.js';
 import { isIsoDate, isIsoDateTime, RoutingNumber, SvcId } from '../platform/scalars.js';
-import { hashPassword, verifyPassword } from '../platform/secrets.js';
+import { hashPassword, newOpaqueToken, verifyPassword } from '../platform/secrets.js';
 import { formatError, isConnectionDropped, isDatabaseUnavailable, withRecurringTask } from '../platform/subgraph.js';
 import { MongoNetworkError, MongoServerError } from 'mongodb';
 import type { HttpService } from '../platform/http.js';
@@ -62,6 +62,14 @@ describe('the logger', () => {
     logger.info('x', { body: { password: 'hunter2', nested: [{ token: 'abc' }] }, headers: { 'x-svc-token': 'zzz' } });
     expect(lines[0]).not.toMatch(/hunter2|abc|zzz/);
     expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'info', service: 't', msg: 'x', body: { password: '[redacted]' } });
+  });
+
+  it('cuts an opaque token out of an unexpected error\'s message and stack', () => {
+    const lines: string[] = [];
+    const token = newOpaqueToken();
+    createLogger('error', {}, (line) => lines.push(line)).error('unexpected error', { error: new TypeError(`Cannot convert object to primitive value: {"token":"${token}","prospectId":"prs_1"}`) });
+    expect(lines[0]).not.toContain(token);
+    expect(lines[0]).toContain('prs_1');
   });
 
   it('writes nothing below its level', () => {
@@ -184,6 +192,7 @@ describe('database availability', () => {
     const exposing = formatError(loadConfig({ NODE_ENV: 'development', EXPOSE_ERROR_DETAILS: 'true' }), createLogger('silent'));
     expect(exposing(unexpected, new TypeError(unexpected.message)).message).toBe(unexpected.message);
     expect(loadConfig({ NODE_ENV: 'development' }).exposeErrorDetails).toBe(false);
+    expect(() => loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET, EXPOSE_ERROR_DETAILS: 'true' })).toThrow(/EXPOSE_ERROR_DETAILS/);
     // A known code keeps its message.
     const known = { message: 'preSegment valueOf leads to no segment.', extensions: { code: 'VALIDATION_FAILED' } };
     expect(formatError(loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET }), createLogger('silent'))(known, new Error(known.message))).toEqual(known);
