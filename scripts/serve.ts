@@ -1,8 +1,9 @@
 // `npm run start:service -- <name>`: one service as its own process (one container each in docker compose).
-import { ConfigError, loadConfig, SUBGRAPH_NAMES, type SubgraphName } from '../platform/config.js';
+import { ConfigError, loadConfig, SUBGRAPH_NAMES } from '../platform/config.js';
 import type { HttpService } from '../platform/http.js';
 import { createEventBus } from '../platform/event-bus.js';
 import { createLogger } from '../platform/logger.js';
+import { ownValue } from '../platform/own.js';
 import { connectMongo, type Mongo } from '../platform/mongo.js';
 import { start as startGateway } from '../gateway/src/index.js';
 import { start as startRestAdapter } from '../rest-adapter/src/index.js';
@@ -33,11 +34,13 @@ async function main(): Promise<void> {
   if (name === 'gateway') service = await startGateway({ config, logger, bus });
   else if (name === 'rest-adapter') service = await startRestAdapter({ config, logger });
   else {
+    const startSubgraph = ownValue(subgraphStarters, name);
+    if (!startSubgraph) throw new Error(`Name the service to run: one of ${SERVICES.join(', ')} (argument or SERVICE).`);
     if (!config.mongodbUri) {
       throw new ConfigError(['MONGODB_URI must be set when a subgraph runs on its own (the embedded database is for `npm start`).']);
     }
     mongo = await connectMongo(config.mongodbUri, config.dbPrefix, `banking-graph-${name}`);
-    service = await subgraphStarters[name as SubgraphName]({ config, logger, mongo, bus });
+    service = await startSubgraph({ config, logger, mongo, bus });
   }
   const stop = async () => {
     await service.close();

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../platform/demo.js';
+import { ownValue } from '../platform/own.js';
 import { buildPostmanCollection } from '../rest-adapter/src/contract/collection.js';
 import type { OpenApiDocument } from '../rest-adapter/src/contract/openapi.js';
 import { missingDocumentedFields } from '../rest-adapter/src/routes/documented.js';
@@ -94,7 +95,7 @@ describe('the REST contract over real HTTP', () => {
     const merchant = await stack.rest<{ data: { token: string } }>('POST', '/payment-link/merchant/get-token', { headers: { 'x-svc-token': svcToken }, body: { svcMerchantId: DEMO.merchantId } });
     const customer = await stack.rest<{ data: { token: string } }>('POST', '/public/customer/payment/link', { body: { link: DEMO.sentLinkCode } });
     const values: Record<string, string> = { baseUrl: stack.restAdapter.url, token, svcToken, merchantJwt: merchant.body.data.token, customerJwt: customer.body.data.token };
-    const fill = (text: string) => text.replace(/\{\{(\w+)\}\}/g, (_, name: string) => values[name] ?? '');
+    const fill = (text: string) => text.replace(/\{\{(\w+)\}\}/g, (_, name: string) => ownValue(values, name) ?? '');
     // Requests that end a credential's life go last.
     const last = (name: string) => (name === 'DELETE /token' || name === 'POST /user/change-password' ? 1 : 0);
     const items = collection.item.flatMap((group) => group.item).sort((a, b) => last(a.name) - last(b.name));

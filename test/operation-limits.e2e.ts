@@ -55,8 +55,7 @@ describe('GraphQL operation limits at the gateway', () => {
   });
 
   it('answers a small request with many bad input members with a small answer: messages cut, at most 20 errors and a count of the rest', async () => {
-    const input: Record<string, string> = { channel: 'internet', userName: 'nobody', password: 'x' };
-    for (let i = 0; i < 200; i += 1) input[`unknown${i}`] = 'v'.repeat(200);
+    const input: Record<string, string> = { channel: 'internet', userName: 'nobody', password: 'x', ...Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`unknown${i}`, 'v'.repeat(200)])) };
     const response = await stack.graphql('mutation ($input: LoginInput!) { login(input: $input) { token } }', { input });
     expect(response.status).toBe(400);
     const errors = response.body.errors!;

@@ -1,14 +1,15 @@
 /**
- * ESLint rule `banking/no-table-lookup`: a module's constant table (an object literal bound to a
- * top-level `const`, here or imported, or an object member of one) must not be read with a computed
- * key that is not a literal, nor tested with `key in table`.
- * `TABLE[key]` with `key === 'valueOf'` finds `Object.prototype.valueOf`, and `__proto__` finds
- * the prototype itself, so a key that came from a client turns a lookup into a 500 or a stored
- * function. Use a `Map`, a null-prototype table, or `isOwnKey`/`ownValue` from platform/own.ts.
+ * ESLint rule `banking/no-table-lookup`: a constant table (an object literal with members bound
+ * to a `const`, in any scope, here or imported, or an object member of one) must not be read with
+ * a computed key that is not a literal, nor tested with `key in table`. `TABLE[key]` with `key ===
+ * 'valueOf'` finds `Object.prototype.valueOf`, and `__proto__` finds the prototype itself, so a
+ * key that came from a client turns a lookup into a 500 or a stored function. Use a `Map`, a
+ * null-prototype table, or `isOwnKey`/`ownValue` from platform/own.ts.
  *
  * Keys typed as numbers (array-like access) or as string literals (one, or a union of them) pass:
  * the type checker has proved them to be the table's own names, through a literal, a loop over a
- * constant tuple, or a guard such as `isOwnKey` from platform/own.ts.
+ * constant tuple, or a guard such as `isOwnKey`. A key cast at the lookup (`T[key as keyof typeof
+ * T]`) proves nothing and is reported whatever its type.
  */
 import ts from 'typescript';
 import { ESLintUtils } from '@typescript-eslint/utils';
@@ -22,18 +23,28 @@ function unwrap(node) {
   }
 }
 
-/** True when the declaration is a top-level `const NAME = { ... }` (any module), or an object-literal member of one. */
-function isModuleTable(declaration) {
+/**
+ * True when the declaration is `const NAME = { ... }` with members (any scope, any module), or an
+ * object-literal member of one. An object that starts empty is an accumulator the code fills, not
+ * a table.
+ */
+function isConstantTable(declaration) {
   if (declaration && ts.isPropertyAssignment(declaration)) {
     const owner = declaration.parent.parent;
-    return ts.isObjectLiteralExpression(unwrap(declaration.initializer)) && (ts.isVariableDeclaration(owner) ? isModuleTable(owner) : ts.isPropertyAssignment(owner) && isModuleTable(owner));
+    const literal = unwrap(declaration.initializer);
+    return ts.isObjectLiteralExpression(literal) && literal.properties.length > 0 && (ts.isVariableDeclaration(owner) || ts.isPropertyAssignment(owner)) && isConstantTable(owner);
   }
   if (!declaration || !ts.isVariableDeclaration(declaration) || !declaration.initializer) return false;
   const list = declaration.parent;
   if (!ts.isVariableDeclarationList(list) || (list.flags & ts.NodeFlags.Const) === 0) return false;
-  const statement = list.parent;
-  if (!ts.isVariableStatement(statement) || !ts.isSourceFile(statement.parent)) return false;
-  return ts.isObjectLiteralExpression(unwrap(declaration.initializer));
+  const literal = unwrap(declaration.initializer);
+  return ts.isObjectLiteralExpression(literal) && literal.properties.length > 0;
+}
+
+/** A key written as a cast (`key as Name`, `<Name>key`; not `as const`). */
+function isCast(key) {
+  if (key.type === 'TSTypeAssertion') return true;
+  return key.type === 'TSAsExpression' && !(key.typeAnnotation.type === 'TSTypeReference' && key.typeAnnotation.typeName.type === 'Identifier' && key.typeAnnotation.typeName.name === 'const');
 }
 
 export default ESLintUtils.RuleCreator.withoutDocs({
@@ -50,18 +61,27 @@ export default ESLintUtils.RuleCreator.withoutDocs({
   create(context) {
     const services = ESLintUtils.getParserServices(context);
     const checker = services.program.getTypeChecker();
-    /** Reports `table[key]` and `key in table` where table is a module table and key is not a literal. */
+    /** The node whose symbol names the table: `T`, `T.member`, `T['member']`. */
+    const nameOf = (table) => {
+      if (table.type === 'Identifier') return table;
+      if (table.type === 'MemberExpression' && (!table.computed || table.property.type === 'Literal')) return table.property;
+      return null;
+    };
+    /** Reports `table[key]` and `key in table` where table is a constant table and key is not proved to be one of its names. */
     const check = (node, target, key) => {
       if (key.type === 'Literal' || (key.type === 'TemplateLiteral' && key.expressions.length === 0)) return;
       let table = target;
       while (table.type === 'TSAsExpression' || table.type === 'TSSatisfiesExpression' || table.type === 'TSNonNullExpression') table = table.expression;
-      if (table.type !== 'Identifier' && !(table.type === 'MemberExpression' && !table.computed)) return;
-      let symbol = checker.getSymbolAtLocation(services.esTreeNodeToTSNodeMap.get(table.type === 'Identifier' ? table : table.property));
+      const name = nameOf(table);
+      if (!name) return;
+      let symbol = checker.getSymbolAtLocation(services.esTreeNodeToTSNodeMap.get(name));
       if (symbol && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
-      if (!symbol?.declarations?.some(isModuleTable)) return;
-      const keyType = checker.getTypeAtLocation(services.esTreeNodeToTSNodeMap.get(key));
-      const proved = (type) => (type.flags & (ts.TypeFlags.NumberLike | ts.TypeFlags.StringLiteral)) !== 0;
-      if (proved(keyType) || (keyType.isUnion() && keyType.types.every(proved))) return;
+      if (!symbol?.declarations?.some(isConstantTable)) return;
+      if (!isCast(key)) {
+        const keyType = checker.getTypeAtLocation(services.esTreeNodeToTSNodeMap.get(key));
+        const proved = (type) => (type.flags & (ts.TypeFlags.NumberLike | ts.TypeFlags.StringLiteral)) !== 0;
+        if (proved(keyType) || (keyType.isUnion() && keyType.types.every(proved))) return;
+      }
       context.report({ node, messageId: 'lookup', data: { table: context.sourceCode.getText(table) } });
     };
     return {
