@@ -7,9 +7,15 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const args = process.argv.slice(2);
-const at = args.indexOf('--seeds');
-const seeds = at === -1 ? 5 : Number(args[at + 1]);
+/** `--seeds N` or `--seeds=N`; anything else is a usage error. */
+function seedsAsked(args: readonly string[]): number {
+  if (args.length === 0) return 5;
+  if (args.length === 1 && args[0]?.startsWith('--seeds=')) return Number(args[0].slice('--seeds='.length));
+  if (args.length === 2 && args[0] === '--seeds') return Number(args[1]);
+  return NaN;
+}
+
+const seeds = seedsAsked(process.argv.slice(2));
 if (!Number.isInteger(seeds) || seeds < 1 || seeds > 1000) {
   console.error('usage: npm run fuzz [-- --seeds N]   (N from 1 to 1000 fresh seeds per route and mutation)');
   process.exit(2);

@@ -12,12 +12,24 @@ export interface FuzzSeed {
   numRuns?: number;
   /** What it found (for a seed that found a bug). */
   found?: string;
+  /**
+   * The counterexample it found, replayed as a deterministic case in its scope: a value at a path
+   * of the body (a route) or of the variables (a mutation). A seed draws other values once the
+   * generators change; this keeps what it found.
+   */
+  counterexample?: { path: ReadonlyArray<string | number>; value: unknown };
 }
 
 export const FUZZ_SEEDS: readonly FuzzSeed[] = [
   { seed: 20261125 },
   { seed: 424242 },
-  { seed: 1893618297, scope: 'POST /prospect/data', numRuns: 8, found: '"valueOf" as preSegment answered 500 and stored a prospect (issue 22)' },
+  {
+    seed: 1893618297,
+    scope: 'POST /prospect/data',
+    numRuns: 8,
+    found: '"valueOf" as preSegment answered 500 and stored a prospect (issue 22)',
+    counterexample: { path: ['preSegment'], value: 'valueOf' },
+  },
 ];
 
 /** The seeds of one route or mutation: the fixed set and those found there. */

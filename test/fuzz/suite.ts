@@ -79,6 +79,7 @@ const RANDOM_RUNS_PER_MUTATION = 2;
 /** Fresh random seeds per route and mutation (`npm run fuzz -- --seeds N`); 0 replays the committed seeds. */
 const FRESH_SEEDS = Number(process.env.FUZZ_FRESH_SEEDS ?? '0');
 const TEST_TIMEOUT_MS = 60_000 * Math.max(1, Math.ceil(FRESH_SEEDS / 2));
+if (FRESH_SEEDS > 0) console.log(`fuzz: FUZZ_FRESH_SEEDS=${FRESH_SEEDS}: fresh random seeds, not the committed ones`);
 /** Deterministic cases of one mutation beyond this many are thinned out evenly (wide inputs). */
 const MAX_DETERMINISTIC_PER_MUTATION = 45;
 
@@ -347,6 +348,7 @@ const DEEP_STRING_CASES: Hostile[] = [
   h('a Mongo operator object', { $gt: '' }),
   h('an oversized string (100k)', OVERSIZED),
   h('a hostile string (script tag, unicode, NUL, lone surrogate)', `${SCRIPT_QUOTES}${UNICODE}${CONTROL}`),
+  ...PROTOTYPE_NAMES.map((name) => h(`the inherited name ${name}`, name)),
 ];
 function casesOfKind(kind: Kind, enumValues: unknown[], deep: boolean): Hostile[] {
   const firstEnum = enumValues.find((v): v is string => typeof v === 'string');
@@ -363,7 +365,7 @@ function casesOfKind(kind: Kind, enumValues: unknown[], deep: boolean): Hostile[
     case 'array':
       return ARRAY_CASES;
     default:
-      return [...STRING_CASES.slice(0, 8), ...NUMBER_CASES.slice(5, 10)];
+      return [...STRING_CASES.slice(0, 8), ...NUMBER_CASES.slice(5, 10), ...PROTOTYPE_NAMES.map((name) => h(`the inherited name ${name}`, name))];
   }
 }
 
@@ -1046,6 +1048,9 @@ describe(part === 'rest' ? 'fuzzing every REST route with hostile input' : 'fuzz
   function deterministicCases(ctx: RouteContext, example: RestBase): RestCase[] {
     const { route } = ctx;
     const cases: RestCase[] = [{ label: 'its example', build: (base) => request(base, {}) }];
+    for (const { seed, counterexample } of seedsOf(ctx.name)) {
+      if (counterexample) cases.push({ label: `the counterexample of seed ${seed}: ${preview(counterexample.value)} as ${pathText([...counterexample.path])}`, build: (base) => request(base, { body: jsonBody(withValue(base.body, [...counterexample.path], counterexample.value)) }) });
+    }
     for (let index = 1; index < route.paths.length; index += 1) cases.push({ label: `its example at ${route.paths[index]}`, build: (base) => request(base, { pathIndex: index }) });
     if (route.credential) {
       cases.push({ label: 'no credential', build: (base) => request(base, { credential: 'missing' }) });
@@ -1251,10 +1256,10 @@ describe(part === 'rest' ? 'fuzzing every REST route with hostile input' : 'fuzz
 
   function typeBase(type: GraphQLInputType, name: string, depth: number): unknown {
     if (isNonNullType(type)) return typeBase(type.ofType, name, depth);
-    if (name in KNOWN) return KNOWN[name];
+    if (Object.hasOwn(KNOWN, name)) return ownValue(KNOWN, name);
     if (isListType(type)) return [typeBase(type.ofType, name, depth + 1)];
     if (isInputObjectType(type)) {
-      const fields = Object.values(type.getFields()).filter((f) => isNonNullType(f.type) || f.name in KNOWN);
+      const fields = Object.values(type.getFields()).filter((f) => isNonNullType(f.type) || Object.hasOwn(KNOWN, f.name));
       return depth > 3 ? {} : Object.fromEntries(fields.map((f) => [f.name, typeBase(f.type, f.name, depth + 1)]));
     }
     if (isEnumType(type)) return type.getValues()[0]?.value;
@@ -1472,6 +1477,9 @@ describe(part === 'rest' ? 'fuzzing every REST route with hostile input' : 'fuzz
         for (const c of values) leafCases.push({ label: `${c.label} as ${pathText(target.path)}`, build: (variables) => gqlRequest(query, withLeaf(variables, target.path, c.value)) });
       }
       cases.push(...thin(leafCases, MAX_DETERMINISTIC_PER_MUTATION));
+      for (const { seed, counterexample } of seedsOf(name)) {
+        if (counterexample) cases.push({ label: `the counterexample of seed ${seed}: ${preview(counterexample.value)} as ${pathText([...counterexample.path])}`, build: (variables) => gqlRequest(query, withLeaf(variables, [...counterexample.path], counterexample.value)) });
+      }
       // Every text argument gets every inherited name, never thinned out.
       for (const target of targets.filter((t) => isTextLeaf(t.type))) {
         for (const name of PROTOTYPE_NAMES) cases.push({ label: `the inherited name ${name} as ${pathText(target.path)}`, build: (variables) => gqlRequest(query, withLeaf(variables, target.path, name)) });
