@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedMongo } from '../platform/ferretdb.js';
-import { ensureChromium } from './browser.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -14,11 +13,9 @@ declare module 'vitest' {
 /**
  * One database server for the whole run: `MONGODB_URI` where it is set, otherwise an embedded
  * FerretDB on a free port with its data in a temporary folder. Each test file uses its own
- * database prefix, so files never see each other's data. Chromium, for the browser tests, is
- * installed here when missing, once for the run.
+ * database prefix, so files never see each other's data.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  ensureChromium();
   if (process.env.MONGODB_URI) {
     project.provide('mongodbUri', process.env.MONGODB_URI);
     return async () => {};
