@@ -178,12 +178,14 @@ function main(): void {
   chart.draw();
   setInterval(() => chart.draw(), 30_000);
   $<HTMLSelectElement>('#role').addEventListener('change', (event) => {
-    const role = (event.target as HTMLSelectElement).value as Role;
+    const role = (event.target as HTMLSelectElement).value;
     $<HTMLInputElement>('#login').value = role === 'aggregator' ? 'demo_aggregator' : 'demo.user';
   });
   $<HTMLFormElement>('#login-form').addEventListener('submit', (event) => {
     event.preventDefault();
-    const role = $<HTMLSelectElement>('#role').value as Role;
+    const role = $<HTMLSelectElement>('#role').value;
+    // The page's own select, but its value is whatever the DOM holds: only a known role logs in.
+    if (role !== 'aggregator' && role !== 'user') return;
     $('#status').textContent = 'Logging in…';
     logIn(role, $<HTMLInputElement>('#login').value, $<HTMLInputElement>('#password').value)
       .then((credentials) => connect(credentials, chart))
