@@ -32,20 +32,22 @@ function subscriber(url: string, connectionParams: Record<string, string>) {
       const acknowledged = new Promise<void>((resolve) => (started = resolve));
       client.on('connected', () => started());
       const dispose = client.subscribe<T>({ query }, { next: (value) => void received.push(value as Next<T>), error: (error) => void errors.push(error), complete: () => {} });
+      /** How many received results `next` has handed out. */
+      let taken = 0;
       return {
         received,
         errors,
         acknowledged,
         dispose,
+        /** The next result not handed out yet, in order: one that arrived before the call (an event may beat the answer of the request that caused it) counts. */
         async next(timeoutMs = 10_000): Promise<Next<T>> {
-          const count = received.length;
           const deadline = Date.now() + timeoutMs;
-          while (received.length === count) {
+          while (received.length === taken) {
             if (errors.length) throw new Error(`subscription failed: ${JSON.stringify(errors[0])}`);
             if (Date.now() > deadline) throw new Error('no event arrived in time');
             await new Promise((resolve) => setTimeout(resolve, 25));
           }
-          return received[count]!;
+          return received[taken++]!;
         },
       };
     },
