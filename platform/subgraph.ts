@@ -215,14 +215,15 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
  */
 export function withRecurringTask(service: HttpService, everyMs: number, task: () => Promise<unknown>, logger: Logger): HttpService {
   // A run that outlasts the period is not joined by the next one: that tick is skipped.
-  let running = false;
+  let running: Promise<void> | null = null;
   const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    void task()
-      .catch((error: unknown) => logger.warn('recurring task failed', { error: (error as Error).message }))
+    running ??= task()
+      .then(
+        () => undefined,
+        (error: unknown) => logger.warn('recurring task failed', { error: (error as Error).message }),
+      )
       .finally(() => {
-        running = false;
+        running = null;
       });
   }, everyMs);
   timer.unref();
@@ -230,6 +231,8 @@ export function withRecurringTask(service: HttpService, everyMs: number, task: (
     ...service,
     close: async () => {
       clearInterval(timer);
+      // The run in flight finishes before the caller closes the database under it.
+      await running;
       await service.close();
     },
   };

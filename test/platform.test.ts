@@ -123,6 +123,8 @@ describe('recurring tasks', () => {
     }, createLogger('silent'));
     await new Promise((resolve) => setTimeout(resolve, 400));
     await withTask.close();
+    // Closing waits for the run in flight, so the database is not closed under it.
+    expect(running).toBe(0);
     const afterClose = runs;
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(most).toBe(1);

@@ -128,12 +128,22 @@ export class AchForwarder {
 
   constructor(private readonly db: Db, private readonly graph: GraphClient, private readonly logger: Logger) {}
 
-  /** Forwards what is pending now; concurrent calls share one pass. */
+  /**
+   * Forwards what is pending now; concurrent calls share one pass. It never rejects: a pass the
+   * database or the graph cut short is logged, and the next call or tick forwards the rest.
+   */
   forward(): Promise<void> {
-    this.running ??= this.pass().finally(() => {
-      this.running = null;
-    });
+    this.running ??= this.pass()
+      .catch((error: unknown) => this.logger.warn('ach events not forwarded yet', { error: (error as Error).message }))
+      .finally(() => {
+        this.running = null;
+      });
     return this.running;
+  }
+
+  /** Waits for the pass in flight, so the database is closed after it and not under it. */
+  async idle(): Promise<void> {
+    await this.running;
   }
 
   private async pass(): Promise<void> {

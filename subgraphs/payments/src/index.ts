@@ -52,6 +52,6 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   });
   const expiry = new PaymentLinks(db, deliveries, links, logger, backgroundAuditTrail(options.mongo.db(AUDIT_DATABASE), logger));
   // Events a crash left unforwarded, deliveries that are due a retry, and links past their expiry go on a timer.
-  const withTimers = { ...service, close: async () => { deliveries.close(); await service.close(); } };
+  const withTimers = { ...service, close: async () => { deliveries.close(); await service.close(); await forwarder.idle(); } };
   return withRecurringTask(withTimers, 5000, () => Promise.allSettled([forwarder.forward(), deliveries.retryDue(), expiry.expireDue(), expiry.repairDeliveries()]), logger);
 }
