@@ -16,7 +16,7 @@ const MIX = ['0100', '0200', '0220', '0100'] as const;
 
 const receiver = await startWebhookReceiver(DEMO.webhook.secret);
 // PROFILE_DIR=<dir>: the services run under `node --cpu-prof`, their profiles written there.
-const tiers = await startTiers({ env: { SERVICE_KEYS: `card-processor=${KEY}` }, profileDir: process.env.PROFILE_DIR ?? null });
+const tiers = await startTiers({ env: { SERVICE_KEYS: `card-processor=${KEY}` }, profileDir: process.env.PROFILE_DIR ?? null, gateway: 'with-subgraphs' });
 try {
   const { addresses } = tiers;
   const pointed = await fetch(`${addresses.control}/card-webhook?url=${encodeURIComponent(receiver.url)}`);

@@ -1,14 +1,19 @@
-// The services under benchmark, in two processes (the load generator runs in a third):
-//   `services.ts stack`: every service of ours in one process, as `npm start` runs them (the four
-//     subgraphs, the gateway and the REST adapter, calling each other in the process as IN_PROCESS_CALLS says, `all` by default), on the
-//     embedded database (or MONGODB_URI) with the demo data, and a control endpoint (database
-//     command counts, growing the card list, the demo aggregator's card webhook, a signed
-//     principal for calling a subgraph directly);
-//   `services.ts peer`: GraphQL Hive Gateway over the same supergraph and the stack's subgraphs,
-//     with the same authentication, in a process of its own (a gateway of its kind runs apart
-//     from its subgraphs).
-// The suite passes both the same INTERNAL_SECRET and MONGODB_DB_PREFIX, and the peer the
-// subgraphs' addresses. Each prints one JSON line with its addresses, then serves until SIGTERM.
+// The services under benchmark, each tier in its own process (the load generator runs in another):
+//   `services.ts stack`: the four subgraphs on the embedded database (or MONGODB_URI) with the
+//     demo data, and a control endpoint (database command counts, requests that reached the
+//     subgraphs, the benchmark's population of users and sessions, growing the card list, the
+//     demo aggregator's card webhook, a signed principal for calling a subgraph directly). Without
+//     BENCH_SEPARATE_GATEWAY it also runs our gateway and REST adapter, as `npm start` does;
+//   `services.ts gateway`: our gateway and REST adapter over the stack's subgraphs, as a
+//     deployment runs them, apart from the subgraphs;
+//   `services.ts peer default` and `services.ts peer router`: GraphQL Hive Gateway over the same
+//     supergraph and the stack's subgraphs, with the same authentication, each in a process of its
+//     own: `default` on its default runtime, `router` on its Router Runtime
+//     (@graphql-hive/router-runtime, Hive Router's Rust query planner as a native addon). Both on
+//     their own defaults otherwise.
+// bench/tiers.ts passes them all the same INTERNAL_SECRET and MONGODB_DB_PREFIX, and the gateways
+// the subgraphs' addresses. Each prints one JSON line with its addresses, then serves until SIGTERM.
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,20 +27,38 @@ import type { Mongo } from '../platform/mongo.js';
 import { PRINCIPAL_HEADER, signPrincipal, type Principal } from '../platform/principal.js';
 import { SUPERGRAPH_PATH } from '../schema/compose.js';
 import { webhookConfigsCollection } from '../subgraphs/cards/src/datasources/cards.js';
-import { EVERY_PORT_FREE, loadConfig, openDatabase, seedDemo, startStack, subgraphUrlsOf } from '../scripts/stack.js';
+import { start as startGateway, type GatewayService } from '../gateway/src/index.js';
+import { createEventBus } from '../platform/event-bus.js';
+import { sha256 } from '../platform/secrets.js';
+import { start as startRestAdapter } from '../rest-adapter/src/index.js';
+import { EVERY_PORT_FREE, loadConfig, openDatabase, seedDemo, startStack, startSubgraphs, subgraphUrlsOf } from '../scripts/stack.js';
+import { seedPopulation, type BenchUser } from './population.js';
 
-/** What the stack tier prints. */
-export interface StackAddresses {
-  subgraphs: Config['subgraphUrls'];
+/** What the gateway tier prints, and the stack tier where it runs the gateway itself. */
+export interface GatewayAddresses {
   gateway: string;
   rest: string;
+  /** Where the gateway's subgraph fetch counts are read (`/fetches`). */
+  gatewayControl: string;
+}
+
+/** What the stack tier prints. */
+export interface StackAddresses extends Partial<GatewayAddresses> {
+  subgraphs: Config['subgraphUrls'];
   control: string;
 }
 
-/** What the peer tier prints. */
+/** What the peer tiers print between them: `hive` the default runtime's, `hiveRouter` the Router Runtime's. */
 export interface PeerAddresses {
   hive: string;
+  hiveRouter: string;
 }
+
+/** Which runtime a peer tier runs: Hive Gateway's default one, or its Router Runtime. */
+export type PeerRuntime = 'default' | 'router';
+
+/** The address each peer runtime prints under. */
+const PEER_ADDRESS_KEYS = { default: 'hive', router: 'hiveRouter' } as const satisfies Record<PeerRuntime, keyof PeerAddresses>;
 
 /** The part of Hive Gateway's API this file uses. */
 interface HiveRuntime {
@@ -46,18 +69,22 @@ type HivePlugin = {
   onContextBuilding(payload: { context: unknown; extendContext: (extension: { principal: Principal }) => void }): Promise<void>;
   onFetch(payload: { context: unknown; options: { headers?: unknown }; setOptions: (options: { headers?: unknown }) => void }): void;
 };
+/** The Router Runtime's handler, passed through to Hive Gateway unread. */
+type UnifiedGraphHandler = (options: never) => unknown;
 
 /** The ports the committed supergraph names, by subgraph. */
 const SUPERGRAPH_PORTS = { user: 4001, cards: 4002, payments: 4003, compliance: 4004 } as const;
 
-/** Hive Gateway over the subgraphs, authenticating each request as our gateway does and forwarding the same signed principal. */
-async function startHiveGateway(config: Config) {
-  // Loaded by a name TypeScript does not follow: its types reference the DOM library (through
+/** Hive Gateway on the runtime `runtimeName` names over the subgraphs, authenticating each request as our gateway does and forwarding the same signed principal. */
+async function startHiveGateway(config: Config, runtimeName: PeerRuntime) {
+  // Loaded by names TypeScript does not follow: their types reference the DOM library (through
   // @whatwg-node/fetch), which would change Node's Buffer and Blob types for the whole project.
   const HIVE_GATEWAY = '@graphql-hive/gateway';
+  const ROUTER_RUNTIME = '@graphql-hive/router-runtime';
   const { createGatewayRuntime } = (await import(HIVE_GATEWAY)) as {
-    createGatewayRuntime: (options: { supergraph: string; logging: boolean; graphqlEndpoint: string; landingPage: boolean; plugins: () => HivePlugin[] }) => HiveRuntime;
+    createGatewayRuntime: (options: { supergraph: string; logging: boolean; graphqlEndpoint: string; landingPage: boolean; unifiedGraphHandler?: UnifiedGraphHandler; plugins: () => HivePlugin[] }) => HiveRuntime;
   };
+  const unifiedGraphHandler = runtimeName === 'router' ? ((await import(ROUTER_RUNTIME)) as { unifiedGraphHandler: UnifiedGraphHandler }).unifiedGraphHandler : undefined;
   let supergraph = readFileSync(SUPERGRAPH_PATH, 'utf8');
   for (const [name, port] of Object.entries(SUPERGRAPH_PORTS)) {
     supergraph = supergraph.replace(`http://127.0.0.1:${port}/graphql`, config.subgraphUrls[name as keyof typeof SUPERGRAPH_PORTS]);
@@ -69,6 +96,7 @@ async function startHiveGateway(config: Config) {
     logging: false,
     graphqlEndpoint: '/graphql',
     landingPage: false,
+    ...(unifiedGraphHandler ? { unifiedGraphHandler } : {}),
     plugins: () => [
       {
         onContextBuilding: async ({ context, extendContext }) => {
@@ -104,6 +132,24 @@ async function growCards(mongo: Mongo, count: number): Promise<void> {
   }
 }
 
+/** Adds `count` more live sessions, spread over the population's users, and returns their tokens. */
+async function addSessions(mongo: Mongo, users: readonly BenchUser[], count: number): Promise<Array<{ token: string }>> {
+  const tokens: Array<{ token: string }> = [];
+  const now = Date.now();
+  const sessions = [];
+  for (let i = 0; i < count; i += 1) {
+    const token = randomBytes(32).toString('base64url');
+    const user = users[i % users.length]!;
+    tokens.push({ token });
+    sessions.push({
+      _id: `bench_extra_session_${now}_${i}`, tokenHash: sha256(token), kind: 'user', SvcUserId: user.SvcUserId, prospectId: null, deviceTag: null, svcAggregatorId: null, login: null, tokenType: null,
+      channel: 'internet', dtsCreated: new Date(now), dtsExpiry: new Date(now + 24 * 3600 * 1000), dtsRevoked: null,
+    });
+  }
+  if (sessions.length) await mongo.db('user').collection<{ _id: string }>('sessions').insertMany(sessions);
+  return tokens;
+}
+
 /** A process's CPU time so far in ms, from Linux's /proc/<pid>/stat (user and system ticks); null where unreadable. */
 function processCpuMs(pid: number | undefined): number | null {
   if (!pid) return null;
@@ -117,7 +163,9 @@ function processCpuMs(pid: number | undefined): number | null {
 }
 
 const tier = process.argv[2];
-if (tier !== 'stack' && tier !== 'peer') throw new Error('Name the tier: stack or peer.');
+if (tier !== 'stack' && tier !== 'gateway' && tier !== 'peer') throw new Error('Name the tier: stack, gateway, or peer with its runtime.');
+const peerRuntime = process.argv[3];
+if (tier === 'peer' && peerRuntime !== 'default' && peerRuntime !== 'router') throw new Error('Name the peer\'s runtime: default or router.');
 const dataDir = mkdtempSync(path.join(tmpdir(), `banking-bench-${tier}-`));
 const config = loadConfig({
   ...process.env,
@@ -135,15 +183,43 @@ const config = loadConfig({
 const logger = createLogger(config.logLevel);
 let stopTier: () => Promise<void>;
 
+/** The control routes of the tier that runs our gateway: its subgraph fetch counts. */
+function gatewayControl(gateway: GatewayService): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
+  return (req, res) => {
+    if (req.url !== '/fetches') return false;
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(gateway.subgraphFetches()));
+    return true;
+  };
+}
+
+/** Listens on a free loopback port; resolves with its address. */
+async function listen(server: http.Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
 if (tier === 'stack') {
   const { mongo, embedded } = await openDatabase(config);
   await seedDemo(mongo);
-  const stack = await startStack(config, logger, mongo);
-  const subgraphUrls = subgraphUrlsOf(stack.subgraphs);
+  // With BENCH_SEPARATE_GATEWAY the gateway and adapter run in a tier of their own (at GATEWAY_URL); otherwise here, as `npm start` runs them.
+  const separate = process.env.BENCH_SEPARATE_GATEWAY === '1';
+  const bus = separate ? createEventBus(config.redisUrl, logger, config.dbPrefix) : null;
+  const stack = separate ? null : await startStack(config, logger, mongo);
+  const subgraphs = stack?.subgraphs ?? (await startSubgraphs(config, logger, mongo, bus!));
+  const subgraphUrls = subgraphUrlsOf(subgraphs);
   const authenticateDirect = createAuthenticator({ ...config, subgraphUrls });
+  // Requests that reach the subgraphs over HTTP (a gateway in this process calls them without it).
+  let subgraphRequests = 0;
+  for (const service of Object.values(subgraphs)) service.server.on('request', () => (subgraphRequests += 1));
+  let population: Promise<BenchUser[]> | null = null;
+  const fetchesOf = stack ? gatewayControl(stack.gateway) : () => false;
   const control = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://control');
     const answer = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    const answerLater = (work: Promise<unknown>): void => {
+      work.then(answer, (error: unknown) => res.writeHead(500).end(String(error)));
+    };
+    if (fetchesOf(req, res)) return;
     if (url.pathname === '/commands/reset') {
       mongo.commands.reset();
       return answer({ ok: true });
@@ -152,44 +228,76 @@ if (tier === 'stack') {
       const databases = ['user', 'cards', 'payments', 'compliance'] as const;
       return answer(Object.fromEntries(databases.map((name) => [name, mongo.commands.snapshot(mongo.databaseName(name))])));
     }
+    if (url.pathname === '/subgraph-requests') return answer({ requests: subgraphRequests });
     if (url.pathname === '/cpu') {
       // CPU time so far in ms: this process (the services) and the embedded FerretDB (Linux's /proc; null elsewhere).
       const own = process.cpuUsage();
       return answer({ services: (own.user + own.system) / 1000, database: processCpuMs(embedded?.pid) });
     }
+    if (url.pathname === '/population') {
+      // Seeded on the first call: the benchmarks that do not use it do not wait for it.
+      population ??= seedPopulation(mongo);
+      answerLater(population);
+      return;
+    }
+    if (url.pathname === '/sessions') {
+      answerLater((population ??= seedPopulation(mongo)).then((users) => addSessions(mongo, users, Number(url.searchParams.get('count') ?? 0))));
+      return;
+    }
     if (url.pathname === '/card-webhook') {
       // Points the demo aggregator's card-authorization webhook at a receiver of the benchmark's own.
       const target = url.searchParams.get('url') ?? '';
-      webhookConfigsCollection(mongo.db('cards')).updateOne({ _id: DEMO.aggregatorId }, { $set: { url: target } }).then(() => answer({ ok: true }), (error: unknown) => res.writeHead(500).end(String(error)));
+      answerLater(webhookConfigsCollection(mongo.db('cards')).updateOne({ _id: DEMO.aggregatorId }, { $set: { url: target } }).then(() => ({ ok: true })));
       return;
     }
     if (url.pathname === '/grow-cards') {
-      growCards(mongo, Number(url.searchParams.get('count') ?? 100)).then(() => answer({ ok: true }), (error: unknown) => res.writeHead(500).end(String(error)));
+      answerLater(growCards(mongo, Number(url.searchParams.get('count') ?? 100)).then(() => ({ ok: true })));
       return;
     }
     if (url.pathname === '/principal') {
       // A signed principal for calling a subgraph directly, as the gateway would forward it.
-      authenticateDirect({ token: url.searchParams.get('token') ?? '' }, 'bench').then(
-        (principal) => answer({ header: PRINCIPAL_HEADER, value: signPrincipal(principal, config.internalSecret) }),
-        (error: unknown) => res.writeHead(500).end(String(error)),
-      );
+      answerLater(authenticateDirect({ token: url.searchParams.get('token') ?? '' }, 'bench').then((principal) => ({ header: PRINCIPAL_HEADER, value: signPrincipal(principal, config.internalSecret) })));
       return;
     }
     res.writeHead(404).end();
   });
-  await new Promise<void>((resolve) => control.listen(0, '127.0.0.1', resolve));
-  console.log(JSON.stringify({ subgraphs: subgraphUrls, gateway: `${stack.gateway.url}/graphql`, rest: stack.restAdapter.url, control: `http://127.0.0.1:${(control.address() as AddressInfo).port}` } satisfies StackAddresses));
+  const controlUrl = await listen(control);
+  console.log(JSON.stringify({
+    subgraphs: subgraphUrls,
+    control: controlUrl,
+    ...(stack ? { gateway: `${stack.gateway.url}/graphql`, rest: stack.restAdapter.url, gatewayControl: controlUrl } : {}),
+  } satisfies StackAddresses));
   stopTier = async () => {
     control.close();
-    await stack.stop();
+    if (stack) await stack.stop();
+    else for (const service of Object.values(subgraphs)) await service.close();
+    await bus?.close();
     // On a MongoDB of the user's own (MONGODB_URI) the benchmark's databases go; the embedded one goes with its folder.
     if (!embedded) for (const name of SUBGRAPH_NAMES) await mongo.db(name).dropDatabase();
     await mongo.close();
     await embedded?.stop();
   };
+} else if (tier === 'gateway') {
+  // Our gateway and REST adapter in a process of their own, over the stack tier's subgraphs (USER_SUBGRAPH_URL and the others), at GATEWAY_PORT.
+  const own = { ...config, ports: { ...config.ports, gateway: Number(process.env.GATEWAY_PORT) } };
+  const bus = createEventBus(own.redisUrl, logger, own.dbPrefix);
+  const gateway = await startGateway({ config: own, logger, bus });
+  const rest = await startRestAdapter({ config: { ...own, gatewayUrl: `${gateway.url}/graphql` }, logger });
+  const fetchesOf = gatewayControl(gateway);
+  const control = http.createServer((req, res) => {
+    if (!fetchesOf(req, res)) res.writeHead(404).end();
+  });
+  console.log(JSON.stringify({ gateway: `${gateway.url}/graphql`, rest: rest.url, gatewayControl: await listen(control) } satisfies GatewayAddresses));
+  stopTier = async () => {
+    control.close();
+    await rest.close();
+    await gateway.close();
+    await bus.close();
+  };
 } else {
-  const hive = await startHiveGateway(config);
-  console.log(JSON.stringify({ hive: `${hive.url}/graphql` } satisfies PeerAddresses));
+  const runtimeName = peerRuntime as PeerRuntime;
+  const hive = await startHiveGateway(config, runtimeName);
+  console.log(JSON.stringify({ [PEER_ADDRESS_KEYS[runtimeName]]: `${hive.url}/graphql` } satisfies Partial<PeerAddresses>));
   stopTier = async () => {
     hive.server.close();
     await hive.runtime.dispose();

@@ -1,38 +1,64 @@
-// `npm run bench` (about 5 minutes) or `npm run bench -- --quick` (under 2): the gateway, the REST
-// adapter and the subgraphs side by side with GraphQL Hive Gateway, one scenario after another
-// in the same run. Writes bench/results.json and bench/results.svg.
+// `npm run bench` (about 9 minutes) or `npm run bench -- --quick` (about 2): our gateway and REST
+// adapter side by side with GraphQL Hive Gateway (its default runtime and its Router Runtime), over
+// the same subgraphs, one scenario after another in the same run. The headline workload is many
+// users: every request is sent as a random one of 1,000 seeded users, with that user's session and
+// ids. One session for every request is the old workload, kept and labelled as the best case.
+// Writes bench/results.json and bench/results.svg (with --quick, results.quick.*).
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { DEMO } from '../platform/demo.js';
+import { PRINCIPAL_HEADER, signPrincipal } from '../platform/principal.js';
 import { loadOperation } from '../rest-adapter/src/operations.js';
-import { startTiers } from './tiers.js';
+import type { BenchUser } from './population.js';
+import { startTiers, type Tiers } from './tiers.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const QUICK = process.argv.includes('--quick');
-/** `--profile`: the services run under `node --cpu-prof`; the profile lands in bench/profiles/. */
+/** `--profile`: the services run under `node --cpu-prof`; the profiles land in bench/profiles/. */
 const PROFILE_DIR = process.argv.includes('--profile') ? path.join(HERE, 'profiles') : null;
 /** `--only <text>`: only the scenarios whose name contains the text (with --profile, to profile one). */
 const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] ?? '' : null;
-const DURATION_S = QUICK ? 4 : 12;
-const WARMUP_S = QUICK ? 1 : 3;
+const DURATION_S = QUICK ? 3 : 10;
+const WARMUP_S = QUICK ? 1 : 2;
 const CONNECTIONS = 20;
 const FIXED_RATE = 200;
+/** Sessions the gateway has seen when its memory is read. */
+const LIVE_SESSIONS = QUICK ? 2000 : 10_000;
 
-/** One HTTP request of a scenario, as autocannon sends it. */
-interface Target {
-  url: string;
+/** One HTTP request, as autocannon sends it. */
+interface Request {
   method: 'GET' | 'POST';
+  path: string;
   headers: Record<string, string>;
   body?: string;
 }
 
+/** Where a scenario's requests go, and how each is drawn (a random user's, or always the same one). */
+interface Target {
+  origin: string;
+  draw: () => Request;
+  /** The counters that say what the target's requests cost the subgraphs. */
+  counters: 'ours' | 'peer' | 'direct';
+}
+
+/** What one target's requests cost behind the gateway, per request answered. */
+interface Costs {
+  /** Database commands (the subgraphs', session reads included; not the timed sweeps'). */
+  databaseCommands: number;
+  /** Requests that reached a subgraph (the gateway's session reads included). */
+  subgraphCalls: number;
+  /** Subgraph fetches our gateway answered from an identical one in flight instead of sending (deduplication). */
+  sharedFetches: number | null;
+}
+
 interface Measurement {
   scenario: string;
+  workload: 'many users' | 'best case: one session';
   target: string;
   mode: 'max' | `${number}/s`;
   /** At full load, requests answered a second; at a fixed rate, requests sent a second (errors counted apart). */
@@ -41,6 +67,9 @@ interface Measurement {
   p90: number;
   p99: number;
   errors: number;
+  costs?: Costs;
+  /** In the mix, each operation's own. */
+  operations?: Record<string, { share: number; p50: number; p99: number; errors: number }>;
 }
 
 const PROFILE = 'query Profile { me { SvcUserId firstName lastName email segment languageCode } }';
@@ -54,17 +83,25 @@ const CROSS = `query Dashboard {
   }
 }`;
 const CARD_LIST = 'query CardAccounts { me { cards { SvcCardId num account { SvcAccountId balance currency } } } }';
+const LATEST = loadOperation('transactions-latest.graphql');
+const RESTRICTIONS = loadOperation('restrictions.graphql');
+const CARDS = 'query Cards { me { cards { SvcCardId num status name isActive typeId } } }';
+const CARD_ONOFF = loadOperation('card-onoff.graphql');
+const BENEFICIARY_CHANGE = loadOperation('beneficiary-modify.graphql');
 
-const graphql = (url: string, query: string, headers: Record<string, string>, variables: Record<string, unknown> = {}): Target => ({
-  url,
+const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
+
+const graphqlRequest = (url: string, query: string, headers: Record<string, string>, variables: Record<string, unknown> = {}): Request => ({
   method: 'POST',
+  path: new URL(url).pathname,
   headers: { 'content-type': 'application/json', ...headers },
   body: JSON.stringify({ query, variables }),
 });
 
 /** Sends the request once and fails the suite unless it succeeds without GraphQL errors. */
 async function verify(name: string, target: Target): Promise<void> {
-  const response = await fetch(target.url, { method: target.method, headers: target.headers, ...(target.body ? { body: target.body } : {}) });
+  const request = target.draw();
+  const response = await fetch(`${target.origin}${request.path}`, { method: request.method, headers: request.headers, ...(request.body ? { body: request.body } : {}) });
   const text = await response.text();
   assert.equal(response.status, 200, `${name}: ${response.status} ${text.slice(0, 300)}`);
   assert(!text.includes('"errors"'), `${name}: ${text.slice(0, 300)}`);
@@ -73,37 +110,44 @@ async function verify(name: string, target: Target): Promise<void> {
 /** A latency percentile of sorted values, to a tenth of a millisecond. */
 const percentile = (sorted: number[], p: number) => Math.round((sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN) * 10) / 10;
 
+/** Sends one request over `agent`; latency from the send to the end of the response. */
+function send(origin: string, request: Request, agent: http.Agent): Promise<{ ok: boolean; ms: number }> {
+  const url = new URL(origin);
+  const body = request.body ? Buffer.from(request.body) : undefined;
+  const headers = { ...request.headers, ...(body ? { 'content-length': String(body.length) } : {}) };
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const outgoing = http.request({ agent, host: url.hostname, port: url.port, path: request.path, method: request.method, headers }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      response.on('end', () => resolve({ ok: response.statusCode === 200 && !text.includes('"errors"'), ms: performance.now() - started }));
+    });
+    outgoing.on('error', () => resolve({ ok: false, ms: NaN }));
+    // Cut off after the headers came, a request ends with neither: it counts as an error (a settled promise ignores this).
+    outgoing.on('close', () => resolve({ ok: false, ms: NaN }));
+    // An answer that never comes is an error, not a suite that never ends.
+    outgoing.setTimeout(30_000, () => outgoing.destroy(new Error('no answer within 30 s')));
+    outgoing.end(body);
+  });
+}
+
 /**
  * Sends requests at an even pace (one every 1000/rate ms, whether or not earlier ones have
- * answered) over keep-alive connections, for `seconds`; latency from each send to the end of its
- * response. autocannon's `overallRate` is not used for this: it lets each connection send its
- * quota for the second back to back at the start of the second (`reqsMadeThisSecond` in its
- * httpClient.js), so "200/s" there is a burst of 200 at full concurrency once a second.
+ * answered) over keep-alive connections, for `seconds`. autocannon's `overallRate` is not used for
+ * this: it lets each connection send its quota for the second back to back at the start of the
+ * second (`reqsMadeThisSecond` in its httpClient.js), so "200/s" there is a burst once a second.
  */
 async function paced(target: Target, rate: number, seconds: number, agent: http.Agent): Promise<{ sent: number; sendingSeconds: number; latencies: number[]; errors: number }> {
-  const url = new URL(target.url);
-  const body = target.body ? Buffer.from(target.body) : undefined;
-  const headers = { ...target.headers, ...(body ? { 'content-length': String(body.length) } : {}) };
-  const send = () => new Promise<{ ok: boolean; ms: number }>((resolve) => {
-    const started = performance.now();
-    const request = http.request({ agent, host: url.hostname, port: url.port, path: `${url.pathname}${url.search}`, method: target.method, headers }, (response) => {
-      response.resume();
-      response.on('end', () => resolve({ ok: response.statusCode === 200, ms: performance.now() - started }));
-    });
-    request.on('error', () => resolve({ ok: false, ms: NaN }));
-    // Cut off after the headers came, a request ends with neither: it counts as an error (a settled promise ignores this).
-    request.on('close', () => resolve({ ok: false, ms: NaN }));
-    // An answer that never comes is an error, not a suite that never ends.
-    request.setTimeout(30_000, () => request.destroy(new Error('no answer within 30 s')));
-    request.end(body);
-  });
   const total = Math.round(rate * seconds);
   const sent: Array<Promise<{ ok: boolean; ms: number }>> = [];
   const t0 = performance.now();
   for (let i = 0; i < total; i += 1) {
     const wait = t0 + (i * 1000) / rate - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    sent.push(send());
+    sent.push(send(target.origin, target.draw(), agent));
   }
   // The span the requests were spread over (each one's interval included): its rate is the rate sent.
   const sendingSeconds = (performance.now() - t0) / 1000 + 1 / rate;
@@ -112,78 +156,347 @@ async function paced(target: Target, rate: number, seconds: number, agent: http.
 }
 
 function report(measurement: Measurement): Measurement {
-  console.log(`${measurement.scenario.padEnd(34)} ${measurement.target.padEnd(22)} ${measurement.mode.padEnd(6)} ${String(measurement.rps).padStart(6)} req/s  p50 ${measurement.p50} ms  p90 ${measurement.p90} ms  p99 ${measurement.p99} ms  errors ${measurement.errors}`);
+  const costs = measurement.costs ? `  db ${measurement.costs.databaseCommands}/req  subgraph calls ${measurement.costs.subgraphCalls}/req${measurement.costs.sharedFetches === null ? '' : `  deduplicated ${measurement.costs.sharedFetches}/req`}` : '';
+  const label = `${measurement.workload === 'many users' ? '' : '[best case] '}${measurement.scenario}`;
+  console.log(`${label.padEnd(40)} ${measurement.target.padEnd(22)} ${measurement.mode.padEnd(6)} ${String(measurement.rps).padStart(6)} req/s  p50 ${measurement.p50} ms  p99 ${measurement.p99} ms  errors ${measurement.errors}${costs}`);
+  for (const [name, operation] of Object.entries(measurement.operations ?? {})) {
+    console.log(`${''.padEnd(40)}   ${name.padEnd(20)} ${String(operation.share).padStart(5)}%  p50 ${operation.p50} ms  p99 ${operation.p99} ms  errors ${operation.errors}`);
+  }
   return measurement;
 }
 
-/** As many requests a second as `CONNECTIONS` connections get answered (autocannon). */
-async function load(scenario: string, targetName: string, target: Target): Promise<Measurement> {
-  const options = { url: target.url, method: target.method, headers: target.headers, ...(target.body ? { body: target.body } : {}), connections: CONNECTIONS };
-  await autocannon({ ...options, duration: WARMUP_S });
-  const result = await autocannon({ ...options, duration: DURATION_S });
-  return report({
-    scenario,
-    target: targetName,
-    mode: 'max',
-    rps: Math.round(result.requests.average),
-    p50: result.latency.p50,
-    p90: result.latency.p90,
-    p99: result.latency.p99,
-    errors: result.errors + result.timeouts + result.non2xx,
-  });
+const json = async <T>(url: string): Promise<T> => (await fetch(url)).json() as Promise<T>;
+const round = (n: number, places = 2) => Math.round(n * 10 ** places) / 10 ** places;
+
+/** The counters behind the costs, read from the tiers' control endpoints. */
+interface Counters {
+  commands: number;
+  subgraphRequests: number;
+  fetches: { sent: number; shared: number };
 }
 
-/** Paced runs of the targets compared take turns, in segments of this many seconds. */
-const SEGMENT_S = QUICK ? 1 : 2;
+/** The timed sweeps (outbox relays, webhook deliveries, payment-link expiry) run whatever the requests do: not counted. */
+const BACKGROUND = ['outbox.', 'deliveries.', 'paymentLinks.'];
+
+/** Runs every scenario and writes the report. */
+async function main(tiers: Tiers): Promise<void> {
+  const { addresses } = tiers;
+  const users = await json<BenchUser[]>(`${addresses.control}/population`);
+  const gateways: Array<[name: string, url: string]> = [['our gateway', addresses.gateway], ['Hive Gateway', addresses.hive], ['Hive Gateway (Router Runtime)', addresses.hiveRouter]];
+  const results: Measurement[] = [];
+
+  const counters = async (): Promise<Counters> => {
+    const byDatabase = await json<Record<string, Record<string, number>>>(`${addresses.control}/commands`);
+    let commands = 0;
+    for (const byCommand of Object.values(byDatabase)) for (const [command, n] of Object.entries(byCommand)) if (!BACKGROUND.some((prefix) => command.startsWith(prefix))) commands += n;
+    const subgraphRequests = (await json<{ requests: number }>(`${addresses.control}/subgraph-requests`)).requests;
+    const fetches = await json<{ sent: number; shared: number }>(`${addresses.gatewayControl}/fetches`);
+    return { commands, subgraphRequests, fetches };
+  };
+  const costsOf = (before: Counters, after: Counters, answered: number, target: Target): Costs => ({
+    databaseCommands: round((after.commands - before.commands) / answered),
+    subgraphCalls: round((after.subgraphRequests - before.subgraphRequests) / answered),
+    sharedFetches: target.counters === 'ours' ? round((after.fetches.shared - before.fetches.shared) / answered) : null,
+  });
+
+  /** As many requests a second as `CONNECTIONS` connections get answered (autocannon), with what they cost. */
+  const load = async (scenario: string, workload: Measurement['workload'], name: string, target: Target): Promise<void> => {
+    if (ONLY !== null && !`${scenario} ${name}`.includes(ONLY)) return;
+    await verify(`${scenario} ${name}`, target);
+    // Each request replaces autocannon's whole request, so it names the host itself (Hive Gateway refuses a request without one).
+    const host = new URL(target.origin).host;
+    const options = { url: target.origin, connections: CONNECTIONS, requests: [{ setupRequest: () => { const request = target.draw(); return { ...request, headers: { host, ...request.headers } }; } }] };
+    await autocannon({ ...options, duration: WARMUP_S });
+    const before = await counters();
+    const result = await autocannon({ ...options, duration: DURATION_S });
+    const after = await counters();
+    results.push(report({
+      scenario,
+      workload,
+      target: name,
+      mode: 'max',
+      rps: Math.round(result.requests.average),
+      p50: result.latency.p50,
+      p90: result.latency.p90,
+      p99: result.latency.p99,
+      errors: result.errors + result.timeouts + result.non2xx,
+      costs: costsOf(before, after, Math.max(1, result.requests.total), target),
+    }));
+  };
+
+  /**
+   * The targets compared at a fixed rate (`paced`), taking turns in short segments, the order
+   * rotated each round, for `DURATION_S` seconds each in all; each target's latencies are pooled
+   * over its segments. Run one after the other instead, the first ran while the machine was still
+   * settling from the run before it. Each segment's requests are all answered before the next
+   * segment starts, so a queue never carries over from one target to the next.
+   */
+  const loadPaced = async (scenario: string, targets: Array<[name: string, target: Target]>): Promise<void> => {
+    const chosen = targets.filter(([name]) => ONLY === null || `${scenario} ${name}`.includes(ONLY));
+    if (chosen.length === 0) return;
+    for (const [name, target] of chosen) await verify(`${scenario} ${name}`, target);
+    const segmentS = QUICK ? 1 : 2;
+    const agents = chosen.map(() => new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS }));
+    for (const [i, [, target]] of chosen.entries()) await paced(target, FIXED_RATE, WARMUP_S, agents[i]!);
+    const pooled = chosen.map(() => ({ latencies: [] as number[], errors: 0, seconds: 0, sent: 0 }));
+    const rounds = Math.max(1, Math.round(DURATION_S / segmentS));
+    for (let round = 0; round < rounds; round += 1) {
+      for (const i of chosen.map((_, k) => (k + round) % chosen.length)) {
+        const result = await paced(chosen[i]![1], FIXED_RATE, segmentS, agents[i]!);
+        pooled[i]!.latencies.push(...result.latencies);
+        pooled[i]!.errors += result.errors;
+        pooled[i]!.sent += result.sent;
+        pooled[i]!.seconds += result.sendingSeconds;
+      }
+    }
+    for (const agent of agents) agent.destroy();
+    chosen.forEach(([name], i) => {
+      const { latencies, errors, seconds, sent } = pooled[i]!;
+      latencies.sort((a, b) => a - b);
+      results.push(report({ scenario, workload: 'many users', target: name, mode: `${FIXED_RATE}/s`, rps: Math.round(sent / seconds), p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), errors }));
+    });
+  };
+
+  /** A gateway's target: each request as a random user (or always `only`), with the variables `variables` draws for that user. */
+  const asUser = (url: string, query: string, variables: (user: BenchUser) => Record<string, unknown> = () => ({}), only?: BenchUser): Target => ({
+    origin: new URL(url).origin,
+    counters: url === addresses.gateway || url.startsWith(addresses.rest) ? 'ours' : 'peer',
+    draw: () => {
+      const user = only ?? pick(users);
+      return graphqlRequest(url, query, { token: user.token }, variables(user));
+    },
+  });
+  const restAsUser = (route: (user: BenchUser) => string, only?: BenchUser): Target => ({
+    origin: addresses.rest,
+    counters: 'ours',
+    draw: () => {
+      const user = only ?? pick(users);
+      return { method: 'GET', path: route(user), headers: { token: user.token } };
+    },
+  });
+  /** The user subgraph called directly, with the principal the gateway would sign for a random user. */
+  const direct = (query: string): Target => ({
+    origin: new URL(addresses.subgraphs.user).origin,
+    counters: 'direct',
+    draw: () => {
+      const n = pick(users);
+      const principal = signPrincipal({ kind: 'user', userId: n.SvcUserId, sessionId: n.sessionId, channel: 'internet' }, tiers.internalSecret);
+      return graphqlRequest(addresses.subgraphs.user, query, { [PRINCIPAL_HEADER]: principal });
+    },
+  });
+
+  const s1 = '1 single-subgraph query';
+  await load(s1, 'many users', 'subgraph direct', direct(PROFILE));
+  for (const [name, url] of gateways) await load(s1, 'many users', name, asUser(url, PROFILE));
+  await loadPaced(s1, [['subgraph direct', direct(PROFILE)], ...gateways.map(([name, url]): [string, Target] => [name, asUser(url, PROFILE)])]);
+
+  const s2 = '2 cross-subgraph query';
+  for (const [name, url] of gateways) await load(s2, 'many users', name, asUser(url, CROSS));
+
+  const s3a = '3 latest transactions';
+  await load(s3a, 'many users', 'REST adapter', restAsUser((user) => `/accounts/${user.SvcAccountId}/transactions/latest`));
+  for (const [name, url] of gateways) await load(s3a, 'many users', name, asUser(url, LATEST, (user) => ({ SvcAccountId: user.SvcAccountId })));
+  const s3b = '3 restrictions';
+  await load(s3b, 'many users', 'REST adapter', restAsUser(() => '/restrictions'));
+  for (const [name, url] of gateways) await load(s3b, 'many users', name, asUser(url, RESTRICTIONS));
+  // The adapter's overhead at a fixed rate, on a route whose capacity is well above the rate.
+  await loadPaced(s3b, [['REST adapter', restAsUser(() => '/restrictions')], ['our gateway', asUser(addresses.gateway, RESTRICTIONS)]]);
+
+  const mix = '5 mobile app mix';
+  for (const [name, url] of gateways) {
+    if (ONLY !== null && !`${mix} ${name}`.includes(ONLY)) continue;
+    results.push(report(await runMix(mix, name, url, users, counters, costsOf)));
+  }
+
+  // The old workload: one session for every request, where deduplication answers many requests with one call.
+  const demo = await demoUser(addresses.rest);
+  for (const [name, url] of gateways) await load(s1, 'best case: one session', name, asUser(url, PROFILE, undefined, demo));
+  for (const [name, url] of gateways) await load(s2, 'best case: one session', name, asUser(url, CROSS, undefined, demo));
+
+  if (ONLY !== null) {
+    console.log('--only: no report written.');
+    return;
+  }
+
+  // Scenario 4: database commands per request with 2 and then 100 cards, each resolving its account in the payments subgraph.
+  const commandsPerRequest = async (requests: number) => {
+    const target = asUser(addresses.gateway, CARD_LIST, undefined, demo);
+    await verify('4 list', target);
+    const before = await counters();
+    for (let i = 0; i < requests; i += 1) await verify('4 list', target);
+    return costsOf(before, await counters(), requests, target).databaseCommands;
+  };
+  const withTwo = await commandsPerRequest(10);
+  await fetch(`${addresses.control}/grow-cards?count=100`);
+  const withHundred = await commandsPerRequest(10);
+  console.log(`4 database commands per request: ${withTwo} with 2 cards, ${withHundred} with 100`);
+
+  const memory = await gatewayMemory(tiers, users);
+  console.log(`gateway memory: ${memory.beforeMiB} MiB RSS before, ${memory.afterMiB} MiB with ${memory.sessions} sessions seen`);
+
+  const find = (scenario: string, target: string, workload: Measurement['workload'] = 'many users', mode = 'max') => results.find((r) => r.scenario === scenario && r.target === target && r.workload === workload && r.mode === mode);
+  const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? null : round(a / b));
+  const betterPeer = (scenario: string) => {
+    const peers = gateways.slice(1).map(([name]) => find(scenario, name)).filter((r): r is Measurement => r !== undefined);
+    return peers.sort((a, b) => b.rps - a.rps)[0];
+  };
+  const versusBetterPeer = (scenario: string) => {
+    const ours = find(scenario, 'our gateway');
+    const peer = betterPeer(scenario);
+    return { peer: peer?.target ?? null, rps: ratio(ours?.rps, peer?.rps), p99: ratio(ours?.p99, peer?.p99) };
+  };
+  const fixed = `${FIXED_RATE}/s`;
+  const overhead = (target: string) => round((find(s1, target, 'many users', fixed)?.p50 ?? NaN) - (find(s1, 'subgraph direct', 'many users', fixed)?.p50 ?? NaN), 1);
+  const ratios = {
+    's1 ours/better peer': versusBetterPeer(s1),
+    's2 ours/better peer': versusBetterPeer(s2),
+    's3 latest ours/better peer': versusBetterPeer(s3a),
+    's3 restrictions ours/better peer': versusBetterPeer(s3b),
+    'mix ours/better peer': versusBetterPeer(mix),
+    's1 p50 overhead over the subgraph at 200/s (ms)': Object.fromEntries(gateways.map(([name]) => [name, overhead(name)])),
+    's3 restrictions REST p50 overhead over GraphQL at 200/s (ms)': round((find(s3b, 'REST adapter', 'many users', fixed)?.p50 ?? NaN) - (find(s3b, 'our gateway', 'many users', fixed)?.p50 ?? NaN), 1),
+  };
+  const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  const errors = results.reduce((n, r) => n + r.errors, 0);
+  const output = {
+    date: new Date().toISOString(),
+    mode: QUICK ? 'quick' : 'full',
+    machine,
+    database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB',
+    population: { users: users.length, transactions: users.reduce((n, u) => n + u.transactions, 0) },
+    settings: { connections: CONNECTIONS, durationSeconds: DURATION_S, warmupSeconds: WARMUP_S, fixedRate: FIXED_RATE, fixedRateLoad: 'evenly paced, open loop (bench/suite.ts paced()); the targets compared take turns in segments' },
+    results,
+    ratios,
+    databaseCommandsPerRequest: { cards2: withTwo, cards100: withHundred },
+    gatewayMemory: memory,
+    errors,
+  };
+  console.log(JSON.stringify(ratios, null, 2));
+  const suffix = QUICK ? '.quick' : '';
+  writeFileSync(path.join(HERE, `results${suffix}.json`), `${JSON.stringify(output, null, 2)}\n`);
+  writeFileSync(path.join(HERE, `results${suffix}.svg`), chart(results, machine));
+  if (errors > 0) process.exitCode = 1;
+}
+
+/** The operations a mobile app sends, and how often, for a random user each time. */
+const MIX: Array<{ name: string; weight: number; query: string; variables: (user: BenchUser) => Record<string, unknown> }> = [
+  { name: 'profile', weight: 25, query: PROFILE, variables: () => ({}) },
+  { name: 'cards', weight: 20, query: CARDS, variables: () => ({}) },
+  { name: 'latest transactions', weight: 25, query: LATEST, variables: (user) => ({ SvcAccountId: user.SvcAccountId }) },
+  { name: 'restrictions', weight: 15, query: RESTRICTIONS, variables: () => ({}) },
+  { name: 'card on/off', weight: 10, query: CARD_ONOFF, variables: (user) => ({ SvcCardId: pick(user.SvcCardIds), onoff: Math.random() < 0.5 ? 'on' : 'off' }) },
+  { name: 'beneficiary change', weight: 5, query: BENEFICIARY_CHANGE, variables: (user) => ({ SvcBeneficiaryId: pick(user.SvcBeneficiaryIds), input: { isFavourite: Math.random() < 0.5 } }) },
+];
 
 /**
- * The targets compared at a fixed rate (`paced`), taking turns in short segments, the order
- * rotated each round (A B C, B C A, C A B...; for two, A B, B A), for `DURATION_S` seconds each
- * in all; each target's latencies are pooled over its segments. Run one after the other instead,
- * the first ran while the machine was still settling from the full-load run before it, and a
- * difference of a few milliseconds at p50 was the order of the runs more than the targets. Each
- * segment's requests are all answered before the next segment starts, so a queue never carries
- * over from one target to the next (nor within a target from one segment to its next).
+ * The mix at full load: `CONNECTIONS` connections each send their next request as soon as the last
+ * is answered (closed loop, as autocannon does), each a random operation of the mix for a random user.
  */
-async function loadPaced(scenario: string, targets: Array<[name: string, target: Target]>, rate: number): Promise<Measurement[]> {
-  // Each target keeps its connections from its warm-up through its segments.
-  const agents = targets.map(() => new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS }));
-  for (const [i, [, target]] of targets.entries()) await paced(target, rate, WARMUP_S, agents[i]!);
-  const pooled = targets.map(() => ({ latencies: [] as number[], errors: 0, seconds: 0, sent: 0 }));
-  const rounds = Math.max(1, Math.round(DURATION_S / SEGMENT_S));
-  for (let round = 0; round < rounds; round += 1) {
-    const order = targets.map((_, i) => (i + round) % targets.length);
-    for (const i of order) {
-      const result = await paced(targets[i]![1], rate, SEGMENT_S, agents[i]!);
-      pooled[i]!.latencies.push(...result.latencies);
-      pooled[i]!.errors += result.errors;
-      pooled[i]!.sent += result.sent;
-      pooled[i]!.seconds += result.sendingSeconds;
-    }
+async function runMix(
+  scenario: string,
+  name: string,
+  url: string,
+  users: BenchUser[],
+  counters: () => Promise<Counters>,
+  costsOf: (before: Counters, after: Counters, answered: number, target: Target) => Costs,
+): Promise<Measurement> {
+  const total = MIX.reduce((n, op) => n + op.weight, 0);
+  const choose = () => {
+    let x = Math.random() * total;
+    for (const op of MIX) if ((x -= op.weight) < 0) return op;
+    return MIX[0]!;
+  };
+  const origin = new URL(url).origin;
+  for (const op of MIX) {
+    const user = pick(users);
+    await verify(`${scenario} ${name} ${op.name}`, { origin, counters: 'peer', draw: () => graphqlRequest(url, op.query, { token: user.token }, op.variables(user)) });
   }
-  for (const agent of agents) agent.destroy();
-  return targets.map(([name], i) => {
-    const { latencies, errors, seconds, sent } = pooled[i]!;
-    latencies.sort((a, b) => a - b);
-    return report({ scenario, target: name, mode: `${rate}/s`, rps: Math.round(sent / seconds), p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), errors });
-  });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const run = async (seconds: number) => {
+    const latencies = new Map(MIX.map((op) => [op.name, [] as number[]]));
+    const errors = new Map(MIX.map((op) => [op.name, 0]));
+    const end = performance.now() + seconds * 1000;
+    const loop = async () => {
+      while (performance.now() < end) {
+        const op = choose();
+        const user = pick(users);
+        const result = await send(origin, graphqlRequest(url, op.query, { token: user.token }, op.variables(user)), agent);
+        if (result.ok) latencies.get(op.name)!.push(result.ms);
+        else errors.set(op.name, errors.get(op.name)! + 1);
+      }
+    };
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: CONNECTIONS }, loop));
+    return { latencies, errors, seconds: (performance.now() - t0) / 1000 };
+  };
+  await run(WARMUP_S);
+  const before = await counters();
+  const { latencies, errors, seconds } = await run(DURATION_S);
+  const after = await counters();
+  agent.destroy();
+  const all = [...latencies.values()].flat().sort((a, b) => a - b);
+  const errorCount = [...errors.values()].reduce((a, b) => a + b, 0);
+  const answered = all.length + errorCount;
+  const operations = Object.fromEntries(MIX.map((op) => {
+    const sorted = latencies.get(op.name)!.sort((a, b) => a - b);
+    return [op.name, { share: round((100 * (sorted.length + errors.get(op.name)!)) / Math.max(1, answered), 1), p50: percentile(sorted, 50), p99: percentile(sorted, 99), errors: errors.get(op.name)! }];
+  }));
+  const target: Target = { origin, counters: name === 'our gateway' ? 'ours' : 'peer', draw: () => ({ method: 'GET', path: '/', headers: {} }) };
+  return { scenario, workload: 'many users', target: name, mode: 'max', rps: Math.round(all.length / seconds), p50: percentile(all, 50), p90: percentile(all, 90), p99: percentile(all, 99), errors: errorCount, costs: costsOf(before, after, Math.max(1, answered), target), operations };
 }
 
-const json = async <T>(url: string): Promise<T> => (await fetch(url)).json() as Promise<T>;
+/** The demo user with one session of its own, for the best case. */
+async function demoUser(rest: string): Promise<BenchUser> {
+  const login = await fetch(`${rest}/token`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ channel: 'internet', userName: DEMO.userName, password: DEMO.password }),
+  });
+  const { token } = (await login.json()) as { token: string };
+  return { SvcUserId: DEMO.userId, sessionId: '', token, SvcAccountId: DEMO.accountId, SvcCardIds: [...DEMO.cardIds], SvcBeneficiaryIds: [], transactions: 40 };
+}
+
+/** A process's resident memory in MiB, from Linux's /proc/<pid>/status. */
+function residentMiB(pid: number): number {
+  const line = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return line ? Math.round(Number(line[1]) / 1024) : NaN;
+}
+
+/** The gateway process's memory before and after it has seen `LIVE_SESSIONS` sessions, each used once through it. */
+async function gatewayMemory(tiers: Tiers, users: BenchUser[]): Promise<{ sessions: number; beforeMiB: number; afterMiB: number }> {
+  const { addresses, pids } = tiers;
+  const beforeMiB = residentMiB(pids.gateway);
+  const extra = await json<Array<{ token: string }>>(`${addresses.control}/sessions?count=${Math.max(0, LIVE_SESSIONS - users.length)}`);
+  const tokens = [...users.map((u) => u.token), ...extra.map((s) => s.token)];
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const origin = new URL(addresses.gateway).origin;
+  let next = 0;
+  let failed = 0;
+  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
+    while (next < tokens.length) {
+      const token = tokens[next++]!;
+      if (!(await send(origin, graphqlRequest(addresses.gateway, PROFILE, { token }), agent)).ok) failed += 1;
+    }
+  }));
+  agent.destroy();
+  assert.equal(failed, 0, `${failed} of the ${tokens.length} sessions were refused`);
+  return { sessions: tokens.length, beforeMiB, afterMiB: residentMiB(pids.gateway) };
+}
 
 /** A bar chart of requests per second by scenario and target. */
 function chart(results: Measurement[], machine: string): string {
   const bars = results.filter((r) => r.mode === 'max');
-  const width = 900;
+  const width = 960;
   const rowHeight = 22;
-  const left = 330;
+  const left = 420;
   const max = Math.max(...bars.map((b) => b.rps), 1);
-  const colour = (target: string) => (target.startsWith('Hive') ? '#e6a23c' : target.startsWith('subgraph') ? '#909399' : target.startsWith('REST') ? '#67c23a' : '#409eff');
+  const colour = (target: string) => (target.startsWith('Hive Gateway (Router') ? '#b88230' : target.startsWith('Hive') ? '#e6a23c' : target.startsWith('subgraph') ? '#909399' : target.startsWith('REST') ? '#67c23a' : '#409eff');
   const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
   const rows = bars.map((bar, i) => {
     const y = 40 + i * rowHeight;
-    const length = Math.max(1, Math.round(((width - left - 90) * bar.rps) / max));
-    return `<text x="${left - 8}" y="${y + 15}" text-anchor="end">${escape(`${bar.scenario}: ${bar.target}`)}</text>`
+    const length = Math.max(1, Math.round(((width - left - 130) * bar.rps) / max));
+    const label = `${bar.workload === 'many users' ? '' : '[best case] '}${bar.scenario}: ${bar.target}`;
+    return `<text x="${left - 8}" y="${y + 15}" text-anchor="end">${escape(label)}</text>`
       + `<rect x="${left}" y="${y + 3}" width="${length}" height="${rowHeight - 6}" fill="${colour(bar.target)}"/>`
       + `<text x="${left + length + 6}" y="${y + 15}">${bar.rps} req/s, p99 ${bar.p99} ms</text>`;
   });
@@ -197,123 +510,8 @@ ${rows.join('\n')}
 }
 
 const tiers = await startTiers({ profileDir: PROFILE_DIR });
-const addresses = tiers.addresses;
-
-/** Runs every scenario and writes the report. */
-async function main(): Promise<void> {
-  const login = await fetch(`${addresses.rest}/token`, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ channel: 'internet', userName: DEMO.userName, password: DEMO.password }),
-  });
-  const { token } = (await login.json()) as { token: string };
-  const auth = { token };
-  const results: Measurement[] = [];
-  const run = async (scenario: string, name: string, target: Target) => {
-    if (ONLY !== null && !`${scenario} ${name}`.includes(ONLY)) return;
-    await verify(`${scenario} ${name}`, target);
-    results.push(await load(scenario, name, target));
-  };
-  const runPaced = async (scenario: string, targets: Array<[name: string, target: Target]>) => {
-    const chosen = targets.filter(([name]) => ONLY === null || `${scenario} ${name}`.includes(ONLY));
-    for (const [name, target] of chosen) await verify(`${scenario} ${name}`, target);
-    if (chosen.length) results.push(...(await loadPaced(scenario, chosen, FIXED_RATE)));
-  };
-  /** The user subgraph called directly, with a principal signed as the gateway would (it lasts a minute: signed per run). */
-  const direct = async (query: string): Promise<Target> => {
-    const principal = await json<{ header: string; value: string }>(`${addresses.control}/principal?token=${encodeURIComponent(token)}`);
-    return graphql(addresses.subgraphs.user, query, { [principal.header]: principal.value });
-  };
-
-  const s1 = '1 single-subgraph query';
-  await run(s1, 'subgraph direct', await direct(PROFILE));
-  await run(s1, 'our gateway', graphql(addresses.gateway, PROFILE, auth));
-  await run(s1, 'Hive Gateway', graphql(addresses.hive, PROFILE, auth));
-  await runPaced(s1, [['subgraph direct', await direct(PROFILE)], ['our gateway', graphql(addresses.gateway, PROFILE, auth)], ['Hive Gateway', graphql(addresses.hive, PROFILE, auth)]]);
-
-  const s2 = '2 cross-subgraph query';
-  await run(s2, 'our gateway', graphql(addresses.gateway, CROSS, auth));
-  await run(s2, 'Hive Gateway', graphql(addresses.hive, CROSS, auth));
-
-  const latest = loadOperation('transactions-latest.graphql');
-  const restrictions = loadOperation('restrictions.graphql');
-  const s3a = '3 latest transactions';
-  await run(s3a, 'REST adapter', { url: `${addresses.rest}/accounts/${DEMO.accountId}/transactions/latest`, method: 'GET', headers: auth });
-  await run(s3a, 'our gateway', graphql(addresses.gateway, latest, auth, { SvcAccountId: DEMO.accountId }));
-  await run(s3a, 'Hive Gateway', graphql(addresses.hive, latest, auth, { SvcAccountId: DEMO.accountId }));
-  const s3b = '3 restrictions';
-  await run(s3b, 'REST adapter', { url: `${addresses.rest}/restrictions`, method: 'GET', headers: auth });
-  await run(s3b, 'our gateway', graphql(addresses.gateway, restrictions, auth));
-  await run(s3b, 'Hive Gateway', graphql(addresses.hive, restrictions, auth));
-  // The adapter's overhead at a fixed rate, on the route whose capacity is well above it (the latest
-  // transactions serve about 250/s here, so 200/s would measure queueing, not the adapter).
-  await runPaced(s3b, [['REST adapter', { url: `${addresses.rest}/restrictions`, method: 'GET', headers: auth }], ['our gateway', graphql(addresses.gateway, restrictions, auth)]]);
-
-  // Scenario 4: database commands per request, with 2 and then 100 cards each resolving its account in the payments subgraph.
-  const commandsPerRequest = async (requests: number) => {
-    const target = graphql(addresses.gateway, CARD_LIST, auth);
-    await verify('4 list', target);
-    await fetch(`${addresses.control}/commands/reset`);
-    for (let i = 0; i < requests; i += 1) await verify('4 list', target);
-    const counts = await json<Record<string, Record<string, number>>>(`${addresses.control}/commands`);
-    // The timed sweeps (outbox relays, webhook deliveries, payment-link expiry) run whatever the requests do: not counted.
-    const background = (command: string) => ['outbox.', 'deliveries.', 'paymentLinks.'].some((collection) => command.startsWith(collection));
-    const perDatabase = Object.fromEntries(Object.entries(counts).map(([db, byCommand]) => [db, Object.entries(byCommand).filter(([command]) => !background(command)).reduce((a, [, n]) => a + n, 0) / requests]));
-    const round = (n: number) => Math.round(n * 100) / 100;
-    return { total: round(Object.values(perDatabase).reduce((a, b) => a + b, 0)), perDatabase: Object.fromEntries(Object.entries(perDatabase).map(([db, n]) => [db, round(n)])), byCommand: counts };
-  };
-  if (ONLY !== null) {
-    console.log('--only: no report written.');
-    return;
-  }
-  const withTwo = await commandsPerRequest(10);
-  await fetch(`${addresses.control}/grow-cards?count=100`);
-  const withHundred = await commandsPerRequest(10);
-  await run('4 list of 100 cards + accounts', 'our gateway', graphql(addresses.gateway, CARD_LIST, auth));
-  console.log(`4 database commands per request: ${withTwo.total} with 2 cards, ${withHundred.total} with 100`);
-
-  const find = (scenario: string, target: string, mode = 'max') => results.find((r) => r.scenario === scenario && r.target === target && r.mode === mode)!;
-  const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
-  const tenth = (n: number) => Math.round(n * 10) / 10;
-  const fixed = `${FIXED_RATE}/s`;
-  const ratios = {
-    's1 gateway/direct rps': ratio(find(s1, 'our gateway').rps, find(s1, 'subgraph direct').rps),
-    's1 ours/Hive rps': ratio(find(s1, 'our gateway').rps, find(s1, 'Hive Gateway').rps),
-    's1 ours/Hive p99': ratio(find(s1, 'our gateway').p99, find(s1, 'Hive Gateway').p99),
-    's1 gateway p50 overhead at 200/s (ms)': tenth(find(s1, 'our gateway', fixed).p50 - find(s1, 'subgraph direct', fixed).p50),
-    's1 Hive p50 overhead at 200/s (ms)': tenth(find(s1, 'Hive Gateway', fixed).p50 - find(s1, 'subgraph direct', fixed).p50),
-    's2 ours/Hive rps': ratio(find(s2, 'our gateway').rps, find(s2, 'Hive Gateway').rps),
-    's2 ours/Hive p99': ratio(find(s2, 'our gateway').p99, find(s2, 'Hive Gateway').p99),
-    's3 latest REST/GraphQL rps': ratio(find(s3a, 'REST adapter').rps, find(s3a, 'our gateway').rps),
-    's3 latest ours/Hive rps': ratio(find(s3a, 'our gateway').rps, find(s3a, 'Hive Gateway').rps),
-    's3 latest ours/Hive p99': ratio(find(s3a, 'our gateway').p99, find(s3a, 'Hive Gateway').p99),
-    's3 restrictions REST/GraphQL rps': ratio(find(s3b, 'REST adapter').rps, find(s3b, 'our gateway').rps),
-    's3 restrictions REST p50 overhead at 200/s (ms)': tenth(find(s3b, 'REST adapter', fixed).p50 - find(s3b, 'our gateway', fixed).p50),
-    's3 restrictions ours/Hive rps': ratio(find(s3b, 'our gateway').rps, find(s3b, 'Hive Gateway').rps),
-    's3 restrictions ours/Hive p99': ratio(find(s3b, 'our gateway').p99, find(s3b, 'Hive Gateway').p99),
-  };
-  const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-  const errors = results.reduce((n, r) => n + r.errors, 0);
-  const report = {
-    date: new Date().toISOString(),
-    mode: QUICK ? 'quick' : 'full',
-    machine,
-    database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB',
-    settings: { connections: CONNECTIONS, durationSeconds: DURATION_S, warmupSeconds: WARMUP_S, fixedRate: FIXED_RATE, fixedRateLoad: 'evenly paced, open loop (bench/suite.ts paced()); the targets compared take turns in segments (loadPaced())', segmentSeconds: SEGMENT_S },
-    results,
-    ratios,
-    databaseCommandsPerRequest: { cards2: withTwo, cards100: withHundred },
-    errors,
-  };
-  console.log(JSON.stringify(ratios, null, 2));
-  const suffix = QUICK ? '.quick' : '';
-  writeFileSync(path.join(HERE, `results${suffix}.json`), `${JSON.stringify(report, null, 2)}\n`);
-  writeFileSync(path.join(HERE, `results${suffix}.svg`), chart(results, machine));
-  if (errors > 0) process.exitCode = 1;
-}
-
 try {
-  await main();
+  await main(tiers);
 } finally {
   // The services stop cleanly (and write their CPU profiles under --profile) before the suite exits.
   await tiers.stop();

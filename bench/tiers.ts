@@ -1,27 +1,33 @@
-// Starts the services under benchmark as bench/services.ts's two tiers, each in its own process.
+// Starts the services under benchmark as bench/services.ts's tiers, each in its own process: the subgraphs (with or without our gateway), our gateway, and the two peers.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { PeerAddresses, StackAddresses } from './services.js';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
+import type { GatewayAddresses, PeerAddresses, PeerRuntime, StackAddresses } from './services.js';
 import { SERVICE_NODE_FLAGS } from '../scripts/node-flags.js';
 
 const SERVICES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'services.ts');
 
-/** The running tiers: every address, and a stop that ends both processes (the peer first). */
+/** The running tiers: every address, and a stop that ends every process (the peers first). */
 export interface Tiers {
-  addresses: StackAddresses & PeerAddresses;
+  addresses: StackAddresses & GatewayAddresses & PeerAddresses;
+  /** The INTERNAL_SECRET every tier shares (to sign a principal for calling a subgraph directly). */
+  internalSecret: string;
+  /** The process of each tier (the gateway's is the stack's when it runs there). */
+  pids: { stack: number; gateway: number; hive: number; hiveRouter: number };
   stop(): Promise<void>;
 }
 
-/** One tier in its own process; resolves with the addresses it prints. */
-function startTier<T>(tier: 'stack' | 'peer', env: Record<string, string>, profileDir: string | null): { child: ChildProcess; addresses: Promise<T> } {
+/** One tier in its own process (`stack`, or `peer` with its runtime); resolves with the addresses it prints. */
+function startTier<T>(tier: ['stack'] | ['gateway'] | ['peer', PeerRuntime], env: Record<string, string>, profileDir: string | null): { child: ChildProcess; addresses: Promise<T> } {
   // Ours with the flags `npm start` gives them; Hive Gateway with Node's defaults, as its own CLI runs it.
-  const flags = tier === 'stack' ? SERVICE_NODE_FLAGS : [];
-  const child = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...flags, '--import', 'tsx', SERVICES, tier], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const flags = tier[0] === 'peer' ? [] : SERVICE_NODE_FLAGS;
+  const child = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...flags, '--import', 'tsx', SERVICES, ...tier], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const addresses = new Promise<T>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`the ${tier} tier exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`the ${tier.join(' ')} tier exited with ${code}`)));
     createInterface({ input: child.stdout }).once('line', (line) => resolve(JSON.parse(line) as T));
   });
   return { child, addresses };
@@ -34,39 +40,62 @@ async function stopChild(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/** A port free now, for a server that starts later in another process (the subgraphs must know the gateway's address first). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
 /**
- * Starts the stack tier, then the peer over its subgraphs. Both get the same internal secret.
- * `env` goes to both (say SERVICE_KEYS). With `profileDir` each runs under `node --cpu-prof`. No
- * tier outlives this process.
+ * Starts the stack tier, then our gateway over its subgraphs in a process of its own (unless
+ * `gateway` is `with-subgraphs`: then the stack tier runs it, as `npm start` does), and both peers
+ * (Hive Gateway on its default runtime and on its Router Runtime). All get the same internal
+ * secret. `env` goes to all (say SERVICE_KEYS). With `profileDir` each runs under `node
+ * --cpu-prof`. No tier outlives this process.
  */
-export async function startTiers(options: { env?: Record<string, string>; profileDir?: string | null } = {}): Promise<Tiers> {
+export async function startTiers(options: { env?: Record<string, string>; profileDir?: string | null; gateway?: 'separate' | 'with-subgraphs' } = {}): Promise<Tiers> {
   const profileDir = options.profileDir ?? null;
-  const shared = { ...options.env, INTERNAL_SECRET: randomBytes(32).toString('hex'), MONGODB_DB_PREFIX: `bench${Date.now().toString(36)}_` };
+  const internalSecret = randomBytes(32).toString('hex');
+  const shared = { ...options.env, INTERNAL_SECRET: internalSecret, MONGODB_DB_PREFIX: `bench${Date.now().toString(36)}_` };
   const children: ChildProcess[] = [];
   process.once('exit', () => {
     for (const child of children) child.kill('SIGKILL');
   });
-  const stack = startTier<StackAddresses>('stack', shared, profileDir);
+  const separate = (options.gateway ?? 'separate') === 'separate';
+  const gatewayPort = separate ? await freePort() : 0;
+  const stack = startTier<StackAddresses>(['stack'], separate ? { ...shared, BENCH_SEPARATE_GATEWAY: '1', IN_PROCESS_CALLS: 'none', GATEWAY_URL: `http://127.0.0.1:${gatewayPort}/graphql` } : shared, profileDir);
   children.push(stack.child);
-  const ours = await stack.addresses;
-  const peer = startTier<PeerAddresses>('peer', {
-    ...shared,
-    USER_SUBGRAPH_URL: ours.subgraphs.user,
-    CARDS_SUBGRAPH_URL: ours.subgraphs.cards,
-    PAYMENTS_SUBGRAPH_URL: ours.subgraphs.payments,
-    COMPLIANCE_SUBGRAPH_URL: ours.subgraphs.compliance,
-  }, profileDir);
-  children.push(peer.child);
+  const stopAll = async () => {
+    for (const child of children.slice(1).reverse()) await stopChild(child);
+    await stopChild(stack.child);
+  };
   try {
+    const ours = await stack.addresses;
+    const gatewayEnv = {
+      ...shared,
+      USER_SUBGRAPH_URL: ours.subgraphs.user,
+      CARDS_SUBGRAPH_URL: ours.subgraphs.cards,
+      PAYMENTS_SUBGRAPH_URL: ours.subgraphs.payments,
+      COMPLIANCE_SUBGRAPH_URL: ours.subgraphs.compliance,
+    };
+    const gateway = separate ? startTier<GatewayAddresses>(['gateway'], { ...gatewayEnv, GATEWAY_PORT: String(gatewayPort), IN_PROCESS_CALLS: 'adapter' }, profileDir) : null;
+    if (gateway) children.push(gateway.child);
+    const hive = startTier<Pick<PeerAddresses, 'hive'>>(['peer', 'default'], gatewayEnv, profileDir);
+    const hiveRouter = startTier<Pick<PeerAddresses, 'hiveRouter'>>(['peer', 'router'], gatewayEnv, profileDir);
+    children.push(hive.child, hiveRouter.child);
+    const [gatewayAddresses, hiveAddresses, hiveRouterAddresses] = await Promise.all([gateway?.addresses ?? null, hive.addresses, hiveRouter.addresses]);
+    const ourGateway = gatewayAddresses ?? { gateway: ours.gateway!, rest: ours.rest!, gatewayControl: ours.gatewayControl! };
     return {
-      addresses: { ...ours, ...(await peer.addresses) },
-      stop: async () => {
-        await stopChild(peer.child);
-        await stopChild(stack.child);
-      },
+      addresses: { ...ours, ...ourGateway, ...hiveAddresses, ...hiveRouterAddresses },
+      internalSecret,
+      pids: { stack: stack.child.pid!, gateway: (gateway ?? stack).child.pid!, hive: hive.child.pid!, hiveRouter: hiveRouter.child.pid! },
+      stop: stopAll,
     };
   } catch (error) {
-    await stopChild(stack.child);
+    await stopAll();
     throw error;
   }
 }
