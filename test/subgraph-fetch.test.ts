@@ -33,9 +33,11 @@ describe('the gateway\'s subgraph fetch', () => {
     const answers = await Promise.all(Array.from({ length: 10 }, () => call(fetcher, { query: 'query { me { id } }' })));
     expect(received).toBe(1);
     expect(new Set(answers.map((a) => a.data.n))).toEqual(new Set([1]));
+    expect(fetcher.counts).toEqual({ sent: 1, shared: 9 });
     // Once answered, the next read goes to the subgraph again: nothing is cached.
     await call(fetcher, { query: 'query { me { id } }' });
     expect(received).toBe(2);
+    expect(fetcher.counts).toEqual({ sent: 2, shared: 9 });
   });
 
   it('never shares writes, nor reads of different principals or variables', async () => {
@@ -50,6 +52,7 @@ describe('the gateway\'s subgraph fetch', () => {
       call(fetcher, { query: 'query($a: ID!) { card(SvcCardId: $a) { num } }', variables: { a: '2' } }),
     ]);
     expect(received).toBe(6);
+    expect(fetcher.counts).toEqual({ sent: 6, shared: 0 });
   });
 
   it('sends the reads of a mutation\'s plan on their own, without the marking header', async () => {

@@ -13,7 +13,7 @@ import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPr
 import { formatError, unexpectedErrorLog } from '../../platform/subgraph.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { createAuthenticator, sessionConfirmationPlugin } from './authenticate.js';
-import { createSubgraphFetcher, UNSHARED_READ_HEADER, type SubgraphFetcher } from './subgraph-fetch.js';
+import { createSubgraphFetcher, UNSHARED_READ_HEADER, type SubgraphFetchCounts, type SubgraphFetcher } from './subgraph-fetch.js';
 import { createIdempotencyStore, idempotencyPlugin } from './idempotency.js';
 import { errorCountPlugin, operationLimitsPlugin } from './operation-limits.js';
 import { servePage } from './pages.js';
@@ -85,6 +85,8 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
 export interface GatewayService extends HttpService {
   /** Subscriptions registered and receiving events now (a subscribe message counts once its credentials are checked). */
   subscribers(): number;
+  /** The subgraph fetches sent so far, and those deduplication answered from one in flight. */
+  subgraphFetches(): SubgraphFetchCounts;
 }
 
 /** Starts the gateway on `/graphql`, serving the committed supergraph over the configured subgraph URLs. */
@@ -182,6 +184,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
   return {
     ...service,
     subscribers: () => subscriptions.subscribers(),
+    subgraphFetches: () => ({ ...subgraphFetcher.counts }),
     close: async () => {
       withdraw();
       await subscriptions.close();

@@ -42,6 +42,12 @@ export const WRITE_TIMEOUT_MS = 300_000;
 /** Set by the gateway on the fetches of a mutation's plan: sent on their own, never joined to a read in flight (which could predate the write). */
 export const UNSHARED_READ_HEADER = 'x-gateway-unshared';
 
+/** Fetches to subgraphs since the start: sent, and answered by an identical read in flight instead (deduplicated). */
+export interface SubgraphFetchCounts {
+  sent: number;
+  shared: number;
+}
+
 /** Whether a subgraph request body is a read: the query planner's fetches of queries start with `query` (or a bare selection set). */
 const isRead = (body: string) => body.startsWith('{"query":"query') || body.startsWith('{"query":"{');
 
@@ -52,9 +58,10 @@ const isRead = (body: string) => body.startsWith('{"query":"query') || body.star
  * principal, same query and variables) sent once, each caller getting the answer. Writes are
  * never shared. RemoteGraphQLDataSource always sends a POST with a string body.
  */
-export function createSubgraphFetcher(timeoutMs: number, inProcess: boolean): SubgraphFetcher {
+export function createSubgraphFetcher(timeoutMs: number, inProcess: boolean): SubgraphFetcher & { counts: SubgraphFetchCounts } {
   const pool = connectionPool();
   const inFlight = new Map<string, Promise<PostAnswer>>();
+  const counts: SubgraphFetchCounts = { sent: 0, shared: 0 };
   // No read outlives the timeout: its fields are then UNAVAILABLE. A write is waited for, up to
   // WRITE_TIMEOUT_MS: cut off sooner, its outcome would be unknown, and a retry (even with its
   // Idempotency-Key, freed by the failure) could repeat it.
@@ -64,14 +71,20 @@ export function createSubgraphFetcher(timeoutMs: number, inProcess: boolean): Su
     const { [UNSHARED_READ_HEADER]: unshared, ...headers } = init.headers ?? {};
     const read = isRead(body);
     // Every fetch of a mutation's plan is marked unshared, the mutation's own included.
-    if (unshared !== undefined || !read) return new SubgraphResponse(await postJson(url, headers, body, read ? timeoutMs : WRITE_TIMEOUT_MS, pool, inProcess));
+    if (unshared !== undefined || !read) {
+      counts.sent += 1;
+      return new SubgraphResponse(await postJson(url, headers, body, read ? timeoutMs : WRITE_TIMEOUT_MS, pool, inProcess));
+    }
     const key = `${url}\n${headers[PRINCIPAL_HEADER] ?? ''}\n${body}`;
     let answer = inFlight.get(key);
-    if (!answer) {
+    if (answer) {
+      counts.shared += 1;
+    } else {
+      counts.sent += 1;
       answer = postJson(url, headers, body, timeoutMs, pool, inProcess).finally(() => inFlight.delete(key));
       inFlight.set(key, answer);
     }
     return new SubgraphResponse(await answer);
   };
-  return fetcher as unknown as SubgraphFetcher;
+  return Object.assign(fetcher as unknown as SubgraphFetcher, { counts });
 }
