@@ -4,7 +4,7 @@ import { appError, ErrorCode } from '../../../platform/errors.js';
 import { maskLastFour } from '../../../platform/masking.js';
 import { newId } from '../../../platform/secrets.js';
 import { accountsCollection } from './datasources/accounts.js';
-import { transactionsCollection, type TransactionDocument } from './datasources/transactions.js';
+import { accountMonth, transactionsCollection, type TransactionDocument } from './datasources/transactions.js';
 
 /** The routing number of the accounts this bank opens. */
 export const BANK_ROUTING_NUMBER = '026009593';
@@ -27,7 +27,7 @@ export async function recordCardTransaction(db: Db, input: { messageId: string; 
     amount: debit ? -input.amount : input.amount, debit: debit ? input.amount : 0, credit: debit ? 0 : input.amount, currency: input.currency,
     transactionState: 'confirmed', isPending: false, isComplete: true, isDeclined: false, txnType: 'card', typeName: debit ? 'Card payment' : 'Card reversal',
     narrative: input.narrative ?? null, narrativeSource: null, narrativeDestination: input.narrative ?? null, reference: input.reference ?? null,
-    attachments: null, labels: [], details: { memos: [] }, internal: null, dtsRecorded: now, dtsValue: now, dtsBooked: now, dtsCompleted: now,
+    attachments: null, labels: [], details: { memos: [] }, internal: null, dtsRecorded: now, dtsValue: now, dtsBooked: now, dtsCompleted: now, accountMonth: accountMonth(input.SvcAccountId, now),
   };
   try {
     await transactions.insertOne(doc);

@@ -12,7 +12,7 @@ import { fundsTransactionsCollection } from './datasources/funds.js';
 import { iouAccountsCollection, iouTransactionsCollection } from './datasources/ious.js';
 import { merchantsCollection } from './datasources/merchants.js';
 import { paymentLinksCollection, refundsCollection } from './datasources/payment-links.js';
-import { transactionsCollection } from './datasources/transactions.js';
+import { ensureAccountMonths, transactionsCollection } from './datasources/transactions.js';
 import { Deliveries, deliveriesCollection, merchantEndpoints } from './deliveries.js';
 import { PaymentLinks } from './payment-links.js';
 import { resolvers } from './resolvers/index.js';
@@ -23,6 +23,7 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   const db = options.mongo.db('payments');
   await accountsCollection(db).createIndex({ SvcUserId: 1 });
   await transactionsCollection(db).createIndex({ SvcAccountId: 1, dtsValue: -1, _id: -1 });
+  const backfilled = await ensureAccountMonths(transactionsCollection(db));
   await beneficiariesCollection(db).createIndex({ SvcUserId: 1 });
   await beneficiaryUndosCollection(db).createIndex({ SvcBeneficiaryId: 1 });
   await achPaymentsCollection(db).createIndex({ svcAggregatorId: 1, effectiveEntryDate: 1 });
@@ -39,6 +40,7 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   await deliveriesCollection(db).createIndex({ status: 1, dtsNextAttempt: 1 });
   await db.collection('outbox').createIndex({ type: 1, dtsForwarded: 1, dtsCreated: 1 });
   const logger = options.logger.child({ service: 'payments-subgraph' });
+  if (backfilled > 0) logger.info('transactions given their accountMonth', { count: backfilled });
   const graph = createGraphClient(config, 'payments');
   const forwarder = new AchForwarder(db, graph, logger);
   const notifier = createNotifier({ smtpUrl: config.smtpUrl, mailFrom: config.mailFrom, smsWebhookUrl: config.smsWebhookUrl, outboxDir: config.outboxDir, logger });

@@ -9,7 +9,7 @@ import { fundsTransactionsCollection, type FundsTransactionDocument } from './da
 import { iouAccountsCollection, iouTransactionsCollection, type IouTransactionDocument } from './datasources/ious.js';
 import { merchantsCollection } from './datasources/merchants.js';
 import { paymentLinksCollection, refundsCollection, type PaymentLinkDocument, type PaymentLinkStatus, type RefundDocument } from './datasources/payment-links.js';
-import { transactionsCollection, type TransactionDocument } from './datasources/transactions.js';
+import { accountMonth, transactionsCollection, type TransactionDocument } from './datasources/transactions.js';
 
 const MERCHANTS = ['Corner Grocery', 'City Transit', 'Coffee House', 'Book Nook', 'Pharmacy Plus', 'Gas & Go', 'Cinema 8', 'Hardware Hub'];
 const DAY = 24 * 3600 * 1000;
@@ -78,6 +78,7 @@ export async function seedPayments(db: Db, now = new Date()): Promise<void> {
       dtsValue,
       dtsBooked: i === 0 ? null : dtsValue,
       dtsCompleted: i === 0 ? null : dtsValue,
+      accountMonth: accountMonth(DEMO.accountId, dtsValue),
     };
     await insertIfAbsent(transactions, doc);
   }

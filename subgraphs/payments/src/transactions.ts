@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import { appError, ErrorCode } from '../../../platform/errors.js';
 import { checkString } from '../../../platform/validate.js';
 import { accountsCollection } from './datasources/accounts.js';
-import { transactionsCollection, type TransactionDocument } from './datasources/transactions.js';
+import { newestTransactions, transactionsCollection, type TransactionDocument } from './datasources/transactions.js';
 
 /** The end-user spec's recent transactions: at most 30, and only those of the last 12 months. */
 export const LATEST_LIMIT = 30;
@@ -17,16 +17,12 @@ async function ownAccount(db: Db, SvcUserId: string, SvcAccountId: string) {
   return account;
 }
 
-/** The last 30 transactions of the user's account, or all of the last 12 months, whichever is fewer. One indexed query. */
+/** The last 30 transactions of the user's account, or all of the last 12 months, whichever is fewer. A few indexed, bounded reads. */
 export async function latestTransactions(db: Db, SvcUserId: string, SvcAccountId: string, now = new Date()): Promise<TransactionDocument[]> {
   await ownAccount(db, SvcUserId, SvcAccountId);
   const since = new Date(now);
   since.setUTCMonth(since.getUTCMonth() - LATEST_MONTHS);
-  return transactionsCollection(db)
-    .find({ SvcAccountId, dtsValue: { $gte: since } })
-    .sort({ dtsValue: -1, _id: -1 })
-    .limit(LATEST_LIMIT)
-    .toArray();
+  return newestTransactions(transactionsCollection(db), SvcAccountId, { dtsValue: { $gte: since } }, LATEST_LIMIT, { since });
 }
 
 /**

@@ -36,6 +36,8 @@ export interface TransactionDocument {
   dtsValue: Date;
   dtsBooked: Date | null;
   dtsCompleted: Date | null;
+  /** The account and the month of dtsValue (`accountMonth`): what reads of an account's newest transactions narrow by. */
+  accountMonth: string;
 }
 
 export function transactionsCollection(db: Db): Collection<TransactionDocument> {
@@ -74,21 +76,90 @@ function decodeCursor(cursor: string): { dtsValue: Date; id: string } {
   return { dtsValue, id };
 }
 
+/** The first day of the month of `date` (UTC), `back` months earlier. */
+const monthStart = (date: Date, back = 0) => new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() - back, 1));
+
+/** The `accountMonth` of a transaction of `SvcAccountId` valued at `dtsValue`: `<SvcAccountId>|YYYY-MM` (UTC). */
+export function accountMonth(SvcAccountId: string, dtsValue: Date): string {
+  return `${SvcAccountId}|${dtsValue.toISOString().slice(0, 7)}`;
+}
+
+/**
+ * Gives `accountMonth` to the transactions stored before it existed (once, at start; none are
+ * missing it afterwards, since every writer sets it), and creates its index.
+ */
+export async function ensureAccountMonths(collection: Collection<TransactionDocument>): Promise<number> {
+  await collection.createIndex({ accountMonth: 1 });
+  let given = 0;
+  for (;;) {
+    const missing = await collection.find({ accountMonth: { $exists: false } }, { projection: { _id: 1, SvcAccountId: 1, dtsValue: 1 } }).limit(500).toArray();
+    if (missing.length === 0) return given;
+    for (const { _id, SvcAccountId, dtsValue } of missing) await collection.updateOne({ _id }, { $set: { accountMonth: accountMonth(SvcAccountId, dtsValue) } });
+    given += missing.length;
+  }
+}
+
+/** How many months each successive read of `newestTransactions` covers, newest first; what is older comes in one last read. */
+const MONTH_WINDOWS = [3, 6, 12, 24];
+
+/** How far past now a value date may lie (transactions are valued when recorded; this covers clocks a little apart). */
+const VALUE_DATE_LEAD_MS = 24 * 3600 * 1000;
+
+/**
+ * An account's newest `limit` transactions that match `filter` and are valued before `before` (or
+ * at most a day from now) and not before `since`, newest first. The reads go back a window of
+ * months at a time, by equality on the indexed `accountMonth`, and stop once `limit` have been
+ * found; what is older than the windows comes in one last read. The embedded FerretDB decodes
+ * every document a read's equalities match before it sorts and limits, so a read by the account
+ * alone cost as much as the account's whole history.
+ */
+export async function newestTransactions(
+  collection: Collection<TransactionDocument>,
+  SvcAccountId: string,
+  filter: Filter<TransactionDocument>,
+  limit: number,
+  bounds: { before?: Date | null; since?: Date | null } = {},
+): Promise<TransactionDocument[]> {
+  const found: TransactionDocument[] = [];
+  const newest = bounds.before ?? new Date(Date.now() + VALUE_DATE_LEAD_MS);
+  const floor = bounds.since ? monthStart(bounds.since) : null;
+  // The account is in the bucket too; repeated inside $and, it narrows nothing the bucket has not, and a store reads by the bucket.
+  const exact = { $and: [{ SvcAccountId }, filter] };
+  let back = 0;
+  for (const size of MONTH_WINDOWS) {
+    const months: string[] = [];
+    for (; months.length < size; back += 1) {
+      const month = monthStart(newest, back);
+      if (floor && month < floor) break;
+      months.push(accountMonth(SvcAccountId, month));
+    }
+    if (months.length === 0) return found;
+    found.push(...(await collection.find({ accountMonth: { $in: months }, ...exact }).sort({ dtsValue: -1, _id: -1 }).limit(limit - found.length).toArray()));
+    if (found.length >= limit || (floor && monthStart(newest, back) < floor)) return found;
+  }
+  const older = { $and: [{ SvcAccountId }, filter, { dtsValue: { $lt: monthStart(newest, back - 1) } }] };
+  found.push(...(await collection.find(older).sort({ dtsValue: -1, _id: -1 }).limit(limit - found.length).toArray()));
+  return found;
+}
+
 /**
  * One request's loader of transaction pages, keyed by account, page size and cursor. Each
- * distinct page is one indexed, bounded query (`limit first + 1`); repeats are served once.
+ * distinct page is a few indexed, bounded reads (`newestTransactions`, `limit first + 1`);
+ * repeats are served once.
  */
 export function transactionPagesLoader(collection: Collection<TransactionDocument>): DataLoader<string, TransactionPage> {
   return new DataLoader<string, TransactionPage>((keys) =>
     Promise.all(
       keys.map(async (key) => {
         const { accountId, first, after, where } = JSON.parse(key) as { accountId: string; first: number; after: string | null; where: SerializedFilter };
-        const filter: Filter<TransactionDocument> = { SvcAccountId: accountId, ...mongoFilter(where) };
+        const filter = mongoFilter(where);
+        let before = where.to ? new Date(where.to) : null;
         if (after) {
           const { dtsValue, id } = decodeCursor(after);
           filter.$and = [{ $or: [{ dtsValue: { $lt: dtsValue } }, { dtsValue, _id: { $lt: id } }] }];
+          if (!before || dtsValue < before) before = new Date(dtsValue.getTime() + 1);
         }
-        const docs = await collection.find(filter).sort({ dtsValue: -1, _id: -1 }).limit(first + 1).toArray();
+        const docs = await newestTransactions(collection, accountId, filter, first + 1, { before, since: where.from ? new Date(where.from) : null });
         return { nodes: docs.slice(0, first), hasNextPage: docs.length > first };
       }),
     ),
