@@ -74,7 +74,7 @@ describe('an account’s newest transactions, read a window of months at a time'
 
   it('reads a recent page in one command and an account with a long history in a bounded number', async () => {
     mongo.commands.reset();
-    await newestTransactions(transactions, 'acc0', {}, 3);
+    await newestTransactions(transactions, 'acc0', {}, 2);
     expect(mongo.commands.snapshot(mongo.databaseName('payments'))).toEqual({ 'transactions.find': 1 });
     mongo.commands.reset();
     await newestTransactions(transactions, 'acc1', {}, 100);

@@ -100,7 +100,7 @@ export async function ensureAccountMonths(collection: Collection<TransactionDocu
 }
 
 /** How many months each successive read of `newestTransactions` covers, newest first; what is older comes in one last read. */
-const MONTH_WINDOWS = [3, 6, 12, 24];
+const MONTH_WINDOWS = [1, 2, 9, 36];
 
 /** How far past now a value date may lie (transactions are valued when recorded; this covers clocks a little apart). */
 const VALUE_DATE_LEAD_MS = 24 * 3600 * 1000;
@@ -137,7 +137,8 @@ export async function newestTransactions(
     found.push(...(await collection.find({ accountMonth: { $in: months }, ...exact }).sort({ dtsValue: -1, _id: -1 }).limit(limit - found.length).toArray()));
     if (found.length >= limit || (floor && monthStart(newest, back) < floor)) return found;
   }
-  const older = { $and: [{ SvcAccountId }, filter, { dtsValue: { $lt: monthStart(newest, back - 1) } }] };
+  // The account as a top-level equality: the store narrows by it (nested in $and, it would read the whole collection).
+  const older = { SvcAccountId, $and: [filter, { dtsValue: { $lt: monthStart(newest, back - 1) } }] };
   found.push(...(await collection.find(older).sort({ dtsValue: -1, _id: -1 }).limit(limit - found.length).toArray()));
   return found;
 }
