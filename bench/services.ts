@@ -65,9 +65,14 @@ interface HiveRuntime {
   (req: http.IncomingMessage, res: http.ServerResponse): void;
   dispose(): Promise<void> | void;
 }
+/** The part of a subgraph execution request this file reads and sets. */
+interface HiveExecutionRequest {
+  context?: unknown;
+  extensions?: Record<string, unknown>;
+}
 type HivePlugin = {
   onContextBuilding(payload: { context: unknown; extendContext: (extension: { principal: Principal }) => void }): Promise<void>;
-  onFetch(payload: { context: unknown; options: { headers?: unknown }; setOptions: (options: { headers?: unknown }) => void }): void;
+  onSubgraphExecute(payload: { executionRequest: HiveExecutionRequest; setExecutionRequest: (request: HiveExecutionRequest) => void }): void;
 };
 /** The Router Runtime's handler, passed through to Hive Gateway unread. */
 type UnifiedGraphHandler = (options: never) => unknown;
@@ -103,9 +108,15 @@ async function startHiveGateway(config: Config, runtimeName: PeerRuntime) {
           const request = (context as { request: Request }).request;
           extendContext({ principal: await authenticate(Object.fromEntries(request.headers), 'hive') });
         },
-        onFetch: ({ context, options, setOptions }) => {
-          const principal = (context as { principal?: Principal } | undefined)?.principal;
-          if (principal) setOptions({ ...options, headers: { ...(options.headers as Record<string, string> | undefined), [PRINCIPAL_HEADER]: signPrincipal(principal, secret) } });
+        // The principal goes in the subgraph request's own headers (`extensions.headers`), which Hive's in-flight
+        // deduplication keys on. Set in onFetch instead, after that key is taken, concurrent requests of different
+        // users for the same query shared one answer: most users got another user's data.
+        onSubgraphExecute: ({ executionRequest, setExecutionRequest }) => {
+          const principal = (executionRequest.context as { principal?: Principal } | undefined)?.principal;
+          if (!principal) return;
+          const extensions = executionRequest.extensions ?? {};
+          const headers = { ...(extensions.headers as Record<string, string> | undefined), [PRINCIPAL_HEADER]: signPrincipal(principal, secret) };
+          setExecutionRequest({ ...executionRequest, extensions: { ...extensions, headers } });
         },
       },
     ],

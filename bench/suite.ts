@@ -184,6 +184,7 @@ async function main(tiers: Tiers): Promise<void> {
   const users = await json<BenchUser[]>(`${addresses.control}/population`);
   const gateways: Array<[name: string, url: string]> = [['our gateway', addresses.gateway], ['Hive Gateway', addresses.hive], ['Hive Gateway (Router Runtime)', addresses.hiveRouter]];
   const results: Measurement[] = [];
+  for (const [name, url] of gateways) await checkIsolation(name, url, users);
 
   const counters = async (): Promise<Counters> => {
     const byDatabase = await json<Record<string, Record<string, number>>>(`${addresses.control}/commands`);
@@ -443,6 +444,21 @@ async function runMix(
   }));
   const target: Target = { origin, counters: name === 'our gateway' ? 'ours' : 'peer', draw: () => ({ method: 'GET', path: '/', headers: {} }) };
   return { scenario, workload: 'many users', target: name, mode: 'max', rps: Math.round(all.length / seconds), p50: percentile(all, 50), p90: percentile(all, 90), p99: percentile(all, 99), errors: errorCount, costs: costsOf(before, after, Math.max(1, answered), target), operations };
+}
+
+/**
+ * Fails the suite unless the gateway answers 100 different users at once each with their own
+ * record: deduplication that merged their requests would serve one user's data to the others
+ * (and measure far fewer subgraph calls than a correct gateway makes).
+ */
+async function checkIsolation(name: string, url: string, users: readonly BenchUser[]): Promise<void> {
+  const answers = await Promise.all(users.slice(0, 100).map(async (user) => {
+    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', token: user.token }, body: JSON.stringify({ query: PROFILE }) });
+    const body = (await response.json()) as { data?: { me: { SvcUserId: string } | null } };
+    return body.data?.me?.SvcUserId === user.SvcUserId;
+  }));
+  const wrong = answers.filter((right) => !right).length;
+  assert.equal(wrong, 0, `${name} answered ${wrong} of ${answers.length} users sent at once with another user's record`);
 }
 
 /** The demo user with one session of its own, for the best case. */
