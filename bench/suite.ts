@@ -185,6 +185,9 @@ async function main(tiers: Tiers): Promise<void> {
   const gateways: Array<[name: string, url: string]> = [['our gateway', addresses.gateway], ['Hive Gateway', addresses.hive], ['Hive Gateway (Router Runtime)', addresses.hiveRouter]];
   const results: Measurement[] = [];
   for (const [name, url] of gateways) await checkIsolation(name, url, users);
+  // Read first, while the gateway has served only these requests: later its young generation has grown to what full load made it.
+  const memory = ONLY === null ? await gatewayMemory(tiers, users) : null;
+  if (memory) console.log(`gateway memory: ${memory.beforeMiB} MiB RSS started, ${memory.afterMiB} MiB with ${memory.sessions} sessions seen`);
 
   const counters = async (): Promise<Counters> => {
     const byDatabase = await json<Record<string, Record<string, number>>>(`${addresses.control}/commands`);
@@ -332,8 +335,8 @@ async function main(tiers: Tiers): Promise<void> {
   const withHundred = await commandsPerRequest(10);
   console.log(`4 database commands per request: ${withTwo} with 2 cards, ${withHundred} with 100`);
 
-  const memory = await gatewayMemory(tiers, users);
-  console.log(`gateway memory: ${memory.beforeMiB} MiB RSS before, ${memory.afterMiB} MiB with ${memory.sessions} sessions seen`);
+  const afterLoadMiB = residentMiB(tiers.pids.gateway);
+  console.log(`gateway memory after the load scenarios: ${afterLoadMiB} MiB RSS`);
 
   const find = (scenario: string, target: string, workload: Measurement['workload'] = 'many users', mode = 'max') => results.find((r) => r.scenario === scenario && r.target === target && r.workload === workload && r.mode === mode);
   const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? null : round(a / b));
@@ -369,7 +372,7 @@ async function main(tiers: Tiers): Promise<void> {
     results,
     ratios,
     databaseCommandsPerRequest: { cards2: withTwo, cards100: withHundred },
-    gatewayMemory: memory,
+    gatewayMemory: { ...memory, afterLoadMiB },
     errors,
   };
   console.log(JSON.stringify(ratios, null, 2));
