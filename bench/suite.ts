@@ -46,6 +46,8 @@ interface Target {
   draw: () => Request;
   /** The counters that say what the target's requests cost the subgraphs. */
   counters: 'ours' | 'peer' | 'direct';
+  /** The process of the gateway the requests go through (none for a subgraph called directly). */
+  pid: number | null;
 }
 
 /** What one target's requests cost behind the gateway, per request answered. */
@@ -56,6 +58,8 @@ interface Costs {
   subgraphCalls: number;
   /** Subgraph fetches our gateway answered from an identical one in flight instead of sending (deduplication). */
   sharedFetches: number | null;
+  /** CPU ms per request: the gateway's process (none when a subgraph is called directly), the subgraphs' process, the embedded database. */
+  cpuMs: { gateway: number | null; subgraphs: number; database: number | null };
 }
 
 interface Measurement {
@@ -158,7 +162,10 @@ async function paced(target: Target, rate: number, seconds: number, agent: http.
 }
 
 function report(measurement: Measurement): Measurement {
-  const costs = measurement.costs ? `  db ${measurement.costs.databaseCommands}/req  subgraph calls ${measurement.costs.subgraphCalls}/req${measurement.costs.sharedFetches === null ? '' : `  deduplicated ${measurement.costs.sharedFetches}/req`}` : '';
+  const cpu = measurement.costs?.cpuMs;
+  const costs = measurement.costs
+    ? `  db ${measurement.costs.databaseCommands}/req  subgraph calls ${measurement.costs.subgraphCalls}/req${measurement.costs.sharedFetches === null ? '' : `  deduplicated ${measurement.costs.sharedFetches}/req`}  cpu ms/req gateway ${cpu!.gateway ?? '-'} subgraphs ${cpu!.subgraphs} db ${cpu!.database ?? '-'}`
+    : '';
   const label = `${measurement.workload === 'many users' ? '' : '[best case] '}${measurement.scenario}`;
   console.log(`${label.padEnd(40)} ${measurement.target.padEnd(22)} ${measurement.mode.padEnd(6)} ${String(measurement.rps).padStart(6)} req/s  p50 ${measurement.p50} ms  p99 ${measurement.p99} ms  errors ${measurement.errors}${costs}`);
   for (const [name, operation] of Object.entries(measurement.operations ?? {})) {
@@ -175,6 +182,14 @@ interface Counters {
   commands: number;
   subgraphRequests: number;
   fetches: { sent: number; shared: number };
+  /** CPU time so far in ms: the subgraphs' process, the embedded database (null on MONGODB_URI), each gateway's process by pid. */
+  cpu: { subgraphs: number; database: number | null; gateways: Map<number, number> };
+}
+
+/** A process's CPU time so far in ms, from Linux's /proc/<pid>/stat (user and system ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** The timed sweeps (outbox relays, webhook deliveries, payment-link expiry) run whatever the requests do: not counted. */
@@ -197,12 +212,19 @@ async function main(tiers: Tiers): Promise<void> {
     for (const byCommand of Object.values(byDatabase)) for (const [command, n] of Object.entries(byCommand)) if (!BACKGROUND.some((prefix) => command.startsWith(prefix))) commands += n;
     const subgraphRequests = (await json<{ requests: number }>(`${addresses.control}/subgraph-requests`)).requests;
     const fetches = await json<{ sent: number; shared: number }>(`${addresses.gatewayControl}/fetches`);
-    return { commands, subgraphRequests, fetches };
+    const { services, database } = await json<{ services: number; database: number | null }>(`${addresses.control}/cpu`);
+    const { pids } = tiers;
+    return { commands, subgraphRequests, fetches, cpu: { subgraphs: services, database, gateways: new Map([pids.gateway, pids.hive, pids.hiveRouter].map((pid) => [pid, cpuMs(pid)])) } };
   };
   const costsOf = (before: Counters, after: Counters, answered: number, target: Target): Costs => ({
     databaseCommands: round((after.commands - before.commands) / answered),
     subgraphCalls: round((after.subgraphRequests - before.subgraphRequests) / answered),
     sharedFetches: target.counters === 'ours' ? round((after.fetches.shared - before.fetches.shared) / answered) : null,
+    cpuMs: {
+      gateway: target.pid === null ? null : round((after.cpu.gateways.get(target.pid)! - before.cpu.gateways.get(target.pid)!) / answered),
+      subgraphs: round((after.cpu.subgraphs - before.cpu.subgraphs) / answered),
+      database: after.cpu.database === null || before.cpu.database === null ? null : round((after.cpu.database - before.cpu.database) / answered),
+    },
   });
 
   /** As many requests a second as `CONNECTIONS` connections get answered (autocannon), with what they cost. */
@@ -263,10 +285,12 @@ async function main(tiers: Tiers): Promise<void> {
     });
   };
 
+  const pidOf = (url: string) => (url === addresses.hive ? tiers.pids.hive : url === addresses.hiveRouter ? tiers.pids.hiveRouter : tiers.pids.gateway);
   /** A gateway's target: each request as a random user (or always `only`), with the variables `variables` draws for that user. */
   const asUser = (url: string, query: string, variables: (user: BenchUser) => Record<string, unknown> = () => ({}), only?: BenchUser): Target => ({
     origin: new URL(url).origin,
     counters: url === addresses.gateway || url.startsWith(addresses.rest) ? 'ours' : 'peer',
+    pid: pidOf(url),
     draw: () => {
       const user = only ?? pick(users);
       return graphqlRequest(url, query, { token: user.token }, variables(user));
@@ -275,6 +299,7 @@ async function main(tiers: Tiers): Promise<void> {
   const restAsUser = (route: (user: BenchUser) => string, only?: BenchUser): Target => ({
     origin: addresses.rest,
     counters: 'ours',
+    pid: tiers.pids.gateway,
     draw: () => {
       const user = only ?? pick(users);
       return { method: 'GET', path: route(user), headers: { token: user.token } };
@@ -284,6 +309,7 @@ async function main(tiers: Tiers): Promise<void> {
   const direct = (query: string): Target => ({
     origin: new URL(addresses.subgraphs.user).origin,
     counters: 'direct',
+    pid: null,
     draw: () => {
       const n = pick(users);
       const principal = signPrincipal({ kind: 'user', userId: n.SvcUserId, sessionId: n.sessionId, channel: 'internet' }, tiers.internalSecret);
@@ -311,7 +337,7 @@ async function main(tiers: Tiers): Promise<void> {
   const mix = '5 mobile app mix';
   for (const [name, url] of gateways) {
     if (ONLY !== null && !`${mix} ${name}`.includes(ONLY)) continue;
-    results.push(report(await runMix(mix, name, url, users, counters, costsOf)));
+    results.push(report(await runMix(mix, name, url, pidOf(url), users, counters, costsOf)));
   }
 
   // The old workload: one session for every request, where deduplication answers many requests with one call.
@@ -402,6 +428,7 @@ async function runMix(
   scenario: string,
   name: string,
   url: string,
+  pid: number,
   users: BenchUser[],
   counters: () => Promise<Counters>,
   costsOf: (before: Counters, after: Counters, answered: number, target: Target) => Costs,
@@ -415,7 +442,7 @@ async function runMix(
   const origin = new URL(url).origin;
   for (const op of MIX) {
     const user = pick(users);
-    await verify(`${scenario} ${name} ${op.name}`, { origin, counters: 'peer', draw: () => graphqlRequest(url, op.query, { token: user.token }, op.variables(user)) });
+    await verify(`${scenario} ${name} ${op.name}`, { origin, counters: 'peer', pid, draw: () => graphqlRequest(url, op.query, { token: user.token }, op.variables(user)) });
   }
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   const run = async (seconds: number) => {
@@ -447,7 +474,7 @@ async function runMix(
     const sorted = latencies.get(op.name)!.sort((a, b) => a - b);
     return [op.name, { share: round((100 * (sorted.length + errors.get(op.name)!)) / Math.max(1, answered), 1), p50: percentile(sorted, 50), p99: percentile(sorted, 99), errors: errors.get(op.name)! }];
   }));
-  const target: Target = { origin, counters: name === 'our gateway' ? 'ours' : 'peer', draw: () => ({ method: 'GET', path: '/', headers: {} }) };
+  const target: Target = { origin, counters: name === 'our gateway' ? 'ours' : 'peer', pid, draw: () => ({ method: 'GET', path: '/', headers: {} }) };
   return { scenario, workload: 'many users', target: name, mode: 'max', rps: Math.round(all.length / seconds), p50: percentile(all, 50), p90: percentile(all, 90), p99: percentile(all, 99), errors: errorCount, costs: costsOf(before, after, Math.max(1, answered), target), operations };
 }
 
