@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import type { Collection, Filter } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectMongo, type Mongo } from '../platform/mongo.js';
-import { accountMonth, ensureAccountMonths, newestTransactions, transactionsCollection, type TransactionDocument } from '../subgraphs/payments/src/datasources/transactions.js';
+import { accountMonth, encodeCursor, ensureAccountMonths, newestTransactions, pageKey, transactionPagesLoader, transactionsCollection, type TransactionDocument } from '../subgraphs/payments/src/datasources/transactions.js';
 
 // newestTransactions reads an account's transactions a window of months at a time; the one read
 // by the account alone, sorted and limited, is the oracle it must always agree with.
@@ -31,6 +31,14 @@ describe('an account’s newest transactions, read a window of months at a time'
     // Accounts whose histories reach back from days to eight years, dense or sparse, with ties on dtsValue.
     const days = [[1, 2, 2, 3, 40, 41, 200], [5, 400, 800, 1200, 1600, 2000, 2400, 2800], Array.from({ length: 60 }, (_, i) => i * 9), [1500, 1501, 2900], []];
     const docs = days.flatMap((ages, a) => ages.map((age, n) => transaction(`acc${a}`, n, new Date(NOW - age * DAY), n % 3 === 0 ? 'pending' : 'confirmed')));
+    // An account on the edges of months: the first and the last millisecond of each, ties included, and one past now.
+    const edges = [0, 1, 2, 5, 13, 40].flatMap((back) => {
+      const start = Date.UTC(new Date(NOW).getUTCFullYear(), new Date(NOW).getUTCMonth() - back, 1);
+      return [start, start, start - 1, start + DAY / 2];
+    });
+    docs.push(...[...edges, NOW + DAY / 2].map((at, n) => transaction('edges', n, new Date(at), n % 2 === 0 ? 'pending' : 'confirmed')));
+    // Fixed dates, for counting reads whatever the day of the run.
+    docs.push(...['2026-05-10', '2026-05-12', '2026-04-02'].map((date, n) => transaction('fixed', n, new Date(`${date}T12:00:00Z`), 'confirmed')));
     // One far in the past with no month bucket yet, as stored before the buckets existed.
     const { accountMonth: _bucketless, ...older } = transaction('acc1', 99, new Date(NOW - 3300 * DAY), 'confirmed');
     await transactions.insertMany(docs);
@@ -55,7 +63,7 @@ describe('an account’s newest transactions, read a window of months at a time'
     };
     await fc.assert(
       fc.asyncProperty(
-        fc.constantFrom('acc0', 'acc1', 'acc2', 'acc3', 'acc4', 'nobody'),
+        fc.constantFrom('acc0', 'acc1', 'acc2', 'acc3', 'acc4', 'edges', 'nobody'),
         fc.integer({ min: 1, max: 70 }),
         fc.constantFrom<Filter<TransactionDocument>>({}, { transactionState: 'pending' }, { transactionState: 'confirmed' }),
         fc.option(fc.integer({ min: 0, max: 3000 }), { nil: null }),
@@ -72,9 +80,37 @@ describe('an account’s newest transactions, read a window of months at a time'
     );
   });
 
+  it('walks every page of an account through the connection’s cursors in the order of one read (fixed seed)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('acc1', 'acc2', 'edges'),
+        fc.integer({ min: 1, max: 9 }),
+        fc.constantFrom<{ transactionState?: string }>({}, { transactionState: 'pending' }),
+        async (SvcAccountId, first, filter) => {
+          const all = (await transactions.find({ SvcAccountId, ...filter }).sort({ dtsValue: -1, _id: -1 }).toArray()).map((t) => t._id);
+          const walked: string[] = [];
+          let after: string | null = null;
+          for (let pages = 0; pages < 100; pages += 1) {
+            const page = await transactionPagesLoader(transactions).load(pageKey(SvcAccountId, first, after, filter));
+            walked.push(...page.nodes.map((t) => t._id));
+            if (!page.hasNextPage) break;
+            after = encodeCursor(page.nodes.at(-1)!);
+          }
+          expect(walked).toEqual(all);
+        },
+      ),
+      { seed: 20261126, numRuns: 30 },
+    );
+  });
+
+  it('refuses a cursor whose date is past the years a cursor is written with', async () => {
+    const cursor = Buffer.from('+275760-09-13T00:00:00.000Z|x').toString('base64url');
+    await expect(transactionPagesLoader(transactions).load(pageKey('acc1', 5, cursor))).rejects.toMatchObject({ extensions: { code: 'VALIDATION_FAILED', field: 'after' } });
+  });
+
   it('reads a recent page in one command and an account with a long history in a bounded number', async () => {
     mongo.commands.reset();
-    await newestTransactions(transactions, 'acc0', {}, 2);
+    await newestTransactions(transactions, 'fixed', {}, 2, { before: new Date('2026-05-20T00:00:00Z') });
     expect(mongo.commands.snapshot(mongo.databaseName('payments'))).toEqual({ 'transactions.find': 1 });
     mongo.commands.reset();
     await newestTransactions(transactions, 'acc1', {}, 100);

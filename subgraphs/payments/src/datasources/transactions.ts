@@ -1,6 +1,7 @@
 import DataLoader from 'dataloader';
 import type { Collection, Db, Filter } from 'mongodb';
 import { appError, ErrorCode } from '../../../../platform/errors.js';
+import { isIsoDateTime } from '../../../../platform/scalars.js';
 
 /** A stored transaction record (the spec's Transaction record). */
 export interface TransactionDocument {
@@ -71,13 +72,17 @@ export function encodeCursor(doc: TransactionDocument): string {
 
 function decodeCursor(cursor: string): { dtsValue: Date; id: string } {
   const [iso, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  const dtsValue = new Date(iso ?? '');
+  // Four-digit years only, as encodeCursor writes them: a date near the edge of the range would overflow the month arithmetic.
+  const dtsValue = new Date(iso !== undefined && isIsoDateTime(iso) ? iso : '');
   if (!id || Number.isNaN(dtsValue.getTime())) throw appError(ErrorCode.VALIDATION_FAILED, 'after is not a cursor of this connection.', { field: 'after' });
   return { dtsValue, id };
 }
 
 /** The first day of the month of `date` (UTC), `back` months earlier. */
 const monthStart = (date: Date, back = 0) => new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() - back, 1));
+
+/** How many months `later` is after `earlier` (both first days of a month). */
+const monthsBetween = (earlier: Date, later: Date) => (later.getUTCFullYear() - earlier.getUTCFullYear()) * 12 + later.getUTCMonth() - earlier.getUTCMonth();
 
 /** The `accountMonth` of a transaction of `SvcAccountId` valued at `dtsValue`: `<SvcAccountId>|YYYY-MM` (UTC). */
 export function accountMonth(SvcAccountId: string, dtsValue: Date): string {
@@ -121,24 +126,29 @@ export async function newestTransactions(
   bounds: { before?: Date | null; since?: Date | null } = {},
 ): Promise<TransactionDocument[]> {
   const found: TransactionDocument[] = [];
-  const newest = bounds.before ?? new Date(Date.now() + VALUE_DATE_LEAD_MS);
+  const now = Date.now();
+  // The month of the last instant before the (exclusive) bound: the newest that can hold a match.
+  const newest = monthStart(new Date((bounds.before?.getTime() ?? now + VALUE_DATE_LEAD_MS) - 1));
+  // Unbounded, the first read covers this month too when a day from now is next month's.
+  const firstExtra = bounds.before ? 0 : Math.max(0, monthsBetween(monthStart(new Date(now)), newest));
   const floor = bounds.since ? monthStart(bounds.since) : null;
-  // The account is in the bucket too; repeated inside $and, it narrows nothing the bucket has not, and a store reads by the bucket.
-  const exact = { $and: [{ SvcAccountId }, filter] };
+  // The filter's own equalities stay at the top level, where the store narrows by them. The account goes
+  // in $and beside the bucket, which implies it: given both at the top, a store could read by the account.
+  const { $and: and = [], ...top } = filter;
   let back = 0;
-  for (const size of MONTH_WINDOWS) {
+  for (const [i, size] of MONTH_WINDOWS.entries()) {
     const months: string[] = [];
-    for (; months.length < size; back += 1) {
+    for (; months.length < size + (i === 0 ? firstExtra : 0); back += 1) {
       const month = monthStart(newest, back);
       if (floor && month < floor) break;
       months.push(accountMonth(SvcAccountId, month));
     }
     if (months.length === 0) return found;
-    found.push(...(await collection.find({ accountMonth: { $in: months }, ...exact }).sort({ dtsValue: -1, _id: -1 }).limit(limit - found.length).toArray()));
+    found.push(...(await collection.find({ ...top, accountMonth: { $in: months }, $and: [...and, { SvcAccountId }] }).sort({ dtsValue: -1, _id: -1 }).limit(limit - found.length).toArray()));
     if (found.length >= limit || (floor && monthStart(newest, back) < floor)) return found;
   }
   // The account as a top-level equality: the store narrows by it (nested in $and, it would read the whole collection).
-  const older = { SvcAccountId, $and: [filter, { dtsValue: { $lt: monthStart(newest, back - 1) } }] };
+  const older = { ...top, SvcAccountId, $and: [...and, { dtsValue: { $lt: monthStart(newest, back - 1) } }] };
   found.push(...(await collection.find(older).sort({ dtsValue: -1, _id: -1 }).limit(limit - found.length).toArray()));
   return found;
 }
