@@ -25,7 +25,8 @@ describe('the REST contract over real HTTP', () => {
   let svcToken: string;
 
   beforeAll(async () => {
-    stack = await startTestStack();
+    // The collection geocodes.
+    stack = await startTestStack({ GEOCODER_PRELOAD: 'true' });
     token = await stack.loginDemo();
     const login = await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } });
     svcToken = login.body.data.token;

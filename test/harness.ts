@@ -7,6 +7,7 @@ import { connectMongo, type Mongo } from '../platform/mongo.js';
 import { EVERY_PORT_FREE, seedDemo, startStack, type Stack } from '../scripts/stack.js';
 import { Sessions, type SessionSubject } from '../subgraphs/user/src/auth/sessions.js';
 import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
+import { OfflineGeocoder } from '../subgraphs/user/src/geocode/offline.js';
 import { usersCollection } from '../subgraphs/user/src/datasources/users.js';
 import { contractChecker } from './contract.js';
 
@@ -51,7 +52,7 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
     MONGODB_DB_PREFIX: `t${randomBytes(4).toString('hex')}_`,
     ...EVERY_PORT_FREE,
     LOG_LEVEL: 'info',
-    // Tests that geocode build the indexes on their first query; the others need not pay for them.
+    // Tests that geocode pass GEOCODER_PRELOAD=true (the indexes are built before they start); the others need not pay for them.
     GEOCODER_PRELOAD: 'false',
     // The suites log in and call from one address far more often than a client would;
     // test/rate-limits.e2e.ts checks the limits themselves with small values.
@@ -67,6 +68,9 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
   const mongo: Mongo = await connectMongo(config.mongodbUri!, config.dbPrefix);
   await seedDemo(mongo);
   const stack = await startStack(config, logger, mongo);
+  // Built here, before any request: built by a request instead, the build (seconds on a busy machine) stalls
+  // the event loop long enough for another request's session read beside it to time out.
+  if (config.geocoderPreload) await new OfflineGeocoder().warmUp();
 
   const json = async <T>(response: Response): Promise<JsonResponse<T>> => {
     const text = await response.text();

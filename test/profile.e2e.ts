@@ -48,7 +48,7 @@ describe('the user profile, confirmations and alerts', () => {
 
   beforeAll(async () => {
     inbox = await startInbox();
-    stack = await startTestStack({ SMTP_URL: inbox.smtpUrl, SMS_WEBHOOK_URL: inbox.smsWebhookUrl });
+    stack = await startTestStack({ SMTP_URL: inbox.smtpUrl, SMS_WEBHOOK_URL: inbox.smsWebhookUrl, GEOCODER_PRELOAD: 'true' });
   });
   beforeEach(async () => {
     token = await stack.loginDemo();

@@ -763,6 +763,8 @@ describe(part === 'rest' ? 'fuzzing every REST route with hostile input' : 'fuzz
       OUTBOX_DIR: outboxDir,
       // Thousands of requests: the test reads no log lines, so the services write only warnings.
       LOG_LEVEL: 'warn',
+      // Hostile addresses reach the geocoder.
+      GEOCODER_PRELOAD: 'true',
     });
     tracker = new DatabaseTracker(stack);
     credentials = new Credentials(stack, () => tracker);
