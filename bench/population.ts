@@ -4,6 +4,7 @@
 // user's counts are drawn from a fixed seed, so every run serves the same population.
 import { randomBytes } from 'node:crypto';
 import type { Document } from 'mongodb';
+import { seededRandom } from '../platform/ach.js';
 import { DEMO } from '../platform/demo.js';
 import type { Mongo } from '../platform/mongo.js';
 import { sha256 } from '../platform/secrets.js';
@@ -33,24 +34,12 @@ export interface PopulationShape {
 /** The population the suite measures. Transaction counts are log-uniform: most users have a few dozen, some hundreds. */
 export const POPULATION: PopulationShape = { users: 1000, transactions: { min: 3, max: 400 }, cards: { min: 1, max: 3 }, beneficiaries: { min: 1, max: 6 }, seed: 20261126 };
 
-/** mulberry32: a small seeded generator, so the population is the same every run. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
 type Stored = Document & { _id: string };
 const DAY = 24 * 3600 * 1000;
 
 /** Writes `shape.users` users (on top of the demo data) and returns them. Run once, on fresh databases. */
 export async function seedPopulation(mongo: Mongo, shape: PopulationShape = POPULATION): Promise<BenchUser[]> {
-  const random = generator(shape.seed);
+  const random = seededRandom(shape.seed);
   const between = (range: { min: number; max: number }) => range.min + Math.floor(random() * (range.max - range.min + 1));
   const logUniform = (range: { min: number; max: number }) => Math.round(Math.exp(Math.log(range.min) + random() * (Math.log(range.max) - Math.log(range.min))));
   const user = mongo.db('user');
