@@ -1,5 +1,5 @@
 // `npm run bench:ach`: computing a year of daily ACH return-rate reports for an aggregator with
-// 100,000 debits, on the embedded FerretDB (or MONGODB_URI). Prints JSON; the README shows a run.
+// 100,000 debits, on the embedded FerretDB (or MONGODB_URI). Prints JSON; docs/compliance.md shows a run.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';

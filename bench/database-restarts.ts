@@ -2,7 +2,7 @@
 // readers) while the embedded FerretDB is stopped and started on its port, round after round; each
 // round, how long until the client answers again. Stops at the first round it does not within
 // 20 s, printing the server monitor's events. `--unguarded` leaves out platform/driver-guard.ts
-// (see README, *The REST contract*: without it the client got stuck after 4 to 12 restarts).
+// (see docs/rest-contract.md: without it the client got stuck after 4 to 12 restarts).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

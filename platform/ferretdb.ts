@@ -20,7 +20,7 @@ const MODULE = 'github.com/FerretDB/FerretDB';
  * `equality-pushdown`: a filter's top-level equalities and `$in` lists (strings, booleans, ObjectIDs,
  * null) narrow the rows in SQL through the collection's indexes, and writes by `_id` use the `_id`
  * index; upstream read and decoded the whole table for every query but `{_id: v}` and scanned it
- * for every update and delete (README, *The database*).
+ * for every update and delete (docs/database.md).
  * `atomic-writes`: update, findAndModify and delete hold a per-collection lock from reading the
  * matching documents to writing them back, so they are atomic as on MongoDB (upstream lost
  * concurrent increments); `buildInfo` reports it as `ferretdbFeatures.atomicWrites`.
@@ -137,7 +137,7 @@ export async function startEmbeddedMongo(options: { dataDir: string; ferretdbBin
     binary,
     [
       '--handler=sqlite',
-      // WAL commits are not synced one by one; see README, *The database*, for what that means.
+      // WAL commits are not synced one by one; see docs/database.md, for what that means.
       `--sqlite-url=file:${options.dataDir}/?_pragma=synchronous(NORMAL)`,
       `--state-dir=${options.dataDir}`,
       `--listen-addr=127.0.0.1:${port}`,

@@ -7,6 +7,6 @@
  * that dies within it, and with 16 MiB the stack at full load scavenged about 40 times a second,
  * 14% of its time, promoting what was still in flight to the old generation. With 64 MiB: a
  * third as many scavenges (their time down by two fifths) and 11% more requests a second on the
- * latest-transactions route, for up to about 150 MiB more memory at peak (README, *Performance*).
+ * latest-transactions route, for up to about 150 MiB more memory at peak (docs/performance-history.md).
  */
 export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=64'] as const;

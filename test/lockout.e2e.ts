@@ -25,7 +25,7 @@ const counted = (outcomes: string[]) => Object.fromEntries([...new Set(outcomes)
 const times = <T>(n: number, make: () => Promise<T>) => Promise.all(Array.from({ length: n }, make));
 const lease = (msFromNow: number, id: string): Lease => ({ id, until: new Date(Date.now() + msFromNow) });
 
-// LOGIN_MAX_FAILURES and LOCK_PERIOD_SECONDS at their defaults, 5 and 900, as the README states the rule.
+// LOGIN_MAX_FAILURES and LOCK_PERIOD_SECONDS at their defaults, 5 and 900, as docs/decisions.md states the rule.
 describe('the lockout counts failures, not attempts (LOGIN_MAX_FAILURES 5)', () => {
   let stack: TestStack;
   let lockouts: Collection<LockoutDocument>;

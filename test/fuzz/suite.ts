@@ -94,7 +94,7 @@ const REFUSAL_SIDE_EFFECTS: { collections: Record<string, string>; fields: Recor
   collections: {
     // Failed logins (end user and aggregator), wrong old passwords and wrong recovery codes count
     // toward the actor's lock, after a slot reserved in the same document while the credential is
-    // checked (README: "Token lifetime and lockout"); a registration without deviceTag, preSegment
+    // checked (docs/decisions.md: "Token lifetime and lockout"); a registration without deviceTag, preSegment
     // or deviceData locks the prospect (the spec's POST /prospect/registration errors).
     'user.lockouts': 'failure counters, slots and locks of refused logins and registrations',
     // Refused logins and other refused security-relevant acts are audited (platform/audit.ts).
@@ -102,9 +102,9 @@ const REFUSAL_SIDE_EFFECTS: { collections: Record<string, string>; fields: Recor
   },
   fields: {
     // A wrong confirmation code counts a try, after a slot (a lease) reserved while it is compared
-    // (a write, so a new version); five wrong tries burn the code (README: Confirmations).
+    // (a write, so a new version); five wrong tries burn the code (docs: Confirmations).
     'user.confirmations': { fields: ['attempts', 'leases', 'version'], why: 'tries of a confirmation code' },
-    // Likewise for the recovery code of a new device (README: Recovery).
+    // Likewise for the recovery code of a new device (docs: Recovery).
     'user.recoveryCodes': { fields: ['attempts', 'leases', 'version'], why: 'tries of a recovery code' },
   },
 };
