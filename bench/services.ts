@@ -80,7 +80,11 @@ type UnifiedGraphHandler = (options: never) => unknown;
 /** The ports the committed supergraph names, by subgraph. */
 const SUPERGRAPH_PORTS = { user: 4001, cards: 4002, payments: 4003, compliance: 4004 } as const;
 
-/** Hive Gateway on the runtime `runtimeName` names over the subgraphs, authenticating each request as our gateway does and forwarding the same signed principal. */
+/**
+ * Hive Gateway on the runtime `runtimeName` names over the subgraphs, authenticating each request
+ * as our gateway does (with its memory of live sessions where Redis carries the user subgraph's
+ * announcements) and forwarding the same signed principal.
+ */
 async function startHiveGateway(config: Config, runtimeName: PeerRuntime) {
   // Loaded by names TypeScript does not follow: their types reference the DOM library (through
   // @whatwg-node/fetch), which would change Node's Buffer and Blob types for the whole project.
@@ -94,7 +98,8 @@ async function startHiveGateway(config: Config, runtimeName: PeerRuntime) {
   for (const [name, port] of Object.entries(SUPERGRAPH_PORTS)) {
     supergraph = supergraph.replace(`http://127.0.0.1:${port}/graphql`, config.subgraphUrls[name as keyof typeof SUPERGRAPH_PORTS]);
   }
-  const authenticate = createAuthenticator(config);
+  const sessionEvents = config.redisUrl ? createEventBus(config.redisUrl, createLogger(config.logLevel), config.dbPrefix) : undefined;
+  const authenticate = createAuthenticator(config, sessionEvents);
   const secret = config.internalSecret;
   const runtime = createGatewayRuntime({
     supergraph,
@@ -124,7 +129,7 @@ async function startHiveGateway(config: Config, runtimeName: PeerRuntime) {
   const server = http.createServer(runtime);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, runtime };
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, runtime, sessionEvents };
 }
 
 /** Adds cards, each on its own account, to the demo user until it holds `count`: the N+1 scenario's list. */
@@ -198,7 +203,7 @@ let stopTier: () => Promise<void>;
 function gatewayControl(gateway: GatewayService): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
   return (req, res) => {
     if (req.url !== '/fetches') return false;
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(gateway.subgraphFetches()));
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...gateway.subgraphFetches(), sessions: gateway.sessionLookups() }));
     return true;
   };
 }
@@ -290,7 +295,8 @@ if (tier === 'stack') {
   };
 } else if (tier === 'gateway') {
   // Our gateway and REST adapter in a process of their own, over the stack tier's subgraphs (USER_SUBGRAPH_URL and the others), at GATEWAY_PORT.
-  const own = { ...config, ports: { ...config.ports, gateway: Number(process.env.GATEWAY_PORT) } };
+  // Without Redis this process's bus hears nothing from the subgraphs, so no session may be answered from memory.
+  const own = { ...config, ports: { ...config.ports, gateway: Number(process.env.GATEWAY_PORT) }, sessionCacheSeconds: config.redisUrl ? config.sessionCacheSeconds : 0 };
   const bus = createEventBus(own.redisUrl, logger, own.dbPrefix);
   const gateway = await startGateway({ config: own, logger, bus });
   const rest = await startRestAdapter({ config: { ...own, gatewayUrl: `${gateway.url}/graphql` }, logger });
@@ -312,6 +318,7 @@ if (tier === 'stack') {
   stopTier = async () => {
     hive.server.close();
     await hive.runtime.dispose();
+    await hive.sessionEvents?.close();
   };
 }
 

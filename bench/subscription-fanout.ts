@@ -15,7 +15,7 @@ import { startEmbeddedMongo } from '../platform/ferretdb.js';
 import { createLogger } from '../platform/logger.js';
 import { connectMongo } from '../platform/mongo.js';
 import { seedDemo, startStack } from '../scripts/stack.js';
-import { Sessions } from '../subgraphs/user/src/auth/sessions.js';
+import { announceThrough, Sessions } from '../subgraphs/user/src/auth/sessions.js';
 import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
 import { usersCollection } from '../subgraphs/user/src/datasources/users.js';
 
@@ -42,7 +42,7 @@ try {
   }));
   for (let i = 0; i < messages.length; i += 50) await mongo.db('cards').collection('cardMessages').insertMany(messages.slice(i, i + 50) as never[]);
   const stack = await startStack(config, createLogger('error'), mongo);
-  const { token } = await new Sessions(authCollections(mongo.db('user')).sessions, usersCollection(mongo.db('user')), backgroundAuditTrail(mongo.db(AUDIT_DATABASE), createLogger('error'), { kind: 'service', service: 'bench' })).issue({ kind: 'user', SvcUserId: DEMO.userId, channel: 'internet' }, 3600);
+  const { token } = await new Sessions(authCollections(mongo.db('user')).sessions, usersCollection(mongo.db('user')), backgroundAuditTrail(mongo.db(AUDIT_DATABASE), createLogger('error'), { kind: 'service', service: 'bench' }), announceThrough(mongo.db('user'))).issue({ kind: 'user', SvcUserId: DEMO.userId, channel: 'internet' }, 3600);
 
   global.gc?.();
   const heapBefore = process.memoryUsage().heapUsed;

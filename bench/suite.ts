@@ -58,6 +58,8 @@ interface Costs {
   subgraphCalls: number;
   /** Subgraph fetches our gateway answered from an identical one in flight instead of sending (deduplication). */
   sharedFetches: number | null;
+  /** Session tokens our gateway answered from its memory of live sessions, and by a read of the session (ours only). */
+  sessions: { fromMemory: number; read: number } | null;
   /** CPU ms per request: the gateway's process (none when a subgraph is called directly), the subgraphs' process, the embedded database. */
   cpuMs: { gateway: number | null; subgraphs: number; database: number | null };
 }
@@ -164,7 +166,7 @@ async function paced(target: Target, rate: number, seconds: number, agent: http.
 function report(measurement: Measurement): Measurement {
   const cpu = measurement.costs?.cpuMs;
   const costs = measurement.costs
-    ? `  db ${measurement.costs.databaseCommands}/req  subgraph calls ${measurement.costs.subgraphCalls}/req${measurement.costs.sharedFetches === null ? '' : `  deduplicated ${measurement.costs.sharedFetches}/req`}  cpu ms/req gateway ${cpu!.gateway ?? '-'} subgraphs ${cpu!.subgraphs} db ${cpu!.database ?? '-'}`
+    ? `  db ${measurement.costs.databaseCommands}/req  subgraph calls ${measurement.costs.subgraphCalls}/req${measurement.costs.sharedFetches === null ? '' : `  deduplicated ${measurement.costs.sharedFetches}/req`}${measurement.costs.sessions === null ? '' : `  sessions from memory ${measurement.costs.sessions.fromMemory}/req read ${measurement.costs.sessions.read}/req`}  cpu ms/req gateway ${cpu!.gateway ?? '-'} subgraphs ${cpu!.subgraphs} db ${cpu!.database ?? '-'}`
     : '';
   const label = `${measurement.workload === 'many users' ? '' : '[best case] '}${measurement.scenario}`;
   console.log(`${label.padEnd(40)} ${measurement.target.padEnd(22)} ${measurement.mode.padEnd(6)} ${String(measurement.rps).padStart(6)} req/s  p50 ${measurement.p50} ms  p99 ${measurement.p99} ms  errors ${measurement.errors}${costs}`);
@@ -181,7 +183,7 @@ const round = (n: number, places = 2) => Math.round(n * 10 ** places) / 10 ** pl
 interface Counters {
   commands: number;
   subgraphRequests: number;
-  fetches: { sent: number; shared: number };
+  fetches: { sent: number; shared: number; sessions: { fromMemory: number; read: number } };
   /** CPU time so far in ms: the subgraphs' process, the embedded database (null on MONGODB_URI), each gateway's process by pid. */
   cpu: { subgraphs: number; database: number | null; gateways: Map<number, number> };
 }
@@ -211,7 +213,7 @@ async function main(tiers: Tiers): Promise<void> {
     let commands = 0;
     for (const byCommand of Object.values(byDatabase)) for (const [command, n] of Object.entries(byCommand)) if (!BACKGROUND.some((prefix) => command.startsWith(prefix))) commands += n;
     const subgraphRequests = (await json<{ requests: number }>(`${addresses.control}/subgraph-requests`)).requests;
-    const fetches = await json<{ sent: number; shared: number }>(`${addresses.gatewayControl}/fetches`);
+    const fetches = await json<Counters['fetches']>(`${addresses.gatewayControl}/fetches`);
     const { services, database } = await json<{ services: number; database: number | null }>(`${addresses.control}/cpu`);
     const { pids } = tiers;
     return { commands, subgraphRequests, fetches, cpu: { subgraphs: services, database, gateways: new Map([pids.gateway, pids.hive, pids.hiveRouter].map((pid) => [pid, cpuMs(pid)])) } };
@@ -220,6 +222,9 @@ async function main(tiers: Tiers): Promise<void> {
     databaseCommands: round((after.commands - before.commands) / answered),
     subgraphCalls: round((after.subgraphRequests - before.subgraphRequests) / answered),
     sharedFetches: target.counters === 'ours' ? round((after.fetches.shared - before.fetches.shared) / answered) : null,
+    sessions: target.counters === 'ours'
+      ? { fromMemory: round((after.fetches.sessions.fromMemory - before.fetches.sessions.fromMemory) / answered), read: round((after.fetches.sessions.read - before.fetches.sessions.read) / answered) }
+      : null,
     cpuMs: {
       gateway: target.pid === null ? null : round((after.cpu.gateways.get(target.pid)! - before.cpu.gateways.get(target.pid)!) / answered),
       subgraphs: round((after.cpu.subgraphs - before.cpu.subgraphs) / answered),

@@ -16,6 +16,8 @@ export const AUDIT_ACTIONS = [
   'CARD_TURNED_OFF',
   'PAYMENT_LINK_STATUS_CHANGED',
   'WEBHOOK_CONFIGURED',
+  'USER_BLOCKED',
+  'USER_UNBLOCKED',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -49,6 +49,12 @@ export interface Config {
   /** True when the secret was generated for this process (development only). */
   internalSecretGenerated: boolean;
   tokenLifetimeSeconds: number;
+  /**
+   * How long the gateway may answer a session token from its memory, without reading the
+   * session, after a read found it live; 0 reads every time. Revocations and blocks arrive as
+   * events on the bus and end it at once; the age bounds only changes made beside the services.
+   */
+  sessionCacheSeconds: number;
   loginMaxFailures: number;
   lockPeriodSeconds: number;
   /**
@@ -275,6 +281,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     paymentPageUrl: url('PAYMENT_PAGE_URL', `${restPublicUrl.replace(/\/$/, '')}/pay`),
     paymentLinkLifetimeSeconds: int('PAYMENT_LINK_LIFETIME_SECONDS', 7 * 24 * 3600, 60, 90 * 24 * 3600),
     tokenLifetimeSeconds: int('TOKEN_LIFETIME_SECONDS', 3600, 60, 30 * 24 * 3600),
+    sessionCacheSeconds: int('SESSION_CACHE_SECONDS', 30, 0, 300),
     loginMaxFailures: int('LOGIN_MAX_FAILURES', 5, 1, 100),
     lockPeriodSeconds: int('LOCK_PERIOD_SECONDS', 900, 1, 7 * 24 * 3600),
     testChannelEnabled: bool('TEST_CHANNEL_ENABLED', nodeEnv !== 'production'),

@@ -18,12 +18,19 @@ export interface EventBus {
   publish(event: BusEvent): Promise<void>;
   /** Calls `listener` with every event published from now on; returns the unsubscribe. */
   subscribe(listener: (event: BusEvent) => void): () => void;
+  /**
+   * A number that stays the same for as long as this bus has delivered every event published
+   * since it was taken; null while it may be missing events (its connection is down). What is
+   * kept current by events holds only under the number it was read under.
+   */
+  continuity(): number | null;
   close(): Promise<void>;
 }
 
 /** The bus of one process: the embedded default, where every service runs in one process. */
 export class InProcessBus implements EventBus {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
+  private closed = false;
 
   async publish(event: BusEvent): Promise<void> {
     this.emitter.emit('event', event);
@@ -34,7 +41,12 @@ export class InProcessBus implements EventBus {
     return () => this.emitter.off('event', listener);
   }
 
+  continuity(): number | null {
+    return this.closed ? null : 0;
+  }
+
   async close(): Promise<void> {
+    this.closed = true;
     this.emitter.removeAllListeners();
   }
 }
@@ -52,6 +64,9 @@ export class RedisBus implements EventBus {
   private subscriber: Redis | null = null;
   private ready: Promise<unknown> | null = null;
   private readonly local = new InProcessBus();
+  /** Counts the subscriber's disconnections; `live` while it listens on the channel. */
+  private epoch = 0;
+  private live = false;
 
   constructor(private readonly url: string, private readonly logger: Logger, private readonly channel = EVENTS_CHANNEL) {
     this.publisher = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3 });
@@ -65,8 +80,19 @@ export class RedisBus implements EventBus {
   /** Resolves once this instance listens on the channel (events published before are not seen). */
   listening(): Promise<unknown> {
     if (!this.ready) {
-      this.subscriber = new Redis(this.url, { lazyConnect: false });
+      this.subscriber = new Redis(this.url, { lazyConnect: false, connectionName: `${this.channel}:subscriber` });
       this.subscriber.on('error', (error: Error) => this.logger.warn('redis subscriber error', { error: error.message }));
+      // Events published while the subscriber is away are lost to it: the epoch moves on, and it is live again once subscribed anew.
+      this.subscriber.on('close', () => {
+        this.live = false;
+        this.epoch += 1;
+      });
+      this.subscriber.on('ready', () => {
+        const epoch = this.epoch;
+        this.subscriber?.subscribe(this.channel).then(() => {
+          if (this.epoch === epoch) this.live = true;
+        }, () => {});
+      });
       this.subscriber.on('message', (_channel: string, message: string) => {
         try {
           void this.local.publish(JSON.parse(message) as BusEvent);
@@ -84,7 +110,13 @@ export class RedisBus implements EventBus {
     return this.local.subscribe(listener);
   }
 
+  continuity(): number | null {
+    return this.live ? this.epoch : null;
+  }
+
   async close(): Promise<void> {
+    this.live = false;
+    this.epoch += 1;
     await this.local.close();
     await Promise.allSettled([this.publisher.quit(), this.subscriber?.quit()]);
   }

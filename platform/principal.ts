@@ -21,6 +21,26 @@ export type Principal =
 /** The user subgraph's route that turns a `token` header into a principal, for the gateway only. Not part of the graph. */
 export const SESSION_RESOLVE_PATH = '/internal/sessions/resolve';
 
+/** What the session route answers: the principal of a live token and when its session expires, or null. */
+export interface ResolvedSession {
+  principal: Principal;
+  /** ISO 8601. */
+  dtsExpiry: string;
+}
+
+/** The bus event the user subgraph publishes when sessions end before their expiry, so that no gateway answers them from memory. */
+export const SESSIONS_ENDED = 'sessions.ended';
+
+/** Which sessions a SESSIONS_ENDED event ends: one session, every session of a user, or of an aggregator user. */
+export type SessionsEnded = { sessionId: string } | { SvcUserId: string } | { aggregatorLogin: string };
+
+/** Whether a SESSIONS_ENDED payload ends the session of `principal`. */
+export function endsSession(ended: Record<string, unknown>, principal: Principal): boolean {
+  if ('sessionId' in principal && ended.sessionId === principal.sessionId) return true;
+  if (principal.kind === 'user' && ended.SvcUserId === principal.userId) return true;
+  return principal.kind === 'aggregator' && ended.aggregatorLogin === principal.login;
+}
+
 /**
  * The header that carries the caller's address from the REST adapter to the gateway and from the
  * gateway to the subgraphs, signed (`<ip>.<hmac>`) so that a client cannot claim another address.

@@ -52,6 +52,30 @@ describe('the audit log', () => {
     await stack.stop();
   });
 
+  it('records an operator blocking and unblocking a user, which only the operator may do, and refuses an unknown user', async () => {
+    const SET_ACTIVE = 'mutation ($SvcUserId: ID!, $isActive: Boolean!) { setUserActive(SvcUserId: $SvcUserId, isActive: $isActive) { SvcUserId isActive } }';
+    const token = await stack.loginDemo();
+    const blocked = await stack.graphql<{ setUserActive: { SvcUserId: string; isActive: boolean } }>(SET_ACTIVE, { SvcUserId: DEMO.userId, isActive: false }, { 'x-service-key': OPERATOR_KEY });
+    expect(blocked.body.data?.setUserActive).toEqual({ SvcUserId: DEMO.userId, isActive: false });
+    try {
+      expect((await stack.rest('GET', '/restrictions', { headers: { token } })).status).toBe(401);
+      expect((await stack.rest('PUT', '/token', { body: { channel: 'internet', userName: 'demo.user', password: DEMO.password } })).status).not.toBe(200);
+    } finally {
+      const unblocked = await stack.graphql<{ setUserActive: { isActive: boolean } }>(SET_ACTIVE, { SvcUserId: DEMO.userId, isActive: true }, { 'x-service-key': OPERATOR_KEY });
+      expect(unblocked.body.data?.setUserActive.isActive).toBe(true);
+    }
+    expect((await stack.rest('GET', '/restrictions', { headers: { token } })).status).toBe(200);
+    const [block] = await records({ action: 'USER_BLOCKED', subjectId: DEMO.userId });
+    expect(block).toMatchObject({ actorKind: 'service', actorId: 'operator', subjectType: 'user' });
+    expect(await records({ action: 'USER_UNBLOCKED', subjectId: DEMO.userId })).toHaveLength(1);
+
+    const byAnother = await stack.graphql(SET_ACTIVE, { SvcUserId: DEMO.userId, isActive: false }, { 'x-service-key': OTHER_SERVICE_KEY });
+    expect(byAnother.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    const unknown = await stack.graphql(SET_ACTIVE, { SvcUserId: 'no_such_user', isActive: false }, { 'x-service-key': OPERATOR_KEY });
+    expect(unknown.body.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND', field: 'SvcUserId' });
+    expect(await records({ action: 'USER_BLOCKED', subjectId: DEMO.userId })).toHaveLength(1);
+  });
+
   it('records a failed login, a login, its token and its revocation, with the request id and address and no secret', async () => {
     const failed = await stack.rest('PUT', '/token', { body: { channel: 'internet', userName: 'demo.user', password: 'Wrong#Pass1' }, headers: { 'x-request-id': 'audit-failed-login' } });
     expect(failed.status).toBe(401);

@@ -5,7 +5,7 @@ import { loadConfig, type Config } from '../platform/config.js';
 import { createLogger, type Logger } from '../platform/logger.js';
 import { connectMongo, type Mongo } from '../platform/mongo.js';
 import { EVERY_PORT_FREE, seedDemo, startStack, type Stack } from '../scripts/stack.js';
-import { Sessions, type SessionSubject } from '../subgraphs/user/src/auth/sessions.js';
+import { announceThrough, Sessions, type SessionSubject } from '../subgraphs/user/src/auth/sessions.js';
 import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
 import { OfflineGeocoder } from '../subgraphs/user/src/geocode/offline.js';
 import { usersCollection } from '../subgraphs/user/src/datasources/users.js';
@@ -112,7 +112,7 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
     },
     issueToken: async (subject, lifetimeSeconds = 600) => {
       const audit = backgroundAuditTrail(mongo.db(AUDIT_DATABASE), logger, { kind: 'service', service: 'test' });
-      const sessions = new Sessions(authCollections(mongo.db('user')).sessions, usersCollection(mongo.db('user')), audit);
+      const sessions = new Sessions(authCollections(mongo.db('user')).sessions, usersCollection(mongo.db('user')), audit, announceThrough(mongo.db('user')));
       return (await sessions.issue(subject, lifetimeSeconds)).token;
     },
     issueUserToken: (SvcUserId, lifetimeSeconds) => testStack.issueToken({ kind: 'user', SvcUserId, channel: 'internet' }, lifetimeSeconds),

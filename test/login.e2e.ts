@@ -21,13 +21,24 @@ interface ErrorBody {
 }
 
 const demoLogin = { channel: 'internet', userName: 'demo.user', password: 'Demo#Pass2026' };
+const OPERATOR_KEY = 'operator-key-for-the-login-tests-0123456789';
 
 describe('PUT /token and DELETE /token', () => {
   let stack: TestStack;
   const sessionCount = () => stack.mongo.db('user').collection('sessions').countDocuments();
+  /** Blocks or unblocks the demo user as the bank's operator does. */
+  const setDemoUserActive = async (isActive: boolean) => {
+    const answer = await stack.graphql<{ setUserActive: { SvcUserId: string } }>(
+      'mutation ($SvcUserId: ID!, $isActive: Boolean!) { setUserActive(SvcUserId: $SvcUserId, isActive: $isActive) { SvcUserId } }',
+      { SvcUserId: 'demo_user_1', isActive },
+      { 'x-service-key': OPERATOR_KEY },
+    );
+    expect(answer.body.errors).toBeUndefined();
+    expect(answer.body.data?.setUserActive.SvcUserId).toBe('demo_user_1');
+  };
 
   beforeAll(async () => {
-    stack = await startTestStack({ LOGIN_MAX_FAILURES: '3', LOCK_PERIOD_SECONDS: '2', TOKEN_LIFETIME_SECONDS: '7200' });
+    stack = await startTestStack({ LOGIN_MAX_FAILURES: '3', LOCK_PERIOD_SECONDS: '2', TOKEN_LIFETIME_SECONDS: '7200', SERVICE_KEYS: `operator=${OPERATOR_KEY}` });
   });
   afterAll(async () => {
     await stack.stop();
@@ -129,15 +140,14 @@ describe('PUT /token and DELETE /token', () => {
   it('refuses a used token at once when its user is blocked, takes it again when unblocked, and refuses it at once after logout', async () => {
     const token = await stack.loginDemo();
     const me = () => stack.graphql<{ me: { SvcUserId: string } }>('{ me { SvcUserId } }', {}, { token });
-    // Used twice first: the user subgraph has seen this token and knows whose it is.
+    // Used twice first: the gateway holds this session as live, and the user subgraph knows whose it is.
     expect((await me()).status).toBe(200);
     expect((await me()).status).toBe(200);
-    const users = stack.mongo.db('user').collection<{ _id: string; isActive: boolean }>('users');
-    await users.updateOne({ _id: 'demo_user_1' }, { $set: { isActive: false } });
+    await setDemoUserActive(false);
     try {
       expect((await me()).status).toBe(401);
     } finally {
-      await users.updateOne({ _id: 'demo_user_1' }, { $set: { isActive: true } });
+      await setDemoUserActive(true);
     }
     expect((await me()).status).toBe(200);
     expect((await stack.rest('DELETE', '/token', { headers: { token } })).status).toBe(200);
@@ -150,8 +160,7 @@ describe('PUT /token and DELETE /token', () => {
     expect((await profile()).status).toBe(200);
     const cards = stack.mongo.db('cards').collection<{ _id: string; name: string | null }>('cards');
     const before = await cards.findOne({ _id: 'demo_card_1' });
-    const users = stack.mongo.db('user').collection<{ _id: string; isActive: boolean }>('users');
-    await users.updateOne({ _id: 'demo_user_1' }, { $set: { isActive: false } });
+    await setDemoUserActive(false);
     try {
       // A change waits for the session: refused, and nothing is written.
       const renamed = await stack.rest<ErrorBody>('POST', '/cards/demo_card_1', { headers: { token }, body: { name: 'not while blocked' } });
@@ -159,11 +168,11 @@ describe('PUT /token and DELETE /token', () => {
       expect(renamed.body.error.code).toBe('UNAUTHENTICATED');
       expect(await cards.findOne({ _id: 'demo_card_1' })).toEqual(before);
     } finally {
-      await users.updateOne({ _id: 'demo_user_1' }, { $set: { isActive: true } });
+      await setDemoUserActive(true);
     }
-    // Known again (a refusal makes the gateway forget whose a token is), then blocked again.
+    // Known again (a refusal makes the gateway forget whose a token is), then blocked again: the gateway still knows whose it is, but no longer holds it as live.
     expect((await profile()).status).toBe(200);
-    await users.updateOne({ _id: 'demo_user_1' }, { $set: { isActive: false } });
+    await setDemoUserActive(false);
     try {
       // A query runs while the session is read, but its answer is held and replaced by the refusal.
       const read = await profile();
@@ -172,7 +181,7 @@ describe('PUT /token and DELETE /token', () => {
       expect(JSON.stringify(read.body)).not.toContain('dana.demo@example.com');
       expect(read.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
     } finally {
-      await users.updateOne({ _id: 'demo_user_1' }, { $set: { isActive: true } });
+      await setDemoUserActive(true);
     }
     expect((await stack.rest('DELETE', '/token', { headers: { token } })).status).toBe(200);
     const afterLogout = await stack.rest<ErrorBody>('GET', '/restrictions', { headers: { token } });

@@ -4,7 +4,8 @@ import { GraphQLError, OperationTypeNode } from 'graphql';
 import { SUBGRAPH_NAMES, type Config } from '../../platform/config.js';
 import { appError, ErrorCode } from '../../platform/errors.js';
 import { REQUEST_ID_HEADER } from '../../platform/http.js';
-import { PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, signPrincipal, verifyPrincipal, type Principal } from '../../platform/principal.js';
+import type { EventBus } from '../../platform/event-bus.js';
+import { endsSession, PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, SESSIONS_ENDED, signPrincipal, verifyPrincipal, type Principal, type ResolvedSession } from '../../platform/principal.js';
 import { verifyJwt } from '../../platform/jwt.js';
 import { sha256 } from '../../platform/secrets.js';
 import { postJson, type PostAnswer } from '../../platform/http-client.js';
@@ -19,10 +20,21 @@ const CREDENTIAL_HEADERS = [PRINCIPAL_HEADER, 'x-service-key', 'x-svc-token', 'x
 const KNOWN_SESSIONS = 10_000;
 
 /**
+ * A session token the gateway has resolved: whose it is, and until when (ms) it may be answered as
+ * live without a read, provided the bus's continuity is still `continuity`.
+ */
+interface KnownSession {
+  principal: Principal;
+  liveUntil: number;
+  continuity: number | null;
+}
+
+/**
  * A request's principal. For a session token the gateway has resolved before, the principal is
- * known at once (a session never changes hands) while the session and its user are read afresh:
- * `confirmed` settles when they are, and rejects (401, or 503 when the store does not answer) if
- * the session is no longer live. Null when the principal was established in full.
+ * known at once (a session never changes hands). Where the gateway may not answer it from memory,
+ * the session and its user are read afresh: `confirmed` settles when they are, and rejects (401,
+ * or 503 when the store does not answer) if the session is no longer live. Null when the
+ * principal is established in full.
  */
 export interface Authentication {
   principal: Principal;
@@ -34,6 +46,14 @@ export interface Authenticator {
   (headers: IncomingHttpHeaders | Record<string, string | undefined>, requestId: string): Promise<Principal>;
   /** The principal at once for a session token seen before, with its confirmation pending; otherwise in full. */
   early(headers: IncomingHttpHeaders | Record<string, string | undefined>, requestId: string): Promise<Authentication>;
+  /** Session tokens answered so far: from memory, and by a read of the session route. */
+  sessionLookups(): SessionLookups;
+}
+
+/** How the gateway has answered session tokens since it started. */
+export interface SessionLookups {
+  fromMemory: number;
+  read: number;
 }
 
 const samePrincipal = (a: Principal, b: Principal) => JSON.stringify(a) === JSON.stringify(b);
@@ -44,14 +64,34 @@ const samePrincipal = (a: Principal, b: Principal) => JSON.stringify(a) === JSON
  * payment link's customer from the JWT in `x-svc-jwtoken` (verified here, without a round trip),
  * an end user or prospect from `token`. No credential means an anonymous principal, which may
  * only log in or start onboarding; a credential that does not resolve is refused with 401.
+ *
+ * With `sessionEvents` (the bus the user subgraph announces ended sessions on) a session found
+ * live is answered from memory for up to `sessionCacheSeconds`, and never past its expiry. An
+ * announced revocation or block ends that at once; so does any moment the bus may have missed
+ * an announcement (its continuity changes), after which every token is read again.
  */
-export function createAuthenticator(config: Config): Authenticator {
+export function createAuthenticator(config: Config, sessionEvents?: EventBus): Authenticator {
   const resolveUrl = new URL(SESSION_RESOLVE_PATH, config.subgraphUrls.user).toString();
   const unauthenticated = (message: string) => appError(ErrorCode.UNAUTHENTICATED, message, { httpStatus: 401 });
-  /** Both by the hash of header and token: the reads in flight, and whose each token is (only who, never whether it is still live). */
+  /** Both by the hash of header and token: the reads in flight, and the sessions read before. */
   const inFlight = new Map<string, Promise<Principal>>();
-  const owners = new Map<string, Principal>();
-  const resolveSession = async (header: string, value: string, requestId: string): Promise<Principal> => {
+  const known = new Map<string, KnownSession>();
+  const cacheMs = sessionEvents ? config.sessionCacheSeconds * 1000 : 0;
+  /** Counts announcements: a read that one overtook may have found a session live just before it ended. */
+  let announcements = 0;
+  const lookups: SessionLookups = { fromMemory: 0, read: 0 };
+  sessionEvents?.subscribe((event) => {
+    if (event.type !== SESSIONS_ENDED) return;
+    announcements += 1;
+    for (const session of known.values()) if (endsSession(event.payload, session.principal)) session.liveUntil = 0;
+  });
+  /** The principal of a session that may be answered from memory, or null. */
+  const liveFromMemory = (session: KnownSession | undefined): Principal | null => {
+    if (session === undefined || session.liveUntil <= Date.now() || session.continuity === null || session.continuity !== sessionEvents?.continuity()) return null;
+    lookups.fromMemory += 1;
+    return session.principal;
+  };
+  const resolveSession = async (header: string, value: string, requestId: string): Promise<ResolvedSession> => {
     let answer: PostAnswer;
     try {
       answer = await postJson(
@@ -66,22 +106,27 @@ export function createAuthenticator(config: Config): Authenticator {
       throw appError(ErrorCode.UNAVAILABLE, 'The session store did not answer.', { httpStatus: 503 });
     }
     if (answer.status !== 200) throw appError(ErrorCode.UNAVAILABLE, 'The session store did not answer.', { httpStatus: 503 });
-    const { principal } = JSON.parse(answer.text) as { principal: Principal | null };
-    if (!principal) throw unauthenticated(`The ${header} is unknown, expired or revoked.`);
-    return principal;
+    const resolved = JSON.parse(answer.text) as ResolvedSession | { principal: null };
+    if (!resolved.principal) throw unauthenticated(`The ${header} is unknown, expired or revoked.`);
+    return resolved;
   };
   /** The session behind a token, read afresh; concurrent requests with the same credential share one read. */
   const lookUp = (header: string, value: string, requestId: string, ownerKey: string): Promise<Principal> => {
     let lookup = inFlight.get(ownerKey);
     if (!lookup) {
+      const continuity = sessionEvents?.continuity() ?? null;
+      const announced = announcements;
+      lookups.read += 1;
       lookup = resolveSession(header, value, requestId).then(
-        (principal) => {
-          if (owners.size >= KNOWN_SESSIONS && !owners.has(ownerKey)) owners.delete(owners.keys().next().value!);
-          owners.set(ownerKey, principal);
+        ({ principal, dtsExpiry }) => {
+          if (known.size >= KNOWN_SESSIONS && !known.has(ownerKey)) known.delete(known.keys().next().value!);
+          const expiry = Date.parse(dtsExpiry);
+          const trusted = cacheMs > 0 && continuity !== null && announcements === announced && sessionEvents?.continuity() === continuity && Number.isFinite(expiry);
+          known.set(ownerKey, { principal, liveUntil: trusted ? Math.min(expiry, Date.now() + cacheMs) : 0, continuity });
           return principal;
         },
         (error: unknown) => {
-          owners.delete(ownerKey);
+          known.delete(ownerKey);
           throw error;
         },
       ).finally(() => inFlight.delete(ownerKey));
@@ -120,13 +165,17 @@ export function createAuthenticator(config: Config): Authenticator {
   const authenticate = async (headers: IncomingHttpHeaders | Record<string, string | undefined>, requestId: string): Promise<Principal> => {
     const credential = classify(headers);
     if ('kind' in credential) return credential;
-    return lookUp(credential.header, credential.value, requestId, sha256(`${credential.header}\n${credential.value}`));
+    const ownerKey = sha256(`${credential.header}\n${credential.value}`);
+    return liveFromMemory(known.get(ownerKey)) ?? lookUp(credential.header, credential.value, requestId, ownerKey);
   };
   const early = async (headers: IncomingHttpHeaders | Record<string, string | undefined>, requestId: string): Promise<Authentication> => {
     const credential = classify(headers);
     if ('kind' in credential) return { principal: credential, confirmed: null };
     const ownerKey = sha256(`${credential.header}\n${credential.value}`);
-    const owner = owners.get(ownerKey);
+    const session = known.get(ownerKey);
+    const live = liveFromMemory(session);
+    if (live) return { principal: live, confirmed: null };
+    const owner = session?.principal;
     const lookup = lookUp(credential.header, credential.value, requestId, ownerKey);
     if (!owner) return { principal: await lookup, confirmed: null };
     const confirmed = lookup.then((principal) => {
@@ -136,7 +185,7 @@ export function createAuthenticator(config: Config): Authenticator {
     confirmed.catch(() => {});
     return { principal: owner, confirmed };
   };
-  return Object.assign(authenticate, { early });
+  return Object.assign(authenticate, { early, sessionLookups: () => ({ ...lookups }) });
 }
 
 /** The context the session confirmation reads: the pending confirmation of an early principal. */

@@ -12,7 +12,7 @@ import type { Logger } from '../../platform/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal, verifyClientIp, type Principal } from '../../platform/principal.js';
 import { formatError, unexpectedErrorLog } from '../../platform/subgraph.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
-import { createAuthenticator, sessionConfirmationPlugin } from './authenticate.js';
+import { createAuthenticator, sessionConfirmationPlugin, type SessionLookups } from './authenticate.js';
 import { createSubgraphFetcher, UNSHARED_READ_HEADER, type SubgraphFetchCounts, type SubgraphFetcher } from './subgraph-fetch.js';
 import { createIdempotencyStore, idempotencyPlugin } from './idempotency.js';
 import { errorCountPlugin, operationLimitsPlugin } from './operation-limits.js';
@@ -87,9 +87,15 @@ export interface GatewayService extends HttpService {
   subscribers(): number;
   /** The subgraph fetches sent so far, and those deduplication answered from one in flight. */
   subgraphFetches(): SubgraphFetchCounts;
+  /** Session tokens answered from memory, and by a read of the session. */
+  sessionLookups(): SessionLookups;
 }
 
-/** Starts the gateway on `/graphql`, serving the committed supergraph over the configured subgraph URLs. */
+/**
+ * Starts the gateway on `/graphql`, serving the committed supergraph over the configured subgraph
+ * URLs. `bus` carries every subgraph's events here: those of subscriptions, and the user
+ * subgraph's announcements of ended sessions.
+ */
 export async function start(options: { config: Config; logger: Logger; bus: EventBus; port?: number }): Promise<GatewayService> {
   const { config } = options;
   const logger = options.logger.child({ service: 'gateway' });
@@ -129,7 +135,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     apiSchema = loaded;
   });
   await apollo.start();
-  const authenticate = createAuthenticator(config);
+  const authenticate = createAuthenticator(config, options.bus);
   const context: ContextBuilder<GatewayContext> = async (source, scope, request) => {
     const { principal, confirmed } = await authenticate.early(source.headers, scope.requestId);
     // Subgraphs calling the graph (signed internal principal) run their own documents; every client, service keys included, is checked.
@@ -185,6 +191,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     ...service,
     subscribers: () => subscriptions.subscribers(),
     subgraphFetches: () => ({ ...subgraphFetcher.counts }),
+    sessionLookups: () => authenticate.sessionLookups(),
     close: async () => {
       withdraw();
       await subscriptions.close();

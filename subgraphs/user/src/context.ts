@@ -6,9 +6,10 @@ import type { Notifier } from '../../../platform/notify.js';
 import type { RequestBase } from '../../../platform/subgraph.js';
 import { Alerts, alertSettingsCollection } from './alerts.js';
 import { AggregatorAuth } from './auth/aggregator.js';
+import { UserBlocks } from './auth/blocks.js';
 import { Lockouts } from './auth/lockout.js';
 import { Authenticator } from './auth/login.js';
-import { Sessions } from './auth/sessions.js';
+import { announceThrough, Sessions } from './auth/sessions.js';
 import { authCollections } from './datasources/auth.js';
 import { usersCollection, type UserDocument } from './datasources/users.js';
 import type { Geocoder } from './geocode/geocoder.js';
@@ -31,6 +32,7 @@ export interface UserContext extends RequestBase {
   users: DataLoader<string, UserDocument | null>;
   authenticator: Authenticator;
   sessions: Sessions;
+  blocks: UserBlocks;
   aggregatorAuth: AggregatorAuth;
   updater: UserUpdater;
   confirmations: Confirmations;
@@ -43,7 +45,8 @@ export function createUserContext(base: RequestBase, services: UserServices): Us
   const { db, config, notifier } = services;
   const users = usersCollection(db);
   const auth = authCollections(db);
-  const sessions = new Sessions(auth.sessions, users, base.audit);
+  const announce = announceThrough(db);
+  const sessions = new Sessions(auth.sessions, users, base.audit, announce);
   const lockouts = new Lockouts(auth.lockouts, config, base.logger, base.audit);
   const confirmations = new Confirmations(confirmationsCollection(db), users, notifier, base.logger);
   return {
@@ -51,6 +54,7 @@ export function createUserContext(base: RequestBase, services: UserServices): Us
     config,
     users: loaderByKey(users),
     sessions,
+    blocks: new UserBlocks(users, base.audit, announce),
     authenticator: new Authenticator(auth, users, sessions, lockouts, config, base.logger, base.audit),
     aggregatorAuth: new AggregatorAuth(auth, sessions, lockouts, config, base.logger, base.audit),
     updater: new UserUpdater(users, confirmations, base.logger),

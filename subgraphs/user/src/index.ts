@@ -5,7 +5,7 @@ import { BodyTooLargeError, readBody, sendJson, serveInProcess } from '../../../
 import { createNotifier } from '../../../platform/notify.js';
 import { PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, verifyPrincipal } from '../../../platform/principal.js';
 import { startSubgraph, type SubgraphStartOptions } from '../../../platform/subgraph.js';
-import { Sessions } from './auth/sessions.js';
+import { announceThrough, Sessions } from './auth/sessions.js';
 import { createUserContext, type UserServices } from './context.js';
 import { authCollections } from './datasources/auth.js';
 import { usersCollection } from './datasources/users.js';
@@ -33,8 +33,8 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
     geocoder: options.geocoder ?? new OfflineGeocoder(),
   };
   // Only resolves sessions for the gateway; issues and revocations happen in requests, audited as their callers.
-  const sessions = new Sessions(authCollections(db).sessions, usersCollection(db), backgroundAuditTrail(options.mongo.db(AUDIT_DATABASE), logger, { kind: 'service', service: 'gateway' }));
-  /** The session route, over HTTP or in this process: the gateway's signed principal and `{token, header}` in, `{principal}` out. */
+  const sessions = new Sessions(authCollections(db).sessions, usersCollection(db), backgroundAuditTrail(options.mongo.db(AUDIT_DATABASE), logger, { kind: 'service', service: 'gateway' }), announceThrough(db));
+  /** The session route, over HTTP or in this process: the gateway's signed principal and `{token, header}` in, `{principal, dtsExpiry}` out (`{principal: null}` for no live session). */
   const fromGateway = (caller: string | string[] | undefined) => {
     const principal = verifyPrincipal(typeof caller === 'string' ? caller : undefined, config.internalSecret);
     return principal?.kind === 'service' && principal.service === 'gateway';
@@ -48,7 +48,8 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
     }
     // A token too long to be one this service issued (43 characters) is unknown.
     if (token.length > MAX_RESOLVE_BODY) return { status: 200, body: { principal: null } };
-    return { status: 200, body: { principal: await sessions.resolve(token, header) } };
+    const resolved = await sessions.resolve(token, header);
+    return { status: 200, body: resolved ?? { principal: null } };
   };
   const service = await startSubgraph({
     ...options,

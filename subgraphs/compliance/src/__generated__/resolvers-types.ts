@@ -140,6 +140,8 @@ export enum AuditAction {
   PaymentLinkStatusChanged = 'PAYMENT_LINK_STATUS_CHANGED',
   TokenIssued = 'TOKEN_ISSUED',
   TokenRevoked = 'TOKEN_REVOKED',
+  UserBlocked = 'USER_BLOCKED',
+  UserUnblocked = 'USER_UNBLOCKED',
   WebhookConfigured = 'WEBHOOK_CONFIGURED'
 }
 

@@ -303,6 +303,12 @@ export type Mutation = {
   /** Sends a recovery code for registering a new device to the user's email (REST: `POST /recovery/code`). */
   requestRecoveryCode: RecoveryCodeResult;
   /**
+   * Blocks (`isActive: false`) or unblocks a user, for the bank's operators only (`x-service-key` of
+   * the `operator` service). A block refuses the user's live sessions at once on every gateway, and
+   * their logins; it is audited (USER_BLOCKED, USER_UNBLOCKED). NOT_FOUND for an unknown user.
+   */
+  setUserActive: User;
+  /**
    * Starts onboarding on a device (REST: `POST /prospect/data`). No credential needed. Returns the
    * prospect token to send in the `token` header of the later prospect calls.
    */
@@ -361,6 +367,12 @@ export type MutationRegisterDeviceArgs = {
 
 export type MutationRequestRecoveryCodeArgs = {
   input: RecoveryCodeInput;
+};
+
+
+export type MutationSetUserActiveArgs = {
+  SvcUserId: Scalars['ID']['input'];
+  isActive: Scalars['Boolean']['input'];
 };
 
 
@@ -887,6 +899,7 @@ export type MutationResolvers<ContextType = UserContext, ParentType extends Reso
   logout?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   registerDevice?: Resolver<ResolversTypes['DeviceRegistrationResult'], ParentType, ContextType, RequireFields<MutationRegisterDeviceArgs, 'input'>>;
   requestRecoveryCode?: Resolver<ResolversTypes['RecoveryCodeResult'], ParentType, ContextType, RequireFields<MutationRequestRecoveryCodeArgs, 'input'>>;
+  setUserActive?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationSetUserActiveArgs, 'SvcUserId' | 'isActive'>>;
   submitProspectData?: Resolver<ResolversTypes['ProspectDataResult'], ParentType, ContextType, RequireFields<MutationSubmitProspectDataArgs, 'input'>>;
   syncAlerts?: Resolver<ResolversTypes['AlertSyncResult'], ParentType, ContextType, RequireFields<MutationSyncAlertsArgs, 'alerts'>>;
   updateUser?: Resolver<ResolversTypes['UserUpdateResult'], ParentType, ContextType, RequireFields<MutationUpdateUserArgs, 'input'>>;

@@ -1,6 +1,7 @@
-import type { Collection } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
 import type { AuditTrail } from '../../../../platform/audit.js';
-import type { Principal } from '../../../../platform/principal.js';
+import { recordEvent } from '../../../../platform/outbox.js';
+import { SESSIONS_ENDED, type ResolvedSession, type SessionsEnded } from '../../../../platform/principal.js';
 import { newId, newOpaqueToken, sha256 } from '../../../../platform/secrets.js';
 import type { SessionDocument } from '../datasources/auth.js';
 import type { UserDocument } from '../datasources/users.js';
@@ -17,7 +18,18 @@ export type TokenHeader = 'token' | 'x-svc-token';
 /** How many token hashes `resolve` remembers the user of. */
 const KNOWN_TOKENS = 10_000;
 
-/** Issues, resolves and revokes opaque session tokens; stores only their SHA-256 hashes. Issues and revocations are audited. */
+/** Tells every gateway that sessions ended before their expiry (an event on the bus, through the outbox). */
+export type AnnounceSessionsEnded = (ended: SessionsEnded) => Promise<void>;
+
+/** Announces ended sessions through the user subgraph's outbox in `db`, for no audience but the gateways. */
+export function announceThrough(db: Db): AnnounceSessionsEnded {
+  return (ended) => recordEvent(db, SESSIONS_ENDED, {}, ended);
+}
+
+/**
+ * Issues, resolves and revokes opaque session tokens; stores only their SHA-256 hashes. Issues and
+ * revocations are audited, and revocations announced.
+ */
 export class Sessions {
   /**
    * The user a token hash belongs to, for tokens resolved before: a session never changes hands,
@@ -30,6 +42,7 @@ export class Sessions {
     private readonly sessions: Collection<SessionDocument>,
     private readonly users: Collection<UserDocument>,
     private readonly audit: AuditTrail,
+    private readonly announce: AnnounceSessionsEnded,
   ) {}
 
   async issue(subject: SessionSubject, lifetimeSeconds: number, now = new Date()): Promise<{ token: string; dtsExpiry: Date; sessionId: string }> {
@@ -61,8 +74,8 @@ export class Sessions {
     return { token, dtsExpiry, sessionId };
   }
 
-  /** The principal of a live token sent in `header`, or null when it is unknown, expired, revoked or sent in the wrong header. */
-  async resolve(token: string, header: TokenHeader): Promise<Principal | null> {
+  /** The principal and expiry of a live token sent in `header`, or null when it is unknown, expired, revoked or sent in the wrong header. */
+  async resolve(token: string, header: TokenHeader): Promise<ResolvedSession | null> {
     const tokenHash = sha256(token);
     const knownUser = header === 'token' ? this.userOfToken.get(tokenHash) : undefined;
     const sessionRead = this.sessions.findOne({ tokenHash });
@@ -70,9 +83,10 @@ export class Sessions {
     userRead?.catch(() => {});
     const session = await sessionRead;
     if (!session || session.dtsRevoked !== null || session.dtsExpiry.getTime() <= Date.now()) return null;
+    const dtsExpiry = session.dtsExpiry.toISOString();
     if (header === 'x-svc-token') {
       return session.kind === 'aggregator'
-        ? { kind: 'aggregator', svcAggregatorId: session.svcAggregatorId!, login: session.login!, sessionId: session._id, tokenType: session.tokenType ?? 'base' }
+        ? { principal: { kind: 'aggregator', svcAggregatorId: session.svcAggregatorId!, login: session.login!, sessionId: session._id, tokenType: session.tokenType ?? 'base' }, dtsExpiry }
         : null;
     }
     if (session.kind === 'user') {
@@ -80,9 +94,9 @@ export class Sessions {
       // A user blocked after login loses their live sessions at once.
       const active = userRead && knownUser === SvcUserId ? await userRead : await this.activeUser(SvcUserId);
       if (knownUser !== SvcUserId) this.remember(tokenHash, SvcUserId);
-      return active ? { kind: 'user', userId: SvcUserId, sessionId: session._id, channel: session.channel } : null;
+      return active ? { principal: { kind: 'user', userId: SvcUserId, sessionId: session._id, channel: session.channel }, dtsExpiry } : null;
     }
-    if (session.kind === 'prospect') return { kind: 'prospect', prospectId: session.prospectId!, sessionId: session._id, deviceTag: session.deviceTag! };
+    if (session.kind === 'prospect') return { principal: { kind: 'prospect', prospectId: session.prospectId!, sessionId: session._id, deviceTag: session.deviceTag! }, dtsExpiry };
     return null;
   }
 
@@ -99,13 +113,17 @@ export class Sessions {
   /** Revokes one session; true when it was live. */
   async revoke(sessionId: string): Promise<boolean> {
     const result = await this.sessions.updateOne({ _id: sessionId, dtsRevoked: null }, { $set: { dtsRevoked: new Date() } });
-    if (result.modifiedCount === 1) await this.audit.record('TOKEN_REVOKED', { type: 'session', id: sessionId });
+    if (result.modifiedCount === 1) {
+      await this.announce({ sessionId });
+      await this.audit.record('TOKEN_REVOKED', { type: 'session', id: sessionId });
+    }
     return result.modifiedCount === 1;
   }
 
   /** Revokes every live session of an aggregator user; returns how many. */
   async revokeAggregatorUser(login: string): Promise<number> {
     const result = await this.sessions.updateMany({ kind: 'aggregator', login, dtsRevoked: null }, { $set: { dtsRevoked: new Date() } });
+    await this.announce({ aggregatorLogin: login });
     await this.audit.record('TOKEN_REVOKED', { type: 'aggregatorUser', id: login }, { revokedTokens: result.modifiedCount });
     return result.modifiedCount;
   }

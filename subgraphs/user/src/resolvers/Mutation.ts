@@ -1,4 +1,4 @@
-import { requireAggregator, requireUser } from '../../../../platform/authorize.js';
+import { requireAggregator, requireService, requireUser } from '../../../../platform/authorize.js';
 import { appError, ErrorCode } from '../../../../platform/errors.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
 
@@ -33,4 +33,8 @@ export const Mutation: MutationResolvers = {
   aggregatorGetToken: (_parent, { input }, { aggregatorAuth }) => aggregatorAuth.getToken(input),
   aggregatorChangePassword: (_parent, { input }, { principal, aggregatorAuth }) =>
     aggregatorAuth.changePassword(requireAggregator(principal, 'write').login, input),
+  setUserActive: (_parent, { SvcUserId, isActive }, { principal, blocks }) => {
+    requireService(principal, ['operator']);
+    return blocks.setActive(SvcUserId, isActive);
+  },
 };
