@@ -66,6 +66,14 @@ describe('rate limits at the gateway', () => {
       // A hit given back is taken off for every gateway.
       await second.refund('k', 5000);
       expect((await first.hit('k', 5000)).count).toBe(3);
+      // Several keys in one round trip, each in its own window; a window runs out and starts again.
+      const [k, fresh] = await second.hitEach(['k', 'short'], 300);
+      expect(k).toMatchObject({ count: 4 });
+      expect(k!.resetMs).toBeGreaterThan(300);
+      expect(fresh).toMatchObject({ count: 1 });
+      expect(fresh!.resetMs).toBeLessThanOrEqual(300);
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      expect(await first.hitEach(['short'], 300)).toMatchObject([{ count: 1 }]);
     } finally {
       await first.close();
       await second.close();

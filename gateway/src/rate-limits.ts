@@ -23,10 +23,37 @@ export const SENSITIVE_FIELDS = new Set([
   'requestRecoveryCode', 'confirmEmail', 'confirmMobile', 'registerDevice', 'submitProspectData',
 ]);
 
+/** One key's count in its current window, and the milliseconds left in that window. */
+export interface Hit {
+  count: number;
+  resetMs: number;
+}
+
+/**
+ * Counts a hit of each key in KEYS in its fixed window of ARGV[1] ms, started by its first hit;
+ * answers count and milliseconds left, key after key. One script, so one round trip whatever the
+ * number of keys, and pipelined with the other requests' scripts.
+ */
+const HIT_WINDOWS = `
+local answers = {}
+for _, key in ipairs(KEYS) do
+  local count = redis.call('INCR', key)
+  local left = redis.call('PTTL', key)
+  if left < 0 then
+    redis.call('PEXPIRE', key, ARGV[1])
+    left = tonumber(ARGV[1])
+  end
+  answers[#answers + 1] = count
+  answers[#answers + 1] = left
+end
+return answers`;
+
 /** A counter of hits in fixed windows: Redis where REDIS_URL is set (shared by every gateway), else this process. */
 export interface HitCounter {
   /** Counts one hit of `key`; returns the count in the current window and the milliseconds left in it. */
-  hit(key: string, windowMs: number): Promise<{ count: number; resetMs: number }>;
+  hit(key: string, windowMs: number): Promise<Hit>;
+  /** Counts one hit of each key at once (one round trip to Redis); the answers in the keys' order. */
+  hitEach(keys: readonly string[], windowMs: number): Promise<Hit[]>;
   /** Takes back one hit of `key` counted in the current window. */
   refund(key: string, windowMs: number): Promise<void>;
   close(): Promise<void>;
@@ -35,13 +62,19 @@ export interface HitCounter {
 export function createHitCounter(redisUrl: string | undefined, namespace: string, logger: Logger): HitCounter {
   if (redisUrl) {
     // Fail fast while Redis is away: a command not answered in 250 ms fails (and the caller goes on without it).
-    const redis = new Redis(redisUrl, { commandTimeout: 250, maxRetriesPerRequest: 1 });
+    const redis = new Redis(redisUrl, { commandTimeout: 250, maxRetriesPerRequest: 1, enableAutoPipelining: true });
     redis.on('error', (error: Error) => logger.warn('rate-limit store error', { error: error.message }));
+    redis.defineCommand('hitWindows', { lua: HIT_WINDOWS });
+    const hitWindows = (redis as unknown as { hitWindows(keyCount: number, ...args: Array<string | number>): Promise<number[]> }).hitWindows.bind(redis);
+    const hitEach = async (keys: readonly string[], windowMs: number): Promise<Hit[]> => {
+      if (keys.length === 0) return [];
+      const answers = await hitWindows(keys.length, ...keys.map((key) => `${namespace}ratelimit:${key}`), windowMs);
+      return keys.map((_key, i) => ({ count: answers[2 * i]!, resetMs: answers[2 * i + 1]! }));
+    };
     return {
+      hitEach,
       async hit(key, windowMs) {
-        const name = `${namespace}ratelimit:${key}`;
-        const [[, count], , [, ttl]] = (await redis.multi().incr(name).pexpire(name, windowMs, 'NX').pttl(name).exec()) as [[null, number], [null, number], [null, number]];
-        return { count, resetMs: ttl > 0 ? ttl : windowMs };
+        return (await hitEach([key], windowMs))[0]!;
       },
       async refund(key, windowMs) {
         const name = `${namespace}ratelimit:${key}`;
@@ -59,16 +92,22 @@ export function createHitCounter(redisUrl: string | undefined, namespace: string
     for (const [key, window] of windows) if (window.resetAt <= now) windows.delete(key);
   }, 60_000);
   sweep.unref();
+  const hit = (key: string, windowMs: number): Hit => {
+    const now = Date.now();
+    let window = windows.get(key);
+    if (!window || window.resetAt <= now) {
+      window = { count: 0, resetAt: now + windowMs };
+      windows.set(key, window);
+    }
+    window.count += 1;
+    return { count: window.count, resetMs: window.resetAt - now };
+  };
   return {
     async hit(key, windowMs) {
-      const now = Date.now();
-      let window = windows.get(key);
-      if (!window || window.resetAt <= now) {
-        window = { count: 0, resetAt: now + windowMs };
-        windows.set(key, window);
-      }
-      window.count += 1;
-      return { count: window.count, resetMs: window.resetAt - now };
+      return hit(key, windowMs);
+    },
+    async hitEach(keys, windowMs) {
+      return keys.map((key) => hit(key, windowMs));
     },
     async refund(key) {
       const window = windows.get(key);
@@ -124,30 +163,30 @@ export function rateLimitsPlugin(limits: RateLimits, counter: HitCounter, logger
           if (!operation || !request.http || contextValue.principal?.kind === 'service') return;
           const credential = principalIdentity(contextValue.principal);
           const address = contextValue.clientIp ? addressGroup(contextValue.clientIp) : 'unknown';
+          const checks: Array<{ key: string; limit: number; field: string }> = [];
           for (const field of rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions))) {
             const sensitive = SENSITIVE_FIELDS.has(field);
-            const checks: Array<[string, number]> = [[`a:${address}:${field}`, sensitive ? limits.sensitive : limits.perAddress]];
-            if (credential) checks.push([`c:${credential}:${field}`, sensitive ? limits.sensitive : limits.perCredential]);
-            for (const [key, limit] of checks) {
-              let counted: { count: number; resetMs: number };
-              try {
-                counted = await counter.hit(key, windowMs);
-              } catch (error) {
-                // The store is down: serve rather than refuse everyone; the lockout still guards the logins.
-                logger.warn('rate limit not counted', { error: (error as Error).message });
-                continue;
-              }
-              // A session found no longer live gives its credential's hits back: a revoked token cannot spend its user's limit.
-              if (key.startsWith('c:')) contextValue.sessionConfirmed?.catch(() => counter.refund(key, windowMs).catch(() => {}));
-              const { count, resetMs } = counted;
-              if (count > limit) {
-                const retryAfterSeconds = Math.max(1, Math.ceil(resetMs / 1000));
-                const error = appError(ErrorCode.RATE_LIMITED, `Too many ${field} requests: at most ${limit} in ${limits.windowSeconds} s; try again in ${retryAfterSeconds} s.`, { retryAfterSeconds });
-                (error.extensions as Record<string, unknown>).http = { status: 429, headers: new Map([['retry-after', String(retryAfterSeconds)]]) };
-                throw error;
-              }
-            }
+            checks.push({ key: `a:${address}:${field}`, limit: sensitive ? limits.sensitive : limits.perAddress, field });
+            if (credential) checks.push({ key: `c:${credential}:${field}`, limit: sensitive ? limits.sensitive : limits.perCredential, field });
           }
+          let counted: Hit[];
+          try {
+            counted = await counter.hitEach(checks.map(({ key }) => key), windowMs);
+          } catch (error) {
+            // The store is down: serve rather than refuse everyone; the lockout still guards the logins.
+            logger.warn('rate limit not counted', { error: (error as Error).message });
+            return;
+          }
+          // A session found no longer live gives its credential's hits back: a revoked token cannot spend its user's limit.
+          for (const { key } of checks) if (key.startsWith('c:')) contextValue.sessionConfirmed?.catch(() => counter.refund(key, windowMs).catch(() => {}));
+          checks.forEach(({ limit, field }, i) => {
+            const { count, resetMs } = counted[i]!;
+            if (count <= limit) return;
+            const retryAfterSeconds = Math.max(1, Math.ceil(resetMs / 1000));
+            const error = appError(ErrorCode.RATE_LIMITED, `Too many ${field} requests: at most ${limit} in ${limits.windowSeconds} s; try again in ${retryAfterSeconds} s.`, { retryAfterSeconds });
+            (error.extensions as Record<string, unknown>).http = { status: 429, headers: new Map([['retry-after', String(retryAfterSeconds)]]) };
+            throw error;
+          });
         },
       };
     },
