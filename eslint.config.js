@@ -6,7 +6,7 @@ import tableLookup from './scripts/lint/table-lookup-rule.js';
 
 export default defineConfig(
   // The lint rule's fixture breaks the rule on purpose (test/lint.test.ts lints it).
-  { ignores: ['node_modules/', '**/__generated__/', '.data/', 'test/fixtures/lint/'] },
+  { ignores: ['node_modules/', '**/__generated__/', '.data/', 'dist/', 'test/fixtures/lint/'] },
   js.configs.recommended,
   tseslint.configs.strictTypeChecked,
   {

@@ -1,15 +1,16 @@
-// Starts the services under benchmark as bench/services.ts's tiers, each in its own process: the subgraphs (with or without our gateway), our gateway, and the two peers.
+// Starts the services under benchmark as bench/services.ts's tiers, each in its own process: the subgraphs (with or without our gateway), our gateway, and the two peers; built first (npm run build), and run with node alone, as a deployment runs them.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import type { GatewayAddresses, PeerAddresses, PeerRuntime, StackAddresses } from './services.js';
+import { build, DIST } from '../scripts/build.js';
 import { SERVICE_NODE_FLAGS } from '../scripts/node-flags.js';
 
-const SERVICES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'services.ts');
+const SERVICES = path.join(DIST, 'bench', 'services.js');
+let built = false;
 
 /** The running tiers: every address, and a stop that ends every process (the peers first). */
 export interface Tiers {
@@ -25,7 +26,7 @@ export interface Tiers {
 function startTier<T>(tier: ['stack'] | ['gateway'] | ['peer', PeerRuntime], env: Record<string, string>, profileDir: string | null): { child: ChildProcess; addresses: Promise<T> } {
   // Ours with the flags `npm start` gives them; Hive Gateway with Node's defaults, as its own CLI runs it.
   const flags = tier[0] === 'peer' ? [] : SERVICE_NODE_FLAGS;
-  const child = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...flags, '--import', 'tsx', SERVICES, ...tier], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...flags, SERVICES, ...tier], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const addresses = new Promise<T>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the ${tier.join(' ')} tier exited with ${code}`)));
     createInterface({ input: child.stdout }).once('line', (line) => resolve(JSON.parse(line) as T));
@@ -58,6 +59,10 @@ async function freePort(): Promise<number> {
  */
 export async function startTiers(options: { env?: Record<string, string>; profileDir?: string | null; gateway?: 'separate' | 'with-subgraphs' } = {}): Promise<Tiers> {
   const profileDir = options.profileDir ?? null;
+  if (!built) {
+    build();
+    built = true;
+  }
   const internalSecret = randomBytes(32).toString('hex');
   const shared = { ...options.env, INTERNAL_SECRET: internalSecret, MONGODB_DB_PREFIX: `bench${Date.now().toString(36)}_` };
   const children: ChildProcess[] = [];

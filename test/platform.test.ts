@@ -210,6 +210,6 @@ describe('the services\' Node.js flags', () => {
     expect(scripts.start).toBe(`tsx ${flags} scripts/start.ts`);
     expect(scripts['start:service']).toBe(`tsx ${flags} scripts/serve.ts`);
     expect(dockerfile).toContain(`NODE_OPTIONS="${flags}"`);
-    expect(dockerfile).toContain('tsx scripts/serve.ts');
+    expect(dockerfile).toContain('exec node scripts/serve.js');
   });
 });

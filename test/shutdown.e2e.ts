@@ -1,10 +1,17 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { REPO_ROOT } from '../platform/config.js';
+import { build } from '../scripts/build.js';
 
-/** Runs a script as a user would, waits until it prints the REST adapter's or its own address, then sends SIGTERM. */
+/**
+ * Runs a script as a user would (TypeScript through tsx, or a built `.js` with node alone), waits
+ * until it prints the REST adapter's or its own address, then sends SIGTERM.
+ */
 async function startThenTerminate(args: string[], env: Record<string, string>, addressPattern: RegExp): Promise<{ code: number | null | 'timeout'; healthy: boolean; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+  const child = spawn(process.execPath, args[0]!.endsWith('.js') ? args : ['--import', 'tsx', ...args], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
@@ -56,4 +63,17 @@ describe('shutting down on SIGTERM', () => {
     expect(result.healthy, result.output).toBe(true);
     expect(result.code, result.output).toBe(0);
   });
+
+  it('runs a service from `npm run build` with node alone, and stops it', async () => {
+    // Inside the repository, so that the built modules find its node_modules, as they do in dist/.
+    const into = path.join(REPO_ROOT, '.data', `build-${randomBytes(4).toString('hex')}`);
+    try {
+      build(into);
+      const result = await startThenTerminate([path.join(into, 'scripts', 'serve.js'), 'cards'], { ...ZERO_PORTS, REDIS_URL: 'redis://127.0.0.1:6379' }, /"msg":"listening","url":"(http:\/\/127\.0\.0\.1:\d+)"/);
+      expect(result.healthy, result.output).toBe(true);
+      expect(result.code, result.output).toBe(0);
+    } finally {
+      rmSync(into, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
