@@ -25,6 +25,8 @@ const PROFILE_DIR = process.argv.includes('--profile') ? path.join(HERE, 'profil
 const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] ?? '' : null;
 const DURATION_S = QUICK ? 2 : 10;
 const WARMUP_S = QUICK ? 1 : 2;
+/** Full-load runs: each target's time split into this many turns, the order alternating. */
+const ROUNDS = 2;
 const CONNECTIONS = 20;
 const FIXED_RATE = 200;
 /** The REST adapter's overhead is paced lower: the restrictions route serves under 200/s with many users, and at its capacity a queue, not the adapter, sets the latency. */
@@ -188,6 +190,33 @@ interface Counters {
   cpu: { subgraphs: number; database: number | null; gateways: Map<number, number> };
 }
 
+/** No counts: what a target has spent before its first turn. */
+const noCounters = (): Counters => ({ commands: 0, subgraphRequests: 0, fetches: { sent: 0, shared: 0, sessions: { fromMemory: 0, read: 0 } }, cpu: { subgraphs: 0, database: 0, gateways: new Map() } });
+
+/** `spent`, plus what was spent between the readings `before` and `after`. */
+function addCounters(spent: Counters, before: Counters, after: Counters): Counters {
+  const gateways = new Map(spent.cpu.gateways);
+  for (const [pid, ms] of after.cpu.gateways) gateways.set(pid, (gateways.get(pid) ?? 0) + ms - (before.cpu.gateways.get(pid) ?? 0));
+  const { database } = spent.cpu;
+  return {
+    commands: spent.commands + after.commands - before.commands,
+    subgraphRequests: spent.subgraphRequests + after.subgraphRequests - before.subgraphRequests,
+    fetches: {
+      sent: spent.fetches.sent + after.fetches.sent - before.fetches.sent,
+      shared: spent.fetches.shared + after.fetches.shared - before.fetches.shared,
+      sessions: {
+        fromMemory: spent.fetches.sessions.fromMemory + after.fetches.sessions.fromMemory - before.fetches.sessions.fromMemory,
+        read: spent.fetches.sessions.read + after.fetches.sessions.read - before.fetches.sessions.read,
+      },
+    },
+    cpu: {
+      subgraphs: spent.cpu.subgraphs + after.cpu.subgraphs - before.cpu.subgraphs,
+      database: database === null || after.cpu.database === null || before.cpu.database === null ? null : database + after.cpu.database - before.cpu.database,
+      gateways,
+    },
+  };
+}
+
 /** A process's CPU time so far in ms, from Linux's /proc/<pid>/stat (user and system ticks of 10 ms). */
 function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -226,50 +255,97 @@ async function main(tiers: Tiers): Promise<void> {
       ? { fromMemory: round((after.fetches.sessions.fromMemory - before.fetches.sessions.fromMemory) / answered), read: round((after.fetches.sessions.read - before.fetches.sessions.read) / answered) }
       : null,
     cpuMs: {
-      gateway: target.pid === null ? null : round((after.cpu.gateways.get(target.pid)! - before.cpu.gateways.get(target.pid)!) / answered),
+      gateway: target.pid === null ? null : round(((after.cpu.gateways.get(target.pid) ?? 0) - (before.cpu.gateways.get(target.pid) ?? 0)) / answered),
       subgraphs: round((after.cpu.subgraphs - before.cpu.subgraphs) / answered),
       database: after.cpu.database === null || before.cpu.database === null ? null : round((after.cpu.database - before.cpu.database) / answered),
     },
   });
 
-  /** As many requests a second as `CONNECTIONS` connections get answered (autocannon), with what they cost. */
-  const load = async (scenario: string, workload: Measurement['workload'], name: string, target: Target): Promise<void> => {
-    if (ONLY !== null && !`${scenario} ${name}`.includes(ONLY)) return;
-    await verify(`${scenario} ${name}`, target);
-    // Each request replaces autocannon's whole request, so it names the host itself (Hive Gateway refuses a request without one).
-    const host = new URL(target.origin).host;
-    // An answer with GraphQL errors comes with a 200: counted as an error here, as the paced runs and the mix count it.
-    let graphqlErrors = 0;
-    const options = {
-      url: target.origin,
-      connections: CONNECTIONS,
-      requests: [{
-        setupRequest: () => {
-          const request = target.draw();
-          return { ...request, headers: { host, ...request.headers } };
-        },
-        onResponse: (status: number, body: string) => {
-          if (status === 200 && body.includes('"errors"')) graphqlErrors += 1;
-        },
-      }],
+  /** What a target's turns add up to: its latencies pooled, its errors, and what its requests cost. */
+  interface Turns {
+    latencies: number[];
+    errors: number;
+    seconds: number;
+    spent: Counters;
+  }
+  /**
+   * Runs each of `targets` for `DURATION_S` seconds in all, taking turns in `ROUNDS` rounds whose
+   * order alternates (first to last, then last to first), after a warm-up of each: run one after
+   * another instead, a target's place in the order (first after a paced run, say, or last on a
+   * machine that slowed down) weighed as much as the target itself. `turn` runs one target for
+   * `seconds` and answers its latencies and errors; the counters are read around it.
+   */
+  const takeTurns = async (count: number, warmUp: (i: number) => Promise<unknown>, turn: (i: number, seconds: number) => Promise<{ latencies: number[]; errors: number }>): Promise<Turns[]> => {
+    for (let i = 0; i < count; i += 1) await warmUp(i);
+    const pooled: Turns[] = Array.from({ length: count }, () => ({ latencies: [], errors: 0, seconds: 0, spent: noCounters() }));
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const order = Array.from({ length: count }, (_, k) => (round % 2 === 0 ? k : count - 1 - k));
+      for (const i of order) {
+        const before = await counters();
+        const t0 = performance.now();
+        const { latencies, errors } = await turn(i, DURATION_S / ROUNDS);
+        const seconds = (performance.now() - t0) / 1000;
+        const after = await counters();
+        const into = pooled[i]!;
+        into.latencies.push(...latencies);
+        into.errors += errors;
+        into.seconds += seconds;
+        into.spent = addCounters(into.spent, before, after);
+      }
+    }
+    for (const turns of pooled) turns.latencies.sort((a, b) => a - b);
+    return pooled;
+  };
+
+  /** As many requests a second as `CONNECTIONS` connections get answered (autocannon), for each target in turns, with what they cost. */
+  const load = async (scenario: string, workload: Measurement['workload'], targets: Array<[name: string, target: Target]>): Promise<void> => {
+    const chosen = targets.filter(([name]) => ONLY === null || `${scenario} ${name}`.includes(ONLY));
+    if (chosen.length === 0) return;
+    for (const [name, target] of chosen) await verify(`${scenario} ${name}`, target);
+    const run = (target: Target, seconds: number) => {
+      // Each request replaces autocannon's whole request, so it names the host itself (Hive Gateway refuses a request without one).
+      const host = new URL(target.origin).host;
+      // An answer with GraphQL errors comes with a 200: counted as an error here, as the paced runs and the mix count it.
+      let graphqlErrors = 0;
+      const latencies: number[] = [];
+      const options = {
+        url: target.origin,
+        connections: CONNECTIONS,
+        duration: seconds,
+        requests: [{
+          setupRequest: () => {
+            const request = target.draw();
+            return { ...request, headers: { host, ...request.headers } };
+          },
+          onResponse: (status: number, body: string) => {
+            if (status === 200 && body.includes('"errors"')) graphqlErrors += 1;
+          },
+        }],
+      };
+      return new Promise<{ latencies: number[]; errors: number }>((resolve, reject) => {
+        const instance = autocannon(options, (error: Error | null, result: autocannon.Result) => {
+          if (error) reject(error);
+          else resolve({ latencies, errors: result.errors + result.timeouts + result.non2xx + graphqlErrors });
+        });
+        instance.on('response', (_client, _status, _bytes, responseTime) => latencies.push(responseTime));
+      });
     };
-    await autocannon({ ...options, duration: WARMUP_S });
-    const before = await counters();
-    graphqlErrors = 0;
-    const result = await autocannon({ ...options, duration: DURATION_S });
-    const after = await counters();
-    results.push(report({
-      scenario,
-      workload,
-      target: name,
-      mode: 'max',
-      rps: Math.round(result.requests.average),
-      p50: result.latency.p50,
-      p90: result.latency.p90,
-      p99: result.latency.p99,
-      errors: result.errors + result.timeouts + result.non2xx + graphqlErrors,
-      costs: costsOf(before, after, Math.max(1, result.requests.total), target),
-    }));
+    const turns = await takeTurns(chosen.length, (i) => run(chosen[i]![1], WARMUP_S), (i, seconds) => run(chosen[i]![1], seconds));
+    chosen.forEach(([name, target], i) => {
+      const { latencies, errors, seconds, spent } = turns[i]!;
+      results.push(report({
+        scenario,
+        workload,
+        target: name,
+        mode: 'max',
+        rps: Math.round(latencies.length / seconds),
+        p50: percentile(latencies, 50),
+        p90: percentile(latencies, 90),
+        p99: percentile(latencies, 99),
+        errors,
+        costs: costsOf(noCounters(), spent, Math.max(1, latencies.length), target),
+      }));
+    });
   };
 
   /**
@@ -338,33 +414,39 @@ async function main(tiers: Tiers): Promise<void> {
   });
 
   const s1 = '1 single-subgraph query';
-  await load(s1, 'many users', 'subgraph direct', direct(PROFILE));
-  for (const [name, url] of gateways) await load(s1, 'many users', name, asUser(url, PROFILE));
+  await load(s1, 'many users', [['subgraph direct', direct(PROFILE)], ...gateways.map(([name, url]): [string, Target] => [name, asUser(url, PROFILE)])]);
   await loadPaced(s1, [['subgraph direct', direct(PROFILE)], ...gateways.map(([name, url]): [string, Target] => [name, asUser(url, PROFILE)])]);
 
   const s2 = '2 cross-subgraph query';
-  for (const [name, url] of gateways) await load(s2, 'many users', name, asUser(url, CROSS));
+  await load(s2, 'many users', gateways.map(([name, url]) => [name, asUser(url, CROSS)]));
 
   const s3a = '3 latest transactions';
-  await load(s3a, 'many users', 'REST adapter', restAsUser((user) => `/accounts/${user.SvcAccountId}/transactions/latest`));
-  for (const [name, url] of gateways) await load(s3a, 'many users', name, asUser(url, LATEST, (user) => ({ SvcAccountId: user.SvcAccountId })));
+  await load(s3a, 'many users', [['REST adapter', restAsUser((user) => `/accounts/${user.SvcAccountId}/transactions/latest`)], ...gateways.map(([name, url]): [string, Target] => [name, asUser(url, LATEST, (user) => ({ SvcAccountId: user.SvcAccountId }))])]);
   const s3b = '3 restrictions';
-  await load(s3b, 'many users', 'REST adapter', restAsUser(() => '/restrictions'));
-  for (const [name, url] of gateways) await load(s3b, 'many users', name, asUser(url, RESTRICTIONS));
+  await load(s3b, 'many users', [['REST adapter', restAsUser(() => '/restrictions')], ...gateways.map(([name, url]): [string, Target] => [name, asUser(url, RESTRICTIONS)])]);
   // The adapter's overhead at a fixed rate, below the route's capacity.
   await loadPaced(s3b, [['REST adapter', restAsUser(() => '/restrictions')], ['our gateway', asUser(addresses.gateway, RESTRICTIONS)]], ADAPTER_RATE);
 
   const mix = '5 mobile app mix';
-  for (const [name, url] of gateways) {
-    if (ONLY !== null && !`${mix} ${name}`.includes(ONLY)) continue;
-    results.push(report(await runMix(mix, name, url, pidOf(url), users, counters, costsOf)));
-  }
+  const mixed = gateways.filter(([name]) => ONLY === null || `${mix} ${name}`.includes(ONLY));
+  const loops: Array<Awaited<ReturnType<typeof prepareMix>>> = [];
+  for (const [name, url] of mixed) loops.push(await prepareMix(mix, name, url, pidOf(url), users));
+  const mixTurns = await takeTurns(loops.length, (i) => loops[i]!.warmUp(), (i, seconds) => loops[i]!.turn(seconds));
+  mixed.forEach(([name, url], i) => {
+    const { latencies, errors, seconds, spent } = mixTurns[i]!;
+    const target: Target = { origin: new URL(url).origin, counters: name === 'our gateway' ? 'ours' : 'peer', pid: pidOf(url), draw: () => ({ method: 'GET', path: '/', headers: {} }) };
+    results.push(report({
+      scenario: mix, workload: 'many users', target: name, mode: 'max', rps: Math.round(latencies.length / seconds),
+      p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), errors,
+      costs: costsOf(noCounters(), spent, Math.max(1, latencies.length + errors), target), operations: loops[i]!.operations(),
+    }));
+  });
 
   // The old workload: one session for every request, where deduplication answers many requests with one call (full runs only).
   const demo = await demoUser(addresses.rest);
   if (!QUICK) {
-    for (const [name, url] of gateways) await load(s1, 'best case: one session', name, asUser(url, PROFILE, undefined, demo));
-    for (const [name, url] of gateways) await load(s2, 'best case: one session', name, asUser(url, CROSS, undefined, demo));
+    await load(s1, 'best case: one session', gateways.map(([name, url]) => [name, asUser(url, PROFILE, undefined, demo)]));
+    await load(s2, 'best case: one session', gateways.map(([name, url]) => [name, asUser(url, CROSS, undefined, demo)]));
   }
 
   if (ONLY !== null) {
@@ -443,18 +525,11 @@ const MIX: Array<{ name: string; weight: number; query: string; variables: (user
 ];
 
 /**
- * The mix at full load: `CONNECTIONS` connections each send their next request as soon as the last
- * is answered (closed loop, as autocannon does), each a random operation of the mix for a random user.
+ * The mix's closed loop against one gateway: `CONNECTIONS` loops, each sending a random
+ * operation (by its weight) as a random user, the next when the last is answered. `turn` runs it
+ * for a while and keeps each operation's latencies and errors; `warmUp` keeps nothing.
  */
-async function runMix(
-  scenario: string,
-  name: string,
-  url: string,
-  pid: number,
-  users: BenchUser[],
-  counters: () => Promise<Counters>,
-  costsOf: (before: Counters, after: Counters, answered: number, target: Target) => Costs,
-): Promise<Measurement> {
+async function prepareMix(scenario: string, name: string, url: string, pid: number, users: BenchUser[]) {
   const total = MIX.reduce((n, op) => n + op.weight, 0);
   const choose = () => {
     let x = Math.random() * total;
@@ -467,37 +542,43 @@ async function runMix(
     await verify(`${scenario} ${name} ${op.name}`, { origin, counters: 'peer', pid, draw: () => graphqlRequest(url, op.query, { token: user.token }, op.variables(user)) });
   }
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  const run = async (seconds: number) => {
-    const latencies = new Map(MIX.map((op) => [op.name, [] as number[]]));
-    const errors = new Map(MIX.map((op) => [op.name, 0]));
+  const kept = new Map(MIX.map((op) => [op.name, { latencies: [] as number[], errors: 0 }]));
+  const run = async (seconds: number, keep: boolean) => {
+    const latencies: number[] = [];
+    let errors = 0;
     const end = performance.now() + seconds * 1000;
     const loop = async () => {
       while (performance.now() < end) {
         const op = choose();
         const user = pick(users);
         const result = await send(origin, graphqlRequest(url, op.query, { token: user.token }, op.variables(user)), agent);
-        if (result.ok) latencies.get(op.name)!.push(result.ms);
-        else errors.set(op.name, errors.get(op.name)! + 1);
+        const own = kept.get(op.name)!;
+        if (result.ok) {
+          latencies.push(result.ms);
+          if (keep) own.latencies.push(result.ms);
+        } else {
+          errors += 1;
+          if (keep) own.errors += 1;
+        }
       }
     };
-    const t0 = performance.now();
     await Promise.all(Array.from({ length: CONNECTIONS }, loop));
-    return { latencies, errors, seconds: (performance.now() - t0) / 1000 };
+    return { latencies, errors };
   };
-  await run(WARMUP_S);
-  const before = await counters();
-  const { latencies, errors, seconds } = await run(DURATION_S);
-  const after = await counters();
-  agent.destroy();
-  const all = [...latencies.values()].flat().sort((a, b) => a - b);
-  const errorCount = [...errors.values()].reduce((a, b) => a + b, 0);
-  const answered = all.length + errorCount;
-  const operations = Object.fromEntries(MIX.map((op) => {
-    const sorted = latencies.get(op.name)!.sort((a, b) => a - b);
-    return [op.name, { share: round((100 * (sorted.length + errors.get(op.name)!)) / Math.max(1, answered), 1), p50: percentile(sorted, 50), p99: percentile(sorted, 99), errors: errors.get(op.name)! }];
-  }));
-  const target: Target = { origin, counters: name === 'our gateway' ? 'ours' : 'peer', pid, draw: () => ({ method: 'GET', path: '/', headers: {} }) };
-  return { scenario, workload: 'many users', target: name, mode: 'max', rps: Math.round(all.length / seconds), p50: percentile(all, 50), p90: percentile(all, 90), p99: percentile(all, 99), errors: errorCount, costs: costsOf(before, after, Math.max(1, answered), target), operations };
+  return {
+    warmUp: () => run(WARMUP_S, false),
+    turn: (seconds: number) => run(seconds, true),
+    /** Each operation's share of the requests, latencies and errors over the turns; closes the loop's connections. */
+    operations: () => {
+      agent.destroy();
+      const answered = [...kept.values()].reduce((n, own) => n + own.latencies.length + own.errors, 0);
+      return Object.fromEntries(MIX.map((op) => {
+        const own = kept.get(op.name)!;
+        const sorted = own.latencies.sort((x, y) => x - y);
+        return [op.name, { share: round((100 * (sorted.length + own.errors)) / Math.max(1, answered), 1), p50: percentile(sorted, 50), p99: percentile(sorted, 99), errors: own.errors }];
+      }));
+    },
+  };
 }
 
 /**

@@ -24,8 +24,9 @@ export interface Tiers {
 
 /** One tier in its own process (`stack`, or `peer` with its runtime); resolves with the addresses it prints. */
 function startTier<T>(tier: ['stack'] | ['gateway'] | ['peer', PeerRuntime], env: Record<string, string>, profileDir: string | null): { child: ChildProcess; addresses: Promise<T> } {
-  // Ours with the flags `npm start` gives them; Hive Gateway with Node's defaults, as its own CLI runs it.
-  const flags = tier[0] === 'peer' ? [] : SERVICE_NODE_FLAGS;
+  // Ours with the flags `npm start` gives them (the gateway's tier with BENCH_GATEWAY_FLAGS instead, where set: an operator's NODE_OPTIONS); Hive Gateway with Node's defaults, as its own CLI runs it.
+  const gatewayFlags = process.env.BENCH_GATEWAY_FLAGS;
+  const flags = tier[0] === 'peer' ? [] : tier[0] === 'gateway' && gatewayFlags !== undefined ? gatewayFlags.split(' ').filter(Boolean) : SERVICE_NODE_FLAGS;
   const child = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...flags, SERVICES, ...tier], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const addresses = new Promise<T>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the ${tier.join(' ')} tier exited with ${code}`)));
