@@ -13,7 +13,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./
-# The services' Node.js flags (scripts/node-flags.ts), as an environment variable an operator can override.
-ENV NODE_ENV=production HOST=0.0.0.0 NODE_OPTIONS="--max-semi-space-size=64"
+ENV NODE_ENV=production HOST=0.0.0.0
 USER node
-CMD ["sh", "-c", "exec node scripts/serve.js \"$SERVICE\""]
+# Each service with its own Node.js flags (scripts/node-flags.ts); NODE_OPTIONS adds an operator's.
+CMD ["sh", "-c", "exec node $(node scripts/node-flags.js \"$SERVICE\") scripts/serve.js \"$SERVICE\""]

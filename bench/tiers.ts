@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import type { GatewayAddresses, PeerAddresses, PeerRuntime, StackAddresses } from './services.js';
 import { build, DIST } from '../scripts/build.js';
-import { SERVICE_NODE_FLAGS } from '../scripts/node-flags.js';
+import { nodeFlagsOf, SERVICE_NODE_FLAGS } from '../scripts/node-flags.js';
 
 const SERVICES = path.join(DIST, 'bench', 'services.js');
 let built = false;
@@ -24,9 +24,10 @@ export interface Tiers {
 
 /** One tier in its own process (`stack`, or `peer` with its runtime); resolves with the addresses it prints. */
 function startTier<T>(tier: ['stack'] | ['gateway'] | ['peer', PeerRuntime], env: Record<string, string>, profileDir: string | null): { child: ChildProcess; addresses: Promise<T> } {
-  // Ours with the flags `npm start` gives them (the gateway's tier with BENCH_GATEWAY_FLAGS instead, where set: an operator's NODE_OPTIONS); Hive Gateway with Node's defaults, as its own CLI runs it.
+  // Ours with the flags a deployment gives them (scripts/node-flags.ts; the gateway's tier with BENCH_GATEWAY_FLAGS instead, where set), and the gateway's
+  // able to collect its garbage when its memory is read; Hive Gateway with Node's defaults, as its own CLI runs it.
   const gatewayFlags = process.env.BENCH_GATEWAY_FLAGS;
-  const flags = tier[0] === 'peer' ? [] : tier[0] === 'gateway' && gatewayFlags !== undefined ? gatewayFlags.split(' ').filter(Boolean) : SERVICE_NODE_FLAGS;
+  const flags = tier[0] === 'peer' ? [] : tier[0] === 'gateway' ? [...(gatewayFlags === undefined ? nodeFlagsOf('gateway') : gatewayFlags.split(' ').filter(Boolean)), '--expose-gc'] : SERVICE_NODE_FLAGS;
   const child = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...flags, SERVICES, ...tier], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const addresses = new Promise<T>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the ${tier.join(' ')} tier exited with ${code}`)));

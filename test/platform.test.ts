@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -12,7 +13,7 @@ import { formatError, isConnectionDropped, isDatabaseUnavailable, withRecurringT
 import { MongoNetworkError, MongoServerError } from 'mongodb';
 import type { HttpService } from '../platform/http.js';
 import { isWholeCents } from '../platform/validate.js';
-import { SERVICE_NODE_FLAGS } from '../scripts/node-flags.js';
+import { nodeFlagsOf, SERVICE_NODE_FLAGS } from '../scripts/node-flags.js';
 
 const SECRET = 's'.repeat(40);
 const user: Principal = { kind: 'user', userId: 'u1', sessionId: 'ses_1', channel: 'internet' };
@@ -209,7 +210,17 @@ describe('the services\' Node.js flags', () => {
     const flags = SERVICE_NODE_FLAGS.join(' ');
     expect(scripts.start).toBe(`tsx ${flags} scripts/start.ts`);
     expect(scripts['start:service']).toBe(`tsx ${flags} scripts/serve.ts`);
-    expect(dockerfile).toContain(`NODE_OPTIONS="${flags}"`);
-    expect(dockerfile).toContain('exec node scripts/serve.js');
+    expect(dockerfile).toContain('exec node $(node scripts/node-flags.js \\"$SERVICE\\") scripts/serve.js \\"$SERVICE\\"');
+    expect(dockerfile).not.toContain('NODE_OPTIONS=');
+    expect(nodeFlagsOf('cards')).toEqual(SERVICE_NODE_FLAGS);
+    expect(nodeFlagsOf('gateway')).toEqual([]);
+    expect(nodeFlagsOf('rest-adapter')).toEqual([]);
+  });
+
+  it('are printed per service by scripts/node-flags, for the image\'s command', () => {
+    const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+    const run = (service: string) => execFileSync(process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'node-flags.ts'), service], { encoding: 'utf8' }).trim();
+    expect(run('payments')).toBe(SERVICE_NODE_FLAGS.join(' '));
+    expect(run('gateway')).toBe('');
   });
 });

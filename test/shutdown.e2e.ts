@@ -1,10 +1,11 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { REPO_ROOT } from '../platform/config.js';
 import { build } from '../scripts/build.js';
+import { SERVICE_NODE_FLAGS } from '../scripts/node-flags.js';
 
 /**
  * Runs a script as a user would (TypeScript through tsx, or a built `.js` with node alone), waits
@@ -69,6 +70,8 @@ describe('shutting down on SIGTERM', () => {
     const into = path.join(REPO_ROOT, '.data', `build-${randomBytes(4).toString('hex')}`);
     try {
       build(into);
+      // The image's command asks the built node-flags for the service's flags.
+      expect(execFileSync(process.execPath, [path.join(into, 'scripts', 'node-flags.js'), 'cards'], { encoding: 'utf8' }).trim()).toBe(SERVICE_NODE_FLAGS.join(' '));
       const result = await startThenTerminate([path.join(into, 'scripts', 'serve.js'), 'cards'], { ...ZERO_PORTS, REDIS_URL: 'redis://127.0.0.1:6379' }, /"msg":"listening","url":"(http:\/\/127\.0\.0\.1:\d+)"/);
       expect(result.healthy, result.output).toBe(true);
       expect(result.code, result.output).toBe(0);
