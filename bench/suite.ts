@@ -1,4 +1,4 @@
-// `npm run bench` (about 7.5 minutes) or `npm run bench -- --quick` (about 2.5; without the best case and the memory reading): our gateway and REST
+// `npm run bench` (about 7 minutes) or `npm run bench -- --quick` (under 2; without the best case and the memory reading): our gateway and REST
 // adapter side by side with GraphQL Hive Gateway (its default runtime and its Router Runtime), over
 // the same subgraphs, one scenario after another in the same run. The headline workload is many
 // users: every request is sent as a random one of 1,000 seeded users, with that user's session and
