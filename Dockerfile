@@ -15,5 +15,6 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./
 ENV NODE_ENV=production HOST=0.0.0.0
 USER node
-# Each service with its own Node.js flags (scripts/node-flags.ts); NODE_OPTIONS adds an operator's.
-CMD ["sh", "-c", "exec node $(node scripts/node-flags.js \"$SERVICE\") scripts/serve.js \"$SERVICE\""]
+# Each service with its own Node.js flags (scripts/node-flags.ts), which take precedence over
+# NODE_OPTIONS; stack traces in the logs point at the TypeScript sources.
+CMD ["sh", "-c", "exec node --enable-source-maps $(node scripts/node-flags.js \"$SERVICE\") scripts/serve.js \"$SERVICE\""]

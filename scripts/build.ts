@@ -1,6 +1,6 @@
 // `npm run build`: the services as plain JavaScript in dist/, laid out as the repository is, so that a deployment runs them with node alone (no TypeScript loader).
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from '../platform/config.js';
 
@@ -18,6 +18,8 @@ const ASSETS: ReadonlyArray<{ from: string; only?: RegExp }> = [
   { from: 'rest-adapter/src/operations', only: /\.graphql$/ },
   { from: 'platform/ferretdb-patches' },
   { from: 'web' },
+  // The pages' tsconfig extends the repository's.
+  { from: 'tsconfig.json' },
 ];
 
 /**
@@ -25,7 +27,8 @@ const ASSETS: ReadonlyArray<{ from: string; only?: RegExp }> = [
  * built modules find its node_modules) and copies their assets beside them.
  */
 export function build(into = DIST): void {
-  rmSync(into, { recursive: true, force: true });
+  // A build run with node keeps its data (the embedded database, the written messages) in `.data` beside it: that stays.
+  if (existsSync(into)) for (const entry of readdirSync(into)) if (entry !== '.data') rmSync(path.join(into, entry), { recursive: true, force: true });
   execFileSync(process.execPath, [path.join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(REPO_ROOT, 'tsconfig.build.json'), '--outDir', into], { stdio: 'inherit' });
   for (const { from, only } of ASSETS) {
     const source = path.join(REPO_ROOT, from);

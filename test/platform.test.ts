@@ -210,7 +210,7 @@ describe('the services\' Node.js flags', () => {
     const flags = SERVICE_NODE_FLAGS.join(' ');
     expect(scripts.start).toBe(`tsx ${flags} scripts/start.ts`);
     expect(scripts['start:service']).toBe(`tsx ${flags} scripts/serve.ts`);
-    expect(dockerfile).toContain('exec node $(node scripts/node-flags.js \\"$SERVICE\\") scripts/serve.js \\"$SERVICE\\"');
+    expect(dockerfile).toContain('exec node --enable-source-maps $(node scripts/node-flags.js \\"$SERVICE\\") scripts/serve.js \\"$SERVICE\\"');
     expect(dockerfile).not.toContain('NODE_OPTIONS=');
     expect(nodeFlagsOf('cards')).toEqual(SERVICE_NODE_FLAGS);
     expect(nodeFlagsOf('gateway')).toEqual([]);

@@ -84,25 +84,44 @@ describe('the gateway\'s memory of live sessions', () => {
     expect(reads).toBe(5);
   });
 
-  it('reads again past the session\'s expiry and past SESSION_CACHE_SECONDS, whichever comes first', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
+  it('reads again past the session\'s expiry and past SESSION_CACHE_SECONDS, whichever comes first, and a clock set back stretches neither', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'performance'] });
     const bus = new InProcessBus();
     const authenticate = createAuthenticator(config(2), bus);
     live('tok-short', USER, 500);
     live('tok-long', AGGREGATOR);
     await authenticate({ token: 'tok-short' }, 'r');
     await authenticate({ 'x-svc-token': 'tok-long' }, 'r');
-    vi.setSystemTime(Date.now() + 400);
+    vi.advanceTimersByTime(400);
     await authenticate({ token: 'tok-short' }, 'r');
     await authenticate({ 'x-svc-token': 'tok-long' }, 'r');
     expect(reads).toBe(2);
-    vi.setSystemTime(Date.now() + 200);
+    vi.advanceTimersByTime(200);
     sessions.delete('tok-short');
     await refused(authenticate({ token: 'tok-short' }, 'r'));
     expect(reads).toBe(3);
-    vi.setSystemTime(Date.now() + 1500);
+    // The wall clock set back an hour: the memory's own age still counts on the monotonic clock.
+    vi.setSystemTime(Date.now() - 3_600_000);
+    vi.advanceTimersByTime(1500);
     await authenticate({ 'x-svc-token': 'tok-long' }, 'r');
     expect(reads).toBe(4);
+  });
+
+  it('forgets the caller\'s own session when told to (an operation that ends it has run), and stops listening when closed', async () => {
+    const bus = new InProcessBus();
+    const authenticate = createAuthenticator(config(), bus);
+    live('tok-user', USER);
+    live('tok-other', { ...USER, userId: 'usr_2', sessionId: 'ses_3' });
+    await authenticate({ token: 'tok-user' }, 'r');
+    await authenticate({ token: 'tok-other' }, 'r');
+    authenticate.forget({ token: 'tok-user' });
+    await authenticate({ token: 'tok-user' }, 'r');
+    await authenticate({ token: 'tok-other' }, 'r');
+    expect(reads).toBe(3);
+    authenticate.close();
+    await announce(bus, { SvcUserId: 'usr_2' });
+    await authenticate({ token: 'tok-other' }, 'r');
+    expect(reads).toBe(3);
   });
 
   it('reads every time without a bus, with SESSION_CACHE_SECONDS=0, and while the bus may be missing events', async () => {

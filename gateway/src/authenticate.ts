@@ -8,6 +8,7 @@ import type { EventBus } from '../../platform/event-bus.js';
 import { endsSession, PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, SESSIONS_ENDED, signPrincipal, verifyPrincipal, type Principal, type ResolvedSession } from '../../platform/principal.js';
 import { verifyJwt } from '../../platform/jwt.js';
 import { sha256 } from '../../platform/secrets.js';
+import { fragmentsOf, rootFieldNames } from './operation-limits.js';
 import { postJson, type PostAnswer } from '../../platform/http-client.js';
 
 /** The gateway's own identity when it calls a subgraph's internal routes. */
@@ -20,14 +21,20 @@ const CREDENTIAL_HEADERS = [PRINCIPAL_HEADER, 'x-service-key', 'x-svc-token', 'x
 const KNOWN_SESSIONS = 10_000;
 
 /**
- * A session token the gateway has resolved: whose it is, and until when (ms) it may be answered as
- * live without a read, provided the bus's continuity is still `continuity`.
+ * A session token the gateway has resolved: whose it is, and whether it may be answered as live
+ * without a read: until `keptUntil` (the monotonic clock, so a clock set back cannot stretch it)
+ * and before the session's own `expiresAt` (the wall clock, as the session store keeps it),
+ * provided the bus's continuity is still `continuity`.
  */
 interface KnownSession {
   principal: Principal;
-  liveUntil: number;
+  keptUntil: number;
+  expiresAt: number;
   continuity: number | null;
 }
+
+/** Root fields that end the caller's own session: the gateway that served them stops answering it from memory before it answers. */
+const OWN_SESSION_ENDING_FIELDS: ReadonlySet<string> = new Set(['logout', 'aggregatorChangePassword']);
 
 /**
  * A request's principal. For a session token the gateway has resolved before, the principal is
@@ -48,6 +55,10 @@ export interface Authenticator {
   early(headers: IncomingHttpHeaders | Record<string, string | undefined>, requestId: string): Promise<Authentication>;
   /** Session tokens answered so far: from memory, and by a read of the session route. */
   sessionLookups(): SessionLookups;
+  /** Stops answering the session of these headers' token from memory (it is read again next time). */
+  forget(headers: IncomingHttpHeaders | Record<string, string | undefined>): void;
+  /** Stops listening for announcements. */
+  close(): void;
 }
 
 /** How the gateway has answered session tokens since it started. */
@@ -66,9 +77,9 @@ const samePrincipal = (a: Principal, b: Principal) => JSON.stringify(a) === JSON
  * only log in or start onboarding; a credential that does not resolve is refused with 401.
  *
  * With `sessionEvents` (the bus the user subgraph announces ended sessions on) a session found
- * live is answered from memory for up to `sessionCacheSeconds`, and never past its expiry. An
- * announced revocation or block ends that at once; so does any moment the bus may have missed
- * an announcement (its continuity changes), after which every token is read again.
+ * live is answered from memory for up to `sessionCacheSeconds`, and never past its expiry. A
+ * revocation or block ends that as its announcement arrives; so does any moment the bus may have
+ * missed one (its continuity changes), after which every token is read again.
  */
 export function createAuthenticator(config: Config, sessionEvents?: EventBus): Authenticator {
   const resolveUrl = new URL(SESSION_RESOLVE_PATH, config.subgraphUrls.user).toString();
@@ -80,14 +91,15 @@ export function createAuthenticator(config: Config, sessionEvents?: EventBus): A
   /** Counts announcements: a read that one overtook may have found a session live just before it ended. */
   let announcements = 0;
   const lookups: SessionLookups = { fromMemory: 0, read: 0 };
-  sessionEvents?.subscribe((event) => {
+  const unsubscribe = sessionEvents?.subscribe((event) => {
     if (event.type !== SESSIONS_ENDED) return;
     announcements += 1;
-    for (const session of known.values()) if (endsSession(event.payload, session.principal)) session.liveUntil = 0;
+    for (const session of known.values()) if (endsSession(event.payload, session.principal)) session.keptUntil = 0;
   });
   /** The principal of a session that may be answered from memory, or null. */
   const liveFromMemory = (session: KnownSession | undefined): Principal | null => {
-    if (session === undefined || session.liveUntil <= Date.now() || session.continuity === null || session.continuity !== sessionEvents?.continuity()) return null;
+    if (session === undefined || session.keptUntil <= performance.now() || session.expiresAt <= Date.now()) return null;
+    if (session.continuity === null || session.continuity !== sessionEvents?.continuity()) return null;
     lookups.fromMemory += 1;
     return session.principal;
   };
@@ -120,9 +132,9 @@ export function createAuthenticator(config: Config, sessionEvents?: EventBus): A
       lookup = resolveSession(header, value, requestId).then(
         ({ principal, dtsExpiry }) => {
           if (known.size >= KNOWN_SESSIONS && !known.has(ownerKey)) known.delete(known.keys().next().value!);
-          const expiry = Date.parse(dtsExpiry);
-          const trusted = cacheMs > 0 && continuity !== null && announcements === announced && sessionEvents?.continuity() === continuity && Number.isFinite(expiry);
-          known.set(ownerKey, { principal, liveUntil: trusted ? Math.min(expiry, Date.now() + cacheMs) : 0, continuity });
+          const expiresAt = Date.parse(dtsExpiry);
+          const trusted = cacheMs > 0 && continuity !== null && announcements === announced && sessionEvents?.continuity() === continuity && Number.isFinite(expiresAt);
+          known.set(ownerKey, { principal, keptUntil: trusted ? performance.now() + cacheMs : 0, expiresAt: trusted ? expiresAt : 0, continuity });
           return principal;
         },
         (error: unknown) => {
@@ -185,7 +197,39 @@ export function createAuthenticator(config: Config, sessionEvents?: EventBus): A
     confirmed.catch(() => {});
     return { principal: owner, confirmed };
   };
-  return Object.assign(authenticate, { early, sessionLookups: () => ({ ...lookups }) });
+  const forget = (headers: IncomingHttpHeaders | Record<string, string | undefined>): void => {
+    let credential: ReturnType<typeof classify>;
+    try {
+      credential = classify(headers);
+    } catch {
+      return;
+    }
+    if ('kind' in credential) return;
+    const session = known.get(sha256(`${credential.header}\n${credential.value}`));
+    if (session) session.keptUntil = 0;
+  };
+  return Object.assign(authenticate, { early, sessionLookups: () => ({ ...lookups }), forget, close: () => unsubscribe?.() });
+}
+
+/**
+ * Stops answering the caller's own session from memory once an operation that ends it (logout, an
+ * aggregator's password change) has run, before its answer leaves: the next request with the
+ * token is read afresh on this gateway even before the announcement has come back on the bus.
+ */
+export function sessionEndingPlugin(authenticate: Authenticator): ApolloServerPlugin {
+  return {
+    async requestDidStart() {
+      let endsOwnSession = false;
+      return {
+        async didResolveOperation({ operation, document }) {
+          if (operation) endsOwnSession = rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions)).some((field) => OWN_SESSION_ENDING_FIELDS.has(field));
+        },
+        async willSendResponse({ request }) {
+          if (endsOwnSession && request.http) authenticate.forget(Object.fromEntries(request.http.headers));
+        },
+      };
+    },
+  };
 }
 
 /** The context the session confirmation reads: the pending confirmation of an early principal. */

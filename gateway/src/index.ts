@@ -12,7 +12,7 @@ import type { Logger } from '../../platform/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal, verifyClientIp, type Principal } from '../../platform/principal.js';
 import { formatError, unexpectedErrorLog } from '../../platform/subgraph.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
-import { createAuthenticator, sessionConfirmationPlugin, type SessionLookups } from './authenticate.js';
+import { createAuthenticator, sessionConfirmationPlugin, sessionEndingPlugin, type SessionLookups } from './authenticate.js';
 import { createSubgraphFetcher, UNSHARED_READ_HEADER, type SubgraphFetchCounts, type SubgraphFetcher } from './subgraph-fetch.js';
 import { createIdempotencyStore, idempotencyPlugin } from './idempotency.js';
 import { errorCountPlugin, operationLimitsPlugin } from './operation-limits.js';
@@ -111,6 +111,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     },
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
+  const authenticate = createAuthenticator(config, options.bus);
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
     introspection: config.nodeEnv !== 'production',
@@ -123,7 +124,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
     // Registered documents may be sent by hash alone; in `require` mode only they run.
     persistedQueries: { cache: persistedQueryCache(trusted, config.trustedDocuments) },
-    plugins: [ApolloServerPluginLandingPageDisabled(), unexpectedErrorLog(logger), sessionConfirmationPlugin(), operationLimitsPlugin(config.operationLimits, trusted), errorCountPlugin(), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
+    plugins: [ApolloServerPluginLandingPageDisabled(), unexpectedErrorLog(logger), sessionConfirmationPlugin(), sessionEndingPlugin(authenticate), operationLimitsPlugin(config.operationLimits, trusted), errorCountPlugin(), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
     // Explicit, though both are Apollo Server's defaults: a simple request without a preflight-forcing
     // header is refused (CSRF), and one HTTP request carries one operation (no batching past the limits).
     csrfPrevention: true,
@@ -135,7 +136,6 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     apiSchema = loaded;
   });
   await apollo.start();
-  const authenticate = createAuthenticator(config, options.bus);
   const context: ContextBuilder<GatewayContext> = async (source, scope, request) => {
     const { principal, confirmed } = await authenticate.early(source.headers, scope.requestId);
     // Subgraphs calling the graph (signed internal principal) run their own documents; every client, service keys included, is checked.
@@ -199,6 +199,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
       await apollo.stop();
       await hits.close();
       await idempotencyKeys.close();
+      authenticate.close();
     },
   };
 }

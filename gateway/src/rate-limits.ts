@@ -30,29 +30,24 @@ export interface Hit {
 }
 
 /**
- * Counts a hit of each key in KEYS in its fixed window of ARGV[1] ms, started by its first hit;
- * answers count and milliseconds left, key after key. One script, so one round trip whatever the
- * number of keys, and pipelined with the other requests' scripts.
+ * Counts a hit of KEYS[1] in its fixed window of ARGV[1] ms, started by its first hit; answers
+ * the count and the milliseconds left. One key a call, so that it runs on a Redis Cluster too;
+ * the client pipelines a request's calls (and other requests') into one round trip.
  */
-const HIT_WINDOWS = `
-local answers = {}
-for _, key in ipairs(KEYS) do
-  local count = redis.call('INCR', key)
-  local left = redis.call('PTTL', key)
-  if left < 0 then
-    redis.call('PEXPIRE', key, ARGV[1])
-    left = tonumber(ARGV[1])
-  end
-  answers[#answers + 1] = count
-  answers[#answers + 1] = left
+const HIT_WINDOW = `
+local count = redis.call('INCR', KEYS[1])
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  left = tonumber(ARGV[1])
 end
-return answers`;
+return { count, left }`;
 
 /** A counter of hits in fixed windows: Redis where REDIS_URL is set (shared by every gateway), else this process. */
 export interface HitCounter {
   /** Counts one hit of `key`; returns the count in the current window and the milliseconds left in it. */
   hit(key: string, windowMs: number): Promise<Hit>;
-  /** Counts one hit of each key at once (one round trip to Redis); the answers in the keys' order. */
+  /** Counts one hit of each key at once (pipelined into one round trip to Redis); the answers in the keys' order. */
   hitEach(keys: readonly string[], windowMs: number): Promise<Hit[]>;
   /** Takes back one hit of `key` counted in the current window. */
   refund(key: string, windowMs: number): Promise<void>;
@@ -64,13 +59,13 @@ export function createHitCounter(redisUrl: string | undefined, namespace: string
     // Fail fast while Redis is away: a command not answered in 250 ms fails (and the caller goes on without it).
     const redis = new Redis(redisUrl, { commandTimeout: 250, maxRetriesPerRequest: 1, enableAutoPipelining: true });
     redis.on('error', (error: Error) => logger.warn('rate-limit store error', { error: error.message }));
-    redis.defineCommand('hitWindows', { lua: HIT_WINDOWS });
-    const hitWindows = (redis as unknown as { hitWindows(keyCount: number, ...args: Array<string | number>): Promise<number[]> }).hitWindows.bind(redis);
-    const hitEach = async (keys: readonly string[], windowMs: number): Promise<Hit[]> => {
-      if (keys.length === 0) return [];
-      const answers = await hitWindows(keys.length, ...keys.map((key) => `${namespace}ratelimit:${key}`), windowMs);
-      return keys.map((_key, i) => ({ count: answers[2 * i]!, resetMs: answers[2 * i + 1]! }));
-    };
+    redis.defineCommand('hitWindow', { numberOfKeys: 1, lua: HIT_WINDOW });
+    const hitWindow = (redis as unknown as { hitWindow(key: string, windowMs: number): Promise<[number, number]> }).hitWindow.bind(redis);
+    const hitEach = (keys: readonly string[], windowMs: number): Promise<Hit[]> =>
+      Promise.all(keys.map(async (key) => {
+        const [count, resetMs] = await hitWindow(`${namespace}ratelimit:${key}`, windowMs);
+        return { count, resetMs };
+      }));
     return {
       hitEach,
       async hit(key, windowMs) {

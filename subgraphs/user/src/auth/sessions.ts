@@ -114,8 +114,8 @@ export class Sessions {
   async revoke(sessionId: string): Promise<boolean> {
     const result = await this.sessions.updateOne({ _id: sessionId, dtsRevoked: null }, { $set: { dtsRevoked: new Date() } });
     if (result.modifiedCount === 1) {
-      await this.announce({ sessionId });
       await this.audit.record('TOKEN_REVOKED', { type: 'session', id: sessionId });
+      await this.announce({ sessionId });
     }
     return result.modifiedCount === 1;
   }
@@ -123,8 +123,8 @@ export class Sessions {
   /** Revokes every live session of an aggregator user; returns how many. */
   async revokeAggregatorUser(login: string): Promise<number> {
     const result = await this.sessions.updateMany({ kind: 'aggregator', login, dtsRevoked: null }, { $set: { dtsRevoked: new Date() } });
-    await this.announce({ aggregatorLogin: login });
     await this.audit.record('TOKEN_REVOKED', { type: 'aggregatorUser', id: login }, { revokedTokens: result.modifiedCount });
+    await this.announce({ aggregatorLogin: login });
     return result.modifiedCount;
   }
 }
