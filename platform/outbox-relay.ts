@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import type { BusEvent, EventBus } from './event-bus.js';
 import type { Logger } from './logger.js';
-import type { OutboxEvent } from './outbox.js';
+import type { OutboxEvent } from './outbox-event.js';
 
 const BATCH = 100;
 const RETENTION_MS = 7 * 24 * 3_600_000;

@@ -1,21 +1,10 @@
 import type { Db } from 'mongodb';
 import { insertIfAbsent } from './mongo.js';
+import type { OutboxEvent } from './outbox-event.js';
 import { publishStored } from './outbox-relay.js';
 import { newId } from './secrets.js';
 
-/** An event written in the same write path as the state change it reports, for the relay to publish. */
-export interface OutboxEvent {
-  _id: string;
-  type: string;
-  /** Who may see the event: the aggregator or user it concerns. */
-  audience: { svcAggregatorId?: string; SvcUserId?: string; svcMerchantId?: string };
-  payload: Record<string, unknown>;
-  dtsCreated: Date;
-  /** Set by the relay once published on the event bus. */
-  dtsPublished: Date | null;
-  /** Set once forwarded through the graph to the subgraph that consumes it (ach.* events go to compliance). */
-  dtsForwarded?: Date | null;
-}
+export type { OutboxEvent } from './outbox-event.js';
 
 /**
  * Writes an event to the subgraph's outbox collection. With an `id` derived from the state change

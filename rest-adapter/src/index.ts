@@ -10,10 +10,10 @@ import { buildOpenApiDocument } from './contract/openapi.js';
 import { REFERENCE_PAGE_HEADERS, referencePageFile } from './contract/reference-page.js';
 import { RequestValidator } from './contract/request-validation.js';
 import { aggregatorError, aggregatorSuccess, endUserError, type Api, type RouteError } from './envelopes.js';
-import { readMultipart, type UploadedFile } from './multipart.js';
+import { readMultipart } from './multipart.js';
 import { loadOperation } from './operations.js';
 import { createRouter } from './router.js';
-import { changesState, ROUTES, RouteInputError, statusOfCode, type Route } from './routes/index.js';
+import { changesState, ROUTES, RouteInputError, statusOfCode, type Route, type UploadedFile } from './routes/index.js';
 
 interface GraphQLResponse {
   data?: Record<string, unknown> | null;

@@ -1,15 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
 import { ErrorCode } from '../../platform/errors.js';
-import { RouteInputError } from './routes/index.js';
-
-/** One uploaded file of a multipart/form-data body. */
-export interface UploadedFile {
-  fieldName: string;
-  fileName: string;
-  contentType: string;
-  data: Buffer;
-}
+import { RouteInputError, type UploadedFile } from './routes/route.js';
 
 /** The fields and files of a multipart/form-data body, refusing files over `maxFileBytes`. */
 export function readMultipart(req: IncomingMessage, maxFileBytes: number): Promise<{ fields: Record<string, string>; files: UploadedFile[] }> {

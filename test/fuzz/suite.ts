@@ -63,7 +63,7 @@ import type { JsonSchema } from '../../rest-adapter/src/contract/json-schema.js'
 import { createAjv } from '../../rest-adapter/src/contract/request-validation.js';
 import { loadOperation } from '../../rest-adapter/src/operations.js';
 import { ROUTES, type Route } from '../../rest-adapter/src/routes/index.js';
-import type { UploadedFile } from '../../rest-adapter/src/multipart.js';
+import type { UploadedFile } from '../../rest-adapter/src/routes/route.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { contractChecker } from '../contract.js';
 import { encodable, HOSTILE_STRINGS, PROTOTYPE_NAMES } from './corpus.js';

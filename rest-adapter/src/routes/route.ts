@@ -2,10 +2,18 @@ import { ErrorCode } from '../../../platform/errors.js';
 import type { Api } from '../envelopes.js';
 import type { JsonSchema } from '../contract/json-schema.js';
 import type { DocumentedShape } from './documented.js';
-import type { UploadedFile } from '../multipart.js';
 import { CREDENTIAL_ISSUING_FIELDS } from '../../../platform/principal.js';
 import { loadOperation } from '../operations.js';
 import { ownValue } from '../../../platform/own.js';
+
+
+/** One uploaded file of a multipart/form-data body. */
+export interface UploadedFile {
+  fieldName: string;
+  fileName: string;
+  contentType: string;
+  data: Buffer;
+}
 
 /** The credential header a route takes. */
 export type Credential = 'token' | 'x-svc-token' | 'x-svc-jwtoken';
