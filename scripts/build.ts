@@ -8,13 +8,13 @@ import { REPO_ROOT } from '../platform/config.js';
 export const DIST = path.join(REPO_ROOT, 'dist');
 
 /**
- * What the modules read beside themselves at run time: schemas, operation documents, the
+ * What the modules read beside themselves at run time: schemas and trusted documents, operation documents, the
  * database patches, the package's own manifest, and the browser pages' sources (bundled on first
  * request by esbuild).
  */
 const ASSETS: ReadonlyArray<{ from: string; only?: RegExp }> = [
   { from: 'package.json' },
-  { from: 'schema', only: /\.graphql$/ },
+  { from: 'schema', only: /\.(graphql|json)$/ },
   { from: 'rest-adapter/src/operations', only: /\.graphql$/ },
   { from: 'platform/ferretdb-patches' },
   { from: 'web' },

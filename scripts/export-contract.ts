@@ -4,7 +4,8 @@ import path from 'node:path';
 import { loadConfig } from '../platform/config.js';
 import { buildPostmanCollection } from '../rest-adapter/src/contract/collection.js';
 import { buildOpenApiDocument } from '../rest-adapter/src/contract/openapi.js';
-import { builtInTrustedDocuments, persistedQueryManifest } from '../gateway/src/trusted-documents.js';
+import { persistedQueryManifest } from '../platform/persisted-queries.js';
+import { builtInTrustedDocuments } from '../rest-adapter/src/contract/trusted-documents.js';
 
 const directory = path.resolve(process.argv[2] ?? 'contract');
 const config = loadConfig(process.env);

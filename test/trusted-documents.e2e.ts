@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { ConfigError } from '../platform/config.js';
 import { DEMO } from '../platform/demo.js';
-import { persistedQueryCache, persistedQueryManifest, readManifest, type TrustedDocument } from '../gateway/src/trusted-documents.js';
+import { persistedQueryCache } from '../gateway/src/trusted-documents.js';
+import { persistedQueryManifest, readManifest, type TrustedDocument } from '../platform/persisted-queries.js';
 import { DASHBOARD_DOCUMENTS } from '../web/operations.js';
 import { startTestStack, toggleCardUntil, type GraphQLBody, type TestStack } from './harness.js';
 

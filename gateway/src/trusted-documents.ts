@@ -1,65 +1,19 @@
-import { readFileSync } from 'node:fs';
-import { getOperationAST, parse } from 'graphql';
-import { ConfigError, type Config } from '../../platform/config.js';
+import path from 'node:path';
+import { REPO_ROOT, type Config } from '../../platform/config.js';
 import { appError, ErrorCode } from '../../platform/errors.js';
+import { readManifest } from '../../platform/persisted-queries.js';
 import { sha256 } from '../../platform/secrets.js';
-import { loadOperation } from '../../rest-adapter/src/operations.js';
-import { ROUTES } from '../../rest-adapter/src/routes/index.js';
-import { DASHBOARD_DOCUMENTS } from '../../web/operations.js';
 
-/** One registered operation, as an entry of Apollo's persisted query manifest. */
-export interface TrustedDocument {
-  /** The SHA-256 of `body` in hex: the `sha256Hash` a client sends in `extensions.persistedQuery`. */
-  id: string;
-  name: string | null;
-  type: 'query' | 'mutation' | 'subscription';
-  body: string;
-}
-
-/** Apollo's persisted query manifest format (what `npm run contract` writes, what TRUSTED_DOCUMENTS_FILE reads). */
-export interface PersistedQueryManifest {
-  format: 'apollo-persisted-query-manifest';
-  version: 1;
-  operations: TrustedDocument[];
-}
-
-function documentOf(body: string): TrustedDocument {
-  const operation = getOperationAST(parse(body));
-  if (!operation) throw new Error(`A trusted document must hold exactly one operation: ${body.slice(0, 80)}`);
-  return { id: sha256(body), name: operation.name?.value ?? null, type: operation.operation, body };
-}
-
-/** The project's own documents: every operation of the REST adapter's routes and every document of the dashboard. */
-export function builtInTrustedDocuments(): TrustedDocument[] {
-  const bodies = new Set([...ROUTES.map((route) => loadOperation(route.operation)), ...Object.values(DASHBOARD_DOCUMENTS)]);
-  return [...bodies].map(documentOf);
-}
-
-/** The manifest of `documents`, for clients and for other deployments. */
-export function persistedQueryManifest(documents: TrustedDocument[]): PersistedQueryManifest {
-  return { format: 'apollo-persisted-query-manifest', version: 1, operations: documents };
-}
-
-/** Reads a manifest file; every entry's id must be the SHA-256 of its body (a start-up check). */
-export function readManifest(file: string): TrustedDocument[] {
-  let manifest: Partial<PersistedQueryManifest>;
-  try {
-    manifest = JSON.parse(readFileSync(file, 'utf8')) as Partial<PersistedQueryManifest>;
-  } catch (error) {
-    throw new ConfigError([`TRUSTED_DOCUMENTS_FILE ${file} cannot be read as JSON: ${(error as Error).message}`]);
-  }
-  if (manifest.format !== 'apollo-persisted-query-manifest' || manifest.version !== 1 || !Array.isArray(manifest.operations)) {
-    throw new ConfigError([`TRUSTED_DOCUMENTS_FILE ${file} is not an apollo-persisted-query-manifest of version 1`]);
-  }
-  // Typed as what a file may hold: a null entry is a wrong one, not a TypeError.
-  const wrong = manifest.operations.filter((entry: TrustedDocument | null) => typeof entry?.body !== 'string' || entry.id !== sha256(entry.body));
-  if (wrong.length > 0) throw new ConfigError([`TRUSTED_DOCUMENTS_FILE ${file}: ${wrong.length} entries whose id is not the SHA-256 of their body`]);
-  return manifest.operations;
-}
+/**
+ * The project's own documents (every operation of the REST adapter's routes and every document of
+ * the dashboard), as `npm run trusted-documents` writes them: the gateway reads the file, not the
+ * adapter's code.
+ */
+export const BUILT_IN_TRUSTED_DOCUMENTS = path.join(REPO_ROOT, 'schema', 'trusted-documents.json');
 
 /** Every trusted document of this deployment, by id: the built-in ones and the configured file's. */
 export function trustedDocumentsOf(config: Pick<Config, 'trustedDocumentsFile'>): ReadonlyMap<string, string> {
-  const documents = [...builtInTrustedDocuments(), ...(config.trustedDocumentsFile ? readManifest(config.trustedDocumentsFile) : [])];
+  const documents = [...readManifest(BUILT_IN_TRUSTED_DOCUMENTS, 'The built-in trusted documents'), ...(config.trustedDocumentsFile ? readManifest(config.trustedDocumentsFile) : [])];
   return new Map(documents.map((document) => [document.id, document.body]));
 }
 
