@@ -45,6 +45,8 @@ export function checkString(value: unknown, field: string, rule: StringRule = {}
 
 /** The specs' id pattern: 1-36 letters, digits or underscores. */
 export const ID_RULE: StringRule = { min: 1, max: 36, pattern: /^[A-Za-z0-9_]+$/, patternText: 'letters, digits or underscores' };
+/** A device's tag (onboarding and recovery): 1-64 letters, digits or `_ . : -`. */
+export const DEVICE_TAG_RULE: StringRule = { min: 1, max: 64, pattern: /^[A-Za-z0-9_.:-]+$/, patternText: '1-64 letters, digits or _ . : -' };
 /** The specs' external references: 1-32 letters or digits. */
 export const REFERENCE_RULE: StringRule = { min: 1, max: 32, pattern: /^[A-Za-z0-9]+$/, patternText: 'letters and digits' };
 /** Acquirer reference number: 1-50 characters, no < or >, not only whitespace. */

@@ -1,13 +1,13 @@
 import { DEMO } from '../../../platform/demo.js';
 import { ErrorCode } from '../../../platform/errors.js';
-import { NEW_PASSWORD_RULES } from '../../../platform/validate.js';
+import { DEVICE_TAG_RULE, NEW_PASSWORD_RULES } from '../../../platform/validate.js';
 import { FIELD } from '../contract/fields.js';
-import { arrayOf, nullable, object, omittingNulls, type JsonSchema } from '../contract/json-schema.js';
+import { arrayOf, nullable, object, omittingNulls, stringOf, type JsonSchema } from '../contract/json-schema.js';
 import { pick, rootField, RouteInputError, withoutNulls, type Route } from './route.js';
 import { ALERT, conditionalMembers, fieldsOf, LOGIN, listOf, TOKEN_RESULT, USER } from './documented.js';
 
 const LOGIN_CHANNELS = ['internet', 'android', 'browser', 'statementGenerator', 'dicBuilder', 'chat', 'android_v1', 'ios_v1', 'mobile', 'test'] as const;
-const DEVICE_TAG: JsonSchema = { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$', description: '1-64 letters, digits or _ . : -' };
+const DEVICE_TAG: JsonSchema = stringOf(DEVICE_TAG_RULE, DEVICE_TAG_RULE.patternText);
 const ADDRESS_LINE: JsonSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: '^(?!\\s*$)[^<>]*$', description: '1-100 characters, no < or >' };
 /** The Address properties `POST /user` reads from each item of its address lists. */
 const ADDRESS_FIELDS: Record<string, JsonSchema> = {

@@ -7,7 +7,7 @@ import type { Logger } from '../../../platform/logger.js';
 import { maskRecipient, type Notifier } from '../../../platform/notify.js';
 import type { Principal } from '../../../platform/principal.js';
 import { newId, sha256 } from '../../../platform/secrets.js';
-import { checkString, EMAIL_RULE, PHONE_RULE, required, type StringRule } from '../../../platform/validate.js';
+import { checkString, DEVICE_TAG_RULE, EMAIL_RULE, PHONE_RULE, required } from '../../../platform/validate.js';
 import { newDeviceSecret } from './auth/device-proof.js';
 import { consumeCode } from './codes.js';
 import type { Lockouts } from './auth/lockout.js';
@@ -26,7 +26,6 @@ export const DOCUMENT_TYPES = ['idFront', 'idBack', 'passport', 'selfie'] as con
 export const IMAGE_TYPES: readonly FileType[] = ['image/jpeg', 'image/png'];
 export const MAX_IMAGE_BYTES = 2 * 1024 * 1024;
 
-const DEVICE_TAG: StringRule = { min: 1, max: 64, pattern: /^[A-Za-z0-9_.:-]+$/, patternText: '1-64 letters, digits or _ . : -' };
 const RECOVERY_CODE_LIFETIME_MS = 15 * 60 * 1000;
 
 /** Someone onboarding on a device. `_id` is the prospectId. */
@@ -117,7 +116,7 @@ export class Onboarding {
    * onboarding); with the prospect's own token it updates that prospect and replaces the token.
    */
   async submitData(principal: Principal, input: Record<string, unknown>) {
-    const deviceTag = checkString(required(input.deviceTag, 'deviceTag'), 'deviceTag', DEVICE_TAG)!;
+    const deviceTag = checkString(required(input.deviceTag, 'deviceTag'), 'deviceTag', DEVICE_TAG_RULE)!;
     const preSegment = checkString(required(input.preSegment, 'preSegment'), 'preSegment', { max: 64 })!;
     const segment = ownValue(PRE_SEGMENTS, preSegment);
     if (!segment) throw appError(ErrorCode.VALIDATION_FAILED, `preSegment ${preSegment} leads to no segment; known: ${Object.keys(PRE_SEGMENTS).join(', ')}.`, { field: 'preSegment' });
@@ -177,7 +176,7 @@ export class Onboarding {
   /** `POST /recovery/code`: sends a code to the user's email for registering a new device. */
   async requestRecoveryCode(principal: Principal, input: Record<string, unknown>) {
     if (principal.kind !== 'user') throw appError(ErrorCode.UNAUTHENTICATED, 'Recovery needs the token of an existing user.');
-    const deviceTag = checkString(required(input.deviceTag, 'deviceTag'), 'deviceTag', DEVICE_TAG)!;
+    const deviceTag = checkString(required(input.deviceTag, 'deviceTag'), 'deviceTag', DEVICE_TAG_RULE)!;
     if (await this.auth.devices.findOne({ _id: deviceTag }, { projection: { _id: 1 } })) {
       throw appError(ErrorCode.CONFLICT, 'Recovery declined: credentials already exist for this device.', { field: 'deviceTag' });
     }
@@ -197,7 +196,7 @@ export class Onboarding {
   /** `POST /prospect/connectsocket`: records a prospect's request for an onboarding socket. */
   async connectSocket(principal: Principal, input: Record<string, unknown>) {
     const prospect = requireProspect(principal);
-    const deviceTag = checkString(required(input.deviceTag, 'deviceTag'), 'deviceTag', DEVICE_TAG)!;
+    const deviceTag = checkString(required(input.deviceTag, 'deviceTag'), 'deviceTag', DEVICE_TAG_RULE)!;
     const socketId = checkString(required(input.socketId, 'socketId'), 'socketId', { min: 1, max: 128, safeText: true })!;
     if (deviceTag !== prospect.deviceTag) throw appError(ErrorCode.VALIDATION_FAILED, "deviceTag is not the prospect's device.", { field: 'deviceTag' });
     const now = new Date();
@@ -221,7 +220,7 @@ export class Onboarding {
         throw appError(ErrorCode.REQUIRED_ELEMENT_MISSING, `${field} is required; the registration is locked for ${this.config.lockPeriodSeconds} s.`, { field });
       }
     }
-    const deviceTag = checkString(input.deviceTag, 'deviceTag', DEVICE_TAG)!;
+    const deviceTag = checkString(input.deviceTag, 'deviceTag', DEVICE_TAG_RULE)!;
     const preSegment = checkString(input.preSegment, 'preSegment', { max: 64 })!;
     const deviceData = input.deviceData as Record<string, unknown>;
     const referral = checkString(input.referral, 'referral', { min: 1, max: 36 }) ?? null;
