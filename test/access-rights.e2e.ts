@@ -53,9 +53,9 @@ type PrincipalKind = 'user' | 'prospect' | 'aggregator' | 'merchant' | 'customer
 /** Who may call a route or a root field: nobody needs a credential, or these kinds of principal. */
 type Access = 'public' | readonly PrincipalKind[];
 
-const CARD_PROCESSOR_KEY = 'card-processor-key-for-the-authorization-matrix';
+const CARD_PROCESSOR_KEY = 'card-processor-key-for-the-access-rights-tests';
 /** A service key of an internal service that no operation names (the statement generator's logins). */
-const STATEMENTS_KEY = 'statements-key-for-the-authorization-matrix-0001';
+const STATEMENTS_KEY = 'statements-key-for-the-access-rights-tests-0001';
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 1)]);
 const OPS_PASSWORD = 'Ops#Pass2026';
 const RIVAL_PASSWORD = 'Rival#Pass2026';
@@ -283,10 +283,10 @@ function probeOf(root: 'query' | 'mutation', field: GraphQLField<unknown, unknow
 // The matrix
 // ---------------------------------------------------------------------------------------------
 
-describe('the authorization matrix over every REST route and every GraphQL root field', () => {
+describe('access rights (a matrix) over every REST route and every GraphQL root field', () => {
   let stack: TestStack;
   let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
-  const outboxDir = mkdtempSync(path.join(tmpdir(), 'authorization-matrix-outbox-'));
+  const outboxDir = mkdtempSync(path.join(tmpdir(), 'access-rights-outbox-'));
 
   /** The victims' object ids by argument, property or parameter name, or by `field.argument.path` where one name means different objects. */
   const victimIds = new Map<string, string>();
