@@ -6,7 +6,7 @@ function scrypt(password: string, salt: Buffer, keylen: number, options: ScryptO
   );
 }
 
-// scrypt with N=2^15, r=8, p=1 uses 32 MiB per hash: memory-hard, and about 50 ms here.
+// scrypt with N=2^15, r=8, p=1 uses 32 MiB per hash: memory-hard, and slow enough to make guessing costly.
 const N = 32768;
 const R = 8;
 const P = 1;
