@@ -1,7 +1,7 @@
 /**
  * `npm run fuzz [-- --seeds N]`: the fuzzing of every REST route and mutation (test/fuzz/)
  * with N fresh random seeds each (default 5) instead of the committed ones, for exploring outside
- * CI. Each failing seed is printed; add it to test/fuzz/seeds.ts with its fix.
+ * CI. Each failing seed is printed; add it to test/support/fuzz/seeds.ts with its fix.
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';

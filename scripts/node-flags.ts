@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 /**
  * The Node.js flags of a subgraph's process, and of every service in one process: `npm start`,
  * `npm run start:service`, the Docker image (per service, see `nodeFlagsOf`) and the stack of
- * `npm run bench` and `npm run bench:authorization` (test/platform.test.ts checks them).
+ * `npm run bench` and `npm run bench:authorization` (test/platform/platform.test.ts checks them).
  *
  * A young generation of 64 MiB semi-spaces instead of V8's 16: a GraphQL request allocates much
  * that dies within it, and with 16 MiB the stack scavenged so often at full load that what was

@@ -1,4 +1,4 @@
 /** Fuzzing of every REST route with hostile input: the properties and the framework are in ./suite.ts. */
-import { fuzzSuite } from './suite.js';
+import { fuzzSuite } from '../support/fuzz/suite.js';
 
 fuzzSuite('rest');

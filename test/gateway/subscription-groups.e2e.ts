@@ -1,0 +1,158 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { buildSchema, type FormattedExecutionResult } from 'graphql';
+import { createClient, type Client } from 'graphql-ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { startSubscriptionServer } from '../../gateway/src/subscriptions.js';
+import { InProcessBus, type BusEvent } from '../../platform/event-bus.js';
+import { createLogger } from '../../platform/logger.js';
+import type { Principal } from '../../platform/principal.js';
+
+// The gateway's subscription server over a real WebSocket, with the gateway's execution replaced
+// by a counter: what is under test is how many resolutions an event costs and who receives it.
+const SCHEMA = buildSchema(`
+  type Card { SvcCardId: ID! status: String }
+  type Query { card(SvcCardId: ID!): Card }
+  type Subscription { cardStatusChanged: Card }
+`);
+const QUERY = 'subscription { cardStatusChanged { SvcCardId status } }';
+/** The status resolved for cards whose id starts with `big`: 64 KiB per event. */
+const BIG_STATUS = 'x'.repeat(64 * 1024);
+
+describe('subscribers that are alike share one resolution of each event', () => {
+  let server: Server;
+  let url: string;
+  const bus = new InProcessBus();
+  const executed: Array<{ userId: string; key: unknown }> = [];
+  /** Resolutions of cards whose id starts with `held` wait for this. */
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const clients: Client[] = [];
+  let subscriptions: ReturnType<typeof startSubscriptionServer>;
+
+  beforeAll(async () => {
+    server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+    subscriptions = startSubscriptionServer({
+      server,
+      path: '/graphql',
+      schema: () => SCHEMA,
+      bus,
+      // The token names the user; every connection of a user gets the same principal (one login's token).
+      authenticate: async (headers) => ({ kind: 'user', userId: headers.token!.split(':')[0]!, sessionId: 'session', channel: 'internet' }) satisfies Principal,
+      execute: async (_document, variables, principal): Promise<FormattedExecutionResult> => {
+        executed.push({ userId: (principal as { userId: string }).userId, key: variables.__eventKey });
+        if (String(variables.__eventKey).startsWith('held')) await held;
+        return { data: { cardStatusChanged: { SvcCardId: variables.__eventKey, status: String(variables.__eventKey).startsWith('big') ? BIG_STATUS : 'off' } } };
+      },
+      logger: createLogger('silent'),
+      maxPayloadBytes: 1024 * 1024,
+    });
+  });
+  afterAll(async () => {
+    for (const client of clients) await client.dispose();
+    await subscriptions.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  const subscribe = (token: string) => {
+    const client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { token }, retryAttempts: 0 });
+    clients.push(client);
+    const received: unknown[] = [];
+    client.subscribe({ query: QUERY }, { next: (value) => void received.push(value.data), error: () => {}, complete: () => {} });
+    return received;
+  };
+  const publish = (id: string, SvcUserId: string, SvcCardId: string): Promise<void> =>
+    bus.publish({ id, type: 'card.status', audience: { SvcUserId }, payload: { SvcCardId }, dtsCreated: new Date().toISOString() } satisfies BusEvent);
+  const until = async (check: () => boolean) => {
+    const deadline = Date.now() + 5000;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error('timed out');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+
+  it('resolves an event once for three alike subscribers, delivers it to each, and to nobody it does not concern', async () => {
+    const alike = [subscribe('ann:1'), subscribe('ann:2'), subscribe('ann:3')];
+    const stranger = subscribe('bob:1');
+    await until(() => subscriptions.subscribers() === 4);
+
+    await publish('evt_1', 'ann', 'card_1');
+    await until(() => alike.every((received) => received.length === 1));
+    await publish('evt_2', 'ann', 'card_2');
+    await until(() => alike.every((received) => received.length === 2));
+
+    expect(executed).toEqual([{ userId: 'ann', key: 'card_1' }, { userId: 'ann', key: 'card_2' }]);
+    for (const received of alike) expect(received).toEqual([{ cardStatusChanged: { SvcCardId: 'card_1', status: 'off' } }, { cardStatusChanged: { SvcCardId: 'card_2', status: 'off' } }]);
+    expect(stranger).toEqual([]);
+
+    // A subscriber that leaves stops counting; the others still share.
+    await clients[0]!.dispose();
+    await until(() => subscriptions.subscribers() === 3);
+    await publish('evt_3', 'ann', 'card_3');
+    await until(() => alike[1]!.length === 3 && alike[2]!.length === 3);
+    expect(executed).toHaveLength(3);
+  });
+
+  it('skips events for a subscriber that stops reading, while an alike one that reads gets every event', async () => {
+    const before = subscriptions.subscribers();
+    const reader = subscribe('carl:1');
+    // A raw graphql-ws client whose socket stops being read once subscribed.
+    const stalled = new WebSocket(url, 'graphql-transport-ws');
+    let stalledEvents = 0;
+    let lastStalled = '';
+    let acknowledged = false;
+    stalled.on('message', (data: Buffer) => {
+      const message = JSON.parse(data.toString()) as { type: string; payload?: { data?: { cardStatusChanged?: { SvcCardId: string } } } };
+      if (message.type === 'connection_ack') acknowledged = true;
+      if (message.type === 'next') {
+        stalledEvents += 1;
+        lastStalled = message.payload?.data?.cardStatusChanged?.SvcCardId ?? '';
+      }
+    });
+    await new Promise((resolve) => stalled.once('open', resolve));
+    stalled.send(JSON.stringify({ type: 'connection_init', payload: { token: 'carl:2' } }));
+    await until(() => acknowledged);
+    stalled.send(JSON.stringify({ id: 'stalled', type: 'subscribe', payload: { query: QUERY } }));
+    await until(() => subscriptions.subscribers() === before + 2);
+    stalled.pause();
+
+    // 400 events of 64 KiB (25 MiB), a few milliseconds apart: the reader keeps up; the stalled
+    // socket fills the kernel's buffers, then the gateway's 1 MiB, then skips.
+    for (let i = 0; i < 400; i += 1) {
+      await publish(`evt_big_${i}`, 'carl', `big_${i}`);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    await until(() => reader.length === 400);
+    stalled.resume();
+    // Once it has read what it was sent, it receives events again.
+    for (let k = 0; !lastStalled.startsWith('small_after'); k += 1) {
+      if (k === 100) throw new Error('the stalled subscriber never caught up');
+      await publish(`evt_after_${k}`, 'carl', `small_after_${k}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const skipped = 400 - (stalledEvents - 1);
+    expect(skipped).toBeGreaterThan(0);
+    expect(stalledEvents).toBeGreaterThan(1);
+    stalled.close();
+    await until(() => subscriptions.subscribers() === before + 1);
+  });
+
+  it('does not give a subscriber an event that arrived before it subscribed, even when it is delivered after', async () => {
+    const before = subscriptions.subscribers();
+    const early = subscribe('dora:1');
+    await until(() => subscriptions.subscribers() === before + 1);
+    // Its resolution is held until a second, alike subscriber has joined the group.
+    await publish('evt_held', 'dora', 'held_1');
+    await until(() => executed.some((e) => e.key === 'held_1'));
+    const late = subscribe('dora:2');
+    await until(() => subscriptions.subscribers() === before + 2);
+    release();
+    await until(() => early.length === 1);
+    await publish('evt_after_join', 'dora', 'card_after');
+    await until(() => early.length === 2 && late.length === 1);
+    expect(late).toEqual([{ cardStatusChanged: { SvcCardId: 'card_after', status: 'off' } }]);
+  });
+});

@@ -1,0 +1,76 @@
+import net from 'node:net';
+import { MongoNetworkError } from 'mongodb';
+import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { DriverConnectionClass } from '../../platform/driver-guard.js';
+import { connectMongo } from '../../platform/mongo.js';
+
+const ADMIN = { db: 'admin', collection: '$cmd', toString: () => 'admin.$cmd' };
+
+/** A socket connected to the test database (the embedded FerretDB, or the first host of a mongodb:// MONGODB_URI). */
+async function databaseSocket(): Promise<net.Socket> {
+  const host = /^mongodb:\/\/(?:[^@/]*@)?([^/,?]+)/.exec(inject('mongodbUri'))?.[1];
+  if (!host) throw new Error('This test connects a socket itself: it needs a mongodb:// URI (not mongodb+srv://).');
+  const [hostname, port] = host.startsWith('[') ? [host.slice(1, host.indexOf(']')), host.split(']:')[1]] : host.split(':');
+  const socket = net.connect({ host: hostname, port: Number(port || 27017) });
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  return socket;
+}
+
+/** A driver connection over `socket`, speaking OP_MSG as after its handshake (FerretDB answers no legacy OP_QUERY but the handshake). */
+function connectionOver(socket: net.Socket, id: number) {
+  const connection = new DriverConnectionClass(socket, { id, generation: 0 });
+  connection.hello = { ok: 1, isWritablePrimary: true, minWireVersion: 0, maxWireVersion: 17 };
+  return connection;
+}
+
+/** The command's outcome, or 'still waiting' after `ms`. */
+const settledWithin = (command: Promise<unknown>, ms: number) =>
+  Promise.race([
+    command.then(() => 'answered', (error: unknown) => error),
+    new Promise((resolve) => setTimeout(() => resolve('still waiting'), ms)),
+  ]);
+
+describe("the MongoDB driver's writes on a closing connection", () => {
+  const sockets: net.Socket[] = [];
+  // Guarded as every service's is: by connecting through connectMongo (the guard is process-wide).
+  beforeAll(async () => {
+    const mongo = await connectMongo(inject('mongodbUri'), 'tguard_');
+    await mongo.close();
+  });
+  afterEach(() => {
+    for (const socket of sockets.splice(0)) socket.destroy();
+  });
+
+  it('fails a command written after the socket closed but before the driver heard of it, instead of waiting forever', async () => {
+    const socket = await databaseSocket();
+    sockets.push(socket);
+    const connection = connectionOver(socket, 1);
+    expect(await settledWithin(connection.command(ADMIN, { ping: 1 }), 5000)).toBe('answered');
+    // The state a server's close leaves for a moment: the socket destroyed, its 'close' event not yet emitted.
+    socket.destroy();
+    expect(connection.closed).toBe(false);
+    const outcome = await settledWithin(connection.command(ADMIN, { ping: 1 }), 5000);
+    expect(outcome).toBeInstanceOf(MongoNetworkError);
+    expect(connection.closed).toBe(true);
+  });
+
+  it('fails a command whose write was still waiting to drain when the socket closed', async () => {
+    const socket = await databaseSocket();
+    sockets.push(socket);
+    const connection = connectionOver(socket, 3);
+    // A write the socket keeps in its buffer (as under back-pressure), then the server's close.
+    socket.write = () => false;
+    const command = connection.command(ADMIN, { ping: 1 });
+    setTimeout(() => socket.destroy(), 50);
+    expect(await settledWithin(command, 5000)).toBeInstanceOf(MongoNetworkError);
+    expect(connection.closed).toBe(true);
+  });
+
+  it('still answers commands on a live connection, one after another, and leaves no listener behind', async () => {
+    const socket = await databaseSocket();
+    sockets.push(socket);
+    const connection = connectionOver(socket, 2);
+    for (let i = 0; i < 20; i += 1) expect(await settledWithin(connection.command(ADMIN, { ping: 1 }), 5000)).toBe('answered');
+    expect(socket.listenerCount('close')).toBe(1);
+  });
+});

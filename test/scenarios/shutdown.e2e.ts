@@ -1,0 +1,82 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
+import { REPO_ROOT } from '../../platform/config.js';
+import { build } from '../../scripts/build.js';
+import { SERVICE_NODE_FLAGS } from '../../scripts/node-flags.js';
+
+/**
+ * Runs a script as a user would (TypeScript through tsx, or a built `.js` with node alone), waits
+ * until it prints the REST adapter's or its own address, then sends SIGTERM.
+ */
+async function startThenTerminate(args: string[], env: Record<string, string>, addressPattern: RegExp): Promise<{ code: number | null | 'timeout'; healthy: boolean; output: string }> {
+  const child = spawn(process.execPath, args[0]!.endsWith('.js') ? args : ['--import', 'tsx', ...args], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      // Not `test`: outside tests Apollo installs its own signal handlers, which must not get in the way.
+      NODE_ENV: 'development',
+      MONGODB_URI: inject('mongodbUri'),
+      MONGODB_DB_PREFIX: 'shutdown_',
+      INTERNAL_SECRET: 'i'.repeat(40),
+      GEOCODER_PRELOAD: 'false',
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+  });
+  let output = '';
+  const address = new Promise<string>((resolve) => {
+    const look = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = addressPattern.exec(output);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout.on('data', look);
+    child.stderr.on('data', look);
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    const url = await Promise.race([address, exited.then(() => null), new Promise<null>((resolve) => setTimeout(() => resolve(null), 20_000))]);
+    const healthy = url !== null && (await fetch(`${url}/health`).then((r) => r.ok, () => false));
+    child.kill('SIGTERM');
+    const code = await Promise.race([exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 10_000))]);
+    return { code, healthy, output };
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+}
+
+const ZERO_PORTS = { GATEWAY_PORT: '0', REST_PORT: '0', USER_SUBGRAPH_PORT: '0', CARDS_SUBGRAPH_PORT: '0', PAYMENTS_SUBGRAPH_PORT: '0', COMPLIANCE_SUBGRAPH_PORT: '0' };
+
+describe('shutting down on SIGTERM', () => {
+  it('stops every service of `npm start` and exits with 0', async () => {
+    const result = await startThenTerminate(['scripts/start.ts'], ZERO_PORTS, /REST adapter[^\n]*?(http:\/\/127\.0\.0\.1:\d+)/);
+    expect(result.healthy, result.output).toBe(true);
+    expect(result.code, result.output).toBe(0);
+    expect(result.output).toContain('"msg":"stopped"');
+  });
+
+  it('stops a service run as its own process and exits with 0', async () => {
+    const result = await startThenTerminate(['scripts/serve.ts', 'cards'], { ...ZERO_PORTS, REDIS_URL: 'redis://127.0.0.1:6379' }, /"msg":"listening","url":"(http:\/\/127\.0\.0\.1:\d+)"/);
+    expect(result.healthy, result.output).toBe(true);
+    expect(result.code, result.output).toBe(0);
+  });
+
+  it('runs a service from `npm run build` with node alone, and stops it', async () => {
+    // Inside the repository, so that the built modules find its node_modules, as they do in dist/.
+    const into = path.join(REPO_ROOT, '.data', `build-${randomBytes(4).toString('hex')}`);
+    try {
+      build(into);
+      // The image's command asks the built node-flags for the service's flags.
+      expect(execFileSync(process.execPath, [path.join(into, 'scripts', 'node-flags.js'), 'cards'], { encoding: 'utf8' }).trim()).toBe(SERVICE_NODE_FLAGS.join(' '));
+      const result = await startThenTerminate([path.join(into, 'scripts', 'serve.js'), 'cards'], { ...ZERO_PORTS, REDIS_URL: 'redis://127.0.0.1:6379' }, /"msg":"listening","url":"(http:\/\/127\.0\.0\.1:\d+)"/);
+      expect(result.healthy, result.output).toBe(true);
+      expect(result.code, result.output).toBe(0);
+    } finally {
+      rmSync(into, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
