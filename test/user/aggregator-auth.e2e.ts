@@ -121,6 +121,8 @@ describe('aggregator credentials', () => {
   it('changes the password, revokes every token of the user, and accepts only the new password', async () => {
     const first = (await getToken({ login: DEMO.aggregatorLogin, password })).body.data;
     const second = (await getToken({ login: DEMO.aggregatorLogin, password })).body.data;
+    // Used first, so the gateway holds it as live: only the revocation's announcement can end it there.
+    expect((await stack.graphql('{ aggregatorViewer { login } }', {}, { 'x-svc-token': second.token })).status).toBe(200);
     const response = await changePassword(first.token, { oldPassword: password, newPassword: 'NewPass#2027' });
     expect(response.status).toBe(200);
     expect(response.body.code).toBe('0');
