@@ -18,6 +18,8 @@ export const AUDIT_ACTIONS = [
   'WEBHOOK_CONFIGURED',
   'USER_BLOCKED',
   'USER_UNBLOCKED',
+  'AGGREGATOR_CREATED',
+  'AGGREGATOR_USER_CREATED',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

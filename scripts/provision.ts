@@ -6,9 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { AUDIT_DATABASE, backgroundAuditTrail } from '../platform/audit.js';
 import { loadConfig } from '../platform/config.js';
-import { hashPassword } from '../platform/secrets.js';
 import { checkString, ID_RULE } from '../platform/validate.js';
-import { checkNewPassword } from '../subgraphs/user/src/auth/aggregator.js';
+import { AggregatorProvisioning } from '../subgraphs/user/src/auth/provisioning.js';
 import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
 import { createLogger } from '../platform/logger.js';
 import { configureWebhook } from '../subgraphs/cards/src/webhook-config.js';
@@ -24,38 +23,29 @@ if (!command || !id || !third || !['aggregator', 'aggregator-user', 'webhook', '
 }
 const config = loadConfig();
 const { mongo, embedded } = await openDatabase(config);
-const { aggregators, aggregatorUsers } = authCollections(mongo.db('user'));
 const logger = createLogger('warn');
 // Provisioning is audited as the `provision` tool: an operator's act outside any request.
 const audit = backgroundAuditTrail(mongo.db(AUDIT_DATABASE), logger, { kind: 'service', service: 'provision' });
 try {
   checkString(id, 'svcAggregatorId', ID_RULE);
-  const now = new Date();
+  const provisioning = new AggregatorProvisioning(authCollections(mongo.db('user')), audit);
   if (command === 'webhook') {
     const result = await configureWebhook(mongo.db('cards'), logger, audit, id, { url: third, defaultStrategy: fourth ?? '', timeoutMs: fifth ? Number(fifth) : null }, config.webhookAllowInternal);
     console.log(`Webhook of ${id}: ${result.url}, default strategy ${result.defaultStrategy}, timeout ${result.timeoutMs} ms.`);
     if (result.secret) console.log(`Signing secret (shown once): ${result.secret}`);
   } else if (command === 'merchant') {
-    if (!(await aggregators.findOne({ _id: id }))) throw new Error(`No aggregator ${id}: provision it first.`);
+    if (!(await provisioning.hasAggregator(id))) throw new Error(`No aggregator ${id}: provision it first.`);
     const merchants = new Merchants(mongo.db('payments'), config.jwtSecret, logger, config.webhookAllowInternal, audit);
     const { merchant, webhookSecret } = await merchants.save(id, { svcMerchantId: third, name: fourth ?? null, linkDelivery: fifth ?? null, webhookUrl: sixth });
     console.log(`Merchant ${merchant.svcMerchantId} of ${id}: ${merchant.name}, links delivered by ${merchant.linkDelivery}${merchant.webhookUrl ? ` to ${merchant.webhookUrl}` : ''}.`);
     if (webhookSecret) console.log(`Webhook signing secret (shown once): ${webhookSecret}`);
   } else if (command === 'aggregator') {
-    const result = await aggregators.updateOne({ _id: id }, { $setOnInsert: { svcAggregatorId: id, name: third, dtsCreated: now } }, { upsert: true });
-    console.log(result.upsertedCount ? `Aggregator ${id} created.` : `Aggregator ${id} already exists; nothing changed.`);
+    const created = await provisioning.createAggregator(id, third);
+    console.log(created ? `Aggregator ${id} created.` : `Aggregator ${id} already exists; nothing changed.`);
   } else {
-    checkString(third, 'login', ID_RULE);
-    if (!(await aggregators.findOne({ _id: id }))) throw new Error(`No aggregator ${id}: provision it first.`);
     // A generated password meets every rule of the spec: letters of both cases, digits and a symbol.
     const password = process.env.AGGREGATOR_PASSWORD ?? `${randomBytes(12).toString('base64url').replace(/[-_]/g, 'x')}aA1!`;
-    checkNewPassword(password);
-    const result = await aggregatorUsers.updateOne(
-      { _id: third.toLowerCase() },
-      { $setOnInsert: { login: third, svcAggregatorId: id, passwordHash: await hashPassword(password), dtsCreated: now, dtsPasswordChanged: now } },
-      { upsert: true },
-    );
-    if (!result.upsertedCount) console.log(`User ${third} already exists; nothing changed.`);
+    if (!(await provisioning.createAggregatorUser(id, third, password))) console.log(`User ${third} already exists; nothing changed.`);
     else console.log(process.env.AGGREGATOR_PASSWORD ? `User ${third} created.` : `User ${third} created with password (shown once): ${password}`);
   }
 } catch (error) {

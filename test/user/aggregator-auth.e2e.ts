@@ -1,3 +1,4 @@
+import { AUDIT_DATABASE, auditLogCollection } from '../../platform/audit.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -143,8 +144,15 @@ describe('aggregator credentials', () => {
     expect((await run('aggregator', 'acme_corp', 'ACME Corp')).stdout).toContain('created');
     expect((await run('aggregator-user', 'acme_corp', 'acme_ops')).stdout).toContain('created');
     await expect(run('aggregator-user', 'nobody_corp', 'ghost')).rejects.toThrow(/No aggregator nobody_corp/);
+    const again = await run('aggregator-user', 'acme_corp', 'acme_ops', 'ignored');
+    expect(again.stdout).toContain('already exists; nothing changed');
     const response = await getToken({ login: 'acme_ops', password: 'Acme#Ops2026' });
     expect(response.status).toBe(200);
+    const trail = await auditLogCollection(stack.mongo.db(AUDIT_DATABASE)).find({ actorId: 'provision' }).toArray();
+    expect(trail.map((record) => [record.action, record.subjectId])).toEqual(
+      expect.arrayContaining([['AGGREGATOR_CREATED', 'acme_corp'], ['AGGREGATOR_USER_CREATED', 'acme_ops']]),
+    );
+    expect(trail.filter((record) => record.action === 'AGGREGATOR_USER_CREATED')).toHaveLength(1);
   });
 
   it('counts wrong old passwords toward the lock, so a stolen token cannot brute-force the password', async () => {

@@ -2,13 +2,15 @@ import type { Db } from 'mongodb';
 import { DEMO } from '../../../platform/demo.js';
 import { insertIfAbsent } from '../../../platform/mongo.js';
 import { hashPassword, sha256 } from '../../../platform/secrets.js';
+import { AggregatorProvisioning } from './auth/provisioning.js';
 import { authCollections } from './datasources/auth.js';
 import { usersCollection, type UserDocument } from './datasources/users.js';
 
 /** Seeds the demo end user, their internet login and test device, and the demo aggregator and its user. Idempotent: existing records are kept. */
 export async function seedUser(db: Db, now = new Date()): Promise<void> {
   const users = usersCollection(db);
-  const { credentials, devices, chatLinks, aggregators, aggregatorUsers } = authCollections(db);
+  const auth = authCollections(db);
+  const { credentials, devices, chatLinks } = auth;
   await seedFriend(db, now);
   const user: UserDocument = {
     _id: DEMO.userId,
@@ -86,18 +88,9 @@ export async function seedUser(db: Db, now = new Date()): Promise<void> {
     { $setOnInsert: { SvcUserId: DEMO.userId, dtsLinked: now } },
     { upsert: true },
   );
-  await aggregators.updateOne(
-    { _id: DEMO.aggregatorId },
-    { $setOnInsert: { svcAggregatorId: DEMO.aggregatorId, name: 'Demo aggregator', dtsCreated: now } },
-    { upsert: true },
-  );
-  if (!(await aggregatorUsers.findOne({ _id: DEMO.aggregatorLogin }))) {
-    await aggregatorUsers.updateOne(
-      { _id: DEMO.aggregatorLogin },
-      { $setOnInsert: { login: DEMO.aggregatorLogin, svcAggregatorId: DEMO.aggregatorId, passwordHash: await hashPassword(DEMO.aggregatorPassword), dtsCreated: now, dtsPasswordChanged: now } },
-      { upsert: true },
-    );
-  }
+  const provisioning = new AggregatorProvisioning(auth, null);
+  await provisioning.createAggregator(DEMO.aggregatorId, 'Demo aggregator');
+  await provisioning.createAggregatorUser(DEMO.aggregatorId, DEMO.aggregatorLogin, DEMO.aggregatorPassword);
 }
 
 /** The second demo user (no login): the other party of the demo user's IOU. */

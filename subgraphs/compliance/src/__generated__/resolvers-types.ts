@@ -131,6 +131,8 @@ export type ApplicationUpdateInput = {
 /** What the audit log records. LOGIN_REFUSED: an attempt refused without checking the credential (the actor is locked, or the user blocked). */
 export enum AuditAction {
   ActorLocked = 'ACTOR_LOCKED',
+  AggregatorCreated = 'AGGREGATOR_CREATED',
+  AggregatorUserCreated = 'AGGREGATOR_USER_CREATED',
   CardTurnedOff = 'CARD_TURNED_OFF',
   CardTurnedOn = 'CARD_TURNED_ON',
   LoginFailed = 'LOGIN_FAILED',
