@@ -34,7 +34,7 @@ const subgraphs: Record<string, { context: string; mappers: Record<string, strin
       Restriction: '../datasources/restrictions.js#RestrictionDocument',
       TransactionTypeRule: '../datasources/restrictions.js#TransactionTypeDocument',
       Application: '../kyc.js#ApplicationView',
-      AuditRecord: '../../../../platform/audit.js#AuditRecordDocument',
+      AuditRecord: '../audit/audit-log.js#AuditRecordDocument',
       User: '../../../../platform/references.js#UserReference',
     },
   },

@@ -29,7 +29,7 @@ import { PRINCIPAL_HEADER, signPrincipal, type Principal } from '../platform/pri
 import { SUPERGRAPH_PATH } from '../schema/compose.js';
 import { webhookConfigsCollection } from '../subgraphs/cards/src/datasources/cards.js';
 import { start as startGateway, type GatewayService } from '../gateway/src/index.js';
-import { createEventBus } from '../platform/event-bus.js';
+import { createEventBus } from '../platform/messaging/event-bus.js';
 import { sha256 } from '../platform/secrets.js';
 import { start as startRestAdapter } from '../rest-adapter/src/index.js';
 import { EVERY_PORT_FREE, loadConfig, openDatabase, seedDemo, startStack, startSubgraphs, subgraphUrlsOf } from '../scripts/stack.js';

@@ -3,7 +3,7 @@
 // are published on the bus at 50 a second. Reports publish-to-receive latency over every
 // (subscriber, event) pair, whether every subscriber received every event, and the gateway
 // process's heap per subscriber. Prints JSON.
-import { AUDIT_DATABASE, backgroundAuditTrail } from '../platform/audit.js';
+import { backgroundAuditTrail } from '../platform/audit.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -42,7 +42,7 @@ try {
   }));
   for (let i = 0; i < messages.length; i += 50) await mongo.db('cards').collection('cardMessages').insertMany(messages.slice(i, i + 50) as never[]);
   const stack = await startStack(config, createLogger('error'), mongo);
-  const { token } = await new Sessions(authCollections(mongo.db('user')).sessions, usersCollection(mongo.db('user')), backgroundAuditTrail(mongo.db(AUDIT_DATABASE), createLogger('error'), { kind: 'service', service: 'bench' }), announceThrough(mongo.db('user'))).issue({ kind: 'user', SvcUserId: DEMO.userId, channel: 'internet' }, 3600);
+  const { token } = await new Sessions(authCollections(mongo.db('user')).sessions, usersCollection(mongo.db('user')), backgroundAuditTrail(mongo.db('user'), createLogger('error'), { kind: 'service', service: 'bench' }), announceThrough(mongo.db('user'))).issue({ kind: 'user', SvcUserId: DEMO.userId, channel: 'internet' }, 3600);
 
   global.gc?.();
   const heapBefore = process.memoryUsage().heapUsed;

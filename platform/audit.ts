@@ -1,7 +1,9 @@
-import type { Collection, Db, Filter } from 'mongodb';
+import type { Db } from 'mongodb';
+import type { GraphClient } from './graph-client.js';
 import type { Logger } from './logger.js';
+import type { AuditRecordPayload } from './messaging/events.js';
+import { graphForwarder, recordEvent, type Dispatcher } from './messaging/outbox.js';
 import { principalActor, type Principal } from './principal.js';
-import { newId } from './secrets.js';
 
 /** What the audit log records: security-relevant acts, each as it happened (or was refused). */
 export const AUDIT_ACTIONS = [
@@ -26,44 +28,6 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 /** Details are flat and never carry secrets: ids, names, statuses; no tokens, passwords or card numbers. */
 export type AuditDetails = Record<string, string | number | boolean | null>;
 
-/** One stored audit record (`audit_log` in the compliance database). */
-export interface AuditRecordDocument {
-  _id: string;
-  action: AuditAction;
-  dts: Date;
-  /** Who acted: the caller's kind and id (null for an anonymous caller, such as a failed login). */
-  actorKind: Principal['kind'] | 'system';
-  actorId: string | null;
-  /** What was acted on: a user, a session, a card, a payment link, an actor of the lockout. */
-  subjectType: string | null;
-  subjectId: string | null;
-  requestId: string | null;
-  clientIp: string | null;
-  details: AuditDetails;
-}
-
-/**
- * The audit log is one append-only collection that the compliance subgraph owns and serves
- * (`Query.auditLog`, operators only); every subgraph appends to it. One collection keeps the
- * trail in time order across the domain, in one place an operator can read.
- */
-export const AUDIT_DATABASE = 'compliance';
-const AUDIT_COLLECTION = 'audit_log';
-
-/** The audit log collection in the compliance database. */
-export function auditLogCollection(db: Db): Collection<AuditRecordDocument> {
-  return db.collection<AuditRecordDocument>(AUDIT_COLLECTION);
-}
-
-/** The indexes of every filter `readAuditLog` runs (time order, alone or by action, actor or subject). */
-export async function createAuditLogIndexes(collection: Collection<AuditRecordDocument>): Promise<void> {
-  await collection.createIndex({ dts: -1, _id: -1 });
-  await collection.createIndex({ action: 1, dts: -1, _id: -1 });
-  await collection.createIndex({ actorId: 1, dts: -1, _id: -1 });
-  await collection.createIndex({ subjectId: 1, dts: -1, _id: -1 });
-}
-
-
 /** Records acts on behalf of one request (or of a background task, as `system`). */
 export interface AuditTrail {
   record(action: AuditAction, subject: { type: string; id: string } | null, details?: AuditDetails): Promise<void>;
@@ -72,23 +36,21 @@ export interface AuditTrail {
 }
 
 /**
- * An audit trail bound to who is acting. A record that cannot be stored does not undo or fail
- * the act it reports (which has happened): it is written to the log at error level instead, in
- * full, so the trail has no silent gap.
+ * An audit trail bound to who is acting, stored in the acting subgraph's own outbox (`db`) as an
+ * `audit.recorded` event, in the write path of the act; that subgraph's messaging engine carries
+ * it to compliance, which keeps the audit log and appends each record once, by its id. A record
+ * that cannot be stored does not undo or fail the act it reports (which has happened): it is
+ * written to the log at error level instead, in full, so the trail has no silent gap.
  */
-export function auditTrail(
-  collection: Collection<AuditRecordDocument>,
-  by: { principal: Principal | 'system'; requestId: string | null; clientIp: string | null; logger: Logger },
-): AuditTrail {
+export function auditTrail(db: Db, by: { principal: Principal | 'system'; requestId: string | null; clientIp: string | null; logger: Logger }): AuditTrail {
   const known = by.principal === 'system' ? null : principalActor(by.principal);
   const actor = by.principal === 'system' ? { actorKind: 'system' as const, actorId: null } : { actorKind: known?.kind ?? ('anonymous' as const), actorId: known?.id ?? null };
   return {
-    asSystem: () => auditTrail(collection, { ...by, principal: 'system' }),
+    asSystem: () => auditTrail(db, { ...by, principal: 'system' }),
     async record(action, subject, details = {}) {
-      const record: AuditRecordDocument = {
-        _id: newId('aud_'),
+      const record: AuditRecordPayload = {
         action,
-        dts: new Date(),
+        dts: new Date().toISOString(),
         ...actor,
         subjectType: subject?.type ?? null,
         subjectId: subject?.id ?? null,
@@ -97,7 +59,7 @@ export function auditTrail(
         details,
       };
       try {
-        await collection.insertOne(record);
+        await recordEvent(db, 'audit.recorded', {}, record);
       } catch (error) {
         by.logger.error('audit record not stored', { record, error });
       }
@@ -105,57 +67,27 @@ export function auditTrail(
   };
 }
 
-/** The filters of an audit log query; every one optional. */
-export interface AuditLogFilter {
-  action?: AuditAction | null;
-  actorId?: string | null;
-  subjectId?: string | null;
-  since?: Date | null;
-  until?: Date | null;
-}
-
-const cursorOf = (record: AuditRecordDocument) => Buffer.from(`${record.dts.toISOString()}|${record._id}`).toString('base64url');
-
-/** Reads the audit log newest first, `first` records after the `after` cursor: one indexed query. */
-export async function readAuditLog(
-  collection: Collection<AuditRecordDocument>,
-  filter: AuditLogFilter,
-  page: { first: number; after?: string | null },
-): Promise<{ records: Array<AuditRecordDocument & { cursor: string }>; hasNextPage: boolean }> {
-  const query: Filter<AuditRecordDocument> = {};
-  if (filter.action) query.action = filter.action;
-  if (filter.actorId) query.actorId = filter.actorId;
-  if (filter.subjectId) query.subjectId = filter.subjectId;
-  const dts: { $gte?: Date; $lt?: Date } = {};
-  if (filter.since) dts.$gte = filter.since;
-  if (filter.until) dts.$lt = filter.until;
-  const conditions: Array<Filter<AuditRecordDocument>> = [query];
-  if (dts.$gte || dts.$lt) conditions.push({ dts });
-  if (page.after) {
-    const [at, id] = Buffer.from(page.after, 'base64url').toString('utf8').split('|');
-    const after = new Date(at ?? '');
-    if (Number.isNaN(after.getTime()) || !id) throw new AuditCursorError();
-    conditions.push({ $or: [{ dts: { $lt: after } }, { dts: after, _id: { $lt: id } }] });
-  }
-  const found = await collection
-    .find(conditions.length === 1 ? query : { $and: conditions })
-    .sort({ dts: -1, _id: -1 })
-    .limit(page.first + 1)
-    .toArray();
-  return { records: found.slice(0, page.first).map((record) => ({ ...record, cursor: cursorOf(record) })), hasNextPage: found.length > page.first };
-}
-
-/** An `after` cursor that `readAuditLog` did not write. */
-export class AuditCursorError extends Error {
-  constructor() {
-    super('after is not a cursor of the audit log.');
-  }
-}
-
 /**
- * An audit trail outside any request: a background task (`system`, such as a payment link's
- * expiry) or a command-line tool (a service principal, such as `provision`).
+ * An audit trail outside any request, in the outbox of the subgraph whose data it changes (`db`):
+ * a background task (`system`, such as a payment link's expiry) or a command-line tool (a service
+ * principal, such as `provision`).
  */
-export function backgroundAuditTrail(complianceDb: Db, logger: Logger, principal: Principal | 'system' = 'system'): AuditTrail {
-  return auditTrail(auditLogCollection(complianceDb), { principal, requestId: null, clientIp: null, logger });
+export function backgroundAuditTrail(db: Db, logger: Logger, principal: Principal | 'system' = 'system'): AuditTrail {
+  return auditTrail(db, { principal, requestId: null, clientIp: null, logger });
+}
+
+/** Audit records per forwarding call. */
+const AUDIT_BATCH = 50;
+const APPEND = 'mutation ($records: [AuditRecordInput!]!) { appendAuditRecords(records: $records) { appended } }';
+
+/** Carries a subgraph's audit records to compliance, through the graph, a batch at a time. */
+export function auditForwarder(graph: GraphClient): Dispatcher {
+  return graphForwarder({
+    name: 'audit forwarding',
+    types: ['audit.recorded'],
+    batch: AUDIT_BATCH,
+    graph,
+    mutation: APPEND,
+    variablesOf: (events) => ({ records: events.map((event) => ({ id: event._id, ...event.payload })) }),
+  });
 }

@@ -4,7 +4,7 @@ import { appError, ErrorCode } from './errors.js';
 import type { Logger } from './logger.js';
 import { insertIfAbsent } from './mongo.js';
 import type { Notifier } from './notify.js';
-import { recordEvent } from './outbox.js';
+import { recordEvent } from './messaging/outbox.js';
 import { deliverWebhook } from './webhooks.js';
 
 const WEBHOOK_TIMEOUT_MS = 5000;

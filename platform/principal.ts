@@ -1,3 +1,4 @@
+import type { EventPayloads, EventType } from './messaging/events.js';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 
@@ -29,10 +30,10 @@ export interface ResolvedSession {
 }
 
 /** The bus event the user subgraph publishes when sessions end before their expiry, so that no gateway answers them from memory. */
-export const SESSIONS_ENDED = 'sessions.ended';
+export const SESSIONS_ENDED = 'sessions.ended' satisfies EventType;
 
 /** Which sessions a SESSIONS_ENDED event ends: one session, every session of a user, or of an aggregator user. */
-export type SessionsEnded = { sessionId: string } | { SvcUserId: string } | { aggregatorLogin: string };
+export type SessionsEnded = EventPayloads[typeof SESSIONS_ENDED];
 
 /** Whether a SESSIONS_ENDED payload ends the session of `principal`. */
 export function endsSession(ended: Record<string, unknown>, principal: Principal): boolean {

@@ -1,5 +1,3 @@
-import type { EventBus } from './event-bus.js';
-import { OutboxRelay } from './outbox-relay.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo/server';
@@ -10,7 +8,11 @@ import { parse } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { MongoNetworkError, MongoNotConnectedError, MongoServerClosedError, MongoServerError, MongoServerSelectionError, MongoTopologyClosedError } from 'mongodb';
 import { REPO_ROOT, type Config, type SubgraphName } from './config.js';
-import { auditLogCollection, AUDIT_DATABASE, auditTrail, type AuditTrail } from './audit.js';
+import { auditForwarder, auditTrail, type AuditTrail } from './audit.js';
+import { createGraphClient } from './graph-client.js';
+import type { EventBus } from './messaging/event-bus.js';
+import { busDispatcher, Outbox, type Dispatcher } from './messaging/outbox.js';
+import { SweepLoop } from './messaging/sweep.js';
 import { appError, ErrorCode } from './errors.js';
 import { apolloHandler, apolloLocal, serveInProcess, startHttpService, type ContextBuilder, type Handler, type HttpService, type RequestScope } from './http.js';
 import type { Logger } from './logger.js';
@@ -138,7 +140,7 @@ export interface SubgraphStartOptions {
   mongo: Mongo;
   /** Defaults to the configured port of the subgraph. */
   port?: number | undefined;
-  /** Where the subgraph's outbox is published (the relay runs while the subgraph does). */
+  /** Where the subgraph's outbox is published (its messaging engine runs while the subgraph does). */
   bus: EventBus;
 }
 
@@ -147,6 +149,8 @@ export interface SubgraphOptions<TContext extends RequestBase> extends SubgraphS
   name: SubgraphName;
   /** The subgraph's resolver map (codegen's `Resolvers` type, which Apollo's map type does not name). */
   resolvers: object;
+  /** Dispatchers of the subgraph's own events, besides the bus and the audit forwarding every subgraph has. */
+  dispatchers?: readonly Dispatcher[];
   /** Adds the subgraph's own per-request state (DataLoaders, data sources) to the base. */
   createContext: (base: RequestBase) => TContext;
   /** Routes besides `/graphql`, tried first; return false to fall through. */
@@ -171,8 +175,8 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
   await apollo.start();
-  await OutboxRelay.createIndexes(options.mongo.db(name));
-  const auditLog = auditLogCollection(options.mongo.db(AUDIT_DATABASE));
+  const db = options.mongo.db(name);
+  await Outbox.createIndexes(db);
   const context: ContextBuilder<TContext> = async (source, scope) => {
     const header = source.headers[PRINCIPAL_HEADER];
     const principal = verifyPrincipal(typeof header === 'string' ? header : undefined, config.internalSecret);
@@ -180,7 +184,7 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
       throw appError(ErrorCode.UNAUTHENTICATED, 'This subgraph answers the gateway only: the signed internal principal is missing or invalid.', { httpStatus: 401 });
     }
     const clientIp = verifyClientIp(source.headers[CLIENT_IP_HEADER], config.internalSecret);
-    const audit = auditTrail(auditLog, { principal, requestId: scope.requestId, clientIp, logger: scope.logger });
+    const audit = auditTrail(db, { principal, requestId: scope.requestId, clientIp, logger: scope.logger });
     return options.createContext({ principal, requestId: scope.requestId, logger: scope.logger, clientIp, audit });
   };
   const graphql = apolloHandler(apollo, { bodyLimitBytes: config.bodyLimitBytes, context });
@@ -195,44 +199,30 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
       await graphql(req, res, scope);
     },
   });
-  const relay = new OutboxRelay(options.mongo.db(name), options.bus, logger).start();
+  const dispatchers = [busDispatcher(options.bus), auditForwarder(createGraphClient(config, name)), ...(options.dispatchers ?? [])];
+  const outbox = new Outbox(db, dispatchers, logger).start();
   const withdraw = config.inProcessCalls === 'all' ? serveInProcess(`${service.url}/graphql`, apolloLocal(apollo, context, logger)) : () => {};
   return {
     ...service,
     close: async () => {
       withdraw();
       await service.close();
-      await relay.stop();
+      await outbox.stop();
       await apollo.stop();
     },
   };
 }
 
 /**
- * Runs `task` every `everyMs` while the service runs (a background job: a relay, a daily report),
- * and stops it when the service closes. A run that fails (the database away) is logged; the next
- * tick runs again.
+ * Runs `task` every `everyMs` while the service runs (a scheduled job: retries that are due, a
+ * daily report), and stops it when the service closes, after the run in flight.
  */
 export function withRecurringTask(service: HttpService, everyMs: number, task: () => Promise<unknown>, logger: Logger): HttpService {
-  // A run that outlasts the period is not joined by the next one: that tick is skipped.
-  let running: Promise<void> | null = null;
-  const timer = setInterval(() => {
-    running ??= task()
-      .then(
-        () => undefined,
-        (error: unknown) => logger.warn('recurring task failed', { error: (error as Error).message }),
-      )
-      .finally(() => {
-        running = null;
-      });
-  }, everyMs);
-  timer.unref();
+  const job = new SweepLoop('recurring task', task, everyMs, logger).start(false);
   return {
     ...service,
     close: async () => {
-      clearInterval(timer);
-      // The run in flight finishes before the caller closes the database under it.
-      await running;
+      await job.stop();
       await service.close();
     },
   };

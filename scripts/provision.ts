@@ -4,7 +4,7 @@
 //   npm run provision -- webhook <svcAggregatorId> <url> <approve|decline> [timeoutMs]   (the signing secret is printed once)
 //   npm run provision -- merchant <svcAggregatorId> <svcMerchantId> <name> [email|webhook] [webhookUrl]   (a new merchant's signing secret is printed once)
 import { randomBytes } from 'node:crypto';
-import { AUDIT_DATABASE, backgroundAuditTrail } from '../platform/audit.js';
+import { backgroundAuditTrail } from '../platform/audit.js';
 import { loadConfig } from '../platform/config.js';
 import { checkString, ID_RULE } from '../platform/validate.js';
 import { AggregatorProvisioning } from '../subgraphs/user/src/auth/provisioning.js';
@@ -24,18 +24,19 @@ if (!command || !id || !third || !['aggregator', 'aggregator-user', 'webhook', '
 const config = loadConfig();
 const { mongo, embedded } = await openDatabase(config);
 const logger = createLogger('warn');
-// Provisioning is audited as the `provision` tool: an operator's act outside any request.
-const audit = backgroundAuditTrail(mongo.db(AUDIT_DATABASE), logger, { kind: 'service', service: 'provision' });
+// Provisioning is audited as the `provision` tool: an operator's act outside any request, in the
+// outbox of the service whose data it changes, which forwards it to the audit log.
+const auditOf = (service: 'user' | 'cards' | 'payments') => backgroundAuditTrail(mongo.db(service), logger, { kind: 'service', service: 'provision' });
 try {
   checkString(id, 'svcAggregatorId', ID_RULE);
-  const provisioning = new AggregatorProvisioning(authCollections(mongo.db('user')), audit);
+  const provisioning = new AggregatorProvisioning(authCollections(mongo.db('user')), auditOf('user'));
   if (command === 'webhook') {
-    const result = await configureWebhook(mongo.db('cards'), logger, audit, id, { url: third, defaultStrategy: fourth ?? '', timeoutMs: fifth ? Number(fifth) : null }, config.webhookAllowInternal);
+    const result = await configureWebhook(mongo.db('cards'), logger, auditOf('cards'), id, { url: third, defaultStrategy: fourth ?? '', timeoutMs: fifth ? Number(fifth) : null }, config.webhookAllowInternal);
     console.log(`Webhook of ${id}: ${result.url}, default strategy ${result.defaultStrategy}, timeout ${result.timeoutMs} ms.`);
     if (result.secret) console.log(`Signing secret (shown once): ${result.secret}`);
   } else if (command === 'merchant') {
     if (!(await provisioning.hasAggregator(id))) throw new Error(`No aggregator ${id}: provision it first.`);
-    const merchants = new Merchants(mongo.db('payments'), config.jwtSecret, logger, config.webhookAllowInternal, audit);
+    const merchants = new Merchants(mongo.db('payments'), config.jwtSecret, logger, config.webhookAllowInternal, auditOf('payments'));
     const { merchant, webhookSecret } = await merchants.save(id, { svcMerchantId: third, name: fourth ?? null, linkDelivery: fifth ?? null, webhookUrl: sixth });
     console.log(`Merchant ${merchant.svcMerchantId} of ${id}: ${merchant.name}, links delivered by ${merchant.linkDelivery}${merchant.webhookUrl ? ` to ${merchant.webhookUrl}` : ''}.`);
     if (webhookSecret) console.log(`Webhook signing secret (shown once): ${webhookSecret}`);

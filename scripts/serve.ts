@@ -1,7 +1,7 @@
 // `npm run start:service -- <name>`: one service as its own process (one container each in docker compose).
 import { ConfigError, loadConfig, SUBGRAPH_NAMES } from '../platform/config.js';
 import type { HttpService } from '../platform/http.js';
-import { createEventBus } from '../platform/event-bus.js';
+import { createEventBus } from '../platform/messaging/event-bus.js';
 import { createLogger } from '../platform/logger.js';
 import { ownValue } from '../platform/own.js';
 import { connectMongo, type Mongo } from '../platform/mongo.js';

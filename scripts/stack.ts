@@ -1,7 +1,7 @@
 import { loadConfig, type Config } from '../platform/config.js';
 import { reservePort, startEmbeddedMongo, type EmbeddedMongo } from '../platform/ferretdb.js';
 import type { HttpService } from '../platform/http.js';
-import { createEventBus, type EventBus } from '../platform/event-bus.js';
+import { createEventBus, type EventBus } from '../platform/messaging/event-bus.js';
 import type { Logger } from '../platform/logger.js';
 import { connectMongo, type Mongo } from '../platform/mongo.js';
 import { start as startGateway, type GatewayService } from '../gateway/src/index.js';

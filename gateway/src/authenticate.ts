@@ -4,7 +4,7 @@ import { GraphQLError, OperationTypeNode } from 'graphql';
 import { SUBGRAPH_NAMES, type Config } from '../../platform/config.js';
 import { appError, ErrorCode } from '../../platform/errors.js';
 import { REQUEST_ID_HEADER } from '../../platform/http.js';
-import type { EventBus } from '../../platform/event-bus.js';
+import type { EventBus } from '../../platform/messaging/event-bus.js';
 import { endsSession, PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, SESSIONS_ENDED, signPrincipal, verifyPrincipal, type Principal, type ResolvedSession } from '../../platform/principal.js';
 import { verifyJwt } from '../../platform/jwt.js';
 import { sha256 } from '../../platform/secrets.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ApolloGateway, RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import { GraphQLError, OperationTypeNode, type GraphQLSchema } from 'graphql';
-import type { EventBus } from '../../platform/event-bus.js';
+import type { EventBus } from '../../platform/messaging/event-bus.js';
 import { newId } from '../../platform/secrets.js';
 import { ErrorCode } from '../../platform/errors.js';
 import { ApolloServer } from '@apollo/server';

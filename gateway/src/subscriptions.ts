@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { getOperationAST, GraphQLError, Kind, OperationTypeNode, parseType, print, type DocumentNode, type ExecutionResult, type FormattedExecutionResult, type FieldNode, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { BusEvent, EventBus } from '../../platform/event-bus.js';
+import type { BusEvent, EventBus } from '../../platform/messaging/event-bus.js';
 import type { Logger } from '../../platform/logger.js';
 import { principalIdentity, type Principal } from '../../platform/principal.js';
 import { ownValue } from '../../platform/own.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays } from '../../platform/ach.js';
 import { DEMO } from '../../platform/demo.js';
-import type { OutboxEvent } from '../../platform/outbox.js';
+import type { OutboxEvent } from '../../platform/messaging/outbox.js';
 import { signPrincipal } from '../../platform/principal.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
@@ -115,12 +115,12 @@ describe('ACH return rates', () => {
     expect({ ...olderAfter, updatedAt: '' }).toEqual({ ...olderBefore, updatedAt: '' });
 
     // Forwarding the same events again (as a restarted forwarder might) changes nothing.
-    const events = await stack.mongo.db('payments').collection<OutboxEvent>('outbox').find({ type: { $in: ['ach.debit', 'ach.return'] } }).toArray();
+    const events = (await stack.mongo.db('payments').collection<OutboxEvent>('outbox').find({ type: { $in: ['ach.debit', 'ach.return'] } }).toArray()) as Array<OutboxEvent<'ach.debit' | 'ach.return'>>;
     const asPayments = { 'x-internal-principal': signPrincipal({ kind: 'service', service: 'payments' }, stack.config.internalSecret, Date.now(), 'gateway') };
     const replay = await stack.graphql<{ applyAchActivity: { applied: number } }>('mutation ($a: [AchActivityInput!]!) { applyAchActivity(activities: $a) { applied } }', {
       a: events.map((event) => ({
         eventId: event._id, kind: event.type === 'ach.debit' ? 'debit' : 'return', svcAggregatorId: DEMO.aggregatorId,
-        svcTransactionId: event.payload.svcTransactionId, entryDate: event.payload.entryDate, amount: event.payload.amount, returnCode: event.payload.returnCode ?? null,
+        svcTransactionId: event.payload.svcTransactionId, entryDate: event.payload.entryDate, amount: event.payload.amount, returnCode: event.type === 'ach.return' ? event.payload.returnCode : null,
       })),
     }, asPayments);
     expect(replay.body.data?.applyAchActivity.applied).toBe(0);

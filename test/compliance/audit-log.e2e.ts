@@ -37,6 +37,7 @@ describe('the audit log', () => {
   const auditLog = async (variables: Record<string, unknown> = {}, headers: Record<string, string> = { 'x-service-key': OPERATOR_KEY }) =>
     stack.graphql<{ auditLog: AuditLogPage }>(AUDIT_LOG, { since, ...variables }, headers);
   const records = async (variables: Record<string, unknown> = {}) => {
+    await stack.auditForwarded();
     const response = await auditLog({ first: 500, ...variables });
     expect(response.body.errors).toBeUndefined();
     return response.body.data!.auditLog.records;

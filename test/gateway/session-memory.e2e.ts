@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { start as startGateway } from '../../gateway/src/index.js';
-import type { EventBus } from '../../platform/event-bus.js';
+import type { EventBus } from '../../platform/messaging/event-bus.js';
 import type { HttpService } from '../../platform/http.js';
 import { createLogger } from '../../platform/logger.js';
 import { subgraphUrlsOf } from '../../scripts/stack.js';

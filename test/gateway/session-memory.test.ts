@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAuthenticator } from '../../gateway/src/authenticate.js';
 import { loadConfig } from '../../platform/config.js';
-import { InProcessBus, RedisBus, type BusEvent, type EventBus } from '../../platform/event-bus.js';
+import { InProcessBus, RedisBus, type BusEvent, type EventBus } from '../../platform/messaging/event-bus.js';
 import { createLogger } from '../../platform/logger.js';
 import { SESSION_RESOLVE_PATH, SESSIONS_ENDED, type Principal, type ResolvedSession, type SessionsEnded } from '../../platform/principal.js';
 

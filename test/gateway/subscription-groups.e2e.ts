@@ -5,7 +5,7 @@ import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startSubscriptionServer } from '../../gateway/src/subscriptions.js';
-import { InProcessBus, type BusEvent } from '../../platform/event-bus.js';
+import { InProcessBus, type BusEvent } from '../../platform/messaging/event-bus.js';
 import { createLogger } from '../../platform/logger.js';
 import type { Principal } from '../../platform/principal.js';
 

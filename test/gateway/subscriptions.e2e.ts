@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { start as startGateway } from '../../gateway/src/index.js';
 import { DEMO } from '../../platform/demo.js';
-import { createEventBus, InProcessBus } from '../../platform/event-bus.js';
-import type { OutboxEvent } from '../../platform/outbox.js';
-import { OutboxRelay } from '../../platform/outbox-relay.js';
+import { createEventBus, InProcessBus } from '../../platform/messaging/event-bus.js';
+import type { EventType } from '../../platform/messaging/events.js';
+import { busDispatcher, Outbox, type OutboxEvent } from '../../platform/messaging/outbox.js';
 import { createLogger } from '../../platform/logger.js';
 import { usersCollection } from '../../subgraphs/user/src/datasources/users.js';
 import { startTestStack, toggleCardUntil, until, type TestStack } from '../support/harness.js';
@@ -201,34 +201,39 @@ describe('subscriptions over graphql-ws', () => {
     expect(subs.every((s) => s.errors.length === 0)).toBe(true);
   });
 
-  it('prunes published events after a week, keeping ACH events compliance has not received', async () => {
+  it('prunes published events after a week, keeping forwarded events (ACH, audit) compliance has not received', async () => {
     const outbox = stack.mongo.db('payments').collection<OutboxEvent>('outbox');
     const old = new Date(Date.now() - 8 * 24 * 3_600_000);
-    const event = (id: string, type: string, extra: Partial<OutboxEvent> = {}): OutboxEvent => ({ _id: id, type, audience: {}, payload: {}, dtsCreated: old, dtsPublished: old, ...extra });
-    await outbox.insertMany([event('old_published', 'payment_link.status'), event('old_ach_unforwarded', 'ach.debit', { dtsForwarded: null }), event('old_ach_forwarded', 'ach.return', { dtsForwarded: old }), event('recent', 'payment_link.status', { dtsPublished: new Date() })]);
-    const relay = new OutboxRelay(stack.mongo.db('payments'), new InProcessBus(), createLogger('silent')).start();
-    await relay.idle();
-    await relay.stop();
-    const left = (await outbox.find({ _id: { $in: ['old_published', 'old_ach_unforwarded', 'old_ach_forwarded', 'recent'] } }).toArray()).map((e) => e._id).sort();
-    expect(left).toEqual(['old_ach_unforwarded', 'recent']);
+    const event = (id: string, type: EventType, extra: Partial<OutboxEvent> = {}) => ({ _id: id, type, audience: {}, payload: {}, dtsCreated: old, dtsPublished: old, ...extra }) as OutboxEvent;
+    const ids = ['old_published', 'old_ach_unforwarded', 'old_ach_forwarded', 'old_audit_unforwarded', 'recent'];
+    await outbox.insertMany([
+      event('old_published', 'payment_link.status'), event('old_ach_unforwarded', 'ach.debit', { dtsForwarded: null }), event('old_ach_forwarded', 'ach.return', { dtsForwarded: old }),
+      event('old_audit_unforwarded', 'audit.recorded', { dtsForwarded: null }), event('recent', 'payment_link.status', { dtsPublished: new Date() }),
+    ]);
+    // Without forwarding dispatchers here, so that the unforwarded events stay unforwarded.
+    const engine = new Outbox(stack.mongo.db('payments'), [busDispatcher(new InProcessBus())], createLogger('silent')).start();
+    await engine.idle();
+    await engine.stop();
+    const left = (await outbox.find({ _id: { $in: ids } }).toArray()).map((e) => e._id).sort();
+    expect(left).toEqual(['old_ach_unforwarded', 'old_audit_unforwarded', 'recent']);
   });
 
   it('marks events published with a write per batch, and leaves none unmarked', async () => {
     const db = stack.mongo.client.db(`${stack.mongo.databaseName('user')}_marks`);
-    const relay = new OutboxRelay(db, new InProcessBus(), createLogger('silent'), 60_000).start();
-    const events: OutboxEvent[] = Array.from({ length: 40 }, (_, i) => ({ _id: `evt_mark_${i}`, type: 'card.status', audience: {}, payload: { i }, dtsCreated: new Date(), dtsPublished: null }));
+    const engine = new Outbox(db, [busDispatcher(new InProcessBus())], createLogger('silent'), 60_000).start();
+    const events: OutboxEvent[] = Array.from({ length: 40 }, (_, i) => ({ _id: `evt_mark_${i}`, type: 'card.status', audience: {}, payload: { SvcCardId: `card_${i}`, status: 'blocked', isActive: false }, dtsCreated: new Date(), dtsPublished: null }));
     await db.collection<OutboxEvent>('outbox').insertMany(events);
-    await relay.idle();
+    await engine.idle();
     // The start-up sweep published and marked them; unmark them and publish them as just stored.
     await db.collection<OutboxEvent>('outbox').updateMany({}, { $set: { dtsPublished: null } });
     const before = stack.mongo.commands.count(db.databaseName, 'outbox', 'update');
-    for (const event of events) relay.publishNow(event);
+    for (const event of events) engine.stored({ ...event, dtsPublished: null });
     await new Promise((resolve) => setTimeout(resolve, 50));
-    await relay.idle();
+    await engine.idle();
     expect(await db.collection<OutboxEvent>('outbox').countDocuments({ dtsPublished: null })).toBe(0);
     // The first mark is written at once; the 39 published while it ran, together by the next write.
     expect(stack.mongo.commands.count(db.databaseName, 'outbox', 'update') - before).toBe(2);
-    await relay.stop();
+    await engine.stop();
     await db.dropDatabase();
   });
 

@@ -4,7 +4,7 @@ import { signJwt } from '../../platform/jwt.js';
 import { startWebhookReceiver } from '../../platform/webhook-receiver.js';
 import { createLogger } from '../../platform/logger.js';
 import { createNotifier } from '../../platform/notify.js';
-import type { OutboxEvent } from '../../platform/outbox.js';
+import type { OutboxEvent } from '../../platform/messaging/outbox.js';
 import { Deliveries, deliveriesCollection, merchantEndpoints } from '../../subgraphs/payments/src/deliveries.js';
 import { paymentLinksCollection, refundsCollection, type RefundDocument } from '../../subgraphs/payments/src/datasources/payment-links.js';
 import { startTestStack, type TestStack } from '../support/harness.js';

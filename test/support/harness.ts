@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { AUDIT_DATABASE, backgroundAuditTrail } from '../../platform/audit.js';
+import { backgroundAuditTrail } from '../../platform/audit.js';
+import { outboxCollection } from '../../platform/messaging/outbox.js';
 import { loadConfig, type Config } from '../../platform/config.js';
 import { createLogger, type Logger } from '../../platform/logger.js';
 import { connectMongo, type Mongo } from '../../platform/mongo.js';
@@ -39,6 +40,8 @@ export interface TestStack extends Stack {
   issueToken(subject: SessionSubject, lifetimeSeconds?: number): Promise<string>;
   /** An end-user token for any stored user (internet channel), issued the same way. */
   issueUserToken(SvcUserId: string, lifetimeSeconds?: number): Promise<string>;
+  /** Waits until every audit record stored so far has reached the audit log (each subgraph forwards its own, through its outbox). */
+  auditForwarded(): Promise<void>;
 }
 
 /**
@@ -111,11 +114,15 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
       return response.body.token;
     },
     issueToken: async (subject, lifetimeSeconds = 600) => {
-      const audit = backgroundAuditTrail(mongo.db(AUDIT_DATABASE), logger, { kind: 'service', service: 'test' });
+      const audit = backgroundAuditTrail(mongo.db('user'), logger, { kind: 'service', service: 'test' });
       const sessions = new Sessions(authCollections(mongo.db('user')).sessions, usersCollection(mongo.db('user')), audit, announceThrough(mongo.db('user')));
       return (await sessions.issue(subject, lifetimeSeconds)).token;
     },
     issueUserToken: (SvcUserId, lifetimeSeconds) => testStack.issueToken({ kind: 'user', SvcUserId, channel: 'internet' }, lifetimeSeconds),
+    auditForwarded: async () => {
+      const pending = () => Promise.all((['user', 'cards', 'payments'] as const).map((name) => outboxCollection(mongo.db(name)).countDocuments({ type: 'audit.recorded', dtsForwarded: null })));
+      await until(pending, (counts) => counts.every((count) => count === 0));
+    },
     stop: async () => {
       await stack.stop();
       for (const name of ['user', 'cards', 'payments', 'compliance'] as const) await mongo.db(name).dropDatabase();

@@ -1,5 +1,5 @@
-import { AUDIT_DATABASE, auditLogCollection } from '../../platform/audit.js';
 import { execFile } from 'node:child_process';
+import { auditLogCollection } from '../../subgraphs/compliance/src/audit/audit-log.js';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../platform/config.js';
@@ -148,7 +148,8 @@ describe('aggregator credentials', () => {
     expect(again.stdout).toContain('already exists; nothing changed');
     const response = await getToken({ login: 'acme_ops', password: 'Acme#Ops2026' });
     expect(response.status).toBe(200);
-    const trail = await auditLogCollection(stack.mongo.db(AUDIT_DATABASE)).find({ actorId: 'provision' }).toArray();
+    await stack.auditForwarded();
+    const trail = await auditLogCollection(stack.mongo.db('compliance')).find({ actorId: 'provision' }).toArray();
     expect(trail.map((record) => [record.action, record.subjectId])).toEqual(
       expect.arrayContaining([['AGGREGATOR_CREATED', 'acme_corp'], ['AGGREGATOR_USER_CREATED', 'acme_ops']]),
     );

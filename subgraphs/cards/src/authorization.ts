@@ -2,7 +2,7 @@ import { MongoServerError, type Db } from 'mongodb';
 import { appError, ErrorCode } from '../../../platform/errors.js';
 import type { GraphClient } from '../../../platform/graph-client.js';
 import type { Logger } from '../../../platform/logger.js';
-import { recordEvent } from '../../../platform/outbox.js';
+import { recordEvent } from '../../../platform/messaging/outbox.js';
 import { isOwnKey } from '../../../platform/own.js';
 import { checkString } from '../../../platform/validate.js';
 import type { Deliveries } from '../../../platform/deliveries.js';

@@ -2,7 +2,7 @@ import type { Collection, Db } from 'mongodb';
 import type { AuditTrail } from '../../../platform/audit.js';
 import { appError, ErrorCode } from '../../../platform/errors.js';
 import type { Logger } from '../../../platform/logger.js';
-import { recordEvent } from '../../../platform/outbox.js';
+import { recordEvent } from '../../../platform/messaging/outbox.js';
 import { checkString } from '../../../platform/validate.js';
 import { cardsCollection, type CardDocument } from './datasources/cards.js';
 

@@ -1,6 +1,6 @@
 import type DataLoader from 'dataloader';
 import type { Collection, Db } from 'mongodb';
-import { auditLogCollection, type AuditRecordDocument } from '../../../platform/audit.js';
+import { auditLogCollection, type AuditRecordDocument } from './audit/audit-log.js';
 import { loaderByKey, loaderOfGroups } from '../../../platform/loaders.js';
 import type { RequestBase } from '../../../platform/subgraph.js';
 import {

@@ -1,4 +1,4 @@
-import { auditLogCollection, createAuditLogIndexes } from '../../../platform/audit.js';
+import { auditLogCollection, createAuditLogIndexes } from './audit/audit-log.js';
 import type { HttpService } from '../../../platform/http.js';
 import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/subgraph.js';
 import { createComplianceContext } from './context.js';

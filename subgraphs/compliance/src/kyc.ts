@@ -2,7 +2,7 @@ import { GridFSBucket, MongoServerError, type Db } from 'mongodb';
 import { appError, ErrorCode } from '../../../platform/errors.js';
 import type { Logger } from '../../../platform/logger.js';
 import { detectFileType, storeFile, type FileType } from '../../../platform/files.js';
-import { recordEvent } from '../../../platform/outbox.js';
+import { recordEvent } from '../../../platform/messaging/outbox.js';
 import { checkPage, readPage } from '../../../platform/paging.js';
 import { isIsoDate } from '../../../platform/scalars.js';
 import { newId } from '../../../platform/secrets.js';

@@ -3,7 +3,7 @@ import { RETURN_CODE_PATTERN, type AchActivity } from '../../../platform/ach.js'
 import { appError, ErrorCode } from '../../../platform/errors.js';
 import type { GraphClient } from '../../../platform/graph-client.js';
 import type { Logger } from '../../../platform/logger.js';
-import { recordEvent, type OutboxEvent } from '../../../platform/outbox.js';
+import { graphForwarder, recordEvent, type Dispatcher, type OutboxEvent } from '../../../platform/messaging/outbox.js';
 import { isIsoDate } from '../../../platform/scalars.js';
 import { checkString, ID_RULE, isWholeCents, required } from '../../../platform/validate.js';
 import { achPaymentsCollection, type AchPaymentDocument } from './datasources/ach.js';
@@ -118,55 +118,16 @@ export class AchLedger {
   }
 }
 
+/** What compliance counts of an ACH event: a debit entered, or a debit returned with a code. */
+function activityOf(event: OutboxEvent<'ach.debit' | 'ach.return'>): AchActivity {
+  const common = { eventId: event._id, svcAggregatorId: event.audience.svcAggregatorId!, svcTransactionId: event.payload.svcTransactionId, entryDate: event.payload.entryDate, amount: event.payload.amount };
+  return event.type === 'ach.debit' ? { ...common, kind: 'debit', returnCode: null } : { ...common, kind: 'return', returnCode: event.payload.returnCode };
+}
+
 /**
- * Forwards ACH events from the outbox to the compliance subgraph through the graph, marking
- * each forwarded; what a crash leaves unforwarded goes on the next pass (compliance counts each
- * event once, by its id).
+ * Forwards ACH debits and returns from the outbox to the compliance subgraph through the graph;
+ * compliance counts each event once, by its id, so a batch carried twice changes nothing.
  */
-export class AchForwarder {
-  private running: Promise<void> | null = null;
-
-  constructor(private readonly db: Db, private readonly graph: GraphClient, private readonly logger: Logger) {}
-
-  /**
-   * Forwards what is pending now; concurrent calls share one pass. It never rejects: a pass the
-   * database or the graph cut short is logged, and the next call or tick forwards the rest.
-   */
-  forward(): Promise<void> {
-    this.running ??= this.pass()
-      .catch((error: unknown) => this.logger.warn('ach events not forwarded yet', { error: (error as Error).message }))
-      .finally(() => {
-        this.running = null;
-      });
-    return this.running;
-  }
-
-  /** Waits for the pass in flight, so the database is closed after it and not under it. */
-  async idle(): Promise<void> {
-    await this.running;
-  }
-
-  private async pass(): Promise<void> {
-    const outbox = this.db.collection<OutboxEvent>('outbox');
-    for (;;) {
-      const events = await outbox.find({ type: { $in: ['ach.debit', 'ach.return'] }, dtsForwarded: null }).sort({ dtsCreated: 1, _id: 1 }).limit(FORWARD_BATCH).toArray();
-      if (events.length === 0) return;
-      const activities: AchActivity[] = events.map((event) => ({
-        eventId: event._id,
-        kind: event.type === 'ach.debit' ? 'debit' : 'return',
-        svcAggregatorId: event.audience.svcAggregatorId!,
-        svcTransactionId: String(event.payload.svcTransactionId),
-        entryDate: String(event.payload.entryDate),
-        amount: Number(event.payload.amount),
-        returnCode: (event.payload.returnCode as string | undefined) ?? null,
-      }));
-      try {
-        await this.graph.request(APPLY, { activities });
-      } catch (error) {
-        this.logger.warn('ach events not forwarded yet', { error: (error as Error).message, pending: events.length });
-        return;
-      }
-      await outbox.updateMany({ _id: { $in: events.map((e) => e._id) } }, { $set: { dtsForwarded: new Date() } });
-    }
-  }
+export function achForwarder(graph: GraphClient): Dispatcher {
+  return graphForwarder({ name: 'ACH forwarding', types: ['ach.debit', 'ach.return'], batch: FORWARD_BATCH, graph, mutation: APPLY, variablesOf: (events) => ({ activities: events.map(activityOf) }) });
 }

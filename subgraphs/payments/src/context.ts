@@ -2,7 +2,7 @@ import type DataLoader from 'dataloader';
 import type { Db } from 'mongodb';
 import { loaderByKey, loaderOfGroups } from '../../../platform/loaders.js';
 import type { RequestBase } from '../../../platform/subgraph.js';
-import { AchForwarder, AchLedger } from './ach.js';
+import { AchLedger } from './ach.js';
 import { Beneficiaries } from './beneficiaries.js';
 import { accountsCollection, type AccountDocument } from './datasources/accounts.js';
 import { achPaymentsCollection, type AchPaymentDocument } from './datasources/ach.js';
@@ -22,7 +22,6 @@ import type { PaymentLinkOptions } from './payment-links.js';
 /** What the payments subgraph shares between requests. */
 export interface PaymentsServices {
   db: Db;
-  forwarder: AchForwarder;
   deliveries: Deliveries;
   graph: GraphClient;
   links: PaymentLinkOptions;
@@ -56,12 +55,10 @@ export interface PaymentsContext extends RequestBase {
   /** Webhook and email deliveries: resend, endpoint enabling. */
   deliveries: Deliveries;
   deliveryLoader: DataLoader<string, DeliveryDocument | null>;
-  /** Sends pending ACH events on to compliance now (also done on a timer). */
-  forwardAchEvents: () => void;
 }
 
 export function createPaymentsContext(base: RequestBase, services: PaymentsServices): PaymentsContext {
-  const { db, forwarder, deliveries } = services;
+  const { db, deliveries } = services;
   const accounts = accountsCollection(db);
   const transactions = transactionsCollection(db);
   const beneficiaries = beneficiariesCollection(db);
@@ -89,6 +86,5 @@ export function createPaymentsContext(base: RequestBase, services: PaymentsServi
     refunds: new Refunds(db, services.allowInternalWebhooks),
     deliveries,
     deliveryLoader: loaderByKey(deliveriesCollection(db)),
-    forwardAchEvents: () => void forwarder.forward(),
   };
 }

@@ -1,9 +1,9 @@
-import { AUDIT_DATABASE, backgroundAuditTrail } from '../../../platform/audit.js';
+import { backgroundAuditTrail } from '../../../platform/audit.js';
 import type { HttpService } from '../../../platform/http.js';
 import { createGraphClient } from '../../../platform/graph-client.js';
 import { createNotifier } from '../../../platform/notify.js';
 import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/subgraph.js';
-import { AchForwarder } from './ach.js';
+import { achForwarder } from './ach.js';
 import { createPaymentsContext } from './context.js';
 import { achPaymentsCollection } from './datasources/ach.js';
 import { accountsCollection } from './datasources/accounts.js';
@@ -38,11 +38,9 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   await paymentLinksCollection(db).createIndex({ status: 1, dtsExpiredAt: 1 });
   await refundsCollection(db).createIndex({ svcAggregatorId: 1, dtsCreatedAt: -1 });
   await deliveriesCollection(db).createIndex({ status: 1, dtsNextAttempt: 1 });
-  await db.collection('outbox').createIndex({ type: 1, dtsForwarded: 1, dtsCreated: 1 });
   const logger = options.logger.child({ service: 'payments-subgraph' });
   if (backfilled > 0) logger.info('transactions given their accountMonth', { count: backfilled });
   const graph = createGraphClient(config, 'payments');
-  const forwarder = new AchForwarder(db, graph, logger);
   const notifier = createNotifier({ smtpUrl: config.smtpUrl, mailFrom: config.mailFrom, smsWebhookUrl: config.smsWebhookUrl, outboxDir: config.outboxDir, logger });
   const deliveries = new Deliveries(db, notifier, logger, { scheduleMs: config.webhookRetryScheduleMs, disableAfter: config.webhookDisableAfter, allowInternal: config.webhookAllowInternal }, merchantEndpoints(db));
   const links = { jwtSecret: config.jwtSecret, paymentPageUrl: config.paymentPageUrl, lifetimeSeconds: config.paymentLinkLifetimeSeconds };
@@ -50,10 +48,11 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
     ...options,
     name: 'payments',
     resolvers,
-    createContext: (base) => createPaymentsContext(base, { db, forwarder, deliveries, graph, links, allowInternalWebhooks: config.webhookAllowInternal }),
+    dispatchers: [achForwarder(graph)],
+    createContext: (base) => createPaymentsContext(base, { db, deliveries, graph, links, allowInternalWebhooks: config.webhookAllowInternal }),
   });
-  const expiry = new PaymentLinks(db, deliveries, links, logger, backgroundAuditTrail(options.mongo.db(AUDIT_DATABASE), logger));
-  // Events a crash left unforwarded, deliveries that are due a retry, and links past their expiry go on a timer.
-  const withTimers = { ...service, close: async () => { deliveries.close(); await service.close(); await forwarder.idle(); } };
-  return withRecurringTask(withTimers, 5000, () => Promise.allSettled([forwarder.forward(), deliveries.retryDue(), expiry.expireDue(), expiry.repairDeliveries()]), logger);
+  const expiry = new PaymentLinks(db, deliveries, links, logger, backgroundAuditTrail(db, logger));
+  // Deliveries that are due a retry, and links past their expiry, go on a timer.
+  const withTimers = { ...service, close: async () => { deliveries.close(); await service.close(); } };
+  return withRecurringTask(withTimers, 5000, () => Promise.allSettled([deliveries.retryDue(), expiry.expireDue(), expiry.repairDeliveries()]), logger);
 }

@@ -4,7 +4,7 @@ import type { AuditTrail } from '../../../platform/audit.js';
 import { appError, ErrorCode } from '../../../platform/errors.js';
 import { signJwt, PAYMENT_JWT_LIFETIME_SECONDS } from '../../../platform/jwt.js';
 import type { Logger } from '../../../platform/logger.js';
-import { recordEvent } from '../../../platform/outbox.js';
+import { recordEvent } from '../../../platform/messaging/outbox.js';
 import { checkPage, readPage } from '../../../platform/paging.js';
 import { isIsoDate } from '../../../platform/scalars.js';
 import { newId } from '../../../platform/secrets.js';

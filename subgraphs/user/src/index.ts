@@ -1,4 +1,4 @@
-import { AUDIT_DATABASE, backgroundAuditTrail } from '../../../platform/audit.js';
+import { backgroundAuditTrail } from '../../../platform/audit.js';
 import { ConfigError } from '../../../platform/config.js';
 import type { HttpService } from '../../../platform/http.js';
 import { BodyTooLargeError, readBody, sendJson, serveInProcess } from '../../../platform/http.js';
@@ -33,7 +33,7 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
     geocoder: options.geocoder ?? new OfflineGeocoder(),
   };
   // Only resolves sessions for the gateway; issues and revocations happen in requests, audited as their callers.
-  const sessions = new Sessions(authCollections(db).sessions, usersCollection(db), backgroundAuditTrail(options.mongo.db(AUDIT_DATABASE), logger, { kind: 'service', service: 'gateway' }), announceThrough(db));
+  const sessions = new Sessions(authCollections(db).sessions, usersCollection(db), backgroundAuditTrail(db, logger, { kind: 'service', service: 'gateway' }), announceThrough(db));
   /** The session route, over HTTP or in this process: the gateway's signed principal and `{token, header}` in, `{principal, dtsExpiry}` out (`{principal: null}` for no live session). */
   const fromGateway = (caller: string | string[] | undefined) => {
     const principal = verifyPrincipal(typeof caller === 'string' ? caller : undefined, config.internalSecret);

@@ -90,7 +90,11 @@ const MAX_DETERMINISTIC_PER_MUTATION = 45;
  * Documented side effects of refused requests, excluded from the "nothing changed" comparison.
  * Whole collections, or fields of the documents of a collection (`<subgraph>.<collection>`).
  */
-const REFUSAL_SIDE_EFFECTS: { collections: Record<string, string>; fields: Record<string, { fields: string[]; why: string }> } = {
+const REFUSAL_SIDE_EFFECTS: {
+  collections: Record<string, string>;
+  fields: Record<string, { fields: string[]; why: string }>;
+  documents: Record<string, { except: Document; why: string }>;
+} = {
   collections: {
     // Failed logins (end user and aggregator), wrong old passwords and wrong recovery codes count
     // toward the actor's lock, after a slot reserved in the same document while the credential is
@@ -106,6 +110,12 @@ const REFUSAL_SIDE_EFFECTS: { collections: Record<string, string>; fields: Recor
     'user.confirmations': { fields: ['attempts', 'leases', 'version'], why: 'tries of a confirmation code' },
     // Likewise for the recovery code of a new device (docs: Recovery).
     'user.recoveryCodes': { fields: ['attempts', 'leases', 'version'], why: 'tries of a recovery code' },
+  },
+  documents: {
+    // The audit records of refusals travel to compliance as events of the acting subgraph's outbox.
+    'user.outbox': { except: { type: 'audit.recorded' }, why: 'audit records of refusals, on their way to the audit log' },
+    'cards.outbox': { except: { type: 'audit.recorded' }, why: 'audit records of refusals, on their way to the audit log' },
+    'payments.outbox': { except: { type: 'audit.recorded' }, why: 'audit records of refusals, on their way to the audit log' },
   },
 };
 
@@ -461,7 +471,8 @@ class DatabaseTracker {
 
   private async hash(subgraph: SubgraphName, collection: string): Promise<CollectionState> {
     const stripped = ownValue(REFUSAL_SIDE_EFFECTS.fields, `${subgraph}.${collection}`)?.fields ?? [];
-    const docs = await this.stack.mongo.db(subgraph).collection(collection).find({}).sort({ _id: 1 }).toArray();
+    const except = ownValue(REFUSAL_SIDE_EFFECTS.documents, `${subgraph}.${collection}`)?.except;
+    const docs = await this.stack.mongo.db(subgraph).collection(collection).find(except ? { $nor: [except] } : {}).sort({ _id: 1 }).toArray();
     const all = createHash('sha256');
     const byId = new Map<string, string>();
     for (const doc of docs) {
@@ -552,7 +563,7 @@ const CREDENTIAL_OF_FIELD: Record<string, CredentialKind> = {
   modifyCard: 'user', setCardStatus: 'user', authorizeCardMessage: 'service:card-processor', configureWebhook: 'aggregator',
   resendCardWebhookDelivery: 'aggregator', enableCardWebhook: 'aggregator', runWebhookSandbox: 'aggregator', addCondorCard: 'aggregator',
   initializeCustomer: 'aggregator', generateDocument: 'aggregator', uploadDocument: 'aggregator', updateApplication: 'aggregator',
-  applyAchActivity: 'service:payments', modifyTransaction: 'user', createBeneficiary: 'user', modifyBeneficiary: 'user', deleteBeneficiary: 'user',
+  applyAchActivity: 'service:payments', appendAuditRecords: 'service:payments', modifyTransaction: 'user', createBeneficiary: 'user', modifyBeneficiary: 'user', deleteBeneficiary: 'user',
   undoBeneficiaryChange: 'user', recordIouTransaction: 'user', acceptIouTransaction: 'user', cancelIouTransaction: 'user', saveMerchant: 'aggregator',
   merchantToken: 'aggregator', customerToken: 'none', createPaymentLink: 'merchant', sendPaymentLink: 'merchant', cancelPaymentLink: 'merchant',
   uploadMerchantLogo: 'merchant', refundPaymentLink: 'merchant', resendDelivery: 'merchant', enableMerchantWebhook: 'aggregator',

@@ -2,7 +2,7 @@
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
 import type { RestrictionDocument, TransactionTypeDocument } from '../datasources/restrictions.js';
 import type { ApplicationView } from '../kyc.js';
-import type { AuditRecordDocument } from '../../../../platform/audit.js';
+import type { AuditRecordDocument } from '../audit/audit-log.js';
 import type { UserReference } from '../../../../platform/references.js';
 import type { ComplianceContext } from '../context.js';
 export type Maybe<T> = T | null;
@@ -20,6 +20,8 @@ export type Scalars = {
   Date: { input: string; output: string; }
   /** An ISO 8601 date-time with a time zone. */
   DateTime: { input: Date; output: Date; }
+  /** A free-form JSON object that is stored: member names may not start with `$` or contain `.` or NUL. */
+  JSONObject: { input: Record<string, unknown>; output: Record<string, unknown>; }
   _FieldSet: { input: unknown; output: unknown; }
 };
 
@@ -147,6 +149,12 @@ export enum AuditAction {
   WebhookConfigured = 'WEBHOOK_CONFIGURED'
 }
 
+export type AuditAppendResult = {
+  __typename?: 'AuditAppendResult';
+  /** How many records were new. */
+  appended: Scalars['Int']['output'];
+};
+
 /** A detail of an audit record: ids, names and statuses; never a secret (no token, password, key or full card number). */
 export type AuditDetail = {
   __typename?: 'AuditDetail';
@@ -180,6 +188,21 @@ export type AuditRecord = {
   requestId?: Maybe<Scalars['String']['output']>;
   subjectId?: Maybe<Scalars['String']['output']>;
   subjectType?: Maybe<Scalars['String']['output']>;
+};
+
+/** An audit record as the subgraph that acted stored it: its event id and what `AuditRecord` shows. */
+export type AuditRecordInput = {
+  action: AuditAction;
+  actorId?: InputMaybe<Scalars['String']['input']>;
+  actorKind: Scalars['String']['input'];
+  clientIp?: InputMaybe<Scalars['String']['input']>;
+  /** Flat: every value a string, number, boolean or null. */
+  details: Scalars['JSONObject']['input'];
+  dts: Scalars['DateTime']['input'];
+  id: Scalars['ID']['input'];
+  requestId?: InputMaybe<Scalars['String']['input']>;
+  subjectId?: InputMaybe<Scalars['String']['input']>;
+  subjectType?: InputMaybe<Scalars['String']['input']>;
 };
 
 export type BusinessInput = {
@@ -267,6 +290,12 @@ export type ListTotal = {
 export type Mutation = {
   __typename?: 'Mutation';
   /**
+   * Appends audit records to the audit log; internal services only (the user, cards and payments
+   * subgraphs forward the `audit.recorded` events of their outboxes here). Each record is appended
+   * once, by its id; a batch with one bad record appends nothing.
+   */
+  appendAuditRecords: AuditAppendResult;
+  /**
    * Adds ACH debits and returns to the daily totals of the return-rate reports; internal services
    * only (the payments subgraph forwards its ACH events here). Each activity counts once, by
    * eventId. A return of a debit already in stored reports recomputes them.
@@ -295,6 +324,11 @@ export type Mutation = {
   updateApplication: Application;
   /** Stores the file of a generated document in GridFS (REST: `POST /akepa/document/upload/:documentId`). JPEG, PNG or PDF, at most 5 MiB. */
   uploadDocument: UploadedDocument;
+};
+
+
+export type MutationAppendAuditRecordsArgs = {
+  records: Array<AuditRecordInput>;
 };
 
 
@@ -611,10 +645,12 @@ export type ResolversTypes = ResolversObject<{
   ApplicationListInput: ApplicationListInput;
   ApplicationUpdateInput: ApplicationUpdateInput;
   AuditAction: AuditAction;
+  AuditAppendResult: ResolverTypeWrapper<AuditAppendResult>;
   AuditDetail: ResolverTypeWrapper<AuditDetail>;
   AuditLogPage: ResolverTypeWrapper<Omit<AuditLogPage, 'records'> & { records: Array<ResolversTypes['AuditRecord']> }>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   AuditRecord: ResolverTypeWrapper<AuditRecordDocument>;
+  AuditRecordInput: AuditRecordInput;
   BusinessInput: BusinessInput;
   CustomerInitInput: CustomerInitInput;
   CustomerInitResult: ResolverTypeWrapper<Omit<CustomerInitResult, 'application'> & { application: ResolversTypes['Application'] }>;
@@ -625,6 +661,7 @@ export type ResolversTypes = ResolversObject<{
   DocumentUploadInput: DocumentUploadInput;
   EntityApplication: ResolverTypeWrapper<EntityApplication>;
   GeneratedDocument: ResolverTypeWrapper<GeneratedDocument>;
+  JSONObject: ResolverTypeWrapper<Scalars['JSONObject']['output']>;
   ListTotal: ResolverTypeWrapper<ListTotal>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   PersonInput: PersonInput;
@@ -654,10 +691,12 @@ export type ResolversParentTypes = ResolversObject<{
   ApplicationList: Omit<ApplicationList, 'items'> & { items: Array<ResolversParentTypes['Application']> };
   ApplicationListInput: ApplicationListInput;
   ApplicationUpdateInput: ApplicationUpdateInput;
+  AuditAppendResult: AuditAppendResult;
   AuditDetail: AuditDetail;
   AuditLogPage: Omit<AuditLogPage, 'records'> & { records: Array<ResolversParentTypes['AuditRecord']> };
   Boolean: Scalars['Boolean']['output'];
   AuditRecord: AuditRecordDocument;
+  AuditRecordInput: AuditRecordInput;
   BusinessInput: BusinessInput;
   CustomerInitInput: CustomerInitInput;
   CustomerInitResult: Omit<CustomerInitResult, 'application'> & { application: ResolversParentTypes['Application'] };
@@ -668,6 +707,7 @@ export type ResolversParentTypes = ResolversObject<{
   DocumentUploadInput: DocumentUploadInput;
   EntityApplication: EntityApplication;
   GeneratedDocument: GeneratedDocument;
+  JSONObject: Scalars['JSONObject']['output'];
   ListTotal: ListTotal;
   Mutation: Record<PropertyKey, never>;
   PersonInput: PersonInput;
@@ -741,6 +781,10 @@ export type ApplicationListResolvers<ContextType = ComplianceContext, ParentType
   total?: Resolver<ResolversTypes['ListTotal'], ParentType, ContextType>;
 }>;
 
+export type AuditAppendResultResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['AuditAppendResult'] = ResolversParentTypes['AuditAppendResult']> = ResolversObject<{
+  appended?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+}>;
+
 export type AuditDetailResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['AuditDetail'] = ResolversParentTypes['AuditDetail']> = ResolversObject<{
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   value?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -798,6 +842,10 @@ export type GeneratedDocumentResolvers<ContextType = ComplianceContext, ParentTy
   uploadPath?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
+export interface JsonObjectScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['JSONObject'], any> {
+  name: 'JSONObject';
+}
+
 export type ListTotalResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['ListTotal'] = ResolversParentTypes['ListTotal']> = ResolversObject<{
   more?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   numberOfRecords?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
@@ -805,6 +853,7 @@ export type ListTotalResolvers<ContextType = ComplianceContext, ParentType exten
 }>;
 
 export type MutationResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
+  appendAuditRecords?: Resolver<ResolversTypes['AuditAppendResult'], ParentType, ContextType, RequireFields<MutationAppendAuditRecordsArgs, 'records'>>;
   applyAchActivity?: Resolver<ResolversTypes['AchActivityResult'], ParentType, ContextType, RequireFields<MutationApplyAchActivityArgs, 'activities'>>;
   generateDocument?: Resolver<ResolversTypes['GeneratedDocument'], ParentType, ContextType, RequireFields<MutationGenerateDocumentArgs, 'input'>>;
   initializeCustomer?: Resolver<ResolversTypes['CustomerInitResult'], ParentType, ContextType, RequireFields<MutationInitializeCustomerArgs, 'input'>>;
@@ -877,6 +926,7 @@ export type Resolvers<ContextType = ComplianceContext> = ResolversObject<{
   AchReturnRatesList?: AchReturnRatesListResolvers<ContextType>;
   Application?: ApplicationResolvers<ContextType>;
   ApplicationList?: ApplicationListResolvers<ContextType>;
+  AuditAppendResult?: AuditAppendResultResolvers<ContextType>;
   AuditDetail?: AuditDetailResolvers<ContextType>;
   AuditLogPage?: AuditLogPageResolvers<ContextType>;
   AuditRecord?: AuditRecordResolvers<ContextType>;
@@ -885,6 +935,7 @@ export type Resolvers<ContextType = ComplianceContext> = ResolversObject<{
   DateTime?: GraphQLScalarType;
   EntityApplication?: EntityApplicationResolvers<ContextType>;
   GeneratedDocument?: GeneratedDocumentResolvers<ContextType>;
+  JSONObject?: GraphQLScalarType;
   ListTotal?: ListTotalResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;

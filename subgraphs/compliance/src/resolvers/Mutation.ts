@@ -1,3 +1,4 @@
+import { appendAuditRecords } from '../audit/audit-log.js';
 import type { AchActivity } from '../../../../platform/ach.js';
 import { requireAggregator, requireService } from '../../../../platform/authorize.js';
 import { appError, ErrorCode } from '../../../../platform/errors.js';
@@ -16,6 +17,11 @@ export const Mutation: MutationResolvers = {
       return { ...activity, kind: activity.kind, returnCode: activity.returnCode ?? null };
     });
     return { applied: await returnRates.apply(checked) };
+  },
+  appendAuditRecords: async (_parent, { records }, { principal, auditLog }) => {
+    // Only the subgraphs that record acts forward them; nobody else may write the trail.
+    requireService(principal, ['user', 'cards', 'payments']);
+    return { appended: await appendAuditRecords(auditLog, records) };
   },
   updateApplication: (_parent, { input }, { principal, kyc }) => kyc.update(requireAggregator(principal, 'write').svcAggregatorId, input),
 };

@@ -1,4 +1,4 @@
-import { AuditCursorError, readAuditLog } from '../../../../platform/audit.js';
+import { AuditCursorError, readAuditLog } from '../audit/audit-log.js';
 import { requireAggregator, requireService } from '../../../../platform/authorize.js';
 import { appError, ErrorCode } from '../../../../platform/errors.js';
 import { checkString, ID_RULE } from '../../../../platform/validate.js';

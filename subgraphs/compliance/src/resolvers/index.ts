@@ -10,6 +10,7 @@ import { User } from './User.js';
 export const resolvers: Resolvers = {
   DateTime: scalarResolvers.DateTime,
   Date: scalarResolvers.Date,
+  JSONObject: scalarResolvers.JSONObject,
   Query,
   Mutation,
   Restriction,

@@ -53,17 +53,13 @@ export const Mutation: MutationResolvers = {
     requireService(principal, CARDS);
     return openCheckingAccount(db, SvcUserId, currency);
   },
-  recordAchDebit: async (_parent, { input }, { principal, ach, forwardAchEvents }) => {
+  recordAchDebit: (_parent, { input }, { principal, ach }) => {
     requireService(principal, ACH_PROCESSOR);
-    const payment = await ach.recordDebit(input);
-    forwardAchEvents();
-    return payment;
+    return ach.recordDebit(input);
   },
-  recordAchReturn: async (_parent, { input }, { principal, ach, forwardAchEvents }) => {
+  recordAchReturn: (_parent, { input }, { principal, ach }) => {
     requireService(principal, ACH_PROCESSOR);
-    const payment = await ach.recordReturn(input);
-    forwardAchEvents();
-    return payment;
+    return ach.recordReturn(input);
   },
   recordAchSettlement: (_parent, { svcTransactionId }, { principal, ach }) => {
     requireService(principal, ACH_PROCESSOR);

@@ -1,6 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import type { AuditTrail } from '../../../../platform/audit.js';
-import { recordEvent } from '../../../../platform/outbox.js';
+import { recordEvent } from '../../../../platform/messaging/outbox.js';
 import { SESSIONS_ENDED, type ResolvedSession, type SessionsEnded } from '../../../../platform/principal.js';
 import { newId, newOpaqueToken, sha256 } from '../../../../platform/secrets.js';
 import type { SessionDocument } from '../datasources/auth.js';

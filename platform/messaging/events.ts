@@ -1,0 +1,96 @@
+import type { AuditAction, AuditDetails } from '../audit.js';
+import { ownValue } from '../own.js';
+import type { Principal } from '../principal.js';
+
+/** Who may see an event: the user, aggregator or merchant it concerns (none: only internal listeners). */
+export interface EventAudience {
+  SvcUserId?: string;
+  svcAggregatorId?: string;
+  svcMerchantId?: string;
+}
+
+/** An audit record as the subgraph that acted stores it in its outbox, for compliance to append. */
+export interface AuditRecordPayload {
+  action: AuditAction;
+  /** When the act happened (ISO 8601). */
+  dts: string;
+  /** Who acted: the caller's kind and id (null for an anonymous caller, such as a failed login). */
+  actorKind: Principal['kind'] | 'system';
+  actorId: string | null;
+  /** What was acted on: a user, a session, a card, a payment link, an actor of the lockout. */
+  subjectType: string | null;
+  subjectId: string | null;
+  requestId: string | null;
+  clientIp: string | null;
+  details: AuditDetails;
+}
+
+/**
+ * Every event a subgraph stores in its outbox, by name, with its payload: the one list that
+ * producers, dispatchers and the gateway's subscriptions share.
+ */
+export interface EventPayloads {
+  /** Sessions ended before their expiry; only gateways listen (their memory of live sessions). */
+  'sessions.ended': { sessionId: string } | { SvcUserId: string } | { aggregatorLogin: string };
+  'card.status': { SvcCardId: string; status: string; isActive: boolean };
+  'card.authorization': { messageId: string; messageType: string; SvcCardId: string; responseCode: string; decidedBy: string; transactionId: string | null };
+  'payment_link.status': { svcTransactionId: string; svcMerchantId: string; status: string; previousStatus: string | null };
+  'ach.debit': { svcTransactionId: string; entryDate: string; amount: number };
+  'ach.return': { svcTransactionId: string; entryDate: string; amount: number; returnCode: string | null };
+  'ach.settled': { svcTransactionId: string; status: 'Settled' };
+  'application.completed': { applicationId: string; customerId: string; outcome: string | null };
+  'webhook.attempt': { deliveryId: string; number: number; outcome: 'delivered' | 'failed'; httpStatus: number | null };
+  'audit.recorded': AuditRecordPayload;
+}
+
+/** The name of an event. */
+export type EventType = keyof EventPayloads;
+
+/** Where one type of event goes. */
+export interface EventRoute {
+  readonly bus: boolean;
+  readonly forwarded: boolean;
+}
+
+/**
+ * Where each event goes. `bus`: published to every gateway (subscriptions, session memory).
+ * `forwarded`: carried through the graph to the subgraph that consumes it (compliance counts ACH
+ * debits and returns, and keeps the audit log).
+ */
+const EVENT_ROUTES: { readonly [T in EventType]: EventRoute } = {
+  'sessions.ended': { bus: true, forwarded: false },
+  'card.status': { bus: true, forwarded: false },
+  'card.authorization': { bus: true, forwarded: false },
+  'payment_link.status': { bus: true, forwarded: false },
+  'ach.debit': { bus: true, forwarded: true },
+  'ach.return': { bus: true, forwarded: true },
+  'ach.settled': { bus: true, forwarded: false },
+  'application.completed': { bus: true, forwarded: false },
+  'webhook.attempt': { bus: true, forwarded: false },
+  'audit.recorded': { bus: false, forwarded: true },
+};
+
+/** Where events of `type` go. */
+export function routeOf(type: EventType): EventRoute {
+  const route = ownValue(EVENT_ROUTES, type);
+  if (!route) throw new Error(`${type} is not an event type.`);
+  return route;
+}
+
+/** The event types some dispatcher forwards through the graph. */
+export const FORWARDED_TYPES = (Object.keys(EVENT_ROUTES) as EventType[]).filter((type) => routeOf(type).forwarded);
+
+/** An event stored in the same write path as the state change it reports; its `type` tells its payload. */
+export type OutboxEvent<T extends EventType = EventType> = {
+  [K in T]: {
+    _id: string;
+    type: K;
+    audience: EventAudience;
+    payload: EventPayloads[K];
+    dtsCreated: Date;
+    /** When the bus dispatcher published it; set at once for an event the bus does not carry. */
+    dtsPublished: Date | null;
+    /** When a forwarding dispatcher carried it; set at once for an event nobody forwards. */
+    dtsForwarded?: Date | null;
+  };
+}[T];
