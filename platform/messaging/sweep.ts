@@ -40,7 +40,7 @@ export class SweepLoop {
     this.running = this.pass()
       .then(
         () => undefined,
-        (error: unknown) => this.logger.warn(`${this.name} pass failed`, { error: (error as Error).message }),
+        (error: unknown) => this.logger.warn(`${this.name} failed`, { error: (error as Error).message }),
       )
       .finally(() => {
         this.running = null;

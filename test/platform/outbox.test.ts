@@ -26,8 +26,8 @@ describe('the outbox engine', () => {
     await outbox.stop();
     expect(finds).toBe(2);
     expect(lines.map((line) => [line.msg, line.error])).toEqual([
-      ['ACH forwarding sweep pass failed', closed.message],
-      ['ACH forwarding sweep pass failed', closed.message],
+      ['ACH forwarding sweep failed', closed.message],
+      ['ACH forwarding sweep failed', closed.message],
     ]);
   });
 });
