@@ -8,7 +8,7 @@ const subgraphs: Record<string, { context: string; mappers: Record<string, strin
   },
   cards: {
     context: '../context.js#CardsContext',
-    mappers: { Card: '../datasources/cards.js#CardDocument', CardAuthorization: '../datasources/cards.js#CardMessageDocument', CardWebhookDelivery: '../../../../platform/deliveries.js#DeliveryDocument', User: '../../../../platform/references.js#UserReference', Account: '../../../../platform/references.js#AccountReference' },
+    mappers: { Card: '../datasources/cards.js#CardDocument', CardAuthorization: '../datasources/cards.js#CardMessageDocument', CardWebhookDelivery: '../../../../platform/messaging/deliveries.js#DeliveryDocument', User: '../../../../platform/graphql/references.js#UserReference', Account: '../../../../platform/graphql/references.js#AccountReference' },
   },
   payments: {
     context: '../context.js#PaymentsContext',
@@ -25,7 +25,7 @@ const subgraphs: Record<string, { context: string; mappers: Record<string, strin
       PaymentLink: '../datasources/payment-links.js#PaymentLinkDocument',
       RefundTransaction: '../datasources/payment-links.js#RefundDocument',
       Delivery: '../deliveries.js#DeliveryDocument',
-      User: '../../../../platform/references.js#UserReference',
+      User: '../../../../platform/graphql/references.js#UserReference',
     },
   },
   compliance: {
@@ -35,7 +35,7 @@ const subgraphs: Record<string, { context: string; mappers: Record<string, strin
       TransactionTypeRule: '../datasources/restrictions.js#TransactionTypeDocument',
       Application: '../kyc.js#ApplicationView',
       AuditRecord: '../audit/audit-log.js#AuditRecordDocument',
-      User: '../../../../platform/references.js#UserReference',
+      User: '../../../../platform/graphql/references.js#UserReference',
     },
   },
 };

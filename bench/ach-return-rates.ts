@@ -3,10 +3,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
-import { addDays, generateAchHistory } from '../platform/ach.js';
-import { startEmbeddedMongo } from '../platform/ferretdb.js';
-import { createLogger } from '../platform/logger.js';
-import { connectMongo } from '../platform/mongo.js';
+import { generateAchHistory } from '../platform/demo/ach-history.js';
+import { addDays } from '../platform/graphql/scalars.js';
+import { startEmbeddedMongo } from '../platform/mongo/ferretdb.js';
+import { createLogger } from '../platform/runtime/logger.js';
+import { connectMongo } from '../platform/mongo/mongo.js';
 import { computeReports, ReturnRates, returnRateCollections } from '../subgraphs/compliance/src/return-rates.js';
 import { achDays } from '../subgraphs/compliance/src/seed.js';
 

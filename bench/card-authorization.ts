@@ -4,9 +4,9 @@
 // in one process as `npm start` runs them (bench/services.ts's stack tier), calling each other in
 // it; the load generator and the webhook receiver run here. Prints JSON.
 import { cpus } from 'node:os';
-import { DEMO } from '../platform/demo.js';
-import { connectionPool, postJson } from '../platform/http-client.js';
-import { startWebhookReceiver } from '../platform/webhook-receiver.js';
+import { DEMO } from '../platform/demo/demo.js';
+import { connectionPool, postJson } from '../platform/http/client.js';
+import { startWebhookReceiver } from '../scripts/lib/webhook-receiver.js';
 import { startTiers } from './tiers.js';
 
 const RATE = Number(process.env.RATE ?? 200);

@@ -1,14 +1,14 @@
 // `npm run bench:restarts [-- <rounds> [--unguarded]]`: a driver client under load (8 writers and
 // readers) while the embedded FerretDB is stopped and started on its port, round after round; each
 // round, how long until the client answers again. Stops at the first round it does not within
-// 20 s, printing the server monitor's events. `--unguarded` leaves out platform/driver-guard.ts
+// 20 s, printing the server monitor's events. `--unguarded` leaves out platform/mongo/driver-guard.ts
 // (see docs/rest-contract.md: without it the client got stuck after 4 to 12 restarts).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { guardDriverWrites } from '../platform/driver-guard.js';
-import { freePort, startEmbeddedMongo } from '../platform/ferretdb.js';
+import { guardDriverWrites } from '../platform/mongo/driver-guard.js';
+import { freePort, startEmbeddedMongo } from '../platform/mongo/ferretdb.js';
 
 const ROUNDS = Number(process.argv.slice(2).find((arg) => /^\d+$/.test(arg)) ?? 40);
 if (!process.argv.includes('--unguarded')) guardDriverWrites();

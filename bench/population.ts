@@ -4,10 +4,10 @@
 // user's counts are drawn from a fixed seed, so every run serves the same population.
 import { randomBytes } from 'node:crypto';
 import type { Document } from 'mongodb';
-import { seededRandom } from '../platform/ach.js';
-import { DEMO } from '../platform/demo.js';
-import type { Mongo } from '../platform/mongo.js';
-import { sha256 } from '../platform/secrets.js';
+import { seededRandom } from '../platform/demo/ach-history.js';
+import { DEMO } from '../platform/demo/demo.js';
+import type { Mongo } from '../platform/mongo/mongo.js';
+import { sha256 } from '../platform/security/secrets.js';
 import { accountMonth } from '../subgraphs/payments/src/datasources/transactions.js';
 
 /** One seeded user, with the ids the workload's operations take and the token of their session. */

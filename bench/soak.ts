@@ -12,11 +12,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
-import { loadConfig } from '../platform/config.js';
-import { DEMO } from '../platform/demo.js';
-import { startEmbeddedMongo } from '../platform/ferretdb.js';
-import { createLogger } from '../platform/logger.js';
-import { connectMongo } from '../platform/mongo.js';
+import { loadConfig } from '../platform/runtime/config.js';
+import { DEMO } from '../platform/demo/demo.js';
+import { startEmbeddedMongo } from '../platform/mongo/ferretdb.js';
+import { createLogger } from '../platform/runtime/logger.js';
+import { connectMongo } from '../platform/mongo/mongo.js';
 import { EVERY_PORT_FREE, seedDemo, startStack } from '../scripts/stack.js';
 
 const argument = process.argv.indexOf('--seconds');

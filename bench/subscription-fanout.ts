@@ -3,17 +3,17 @@
 // are published on the bus at 50 a second. Reports publish-to-receive latency over every
 // (subscriber, event) pair, whether every subscriber received every event, and the gateway
 // process's heap per subscriber. Prints JSON.
-import { backgroundAuditTrail } from '../platform/audit.js';
+import { backgroundAuditTrail } from '../platform/security/audit.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../platform/config.js';
-import { DEMO } from '../platform/demo.js';
-import { startEmbeddedMongo } from '../platform/ferretdb.js';
-import { createLogger } from '../platform/logger.js';
-import { connectMongo } from '../platform/mongo.js';
+import { loadConfig } from '../platform/runtime/config.js';
+import { DEMO } from '../platform/demo/demo.js';
+import { startEmbeddedMongo } from '../platform/mongo/ferretdb.js';
+import { createLogger } from '../platform/runtime/logger.js';
+import { connectMongo } from '../platform/mongo/mongo.js';
 import { seedDemo, startStack } from '../scripts/stack.js';
 import { announceThrough, Sessions } from '../subgraphs/user/src/auth/sessions.js';
 import { authCollections } from '../subgraphs/user/src/datasources/auth.js';

@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { REPO_ROOT } from '../platform/config.js';
+import { REPO_ROOT } from '../platform/runtime/config.js';
 
 /** Where the build goes. */
 export const DIST = path.join(REPO_ROOT, 'dist');
@@ -16,7 +16,7 @@ const ASSETS: ReadonlyArray<{ from: string; only?: RegExp }> = [
   { from: 'package.json' },
   { from: 'schema', only: /\.(graphql|json)$/ },
   { from: 'rest-adapter/src/operations', only: /\.graphql$/ },
-  { from: 'platform/ferretdb-patches' },
+  { from: 'platform/mongo/ferretdb-patches' },
   { from: 'web' },
   // The pages' tsconfig extends the repository's.
   { from: 'tsconfig.json' },

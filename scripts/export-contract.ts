@@ -1,10 +1,10 @@
 // Writes the REST contract and the built-in trusted documents as files: `npm run contract -- [directory]` (default ./contract).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfig } from '../platform/config.js';
+import { loadConfig } from '../platform/runtime/config.js';
 import { buildPostmanCollection } from '../rest-adapter/src/contract/collection.js';
 import { buildOpenApiDocument } from '../rest-adapter/src/contract/openapi.js';
-import { persistedQueryManifest } from '../platform/persisted-queries.js';
+import { persistedQueryManifest } from '../platform/graphql/persisted-queries.js';
 import { builtInTrustedDocuments } from '../rest-adapter/src/contract/trusted-documents.js';
 
 const directory = path.resolve(process.argv[2] ?? 'contract');

@@ -4,12 +4,12 @@
 //   npm run provision -- webhook <svcAggregatorId> <url> <approve|decline> [timeoutMs]   (the signing secret is printed once)
 //   npm run provision -- merchant <svcAggregatorId> <svcMerchantId> <name> [email|webhook] [webhookUrl]   (a new merchant's signing secret is printed once)
 import { randomBytes } from 'node:crypto';
-import { backgroundAuditTrail } from '../platform/audit.js';
-import { loadConfig } from '../platform/config.js';
-import { checkString, ID_RULE } from '../platform/validate.js';
+import { backgroundAuditTrail } from '../platform/security/audit.js';
+import { loadConfig } from '../platform/runtime/config.js';
+import { checkString, ID_RULE } from '../platform/security/validate.js';
 import { AggregatorProvisioning } from '../subgraphs/user/src/auth/provisioning.js';
 import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
-import { createLogger } from '../platform/logger.js';
+import { createLogger } from '../platform/runtime/logger.js';
 import { configureWebhook } from '../subgraphs/cards/src/webhook-config.js';
 import { Merchants } from '../subgraphs/payments/src/merchants.js';
 import { openDatabase } from './stack.js';

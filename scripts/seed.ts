@@ -1,5 +1,5 @@
 // `npm run seed`: loads the demo data into MONGODB_URI (or the embedded database). Idempotent.
-import { loadConfig } from '../platform/config.js';
+import { loadConfig } from '../platform/runtime/config.js';
 import { openDatabase, seedDemo } from './stack.js';
 
 const config = loadConfig();

@@ -1,10 +1,10 @@
 // `npm run start:service -- <name>`: one service as its own process (one container each in docker compose).
-import { ConfigError, loadConfig, SUBGRAPH_NAMES } from '../platform/config.js';
-import type { HttpService } from '../platform/http.js';
+import { ConfigError, loadConfig, SUBGRAPH_NAMES } from '../platform/runtime/config.js';
+import type { HttpService } from '../platform/http/server.js';
 import { createEventBus } from '../platform/messaging/event-bus.js';
-import { createLogger } from '../platform/logger.js';
-import { ownValue } from '../platform/own.js';
-import { connectMongo, type Mongo } from '../platform/mongo.js';
+import { createLogger } from '../platform/runtime/logger.js';
+import { ownValue } from '../platform/security/own.js';
+import { connectMongo, type Mongo } from '../platform/mongo/mongo.js';
 import { start as startGateway } from '../gateway/src/index.js';
 import { start as startRestAdapter } from '../rest-adapter/src/index.js';
 import { start as startCards } from '../subgraphs/cards/src/index.js';

@@ -1,9 +1,9 @@
-import { loadConfig, type Config } from '../platform/config.js';
-import { reservePort, startEmbeddedMongo, type EmbeddedMongo } from '../platform/ferretdb.js';
-import type { HttpService } from '../platform/http.js';
+import { loadConfig, type Config } from '../platform/runtime/config.js';
+import { reservePort, startEmbeddedMongo, type EmbeddedMongo } from '../platform/mongo/ferretdb.js';
+import type { HttpService } from '../platform/http/server.js';
 import { createEventBus, type EventBus } from '../platform/messaging/event-bus.js';
-import type { Logger } from '../platform/logger.js';
-import { connectMongo, type Mongo } from '../platform/mongo.js';
+import type { Logger } from '../platform/runtime/logger.js';
+import { connectMongo, type Mongo } from '../platform/mongo/mongo.js';
 import { start as startGateway, type GatewayService } from '../gateway/src/index.js';
 import { start as startRestAdapter } from '../rest-adapter/src/index.js';
 import { start as startCards } from '../subgraphs/cards/src/index.js';

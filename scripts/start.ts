@@ -1,6 +1,6 @@
 // `npm start`: every service on this machine, on the embedded database unless MONGODB_URI is set.
-import { ConfigError, loadConfig } from '../platform/config.js';
-import { createLogger } from '../platform/logger.js';
+import { ConfigError, loadConfig } from '../platform/runtime/config.js';
+import { createLogger } from '../platform/runtime/logger.js';
 import { openDatabase, seedDemo, startStack } from './stack.js';
 
 async function main(): Promise<void> {

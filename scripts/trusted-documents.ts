@@ -1,7 +1,7 @@
 // `npm run trusted-documents` writes schema/trusted-documents.json, the REST adapter's and the dashboard's documents that the gateway trusts; `-- --check` fails when the file is stale (CI).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { BUILT_IN_TRUSTED_DOCUMENTS } from '../gateway/src/trusted-documents.js';
-import { persistedQueryManifest } from '../platform/persisted-queries.js';
+import { persistedQueryManifest } from '../platform/graphql/persisted-queries.js';
 import { builtInTrustedDocuments } from '../rest-adapter/src/contract/trusted-documents.js';
 
 const text = `${JSON.stringify(persistedQueryManifest(builtInTrustedDocuments()), null, 2)}\n`;

@@ -1,7 +1,7 @@
 // `npm run webhook-receiver`: the demo aggregator's card-authorization endpoint on port 9000, for
 // trying POST /ibis-sandbox/webhook/init by hand. RESPONSE_CODE (default 00) is its answer.
-import { DEMO } from '../platform/demo.js';
-import { startWebhookReceiver } from '../platform/webhook-receiver.js';
+import { DEMO } from '../platform/demo/demo.js';
+import { startWebhookReceiver } from './lib/webhook-receiver.js';
 
 const port = Number(process.env.PORT ?? 9000);
 const receiver = await startWebhookReceiver(process.env.WEBHOOK_SECRET ?? DEMO.webhook.secret, port, '127.0.0.1', (webhook) => {

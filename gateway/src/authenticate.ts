@@ -1,15 +1,15 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError, OperationTypeNode } from 'graphql';
-import { SUBGRAPH_NAMES, type Config } from '../../platform/config.js';
-import { appError, ErrorCode } from '../../platform/errors.js';
-import { REQUEST_ID_HEADER } from '../../platform/http.js';
+import { SUBGRAPH_NAMES, type Config } from '../../platform/runtime/config.js';
+import { appError, ErrorCode } from '../../platform/graphql/errors.js';
+import { REQUEST_ID_HEADER } from '../../platform/http/server.js';
 import type { EventBus } from '../../platform/messaging/event-bus.js';
-import { endsSession, PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, SESSIONS_ENDED, signPrincipal, verifyPrincipal, type Principal, type ResolvedSession } from '../../platform/principal.js';
-import { verifyJwt } from '../../platform/jwt.js';
-import { sha256 } from '../../platform/secrets.js';
+import { endsSession, PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, SESSIONS_ENDED, signPrincipal, verifyPrincipal, type Principal, type ResolvedSession } from '../../platform/security/principal.js';
+import { verifyJwt } from '../../platform/security/jwt.js';
+import { sha256 } from '../../platform/security/secrets.js';
 import { fragmentsOf, rootFieldNames } from './operation-limits.js';
-import { postJson, type PostAnswer } from '../../platform/http-client.js';
+import { postJson, type PostAnswer } from '../../platform/http/client.js';
 
 /** The gateway's own identity when it calls a subgraph's internal routes. */
 const GATEWAY: Principal = { kind: 'service', service: 'gateway' };

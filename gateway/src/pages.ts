@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { build } from 'esbuild';
-import { REPO_ROOT } from '../../platform/config.js';
+import { REPO_ROOT } from '../../platform/runtime/config.js';
 
 const WEB = path.join(REPO_ROOT, 'web');
 

@@ -1,9 +1,9 @@
 import { isIPv6 } from 'node:net';
 import type { ApolloServerPlugin } from '@apollo/server';
 import { Redis } from 'ioredis';
-import { appError, ErrorCode } from '../../platform/errors.js';
-import type { Logger } from '../../platform/logger.js';
-import { principalIdentity, type Principal } from '../../platform/principal.js';
+import { appError, ErrorCode } from '../../platform/graphql/errors.js';
+import type { Logger } from '../../platform/runtime/logger.js';
+import { principalIdentity, type Principal } from '../../platform/security/principal.js';
 import { fragmentsOf, rootFieldNames } from './operation-limits.js';
 
 /** Requests per window, by who is counted. */

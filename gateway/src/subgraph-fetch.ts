@@ -1,8 +1,8 @@
 import type { RemoteGraphQLDataSource } from '@apollo/gateway';
 import type { HeaderMap } from '@apollo/server';
-import { connectionPool, postJson, type PostAnswer } from '../../platform/http-client.js';
-import { headerMapOf } from '../../platform/http.js';
-import { PRINCIPAL_HEADER } from '../../platform/principal.js';
+import { connectionPool, postJson, type PostAnswer } from '../../platform/http/client.js';
+import { headerMapOf } from '../../platform/http/server.js';
+import { PRINCIPAL_HEADER } from '../../platform/security/principal.js';
 
 /** The fetch a RemoteGraphQLDataSource takes. */
 export type SubgraphFetcher = NonNullable<NonNullable<ConstructorParameters<typeof RemoteGraphQLDataSource>[0]>['fetcher']>;

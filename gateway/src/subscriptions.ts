@@ -1,12 +1,12 @@
-import { ErrorCode } from '../../platform/errors.js';
+import { ErrorCode } from '../../platform/graphql/errors.js';
 import type { Server } from 'node:http';
 import { getOperationAST, GraphQLError, Kind, OperationTypeNode, parseType, print, type DocumentNode, type ExecutionResult, type FormattedExecutionResult, type FieldNode, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { BusEvent, EventBus } from '../../platform/messaging/event-bus.js';
-import type { Logger } from '../../platform/logger.js';
-import { principalIdentity, type Principal } from '../../platform/principal.js';
-import { ownValue } from '../../platform/own.js';
+import type { Logger } from '../../platform/runtime/logger.js';
+import { principalIdentity, type Principal } from '../../platform/security/principal.js';
+import { ownValue } from '../../platform/security/own.js';
 
 /** How a subscription field is served: the events that trigger it, and the query field that resolves one. */
 export interface SubscriptionRoute {

@@ -1,8 +1,8 @@
 import path from 'node:path';
-import { REPO_ROOT, type Config } from '../../platform/config.js';
-import { appError, ErrorCode } from '../../platform/errors.js';
-import { readManifest } from '../../platform/persisted-queries.js';
-import { sha256 } from '../../platform/secrets.js';
+import { REPO_ROOT, type Config } from '../../platform/runtime/config.js';
+import { appError, ErrorCode } from '../../platform/graphql/errors.js';
+import { readManifest } from '../../platform/graphql/persisted-queries.js';
+import { sha256 } from '../../platform/security/secrets.js';
 
 /**
  * The project's own documents (every operation of the REST adapter's routes and every document of

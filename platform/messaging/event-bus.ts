@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { Redis } from 'ioredis';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../runtime/logger.js';
 
 /** An event as the bus carries it: what the outbox stored, with its id. */
 export interface BusEvent {

@@ -1,6 +1,6 @@
-import type { AuditAction, AuditDetails } from '../audit.js';
-import { ownValue } from '../own.js';
-import type { Principal } from '../principal.js';
+import type { AuditAction, AuditDetails } from '../security/audit.js';
+import { ownValue } from '../security/own.js';
+import type { Principal } from '../security/principal.js';
 
 /** Who may see an event: the user, aggregator or merchant it concerns (none: only internal listeners). */
 export interface EventAudience {
@@ -41,6 +41,19 @@ export interface EventPayloads {
   'application.completed': { applicationId: string; customerId: string; outcome: string | null };
   'webhook.attempt': { deliveryId: string; number: number; outcome: 'delivered' | 'failed'; httpStatus: number | null };
   'audit.recorded': AuditRecordPayload;
+}
+
+/** What compliance counts of an `ach.debit` or `ach.return` event: a debit entered, or a debit returned with a code. */
+export interface AchActivity {
+  /** The outbox event's id: applying an activity twice counts it once. */
+  eventId: string;
+  kind: 'debit' | 'return';
+  svcAggregatorId: string;
+  svcTransactionId: string;
+  /** The debit's effective entry date, YYYY-MM-DD: returns count against the day of their debit. */
+  entryDate: string;
+  amount: number;
+  returnCode: string | null;
 }
 
 /** The name of an event. */

@@ -1,8 +1,8 @@
 import type { Collection, Db, Filter, OptionalUnlessRequiredId } from 'mongodb';
-import type { GraphClient } from '../graph-client.js';
-import type { Logger } from '../logger.js';
-import { insertIfAbsent } from '../mongo.js';
-import { newId } from '../secrets.js';
+import type { GraphClient } from '../graphql/graph-client.js';
+import type { Logger } from '../runtime/logger.js';
+import { insertIfAbsent } from '../mongo/mongo.js';
+import { newId } from '../security/secrets.js';
 import type { BusEvent, EventBus } from './event-bus.js';
 import { FORWARDED_TYPES, routeOf, type EventAudience, type EventPayloads, type EventType, type OutboxEvent } from './events.js';
 import { SweepLoop } from './sweep.js';

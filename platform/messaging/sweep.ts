@@ -1,4 +1,4 @@
-import type { Logger } from '../logger.js';
+import type { Logger } from '../runtime/logger.js';
 
 /**
  * One background loop: runs `pass` on a timer and whenever nudged, never two passes at once. A

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Config } from '../../platform/config.js';
-import { ErrorCode } from '../../platform/errors.js';
-import { postJson } from '../../platform/http-client.js';
-import { BodyTooLargeError, MAX_JSON_DEPTH, nestsDeeperThan, readBody, REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService, type RequestScope } from '../../platform/http.js';
-import type { Logger } from '../../platform/logger.js';
-import { clientAddress, CLIENT_IP_HEADER, signClientIp } from '../../platform/principal.js';
+import type { Config } from '../../platform/runtime/config.js';
+import { ErrorCode } from '../../platform/graphql/errors.js';
+import { postJson } from '../../platform/http/client.js';
+import { BodyTooLargeError, MAX_JSON_DEPTH, nestsDeeperThan, readBody, REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService, type RequestScope } from '../../platform/http/server.js';
+import type { Logger } from '../../platform/runtime/logger.js';
+import { clientAddress, CLIENT_IP_HEADER, signClientIp } from '../../platform/security/principal.js';
 import { buildPostmanCollection } from './contract/collection.js';
 import { buildOpenApiDocument } from './contract/openapi.js';
 import { REFERENCE_PAGE_HEADERS, referencePageFile } from './contract/reference-page.js';

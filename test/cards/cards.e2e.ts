@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo.js';
-import { startWebhookReceiver } from '../../platform/webhook-receiver.js';
+import { DEMO } from '../../platform/demo/demo.js';
+import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
 import { usersCollection } from '../../subgraphs/user/src/datasources/users.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addDays } from '../../platform/ach.js';
-import { DEMO } from '../../platform/demo.js';
+import { addDays } from '../../platform/graphql/scalars.js';
+import { DEMO } from '../../platform/demo/demo.js';
 import type { OutboxEvent } from '../../platform/messaging/outbox.js';
-import { signPrincipal } from '../../platform/principal.js';
+import { signPrincipal } from '../../platform/security/principal.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
 interface ReturnRates {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo.js';
+import { DEMO } from '../../platform/demo/demo.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
 const OPERATOR_KEY = 'operator-key-0123456789abcdefghijklmnop';

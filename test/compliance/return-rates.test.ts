@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addDays } from '../../platform/ach.js';
+import { addDays } from '../../platform/graphql/scalars.js';
 import { computeReports, type AchDayDocument } from '../../subgraphs/compliance/src/return-rates.js';
 
 type Day = Pick<AchDayDocument, 'debits' | 'debitCents' | 'returns'>;

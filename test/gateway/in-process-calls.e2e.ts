@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo.js';
-import type { HttpService } from '../../platform/http.js';
-import { createLogger } from '../../platform/logger.js';
+import { DEMO } from '../../platform/demo/demo.js';
+import type { HttpService } from '../../platform/http/server.js';
+import { createLogger } from '../../platform/runtime/logger.js';
 import { start as startGateway } from '../../gateway/src/index.js';
 import { start as startRestAdapter } from '../../rest-adapter/src/index.js';
 import { subgraphUrlsOf } from '../../scripts/stack.js';

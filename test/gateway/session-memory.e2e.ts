@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { start as startGateway } from '../../gateway/src/index.js';
 import type { EventBus } from '../../platform/messaging/event-bus.js';
-import type { HttpService } from '../../platform/http.js';
-import { createLogger } from '../../platform/logger.js';
+import type { HttpService } from '../../platform/http/server.js';
+import { createLogger } from '../../platform/runtime/logger.js';
 import { subgraphUrlsOf } from '../../scripts/stack.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 

@@ -3,10 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAuthenticator } from '../../gateway/src/authenticate.js';
-import { loadConfig } from '../../platform/config.js';
+import { loadConfig } from '../../platform/runtime/config.js';
 import { InProcessBus, RedisBus, type BusEvent, type EventBus } from '../../platform/messaging/event-bus.js';
-import { createLogger } from '../../platform/logger.js';
-import { SESSION_RESOLVE_PATH, SESSIONS_ENDED, type Principal, type ResolvedSession, type SessionsEnded } from '../../platform/principal.js';
+import { createLogger } from '../../platform/runtime/logger.js';
+import { SESSION_RESOLVE_PATH, SESSIONS_ENDED, type Principal, type ResolvedSession, type SessionsEnded } from '../../platform/security/principal.js';
 
 const SECRET = 's'.repeat(40);
 const USER: Principal = { kind: 'user', userId: 'usr_1', sessionId: 'ses_1', channel: 'internet' };

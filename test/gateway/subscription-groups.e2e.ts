@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startSubscriptionServer } from '../../gateway/src/subscriptions.js';
 import { InProcessBus, type BusEvent } from '../../platform/messaging/event-bus.js';
-import { createLogger } from '../../platform/logger.js';
-import type { Principal } from '../../platform/principal.js';
+import { createLogger } from '../../platform/runtime/logger.js';
+import type { Principal } from '../../platform/security/principal.js';
 
 // The gateway's subscription server over a real WebSocket, with the gateway's execution replaced
 // by a counter: what is under test is how many resolutions an event costs and who receives it.

@@ -5,11 +5,11 @@ import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { start as startGateway } from '../../gateway/src/index.js';
-import { DEMO } from '../../platform/demo.js';
+import { DEMO } from '../../platform/demo/demo.js';
 import { createEventBus, InProcessBus } from '../../platform/messaging/event-bus.js';
 import type { EventType } from '../../platform/messaging/events.js';
 import { busDispatcher, Outbox, type OutboxEvent } from '../../platform/messaging/outbox.js';
-import { createLogger } from '../../platform/logger.js';
+import { createLogger } from '../../platform/runtime/logger.js';
 import { usersCollection } from '../../subgraphs/user/src/datasources/users.js';
 import { startTestStack, toggleCardUntil, until, type TestStack } from '../support/harness.js';
 

@@ -5,10 +5,10 @@ import path from 'node:path';
 import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { ConfigError } from '../../platform/config.js';
-import { DEMO } from '../../platform/demo.js';
+import { ConfigError } from '../../platform/runtime/config.js';
+import { DEMO } from '../../platform/demo/demo.js';
 import { persistedQueryCache } from '../../gateway/src/trusted-documents.js';
-import { persistedQueryManifest, readManifest, type TrustedDocument } from '../../platform/persisted-queries.js';
+import { persistedQueryManifest, readManifest, type TrustedDocument } from '../../platform/graphql/persisted-queries.js';
 import { DASHBOARD_DOCUMENTS } from '../../web/operations.js';
 import { startTestStack, toggleCardUntil, type GraphQLBody, type TestStack } from '../support/harness.js';
 

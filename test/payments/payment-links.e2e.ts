@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo.js';
-import { signJwt } from '../../platform/jwt.js';
-import { startWebhookReceiver } from '../../platform/webhook-receiver.js';
-import { createLogger } from '../../platform/logger.js';
-import { createNotifier } from '../../platform/notify.js';
+import { DEMO } from '../../platform/demo/demo.js';
+import { signJwt } from '../../platform/security/jwt.js';
+import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
+import { createLogger } from '../../platform/runtime/logger.js';
+import { createNotifier } from '../../platform/messaging/notify.js';
 import type { OutboxEvent } from '../../platform/messaging/outbox.js';
 import { Deliveries, deliveriesCollection, merchantEndpoints } from '../../subgraphs/payments/src/deliveries.js';
 import { paymentLinksCollection, refundsCollection, type RefundDocument } from '../../subgraphs/payments/src/datasources/payment-links.js';

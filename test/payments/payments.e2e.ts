@@ -1,6 +1,6 @@
 import assert from 'node:assert';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo.js';
+import { DEMO } from '../../platform/demo/demo.js';
 import { usersCollection } from '../../subgraphs/user/src/datasources/users.js';
 import { beneficiaryUndosCollection } from '../../subgraphs/payments/src/datasources/beneficiaries.js';
 import { fundsTransactionsCollection } from '../../subgraphs/payments/src/datasources/funds.js';

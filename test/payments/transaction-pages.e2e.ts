@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import type { Collection, Filter } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { connectMongo, type Mongo } from '../../platform/mongo.js';
+import { connectMongo, type Mongo } from '../../platform/mongo/mongo.js';
 import { accountMonth, encodeCursor, ensureAccountMonths, newestTransactions, pageKey, transactionPagesLoader, transactionsCollection, type TransactionDocument } from '../../subgraphs/payments/src/datasources/transactions.js';
 
 // newestTransactions reads an account's transactions a window of months at a time; the one read

@@ -1,6 +1,6 @@
 import type { CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { connectMongo, type Mongo } from '../../platform/mongo.js';
+import { connectMongo, type Mongo } from '../../platform/mongo/mongo.js';
 
 describe('conditional updates on the configured database', () => {
   let mongo: Mongo;

@@ -1,8 +1,8 @@
 import net from 'node:net';
 import { MongoNetworkError } from 'mongodb';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { DriverConnectionClass } from '../../platform/driver-guard.js';
-import { connectMongo } from '../../platform/mongo.js';
+import { DriverConnectionClass } from '../../platform/mongo/driver-guard.js';
+import { connectMongo } from '../../platform/mongo/mongo.js';
 
 const ADMIN = { db: 'admin', collection: '$cmd', toString: () => 'admin.$cmd' };
 

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmbeddedMongo, type EmbeddedMongo } from '../../platform/ferretdb.js';
+import { startEmbeddedMongo, type EmbeddedMongo } from '../../platform/mongo/ferretdb.js';
 
-// The embedded FerretDB is built with platform/ferretdb-patches/wal-checkpoints.patch: SQLite's
+// The embedded FerretDB is built with platform/mongo/ferretdb-patches/wal-checkpoints.patch: SQLite's
 // automatic checkpoint (run by the commit that crosses 1,000 WAL pages) waits until 16,384, and a
 // goroutine per database copies the WAL into the database file every 100 ms. It runs SQLite with
 // synchronous=NORMAL (commits are not synced one by one). This file starts an embedded FerretDB of

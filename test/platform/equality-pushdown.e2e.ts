@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { ObjectId, type Collection, type Document, type Filter } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { connectMongo, type Mongo } from '../../platform/mongo.js';
+import { connectMongo, type Mongo } from '../../platform/mongo/mongo.js';
 
-// The embedded FerretDB is built with platform/ferretdb-patches/equality-pushdown.patch, which
+// The embedded FerretDB is built with platform/mongo/ferretdb-patches/equality-pushdown.patch, which
 // narrows a query in SQL by its top-level equalities before FerretDB's own matcher runs. A filter
 // wrapped in `$and` is never narrowed, so the two spellings of one filter must return the same
 // documents: FerretDB's matcher is the oracle. On MongoDB (MONGODB_URI) the same holds trivially.

@@ -1,7 +1,7 @@
 import { ApolloServer } from '@apollo/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apolloHandler, apolloLocal, MAX_JSON_DEPTH, startHttpService, type ContextBuilder, type HttpService, type LocalGraphQL } from '../../platform/http.js';
-import { createLogger } from '../../platform/logger.js';
+import { apolloHandler, apolloLocal, MAX_JSON_DEPTH, startHttpService, type ContextBuilder, type HttpService, type LocalGraphQL } from '../../platform/http/server.js';
+import { createLogger } from '../../platform/runtime/logger.js';
 
 interface Context {
   caller: string;

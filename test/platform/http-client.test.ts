@@ -3,11 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHitCounter } from '../../gateway/src/rate-limits.js';
 import type { GraphQLError } from 'graphql';
-import { loadConfig } from '../../platform/config.js';
-import { ErrorCode } from '../../platform/errors.js';
-import { createGraphClient } from '../../platform/graph-client.js';
-import { postJson } from '../../platform/http-client.js';
-import { createLogger } from '../../platform/logger.js';
+import { loadConfig } from '../../platform/runtime/config.js';
+import { ErrorCode } from '../../platform/graphql/errors.js';
+import { createGraphClient } from '../../platform/graphql/graph-client.js';
+import { postJson } from '../../platform/http/client.js';
+import { createLogger } from '../../platform/runtime/logger.js';
 
 describe('the services\' JSON POST', () => {
   let server: http.Server;

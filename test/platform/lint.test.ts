@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ESLint } from 'eslint';
 import tseslint from 'typescript-eslint';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../../platform/config.js';
+import { REPO_ROOT } from '../../platform/runtime/config.js';
 
 const ROOT = REPO_ROOT;
 const FIXTURE = path.join(ROOT, 'test', 'support', 'fixtures', 'lint', 'table-lookup.ts');

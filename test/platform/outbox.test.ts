@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import type { GraphClient } from '../../platform/graph-client.js';
-import { createLogger } from '../../platform/logger.js';
+import type { GraphClient } from '../../platform/graphql/graph-client.js';
+import { createLogger } from '../../platform/runtime/logger.js';
 import { Outbox } from '../../platform/messaging/outbox.js';
 import { achForwarder } from '../../subgraphs/payments/src/ach.js';
 

@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { DEMO } from '../../platform/demo.js';
-import { verifyWebhook } from '../../platform/webhook-receiver.js';
+import { DEMO } from '../../platform/demo/demo.js';
+import { verifyWebhook } from '../../scripts/lib/webhook-receiver.js';
 import { deliveriesCollection } from '../../subgraphs/payments/src/deliveries.js';
 import { startTestStack, until, type TestStack } from '../support/harness.js';
 

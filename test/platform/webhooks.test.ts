@@ -1,7 +1,7 @@
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWebhookReceiver } from '../../platform/webhook-receiver.js';
-import { checkWebhookTarget, deliverWebhook, isInternalAddress, newWebhookSecret, postPinned } from '../../platform/webhooks.js';
+import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
+import { checkWebhookTarget, deliverWebhook, isInternalAddress, newWebhookSecret, postPinned } from '../../platform/messaging/webhooks.js';
 
 describe('webhook delivery', () => {
   const secret = newWebhookSecret();

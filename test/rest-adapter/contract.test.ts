@@ -9,7 +9,7 @@ import { RequestValidator } from '../../rest-adapter/src/contract/request-valida
 import { openApiPath } from '../../rest-adapter/src/contract/openapi.js';
 import { RouteInputError, ROUTES, type Route } from '../../rest-adapter/src/routes/index.js';
 import { ALERT, fieldsOf, listOf, missingDocumentedFields } from '../../rest-adapter/src/routes/documented.js';
-import { REPO_ROOT } from '../../platform/config.js';
+import { REPO_ROOT } from '../../platform/runtime/config.js';
 import { ContractChecker, documentedSchemaProblems, payloadSchema } from '../support/contract.js';
 
 const SPECS_DIR = path.join(REPO_ROOT, 'specs');

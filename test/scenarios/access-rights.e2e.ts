@@ -21,12 +21,12 @@ import {
 } from 'graphql';
 import type { Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo.js';
-import { ErrorCode } from '../../platform/errors.js';
-import { signJwt } from '../../platform/jwt.js';
-import { ownValue } from '../../platform/own.js';
-import { hashPassword, newOpaqueToken, sha256 } from '../../platform/secrets.js';
-import { startWebhookReceiver } from '../../platform/webhook-receiver.js';
+import { DEMO } from '../../platform/demo/demo.js';
+import { ErrorCode } from '../../platform/graphql/errors.js';
+import { signJwt } from '../../platform/security/jwt.js';
+import { ownValue } from '../../platform/security/own.js';
+import { hashPassword, newOpaqueToken, sha256 } from '../../platform/security/secrets.js';
+import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
 import { aggregatorCode } from '../../rest-adapter/src/envelopes.js';
 import { loadOperation } from '../../rest-adapter/src/operations.js';
 import { ROUTES, type Route } from '../../rest-adapter/src/routes/index.js';

@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo.js';
+import { DEMO } from '../../platform/demo/demo.js';
 import { cardsCollection } from '../../subgraphs/cards/src/datasources/cards.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 

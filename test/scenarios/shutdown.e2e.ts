@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { REPO_ROOT } from '../../platform/config.js';
+import { REPO_ROOT } from '../../platform/runtime/config.js';
 import { build } from '../../scripts/build.js';
 import { SERVICE_NODE_FLAGS } from '../../scripts/node-flags.js';
 

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startEmbeddedMongo } from '../../platform/ferretdb.js';
+import { startEmbeddedMongo } from '../../platform/mongo/ferretdb.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

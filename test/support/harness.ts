@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { backgroundAuditTrail } from '../../platform/audit.js';
+import { backgroundAuditTrail } from '../../platform/security/audit.js';
 import { outboxCollection } from '../../platform/messaging/outbox.js';
-import { loadConfig, type Config } from '../../platform/config.js';
-import { createLogger, type Logger } from '../../platform/logger.js';
-import { connectMongo, type Mongo } from '../../platform/mongo.js';
+import { loadConfig, type Config } from '../../platform/runtime/config.js';
+import { createLogger, type Logger } from '../../platform/runtime/logger.js';
+import { connectMongo, type Mongo } from '../../platform/mongo/mongo.js';
 import { EVERY_PORT_FREE, seedDemo, startStack, type Stack } from '../../scripts/stack.js';
 import { announceThrough, Sessions, type SessionSubject } from '../../subgraphs/user/src/auth/sessions.js';
 import { authCollections } from '../../subgraphs/user/src/datasources/auth.js';

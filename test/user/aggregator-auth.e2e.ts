@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { auditLogCollection } from '../../subgraphs/compliance/src/audit/audit-log.js';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../../platform/config.js';
-import { DEMO } from '../../platform/demo.js';
+import { REPO_ROOT } from '../../platform/runtime/config.js';
+import { DEMO } from '../../platform/demo/demo.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
 const execFileAsync = promisify(execFile);

@@ -1,6 +1,6 @@
 import { GridFSBucket } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo.js';
+import { DEMO } from '../../platform/demo/demo.js';
 import { deviceCryptotext } from '../../subgraphs/user/src/auth/device-proof.js';
 import { authCollections } from '../../subgraphs/user/src/datasources/auth.js';
 import { usersCollection } from '../../subgraphs/user/src/datasources/users.js';

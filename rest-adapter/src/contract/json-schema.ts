@@ -1,4 +1,4 @@
-import type { StringRule } from '../../../platform/validate.js';
+import type { StringRule } from '../../../platform/security/validate.js';
 
 /** A JSON Schema (2020-12, the dialect of OpenAPI 3.1), as plain data. */
 export type JsonSchema = { [keyword: string]: unknown };

@@ -1,4 +1,4 @@
-import { trustedDocumentOf, type TrustedDocument } from '../../../platform/persisted-queries.js';
+import { trustedDocumentOf, type TrustedDocument } from '../../../platform/graphql/persisted-queries.js';
 import { DASHBOARD_DOCUMENTS } from '../../../web/operations.js';
 import { loadOperation } from '../operations.js';
 import { ROUTES } from '../routes/index.js';

@@ -1,6 +1,6 @@
-import { DEMO } from '../../../platform/demo.js';
-import { ErrorCode } from '../../../platform/errors.js';
-import { DEVICE_TAG_RULE, NEW_PASSWORD_RULES } from '../../../platform/validate.js';
+import { DEMO } from '../../../platform/demo/demo.js';
+import { ErrorCode } from '../../../platform/graphql/errors.js';
+import { DEVICE_TAG_RULE, NEW_PASSWORD_RULES } from '../../../platform/security/validate.js';
 import { FIELD } from '../contract/fields.js';
 import { arrayOf, nullable, object, omittingNulls, stringOf, type JsonSchema } from '../contract/json-schema.js';
 import { pick, rootField, RouteInputError, withoutNulls, type Route } from './route.js';

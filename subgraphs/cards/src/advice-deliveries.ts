@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { countEndpointOutcome, type DeliveryEndpoints } from '../../../platform/deliveries.js';
+import { countEndpointOutcome, type DeliveryEndpoints } from '../../../platform/messaging/deliveries.js';
 import { webhookConfigsCollection } from './datasources/cards.js';
 
 /**

@@ -1,10 +1,10 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../platform/errors.js';
-import type { GraphClient } from '../../../platform/graph-client.js';
-import type { Logger } from '../../../platform/logger.js';
-import { newId } from '../../../platform/secrets.js';
-import { checkString, ID_RULE, required } from '../../../platform/validate.js';
+import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
+import type { GraphClient } from '../../../platform/graphql/graph-client.js';
+import type { Logger } from '../../../platform/runtime/logger.js';
+import { newId } from '../../../platform/security/secrets.js';
+import { checkString, ID_RULE, required } from '../../../platform/security/validate.js';
 import { cardsCollection, type CardDocument } from './datasources/cards.js';
 
 const USER = 'query ($id: ID!) { user(SvcUserId: $id) { SvcUserId } }';

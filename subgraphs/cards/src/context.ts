@@ -1,10 +1,10 @@
 import type DataLoader from 'dataloader';
 import type { Db } from 'mongodb';
-import type { Config } from '../../../platform/config.js';
-import type { Deliveries } from '../../../platform/deliveries.js';
-import type { GraphClient } from '../../../platform/graph-client.js';
-import { loaderByKey, loaderOfGroups } from '../../../platform/loaders.js';
-import type { RequestBase } from '../../../platform/subgraph.js';
+import type { Config } from '../../../platform/runtime/config.js';
+import type { Deliveries } from '../../../platform/messaging/deliveries.js';
+import type { GraphClient } from '../../../platform/graphql/graph-client.js';
+import { loaderByKey, loaderOfGroups } from '../../../platform/graphql/loaders.js';
+import type { RequestBase } from '../../../platform/graphql/subgraph.js';
 import { CardAuthorizer } from './authorization.js';
 import { CardManagement } from './card-management.js';
 import { cardMessagesCollection, cardsCollection, type CardDocument, type CardMessageDocument } from './datasources/cards.js';

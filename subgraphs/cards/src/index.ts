@@ -1,7 +1,7 @@
-import { createGraphClient } from '../../../platform/graph-client.js';
-import type { HttpService } from '../../../platform/http.js';
-import { Deliveries, deliveriesCollection } from '../../../platform/deliveries.js';
-import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/subgraph.js';
+import { createGraphClient } from '../../../platform/graphql/graph-client.js';
+import type { HttpService } from '../../../platform/http/server.js';
+import { Deliveries, deliveriesCollection } from '../../../platform/messaging/deliveries.js';
+import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
 import { aggregatorEndpoints } from './advice-deliveries.js';
 import { createCardsContext } from './context.js';
 import { cardsCollection } from './datasources/cards.js';

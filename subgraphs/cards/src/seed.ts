@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { DEMO } from '../../../platform/demo.js';
+import { DEMO } from '../../../platform/demo/demo.js';
 import { cardsCollection, webhookConfigsCollection, type CardDocument } from './datasources/cards.js';
 
 /** Seeds the demo user's two cards: a main active debit card and a blocked virtual card. Idempotent. */

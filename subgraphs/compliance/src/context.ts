@@ -1,8 +1,8 @@
 import type DataLoader from 'dataloader';
 import type { Collection, Db } from 'mongodb';
 import { auditLogCollection, type AuditRecordDocument } from './audit/audit-log.js';
-import { loaderByKey, loaderOfGroups } from '../../../platform/loaders.js';
-import type { RequestBase } from '../../../platform/subgraph.js';
+import { loaderByKey, loaderOfGroups } from '../../../platform/graphql/loaders.js';
+import type { RequestBase } from '../../../platform/graphql/subgraph.js';
 import {
   proceduralRestrictionsCollection,
   restrictionsCollection,

@@ -1,6 +1,6 @@
 import { auditLogCollection, createAuditLogIndexes } from './audit/audit-log.js';
-import type { HttpService } from '../../../platform/http.js';
-import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/subgraph.js';
+import type { HttpService } from '../../../platform/http/server.js';
+import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
 import { createComplianceContext } from './context.js';
 import { proceduralRestrictionsCollection, restrictionsCollection } from './datasources/restrictions.js';
 import { kycCollections } from './kyc.js';

@@ -1,13 +1,13 @@
 import { GridFSBucket, MongoServerError, type Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../platform/errors.js';
-import type { Logger } from '../../../platform/logger.js';
-import { detectFileType, storeFile, type FileType } from '../../../platform/files.js';
+import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
+import type { Logger } from '../../../platform/runtime/logger.js';
+import { detectFileType, storeFile, type FileType } from '../../../platform/mongo/files.js';
 import { recordEvent } from '../../../platform/messaging/outbox.js';
-import { checkPage, readPage } from '../../../platform/paging.js';
-import { isIsoDate } from '../../../platform/scalars.js';
-import { newId } from '../../../platform/secrets.js';
-import { checkString, ID_RULE, REFERENCE_RULE, required } from '../../../platform/validate.js';
-import { isOwnKey, ownValue } from '../../../platform/own.js';
+import { checkPage, readPage } from '../../../platform/graphql/paging.js';
+import { isIsoDate } from '../../../platform/graphql/scalars.js';
+import { newId } from '../../../platform/security/secrets.js';
+import { checkString, ID_RULE, REFERENCE_RULE, required } from '../../../platform/security/validate.js';
+import { isOwnKey, ownValue } from '../../../platform/security/own.js';
 
 export type View = 'front' | 'back' | 'selfie';
 const VIEWS: readonly View[] = ['front', 'back', 'selfie'];

@@ -1,18 +1,11 @@
 import { MongoServerError, type AnyBulkWriteOperation, type Db } from 'mongodb';
-import {
-  addDays,
-  ADMINISTRATIVE_RETURN_CODES,
-  NSF_RETURN_CODES,
-  RETURN_CODE_PATTERN,
-  THRESHOLDS,
-  UNAUTHORIZED_RETURN_CODES,
-  WINDOW_DAYS,
-  type AchActivity,
-} from '../../../platform/ach.js';
-import { appError, ErrorCode } from '../../../platform/errors.js';
-import type { Logger } from '../../../platform/logger.js';
-import { checkPage, readPage } from '../../../platform/paging.js';
-import { isIsoDate } from '../../../platform/scalars.js';
+import type { AchActivity } from '../../../platform/messaging/events.js';
+import { RETURN_CODE_PATTERN } from '../../../platform/security/validate.js';
+import { ADMINISTRATIVE_RETURN_CODES, NSF_RETURN_CODES, THRESHOLDS, UNAUTHORIZED_RETURN_CODES, WINDOW_DAYS } from './ach-rules.js';
+import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
+import type { Logger } from '../../../platform/runtime/logger.js';
+import { checkPage, readPage } from '../../../platform/graphql/paging.js';
+import { addDays, isIsoDate } from '../../../platform/graphql/scalars.js';
 
 /**
  * One aggregator's ACH debits of one entry date and the returns of those debits, by return code,

@@ -1,11 +1,11 @@
 import { MongoServerError, type Collection, type Db } from 'mongodb';
-import { RETURN_CODE_PATTERN, type AchActivity } from '../../../platform/ach.js';
-import { appError, ErrorCode } from '../../../platform/errors.js';
-import type { GraphClient } from '../../../platform/graph-client.js';
-import type { Logger } from '../../../platform/logger.js';
+import type { AchActivity } from '../../../platform/messaging/events.js';
+import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
+import type { GraphClient } from '../../../platform/graphql/graph-client.js';
+import type { Logger } from '../../../platform/runtime/logger.js';
 import { graphForwarder, recordEvent, type Dispatcher, type OutboxEvent } from '../../../platform/messaging/outbox.js';
-import { isIsoDate } from '../../../platform/scalars.js';
-import { checkString, ID_RULE, isWholeCents, required } from '../../../platform/validate.js';
+import { isIsoDate } from '../../../platform/graphql/scalars.js';
+import { checkString, ID_RULE, isWholeCents, required, RETURN_CODE_PATTERN } from '../../../platform/security/validate.js';
 import { achPaymentsCollection, type AchPaymentDocument } from './datasources/ach.js';
 import { merchantsCollection } from './datasources/merchants.js';
 import type { Deliveries } from './deliveries.js';

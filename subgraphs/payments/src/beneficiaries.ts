@@ -1,9 +1,9 @@
 import type { Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../platform/errors.js';
-import { newId } from '../../../platform/secrets.js';
-import { checkString, CURRENCY_RULE, ID_RULE, isWholeCents, ROUTING_NUMBER_RULE, type StringRule } from '../../../platform/validate.js';
+import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
+import { newId } from '../../../platform/security/secrets.js';
+import { checkString, CURRENCY_RULE, ID_RULE, isWholeCents, ROUTING_NUMBER_RULE, type StringRule } from '../../../platform/security/validate.js';
 import { beneficiariesCollection, beneficiaryUndosCollection, type BeneficiaryDocument, type BeneficiaryState, type UndoDocument } from './datasources/beneficiaries.js';
-import { isOwnKey, ownValue } from '../../../platform/own.js';
+import { isOwnKey, ownValue } from '../../../platform/security/own.js';
 
 /** How long an undo stays actionable. */
 export const UNDO_SECONDS = 300;

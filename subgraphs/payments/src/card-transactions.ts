@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { MongoServerError, type Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../platform/errors.js';
-import { maskLastFour } from '../../../platform/masking.js';
-import { newId } from '../../../platform/secrets.js';
+import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
+import { maskLastFour } from '../../../platform/security/masking.js';
+import { newId } from '../../../platform/security/secrets.js';
 import { accountsCollection } from './datasources/accounts.js';
 import { accountMonth, transactionsCollection, type TransactionDocument } from './datasources/transactions.js';
 

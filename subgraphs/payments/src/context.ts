@@ -1,7 +1,7 @@
 import type DataLoader from 'dataloader';
 import type { Db } from 'mongodb';
-import { loaderByKey, loaderOfGroups } from '../../../platform/loaders.js';
-import type { RequestBase } from '../../../platform/subgraph.js';
+import { loaderByKey, loaderOfGroups } from '../../../platform/graphql/loaders.js';
+import type { RequestBase } from '../../../platform/graphql/subgraph.js';
 import { AchLedger } from './ach.js';
 import { Beneficiaries } from './beneficiaries.js';
 import { accountsCollection, type AccountDocument } from './datasources/accounts.js';
@@ -16,7 +16,7 @@ import { Ious } from './ious.js';
 import { Merchants } from './merchants.js';
 import { PaymentLinks } from './payment-links.js';
 import { Refunds } from './refunds.js';
-import type { GraphClient } from '../../../platform/graph-client.js';
+import type { GraphClient } from '../../../platform/graphql/graph-client.js';
 import type { PaymentLinkOptions } from './payment-links.js';
 
 /** What the payments subgraph shares between requests. */

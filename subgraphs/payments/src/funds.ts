@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../platform/errors.js';
-import { ARN_RULE, checkString, ID_RULE, REFERENCE_RULE } from '../../../platform/validate.js';
+import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
+import { ARN_RULE, checkString, ID_RULE, REFERENCE_RULE } from '../../../platform/security/validate.js';
 import { fundsTransactionsCollection, type FundsTransactionDocument } from './datasources/funds.js';
 
 /**

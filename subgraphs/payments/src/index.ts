@@ -1,8 +1,8 @@
-import { backgroundAuditTrail } from '../../../platform/audit.js';
-import type { HttpService } from '../../../platform/http.js';
-import { createGraphClient } from '../../../platform/graph-client.js';
-import { createNotifier } from '../../../platform/notify.js';
-import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/subgraph.js';
+import { backgroundAuditTrail } from '../../../platform/security/audit.js';
+import type { HttpService } from '../../../platform/http/server.js';
+import { createGraphClient } from '../../../platform/graphql/graph-client.js';
+import { createNotifier } from '../../../platform/messaging/notify.js';
+import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
 import { achForwarder } from './ach.js';
 import { createPaymentsContext } from './context.js';
 import { achPaymentsCollection } from './datasources/ach.js';

@@ -1,13 +1,13 @@
 import { GridFSBucket, type Db } from 'mongodb';
-import type { AuditTrail } from '../../../platform/audit.js';
-import { appError, ErrorCode } from '../../../platform/errors.js';
-import { detectFileType, storeFile } from '../../../platform/files.js';
-import { PAYMENT_JWT_LIFETIME_SECONDS, signJwt } from '../../../platform/jwt.js';
-import type { Logger } from '../../../platform/logger.js';
-import { insertIfAbsent } from '../../../platform/mongo.js';
-import { newId } from '../../../platform/secrets.js';
-import { checkString, ID_RULE, required } from '../../../platform/validate.js';
-import { checkWebhookTarget, newWebhookSecret } from '../../../platform/webhooks.js';
+import type { AuditTrail } from '../../../platform/security/audit.js';
+import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
+import { detectFileType, storeFile } from '../../../platform/mongo/files.js';
+import { PAYMENT_JWT_LIFETIME_SECONDS, signJwt } from '../../../platform/security/jwt.js';
+import type { Logger } from '../../../platform/runtime/logger.js';
+import { insertIfAbsent } from '../../../platform/mongo/mongo.js';
+import { newId } from '../../../platform/security/secrets.js';
+import { checkString, ID_RULE, required } from '../../../platform/security/validate.js';
+import { checkWebhookTarget, newWebhookSecret } from '../../../platform/messaging/webhooks.js';
 import { merchantsCollection, type MerchantDocument } from './datasources/merchants.js';
 
 /** Logo types of a merchant (the spec: "such as light, dark, big, small"). */

@@ -1,7 +1,8 @@
 import type { Db } from 'mongodb';
-import { addDays, generateAchHistory } from '../../../platform/ach.js';
-import { DEMO } from '../../../platform/demo.js';
-import { insertIfAbsent } from '../../../platform/mongo.js';
+import { generateAchHistory } from '../../../platform/demo/ach-history.js';
+import { addDays } from '../../../platform/graphql/scalars.js';
+import { DEMO } from '../../../platform/demo/demo.js';
+import { insertIfAbsent } from '../../../platform/mongo/mongo.js';
 import { achPaymentsCollection, type AchPaymentDocument } from './datasources/ach.js';
 import { accountsCollection } from './datasources/accounts.js';
 import { beneficiariesCollection, type BeneficiaryDocument } from './datasources/beneficiaries.js';

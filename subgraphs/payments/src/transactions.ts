@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../platform/errors.js';
-import { checkString } from '../../../platform/validate.js';
+import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
+import { checkString } from '../../../platform/security/validate.js';
 import { accountsCollection } from './datasources/accounts.js';
 import { newestTransactions, transactionsCollection, type TransactionDocument } from './datasources/transactions.js';
 

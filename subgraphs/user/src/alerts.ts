@@ -1,6 +1,6 @@
 import type { Collection, Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../platform/errors.js';
-import { checkString, required } from '../../../platform/validate.js';
+import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
+import { checkString, required } from '../../../platform/security/validate.js';
 
 /** The known alert types: the catalogue every user's list is made from. */
 export const ALERT_CATALOGUE = [

@@ -1,9 +1,9 @@
 import type DataLoader from 'dataloader';
 import type { Db } from 'mongodb';
-import type { Config } from '../../../platform/config.js';
-import { loaderByKey } from '../../../platform/loaders.js';
-import type { Notifier } from '../../../platform/notify.js';
-import type { RequestBase } from '../../../platform/subgraph.js';
+import type { Config } from '../../../platform/runtime/config.js';
+import { loaderByKey } from '../../../platform/graphql/loaders.js';
+import type { Notifier } from '../../../platform/messaging/notify.js';
+import type { RequestBase } from '../../../platform/graphql/subgraph.js';
 import { Alerts, alertSettingsCollection } from './alerts.js';
 import { AggregatorAuth } from './auth/aggregator.js';
 import { UserBlocks } from './auth/blocks.js';

@@ -1,10 +1,10 @@
-import { backgroundAuditTrail } from '../../../platform/audit.js';
-import { ConfigError } from '../../../platform/config.js';
-import type { HttpService } from '../../../platform/http.js';
-import { BodyTooLargeError, readBody, sendJson, serveInProcess } from '../../../platform/http.js';
-import { createNotifier } from '../../../platform/notify.js';
-import { PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, verifyPrincipal } from '../../../platform/principal.js';
-import { startSubgraph, type SubgraphStartOptions } from '../../../platform/subgraph.js';
+import { backgroundAuditTrail } from '../../../platform/security/audit.js';
+import { ConfigError } from '../../../platform/runtime/config.js';
+import type { HttpService } from '../../../platform/http/server.js';
+import { BodyTooLargeError, readBody, sendJson, serveInProcess } from '../../../platform/http/server.js';
+import { createNotifier } from '../../../platform/messaging/notify.js';
+import { PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, verifyPrincipal } from '../../../platform/security/principal.js';
+import { startSubgraph, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
 import { announceThrough, Sessions } from './auth/sessions.js';
 import { createUserContext, type UserServices } from './context.js';
 import { authCollections } from './datasources/auth.js';

@@ -1,13 +1,13 @@
 import { randomInt } from 'node:crypto';
 import { GridFSBucket, MongoServerError, type Collection, type Db } from 'mongodb';
-import type { Config } from '../../../platform/config.js';
-import { appError, ErrorCode } from '../../../platform/errors.js';
-import { detectFileType, storeFile, type FileType } from '../../../platform/files.js';
-import type { Logger } from '../../../platform/logger.js';
-import { maskRecipient, type Notifier } from '../../../platform/notify.js';
-import type { Principal } from '../../../platform/principal.js';
-import { newId, sha256 } from '../../../platform/secrets.js';
-import { checkString, DEVICE_TAG_RULE, EMAIL_RULE, PHONE_RULE, required } from '../../../platform/validate.js';
+import type { Config } from '../../../platform/runtime/config.js';
+import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
+import { detectFileType, storeFile, type FileType } from '../../../platform/mongo/files.js';
+import type { Logger } from '../../../platform/runtime/logger.js';
+import { maskRecipient, type Notifier } from '../../../platform/messaging/notify.js';
+import type { Principal } from '../../../platform/security/principal.js';
+import { newId, sha256 } from '../../../platform/security/secrets.js';
+import { checkString, DEVICE_TAG_RULE, EMAIL_RULE, PHONE_RULE, required } from '../../../platform/security/validate.js';
 import { newDeviceSecret } from './auth/device-proof.js';
 import { consumeCode } from './codes.js';
 import type { Lockouts } from './auth/lockout.js';
@@ -15,7 +15,7 @@ import { DEVICE_CHANNELS } from './auth/login.js';
 import type { Sessions } from './auth/sessions.js';
 import { authCollections, type AuthCollections, type DeviceDocument } from './datasources/auth.js';
 import { usersCollection, type UserDocument } from './datasources/users.js';
-import { ownValue } from '../../../platform/own.js';
+import { ownValue } from '../../../platform/security/own.js';
 
 /** Where each preSegment leads: the segment a new user gets. `recovery` is for existing users. */
 export const PRE_SEGMENTS: Readonly<Record<string, string>> = { retail: 'retail', student: 'student', premium: 'premium', business: 'smallBusiness' };

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
-import { DEMO } from '../../../platform/demo.js';
-import { insertIfAbsent } from '../../../platform/mongo.js';
-import { hashPassword, sha256 } from '../../../platform/secrets.js';
+import { DEMO } from '../../../platform/demo/demo.js';
+import { insertIfAbsent } from '../../../platform/mongo/mongo.js';
+import { hashPassword, sha256 } from '../../../platform/security/secrets.js';
 import { AggregatorProvisioning } from './auth/provisioning.js';
 import { authCollections } from './datasources/auth.js';
 import { usersCollection, type UserDocument } from './datasources/users.js';

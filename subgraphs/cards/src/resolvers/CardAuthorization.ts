@@ -1,5 +1,5 @@
-import { maySeeUser } from '../../../../platform/authorize.js';
-import type { Principal } from '../../../../platform/principal.js';
+import { maySeeUser } from '../../../../platform/security/authorize.js';
+import type { Principal } from '../../../../platform/security/principal.js';
 import type { CardAuthorizationResolvers } from '../__generated__/resolvers-types.js';
 import type { CardMessageDocument } from '../datasources/cards.js';
 

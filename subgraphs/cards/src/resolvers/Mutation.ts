@@ -1,6 +1,6 @@
-import { requireAggregator, requireService, requireUser } from '../../../../platform/authorize.js';
-import { deliveriesCollection, enableEndpoint } from '../../../../platform/deliveries.js';
-import { appError, ErrorCode } from '../../../../platform/errors.js';
+import { requireAggregator, requireService, requireUser } from '../../../../platform/security/authorize.js';
+import { deliveriesCollection, enableEndpoint } from '../../../../platform/messaging/deliveries.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
 import { addCondorCard } from '../condor.js';
 import { webhookConfigsCollection } from '../datasources/cards.js';

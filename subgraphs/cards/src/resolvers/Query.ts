@@ -1,7 +1,7 @@
 import type { Filter } from 'mongodb';
-import { maySeeUser, requireAggregator, requireUser } from '../../../../platform/authorize.js';
-import { checkDeliveryStatus, deliveriesCollection, type DeliveryDocument } from '../../../../platform/deliveries.js';
-import { checkPage, readPage } from '../../../../platform/paging.js';
+import { maySeeUser, requireAggregator, requireUser } from '../../../../platform/security/authorize.js';
+import { checkDeliveryStatus, deliveriesCollection, type DeliveryDocument } from '../../../../platform/messaging/deliveries.js';
+import { checkPage, readPage } from '../../../../platform/graphql/paging.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
 import { mayReadMessage } from './CardAuthorization.js';
 

@@ -1,4 +1,4 @@
-import { scalarResolvers } from '../../../../platform/scalars.js';
+import { scalarResolvers } from '../../../../platform/graphql/scalars.js';
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { Card } from './Card.js';
 import { CardAuthorization } from './CardAuthorization.js';

@@ -3,7 +3,7 @@ import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } f
 import type { RestrictionDocument, TransactionTypeDocument } from '../datasources/restrictions.js';
 import type { ApplicationView } from '../kyc.js';
 import type { AuditRecordDocument } from '../audit/audit-log.js';
-import type { UserReference } from '../../../../platform/references.js';
+import type { UserReference } from '../../../../platform/graphql/references.js';
 import type { ComplianceContext } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;

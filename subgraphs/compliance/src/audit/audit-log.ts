@@ -1,6 +1,6 @@
 import type { Collection, Db, Filter } from 'mongodb';
-import { AUDIT_ACTIONS, type AuditAction } from '../../../../platform/audit.js';
-import { appError, ErrorCode } from '../../../../platform/errors.js';
+import { AUDIT_ACTIONS, type AuditAction } from '../../../../platform/security/audit.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import type { AuditRecordPayload } from '../../../../platform/messaging/events.js';
 
 /** One stored audit record: the payload of the `audit.recorded` event it came in, under that event's id. */

@@ -1,7 +1,7 @@
 import { appendAuditRecords } from '../audit/audit-log.js';
-import type { AchActivity } from '../../../../platform/ach.js';
-import { requireAggregator, requireService } from '../../../../platform/authorize.js';
-import { appError, ErrorCode } from '../../../../platform/errors.js';
+import type { AchActivity } from '../../../../platform/messaging/events.js';
+import { requireAggregator, requireService } from '../../../../platform/security/authorize.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
 
 export const Mutation: MutationResolvers = {

@@ -1,7 +1,7 @@
 import { AuditCursorError, readAuditLog } from '../audit/audit-log.js';
-import { requireAggregator, requireService } from '../../../../platform/authorize.js';
-import { appError, ErrorCode } from '../../../../platform/errors.js';
-import { checkString, ID_RULE } from '../../../../platform/validate.js';
+import { requireAggregator, requireService } from '../../../../platform/security/authorize.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { checkString, ID_RULE } from '../../../../platform/security/validate.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
 import { evaluate } from '../engine.js';
 import { applicationView } from '../kyc.js';

@@ -9,7 +9,7 @@ import type { FundsTransactionDocument } from '../datasources/funds.js';
 import type { MerchantDocument } from '../datasources/merchants.js';
 import type { PaymentLinkDocument, RefundDocument } from '../datasources/payment-links.js';
 import type { DeliveryDocument } from '../deliveries.js';
-import type { UserReference } from '../../../../platform/references.js';
+import type { UserReference } from '../../../../platform/graphql/references.js';
 import type { PaymentsContext } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;

@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import type { Collection, Db, Filter } from 'mongodb';
-import { appError, ErrorCode } from '../../../../platform/errors.js';
-import { isIsoDateTime } from '../../../../platform/scalars.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { isIsoDateTime } from '../../../../platform/graphql/scalars.js';
 
 /** A stored transaction record (the spec's Transaction record). */
 export interface TransactionDocument {

@@ -1,5 +1,5 @@
-import { maySeeUser } from '../../../../platform/authorize.js';
-import { maskLastFour } from '../../../../platform/masking.js';
+import { maySeeUser } from '../../../../platform/security/authorize.js';
+import { maskLastFour } from '../../../../platform/security/masking.js';
 import type { BeneficiaryResolvers } from '../__generated__/resolvers-types.js';
 
 export const Beneficiary: BeneficiaryResolvers = {

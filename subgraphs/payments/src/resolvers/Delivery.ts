@@ -1,5 +1,5 @@
-import { maskRecipient } from '../../../../platform/notify.js';
-import type { Principal } from '../../../../platform/principal.js';
+import { maskRecipient } from '../../../../platform/messaging/notify.js';
+import type { Principal } from '../../../../platform/security/principal.js';
 import type { DeliveryResolvers } from '../__generated__/resolvers-types.js';
 import type { DeliveryDocument } from '../deliveries.js';
 

@@ -1,4 +1,4 @@
-import type { Principal } from '../../../../platform/principal.js';
+import type { Principal } from '../../../../platform/security/principal.js';
 import type { IouAccountResolvers, IouTransactionResolvers } from '../__generated__/resolvers-types.js';
 import { iouAccountsCollection } from '../datasources/ious.js';
 import { amountFor } from '../ious.js';

@@ -1,8 +1,8 @@
-import { requireAggregator, requireMerchant, requireService, requireUser } from '../../../../platform/authorize.js';
+import { requireAggregator, requireMerchant, requireService, requireUser } from '../../../../platform/security/authorize.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
 import { openCheckingAccount, recordCardTransaction } from '../card-transactions.js';
-import { enableEndpoint } from '../../../../platform/deliveries.js';
-import { appError, ErrorCode } from '../../../../platform/errors.js';
+import { enableEndpoint } from '../../../../platform/messaging/deliveries.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { merchantsCollection } from '../datasources/merchants.js';
 import { modifyTransaction } from '../transactions.js';
 

@@ -1,5 +1,5 @@
 import type { MerchantResolvers, PaymentLinkResolvers, RefundTransactionResolvers, UndoResolvers } from '../__generated__/resolvers-types.js';
-import { maskLastFour } from '../../../../platform/masking.js';
+import { maskLastFour } from '../../../../platform/security/masking.js';
 import { Beneficiaries } from '../beneficiaries.js';
 
 export const PaymentLink: PaymentLinkResolvers = {

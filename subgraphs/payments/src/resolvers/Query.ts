@@ -1,8 +1,8 @@
-import { requireAggregator, requireCustomer, requireMerchant, requireUser } from '../../../../platform/authorize.js';
+import { requireAggregator, requireCustomer, requireMerchant, requireUser } from '../../../../platform/security/authorize.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
 import type { Filter } from 'mongodb';
-import { checkPage, readPage } from '../../../../platform/paging.js';
-import { checkString, ID_RULE } from '../../../../platform/validate.js';
+import { checkPage, readPage } from '../../../../platform/graphql/paging.js';
+import { checkString, ID_RULE } from '../../../../platform/security/validate.js';
 import { merchantsCollection } from '../datasources/merchants.js';
 import { checkDeliveryStatus, deliveriesCollection, type DeliveryDocument } from '../deliveries.js';
 import { maySeeDelivery } from './Delivery.js';

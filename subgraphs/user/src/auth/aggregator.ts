@@ -1,9 +1,9 @@
-import type { AuditTrail } from '../../../../platform/audit.js';
-import type { Config } from '../../../../platform/config.js';
-import { appError, ErrorCode } from '../../../../platform/errors.js';
-import type { Logger } from '../../../../platform/logger.js';
-import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../../../../platform/secrets.js';
-import { checkString, ID_RULE, NEW_PASSWORD_RULES, required } from '../../../../platform/validate.js';
+import type { AuditTrail } from '../../../../platform/security/audit.js';
+import type { Config } from '../../../../platform/runtime/config.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import type { Logger } from '../../../../platform/runtime/logger.js';
+import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../../../../platform/security/secrets.js';
+import { checkString, ID_RULE, NEW_PASSWORD_RULES, required } from '../../../../platform/security/validate.js';
 import type { AggregatorUserDocument, AuthCollections } from '../datasources/auth.js';
 import type { Lockouts } from './lockout.js';
 import type { Sessions } from './sessions.js';

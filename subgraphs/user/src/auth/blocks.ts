@@ -1,6 +1,6 @@
 import type { Collection } from 'mongodb';
-import type { AuditTrail } from '../../../../platform/audit.js';
-import { appError, ErrorCode } from '../../../../platform/errors.js';
+import type { AuditTrail } from '../../../../platform/security/audit.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import type { UserDocument } from '../datasources/users.js';
 import type { AnnounceSessionsEnded } from './sessions.js';
 

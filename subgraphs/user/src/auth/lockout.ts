@@ -1,8 +1,8 @@
 import type { Collection } from 'mongodb';
-import type { AuditTrail } from '../../../../platform/audit.js';
-import type { Config } from '../../../../platform/config.js';
-import { appError, ErrorCode } from '../../../../platform/errors.js';
-import type { Logger } from '../../../../platform/logger.js';
+import type { AuditTrail } from '../../../../platform/security/audit.js';
+import type { Config } from '../../../../platform/runtime/config.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import type { Logger } from '../../../../platform/runtime/logger.js';
 import { holds, liveLeases, newLease, secondsUntilFirstLapse, SlotsTaken, transact, waitForSlot, without, type Change, type Lease } from '../attempt-slots.js';
 import type { LockoutDocument } from '../datasources/auth.js';
 

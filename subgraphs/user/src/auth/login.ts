@@ -1,17 +1,17 @@
 import type { Collection } from 'mongodb';
-import type { AuditTrail } from '../../../../platform/audit.js';
-import type { Config } from '../../../../platform/config.js';
-import { appError, ErrorCode } from '../../../../platform/errors.js';
-import type { Logger } from '../../../../platform/logger.js';
-import type { Principal } from '../../../../platform/principal.js';
-import { isIsoDateTime } from '../../../../platform/scalars.js';
-import { DUMMY_PASSWORD_HASH, sha256, verifyPassword } from '../../../../platform/secrets.js';
+import type { AuditTrail } from '../../../../platform/security/audit.js';
+import type { Config } from '../../../../platform/runtime/config.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import type { Logger } from '../../../../platform/runtime/logger.js';
+import type { Principal } from '../../../../platform/security/principal.js';
+import { isIsoDateTime } from '../../../../platform/graphql/scalars.js';
+import { DUMMY_PASSWORD_HASH, sha256, verifyPassword } from '../../../../platform/security/secrets.js';
 import type { AuthCollections, DeviceDocument } from '../datasources/auth.js';
 import type { UserDocument } from '../datasources/users.js';
 import { verifyAndroidSignature, verifyCryptotext } from './device-proof.js';
 import type { Lockouts } from './lockout.js';
 import type { Sessions } from './sessions.js';
-import { isOwnKey } from '../../../../platform/own.js';
+import { isOwnKey } from '../../../../platform/security/own.js';
 
 /** The ten documented login channels and the properties each one requires. */
 export const CHANNEL_REQUIREMENTS = {

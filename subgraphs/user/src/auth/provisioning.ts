@@ -1,6 +1,6 @@
-import type { AuditTrail } from '../../../../platform/audit.js';
-import { hashPassword } from '../../../../platform/secrets.js';
-import { checkString, ID_RULE } from '../../../../platform/validate.js';
+import type { AuditTrail } from '../../../../platform/security/audit.js';
+import { hashPassword } from '../../../../platform/security/secrets.js';
+import { checkString, ID_RULE } from '../../../../platform/security/validate.js';
 import type { AuthCollections } from '../datasources/auth.js';
 import { checkNewPassword } from './aggregator.js';
 

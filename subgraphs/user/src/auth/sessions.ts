@@ -1,8 +1,8 @@
 import type { Collection, Db } from 'mongodb';
-import type { AuditTrail } from '../../../../platform/audit.js';
+import type { AuditTrail } from '../../../../platform/security/audit.js';
 import { recordEvent } from '../../../../platform/messaging/outbox.js';
-import { SESSIONS_ENDED, type ResolvedSession, type SessionsEnded } from '../../../../platform/principal.js';
-import { newId, newOpaqueToken, sha256 } from '../../../../platform/secrets.js';
+import { SESSIONS_ENDED, type ResolvedSession, type SessionsEnded } from '../../../../platform/security/principal.js';
+import { newId, newOpaqueToken, sha256 } from '../../../../platform/security/secrets.js';
 import type { SessionDocument } from '../datasources/auth.js';
 import type { UserDocument } from '../datasources/users.js';
 

@@ -1,7 +1,7 @@
 import countries from 'i18n-iso-countries';
-import { appError, ErrorCode } from '../../../../platform/errors.js';
-import { newId } from '../../../../platform/secrets.js';
-import { checkString, required } from '../../../../platform/validate.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { newId } from '../../../../platform/security/secrets.js';
+import { checkString, required } from '../../../../platform/security/validate.js';
 import type { AddressDocument } from '../datasources/users.js';
 
 /** An address as a request carries it; every field unchecked. */

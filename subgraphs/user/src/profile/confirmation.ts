@@ -1,9 +1,9 @@
 import { randomInt } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../../platform/errors.js';
-import type { Logger } from '../../../../platform/logger.js';
-import type { Notifier } from '../../../../platform/notify.js';
-import { sha256 } from '../../../../platform/secrets.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import type { Logger } from '../../../../platform/runtime/logger.js';
+import type { Notifier } from '../../../../platform/messaging/notify.js';
+import { sha256 } from '../../../../platform/security/secrets.js';
 import { consumeCode } from '../codes.js';
 import type { UserDocument } from '../datasources/users.js';
 

@@ -1,6 +1,6 @@
-import { requireAggregator, requireService, requireUser } from '../../../../platform/authorize.js';
-import { appError, ErrorCode } from '../../../../platform/errors.js';
-import { checkString } from '../../../../platform/validate.js';
+import { requireAggregator, requireService, requireUser } from '../../../../platform/security/authorize.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { checkString } from '../../../../platform/security/validate.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
 
 export const Query: QueryResolvers = {

@@ -1,4 +1,4 @@
-import { maySeeUser } from '../../../../platform/authorize.js';
+import { maySeeUser } from '../../../../platform/security/authorize.js';
 import type { UserResolvers } from '../__generated__/resolvers-types.js';
 
 export const User: UserResolvers = {

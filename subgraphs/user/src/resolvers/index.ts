@@ -1,4 +1,4 @@
-import { scalarResolvers } from '../../../../platform/scalars.js';
+import { scalarResolvers } from '../../../../platform/graphql/scalars.js';
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { Mutation } from './Mutation.js';
 import { Query } from './Query.js';

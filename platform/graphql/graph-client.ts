@@ -1,8 +1,8 @@
-import type { Config } from './config.js';
+import type { Config } from '../runtime/config.js';
 import { appError, ErrorCode } from './errors.js';
-import { connectionPool, postJson } from './http-client.js';
-import { REQUEST_ID_HEADER } from './http.js';
-import { PRINCIPAL_HEADER, signPrincipal } from './principal.js';
+import { connectionPool, postJson } from '../http/client.js';
+import { REQUEST_ID_HEADER } from '../http/server.js';
+import { PRINCIPAL_HEADER, signPrincipal } from '../security/principal.js';
 
 /**
  * How a subgraph calls the graph: through the gateway, as an internal service, with a principal

@@ -1,8 +1,8 @@
 import type { Db } from 'mongodb';
-import type { GraphClient } from './graph-client.js';
-import type { Logger } from './logger.js';
-import type { AuditRecordPayload } from './messaging/events.js';
-import { graphForwarder, recordEvent, type Dispatcher } from './messaging/outbox.js';
+import type { GraphClient } from '../graphql/graph-client.js';
+import type { Logger } from '../runtime/logger.js';
+import type { AuditRecordPayload } from '../messaging/events.js';
+import { graphForwarder, recordEvent, type Dispatcher } from '../messaging/outbox.js';
 import { principalActor, type Principal } from './principal.js';
 
 /** What the audit log records: security-relevant acts, each as it happened (or was refused). */

@@ -1,4 +1,4 @@
-import { appError, ErrorCode } from './errors.js';
+import { appError, ErrorCode } from '../graphql/errors.js';
 import type { Principal } from './principal.js';
 
 /** The id of the end user behind the principal; anyone else is refused as unauthenticated. */

@@ -2,7 +2,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ownValue } from './own.js';
+import { ownValue } from '../security/own.js';
 
 /** The four subgraphs, in the order the supergraph lists them. */
 export const SUBGRAPH_NAMES = ['user', 'cards', 'payments', 'compliance'] as const;
@@ -127,7 +127,7 @@ export class ConfigError extends Error {
 }
 
 /** The repository root, found from this module's own location. */
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 type Env = Record<string, string | undefined>;
 

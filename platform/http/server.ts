@@ -3,8 +3,8 @@ import http, { STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, typ
 import type { AddressInfo } from 'node:net';
 import { HeaderMap, type ApolloServer, type BaseContext } from '@apollo/server';
 import { GraphQLError } from 'graphql';
-import { inProcessEndpoints, type InProcessPost } from './http-client.js';
-import type { Logger } from './logger.js';
+import { inProcessEndpoints, type InProcessPost } from './client.js';
+import type { Logger } from '../runtime/logger.js';
 
 /** The header that carries the request id from the REST adapter through the gateway to the subgraphs. */
 export const REQUEST_ID_HEADER = 'x-request-id';

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
-import { signWebhook } from './webhooks.js';
+import { signWebhook } from '../../platform/messaging/webhooks.js';
 
 /** What an aggregator's endpoint does with a card-authorization webhook. */
 export type ReceiverMode = { reply: string } | { silent: true } | { status: number };

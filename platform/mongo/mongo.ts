@@ -1,6 +1,6 @@
 import { MongoClient, MongoServerError, type Collection, type Db, type Document, type OptionalUnlessRequiredId } from 'mongodb';
-import type { SubgraphName } from './config.js';
-import { withinTime } from './deadline.js';
+import type { SubgraphName } from '../runtime/config.js';
+import { withinTime } from '../http/deadline.js';
 import { guardDriverWrites } from './driver-guard.js';
 
 /** The fields one command filtered on, in a collection. */

@@ -1,10 +1,10 @@
 import type { Collection, Db } from 'mongodb';
 import type { Filter } from 'mongodb';
-import { appError, ErrorCode } from './errors.js';
-import type { Logger } from './logger.js';
-import { insertIfAbsent } from './mongo.js';
+import { appError, ErrorCode } from '../graphql/errors.js';
+import type { Logger } from '../runtime/logger.js';
+import { insertIfAbsent } from '../mongo/mongo.js';
 import type { Notifier } from './notify.js';
-import { recordEvent } from './messaging/outbox.js';
+import { recordEvent } from './outbox.js';
 import { deliverWebhook } from './webhooks.js';
 
 const WEBHOOK_TIMEOUT_MS = 5000;

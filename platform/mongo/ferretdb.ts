@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
-import { userCacheDir } from './config.js';
+import { userCacheDir } from '../runtime/config.js';
 
 const run = promisify(execFile);
 
@@ -16,7 +16,7 @@ const run = promisify(execFile);
 export const FERRETDB_VERSION = 'v1.24.2';
 const MODULE = 'github.com/FerretDB/FerretDB';
 /**
- * Patches applied to the module source before the build (`platform/ferretdb-patches/`), in order.
+ * Patches applied to the module source before the build (`platform/mongo/ferretdb-patches/`), in order.
  * `equality-pushdown`: a filter's top-level equalities and `$in` lists (strings, booleans, ObjectIDs,
  * null) narrow the rows in SQL through the collection's indexes, and writes by `_id` use the `_id`
  * index; upstream read and decoded the whole table for every query but `{_id: v}` and scanned it

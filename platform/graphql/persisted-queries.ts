@@ -1,8 +1,8 @@
 // Apollo's persisted query manifest: the format of trusted documents, shared by whoever writes one (npm run trusted-documents) and the gateway that reads it.
 import { readFileSync } from 'node:fs';
 import { getOperationAST, parse } from 'graphql';
-import { ConfigError } from './config.js';
-import { sha256 } from './secrets.js';
+import { ConfigError } from '../runtime/config.js';
+import { sha256 } from '../security/secrets.js';
 
 /** One registered operation, as an entry of Apollo's persisted query manifest. */
 export interface TrustedDocument {

@@ -44,7 +44,7 @@ export function guardDriverWrites(): void {
   const writeCommand = DriverConnectionClass.prototype.writeCommand;
   // The driver is pinned (package.json) to the version this was written against; a release that
   // moves the method must fail here, at start-up, rather than leave the hang back in place.
-  if (typeof writeCommand !== 'function') throw new Error('The MongoDB driver no longer has Connection.writeCommand: review platform/driver-guard.ts for this driver version.');
+  if (typeof writeCommand !== 'function') throw new Error('The MongoDB driver no longer has Connection.writeCommand: review platform/mongo/driver-guard.ts for this driver version.');
   DriverConnectionClass.prototype.writeCommand = function (this: DriverConnection, command: unknown, options: unknown): Promise<void> {
     const { socket } = this;
     const written = writeCommand.call(this, command, options);

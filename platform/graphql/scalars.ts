@@ -137,3 +137,8 @@ export const scalarResolvers = {
   JSONObject,
   AnyJSONObject,
 };
+
+/** Adds days to a YYYY-MM-DD date. */
+export function addDays(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+}

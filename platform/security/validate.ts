@@ -1,4 +1,4 @@
-import { appError, ErrorCode } from './errors.js';
+import { appError, ErrorCode } from '../graphql/errors.js';
 
 /** A JSON-ish object being checked; values are unknown until a check says otherwise. */
 export type Fields = Record<string, unknown>;
@@ -80,3 +80,6 @@ export function isWholeCents(value: unknown): value is number {
 export function toCents(value: number): number {
   return Math.round(value * 100);
 }
+
+/** A Nacha return code: R followed by two digits. */
+export const RETURN_CODE_PATTERN = /^R\d{2}$/;

@@ -1,40 +1,9 @@
-/**
- * ACH debits and returns as the payments subgraph reports them to compliance: the shared
- * vocabulary of the return-rate reports.
- */
+import type { AchActivity } from '../messaging/events.js';
+import { addDays } from '../graphql/scalars.js';
 
-/** Nacha return codes by the category the return-rate rules count them in. */
-export const UNAUTHORIZED_RETURN_CODES = ['R05', 'R07', 'R10', 'R11', 'R29', 'R51'] as const;
-export const ADMINISTRATIVE_RETURN_CODES = ['R02', 'R03', 'R04'] as const;
-/** Insufficient or uncollected funds. */
-export const NSF_RETURN_CODES = ['R01', 'R09'] as const;
-
-/** A Nacha return code: R followed by two digits. */
-export const RETURN_CODE_PATTERN = /^R\d{2}$/;
-
-/** Out of compliance at or above these rates, in percent (Nacha: unauthorized 0.5, administrative 3.0, overall 15.0). */
-export const THRESHOLDS = { unAuthorized: 0.5, admin: 3.0, total: 15.0 } as const;
-
-/** The rolling window of a report: the 60 days before its reporting date. */
-export const WINDOW_DAYS = 60;
-
-/** One event of an aggregator's ACH debits: a debit entered, or a debit returned with a code. */
-export interface AchActivity {
-  /** The outbox event's id: applying an activity twice counts it once. */
-  eventId: string;
-  kind: 'debit' | 'return';
-  svcAggregatorId: string;
-  svcTransactionId: string;
-  /** The debit's effective entry date, YYYY-MM-DD: returns count against the day of their debit. */
-  entryDate: string;
-  amount: number;
-  returnCode: string | null;
-}
-
-/** Adds days to a YYYY-MM-DD date. */
-export function addDays(date: string, days: number): string {
-  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
-}
+/** The Nacha return codes the demo history draws its unauthorized and administrative returns from. */
+const UNAUTHORIZED_CODES = ['R05', 'R07', 'R10', 'R11', 'R29', 'R51'] as const;
+const ADMINISTRATIVE_CODES = ['R02', 'R03', 'R04'] as const;
 
 /** A small deterministic pseudo-random generator, so demo data and benchmarks are the same every run. */
 export function seededRandom(seed: number): () => number {
@@ -72,9 +41,9 @@ export function generateAchHistory(options: {
       const inSpike = options.spike && day >= options.spike.fromDay && day <= options.spike.toDay;
       const roll = random();
       let code: string | null = null;
-      if (inSpike && roll < options.spike!.unauthorizedRate) code = UNAUTHORIZED_RETURN_CODES[Math.floor(random() * UNAUTHORIZED_RETURN_CODES.length)]!;
+      if (inSpike && roll < options.spike!.unauthorizedRate) code = UNAUTHORIZED_CODES[Math.floor(random() * UNAUTHORIZED_CODES.length)]!;
       else if (roll < 0.003) code = 'R10';
-      else if (roll < 0.02) code = ADMINISTRATIVE_RETURN_CODES[Math.floor(random() * 3)]!;
+      else if (roll < 0.02) code = ADMINISTRATIVE_CODES[Math.floor(random() * ADMINISTRATIVE_CODES.length)]!;
       else if (roll < 0.05) code = 'R01';
       if (code) activities.push({ eventId: `${svcTransactionId}_return`, kind: 'return', svcAggregatorId: options.svcAggregatorId, svcTransactionId, entryDate, amount, returnCode: code });
     }

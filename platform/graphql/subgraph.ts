@@ -7,17 +7,17 @@ import type { GraphQLFormattedError } from 'graphql';
 import { parse } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { MongoNetworkError, MongoNotConnectedError, MongoServerClosedError, MongoServerError, MongoServerSelectionError, MongoTopologyClosedError } from 'mongodb';
-import { REPO_ROOT, type Config, type SubgraphName } from './config.js';
-import { auditForwarder, auditTrail, type AuditTrail } from './audit.js';
+import { REPO_ROOT, type Config, type SubgraphName } from '../runtime/config.js';
+import { auditForwarder, auditTrail, type AuditTrail } from '../security/audit.js';
 import { createGraphClient } from './graph-client.js';
-import type { EventBus } from './messaging/event-bus.js';
-import { busDispatcher, Outbox, type Dispatcher } from './messaging/outbox.js';
-import { SweepLoop } from './messaging/sweep.js';
+import type { EventBus } from '../messaging/event-bus.js';
+import { busDispatcher, Outbox, type Dispatcher } from '../messaging/outbox.js';
+import { SweepLoop } from '../messaging/sweep.js';
 import { appError, ErrorCode } from './errors.js';
-import { apolloHandler, apolloLocal, serveInProcess, startHttpService, type ContextBuilder, type Handler, type HttpService, type RequestScope } from './http.js';
-import type { Logger } from './logger.js';
-import type { Mongo } from './mongo.js';
-import { CLIENT_IP_HEADER, PRINCIPAL_HEADER, verifyClientIp, verifyPrincipal, type Principal } from './principal.js';
+import { apolloHandler, apolloLocal, serveInProcess, startHttpService, type ContextBuilder, type Handler, type HttpService, type RequestScope } from '../http/server.js';
+import type { Logger } from '../runtime/logger.js';
+import type { Mongo } from '../mongo/mongo.js';
+import { CLIENT_IP_HEADER, PRINCIPAL_HEADER, verifyClientIp, verifyPrincipal, type Principal } from '../security/principal.js';
 
 /** What every subgraph's context starts from: the verified principal and the request's id and logger. */
 export interface RequestBase extends BaseContext {

@@ -1,10 +1,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { appError, ErrorCode } from './errors.js';
+import { appError, ErrorCode } from '../graphql/errors.js';
 import { lookup } from 'node:dns/promises';
 import { Agent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
-import { newId } from './secrets.js';
+import { newId } from '../security/secrets.js';
 
 /** A new signing secret in the Standard Webhooks form: `whsec_` and 32 random bytes, base64. */
 export function newWebhookSecret(): string {

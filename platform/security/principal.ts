@@ -1,4 +1,4 @@
-import type { EventPayloads, EventType } from './messaging/events.js';
+import type { EventPayloads, EventType } from '../messaging/events.js';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 

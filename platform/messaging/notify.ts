@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer, { type Transporter } from 'nodemailer';
-import type { Logger } from './logger.js';
+import type { Logger } from '../runtime/logger.js';
 
 /** A message to one person: an email, or a text to a phone. */
 export interface Message {
