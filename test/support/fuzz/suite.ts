@@ -90,6 +90,9 @@ const MAX_DETERMINISTIC_PER_MUTATION = 45;
  * Documented side effects of refused requests, excluded from the "nothing changed" comparison.
  * Whole collections, or fields of the documents of a collection (`<subgraph>.<collection>`).
  */
+/** The subgraphs whose outboxes carry audit records. */
+const AUDITING_SUBGRAPHS = ['user', 'cards', 'payments'] as const;
+
 const REFUSAL_SIDE_EFFECTS: {
   collections: Record<string, string>;
   fields: Record<string, { fields: string[]; why: string }>;
@@ -110,13 +113,13 @@ const REFUSAL_SIDE_EFFECTS: {
     'user.confirmations': { fields: ['attempts', 'leases', 'version'], why: 'tries of a confirmation code' },
     // Likewise for the recovery code of a new device (docs: Recovery).
     'user.recoveryCodes': { fields: ['attempts', 'leases', 'version'], why: 'tries of a recovery code' },
+    // The mark an outbox's forwarding dispatcher sets once it has carried an event, in the background.
+    ...Object.fromEntries(AUDITING_SUBGRAPHS.map((name) => [`${name}.outbox`, { fields: ['dtsForwarded'], why: 'marks of events forwarded to compliance' }])),
   },
-  documents: {
+  documents: Object.fromEntries(
     // The audit records of refusals travel to compliance as events of the acting subgraph's outbox.
-    'user.outbox': { except: { type: 'audit.recorded' }, why: 'audit records of refusals, on their way to the audit log' },
-    'cards.outbox': { except: { type: 'audit.recorded' }, why: 'audit records of refusals, on their way to the audit log' },
-    'payments.outbox': { except: { type: 'audit.recorded' }, why: 'audit records of refusals, on their way to the audit log' },
-  },
+    AUDITING_SUBGRAPHS.map((name) => [`${name}.outbox`, { except: { type: 'audit.recorded' }, why: 'audit records of refusals, on their way to the audit log' }]),
+  ),
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -415,7 +418,7 @@ class DatabaseTracker {
         if (!subgraph || !this.isWrite(event)) return;
         const target: unknown = event.command[event.commandName];
         const key = typeof target === 'string' ? `${subgraph}.${target}` : `${subgraph}.*`;
-        if (this.excluded(key)) return;
+        if (this.excluded(key) || this.onlyExcludedContent(key, event)) return;
         this.dirty.add(key);
         this.inFlight.add(`${prefix}${event.requestId}`);
         this.lastWriteAt = Date.now();
@@ -441,6 +444,24 @@ class DatabaseTracker {
 
   private excluded(key: string): boolean {
     return Object.hasOwn(REFUSAL_SIDE_EFFECTS.collections, key);
+  }
+
+  /**
+   * Whether a write touches only what the comparison leaves out of a collection: inserts of
+   * excluded documents only, or updates that set excluded fields only. Re-reading the collection
+   * after such a write could find no difference, and the outboxes grow with every request.
+   */
+  private onlyExcludedContent(key: string, event: CommandStartedEvent): boolean {
+    const except = ownValue(REFUSAL_SIDE_EFFECTS.documents, key)?.except;
+    const fields = ownValue(REFUSAL_SIDE_EFFECTS.fields, key)?.fields ?? [];
+    const command = event.command as { documents?: Document[]; updates?: Array<{ u?: Document }> };
+    if (event.commandName === 'insert' && except && command.documents?.length) {
+      return command.documents.every((doc) => Object.entries(except).every(([name, value]) => doc[name] === value));
+    }
+    if (event.commandName === 'update' && command.updates?.length) {
+      return command.updates.every(({ u }) => u !== undefined && Object.keys(u).length === 1 && u.$set !== undefined && Object.keys(u.$set as Document).every((name) => fields.includes(name)));
+    }
+    return false;
   }
 
   stop(): void {
