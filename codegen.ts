@@ -8,7 +8,7 @@ const subgraphs: Record<string, { context: string; mappers: Record<string, strin
   },
   cards: {
     context: '../context.js#CardsContext',
-    mappers: { Card: '../datasources/cards.js#CardDocument', CardAuthorization: '../datasources/cards.js#CardMessageDocument', CardWebhookDelivery: '../../../../platform/messaging/deliveries.js#DeliveryDocument', User: '../../../../platform/graphql/references.js#UserReference', Account: '../../../../platform/graphql/references.js#AccountReference' },
+    mappers: { Card: '../cards/datasource.js#CardDocument', CardAuthorization: '../authorization/datasource.js#CardMessageDocument', CardWebhookDelivery: '../../../../platform/messaging/deliveries.js#DeliveryDocument', User: '../../../../platform/graphql/references.js#UserReference', Account: '../../../../platform/graphql/references.js#AccountReference' },
   },
   payments: {
     context: '../context.js#PaymentsContext',

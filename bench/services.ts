@@ -27,7 +27,7 @@ import { createLogger } from '../platform/runtime/logger.js';
 import type { Mongo } from '../platform/mongo/mongo.js';
 import { PRINCIPAL_HEADER, signPrincipal, type Principal } from '../platform/security/principal.js';
 import { SUPERGRAPH_PATH } from '../schema/compose.js';
-import { webhookConfigsCollection } from '../subgraphs/cards/src/datasources/cards.js';
+import { webhookConfigsCollection } from '../subgraphs/cards/src/webhooks/datasource.js';
 import { start as startGateway, type GatewayService } from '../gateway/src/index.js';
 import { createEventBus } from '../platform/messaging/event-bus.js';
 import { sha256 } from '../platform/security/secrets.js';

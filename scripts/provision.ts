@@ -10,7 +10,7 @@ import { checkString, ID_RULE } from '../platform/security/validate.js';
 import { AggregatorProvisioning } from '../subgraphs/user/src/auth/provisioning.js';
 import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
 import { createLogger } from '../platform/runtime/logger.js';
-import { configureWebhook } from '../subgraphs/cards/src/webhook-config.js';
+import { configureWebhook } from '../subgraphs/cards/src/webhooks/webhook-config.js';
 import { Merchants } from '../subgraphs/payments/src/merchants.js';
 import { openDatabase } from './stack.js';
 

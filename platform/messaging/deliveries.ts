@@ -161,6 +161,11 @@ export class Deliveries {
     return this.attempt(delivery._id);
   }
 
+  /** The index of the retry sweep: pending deliveries by when they are due. */
+  static async createIndexes(db: Db): Promise<void> {
+    await deliveriesCollection(db).createIndex({ status: 1, dtsNextAttempt: 1 });
+  }
+
   /** Attempts every due delivery (the recurring task). */
   async retryDue(): Promise<void> {
     const due = await this.deliveries.find({ status: 'pending', dtsNextAttempt: { $lte: new Date() } }, { projection: { _id: 1 } }).limit(50).toArray();

@@ -2,7 +2,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../../platform/demo/demo.js';
-import { cardsCollection } from '../../subgraphs/cards/src/datasources/cards.js';
+import { cardsCollection } from '../../subgraphs/cards/src/cards/datasource.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
 /** A stored card that breaks the schema (no status): reading it is an unexpected, internal error. */

@@ -5,15 +5,16 @@ import type { Deliveries } from '../../../platform/messaging/deliveries.js';
 import type { GraphClient } from '../../../platform/graphql/graph-client.js';
 import { loaderByKey, loaderOfGroups } from '../../../platform/graphql/loaders.js';
 import type { RequestBase } from '../../../platform/graphql/subgraph.js';
-import { CardAuthorizer } from './authorization.js';
-import { CardManagement } from './card-management.js';
-import { cardMessagesCollection, cardsCollection, type CardDocument, type CardMessageDocument } from './datasources/cards.js';
+import { CardAuthorizer } from './authorization/card-authorizer.js';
+import { CardManagement } from './cards/card-management.js';
+import { addCondorCard } from './cards/condor.js';
+import { runSandbox } from './sandbox/sandbox.js';
+import { CardWebhooks } from './webhooks/card-webhooks.js';
+import { cardMessagesCollection, type CardMessageDocument } from './authorization/datasource.js';
+import { cardsCollection, type CardDocument } from './cards/datasource.js';
 
 /** The cards subgraph's per-request context. */
 export interface CardsContext extends RequestBase {
-  db: Db;
-  config: Config;
-  graph: GraphClient;
   /** Cards by SvcCardId. */
   cards: DataLoader<string, CardDocument | null>;
   /** A user's cards by SvcUserId, main card first; sandbox test cards are not in a wallet. */
@@ -22,22 +23,25 @@ export interface CardsContext extends RequestBase {
   cardMessages: DataLoader<string, CardMessageDocument | null>;
   management: CardManagement;
   authorizer: CardAuthorizer;
-  /** The advice webhooks' delivery log: resend, endpoint enabling. */
-  deliveries: Deliveries;
+  /** The aggregator's card webhook: configuration, enabling, and its advices' delivery log. */
+  webhooks: CardWebhooks;
+  /** Runs the webhook sandbox's cases against the aggregator's webhook. */
+  sandbox: (svcAggregatorId: string, input: Parameters<typeof runSandbox>[3]) => ReturnType<typeof runSandbox>;
+  /** Issues a Condor card to an aggregator's customer. */
+  condor: (svcAggregatorId: string, input: Parameters<typeof addCondorCard>[4]) => ReturnType<typeof addCondorCard>;
 }
 
 export function createCardsContext(base: RequestBase, db: Db, graph: GraphClient, config: Config, deliveries: Deliveries): CardsContext {
   const cards = cardsCollection(db);
   return {
     ...base,
-    db,
-    config,
-    graph,
     cards: loaderByKey(cards),
     cardsOfUser: loaderOfGroups(cards, 'SvcUserId', { sort: { isMain: -1, _id: 1 }, filter: { isTestCard: false } }),
     cardMessages: loaderByKey(cardMessagesCollection(db)),
     management: new CardManagement(db, base.logger, base.audit),
     authorizer: new CardAuthorizer(db, graph, base.logger, config.webhookAllowInternal, deliveries),
-    deliveries,
+    webhooks: new CardWebhooks(db, deliveries, base.logger, base.audit, config.webhookAllowInternal),
+    sandbox: (svcAggregatorId, input) => runSandbox(db, base.logger, svcAggregatorId, input, config.webhookAllowInternal),
+    condor: (svcAggregatorId, input) => addCondorCard(db, graph, base.logger, svcAggregatorId, input),
   };
 }

@@ -1,17 +1,17 @@
 import { createGraphClient } from '../../../platform/graphql/graph-client.js';
 import type { HttpService } from '../../../platform/http/server.js';
-import { Deliveries, deliveriesCollection } from '../../../platform/messaging/deliveries.js';
+import { Deliveries } from '../../../platform/messaging/deliveries.js';
 import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
-import { aggregatorEndpoints } from './advice-deliveries.js';
+import { aggregatorEndpoints } from './webhooks/advice-deliveries.js';
 import { createCardsContext } from './context.js';
-import { cardsCollection } from './datasources/cards.js';
+import { createCardIndexes } from './cards/datasource.js';
 import { resolvers } from './resolvers/index.js';
 
 /** Starts the cards subgraph. */
 export async function start(options: SubgraphStartOptions): Promise<HttpService> {
   const db = options.mongo.db('cards');
-  await cardsCollection(db).createIndex({ SvcUserId: 1 });
-  await deliveriesCollection(db).createIndex({ status: 1, dtsNextAttempt: 1 });
+  await createCardIndexes(db);
+  await Deliveries.createIndexes(db);
   const { config } = options;
   const graph = createGraphClient(config, 'cards');
   const logger = options.logger.child({ service: 'cards-subgraph' });

@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { DEMO } from '../../../platform/demo/demo.js';
-import { cardsCollection, webhookConfigsCollection, type CardDocument } from './datasources/cards.js';
+import { cardsCollection, type CardDocument } from './cards/datasource.js';
+import { webhookConfigsCollection } from './webhooks/datasource.js';
 
 /** Seeds the demo user's two cards: a main active debit card and a blocked virtual card. Idempotent. */
 export async function seedCards(db: Db, now = new Date()): Promise<void> {

@@ -37,7 +37,7 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   await paymentLinksCollection(db).createIndex({ link: 1 });
   await paymentLinksCollection(db).createIndex({ status: 1, dtsExpiredAt: 1 });
   await refundsCollection(db).createIndex({ svcAggregatorId: 1, dtsCreatedAt: -1 });
-  await deliveriesCollection(db).createIndex({ status: 1, dtsNextAttempt: 1 });
+  await Deliveries.createIndexes(db);
   const logger = options.logger.child({ service: 'payments-subgraph' });
   if (backfilled > 0) logger.info('transactions given their accountMonth', { count: backfilled });
   const graph = createGraphClient(config, 'payments');

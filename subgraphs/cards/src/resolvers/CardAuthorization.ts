@@ -1,7 +1,7 @@
 import { maySeeUser } from '../../../../platform/security/authorize.js';
 import type { Principal } from '../../../../platform/security/principal.js';
 import type { CardAuthorizationResolvers } from '../__generated__/resolvers-types.js';
-import type { CardMessageDocument } from '../datasources/cards.js';
+import type { CardMessageDocument } from '../authorization/datasource.js';
 
 /** A decided message is its card user's, and its card program's aggregator's. */
 export function mayReadMessage(principal: Principal, message: CardMessageDocument): boolean {

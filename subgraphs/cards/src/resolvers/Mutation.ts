@@ -1,11 +1,6 @@
-import { requireAggregator, requireService, requireUser } from '../../../../platform/security/authorize.js';
-import { deliveriesCollection, enableEndpoint } from '../../../../platform/messaging/deliveries.js';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { requireAggregator, requireService, requireUser } from '../../../../platform/security/authorize.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
-import { addCondorCard } from '../condor.js';
-import { webhookConfigsCollection } from '../datasources/cards.js';
-import { runSandbox } from '../sandbox.js';
-import { configureWebhook } from '../webhook-config.js';
 
 export const Mutation: MutationResolvers = {
   modifyCard: async (_parent, { SvcCardId, input }, { principal, management }) => {
@@ -22,27 +17,20 @@ export const Mutation: MutationResolvers = {
     requireService(principal, ['card-processor']);
     return authorizer.decide(input);
   },
-  resendCardWebhookDelivery: async (_parent, { deliveryId }, { principal, db, deliveries }) => {
-    const { svcAggregatorId } = requireAggregator(principal, 'write');
-    const delivery = await deliveriesCollection(db).findOne({ _id: deliveryId });
-    if (!delivery || delivery.svcAggregatorId !== svcAggregatorId) throw appError(ErrorCode.NOT_FOUND, `Delivery ${deliveryId} does not exist.`, { field: 'deliveryId' });
-    return deliveries.resend(deliveryId);
-  },
-  enableCardWebhook: async (_parent, _args, { principal, db, deliveries }) => {
-    const { svcAggregatorId } = requireAggregator(principal, 'write');
-    await enableEndpoint(webhookConfigsCollection(db), svcAggregatorId);
-    await deliveries.resume({ svcAggregatorId });
+  resendCardWebhookDelivery: (_parent, { deliveryId }, { principal, webhooks }) => webhooks.resend(requireAggregator(principal, 'write').svcAggregatorId, deliveryId),
+  enableCardWebhook: async (_parent, _args, { principal, webhooks }) => {
+    await webhooks.enable(requireAggregator(principal, 'write').svcAggregatorId);
     return true;
   },
   // An aggregator configures its own webhook; operators use `npm run provision -- webhook`.
-  configureWebhook: (_parent, { input }, { principal, db, logger, config, audit }) => {
+  configureWebhook: (_parent, { input }, { principal, webhooks }) => {
     const { svcAggregatorId } = requireAggregator(principal, 'write');
     // Card data goes to an outside party: over TLS, unless internal targets are allowed (development).
     if (input.svcAggregatorId && input.svcAggregatorId !== svcAggregatorId) {
       throw appError(ErrorCode.FORBIDDEN, 'An aggregator configures its own webhook only.', { field: 'svcAggregatorId' });
     }
-    return configureWebhook(db, logger, audit, svcAggregatorId, input, config.webhookAllowInternal);
+    return webhooks.configure(svcAggregatorId, input);
   },
-  runWebhookSandbox: (_parent, { input }, { principal, db, logger, config }) => runSandbox(db, logger, requireAggregator(principal, 'write').svcAggregatorId, input, config.webhookAllowInternal),
-  addCondorCard: (_parent, { input }, { principal, db, graph, logger }) => addCondorCard(db, graph, logger, requireAggregator(principal, 'write').svcAggregatorId, input),
+  runWebhookSandbox: (_parent, { input }, { principal, sandbox }) => sandbox(requireAggregator(principal, 'write').svcAggregatorId, input),
+  addCondorCard: (_parent, { input }, { principal, condor }) => condor(requireAggregator(principal, 'write').svcAggregatorId, input),
 };

@@ -1,11 +1,11 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
-import type { GraphClient } from '../../../platform/graphql/graph-client.js';
-import type { Logger } from '../../../platform/runtime/logger.js';
-import { newId } from '../../../platform/security/secrets.js';
-import { checkString, ID_RULE, required } from '../../../platform/security/validate.js';
-import { cardsCollection, type CardDocument } from './datasources/cards.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import type { GraphClient } from '../../../../platform/graphql/graph-client.js';
+import type { Logger } from '../../../../platform/runtime/logger.js';
+import { newId } from '../../../../platform/security/secrets.js';
+import { checkString, ID_RULE, required } from '../../../../platform/security/validate.js';
+import { cardsCollection, type CardDocument } from './datasource.js';
 
 const USER = 'query ($id: ID!) { user(SvcUserId: $id) { SvcUserId } }';
 const OPEN = 'mutation ($id: ID!) { openCheckingAccount(SvcUserId: $id, currency: "USD") { SvcAccountId accountNumber routingNumber } }';

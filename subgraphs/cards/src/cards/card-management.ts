@@ -1,10 +1,10 @@
 import type { Collection, Db } from 'mongodb';
-import type { AuditTrail } from '../../../platform/security/audit.js';
-import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
-import type { Logger } from '../../../platform/runtime/logger.js';
-import { recordEvent } from '../../../platform/messaging/outbox.js';
-import { checkString } from '../../../platform/security/validate.js';
-import { cardsCollection, type CardDocument } from './datasources/cards.js';
+import type { AuditTrail } from '../../../../platform/security/audit.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import type { Logger } from '../../../../platform/runtime/logger.js';
+import { recordEvent } from '../../../../platform/messaging/outbox.js';
+import { checkString } from '../../../../platform/security/validate.js';
+import { cardsCollection, type CardDocument } from './datasource.js';
 
 /** A user's own cards: rename, make main, turn on and off. */
 export class CardManagement {

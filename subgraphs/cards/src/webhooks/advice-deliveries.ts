@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
-import { countEndpointOutcome, type DeliveryEndpoints } from '../../../platform/messaging/deliveries.js';
-import { webhookConfigsCollection } from './datasources/cards.js';
+import { countEndpointOutcome, type DeliveryEndpoints } from '../../../../platform/messaging/deliveries.js';
+import { webhookConfigsCollection } from './datasource.js';
 
 /**
  * The cards domain's endpoints: each aggregator's configured card-authorization webhook (its

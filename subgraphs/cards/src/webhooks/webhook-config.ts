@@ -1,10 +1,10 @@
 import type { Db } from 'mongodb';
-import type { AuditTrail } from '../../../platform/security/audit.js';
-import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
-import type { Logger } from '../../../platform/runtime/logger.js';
-import { checkString, ID_RULE } from '../../../platform/security/validate.js';
-import { checkWebhookTarget, newWebhookSecret } from '../../../platform/messaging/webhooks.js';
-import { webhookConfigsCollection } from './datasources/cards.js';
+import type { AuditTrail } from '../../../../platform/security/audit.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import type { Logger } from '../../../../platform/runtime/logger.js';
+import { checkString, ID_RULE } from '../../../../platform/security/validate.js';
+import { checkWebhookTarget, newWebhookSecret } from '../../../../platform/messaging/webhooks.js';
+import { webhookConfigsCollection } from './datasource.js';
 
 /** Sets an aggregator's webhook; a secret is generated when there is none or on rotation, and returned this once. The change is audited. */
 export async function configureWebhook(db: Db, logger: Logger, audit: AuditTrail, svcAggregatorId: string, input: { url: string; defaultStrategy: string; timeoutMs?: number | null; rotateSecret?: boolean | null }, allowInternal: boolean) {

@@ -1,13 +1,15 @@
 import { MongoServerError, type Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
-import type { GraphClient } from '../../../platform/graphql/graph-client.js';
-import type { Logger } from '../../../platform/runtime/logger.js';
-import { recordEvent } from '../../../platform/messaging/outbox.js';
-import { isOwnKey } from '../../../platform/security/own.js';
-import { checkString } from '../../../platform/security/validate.js';
-import type { Deliveries } from '../../../platform/messaging/deliveries.js';
-import { deliverWebhook, type WebhookOutcome } from '../../../platform/messaging/webhooks.js';
-import { cardMessagesCollection, cardsCollection, webhookConfigsCollection, type CardDocument, type CardMessageDocument, type WebhookConfigDocument } from './datasources/cards.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import type { GraphClient } from '../../../../platform/graphql/graph-client.js';
+import type { Logger } from '../../../../platform/runtime/logger.js';
+import { recordEvent } from '../../../../platform/messaging/outbox.js';
+import { isOwnKey } from '../../../../platform/security/own.js';
+import { checkString } from '../../../../platform/security/validate.js';
+import type { Deliveries } from '../../../../platform/messaging/deliveries.js';
+import { deliverWebhook, type WebhookOutcome } from '../../../../platform/messaging/webhooks.js';
+import { cardMessagesCollection, type CardMessageDocument } from './datasource.js';
+import { cardsCollection, type CardDocument } from '../cards/datasource.js';
+import { webhookConfigsCollection, type WebhookConfigDocument } from '../webhooks/datasource.js';
 
 export const MESSAGE_TYPES = { '0100': 'authorization request', '0200': 'financial request', '0220': 'advice', '0420': 'reversal advice' } as const;
 export type MessageType = keyof typeof MESSAGE_TYPES;

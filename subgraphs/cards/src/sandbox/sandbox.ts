@@ -1,11 +1,12 @@
 import type { Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
-import type { Logger } from '../../../platform/runtime/logger.js';
-import { newId } from '../../../platform/security/secrets.js';
-import { checkString, ID_RULE, required } from '../../../platform/security/validate.js';
-import { deliverWebhook } from '../../../platform/messaging/webhooks.js';
-import { replyCode, webhookPayload, type MessageType } from './authorization.js';
-import { cardsCollection, webhookConfigsCollection } from './datasources/cards.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import type { Logger } from '../../../../platform/runtime/logger.js';
+import { newId } from '../../../../platform/security/secrets.js';
+import { checkString, ID_RULE, required } from '../../../../platform/security/validate.js';
+import { deliverWebhook } from '../../../../platform/messaging/webhooks.js';
+import { replyCode, webhookPayload, type MessageType } from '../authorization/card-authorizer.js';
+import { cardsCollection } from '../cards/datasource.js';
+import { webhookConfigsCollection } from '../webhooks/datasource.js';
 
 interface SandboxCase {
   id: string;

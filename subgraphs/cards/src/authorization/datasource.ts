@@ -1,0 +1,29 @@
+import type { Collection, Db } from 'mongodb';
+
+/** A card message: the authorization log. `_id` is the messageId; `pending` while it is being decided. */
+export interface CardMessageDocument {
+  _id: string;
+  state: 'pending' | 'decided';
+  /** On an approved purchase: the reversal that credited it back. */
+  reversedBy: string | null;
+  messageType: string;
+  actionType: 'request' | 'advice';
+  SvcCardId: string;
+  SvcUserId: string | null;
+  svcAggregatorId: string | null;
+  amount: number;
+  currency: string;
+  stan: string;
+  rrn: string;
+  originalStan: string | null;
+  responseCode: string;
+  decidedBy: string;
+  reason: string;
+  transactionId: string | null;
+  decisionMs: number;
+  dtsReceived: Date;
+}
+
+export function cardMessagesCollection(db: Db): Collection<CardMessageDocument> {
+  return db.collection<CardMessageDocument>('cardMessages');
+}
