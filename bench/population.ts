@@ -8,7 +8,7 @@ import { seededRandom } from '../platform/demo/ach-history.js';
 import { DEMO } from '../platform/demo/demo.js';
 import type { Mongo } from '../platform/mongo/mongo.js';
 import { sha256 } from '../platform/security/secrets.js';
-import { accountMonth } from '../subgraphs/payments/src/datasources/transactions.js';
+import { accountMonth } from '../subgraphs/payments/src/accounts/transactions-datasource.js';
 
 /** One seeded user, with the ids the workload's operations take and the token of their session. */
 export interface BenchUser {

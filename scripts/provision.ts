@@ -11,7 +11,7 @@ import { AggregatorProvisioning } from '../subgraphs/user/src/auth/provisioning.
 import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
 import { createLogger } from '../platform/runtime/logger.js';
 import { configureWebhook } from '../subgraphs/cards/src/webhooks/webhook-config.js';
-import { Merchants } from '../subgraphs/payments/src/merchants.js';
+import { Merchants } from '../subgraphs/payments/src/merchants/merchants.js';
 import { openDatabase } from './stack.js';
 
 const [command, id, third, fourth, fifth, sixth] = process.argv.slice(2);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../../platform/demo/demo.js';
-import { beneficiaryUndosCollection } from '../../subgraphs/payments/src/datasources/beneficiaries.js';
+import { beneficiaryUndosCollection } from '../../subgraphs/payments/src/beneficiaries/datasource.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
 interface Modification {

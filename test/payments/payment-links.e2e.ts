@@ -5,8 +5,8 @@ import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import { createNotifier } from '../../platform/messaging/notify.js';
 import type { OutboxEvent } from '../../platform/messaging/outbox.js';
-import { Deliveries, deliveriesCollection, merchantEndpoints } from '../../subgraphs/payments/src/deliveries.js';
-import { paymentLinksCollection, refundsCollection, type RefundDocument } from '../../subgraphs/payments/src/datasources/payment-links.js';
+import { Deliveries, deliveriesCollection, merchantEndpoints } from '../../subgraphs/payments/src/merchants/deliveries.js';
+import { paymentLinksCollection, refundsCollection, type RefundDocument } from '../../subgraphs/payments/src/payment-links/datasource.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 import { startInbox, type Inbox } from '../support/inbox.js';
 

@@ -2,10 +2,10 @@ import assert from 'node:assert';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../../platform/demo/demo.js';
 import { usersCollection } from '../../subgraphs/user/src/datasources/users.js';
-import { beneficiaryUndosCollection } from '../../subgraphs/payments/src/datasources/beneficiaries.js';
-import { fundsTransactionsCollection } from '../../subgraphs/payments/src/datasources/funds.js';
-import { accountMonth, transactionsCollection, type TransactionDocument } from '../../subgraphs/payments/src/datasources/transactions.js';
-import { accountsCollection } from '../../subgraphs/payments/src/datasources/accounts.js';
+import { beneficiaryUndosCollection } from '../../subgraphs/payments/src/beneficiaries/datasource.js';
+import { fundsTransactionsCollection } from '../../subgraphs/payments/src/funds/datasource.js';
+import { accountMonth, transactionsCollection, type TransactionDocument } from '../../subgraphs/payments/src/accounts/transactions-datasource.js';
+import { accountsCollection } from '../../subgraphs/payments/src/accounts/datasource.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
 interface TransactionBody { transactionId: string; SvcAccountId: string; amount: number; dtsValue: string; labels: string[]; details: { memos: string[] } }

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import type { Collection, Filter } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectMongo, type Mongo } from '../../platform/mongo/mongo.js';
-import { accountMonth, encodeCursor, ensureAccountMonths, newestTransactions, pageKey, transactionPagesLoader, transactionsCollection, type TransactionDocument } from '../../subgraphs/payments/src/datasources/transactions.js';
+import { accountMonth, encodeCursor, ensureAccountMonths, newestTransactions, pageKey, transactionPagesLoader, transactionsCollection, type TransactionDocument } from '../../subgraphs/payments/src/accounts/transactions-datasource.js';
 
 // newestTransactions reads an account's transactions a window of months at a time; the one read
 // by the account alone, sorted and limited, is the oracle it must always agree with.

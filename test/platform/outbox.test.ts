@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { GraphClient } from '../../platform/graphql/graph-client.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import { Outbox } from '../../platform/messaging/outbox.js';
-import { achForwarder } from '../../subgraphs/payments/src/ach.js';
+import { achForwarder } from '../../subgraphs/payments/src/ach/ach-ledger.js';
 
 describe('the outbox engine', () => {
   it('logs a sweep the database cuts short instead of rejecting, and runs one more pass for the nudges that came during it', async () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { DEMO } from '../../platform/demo/demo.js';
 import { verifyWebhook } from '../../scripts/lib/webhook-receiver.js';
-import { deliveriesCollection } from '../../subgraphs/payments/src/deliveries.js';
+import { deliveriesCollection } from '../../subgraphs/payments/src/merchants/deliveries.js';
 import { startTestStack, until, type TestStack } from '../support/harness.js';
 
 interface Envelope<T> { code: string; data: T }

@@ -10,7 +10,7 @@ import type { HttpService } from '../../platform/http/server.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import { verifyWebhook } from '../../scripts/lib/webhook-receiver.js';
 import { start as startPayments } from '../../subgraphs/payments/src/index.js';
-import { paymentLinksCollection } from '../../subgraphs/payments/src/datasources/payment-links.js';
+import { paymentLinksCollection } from '../../subgraphs/payments/src/payment-links/datasource.js';
 import { startTestStack, until, type GraphQLBody, type TestStack } from '../support/harness.js';
 
 interface Envelope<T> { code: string; data: T }

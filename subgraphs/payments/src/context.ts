@@ -1,23 +1,26 @@
 import type DataLoader from 'dataloader';
-import type { Db } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
+import { checkPage, readPage } from '../../../platform/graphql/paging.js';
+import { AccountBook } from './accounts/account-book.js';
+import { retrieveFunds } from './funds/funds.js';
 import { loaderByKey, loaderOfGroups } from '../../../platform/graphql/loaders.js';
 import type { RequestBase } from '../../../platform/graphql/subgraph.js';
-import { AchLedger } from './ach.js';
-import { Beneficiaries } from './beneficiaries.js';
-import { accountsCollection, type AccountDocument } from './datasources/accounts.js';
-import { achPaymentsCollection, type AchPaymentDocument } from './datasources/ach.js';
-import { beneficiariesCollection, type BeneficiaryDocument } from './datasources/beneficiaries.js';
-import { iouAccountsCollection, iouTransactionsCollection, type IouAccountDocument, type IouTransactionDocument } from './datasources/ious.js';
-import { merchantsCollection, type MerchantDocument } from './datasources/merchants.js';
-import { paymentLinksCollection, type PaymentLinkDocument } from './datasources/payment-links.js';
-import { transactionPagesLoader, transactionsCollection, type TransactionDocument, type TransactionPage } from './datasources/transactions.js';
-import { deliveriesCollection, type Deliveries, type DeliveryDocument } from './deliveries.js';
-import { Ious } from './ious.js';
-import { Merchants } from './merchants.js';
-import { PaymentLinks } from './payment-links.js';
-import { Refunds } from './refunds.js';
+import { AchLedger } from './ach/ach-ledger.js';
+import { Beneficiaries } from './beneficiaries/beneficiaries.js';
+import { accountsCollection, type AccountDocument } from './accounts/datasource.js';
+import { achPaymentsCollection, type AchPaymentDocument } from './ach/datasource.js';
+import { beneficiariesCollection, type BeneficiaryDocument } from './beneficiaries/datasource.js';
+import { iouAccountsCollection, iouTransactionsCollection, type IouAccountDocument, type IouTransactionDocument } from './ious/datasource.js';
+import { merchantsCollection, type MerchantDocument } from './merchants/datasource.js';
+import { paymentLinksCollection, type PaymentLinkDocument } from './payment-links/datasource.js';
+import { transactionPagesLoader, transactionsCollection, type TransactionDocument, type TransactionPage } from './accounts/transactions-datasource.js';
+import { deliveriesCollection, type Deliveries, type DeliveryDocument } from './merchants/deliveries.js';
+import { Ious } from './ious/ious.js';
+import { Merchants } from './merchants/merchants.js';
+import { PaymentLinks } from './payment-links/payment-links.js';
+import { Refunds } from './payment-links/refunds.js';
 import type { GraphClient } from '../../../platform/graphql/graph-client.js';
-import type { PaymentLinkOptions } from './payment-links.js';
+import type { PaymentLinkOptions } from './payment-links/payment-links.js';
 
 /** What the payments subgraph shares between requests. */
 export interface PaymentsServices {
@@ -31,7 +34,6 @@ export interface PaymentsServices {
 
 /** The payments subgraph's per-request context. */
 export interface PaymentsContext extends RequestBase {
-  db: Db;
   accounts: DataLoader<string, AccountDocument | null>;
   accountsOfUser: DataLoader<string, AccountDocument[]>;
   transactions: DataLoader<string, TransactionDocument | null>;
@@ -44,8 +46,12 @@ export interface PaymentsContext extends RequestBase {
   iouAccountsOfBorrower: DataLoader<string, IouAccountDocument[]>;
   /** An IOU account's transactions, oldest first. */
   iouTransactionsOfAccount: DataLoader<string, IouTransactionDocument[]>;
+  iouAccounts: DataLoader<string, IouAccountDocument | null>;
   merchants: DataLoader<string, MerchantDocument | null>;
   paymentLinks: DataLoader<string, PaymentLinkDocument | null>;
+  accountBook: AccountBook;
+  /** An aggregator's funds transactions, by id, reference or ARN. */
+  funds: (svcAggregatorId: string, input: Parameters<typeof retrieveFunds>[2]) => ReturnType<typeof retrieveFunds>;
   ach: AchLedger;
   beneficiaryBook: Beneficiaries;
   ious: Ious;
@@ -55,6 +61,8 @@ export interface PaymentsContext extends RequestBase {
   /** Webhook and email deliveries: resend, endpoint enabling. */
   deliveries: Deliveries;
   deliveryLoader: DataLoader<string, DeliveryDocument | null>;
+  /** Webhook and email deliveries matching a filter, newest first, a page at a time. */
+  deliveryLog: (filter: Filter<DeliveryDocument>, page: { numberOfRecords?: number | null; skipRecords?: number | null }) => ReturnType<typeof readPage<DeliveryDocument>>;
 }
 
 export function createPaymentsContext(base: RequestBase, services: PaymentsServices): PaymentsContext {
@@ -65,7 +73,6 @@ export function createPaymentsContext(base: RequestBase, services: PaymentsServi
   const iouAccounts = iouAccountsCollection(db);
   return {
     ...base,
-    db,
     accounts: loaderByKey(accounts),
     accountsOfUser: loaderOfGroups(accounts, 'SvcUserId', { sort: { _id: 1 } }),
     transactions: loaderByKey(transactions),
@@ -76,8 +83,11 @@ export function createPaymentsContext(base: RequestBase, services: PaymentsServi
     iouAccountsOfLender: loaderOfGroups(iouAccounts, 'SvcUserId', { sort: { dtsModified: -1, _id: 1 } }),
     iouAccountsOfBorrower: loaderOfGroups(iouAccounts, 'otherSvcUserId', { sort: { dtsModified: -1, _id: 1 } }),
     iouTransactionsOfAccount: loaderOfGroups(iouTransactionsCollection(db), 'IOUAccountId', { sort: { dts: 1, _id: 1 } }),
+    iouAccounts: loaderByKey(iouAccounts),
     merchants: loaderByKey(merchantsCollection(db)),
     paymentLinks: loaderByKey(paymentLinksCollection(db)),
+    accountBook: new AccountBook(db),
+    funds: (svcAggregatorId, input) => retrieveFunds(db, svcAggregatorId, input),
     ach: new AchLedger(db, base.logger, deliveries, services.allowInternalWebhooks),
     beneficiaryBook: new Beneficiaries(db),
     ious: new Ious(db, services.graph),
@@ -86,5 +96,6 @@ export function createPaymentsContext(base: RequestBase, services: PaymentsServi
     refunds: new Refunds(db, services.allowInternalWebhooks),
     deliveries,
     deliveryLoader: loaderByKey(deliveriesCollection(db)),
+    deliveryLog: (filter, page) => readPage(deliveriesCollection(db).find(filter).sort({ dtsCreated: -1, _id: -1 }), checkPage(page)),
   };
 }

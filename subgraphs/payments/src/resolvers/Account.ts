@@ -1,7 +1,7 @@
 import { maySeeUser } from '../../../../platform/security/authorize.js';
 import { maskLastFour } from '../../../../platform/security/masking.js';
 import type { AccountResolvers } from '../__generated__/resolvers-types.js';
-import { encodeCursor, pageKey } from '../datasources/transactions.js';
+import { encodeCursor, pageKey } from '../accounts/transactions-datasource.js';
 
 export const Account: AccountResolvers = {
   __resolveReference: async ({ SvcAccountId }, { accounts, principal }) => {

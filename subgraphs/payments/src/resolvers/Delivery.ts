@@ -1,7 +1,7 @@
 import { maskRecipient } from '../../../../platform/messaging/notify.js';
 import type { Principal } from '../../../../platform/security/principal.js';
 import type { DeliveryResolvers } from '../__generated__/resolvers-types.js';
-import type { DeliveryDocument } from '../deliveries.js';
+import type { DeliveryDocument } from '../merchants/deliveries.js';
 
 /** A delivery is its aggregator's (base or confined token) and its merchant's; internal services see all. */
 export function maySeeDelivery(principal: Principal, delivery: Pick<DeliveryDocument, 'svcAggregatorId' | 'svcMerchantId'>): boolean {

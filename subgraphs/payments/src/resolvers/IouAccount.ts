@@ -1,7 +1,6 @@
 import type { Principal } from '../../../../platform/security/principal.js';
 import type { IouAccountResolvers, IouTransactionResolvers } from '../__generated__/resolvers-types.js';
-import { iouAccountsCollection } from '../datasources/ious.js';
-import { amountFor } from '../ious.js';
+import { amountFor } from '../ious/ious.js';
 
 /** Whose side amounts are read from: the end user, or (internal services) the borrower's. */
 const viewerOf = (principal: Principal, borrower: string) => (principal.kind === 'user' ? principal.userId : borrower);
@@ -9,8 +8,8 @@ const isParty = (principal: Principal, lender: string, borrower: string) =>
   principal.kind === 'service' || (principal.kind === 'user' && (principal.userId === lender || principal.userId === borrower));
 
 export const IouAccount: IouAccountResolvers = {
-  __resolveReference: async ({ IOUAccountId }, { db, principal }) => {
-    const account = await iouAccountsCollection(db).findOne({ _id: IOUAccountId });
+  __resolveReference: async ({ IOUAccountId }, { iouAccounts, principal }) => {
+    const account = await iouAccounts.load(IOUAccountId);
     return account && isParty(principal, account.SvcUserId, account.otherSvcUserId) ? account : null;
   },
   transactions: (account, _args, { iouTransactionsOfAccount }) => iouTransactionsOfAccount.load(account._id),

@@ -1,19 +1,15 @@
 import { requireAggregator, requireMerchant, requireService, requireUser } from '../../../../platform/security/authorize.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
-import { openCheckingAccount, recordCardTransaction } from '../card-transactions.js';
-import { enableEndpoint } from '../../../../platform/messaging/deliveries.js';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
-import { merchantsCollection } from '../datasources/merchants.js';
-import { modifyTransaction } from '../transactions.js';
 
 /** Card issuing and authorization (the cards subgraph); ACH activity (the ACH processor link, an internal service). */
 const CARDS = ['cards'];
 const ACH_PROCESSOR = ['ach-processor'];
 
 export const Mutation: MutationResolvers = {
-  modifyTransaction: async (_parent, { SvcAccountId, transactionId, changes }, { principal, db }) => ({
+  modifyTransaction: async (_parent, { SvcAccountId, transactionId, changes }, { principal, accountBook }) => ({
     success: true,
-    transaction: await modifyTransaction(db, requireUser(principal), SvcAccountId, transactionId, changes),
+    transaction: await accountBook.modify(requireUser(principal), SvcAccountId, transactionId, changes),
   }),
   createBeneficiary: (_parent, { input }, { principal, beneficiaryBook }) => beneficiaryBook.create(requireUser(principal), input),
   modifyBeneficiary: (_parent, { SvcBeneficiaryId, input }, { principal, beneficiaryBook }) => beneficiaryBook.modify(requireUser(principal), SvcBeneficiaryId, input),
@@ -39,19 +35,18 @@ export const Mutation: MutationResolvers = {
     if (!delivery || !allowed) throw appError(ErrorCode.NOT_FOUND, `Delivery ${deliveryId} does not exist.`, { field: 'deliveryId' });
     return deliveries.resend(deliveryId);
   },
-  enableMerchantWebhook: async (_parent, { svcMerchantId }, { principal, merchantBook, deliveries, db }) => {
-    await merchantBook.ofAggregator(requireAggregator(principal, 'write').svcAggregatorId, svcMerchantId);
-    await enableEndpoint(merchantsCollection(db), svcMerchantId);
+  enableMerchantWebhook: async (_parent, { svcMerchantId }, { principal, merchantBook, deliveries }) => {
+    const merchant = await merchantBook.enableWebhook(requireAggregator(principal, 'write').svcAggregatorId, svcMerchantId);
     await deliveries.resume({ svcMerchantId });
-    return (await merchantsCollection(db).findOne({ _id: svcMerchantId }))!;
+    return merchant;
   },
-  recordCardTransaction: (_parent, { input }, { principal, db }) => {
+  recordCardTransaction: (_parent, { input }, { principal, accountBook }) => {
     requireService(principal, CARDS);
-    return recordCardTransaction(db, input);
+    return accountBook.recordCardTransaction(input);
   },
-  openCheckingAccount: (_parent, { SvcUserId, currency }, { principal, db }) => {
+  openCheckingAccount: (_parent, { SvcUserId, currency }, { principal, accountBook }) => {
     requireService(principal, CARDS);
-    return openCheckingAccount(db, SvcUserId, currency);
+    return accountBook.openChecking(SvcUserId, currency);
   },
   recordAchDebit: (_parent, { input }, { principal, ach }) => {
     requireService(principal, ACH_PROCESSOR);

@@ -1,6 +1,5 @@
 import type { MerchantResolvers, PaymentLinkResolvers, RefundTransactionResolvers, UndoResolvers } from '../__generated__/resolvers-types.js';
 import { maskLastFour } from '../../../../platform/security/masking.js';
-import { Beneficiaries } from '../beneficiaries.js';
 
 export const PaymentLink: PaymentLinkResolvers = {
   __resolveReference: async ({ svcTransactionId }, { paymentLinks, principal }) => {
@@ -47,5 +46,5 @@ export const RefundTransaction: RefundTransactionResolvers = {
 
 export const Undo: UndoResolvers = {
   id: (undo) => undo._id,
-  isActionable: (undo, _args, { db }) => Beneficiaries.isActionable(db, undo),
+  isActionable: (undo, _args, { beneficiaryBook }) => beneficiaryBook.isActionable(undo),
 };

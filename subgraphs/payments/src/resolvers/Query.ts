@@ -1,18 +1,14 @@
 import { requireAggregator, requireCustomer, requireMerchant, requireUser } from '../../../../platform/security/authorize.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
 import type { Filter } from 'mongodb';
-import { checkPage, readPage } from '../../../../platform/graphql/paging.js';
 import { checkString, ID_RULE } from '../../../../platform/security/validate.js';
-import { merchantsCollection } from '../datasources/merchants.js';
-import { checkDeliveryStatus, deliveriesCollection, type DeliveryDocument } from '../deliveries.js';
+import { checkDeliveryStatus, type DeliveryDocument } from '../merchants/deliveries.js';
 import { maySeeDelivery } from './Delivery.js';
-import { retrieveFunds } from '../funds.js';
-import { latestTransactions } from '../transactions.js';
 
 export const Query: QueryResolvers = {
-  latestTransactions: (_parent, { SvcAccountId }, { principal, db }) => latestTransactions(db, requireUser(principal), SvcAccountId),
+  latestTransactions: (_parent, { SvcAccountId }, { principal, accountBook }) => accountBook.latest(requireUser(principal), SvcAccountId),
   iousFor: (_parent, { SvcUserId }, { principal, ious }) => ious.for(requireUser(principal), SvcUserId),
-  fundsTransactions: (_parent, { input }, { principal, db }) => retrieveFunds(db, requireAggregator(principal, 'read').svcAggregatorId, input),
+  fundsTransactions: (_parent, { input }, { principal, funds }) => funds(requireAggregator(principal, 'read').svcAggregatorId, input),
   paymentLink: async (_parent, { svcTransactionId }, { principal, paymentLinks }) => {
     // Only a merchant, a customer or an aggregator asks, whatever the id; without an id, only a customer (its own link).
     if (principal.kind !== 'merchant' && principal.kind !== 'customer') requireAggregator(principal, 'read');
@@ -41,14 +37,14 @@ export const Query: QueryResolvers = {
     const delivery = await deliveryLoader.load(deliveryId);
     return delivery && maySeeDelivery(principal, delivery) ? delivery : null;
   },
-  deliveries: (_parent, args, { principal, db }) => {
+  deliveries: (_parent, args, { principal, deliveryLog }) => {
     const filter: Filter<DeliveryDocument> =
       principal.kind === 'merchant' ? { svcMerchantId: principal.svcMerchantId } : { svcAggregatorId: requireAggregator(principal, 'read').svcAggregatorId };
     if (args.svcMerchantId) filter.svcMerchantId = checkString(args.svcMerchantId, 'svcMerchantId', ID_RULE)!;
     const status = checkDeliveryStatus(args.status);
     if (status) filter.status = status;
     if (principal.kind === 'merchant' && args.svcMerchantId && args.svcMerchantId !== principal.svcMerchantId) return { items: [], total: { skipRecords: 0, numberOfRecords: 0, more: false } };
-    return readPage(deliveriesCollection(db).find(filter).sort({ dtsCreated: -1, _id: -1 }), checkPage(args));
+    return deliveryLog(filter, args);
   },
-  merchants: (_parent, _args, { principal, db }) => merchantsCollection(db).find({ svcAggregatorId: requireAggregator(principal, 'read').svcAggregatorId }).sort({ _id: 1 }).toArray(),
+  merchants: (_parent, _args, { principal, merchantBook }) => merchantBook.listOf(requireAggregator(principal, 'read').svcAggregatorId),
 };

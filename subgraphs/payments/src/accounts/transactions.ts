@@ -1,8 +1,8 @@
 import type { Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
-import { checkString } from '../../../platform/security/validate.js';
-import { accountsCollection } from './datasources/accounts.js';
-import { newestTransactions, transactionsCollection, type TransactionDocument } from './datasources/transactions.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { checkString } from '../../../../platform/security/validate.js';
+import { accountsCollection } from './datasource.js';
+import { newestTransactions, transactionsCollection, type TransactionDocument } from './transactions-datasource.js';
 
 /** The end-user spec's recent transactions: at most 30, and only those of the last 12 months. */
 export const LATEST_LIMIT = 30;

@@ -1,9 +1,9 @@
 import type { Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
-import type { GraphClient } from '../../../platform/graphql/graph-client.js';
-import { newId } from '../../../platform/security/secrets.js';
-import { checkString, ID_RULE, isWholeCents, required } from '../../../platform/security/validate.js';
-import { iouAccountsCollection, iouTransactionsCollection, type IouAccountDocument, type IouTransactionDocument } from './datasources/ious.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import type { GraphClient } from '../../../../platform/graphql/graph-client.js';
+import { newId } from '../../../../platform/security/secrets.js';
+import { checkString, ID_RULE, isWholeCents, required } from '../../../../platform/security/validate.js';
+import { iouAccountsCollection, iouTransactionsCollection, type IouAccountDocument, type IouTransactionDocument } from './datasource.js';
 
 const USER_EXISTS = 'query ($id: ID!) { user(SvcUserId: $id) { SvcUserId } }';
 const NARRATIVE = { max: 200, safeText: true } as const;

@@ -61,3 +61,9 @@ export interface UndoDocument {
 export function beneficiaryUndosCollection(db: Db): Collection<UndoDocument> {
   return db.collection<UndoDocument>('beneficiaryUndos');
 }
+
+/** The indexes of every query on these collections. */
+export async function createBeneficiaryIndexes(db: Db): Promise<void> {
+  await beneficiariesCollection(db).createIndex({ SvcUserId: 1 });
+  await beneficiaryUndosCollection(db).createIndex({ SvcBeneficiaryId: 1 });
+}

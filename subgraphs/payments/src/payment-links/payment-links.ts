@@ -1,17 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import type { Db, Filter } from 'mongodb';
-import type { AuditTrail } from '../../../platform/security/audit.js';
-import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
-import { signJwt, PAYMENT_JWT_LIFETIME_SECONDS } from '../../../platform/security/jwt.js';
-import type { Logger } from '../../../platform/runtime/logger.js';
-import { recordEvent } from '../../../platform/messaging/outbox.js';
-import { checkPage, readPage } from '../../../platform/graphql/paging.js';
-import { isIsoDate } from '../../../platform/graphql/scalars.js';
-import { newId } from '../../../platform/security/secrets.js';
-import { checkString, EMAIL_RULE, ID_RULE, isWholeCents, required } from '../../../platform/security/validate.js';
-import type { Deliveries } from './deliveries.js';
-import { merchantsCollection, type MerchantDocument } from './datasources/merchants.js';
-import { PAYMENT_LINK_STATUSES, paymentLinksCollection, type PaymentLinkDocument, type PaymentLinkField, type PaymentLinkStatus, type StatusChangeDocument } from './datasources/payment-links.js';
+import type { AuditTrail } from '../../../../platform/security/audit.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { signJwt, PAYMENT_JWT_LIFETIME_SECONDS } from '../../../../platform/security/jwt.js';
+import type { Logger } from '../../../../platform/runtime/logger.js';
+import { recordEvent } from '../../../../platform/messaging/outbox.js';
+import { checkPage, readPage } from '../../../../platform/graphql/paging.js';
+import { isIsoDate } from '../../../../platform/graphql/scalars.js';
+import { newId } from '../../../../platform/security/secrets.js';
+import { checkString, EMAIL_RULE, ID_RULE, isWholeCents, required } from '../../../../platform/security/validate.js';
+import type { Deliveries } from '../merchants/deliveries.js';
+import { merchantsCollection, type MerchantDocument } from '../merchants/datasource.js';
+import { PAYMENT_LINK_STATUSES, paymentLinksCollection, type PaymentLinkDocument, type PaymentLinkField, type PaymentLinkStatus, type StatusChangeDocument } from './datasource.js';
 import { paymentPageHtml } from './payment-page.js';
 
 /** Statuses a merchant may cancel from (the aggregator spec). */

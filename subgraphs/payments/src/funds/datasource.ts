@@ -21,3 +21,9 @@ export interface FundsTransactionDocument {
 export function fundsTransactionsCollection(db: Db): Collection<FundsTransactionDocument> {
   return db.collection<FundsTransactionDocument>('fundsTransactions');
 }
+
+/** The indexes of every query on these collections. */
+export async function createFundsIndexes(db: Db): Promise<void> {
+  await fundsTransactionsCollection(db).createIndex({ svcAggregatorId: 1, reference: 1 });
+  await fundsTransactionsCollection(db).createIndex({ svcAggregatorId: 1, arn: 1 });
+}

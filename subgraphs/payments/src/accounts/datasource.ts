@@ -17,3 +17,8 @@ export interface AccountDocument {
 export function accountsCollection(db: Db): Collection<AccountDocument> {
   return db.collection<AccountDocument>('accounts');
 }
+
+/** The indexes of every query on these collections. */
+export async function createAccountIndexes(db: Db): Promise<void> {
+  await accountsCollection(db).createIndex({ SvcUserId: 1 });
+}

@@ -1,9 +1,9 @@
 import type { Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
-import { newId } from '../../../platform/security/secrets.js';
-import { checkString, CURRENCY_RULE, ID_RULE, isWholeCents, ROUTING_NUMBER_RULE, type StringRule } from '../../../platform/security/validate.js';
-import { beneficiariesCollection, beneficiaryUndosCollection, type BeneficiaryDocument, type BeneficiaryState, type UndoDocument } from './datasources/beneficiaries.js';
-import { isOwnKey, ownValue } from '../../../platform/security/own.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { newId } from '../../../../platform/security/secrets.js';
+import { checkString, CURRENCY_RULE, ID_RULE, isWholeCents, ROUTING_NUMBER_RULE, type StringRule } from '../../../../platform/security/validate.js';
+import { beneficiariesCollection, beneficiaryUndosCollection, type BeneficiaryDocument, type BeneficiaryState, type UndoDocument } from './datasource.js';
+import { isOwnKey, ownValue } from '../../../../platform/security/own.js';
 
 /** How long an undo stays actionable. */
 export const UNDO_SECONDS = 300;
@@ -143,9 +143,9 @@ export class Beneficiaries {
   }
 
   /** Whether an undo can still be used: not used, not expired, and its change still the latest. */
-  static async isActionable(db: Db, undo: UndoDocument, now = new Date()): Promise<boolean> {
+  async isActionable(undo: UndoDocument, now = new Date()): Promise<boolean> {
     if (undo.dtsUsed || undo.dtsExpiry <= now) return false;
-    const beneficiary = await beneficiariesCollection(db).findOne({ _id: undo.SvcBeneficiaryId }, { projection: { dtsModified: 1 } });
+    const beneficiary = await beneficiariesCollection(this.db).findOne({ _id: undo.SvcBeneficiaryId }, { projection: { dtsModified: 1 } });
     return beneficiary?.dtsModified.getTime() === undo.dtsModifiedAfter.getTime();
   }
 }

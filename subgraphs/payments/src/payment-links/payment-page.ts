@@ -1,5 +1,5 @@
-import type { MerchantDocument } from './datasources/merchants.js';
-import type { PaymentLinkDocument } from './datasources/payment-links.js';
+import type { MerchantDocument } from '../merchants/datasource.js';
+import type { PaymentLinkDocument } from './datasource.js';
 
 /** Escapes text for HTML element content and quoted attribute values. */
 export function escapeHtml(value: string | null | undefined): string {

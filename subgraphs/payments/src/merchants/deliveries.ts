@@ -1,9 +1,9 @@
 import type { Db } from 'mongodb';
-import { countEndpointOutcome, type DeliveryEndpoints } from '../../../platform/messaging/deliveries.js';
-import { merchantsCollection } from './datasources/merchants.js';
-import { paymentLinksCollection } from './datasources/payment-links.js';
+import { countEndpointOutcome, type DeliveryEndpoints } from '../../../../platform/messaging/deliveries.js';
+import { merchantsCollection } from './datasource.js';
+import { paymentLinksCollection } from '../payment-links/datasource.js';
 
-export { checkDeliveryStatus, deliveriesCollection, Deliveries, type DeliveryDocument } from '../../../platform/messaging/deliveries.js';
+export { checkDeliveryStatus, deliveriesCollection, Deliveries, type DeliveryDocument } from '../../../../platform/messaging/deliveries.js';
 
 /**
  * The payments domain's endpoints: each merchant's webhook (its secret signs; a run of failures

@@ -1,15 +1,15 @@
 import { MongoServerError, type Collection, type Db } from 'mongodb';
-import type { AchActivity } from '../../../platform/messaging/events.js';
-import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
-import type { GraphClient } from '../../../platform/graphql/graph-client.js';
-import type { Logger } from '../../../platform/runtime/logger.js';
-import { graphForwarder, recordEvent, type Dispatcher, type OutboxEvent } from '../../../platform/messaging/outbox.js';
-import { isIsoDate } from '../../../platform/graphql/scalars.js';
-import { checkString, ID_RULE, isWholeCents, required, RETURN_CODE_PATTERN } from '../../../platform/security/validate.js';
-import { achPaymentsCollection, type AchPaymentDocument } from './datasources/ach.js';
-import { merchantsCollection } from './datasources/merchants.js';
-import type { Deliveries } from './deliveries.js';
-import { checkWebhookUrl } from './merchants.js';
+import type { AchActivity } from '../../../../platform/messaging/events.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import type { GraphClient } from '../../../../platform/graphql/graph-client.js';
+import type { Logger } from '../../../../platform/runtime/logger.js';
+import { graphForwarder, recordEvent, type Dispatcher, type OutboxEvent } from '../../../../platform/messaging/outbox.js';
+import { isIsoDate } from '../../../../platform/graphql/scalars.js';
+import { checkString, ID_RULE, isWholeCents, required, RETURN_CODE_PATTERN } from '../../../../platform/security/validate.js';
+import { achPaymentsCollection, type AchPaymentDocument } from './datasource.js';
+import { merchantsCollection } from '../merchants/datasource.js';
+import type { Deliveries } from '../merchants/deliveries.js';
+import { checkWebhookUrl } from '../merchants/merchants.js';
 
 /**
  * Events per forwarding call. Small enough that compliance applies a batch well within the graph

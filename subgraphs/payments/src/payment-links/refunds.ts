@@ -1,11 +1,11 @@
 import type { Db, Filter } from 'mongodb';
-import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
-import { checkPage, readPage } from '../../../platform/graphql/paging.js';
-import { isIsoDate } from '../../../platform/graphql/scalars.js';
-import { newId } from '../../../platform/security/secrets.js';
-import { checkString, ID_RULE, isWholeCents, REFERENCE_RULE, required, ROUTING_NUMBER_RULE, toCents } from '../../../platform/security/validate.js';
-import { PAYMENT_LINK_STATUSES, paymentLinksCollection, refundsCollection, type PaymentLinkStatus, type RefundDocument } from './datasources/payment-links.js';
-import { checkWebhookUrl } from './merchants.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { checkPage, readPage } from '../../../../platform/graphql/paging.js';
+import { isIsoDate } from '../../../../platform/graphql/scalars.js';
+import { newId } from '../../../../platform/security/secrets.js';
+import { checkString, ID_RULE, isWholeCents, REFERENCE_RULE, required, ROUTING_NUMBER_RULE, toCents } from '../../../../platform/security/validate.js';
+import { PAYMENT_LINK_STATUSES, paymentLinksCollection, refundsCollection, type PaymentLinkStatus, type RefundDocument } from './datasource.js';
+import { checkWebhookUrl } from '../merchants/merchants.js';
 
 /** Link statuses a refund may be issued from: the money has arrived. */
 export const REFUNDABLE: readonly PaymentLinkStatus[] = ['Completed', 'Settled'];

@@ -22,3 +22,8 @@ export interface MerchantDocument {
 export function merchantsCollection(db: Db): Collection<MerchantDocument> {
   return db.collection<MerchantDocument>('merchants');
 }
+
+/** The indexes of every query on these collections. */
+export async function createMerchantIndexes(db: Db): Promise<void> {
+  await merchantsCollection(db).createIndex({ svcAggregatorId: 1 });
+}

@@ -22,3 +22,8 @@ export interface AchPaymentDocument {
 export function achPaymentsCollection(db: Db): Collection<AchPaymentDocument> {
   return db.collection<AchPaymentDocument>('achPayments');
 }
+
+/** The indexes of every query on these collections. */
+export async function createAchPaymentIndexes(db: Db): Promise<void> {
+  await achPaymentsCollection(db).createIndex({ svcAggregatorId: 1, effectiveEntryDate: 1 });
+}

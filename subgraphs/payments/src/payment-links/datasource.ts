@@ -94,3 +94,11 @@ export function paymentLinksCollection(db: Db): Collection<PaymentLinkDocument> 
 export function refundsCollection(db: Db): Collection<RefundDocument> {
   return db.collection<RefundDocument>('refunds');
 }
+
+/** The indexes of every query on these collections. */
+export async function createPaymentLinkIndexes(db: Db): Promise<void> {
+  await paymentLinksCollection(db).createIndex({ svcMerchantId: 1, dtsCreatedAt: -1 });
+  await paymentLinksCollection(db).createIndex({ link: 1 });
+  await paymentLinksCollection(db).createIndex({ status: 1, dtsExpiredAt: 1 });
+  await refundsCollection(db).createIndex({ svcAggregatorId: 1, dtsCreatedAt: -1 });
+}

@@ -1,14 +1,15 @@
+import { enableEndpoint } from '../../../../platform/messaging/deliveries.js';
 import { GridFSBucket, type Db } from 'mongodb';
-import type { AuditTrail } from '../../../platform/security/audit.js';
-import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
-import { detectFileType, storeFile } from '../../../platform/mongo/files.js';
-import { PAYMENT_JWT_LIFETIME_SECONDS, signJwt } from '../../../platform/security/jwt.js';
-import type { Logger } from '../../../platform/runtime/logger.js';
-import { insertIfAbsent } from '../../../platform/mongo/mongo.js';
-import { newId } from '../../../platform/security/secrets.js';
-import { checkString, ID_RULE, required } from '../../../platform/security/validate.js';
-import { checkWebhookTarget, newWebhookSecret } from '../../../platform/messaging/webhooks.js';
-import { merchantsCollection, type MerchantDocument } from './datasources/merchants.js';
+import type { AuditTrail } from '../../../../platform/security/audit.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { detectFileType, storeFile } from '../../../../platform/mongo/files.js';
+import { PAYMENT_JWT_LIFETIME_SECONDS, signJwt } from '../../../../platform/security/jwt.js';
+import type { Logger } from '../../../../platform/runtime/logger.js';
+import { insertIfAbsent } from '../../../../platform/mongo/mongo.js';
+import { newId } from '../../../../platform/security/secrets.js';
+import { checkString, ID_RULE, required } from '../../../../platform/security/validate.js';
+import { checkWebhookTarget, newWebhookSecret } from '../../../../platform/messaging/webhooks.js';
+import { merchantsCollection, type MerchantDocument } from './datasource.js';
 
 /** Logo types of a merchant (the spec: "such as light, dark, big, small"). */
 export const LOGO_TYPES = ['light', 'dark', 'big', 'small'] as const;
@@ -30,6 +31,18 @@ export class Merchants {
     const merchant = await merchantsCollection(this.db).findOne({ _id: svcMerchantId });
     if (!merchant || merchant.svcAggregatorId !== svcAggregatorId) throw appError(ErrorCode.NOT_FOUND, `Merchant ${svcMerchantId} does not exist.`, { field: 'svcMerchantId' });
     return merchant;
+  }
+
+  /** The aggregator's merchants, by id. */
+  listOf(svcAggregatorId: string): Promise<MerchantDocument[]> {
+    return merchantsCollection(this.db).find({ svcAggregatorId }).sort({ _id: 1 }).toArray();
+  }
+
+  /** Enables the aggregator's merchant's webhook after a run of failures disabled it; answers the merchant as it is now. */
+  async enableWebhook(svcAggregatorId: string, svcMerchantId: string): Promise<MerchantDocument> {
+    await this.ofAggregator(svcAggregatorId, svcMerchantId);
+    await enableEndpoint(merchantsCollection(this.db), svcMerchantId);
+    return this.ofAggregator(svcAggregatorId, svcMerchantId);
   }
 
   /** Registers a merchant or changes one; a secret is generated for a new merchant or on rotation and returned once. */

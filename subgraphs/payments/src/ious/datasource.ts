@@ -40,3 +40,10 @@ export function iouAccountsCollection(db: Db): Collection<IouAccountDocument> {
 export function iouTransactionsCollection(db: Db): Collection<IouTransactionDocument> {
   return db.collection<IouTransactionDocument>('iouTransactions');
 }
+
+/** The indexes of every query on these collections. */
+export async function createIouIndexes(db: Db): Promise<void> {
+  await iouAccountsCollection(db).createIndex({ SvcUserId: 1, otherSvcUserId: 1 });
+  await iouAccountsCollection(db).createIndex({ otherSvcUserId: 1 });
+  await iouTransactionsCollection(db).createIndex({ IOUAccountId: 1, dts: 1 });
+}

@@ -215,3 +215,8 @@ export function pageKey(accountId: string, first: number, after: string | null |
   }
   return JSON.stringify({ accountId, first, after: after ?? null, where });
 }
+
+/** The indexes of every query on these collections. */
+export async function createTransactionIndexes(db: Db): Promise<void> {
+  await transactionsCollection(db).createIndex({ SvcAccountId: 1, dtsValue: -1, _id: -1 });
+}

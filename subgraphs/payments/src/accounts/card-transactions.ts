@@ -1,10 +1,10 @@
 import { randomInt } from 'node:crypto';
 import { MongoServerError, type Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
-import { maskLastFour } from '../../../platform/security/masking.js';
-import { newId } from '../../../platform/security/secrets.js';
-import { accountsCollection } from './datasources/accounts.js';
-import { accountMonth, transactionsCollection, type TransactionDocument } from './datasources/transactions.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { maskLastFour } from '../../../../platform/security/masking.js';
+import { newId } from '../../../../platform/security/secrets.js';
+import { accountsCollection } from './datasource.js';
+import { accountMonth, transactionsCollection, type TransactionDocument } from './transactions-datasource.js';
 
 /** The routing number of the accounts this bank opens. */
 export const BANK_ROUTING_NUMBER = '026009593';

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
-import { ARN_RULE, checkString, ID_RULE, REFERENCE_RULE } from '../../../platform/security/validate.js';
-import { fundsTransactionsCollection, type FundsTransactionDocument } from './datasources/funds.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { ARN_RULE, checkString, ID_RULE, REFERENCE_RULE } from '../../../../platform/security/validate.js';
+import { fundsTransactionsCollection, type FundsTransactionDocument } from './datasource.js';
 
 /**
  * `POST /ibis/financial/retrieve`: the aggregator's funds transaction by exactly one of its ids.
