@@ -4,7 +4,7 @@ import type { CodegenConfig } from '@graphql-codegen/cli';
 const subgraphs: Record<string, { context: string; mappers: Record<string, string> }> = {
   user: {
     context: '../context.js#UserContext',
-    mappers: { User: '../datasources/users.js#UserDocument', Address: '../datasources/users.js#AddressDocument' },
+    mappers: { User: '../profile/datasource.js#UserDocument', Address: '../profile/datasource.js#AddressDocument' },
   },
   cards: {
     context: '../context.js#CardsContext',
@@ -31,9 +31,9 @@ const subgraphs: Record<string, { context: string; mappers: Record<string, strin
   compliance: {
     context: '../context.js#ComplianceContext',
     mappers: {
-      Restriction: '../datasources/restrictions.js#RestrictionDocument',
-      TransactionTypeRule: '../datasources/restrictions.js#TransactionTypeDocument',
-      Application: '../kyc.js#ApplicationView',
+      Restriction: '../restrictions/datasource.js#RestrictionDocument',
+      TransactionTypeRule: '../restrictions/datasource.js#TransactionTypeDocument',
+      Application: '../kyc/kyc.js#ApplicationView',
       AuditRecord: '../audit/audit-log.js#AuditRecordDocument',
       User: '../../../../platform/graphql/references.js#UserReference',
     },

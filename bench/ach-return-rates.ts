@@ -8,7 +8,8 @@ import { addDays } from '../platform/graphql/scalars.js';
 import { startEmbeddedMongo } from '../platform/mongo/ferretdb.js';
 import { createLogger } from '../platform/runtime/logger.js';
 import { connectMongo } from '../platform/mongo/mongo.js';
-import { computeReports, ReturnRates, returnRateCollections } from '../subgraphs/compliance/src/return-rates.js';
+import { computeReports, ReturnRates } from '../subgraphs/compliance/src/return-rates/return-rates.js';
+import { returnRateCollections } from '../subgraphs/compliance/src/return-rates/datasource.js';
 import { achDays } from '../subgraphs/compliance/src/seed.js';
 
 const AGGREGATOR = 'bench_aggregator';

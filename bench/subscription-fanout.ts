@@ -16,8 +16,8 @@ import { createLogger } from '../platform/runtime/logger.js';
 import { connectMongo } from '../platform/mongo/mongo.js';
 import { seedDemo, startStack } from '../scripts/stack.js';
 import { announceThrough, Sessions } from '../subgraphs/user/src/auth/sessions.js';
-import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
-import { usersCollection } from '../subgraphs/user/src/datasources/users.js';
+import { authCollections } from '../subgraphs/user/src/auth/datasource.js';
+import { usersCollection } from '../subgraphs/user/src/profile/datasource.js';
 
 const SUBSCRIBERS = Number(process.env.SUBSCRIBERS ?? 1000);
 const RATE = Number(process.env.RATE ?? 50);

@@ -8,7 +8,7 @@ import { backgroundAuditTrail } from '../platform/security/audit.js';
 import { loadConfig } from '../platform/runtime/config.js';
 import { checkString, ID_RULE } from '../platform/security/validate.js';
 import { AggregatorProvisioning } from '../subgraphs/user/src/auth/provisioning.js';
-import { authCollections } from '../subgraphs/user/src/datasources/auth.js';
+import { authCollections } from '../subgraphs/user/src/auth/datasource.js';
 import { createLogger } from '../platform/runtime/logger.js';
 import { configureWebhook } from '../subgraphs/cards/src/webhooks/webhook-config.js';
 import { Merchants } from '../subgraphs/payments/src/merchants/merchants.js';

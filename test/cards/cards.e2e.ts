@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../../platform/demo/demo.js';
 import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
-import { usersCollection } from '../../subgraphs/user/src/datasources/users.js';
+import { usersCollection } from '../../subgraphs/user/src/profile/datasource.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
 interface CardBody {

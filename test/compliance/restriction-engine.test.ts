@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ProceduralRestrictionDocument, RestrictionDocument } from '../../subgraphs/compliance/src/datasources/restrictions.js';
-import { evaluate, type TransactionProposal } from '../../subgraphs/compliance/src/engine.js';
+import type { ProceduralRestrictionDocument, RestrictionDocument } from '../../subgraphs/compliance/src/restrictions/datasource.js';
+import { evaluate, type TransactionProposal } from '../../subgraphs/compliance/src/restrictions/engine.js';
 import { TRANSACTION_TYPES } from '../../subgraphs/compliance/src/seed.js';
 
 let counter = 0;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../../platform/graphql/scalars.js';
-import { computeReports, type AchDayDocument } from '../../subgraphs/compliance/src/return-rates.js';
+import { computeReports } from '../../subgraphs/compliance/src/return-rates/return-rates.js';
+import { type AchDayDocument } from '../../subgraphs/compliance/src/return-rates/datasource.js';
 
 type Day = Pick<AchDayDocument, 'debits' | 'debitCents' | 'returns'>;
 

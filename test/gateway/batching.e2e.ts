@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cardsCollection } from '../../subgraphs/cards/src/cards/datasource.js';
 import { accountsCollection } from '../../subgraphs/payments/src/accounts/datasource.js';
-import { usersCollection } from '../../subgraphs/user/src/datasources/users.js';
+import { usersCollection } from '../../subgraphs/user/src/profile/datasource.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
 const QUERY = /* GraphQL */ `

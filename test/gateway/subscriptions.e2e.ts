@@ -10,7 +10,7 @@ import { createEventBus, InProcessBus } from '../../platform/messaging/event-bus
 import type { EventType } from '../../platform/messaging/events.js';
 import { busDispatcher, Outbox, type OutboxEvent } from '../../platform/messaging/outbox.js';
 import { createLogger } from '../../platform/runtime/logger.js';
-import { usersCollection } from '../../subgraphs/user/src/datasources/users.js';
+import { usersCollection } from '../../subgraphs/user/src/profile/datasource.js';
 import { startTestStack, toggleCardUntil, until, type TestStack } from '../support/harness.js';
 
 interface Next<T> { data?: T | null; errors?: Array<{ message: string }> }

@@ -1,7 +1,7 @@
 import assert from 'node:assert';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../../platform/demo/demo.js';
-import { usersCollection } from '../../subgraphs/user/src/datasources/users.js';
+import { usersCollection } from '../../subgraphs/user/src/profile/datasource.js';
 import { beneficiaryUndosCollection } from '../../subgraphs/payments/src/beneficiaries/datasource.js';
 import { fundsTransactionsCollection } from '../../subgraphs/payments/src/funds/datasource.js';
 import { accountMonth, transactionsCollection, type TransactionDocument } from '../../subgraphs/payments/src/accounts/transactions-datasource.js';

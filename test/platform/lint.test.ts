@@ -30,10 +30,10 @@ describe('the walls between the services', () => {
   };
 
   it('refuse an import of another service, and let a service import platform/ and its own files', async () => {
-    expect(await lintAt('subgraphs/user/src/wall-check.ts', "import { cardsCollection } from '../../cards/src/datasources/cards.js';\nexport const c = cardsCollection;\n")).toBe(1);
+    expect(await lintAt('subgraphs/user/src/wall-check.ts', "import { cardsCollection } from '../../cards/src/cards/datasource.js';\nexport const c = cardsCollection;\n")).toBe(1);
     expect(await lintAt('gateway/src/wall-check.ts', "import { ROUTES } from '../../rest-adapter/src/routes/index.js';\nexport const r = ROUTES;\n")).toBe(1);
     expect(await lintAt('rest-adapter/src/wall-check.ts', "import { start } from '../../gateway/src/index.js';\nexport const s = start;\n")).toBe(1);
     expect(await lintAt('platform/wall-check.ts', "import { start } from '../subgraphs/cards/src/index.js';\nexport const s = start;\n")).toBe(1);
-    expect(await lintAt('subgraphs/user/src/wall-check.ts', "import { newId } from '../../../platform/secrets.js';\nimport { resolvers } from './resolvers/index.js';\nexport const n = [newId, resolvers];\n")).toBe(0);
+    expect(await lintAt('subgraphs/user/src/wall-check.ts', "import { newId } from '../../../platform/security/secrets.js';\nimport { resolvers } from './resolvers/index.js';\nexport const n = [newId, resolvers];\n")).toBe(0);
   }, 60_000);
 });

@@ -32,7 +32,7 @@ import { loadOperation } from '../../rest-adapter/src/operations.js';
 import { ROUTES, type Route } from '../../rest-adapter/src/routes/index.js';
 import { routeErrorCodes, statusOfCode } from '../../rest-adapter/src/routes/route.js';
 import type { SessionSubject } from '../../subgraphs/user/src/auth/sessions.js';
-import { authCollections } from '../../subgraphs/user/src/datasources/auth.js';
+import { authCollections } from '../../subgraphs/user/src/auth/datasource.js';
 import { startTestStack, type GraphQLBody, type TestStack } from '../support/harness.js';
 
 /*

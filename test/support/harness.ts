@@ -7,9 +7,9 @@ import { createLogger, type Logger } from '../../platform/runtime/logger.js';
 import { connectMongo, type Mongo } from '../../platform/mongo/mongo.js';
 import { EVERY_PORT_FREE, seedDemo, startStack, type Stack } from '../../scripts/stack.js';
 import { announceThrough, Sessions, type SessionSubject } from '../../subgraphs/user/src/auth/sessions.js';
-import { authCollections } from '../../subgraphs/user/src/datasources/auth.js';
+import { authCollections } from '../../subgraphs/user/src/auth/datasource.js';
 import { OfflineGeocoder } from '../../subgraphs/user/src/geocode/offline.js';
-import { usersCollection } from '../../subgraphs/user/src/datasources/users.js';
+import { usersCollection } from '../../subgraphs/user/src/profile/datasource.js';
 import { contractChecker } from './contract.js';
 
 /** A JSON response as a test reads it. */

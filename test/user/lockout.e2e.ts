@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../../platform/demo/demo.js';
 import { LEASE_MS, transact, type Lease } from '../../subgraphs/user/src/attempt-slots.js';
 import { consumeCode, MAX_CODE_ATTEMPTS, type PendingCode } from '../../subgraphs/user/src/codes.js';
-import type { LockoutDocument } from '../../subgraphs/user/src/datasources/auth.js';
+import type { LockoutDocument } from '../../subgraphs/user/src/auth/datasource.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
 interface ErrorBody {

@@ -2,9 +2,9 @@ import { GridFSBucket } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../../platform/demo/demo.js';
 import { deviceCryptotext } from '../../subgraphs/user/src/auth/device-proof.js';
-import { authCollections } from '../../subgraphs/user/src/datasources/auth.js';
-import { usersCollection } from '../../subgraphs/user/src/datasources/users.js';
-import { prospectCollections } from '../../subgraphs/user/src/prospects.js';
+import { authCollections } from '../../subgraphs/user/src/auth/datasource.js';
+import { usersCollection } from '../../subgraphs/user/src/profile/datasource.js';
+import { prospectCollections } from '../../subgraphs/user/src/onboarding/datasource.js';
 import { startInbox, type Inbox } from '../support/inbox.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 

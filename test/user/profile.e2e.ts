@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { usersCollection } from '../../subgraphs/user/src/datasources/users.js';
+import { usersCollection } from '../../subgraphs/user/src/profile/datasource.js';
 import { startInbox, type Inbox } from '../support/inbox.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 

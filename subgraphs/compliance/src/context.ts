@@ -10,9 +10,10 @@ import {
   type ProceduralRestrictionDocument,
   type RestrictionDocument,
   type TransactionTypeDocument,
-} from './datasources/restrictions.js';
-import { Kyc, kycCollections, type ApplicationDocument } from './kyc.js';
-import { ReturnRates } from './return-rates.js';
+} from './restrictions/datasource.js';
+import { Kyc } from './kyc/kyc.js';
+import { kycCollections, type ApplicationDocument } from './kyc/datasource.js';
+import { ReturnRates } from './return-rates/return-rates.js';
 
 /** The compliance subgraph's per-request context. */
 export interface ComplianceContext extends RequestBase {

@@ -2,23 +2,18 @@ import { auditLogCollection, createAuditLogIndexes } from './audit/audit-log.js'
 import type { HttpService } from '../../../platform/http/server.js';
 import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
 import { createComplianceContext } from './context.js';
-import { proceduralRestrictionsCollection, restrictionsCollection } from './datasources/restrictions.js';
-import { kycCollections } from './kyc.js';
-import { ReturnRates, returnRateCollections } from './return-rates.js';
+import { createRestrictionIndexes } from './restrictions/datasource.js';
+import { createKycIndexes } from './kyc/datasource.js';
+import { ReturnRates } from './return-rates/return-rates.js';
+import { createReturnRateIndexes } from './return-rates/datasource.js';
 import { resolvers } from './resolvers/index.js';
 
 /** Starts the compliance subgraph. */
 export async function start(options: SubgraphStartOptions): Promise<HttpService> {
   const db = options.mongo.db('compliance');
-  await restrictionsCollection(db).createIndex({ SvcUserId: 1 });
-  await proceduralRestrictionsCollection(db).createIndex({ SvcUserId: 1 });
-  const { applications, documents } = kycCollections(db);
-  await applications.createIndex({ svcAggregatorId: 1, customerId: 1, dtsCreated: 1, _id: 1 });
-  await documents.createIndex({ svcAggregatorId: 1, customerId: 1 });
-  const { days, reports } = returnRateCollections(db);
-  await days.createIndex({ svcAggregatorId: 1, date: 1 });
-  await reports.createIndex({ svcAggregatorId: 1, maxDate: -1 });
-  await reports.createIndex({ svcAggregatorId: 1, reportDate: -1 });
+  await createRestrictionIndexes(db);
+  await createKycIndexes(db);
+  await createReturnRateIndexes(db);
   await createAuditLogIndexes(auditLogCollection(db));
   const service = await startSubgraph({
     ...options,

@@ -3,9 +3,9 @@ import { generateAchHistory } from '../../../platform/demo/ach-history.js';
 import type { AchActivity } from '../../../platform/messaging/events.js';
 import { addDays } from '../../../platform/graphql/scalars.js';
 import { DEMO } from '../../../platform/demo/demo.js';
-import { restrictionsCollection, transactionTypesCollection, type RestrictionDocument, type TransactionTypeDocument } from './datasources/restrictions.js';
-import { kycCollections, type ApplicationDocument, type CustomerDocument, type EntityApplicationDocument } from './kyc.js';
-import { returnRateCollections, type AchDayDocument } from './return-rates.js';
+import { restrictionsCollection, transactionTypesCollection, type RestrictionDocument, type TransactionTypeDocument } from './restrictions/datasource.js';
+import { kycCollections, type ApplicationDocument, type CustomerDocument, type EntityApplicationDocument } from './kyc/datasource.js';
+import { returnRateCollections, type AchDayDocument } from './return-rates/datasource.js';
 
 const ACCOUNTS = ['checking', 'savings'];
 

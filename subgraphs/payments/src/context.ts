@@ -1,7 +1,7 @@
 import type DataLoader from 'dataloader';
 import type { Db, Filter } from 'mongodb';
 import { checkPage, readPage } from '../../../platform/graphql/paging.js';
-import { AccountBook } from './accounts/account-book.js';
+import { AccountBook } from './accounts/transactions.js';
 import { retrieveFunds } from './funds/funds.js';
 import { loaderByKey, loaderOfGroups } from '../../../platform/graphql/loaders.js';
 import type { RequestBase } from '../../../platform/graphql/subgraph.js';

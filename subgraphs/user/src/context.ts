@@ -4,18 +4,20 @@ import type { Config } from '../../../platform/runtime/config.js';
 import { loaderByKey } from '../../../platform/graphql/loaders.js';
 import type { Notifier } from '../../../platform/messaging/notify.js';
 import type { RequestBase } from '../../../platform/graphql/subgraph.js';
-import { Alerts, alertSettingsCollection } from './alerts.js';
+import { Alerts } from './alerts/alerts.js';
+import { alertSettingsCollection } from './alerts/datasource.js';
 import { AggregatorAuth } from './auth/aggregator.js';
 import { UserBlocks } from './auth/blocks.js';
 import { Lockouts } from './auth/lockout.js';
 import { Authenticator } from './auth/login.js';
 import { announceThrough, Sessions } from './auth/sessions.js';
-import { authCollections } from './datasources/auth.js';
-import { usersCollection, type UserDocument } from './datasources/users.js';
+import { authCollections } from './auth/datasource.js';
+import { usersCollection, type UserDocument } from './profile/datasource.js';
 import type { Geocoder } from './geocode/geocoder.js';
-import { Confirmations, confirmationsCollection } from './profile/confirmation.js';
+import { Confirmations } from './profile/confirmation.js';
+import { confirmationsCollection } from './profile/datasource.js';
 import { UserUpdater } from './profile/update-user.js';
-import { Onboarding } from './prospects.js';
+import { Onboarding } from './onboarding/onboarding.js';
 
 /** What the user subgraph creates once at start and every request shares. */
 export interface UserServices {

@@ -7,11 +7,12 @@ import { PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, verifyPrincipal } from '../../.
 import { startSubgraph, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
 import { announceThrough, Sessions } from './auth/sessions.js';
 import { createUserContext, type UserServices } from './context.js';
-import { authCollections } from './datasources/auth.js';
-import { usersCollection } from './datasources/users.js';
+import { authCollections, createAuthIndexes } from './auth/datasource.js';
+import { createUserIndexes, usersCollection } from './profile/datasource.js';
 import type { Geocoder } from './geocode/geocoder.js';
 import { OfflineGeocoder } from './geocode/offline.js';
-import { ensureUserIndexes } from './indexes.js';
+import { createAlertIndexes } from './alerts/datasource.js';
+import { createOnboardingIndexes } from './onboarding/datasource.js';
 import { resolvers } from './resolvers/index.js';
 
 /** The largest body the session route reads. */
@@ -21,7 +22,10 @@ const MAX_RESOLVE_BODY = 4096;
 export async function start(options: SubgraphStartOptions & { geocoder?: Geocoder }): Promise<HttpService> {
   const { config, mongo } = options;
   const db = mongo.db('user');
-  await ensureUserIndexes(db);
+  await createAuthIndexes(db);
+  await createUserIndexes(db);
+  await createOnboardingIndexes(db);
+  await createAlertIndexes(db);
   const logger = options.logger.child({ service: 'user-subgraph' });
   if (config.nodeEnv === 'production' && (!config.smtpUrl || !config.smsWebhookUrl) && !config.outboxChosen) {
     throw new ConfigError(['In production set SMTP_URL and SMS_WEBHOOK_URL (confirmation and recovery codes go out through them), or OUTBOX_DIR to write messages to files on purpose']);

@@ -3,8 +3,8 @@ import { DEMO } from '../../../platform/demo/demo.js';
 import { insertIfAbsent } from '../../../platform/mongo/mongo.js';
 import { hashPassword, sha256 } from '../../../platform/security/secrets.js';
 import { AggregatorProvisioning } from './auth/provisioning.js';
-import { authCollections } from './datasources/auth.js';
-import { usersCollection, type UserDocument } from './datasources/users.js';
+import { authCollections } from './auth/datasource.js';
+import { usersCollection, type UserDocument } from './profile/datasource.js';
 
 /** Seeds the demo end user, their internet login and test device, and the demo aggregator and its user. Idempotent: existing records are kept. */
 export async function seedUser(db: Db, now = new Date()): Promise<void> {

@@ -1,5 +1,5 @@
 import type { ApplicationResolvers } from '../__generated__/resolvers-types.js';
-import { applicationView } from '../kyc.js';
+import { applicationView } from '../kyc/kyc.js';
 
 export const Application: ApplicationResolvers = {
   __resolveReference: async ({ applicationId }, { applications, principal }) => {

@@ -3,8 +3,8 @@ import { requireAggregator, requireService } from '../../../../platform/security
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { checkString, ID_RULE } from '../../../../platform/security/validate.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
-import { evaluate } from '../engine.js';
-import { applicationView } from '../kyc.js';
+import { evaluate } from '../restrictions/engine.js';
+import { applicationView } from '../kyc/kyc.js';
 
 export const Query: QueryResolvers = {
   transactionTypes: (_parent, _args, { transactionTypes }) => transactionTypes(),

@@ -4,7 +4,7 @@ import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../../../../platform/security/secrets.js';
 import { checkString, ID_RULE, NEW_PASSWORD_RULES, required } from '../../../../platform/security/validate.js';
-import type { AggregatorUserDocument, AuthCollections } from '../datasources/auth.js';
+import type { AggregatorUserDocument, AuthCollections } from './datasource.js';
 import type { Lockouts } from './lockout.js';
 import type { Sessions } from './sessions.js';
 

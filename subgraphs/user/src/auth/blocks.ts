@@ -1,7 +1,7 @@
 import type { Collection } from 'mongodb';
 import type { AuditTrail } from '../../../../platform/security/audit.js';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
-import type { UserDocument } from '../datasources/users.js';
+import type { UserDocument } from '../profile/datasource.js';
 import type { AnnounceSessionsEnded } from './sessions.js';
 
 /**

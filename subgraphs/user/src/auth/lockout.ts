@@ -4,7 +4,7 @@ import type { Config } from '../../../../platform/runtime/config.js';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import { holds, liveLeases, newLease, secondsUntilFirstLapse, SlotsTaken, transact, waitForSlot, without, type Change, type Lease } from '../attempt-slots.js';
-import type { LockoutDocument } from '../datasources/auth.js';
+import type { LockoutDocument } from './datasource.js';
 
 /** An actor's state once lapsed failures, locks and leases are dropped. */
 type State = Pick<LockoutDocument, 'failures' | 'dtsLastFailure' | 'lockedUntil'> & { leases: Lease[] };

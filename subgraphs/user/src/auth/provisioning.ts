@@ -1,7 +1,7 @@
 import type { AuditTrail } from '../../../../platform/security/audit.js';
 import { hashPassword } from '../../../../platform/security/secrets.js';
 import { checkString, ID_RULE } from '../../../../platform/security/validate.js';
-import type { AuthCollections } from '../datasources/auth.js';
+import type { AuthCollections } from './datasource.js';
 import { checkNewPassword } from './aggregator.js';
 
 /**

@@ -3,8 +3,8 @@ import type { AuditTrail } from '../../../../platform/security/audit.js';
 import { recordEvent } from '../../../../platform/messaging/outbox.js';
 import { SESSIONS_ENDED, type ResolvedSession, type SessionsEnded } from '../../../../platform/security/principal.js';
 import { newId, newOpaqueToken, sha256 } from '../../../../platform/security/secrets.js';
-import type { SessionDocument } from '../datasources/auth.js';
-import type { UserDocument } from '../datasources/users.js';
+import type { SessionDocument } from './datasource.js';
+import type { UserDocument } from '../profile/datasource.js';
 
 /** Who a session belongs to, without the bookkeeping fields. */
 export type SessionSubject =

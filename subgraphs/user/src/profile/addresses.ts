@@ -2,7 +2,7 @@ import countries from 'i18n-iso-countries';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { newId } from '../../../../platform/security/secrets.js';
 import { checkString, required } from '../../../../platform/security/validate.js';
-import type { AddressDocument } from '../datasources/users.js';
+import type { AddressDocument } from './datasource.js';
 
 /** An address as a request carries it; every field unchecked. */
 export interface AddressRequest {

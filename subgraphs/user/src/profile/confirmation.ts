@@ -1,35 +1,17 @@
 import { randomInt } from 'node:crypto';
-import type { Collection, Db } from 'mongodb';
+import type { Collection } from 'mongodb';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import type { Notifier } from '../../../../platform/messaging/notify.js';
 import { sha256 } from '../../../../platform/security/secrets.js';
 import { consumeCode } from '../codes.js';
-import type { UserDocument } from '../datasources/users.js';
-
-/** A pending confirmation code of a user's email or mobile. `_id` is `<SvcUserId>:<kind>`. */
-export interface ConfirmationDocument {
-  _id: string;
-  SvcUserId: string;
-  kind: 'email' | 'mobile';
-  /** The address or number the code was sent to. */
-  target: string;
-  codeHash: string;
-  attempts: number;
-  dtsExpiry: Date;
-  /** When codes of this kind were sent in the last hour, to limit re-sending. */
-  dtsIssued: Date[];
-}
+import type { ConfirmationDocument, UserDocument } from './datasource.js';
 
 /** Codes live a day; at most five are sent per hour for one user and kind. */
 const CODE_LIFETIME_MS = 24 * 3600 * 1000;
 const MAX_CODES_PER_HOUR = 5;
 
 const hashCode = (userId: string, code: string) => sha256(`${userId}:${code}`);
-
-export function confirmationsCollection(db: Db): Collection<ConfirmationDocument> {
-  return db.collection<ConfirmationDocument>('confirmations');
-}
 
 /** Issues confirmation codes for emails and mobile numbers, and checks them. */
 export class Confirmations {

@@ -2,7 +2,7 @@ import type { Collection } from 'mongodb';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import { checkString, EMAIL_RULE, PHONE_RULE, type StringRule } from '../../../../platform/security/validate.js';
-import type { AddressDocument, UserDocument } from '../datasources/users.js';
+import type { AddressDocument, UserDocument } from './datasource.js';
 import { findAddress, toAddressDocument, withOneMain, type AddressRequest } from './addresses.js';
 import type { Confirmations } from './confirmation.js';
 

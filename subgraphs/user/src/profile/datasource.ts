@@ -61,3 +61,26 @@ export interface UserDocument {
 export function usersCollection(db: Db): Collection<UserDocument> {
   return db.collection<UserDocument>('users');
 }
+
+/** The indexes of every query on this collection: users by referral code. */
+export async function createUserIndexes(db: Db): Promise<void> {
+  await usersCollection(db).createIndex({ referralCode: 1 });
+}
+
+/** A pending confirmation code of a user's email or mobile. `_id` is `<SvcUserId>:<kind>`. */
+export interface ConfirmationDocument {
+  _id: string;
+  SvcUserId: string;
+  kind: 'email' | 'mobile';
+  /** The address or number the code was sent to. */
+  target: string;
+  codeHash: string;
+  attempts: number;
+  dtsExpiry: Date;
+  /** When codes of this kind were sent in the last hour, to limit re-sending. */
+  dtsIssued: Date[];
+}
+
+export function confirmationsCollection(db: Db): Collection<ConfirmationDocument> {
+  return db.collection<ConfirmationDocument>('confirmations');
+}

@@ -107,3 +107,15 @@ export function authCollections(db: Db): AuthCollections {
     lockouts: db.collection<LockoutDocument>('lockouts'),
   };
 }
+
+/** The indexes of every query on these collections: sessions by token hash (unique), user and login; credentials and devices by user; devices by id hash; aggregator users by aggregator. */
+export async function createAuthIndexes(db: Db): Promise<void> {
+  const { credentials, sessions, devices, aggregatorUsers } = authCollections(db);
+  await sessions.createIndex({ tokenHash: 1 }, { unique: true });
+  await sessions.createIndex({ SvcUserId: 1 });
+  await sessions.createIndex({ login: 1 });
+  await credentials.createIndex({ SvcUserId: 1 });
+  await devices.createIndex({ SvcUserId: 1 });
+  await devices.createIndex({ deviceIdHash: 1 });
+  await aggregatorUsers.createIndex({ svcAggregatorId: 1 });
+}

@@ -48,3 +48,9 @@ export function transactionTypesCollection(db: Db): Collection<TransactionTypeDo
 export function proceduralRestrictionsCollection(db: Db): Collection<ProceduralRestrictionDocument> {
   return db.collection<ProceduralRestrictionDocument>('proceduralRestrictions');
 }
+
+/** The indexes of every query on these collections: a user's restrictions and procedural restrictions. */
+export async function createRestrictionIndexes(db: Db): Promise<void> {
+  await restrictionsCollection(db).createIndex({ SvcUserId: 1 });
+  await proceduralRestrictionsCollection(db).createIndex({ SvcUserId: 1 });
+}

@@ -1,65 +1,12 @@
 import { MongoServerError, type AnyBulkWriteOperation, type Db } from 'mongodb';
-import type { AchActivity } from '../../../platform/messaging/events.js';
-import { RETURN_CODE_PATTERN } from '../../../platform/security/validate.js';
+import type { AchActivity } from '../../../../platform/messaging/events.js';
+import { RETURN_CODE_PATTERN } from '../../../../platform/security/validate.js';
 import { ADMINISTRATIVE_RETURN_CODES, NSF_RETURN_CODES, THRESHOLDS, UNAUTHORIZED_RETURN_CODES, WINDOW_DAYS } from './ach-rules.js';
-import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
-import type { Logger } from '../../../platform/runtime/logger.js';
-import { checkPage, readPage } from '../../../platform/graphql/paging.js';
-import { addDays, isIsoDate } from '../../../platform/graphql/scalars.js';
-
-/**
- * One aggregator's ACH debits of one entry date and the returns of those debits, by return code,
- * in cents. `appliedEvents` makes applying an activity idempotent. `_id` is `<svcAggregatorId>:<date>`.
- */
-export interface AchDayDocument {
-  _id: string;
-  svcAggregatorId: string;
-  date: string;
-  debits: number;
-  debitCents: number;
-  returns: Record<string, { count: number; cents: number }>;
-  appliedEvents: string[];
-}
-
-/** A stored return-rates report: every field of the spec's item, for one reporting date. */
-export interface ReturnRatesReport {
-  _id: string;
-  svcAggregatorId: string;
-  /** The reporting date: the window is the 60 days before it. */
-  reportDate: string;
-  minDate: string;
-  maxDate: string;
-  adminRate: number;
-  adminAmountRate: number;
-  adminDaysOver: number;
-  adminReturns: number;
-  adminReturnsAmount: number;
-  unAuthorizedRate: number;
-  unAuthorizedAmountRate: number;
-  unAuthorizedDaysOver: number;
-  unAuthorizedReturns: number;
-  unAuthorizedReturnsAmount: number;
-  totalRate: number;
-  totalAmountRate: number;
-  totalDaysOver: number;
-  totalReturns: number;
-  totalReturnsAmount: number;
-  nsfReturns: number;
-  nsfReturnsAmount: number;
-  fedDR: number;
-  fedDRAmount: number;
-  fileName: string;
-  notes: string[];
-  dtsCreatedAt: Date;
-  updatedAt: Date;
-}
-
-export function returnRateCollections(db: Db) {
-  return {
-    days: db.collection<AchDayDocument>('achDays'),
-    reports: db.collection<ReturnRatesReport>('achReturnRateReports'),
-  };
-}
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import type { Logger } from '../../../../platform/runtime/logger.js';
+import { checkPage, readPage } from '../../../../platform/graphql/paging.js';
+import { addDays, isIsoDate } from '../../../../platform/graphql/scalars.js';
+import { type AchDayDocument, returnRateCollections, type ReturnRatesReport } from './datasource.js';
 
 type Category = 'unAuthorized' | 'admin' | 'total' | 'nsf';
 const CATEGORY_CODES: Record<Exclude<Category, 'total'>, readonly string[]> = {

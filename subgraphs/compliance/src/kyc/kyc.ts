@@ -1,15 +1,15 @@
 import { GridFSBucket, MongoServerError, type Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
-import type { Logger } from '../../../platform/runtime/logger.js';
-import { detectFileType, storeFile, type FileType } from '../../../platform/mongo/files.js';
-import { recordEvent } from '../../../platform/messaging/outbox.js';
-import { checkPage, readPage } from '../../../platform/graphql/paging.js';
-import { isIsoDate } from '../../../platform/graphql/scalars.js';
-import { newId } from '../../../platform/security/secrets.js';
-import { checkString, ID_RULE, REFERENCE_RULE, required } from '../../../platform/security/validate.js';
-import { isOwnKey, ownValue } from '../../../platform/security/own.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import type { Logger } from '../../../../platform/runtime/logger.js';
+import { detectFileType, storeFile, type FileType } from '../../../../platform/mongo/files.js';
+import { recordEvent } from '../../../../platform/messaging/outbox.js';
+import { checkPage, readPage } from '../../../../platform/graphql/paging.js';
+import { isIsoDate } from '../../../../platform/graphql/scalars.js';
+import { newId } from '../../../../platform/security/secrets.js';
+import { checkString, ID_RULE, REFERENCE_RULE, required } from '../../../../platform/security/validate.js';
+import { isOwnKey, ownValue } from '../../../../platform/security/own.js';
+import { type ApplicationDocument, type CustomerDocument, type EntityApplicationDocument, kycCollections, type KycDocument, type View } from './datasource.js';
 
-export type View = 'front' | 'back' | 'selfie';
 const VIEWS: readonly View[] = ['front', 'back', 'selfie'];
 /** What each document type can show. */
 const DOCUMENT_VIEWS: Record<string, readonly View[]> = {
@@ -24,71 +24,6 @@ const PERSON_VIEWS: View[] = ['front', 'back', 'selfie'];
 const BUSINESS_VIEWS: View[] = ['front'];
 const FILE_TYPES: readonly FileType[] = ['image/jpeg', 'image/png', 'application/pdf'];
 export const MAX_DOCUMENT_BYTES = 5 * 1024 * 1024;
-
-/** A KYC/KYB customer of an aggregator. `_id` is `<svcAggregatorId>:<customerId>`. */
-export interface CustomerDocument {
-  _id: string;
-  customerId: string;
-  svcAggregatorId: string;
-  type: 'individual' | 'business';
-  reference: string | null;
-  person: { firstName: string; lastName: string; dateOfBirth: string | null } | null;
-  business: { legalName: string; registrationNumber: string } | null;
-  businessRepresentativeId: string | null;
-  applicationId: string;
-  dtsCreated: Date;
-}
-
-export interface LinkedView {
-  view: View;
-  documentId: string;
-  documentType: string;
-}
-
-export interface EntityApplicationDocument {
-  entityId: string;
-  isCustomer: boolean;
-  kind: 'person' | 'business';
-  status: 'pending_step_up' | 'completed';
-  outcome: string | null;
-  requiredViews: View[];
-  linked: LinkedView[];
-}
-
-/** A stored application; `version` makes every update conditional on what was read. */
-export interface ApplicationDocument {
-  _id: string;
-  applicationId: string;
-  svcAggregatorId: string;
-  customerId: string;
-  reference: string | null;
-  status: 'pending_step_up' | 'completed';
-  outcome: string | null;
-  entityApplications: EntityApplicationDocument[];
-  version: number;
-  dtsCreated: Date;
-  dtsUpdated: Date;
-}
-
-/** A generated document id and, once uploaded, its file in GridFS (same id). */
-export interface KycDocument {
-  _id: string;
-  svcAggregatorId: string;
-  customerId: string;
-  entityId: string;
-  documentType: string;
-  /** `uploading` while the file is being written (a claim older than a minute may be retaken), `stored` once it is in GridFS. */
-  uploaded: { contentType: string; size: number; dtsUploaded: Date; state: 'uploading' | 'stored' } | null;
-  dtsCreated: Date;
-}
-
-export function kycCollections(db: Db) {
-  return {
-    customers: db.collection<CustomerDocument>('customers'),
-    applications: db.collection<ApplicationDocument>('applications'),
-    documents: db.collection<KycDocument>('kycDocuments'),
-  };
-}
 
 const NAME = { min: 1, max: 100, safeText: true };
 

@@ -1,4 +1,4 @@
-import type { ProceduralRestrictionDocument, RestrictionDocument, TransactionTypeDocument } from './datasources/restrictions.js';
+import type { ProceduralRestrictionDocument, RestrictionDocument, TransactionTypeDocument } from './datasource.js';
 
 /** A transaction to decide on. */
 export interface TransactionProposal {

@@ -1,6 +1,7 @@
-import type { Collection, Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
-import { checkString, required } from '../../../platform/security/validate.js';
+import type { Collection } from 'mongodb';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { checkString, required } from '../../../../platform/security/validate.js';
+import type { AlertSettingDocument } from './datasource.js';
 
 /** The known alert types: the catalogue every user's list is made from. */
 export const ALERT_CATALOGUE = [
@@ -12,16 +13,6 @@ export const ALERT_CATALOGUE = [
   { alertTypeId: 'summaryReportsQuarterly', category: 'summaryReports', name: 'Quarterly summary', descriptionOn: null, descriptionOff: null },
   { alertTypeId: 'summaryReportsAnnually', category: 'summaryReports', name: 'Annual summary', descriptionOn: null, descriptionOff: null },
 ] as const;
-
-/** A user's setting of one alert type. `_id` is `<SvcUserId>:<alertTypeId>`. */
-export interface AlertSettingDocument {
-  _id: string;
-  SvcUserId: string;
-  alertTypeId: string;
-  isEnabled: boolean | null;
-  parameters: Record<string, unknown> | null;
-  dtsModified: Date;
-}
 
 /** An alert as the spec's Alert resource shows it. */
 export interface AlertView {
@@ -43,9 +34,6 @@ export interface AlertRequest {
   parameters?: Record<string, unknown> | null;
 }
 
-export function alertSettingsCollection(db: Db): Collection<AlertSettingDocument> {
-  return db.collection<AlertSettingDocument>('alertSettings');
-}
 
 /** Alert subscriptions: the catalogue merged with each user's settings. */
 export class Alerts {

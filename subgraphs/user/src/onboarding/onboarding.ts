@@ -1,21 +1,22 @@
 import { randomInt } from 'node:crypto';
 import { GridFSBucket, MongoServerError, type Collection, type Db } from 'mongodb';
-import type { Config } from '../../../platform/runtime/config.js';
-import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
-import { detectFileType, storeFile, type FileType } from '../../../platform/mongo/files.js';
-import type { Logger } from '../../../platform/runtime/logger.js';
-import { maskRecipient, type Notifier } from '../../../platform/messaging/notify.js';
-import type { Principal } from '../../../platform/security/principal.js';
-import { newId, sha256 } from '../../../platform/security/secrets.js';
-import { checkString, DEVICE_TAG_RULE, EMAIL_RULE, PHONE_RULE, required } from '../../../platform/security/validate.js';
-import { newDeviceSecret } from './auth/device-proof.js';
-import { consumeCode } from './codes.js';
-import type { Lockouts } from './auth/lockout.js';
-import { DEVICE_CHANNELS } from './auth/login.js';
-import type { Sessions } from './auth/sessions.js';
-import { authCollections, type AuthCollections, type DeviceDocument } from './datasources/auth.js';
-import { usersCollection, type UserDocument } from './datasources/users.js';
-import { ownValue } from '../../../platform/security/own.js';
+import type { Config } from '../../../../platform/runtime/config.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { detectFileType, storeFile, type FileType } from '../../../../platform/mongo/files.js';
+import type { Logger } from '../../../../platform/runtime/logger.js';
+import { maskRecipient, type Notifier } from '../../../../platform/messaging/notify.js';
+import type { Principal } from '../../../../platform/security/principal.js';
+import { newId, sha256 } from '../../../../platform/security/secrets.js';
+import { checkString, DEVICE_TAG_RULE, EMAIL_RULE, PHONE_RULE, required } from '../../../../platform/security/validate.js';
+import { newDeviceSecret } from '../auth/device-proof.js';
+import { consumeCode } from '../codes.js';
+import type { Lockouts } from '../auth/lockout.js';
+import { DEVICE_CHANNELS } from '../auth/login.js';
+import type { Sessions } from '../auth/sessions.js';
+import { authCollections, type AuthCollections, type DeviceDocument } from '../auth/datasource.js';
+import { usersCollection, type UserDocument } from '../profile/datasource.js';
+import { prospectCollections, type ProspectDocument } from './datasource.js';
+import { ownValue } from '../../../../platform/security/own.js';
 
 /** Where each preSegment leads: the segment a new user gets. `recovery` is for existing users. */
 export const PRE_SEGMENTS: Readonly<Record<string, string>> = { retail: 'retail', student: 'student', premium: 'premium', business: 'smallBusiness' };
@@ -28,66 +29,11 @@ export const MAX_IMAGE_BYTES = 2 * 1024 * 1024;
 
 const RECOVERY_CODE_LIFETIME_MS = 15 * 60 * 1000;
 
-/** Someone onboarding on a device. `_id` is the prospectId. */
-export interface ProspectDocument {
-  _id: string;
-  deviceTag: string;
-  preSegment: string;
-  segment: string;
-  firstName: string | null;
-  lastName: string | null;
-  email: string | null;
-  mobile: string | null;
-  languageCode: string | null;
-  data: Record<string, unknown> | null;
-  status: 'open' | 'converting' | 'registered';
-  SvcUserId: string | null;
-  dtsCreated: Date;
-  dtsModified: Date;
-}
-
-/** A pending recovery code for registering `deviceTag` to an existing user. `_id` is `<SvcUserId>:<deviceTag>`. */
-interface RecoveryCodeDocument {
-  _id: string;
-  SvcUserId: string;
-  deviceTag: string;
-  codeHash: string;
-  attempts: number;
-  dtsExpiry: Date;
-}
-
-/** A task for the rewards team: pay the referrer once the referred user is registered. */
-interface ReferralTaskDocument {
-  _id: string;
-  referrerSvcUserId: string;
-  referralCode: string;
-  referredSvcUserId: string;
-  status: 'pending';
-  dtsCreated: Date;
-}
-
-interface OnboardingSocketDocument {
-  _id: string;
-  prospectId: string;
-  deviceTag: string;
-  socketId: string;
-  dtsCreated: Date;
-  dtsExpiry: Date;
-}
-
 export function requireProspect(principal: Principal): Extract<Principal, { kind: 'prospect' }> {
   if (principal.kind !== 'prospect') throw appError(ErrorCode.UNAUTHENTICATED, 'This operation needs the prospect token from POST /prospect/data.');
   return principal;
 }
 
-export function prospectCollections(db: Db) {
-  return {
-    prospects: db.collection<ProspectDocument>('prospects'),
-    recoveryCodes: db.collection<RecoveryCodeDocument>('recoveryCodes'),
-    referralTasks: db.collection<ReferralTaskDocument>('referralTasks'),
-    onboardingSockets: db.collection<OnboardingSocketDocument>('onboardingSockets'),
-  };
-}
 
 /** Onboarding: prospect data and images, device registration for prospects and recovering users. */
 export class Onboarding {
