@@ -31,7 +31,7 @@ try {
     const response = await postJson(addresses.gateway, { 'content-type': 'application/json', 'x-service-key': KEY }, JSON.stringify({
       query: 'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { responseCode decisionMs } }',
       variables: { input: { messageType: MIX[i % MIX.length], svcCardId: DEMO.cardIds[0], amount: 1 + (i % 50), currency: 'USD', merchantName: 'Bench', mcc: '5411', stan: String(i % 1_000_000).padStart(6, '0'), rrn: `B${String(i).padStart(11, '0')}` } },
-    }), 30_000, pool, false);
+    }), 30_000, pool);
     let body: { data?: { authorizeCardMessage: { responseCode: string; decisionMs: number } } | null; errors?: Array<{ message: string; extensions?: { code?: string } }> };
     try {
       body = JSON.parse(response.text) as typeof body;

@@ -14,6 +14,7 @@ import { start as startPayments } from '../subgraphs/payments/src/index.js';
 import { seedAchPayments, seedIous, seedMerchant, seedPayments } from '../subgraphs/payments/src/seed.js';
 import { start as startUser } from '../subgraphs/user/src/index.js';
 import { seedUser } from '../subgraphs/user/src/seed.js';
+import { HTTP_TRANSPORT, InProcessTransport, type Transport } from '../platform/http/transport.js';
 
 /** Loads the demo data into each subgraph's own database. Idempotent. */
 export async function seedDemo(mongo: Mongo): Promise<void> {
@@ -64,16 +65,16 @@ export type Subgraphs = Record<'user' | 'cards' | 'payments' | 'compliance', Htt
  * Starts the four subgraphs in this process (each on its configured port, or a free one with port
  * 0); on a failure the ones started are closed again.
  */
-export async function startSubgraphs(config: Config, logger: Logger, mongo: Mongo, bus: EventBus): Promise<Subgraphs> {
+export async function startSubgraphs(config: Config, logger: Logger, mongo: Mongo, bus: EventBus, transport: Transport = HTTP_TRANSPORT): Promise<Subgraphs> {
   const started: HttpService[] = [];
   try {
-    const user = await startUser({ config, logger, mongo, bus });
+    const user = await startUser({ config, logger, mongo, bus, transport });
     started.push(user);
-    const cards = await startCards({ config, logger, mongo, bus });
+    const cards = await startCards({ config, logger, mongo, bus, transport });
     started.push(cards);
-    const payments = await startPayments({ config, logger, mongo, bus });
+    const payments = await startPayments({ config, logger, mongo, bus, transport });
     started.push(payments);
-    const compliance = await startCompliance({ config, logger, mongo, bus });
+    const compliance = await startCompliance({ config, logger, mongo, bus, transport });
     return { user, cards, payments, compliance };
   } catch (error) {
     for (const service of started.reverse()) await service.close();
@@ -84,6 +85,19 @@ export async function startSubgraphs(config: Config, logger: Logger, mongo: Mong
 /** The GraphQL URLs of started subgraphs. */
 export function subgraphUrlsOf(subgraphs: Subgraphs): Config['subgraphUrls'] {
   return { user: `${subgraphs.user.url}/graphql`, cards: `${subgraphs.cards.url}/graphql`, payments: `${subgraphs.payments.url}/graphql`, compliance: `${subgraphs.compliance.url}/graphql` };
+}
+
+/**
+ * The transports of services started in one process, as IN_PROCESS_CALLS says: `all`, every call
+ * between them by a function call; `adapter`, the REST adapter's calls to the gateway only;
+ * `none`, HTTP throughout, as between processes.
+ */
+export function transportsOf(inProcessCalls: Config['inProcessCalls']): { adapter: Transport; gateway: Transport; subgraphs: Transport } {
+  const local = new InProcessTransport();
+  const outer = inProcessCalls === 'none' ? HTTP_TRANSPORT : local;
+  const inner = inProcessCalls === 'all' ? local : HTTP_TRANSPORT;
+  // The gateway is offered to the adapter through the outer transport, and calls the subgraphs through the inner one.
+  return { adapter: outer, gateway: { post: (...args) => inner.post(...args), serve: (url, post) => outer.serve(url, post) }, subgraphs: inner };
 }
 
 /**
@@ -99,14 +113,14 @@ export async function startStack(configured: Config, logger: Logger, mongo: Mong
   const gatewayPort = configured.ports.gateway || reservation!.port;
   const config: Config = { ...configured, ports: { ...configured.ports, gateway: gatewayPort }, gatewayUrl: configured.ports.gateway ? configured.gatewayUrl : `http://127.0.0.1:${gatewayPort}/graphql` };
   try {
-    const subgraphs = await startSubgraphs(config, logger, mongo, bus);
+    const transports = transportsOf(config.inProcessCalls);
+    const subgraphs = await startSubgraphs(config, logger, mongo, bus, transports.subgraphs);
     started.push(subgraphs.user, subgraphs.cards, subgraphs.payments, subgraphs.compliance);
     const subgraphUrls = subgraphUrlsOf(subgraphs);
     await reservation?.release();
-    const gateway = await startGateway({ config: { ...config, subgraphUrls }, logger, bus });
+    const gateway = await startGateway({ config: { ...config, subgraphUrls }, logger, bus, transport: transports.gateway });
     started.push(gateway);
-    // Beside the gateway, the adapter sends its operations to it without HTTP (inProcessEndpoints).
-    const rest = await startRestAdapter({ config: { ...config, subgraphUrls, gatewayUrl: `${gateway.url}/graphql` }, logger });
+    const rest = await startRestAdapter({ config: { ...config, subgraphUrls, gatewayUrl: `${gateway.url}/graphql` }, logger, transport: transports.adapter });
     started.push(rest);
     return {
       config,

@@ -9,7 +9,8 @@ import { endsSession, PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, SESSIONS_ENDED, si
 import { verifyJwt } from '../../platform/security/jwt.js';
 import { sha256 } from '../../platform/security/secrets.js';
 import { fragmentsOf, rootFieldNames } from './operation-limits.js';
-import { postJson, type PostAnswer } from '../../platform/http/client.js';
+import type { PostAnswer } from '../../platform/http/client.js';
+import { HTTP_TRANSPORT, type Transport } from '../../platform/http/transport.js';
 
 /** The gateway's own identity when it calls a subgraph's internal routes. */
 const GATEWAY: Principal = { kind: 'service', service: 'gateway' };
@@ -81,7 +82,7 @@ const samePrincipal = (a: Principal, b: Principal) => JSON.stringify(a) === JSON
  * revocation or block ends that as its announcement arrives; so does any moment the bus may have
  * missed one (its continuity changes), after which every token is read again.
  */
-export function createAuthenticator(config: Config, sessionEvents?: EventBus): Authenticator {
+export function createAuthenticator(config: Config, sessionEvents?: EventBus, transport: Transport = HTTP_TRANSPORT): Authenticator {
   const resolveUrl = new URL(SESSION_RESOLVE_PATH, config.subgraphUrls.user).toString();
   const unauthenticated = (message: string) => appError(ErrorCode.UNAUTHENTICATED, message, { httpStatus: 401 });
   /** Both by the hash of header and token: the reads in flight, and the sessions read before. */
@@ -106,13 +107,11 @@ export function createAuthenticator(config: Config, sessionEvents?: EventBus): A
   const resolveSession = async (header: string, value: string, requestId: string): Promise<ResolvedSession> => {
     let answer: PostAnswer;
     try {
-      answer = await postJson(
+      answer = await transport.post(
         resolveUrl,
         { 'content-type': 'application/json', [PRINCIPAL_HEADER]: signPrincipal(GATEWAY, config.internalSecret), [REQUEST_ID_HEADER]: requestId },
         JSON.stringify({ token: value, header }),
         5000,
-        undefined,
-        config.inProcessCalls === 'all',
       );
     } catch {
       throw appError(ErrorCode.UNAVAILABLE, 'The session store did not answer.', { httpStatus: 503 });

@@ -7,7 +7,8 @@ import { ErrorCode } from '../../platform/graphql/errors.js';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { SUBGRAPH_NAMES, type Config, type SubgraphName } from '../../platform/runtime/config.js';
-import { apolloHandler, apolloLocal, REQUEST_ID_HEADER, serveInProcess, startHttpService, type ContextBuilder, type HttpService } from '../../platform/http/server.js';
+import { apolloHandler, apolloLocal, localPost, REQUEST_ID_HEADER, startHttpService, type ContextBuilder, type HttpService } from '../../platform/http/server.js';
+import { HTTP_TRANSPORT, type Transport } from '../../platform/http/transport.js';
 import type { Logger } from '../../platform/runtime/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal, verifyClientIp, type Principal } from '../../platform/security/principal.js';
 import { formatError, unexpectedErrorLog } from '../../platform/graphql/subgraph.js';
@@ -79,7 +80,7 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
 
 /**
  * The running gateway: its HTTP service and the subscriptions it holds. Callers in this process
- * (the REST adapter, the subgraphs) reach its `/graphql` without HTTP (`inProcessEndpoints`), with
+ * (the REST adapter, the subgraphs) may reach its `/graphql` through an in-process transport, with
  * the same authentication, trusted documents, plugins, statuses and headers.
  */
 export interface GatewayService extends HttpService {
@@ -96,10 +97,18 @@ export interface GatewayService extends HttpService {
  * URLs. `bus` carries every subgraph's events here: those of subscriptions, and the user
  * subgraph's announcements of ended sessions.
  */
-export async function start(options: { config: Config; logger: Logger; bus: EventBus; port?: number }): Promise<GatewayService> {
+export async function start(options: {
+  config: Config;
+  logger: Logger;
+  bus: EventBus;
+  port?: number;
+  /** How it calls the subgraphs and offers its `/graphql` besides HTTP; HTTP alone by default. */
+  transport?: Transport;
+}): Promise<GatewayService> {
   const { config } = options;
+  const transport = options.transport ?? HTTP_TRANSPORT;
   const logger = options.logger.child({ service: 'gateway' });
-  const subgraphFetcher = createSubgraphFetcher(config.subgraphTimeoutMs, config.inProcessCalls === 'all');
+  const subgraphFetcher = createSubgraphFetcher(config.subgraphTimeoutMs, transport);
   const hits = createHitCounter(config.redisUrl, config.dbPrefix, logger);
   const idempotencyKeys = createIdempotencyStore(config.redisUrl, config.dbPrefix, logger);
   const trusted = trustedDocumentsOf(config);
@@ -111,7 +120,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
     },
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
-  const authenticate = createAuthenticator(config, options.bus);
+  const authenticate = createAuthenticator(config, options.bus, transport);
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
     introspection: config.nodeEnv !== 'production',
@@ -168,7 +177,7 @@ export async function start(options: { config: Config; logger: Logger; bus: Even
       await handle(req, res, scope);
     },
   });
-  const withdraw = config.inProcessCalls !== 'none' ? serveInProcess(`${service.url}/graphql`, apolloLocal(apollo, context, logger)) : () => {};
+  const withdraw = transport.serve(`${service.url}/graphql`, localPost(apolloLocal(apollo, context, logger)));
   const executeAs: ExecuteAs = async (document, variables, principal) => {
     const response = await apollo.executeOperation({ query: document, variables }, { contextValue: { principal, sessionConfirmed: null, requestId: newId('evt_req_'), clientIp: null } });
     return response.body.kind === 'single' ? response.body.singleResult : { errors: [new GraphQLError('An incremental result is not expected here.')] };

@@ -1,6 +1,7 @@
 import type { RemoteGraphQLDataSource } from '@apollo/gateway';
 import type { HeaderMap } from '@apollo/server';
-import { connectionPool, postJson, type PostAnswer } from '../../platform/http/client.js';
+import { connectionPool, type PostAnswer } from '../../platform/http/client.js';
+import type { Transport } from '../../platform/http/transport.js';
 import { headerMapOf } from '../../platform/http/server.js';
 import { PRINCIPAL_HEADER } from '../../platform/security/principal.js';
 
@@ -58,7 +59,7 @@ const isRead = (body: string) => body.startsWith('{"query":"query') || body.star
  * principal, same query and variables) sent once, each caller getting the answer. Writes are
  * never shared. RemoteGraphQLDataSource always sends a POST with a string body.
  */
-export function createSubgraphFetcher(timeoutMs: number, inProcess: boolean): SubgraphFetcher & { counts: SubgraphFetchCounts } {
+export function createSubgraphFetcher(timeoutMs: number, transport: Transport): SubgraphFetcher & { counts: SubgraphFetchCounts } {
   const pool = connectionPool();
   const inFlight = new Map<string, Promise<PostAnswer>>();
   const counts: SubgraphFetchCounts = { sent: 0, shared: 0 };
@@ -73,7 +74,7 @@ export function createSubgraphFetcher(timeoutMs: number, inProcess: boolean): Su
     // Every fetch of a mutation's plan is marked unshared, the mutation's own included.
     if (unshared !== undefined || !read) {
       counts.sent += 1;
-      return new SubgraphResponse(await postJson(url, headers, body, read ? timeoutMs : WRITE_TIMEOUT_MS, pool, inProcess));
+      return new SubgraphResponse(await transport.post(url, headers, body, read ? timeoutMs : WRITE_TIMEOUT_MS, pool));
     }
     const key = `${url}\n${headers[PRINCIPAL_HEADER] ?? ''}\n${body}`;
     let answer = inFlight.get(key);
@@ -81,7 +82,7 @@ export function createSubgraphFetcher(timeoutMs: number, inProcess: boolean): Su
       counts.shared += 1;
     } else {
       counts.sent += 1;
-      answer = postJson(url, headers, body, timeoutMs, pool, inProcess).finally(() => inFlight.delete(key));
+      answer = transport.post(url, headers, body, timeoutMs, pool).finally(() => inFlight.delete(key));
       inFlight.set(key, answer);
     }
     return new SubgraphResponse(await answer);

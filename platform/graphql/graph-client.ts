@@ -1,6 +1,7 @@
 import type { Config } from '../runtime/config.js';
 import { appError, ErrorCode } from './errors.js';
-import { connectionPool, postJson } from '../http/client.js';
+import { connectionPool } from '../http/client.js';
+import { HTTP_TRANSPORT, type Transport } from '../http/transport.js';
 import { REQUEST_ID_HEADER } from '../http/server.js';
 import { PRINCIPAL_HEADER, signPrincipal } from '../security/principal.js';
 
@@ -19,11 +20,11 @@ export interface GraphClient {
  */
 const graphCalls = connectionPool();
 
-export function createGraphClient(config: Config, service: string): GraphClient {
+export function createGraphClient(config: Config, service: string, transport: Transport = HTTP_TRANSPORT): GraphClient {
   return {
     async request<T>(query: string, variables: Record<string, unknown> = {}, requestId?: string): Promise<T> {
       // Keep-alive http.request: leaner than fetch on this hot path (a card message makes two calls).
-      const response = await postJson(
+      const response = await transport.post(
         config.gatewayUrl,
         {
           'content-type': 'application/json',
@@ -33,7 +34,6 @@ export function createGraphClient(config: Config, service: string): GraphClient 
         JSON.stringify({ query, variables }),
         15_000,
         graphCalls,
-        config.inProcessCalls === 'all',
       ).catch((error: unknown) => {
         // The cause (an internal address) stays in the error's cause for the logs, not in its message.
         throw Object.assign(appError(ErrorCode.UNAVAILABLE, `The graph did not answer ${service}'s call.`), { cause: error });

@@ -14,7 +14,8 @@ import type { EventBus } from '../messaging/event-bus.js';
 import { busDispatcher, Outbox, type Dispatcher } from '../messaging/outbox.js';
 import { SweepLoop } from '../messaging/sweep.js';
 import { appError, ErrorCode } from './errors.js';
-import { apolloHandler, apolloLocal, serveInProcess, startHttpService, type ContextBuilder, type Handler, type HttpService, type RequestScope } from '../http/server.js';
+import { HTTP_TRANSPORT, type Transport } from '../http/transport.js';
+import { apolloHandler, apolloLocal, localPost, startHttpService, type ContextBuilder, type Handler, type HttpService, type RequestScope } from '../http/server.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Mongo } from '../mongo/mongo.js';
 import { CLIENT_IP_HEADER, PRINCIPAL_HEADER, verifyClientIp, verifyPrincipal, type Principal } from '../security/principal.js';
@@ -142,6 +143,8 @@ export interface SubgraphStartOptions {
   port?: number | undefined;
   /** Where the subgraph's outbox is published (its messaging engine runs while the subgraph does). */
   bus: EventBus;
+  /** How it calls the graph and offers its endpoints besides HTTP; HTTP alone by default. */
+  transport?: Transport;
 }
 
 /** Options of one subgraph's server. */
@@ -199,9 +202,9 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
       await graphql(req, res, scope);
     },
   });
-  const dispatchers = [busDispatcher(options.bus), auditForwarder(createGraphClient(config, name)), ...(options.dispatchers ?? [])];
+  const dispatchers = [busDispatcher(options.bus), auditForwarder(createGraphClient(config, name, options.transport)), ...(options.dispatchers ?? [])];
   const outbox = new Outbox(db, dispatchers, logger).start();
-  const withdraw = config.inProcessCalls === 'all' ? serveInProcess(`${service.url}/graphql`, apolloLocal(apollo, context, logger)) : () => {};
+  const withdraw = (options.transport ?? HTTP_TRANSPORT).serve(`${service.url}/graphql`, localPost(apolloLocal(apollo, context, logger)));
   return {
     ...service,
     close: async () => {

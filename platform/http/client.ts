@@ -1,6 +1,5 @@
 import http from 'node:http';
 import https from 'node:https';
-import { withinTime } from './deadline.js';
 
 /** Keep-alive agents for http and https targets. */
 export interface ConnectionPool {
@@ -29,28 +28,14 @@ export interface PostAnswer {
   text: string;
 }
 
-/** A POST answered by a server in this process: the request's headers (lower-case names) and body in, its answer out. */
-export type InProcessPost = (headers: Record<string, string>, body: string) => Promise<PostAnswer>;
-
-/**
- * The POST endpoints this process serves, by URL, while they serve. `postJson` to one of them is
- * answered in this process, without a socket or HTTP parsing: the gateway and the subgraphs of
- * one process (`npm start`) call each other so, as far as IN_PROCESS_CALLS says. Registered by each
- * service as it starts listening and removed as it starts closing, after which calls to its URL go
- * over HTTP (and find it closed).
- */
-export const inProcessEndpoints = new Map<string, InProcessPost>();
-
 /**
  * POSTs a JSON body over a keep-alive connection pool and reads the whole answer. Leaner than
  * `fetch` on the hot path between services (no streams of the WHATWG kind). A call that has not
  * answered in full within `timeoutMs` (waiting for a pooled socket included) fails, as does an
- * answer over 32 MiB. A URL this process serves is answered in it (`inProcessEndpoints`), unless
- * `inProcess` is false (per the caller's IN_PROCESS_CALLS).
+ * answer over 32 MiB. Services reach each other through a `Transport` (`transport.ts`), which
+ * comes here for HTTP.
  */
-export function postJson(url: string, headers: Record<string, string>, body: string, timeoutMs: number, pool: ConnectionPool = defaultPool, inProcess = true): Promise<PostAnswer> {
-  const local = inProcess ? inProcessEndpoints.get(url) : undefined;
-  if (local) return withinTime(local(headers, body), timeoutMs);
+export function postJson(url: string, headers: Record<string, string>, body: string, timeoutMs: number, pool: ConnectionPool = defaultPool): Promise<PostAnswer> {
   const target = new URL(url);
   const transport = target.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {

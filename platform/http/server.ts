@@ -3,7 +3,7 @@ import http, { STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, typ
 import type { AddressInfo } from 'node:net';
 import { HeaderMap, type ApolloServer, type BaseContext } from '@apollo/server';
 import { GraphQLError } from 'graphql';
-import { inProcessEndpoints, type InProcessPost } from './client.js';
+import type { LocalPost } from './transport.js';
 import type { Logger } from '../runtime/logger.js';
 
 /** The header that carries the request id from the REST adapter through the gateway to the subgraphs. */
@@ -238,11 +238,11 @@ export function apolloLocal<TContext extends BaseContext>(apollo: ApolloServer<T
 }
 
 /**
- * Serves `url` to callers in this process (see `inProcessEndpoints`), as a JSON POST handled by
- * `handle`, until the returned function withdraws it. A body that is not JSON is 400, as over HTTP.
+ * A JSON POST handled by `handle` in this process, for a transport to offer (`Transport.serve`).
+ * A body that is not JSON is 400, as over HTTP.
  */
-export function serveInProcess(url: string, handle: LocalGraphQL): () => void {
-  const post: InProcessPost = async (headers, text) => {
+export function localPost(handle: LocalGraphQL): LocalPost {
+  return async (headers, text) => {
     // A turn of the event loop first, as a socket would take: a chain of calls in this process
     // must not run as one long stretch of microtasks while connections wait to be accepted and read.
     await new Promise((resolve) => setImmediate(resolve));
@@ -254,10 +254,6 @@ export function serveInProcess(url: string, handle: LocalGraphQL): () => void {
     }
     const answer = await handle({ headers, remoteAddress: undefined }, body, requestIdOf({ headers }));
     return { status: answer.status, statusText: STATUS_CODES[answer.status] ?? '', headers: answer.headers, text: answer.text };
-  };
-  inProcessEndpoints.set(url, post);
-  return () => {
-    if (inProcessEndpoints.get(url) === post) inProcessEndpoints.delete(url);
   };
 }
 

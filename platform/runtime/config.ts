@@ -68,8 +68,8 @@ export interface Config {
   /** How long the gateway waits for a subgraph's answer to a read before its fields are UNAVAILABLE (writes are waited for). */
   subgraphTimeoutMs: number;
   /**
-   * Which calls between services of one process are made in it, without HTTP (see
-   * `inProcessEndpoints`): `all` (the default) the REST adapter's to the gateway, the gateway's to
+   * Which calls between services that `scripts/stack.ts` starts in one process go through its
+   * in-process transport, without HTTP (`transportsOf`): `all` (the default) the REST adapter's to the gateway, the gateway's to
    * the subgraphs and the session route, and the subgraphs' to the graph; `adapter` only the
    * adapter's; `none`.
    */

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../../platform/runtime/config.js';
 import { ErrorCode } from '../../platform/graphql/errors.js';
-import { postJson } from '../../platform/http/client.js';
+import { HTTP_TRANSPORT, type Transport } from '../../platform/http/transport.js';
 import { BodyTooLargeError, MAX_JSON_DEPTH, nestsDeeperThan, readBody, REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService, type RequestScope } from '../../platform/http/server.js';
 import type { Logger } from '../../platform/runtime/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, signClientIp } from '../../platform/security/principal.js';
@@ -46,7 +46,10 @@ export async function start(options: {
   config: Config;
   logger: Logger;
   port?: number;
+  /** How it sends operations to the gateway; HTTP by default. */
+  transport?: Transport;
 }): Promise<HttpService> {
+  const transport = options.transport ?? HTTP_TRANSPORT;
   const { config } = options;
   const logger = options.logger.child({ service: 'rest-adapter' });
   const operations = new Map(ROUTES.map((route) => [route.operation, loadOperation(route.operation)]));
@@ -90,7 +93,7 @@ export async function start(options: {
     const clientIp = clientAddress(req.headers, req.socket.remoteAddress, config.trustProxy);
     if (clientIp) headers[CLIENT_IP_HEADER] = signClientIp(clientIp, config.internalSecret);
     const request = { query: operations.get(route.operation)!, variables };
-    const answer = await postJson(config.gatewayUrl, headers, JSON.stringify(request), GATEWAY_TIMEOUT_MS, undefined, config.inProcessCalls !== 'none');
+    const answer = await transport.post(config.gatewayUrl, headers, JSON.stringify(request), GATEWAY_TIMEOUT_MS);
     return { status: answer.status, body: JSON.parse(answer.text) as GraphQLResponse, replayed: answer.headers['idempotent-replayed'] === 'true' };
   }
 

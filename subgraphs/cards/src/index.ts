@@ -13,7 +13,7 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   await createCardIndexes(db);
   await Deliveries.createIndexes(db);
   const { config } = options;
-  const graph = createGraphClient(config, 'cards');
+  const graph = createGraphClient(config, 'cards', options.transport);
   const logger = options.logger.child({ service: 'cards-subgraph' });
   const deliveries = new Deliveries(db, null, logger, { scheduleMs: config.webhookRetryScheduleMs, disableAfter: config.webhookDisableAfter, allowInternal: config.webhookAllowInternal }, aggregatorEndpoints(db));
   const service = await startSubgraph({

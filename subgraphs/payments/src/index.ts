@@ -33,7 +33,7 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   await Deliveries.createIndexes(db);
   const logger = options.logger.child({ service: 'payments-subgraph' });
   if (backfilled > 0) logger.info('transactions given their accountMonth', { count: backfilled });
-  const graph = createGraphClient(config, 'payments');
+  const graph = createGraphClient(config, 'payments', options.transport);
   const notifier = createNotifier({ smtpUrl: config.smtpUrl, mailFrom: config.mailFrom, smsWebhookUrl: config.smsWebhookUrl, outboxDir: config.outboxDir, logger });
   const deliveries = new Deliveries(db, notifier, logger, { scheduleMs: config.webhookRetryScheduleMs, disableAfter: config.webhookDisableAfter, allowInternal: config.webhookAllowInternal }, merchantEndpoints(db));
   const links = { jwtSecret: config.jwtSecret, paymentPageUrl: config.paymentPageUrl, lifetimeSeconds: config.paymentLinkLifetimeSeconds };

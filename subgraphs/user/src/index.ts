@@ -1,7 +1,8 @@
 import { backgroundAuditTrail } from '../../../platform/security/audit.js';
 import { ConfigError } from '../../../platform/runtime/config.js';
 import type { HttpService } from '../../../platform/http/server.js';
-import { BodyTooLargeError, readBody, sendJson, serveInProcess } from '../../../platform/http/server.js';
+import { BodyTooLargeError, localPost, readBody, sendJson } from '../../../platform/http/server.js';
+import { HTTP_TRANSPORT } from '../../../platform/http/transport.js';
 import { createNotifier } from '../../../platform/messaging/notify.js';
 import { PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, verifyPrincipal } from '../../../platform/security/principal.js';
 import { startSubgraph, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
@@ -88,13 +89,14 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
       return true;
     },
   });
-  // The gateway beside it in this process resolves sessions without HTTP.
-  const withdraw = config.inProcessCalls === 'all'
-    ? serveInProcess(`${service.url}${SESSION_RESOLVE_PATH}`, async (source, body) => {
+  // A gateway beside it in this process may resolve sessions through the transport.
+  const withdraw = (options.transport ?? HTTP_TRANSPORT).serve(
+    `${service.url}${SESSION_RESOLVE_PATH}`,
+    localPost(async (source, body) => {
       const answer = await resolveSession(source.headers[PRINCIPAL_HEADER], body);
       return { status: answer.status, headers: { 'content-type': 'application/json' }, text: JSON.stringify(answer.body) };
-    })
-    : () => {};
+    }),
+  );
   if (config.geocoderPreload && services.geocoder instanceof OfflineGeocoder) {
     const geocoder = services.geocoder;
     setImmediate(() => void geocoder.warmUp());

@@ -1,0 +1,45 @@
+import { withinTime } from './deadline.js';
+import { postJson, type ConnectionPool, type PostAnswer } from './client.js';
+
+/** A POST answered by a service in this process: the request's headers (lower-case names) and body in, its answer out. */
+export type LocalPost = (headers: Record<string, string>, body: string) => Promise<PostAnswer>;
+
+/**
+ * How a service posts JSON to another service, and where it offers its own endpoints besides its
+ * HTTP server. A service knows HTTP alone (`HTTP_TRANSPORT`); whoever starts several services in
+ * one process may hand them an `InProcessTransport` instead.
+ */
+export interface Transport {
+  post(url: string, headers: Record<string, string>, body: string, timeoutMs: number, pool?: ConnectionPool): Promise<PostAnswer>;
+  /** Offers `url` to this transport's callers until the returned function withdraws it. */
+  serve(url: string, post: LocalPost): () => void;
+}
+
+/** Every call over HTTP; a service's endpoints are its HTTP server's alone. */
+export const HTTP_TRANSPORT: Transport = {
+  post: (url, headers, body, timeoutMs, pool) => postJson(url, headers, body, timeoutMs, pool),
+  serve: () => () => {},
+};
+
+/**
+ * Services of one process calling each other without a socket or HTTP parsing: a URL a service
+ * serves through this transport is answered by a function call, any other goes over HTTP. A
+ * service offers its URL as it starts listening and withdraws it as it starts closing, after
+ * which calls go over HTTP (and find it closed). `scripts/stack.ts` creates one for the services
+ * it starts together, as IN_PROCESS_CALLS says.
+ */
+export class InProcessTransport implements Transport {
+  private readonly endpoints = new Map<string, LocalPost>();
+
+  post(url: string, headers: Record<string, string>, body: string, timeoutMs: number, pool?: ConnectionPool): Promise<PostAnswer> {
+    const local = this.endpoints.get(url);
+    return local ? withinTime(local(headers, body), timeoutMs) : postJson(url, headers, body, timeoutMs, pool);
+  }
+
+  serve(url: string, post: LocalPost): () => void {
+    this.endpoints.set(url, post);
+    return () => {
+      if (this.endpoints.get(url) === post) this.endpoints.delete(url);
+    };
+  }
+}
