@@ -32,7 +32,7 @@ import { start as startGateway, type GatewayService } from '../gateway/src/index
 import { createEventBus } from '../platform/messaging/event-bus.js';
 import { sha256 } from '../platform/security/secrets.js';
 import { start as startRestAdapter } from '../rest-adapter/src/index.js';
-import { EVERY_PORT_FREE, loadConfig, openDatabase, seedDemo, startStack, startSubgraphs, subgraphUrlsOf } from '../scripts/stack.js';
+import { EVERY_PORT_FREE, loadConfig, openDatabase, seedDemo, startStack, startSubgraphs, subgraphUrlsOf, transportsOf } from '../scripts/stack.js';
 import { seedPopulation, type BenchUser } from './population.js';
 
 /** What the gateway tier prints, and the stack tier where it runs the gateway itself. */
@@ -305,8 +305,10 @@ if (tier === 'stack') {
   // Without Redis this process's bus hears nothing from the subgraphs, so no session may be answered from memory.
   const own = { ...config, ports: { ...config.ports, gateway: Number(process.env.GATEWAY_PORT) }, sessionCacheSeconds: config.redisUrl ? config.sessionCacheSeconds : 0 };
   const bus = createEventBus(own.redisUrl, logger, own.dbPrefix);
-  const gateway = await startGateway({ config: own, logger, bus });
-  const rest = await startRestAdapter({ config: { ...own, gatewayUrl: `${gateway.url}/graphql` }, logger });
+  // The adapter beside the gateway in this process calls it as IN_PROCESS_CALLS says (the tiers set `adapter`).
+  const transports = transportsOf(own.inProcessCalls);
+  const gateway = await startGateway({ config: own, logger, bus, transport: transports.gateway });
+  const rest = await startRestAdapter({ config: { ...own, gatewayUrl: `${gateway.url}/graphql` }, logger, transport: transports.adapter });
   const fetchesOf = gatewayControl(gateway);
   const control = http.createServer((req, res) => {
     if (!fetchesOf(req, res)) res.writeHead(404).end();

@@ -231,7 +231,7 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-/** The timed sweeps (outbox relays, webhook deliveries, payment-link expiry) run whatever the requests do: not counted. */
+/** The timed sweeps (outbox sweeps, webhook deliveries, payment-link expiry) run whatever the requests do: not counted. */
 const BACKGROUND = ['outbox.', 'deliveries.', 'paymentLinks.'];
 
 /** Runs every scenario and writes the report. */

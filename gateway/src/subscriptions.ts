@@ -222,7 +222,7 @@ class SubscriberGroup {
  * fans events out to groups of alike subscribers; each event is resolved with the group's
  * selection through the gateway's query execution, once per event and group however many
  * subscribers the group holds, serialized once, and written to each member's socket. Events
- * already seen (an outbox relay may publish one twice) are dropped.
+ * already seen (an outbox engine may publish one twice) are dropped.
  */
 export function startSubscriptionServer(options: SubscriptionServerOptions): { close(): Promise<void>; subscribers(): number } {
   const { logger } = options;

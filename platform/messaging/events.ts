@@ -105,5 +105,7 @@ export type OutboxEvent<T extends EventType = EventType> = {
     dtsPublished: Date | null;
     /** When a forwarding dispatcher carried it; set at once for an event nobody forwards. */
     dtsForwarded?: Date | null;
+    /** Why the receiver refused it, when a dispatcher parked it instead of carrying it. */
+    refusal?: { dispatcher: string; error: string; dts: Date };
   };
 }[T];

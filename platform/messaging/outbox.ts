@@ -1,3 +1,4 @@
+import { GraphQLError } from 'graphql';
 import type { Collection, Db, Filter, OptionalUnlessRequiredId } from 'mongodb';
 import type { GraphClient } from '../graphql/graph-client.js';
 import type { Logger } from '../runtime/logger.js';
@@ -35,8 +36,24 @@ export interface Dispatcher {
    * than on the next pass with whatever else is pending (a remote call, batched).
    */
   readonly eager: boolean;
+  /** Carries the events in order; a `CarriedInPart` says how many went before the failure. */
   send(events: OutboxEvent[]): Promise<void>;
+  /**
+   * Whether the receiver refused events for what they hold, so that the same events would be
+   * refused again (a record the receiver's schema does not accept), rather than being away.
+   */
+  refuses?(error: unknown): boolean;
 }
+
+/** A send that failed after carrying the first `carried` events. */
+export class CarriedInPart extends Error {
+  constructor(readonly carried: number, override readonly cause: unknown) {
+    super((cause as Error).message);
+  }
+}
+
+/** The error codes a receiver answers when an event's content is at fault, not the receiver's state. */
+const REFUSAL_CODES: ReadonlySet<string> = new Set(['VALIDATION_FAILED', 'BAD_REQUEST', 'BAD_USER_INPUT', 'GRAPHQL_VALIDATION_FAILED', 'REQUIRED_ELEMENT_MISSING']);
 
 /** The outbox engines of this process by database name, so that a stored event reaches its own. */
 const engines = new Map<string, Set<Outbox>>();
@@ -75,7 +92,13 @@ export function busDispatcher(bus: EventBus): Dispatcher {
     batch: 100,
     eager: true,
     async send(events) {
-      for (const event of events) await bus.publish(toBusEvent(event));
+      for (const [carried, event] of events.entries()) {
+        try {
+          await bus.publish(toBusEvent(event));
+        } catch (error) {
+          throw new CarriedInPart(carried, error);
+        }
+      }
     },
   };
 }
@@ -101,6 +124,7 @@ export function graphForwarder<T extends EventType>(options: {
     send: async (events) => {
       await options.graph.request(options.mutation, options.variablesOf(events as Array<OutboxEvent<T>>));
     },
+    refuses: (error) => error instanceof GraphQLError && REFUSAL_CODES.has(String(error.extensions.code)),
   };
 }
 
@@ -113,17 +137,23 @@ interface Lane {
 }
 
 /**
- * A subgraph's outbox and the dispatchers that carry it: one claim, mark and sweep engine for
- * every event, whichever way it goes. An event this process stores goes to each of its
- * dispatchers at once (eager ones carry it themselves, the others are nudged); a sweep per
- * dispatcher on a timer carries, oldest first, what a process that died before carrying left
- * behind, or what a failed attempt left. Each sweep reads the unmarked events by an index on
- * its mark field. Carried events are kept a week, then deleted.
+ * A subgraph's outbox and the dispatchers that carry it: one mark and sweep engine for every
+ * event, whichever way it goes. An event this process stores goes to each of its dispatchers at
+ * once (eager ones carry it themselves, the others are nudged); a sweep per dispatcher on a timer
+ * carries, oldest first, what a process that died before carrying left behind, or what a failed
+ * attempt left. Each sweep reads the unmarked events by an index on its mark field. Nothing is
+ * claimed: replicas may carry the same event twice, and consumers drop repeats by id. An event
+ * its receiver refuses for its content is parked (marked, with its `refusal`), so that it does not
+ * hold up the events behind it; docs/operations.md says how to carry it again. Carried events are
+ * kept a week, parked ones until an operator acts, then deleted.
  */
 export class Outbox {
   private readonly outbox: Collection<OutboxEvent>;
   private readonly lanes: Lane[];
   private readonly pruning: SweepLoop;
+  /** Events this process carries at once, until each is marked or left to the sweep. */
+  private readonly carrying = new Set<Promise<void>>();
+  private stopping = false;
 
   constructor(private readonly db: Db, dispatchers: readonly Dispatcher[], private readonly logger: Logger, everyMs = SWEEP_EVERY_MS) {
     this.outbox = outboxCollection(db);
@@ -144,7 +174,8 @@ export class Outbox {
     const name = this.db.databaseName;
     if (!engines.has(name)) engines.set(name, new Set());
     engines.get(name)!.add(this);
-    for (const lane of this.lanes) lane.sweep.start();
+    // The bus sweeps at once; forwarding waits a tick, for the gateway it goes through to be up.
+    for (const lane of this.lanes) lane.sweep.start(lane.dispatcher.eager);
     this.pruning.start();
     return this;
   }
@@ -158,10 +189,12 @@ export class Outbox {
         lane.sweep.nudge();
         continue;
       }
-      void dispatcher
+      const carrying = dispatcher
         .send([event])
         .then(() => this.markSoon(lane, event._id))
-        .catch((error: unknown) => this.logger.warn(`event left to the ${dispatcher.name} sweep`, { eventId: event._id, error: (error as Error).message }));
+        .catch((error: unknown) => this.logger.warn(`event left to the ${dispatcher.name} sweep`, { eventId: event._id, error: (error as Error).message }))
+        .finally(() => this.carrying.delete(carrying));
+      this.carrying.add(carrying);
     }
   }
 
@@ -170,8 +203,9 @@ export class Outbox {
     for (const lane of this.lanes) lane.sweep.nudge();
   }
 
-  /** Waits for the sweeps and the marking writes under way. */
+  /** Waits for the events carried at once, the sweeps and the marking writes under way. */
   async idle(): Promise<void> {
+    while (this.carrying.size > 0) await Promise.all(this.carrying);
     for (const lane of this.lanes) {
       while (lane.marking) await lane.marking;
       await lane.sweep.idle();
@@ -179,6 +213,7 @@ export class Outbox {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     engines.get(this.db.databaseName)?.delete(this);
     await Promise.all([...this.lanes.map((lane) => lane.sweep.stop()), this.pruning.stop()]);
     await this.idle();
@@ -187,6 +222,8 @@ export class Outbox {
   /** Marks an event carried: at once when no marking write runs, else with the others in the next one. */
   private markSoon(lane: Lane, id: string): void {
     lane.unmarked.add(id);
+    // After stop the database may be closed: the sweep of the next start carries it again.
+    if (this.stopping) return;
     lane.marking ??= this.markUnmarked(lane);
   }
 
@@ -222,16 +259,39 @@ export class Outbox {
     for (;;) {
       const events = await this.outbox.find(pending).sort({ dtsCreated: 1, _id: 1 }).limit(dispatcher.batch).toArray();
       if (events.length === 0) return;
-      await dispatcher.send(events);
+      try {
+        await dispatcher.send(events);
+      } catch (error) {
+        if (error instanceof CarriedInPart && error.carried > 0) await this.markCarried(dispatcher, events.slice(0, error.carried).map((event) => event._id));
+        if (!dispatcher.refuses?.(error)) throw error;
+        await this.carryOneByOne(dispatcher, events);
+        continue;
+      }
       await this.markCarried(dispatcher, events.map((event) => event._id));
-      if (events.length < dispatcher.batch) return;
+      // A backlog is left to the next start once the service stops.
+      if (events.length < dispatcher.batch || this.stopping) return;
+    }
+  }
+
+  /** Carries a refused batch one event at a time, parking each event the receiver refuses on its own. */
+  private async carryOneByOne(dispatcher: Dispatcher, events: OutboxEvent[]): Promise<void> {
+    for (const event of events) {
+      try {
+        await dispatcher.send([event]);
+        await this.markCarried(dispatcher, [event._id]);
+      } catch (error) {
+        if (!dispatcher.refuses?.(error)) throw error;
+        const refusal = { dispatcher: dispatcher.name, error: (error as Error).message, dts: new Date() };
+        await this.outbox.updateOne({ _id: event._id }, { $set: { [dispatcher.mark]: new Date(), refusal } });
+        this.logger.error('event refused and parked', { dispatcher: dispatcher.name, eventId: event._id, type: event.type, error: refusal.error });
+      }
     }
   }
 
   /** Deletes the events carried everywhere they go more than a week ago. */
   private async prune(): Promise<void> {
     const cutoff = new Date(Date.now() - RETENTION_MS);
-    await this.outbox.deleteMany({ dtsPublished: { $lt: cutoff }, $or: [{ type: { $nin: FORWARDED_TYPES } }, { dtsForwarded: { $ne: null } }] });
+    await this.outbox.deleteMany({ dtsPublished: { $lt: cutoff }, refusal: { $exists: false }, $or: [{ type: { $nin: FORWARDED_TYPES } }, { dtsForwarded: { $ne: null } }] });
   }
 }
 export type { OutboxEvent } from './events.js';

@@ -21,6 +21,7 @@ export class SweepLoop {
 
   /** Starts the timer and runs a first pass now, unless `immediately` is false. */
   start(immediately = true): this {
+    if (this.timer || this.stopped) return this;
     // A tick while a pass runs is skipped, not queued: only a nudge asks for a pass right after.
     this.timer = setInterval(() => {
       if (!this.running) this.nudge();

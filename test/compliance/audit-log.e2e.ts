@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../../platform/demo/demo.js';
+import type { AuditRecordPayload } from '../../platform/messaging/events.js';
+import { outboxCollection, type OutboxEvent } from '../../platform/messaging/outbox.js';
+import { createLogger } from '../../platform/runtime/logger.js';
+import { backgroundAuditTrail } from '../../platform/security/audit.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
 const OPERATOR_KEY = 'operator-key-0123456789abcdefghijklmnop';
@@ -235,5 +239,20 @@ describe('the audit log', () => {
     expect(badCursor.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'after' });
     const tooMany = await auditLog({ first: 501 });
     expect(tooMany.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'first' });
+  });
+
+  it('parks a record compliance refuses, with the refusal, and still carries the records behind it', async () => {
+    const userDb = stack.mongo.db('user');
+    // A record as a newer producer might send it: an action this compliance does not know.
+    const unknown = { action: 'ACCOUNT_FROZEN', dts: new Date().toISOString(), actorKind: 'system', actorId: null, subjectType: 'user', subjectId: DEMO.userId, requestId: null, clientIp: null, details: {} } as unknown as AuditRecordPayload;
+    const refused: OutboxEvent = { _id: 'evt_refused_audit', type: 'audit.recorded', audience: {}, payload: unknown, dtsCreated: new Date(), dtsPublished: new Date(), dtsForwarded: null };
+    await outboxCollection(userDb).insertOne(refused);
+    await backgroundAuditTrail(userDb, createLogger('silent'), { kind: 'service', service: 'parking-check' }).record('USER_UNBLOCKED', { type: 'user', id: 'parking_check_user' });
+    await stack.auditForwarded();
+    const parked = await outboxCollection(userDb).findOne({ _id: 'evt_refused_audit' });
+    expect(parked?.dtsForwarded).toBeInstanceOf(Date);
+    expect(parked?.refusal).toMatchObject({ dispatcher: 'audit forwarding' });
+    expect(await records({ subjectId: 'parking_check_user' })).toHaveLength(1);
+    expect(stack.logs.some((line) => line.msg === 'event refused and parked' && line.eventId === 'evt_refused_audit')).toBe(true);
   });
 });

@@ -44,7 +44,7 @@ describe('batching of by-id lookups', () => {
   /** Database commands of one query, keyed `database.collection.command`, token lookups excluded. */
   /**
    * Collections read by something other than the query: the session check, and the recurring tasks
-   * (the outbox relays' sweeps, the deliveries' retries, the payment links' expiry and repair),
+   * (the outbox engines' sweeps, the deliveries' retries, the payment links' expiry and repair),
    * which may run while it does. The query reads none of them.
    */
   const NOT_THE_QUERYS = ['sessions.', 'outbox.', 'deliveries.', 'paymentLinks.'];

@@ -31,7 +31,7 @@ describe('the REST adapter beside the gateway and in a process of its own', () =
 
   beforeAll(async () => {
     stack = await startTestStack();
-    overHttp = await startRestAdapter({ config: { ...stack.config, gatewayUrl: `${stack.gateway.url}/graphql`, inProcessCalls: 'none' }, logger: createLogger('silent'), port: 0 });
+    overHttp = await startRestAdapter({ config: { ...stack.config, gatewayUrl: `${stack.gateway.url}/graphql` }, logger: createLogger('silent'), port: 0 });
     token = await stack.loginDemo();
   });
   afterAll(async () => {
@@ -97,7 +97,7 @@ describe('the REST adapter beside the gateway and in a process of its own', () =
 });
 
 // With IN_PROCESS_CALLS=all the stack's gateway calls the subgraphs beside it (and resolves
-// sessions) in this process; a second gateway here, with IN_PROCESS_CALLS=none, calls the same subgraphs over HTTP, as it does
+// sessions) in this process; a second gateway here, given no transport (HTTP alone), calls the same subgraphs over HTTP, as it does
 // when they run as processes of their own. Both must answer every operation the same way.
 describe('the gateway beside its subgraphs and apart from them', () => {
   let stack: TestStack;
@@ -106,7 +106,7 @@ describe('the gateway beside its subgraphs and apart from them', () => {
 
   beforeAll(async () => {
     stack = await startTestStack({ IN_PROCESS_CALLS: 'all' });
-    overHttp = await startGateway({ config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs), inProcessCalls: 'none' }, logger: createLogger('silent'), bus: stack.bus, port: 0 });
+    overHttp = await startGateway({ config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) }, logger: createLogger('silent'), bus: stack.bus, port: 0 });
     token = await stack.loginDemo();
   });
   afterAll(async () => {

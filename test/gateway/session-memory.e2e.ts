@@ -15,7 +15,7 @@ describe('a gateway that has not yet heard a logout announced', () => {
 
   beforeAll(async () => {
     stack = await startTestStack({});
-    gateway = await startGateway({ config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs), inProcessCalls: 'none' }, logger: createLogger('silent'), bus: lateBus, port: 0 });
+    gateway = await startGateway({ config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) }, logger: createLogger('silent'), bus: lateBus, port: 0 });
   });
   afterAll(async () => {
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it.

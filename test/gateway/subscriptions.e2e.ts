@@ -184,7 +184,7 @@ describe('subscriptions over graphql-ws', () => {
     await ach(`mutation { recordAchDebit(input: { svcTransactionId: "ws_ach_1", svcAggregatorId: "${DEMO.aggregatorId}", amount: 12, effectiveEntryDate: "2026-11-20" }) { status } }`);
     expect((await withLogs(sub.next())).data?.achPaymentUpdated).toMatchObject({ svcTransactionId: 'ws_ach_1', status: 'Processing' });
     await ach('mutation { recordAchReturn(input: { svcTransactionId: "ws_ach_1", returnCode: "R01" }) { status } }');
-    // The debit's event may be seen twice (the relay's sweep): wait for the return.
+    // The debit's event may be seen twice (the outbox's bus sweep): wait for the return.
     let event = await sub.next();
     while (event.data?.achPaymentUpdated.returnCode === null) event = await sub.next();
     expect(event.data?.achPaymentUpdated).toMatchObject({ svcTransactionId: 'ws_ach_1', status: 'Returned', returnCode: 'R01' });
@@ -281,7 +281,7 @@ describe('subscriptions over graphql-ws', () => {
     expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
     const stored = await stack.mongo.db('cards').collection('outbox').findOne({ 'payload.SvcCardId': DEMO.cardIds[1], type: 'card.status' });
     expect(stored).toBeTruthy();
-    // The running relay finds it on its timer.
+    // The running outbox engine's bus sweep finds it on its timer.
     expect((await withLogs(sub.next())).data?.cardStatusChanged.SvcCardId).toBe(DEMO.cardIds[1]);
   });
 });

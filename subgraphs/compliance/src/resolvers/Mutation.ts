@@ -20,7 +20,7 @@ export const Mutation: MutationResolvers = {
   },
   appendAuditRecords: async (_parent, { records }, { principal, auditLog }) => {
     // Only the subgraphs that record acts forward them; nobody else may write the trail.
-    requireService(principal, ['user', 'cards', 'payments']);
+    requireService(principal, ['user', 'cards', 'payments', 'compliance']);
     return { appended: await appendAuditRecords(auditLog, records) };
   },
   updateApplication: (_parent, { input }, { principal, kyc }) => kyc.update(requireAggregator(principal, 'write').svcAggregatorId, input),
