@@ -127,6 +127,9 @@ export class ConfigError extends Error {
 }
 
 /** The repository root, found from this module's own location. */
+/** The names our own services sign their internal calls with, which no outside key may take in production. */
+const INTERNAL_SERVICE_NAMES: readonly string[] = ['user', 'cards', 'payments', 'compliance', 'gateway', 'provision'];
+
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 type Env = Record<string, string | undefined>;
@@ -230,6 +233,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     const key = cut > 0 ? entry.slice(cut + 1) : '';
     if (!name || !/^[A-Za-z0-9_-]{1,40}$/.test(name) || !key || key.length < 32) {
       problems.push('SERVICE_KEYS must be a comma-separated list of name=key, each key at least 32 characters');
+      break;
+    }
+    // A key named after one of our own services would act as that service (append audit records,
+    // post card transactions): production refuses it; tests use such keys to call internal mutations.
+    if (nodeEnv === 'production' && INTERNAL_SERVICE_NAMES.includes(name)) {
+      problems.push(`SERVICE_KEYS must not name a key ${name}: that name is one of the services' own (${INTERNAL_SERVICE_NAMES.join(', ')})`);
       break;
     }
     serviceKeyHashes.set(createHash('sha256').update(key).digest('hex'), name);

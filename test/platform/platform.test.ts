@@ -48,6 +48,13 @@ describe('configuration', () => {
     }
   });
 
+  it("refuses in production a service key named after one of the services' own, which would act as it", () => {
+    const key = 'k'.repeat(40);
+    expect(() => loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET, SERVICE_KEYS: `payments=${key}` })).toThrow(/SERVICE_KEYS must not name a key payments/);
+    expect(loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET, SERVICE_KEYS: `operator=${key}` }).serviceKeyHashes.size).toBe(1);
+    expect(loadConfig({ NODE_ENV: 'test', SERVICE_KEYS: `payments=${key}` }).serviceKeyHashes.size).toBe(1);
+  });
+
   it('turns the test channel off by default in production only', () => {
     expect(loadConfig({ NODE_ENV: 'development' }).testChannelEnabled).toBe(true);
     expect(loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET }).testChannelEnabled).toBe(false);
