@@ -42,14 +42,19 @@ async function main(): Promise<void> {
     mongo = await connectMongo(config.mongodbUri, config.dbPrefix, `banking-graph-${name}`);
     service = await startSubgraph({ config, logger, mongo, bus });
   }
-  const stop = async () => {
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutting down', { signal, drainSeconds: config.drainSeconds });
+    await service.drain(config.drainSeconds * 1000);
     await service.close();
     await bus.close();
     await mongo?.close();
     process.exit(0);
   };
-  process.on('SIGTERM', () => void stop());
-  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
 }
 
 main().catch((error: unknown) => {

@@ -55,6 +55,8 @@ export interface Stack {
   restAdapter: HttpService;
   /** The event bus the services share: in-process, or Redis where REDIS_URL is set. */
   bus: EventBus;
+  /** Turns every service not-ready at once and keeps them answering for `ms` (SIGTERM's drain). */
+  drain(ms: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -129,6 +131,9 @@ export async function startStack(configured: Config, logger: Logger, mongo: Mong
       gateway,
       restAdapter: rest,
       bus,
+      drain: async (ms) => {
+        await Promise.all(started.map((service) => service.drain(ms)));
+      },
       stop: async () => {
         for (const service of started.reverse()) await service.close();
         await bus.close();

@@ -38,7 +38,8 @@ async function main(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info('shutting down', { signal });
+    logger.info('shutting down', { signal, drainSeconds: config.drainSeconds });
+    await stack.drain(config.drainSeconds * 1000);
     await stack.stop();
     logger.info('services stopped');
     await mongo.close();

@@ -7,7 +7,7 @@ import { ErrorCode } from '../../platform/graphql/errors.js';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { SUBGRAPH_NAMES, type Config, type SubgraphName } from '../../platform/runtime/config.js';
-import { apolloHandler, apolloLocal, localPost, REQUEST_ID_HEADER, startHttpService, type ContextBuilder, type HttpService } from '../../platform/http/server.js';
+import { apolloHandler, apolloLocal, localPost, REQUEST_ID_HEADER, sendJson, startHttpService, type ContextBuilder, type HttpService } from '../../platform/http/server.js';
 import { HTTP_TRANSPORT, type Transport } from '../../platform/http/transport.js';
 import type { Logger } from '../../platform/runtime/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal, verifyClientIp, type Principal } from '../../platform/security/principal.js';
@@ -76,6 +76,17 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
     }
     return new GraphQLError(`A subgraph answered ${response.status}.`, { extensions: { code: response.status === 401 ? 'UNAUTHENTICATED' : ErrorCode.UNAVAILABLE } });
   }
+}
+
+/** Each subgraph's own readiness, for operators (`GET /dependencies`); never the gateway's. */
+async function subgraphReadiness(config: Config): Promise<Record<string, 'ready' | 'unavailable'>> {
+  const states = await Promise.all(
+    SUBGRAPH_NAMES.map(async (name) => {
+      const ok = await fetch(new URL('/ready', config.subgraphUrls[name]), { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
+      return [name, ok ? 'ready' : 'unavailable'] as const;
+    }),
+  );
+  return Object.fromEntries(states);
 }
 
 /**
@@ -164,15 +175,15 @@ export async function start(options: {
     host: config.host,
     port: options.port ?? config.ports.gateway,
     logger,
-    ready: async () => {
-      const checks = await Promise.all(
-        SUBGRAPH_NAMES.map((name) =>
-          fetch(new URL('/ready', config.subgraphUrls[name]), { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false),
-        ),
-      );
-      return checks.every(Boolean);
-    },
+    // Ready while it can serve: a subgraph that is down makes its fields UNAVAILABLE, not the
+    // gateway, so a partial outage never takes every gateway out of the load balancer.
+    ready: async () => true,
+    cors: { origins: config.corsOrigins },
     handle: async (req, res, scope) => {
+      if (req.method === 'GET' && req.url === '/dependencies') {
+        sendJson(res, 200, await subgraphReadiness(config));
+        return;
+      }
       if (await servePage(req, res, { ide: config.graphqlIde })) return;
       await handle(req, res, scope);
     },

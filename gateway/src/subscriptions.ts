@@ -335,7 +335,8 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
     subscribers: () => [...groups.values()].reduce((count, group) => count + group.members.size, 0),
     close: async () => {
       unsubscribe();
-      for (const client of wss.clients) client.terminate();
+      // 1012 (service restart): clients reconnect, through the load balancer, to another gateway.
+      for (const client of wss.clients) client.close(1012, 'The gateway is restarting: reconnect.');
       await disposable.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },

@@ -3,6 +3,7 @@ import http, { STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, typ
 import type { AddressInfo } from 'node:net';
 import { HeaderMap, type ApolloServer, type BaseContext } from '@apollo/server';
 import { GraphQLError } from 'graphql';
+import { applyCors, type CorsPolicy } from './cors.js';
 import type { LocalPost } from './transport.js';
 import type { Logger } from '../runtime/logger.js';
 
@@ -73,13 +74,19 @@ export interface HttpService {
   server: http.Server;
   port: number;
   url: string;
+  /**
+   * Turns not-ready at once and keeps answering for `ms`, so that a load balancer takes the
+   * instance out before it stops accepting; `close` comes after.
+   */
+  drain(ms: number): Promise<void>;
   close(): Promise<void>;
 }
 
 /**
- * Starts an HTTP server with `/health` (alive), `/ready` (dependencies answer), a request id
- * on every request (echoed in the response), one JSON access-log line per request, and a
- * clean close that lets requests in flight finish.
+ * Starts an HTTP server with `/health` (alive), `/ready` (this process can serve: what it needs
+ * of its own answers, and it is not draining), a request id on every request (echoed in the
+ * response), one JSON access-log line per request, CORS for the allowed browser origins, and a
+ * clean close that lets requests in flight finish (cut after 5 s).
  */
 export async function startHttpService(options: {
   name: string;
@@ -88,9 +95,12 @@ export async function startHttpService(options: {
   logger: Logger;
   ready: () => Promise<boolean>;
   handle: Handler;
+  /** Browser origins answered; none when absent (the subgraphs, which browsers never call). */
+  cors?: CorsPolicy;
 }): Promise<HttpService> {
   const { logger } = options;
   let closing = false;
+  let draining = false;
   const server = http.createServer((req, res) => {
     const requestId = requestIdOf(req);
     // While closing, no connection is kept for another request, and one freed by its last answer is closed.
@@ -117,11 +127,16 @@ export async function startHttpService(options: {
       });
     });
     const route = async () => {
+      if (options.cors && applyCors(options.cors, req, res)) return;
       if (req.method === 'GET' && req.url === '/health') {
         sendJson(res, 200, { status: 'ok', service: options.name });
         return;
       }
       if (req.method === 'GET' && req.url === '/ready') {
+        if (draining || closing) {
+          sendJson(res, 503, { status: 'draining', service: options.name });
+          return;
+        }
         const ok = await options.ready().catch(() => false);
         sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'unavailable', service: options.name });
         return;
@@ -149,6 +164,11 @@ export async function startHttpService(options: {
     server,
     port,
     url,
+    drain: async (ms) => {
+      draining = true;
+      logger.info('draining', { ms });
+      await new Promise((resolve) => setTimeout(resolve, ms));
+    },
     close: () =>
       new Promise<void>((resolve) => {
         closing = true;

@@ -117,6 +117,13 @@ export interface Config {
   outboxChosen: boolean;
   /** Whether a proxy in front of the REST adapter and the gateway sets `x-forwarded-for`. */
   trustProxy: boolean;
+  /**
+   * Browser origins the gateway and the REST adapter answer (CORS_ORIGINS, comma-separated; a
+   * host may end in `:*` for any port). None in production unless set; localhost's in development.
+   */
+  corsOrigins: readonly string[];
+  /** How long a service stays up after SIGTERM, answering but not ready, before it stops accepting (DRAIN_SECONDS). */
+  drainSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -243,6 +250,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     }
     serviceKeyHashes.set(createHash('sha256').update(key).digest('hex'), name);
   }
+  /** A comma-separated list of browser origins: scheme, host and port, or a host with `:*`. */
+  const origins = (name: string, fallback: string): string[] => {
+    const list = (env[name] ?? fallback).split(',').map((o) => o.trim()).filter(Boolean);
+    for (const origin of list) {
+      if (!/^https?:\/\/[A-Za-z0-9.-]+(:(\d{1,5}|\*))?$/.test(origin)) problems.push(`${name} must list origins such as https://app.example.com or http://localhost:* (got "${origin}")`);
+    }
+    return list;
+  };
   /** A comma-separated list of durations: `0`, `250ms`, `5s`, `5m`, `2h`. */
   const durations = (name: string, fallback: string): number[] => {
     const raw = env[name] || fallback;
@@ -325,6 +340,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     outboxDir: env.OUTBOX_DIR || path.join(REPO_ROOT, '.data', 'outbox'),
     operatorEmail: env.OPERATOR_EMAIL || 'operator@banking-graph.local',
     trustProxy: bool('TRUST_PROXY', false),
+    corsOrigins: origins('CORS_ORIGINS', nodeEnv === 'production' ? '' : 'http://localhost:*,http://127.0.0.1:*'),
+    drainSeconds: int('DRAIN_SECONDS', 5, 0, 300),
     seedDemo: bool('SEED_DEMO', nodeEnv !== 'production'),
     outboxChosen: Boolean(env.OUTBOX_DIR),
     geocoderPreload: bool('GEOCODER_PRELOAD', true),

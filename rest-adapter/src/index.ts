@@ -228,7 +228,9 @@ export async function start(options: {
     host: config.host,
     port: options.port ?? config.ports.rest,
     logger,
-    ready: () => fetch(new URL('/ready', config.gatewayUrl), { signal: AbortSignal.timeout(3000) }).then((r) => r.ok, () => false),
+    // Ready while it can serve; the gateway behind it has readiness of its own.
+    ready: async () => true,
+    cors: { origins: config.corsOrigins },
     handle,
   });
 }

@@ -11,7 +11,11 @@ import { SERVICE_NODE_FLAGS } from '../../scripts/node-flags.js';
  * Runs a script as a user would (TypeScript through tsx, or a built `.js` with node alone), waits
  * until it prints the REST adapter's or its own address, then sends SIGTERM.
  */
-async function startThenTerminate(args: string[], env: Record<string, string>, addressPattern: RegExp): Promise<{ code: number | null | 'timeout'; healthy: boolean; output: string }> {
+async function startThenTerminate(
+  args: string[],
+  env: Record<string, string>,
+  addressPattern: RegExp,
+): Promise<{ code: number | null | 'timeout'; healthy: boolean; output: string; whileDraining: { ready: number; health: number } | null }> {
   const child = spawn(process.execPath, args[0]!.endsWith('.js') ? args : ['--import', 'tsx', ...args], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -24,6 +28,7 @@ async function startThenTerminate(args: string[], env: Record<string, string>, a
       INTERNAL_SECRET: 'i'.repeat(40),
       GEOCODER_PRELOAD: 'false',
       LOG_LEVEL: 'info',
+      DRAIN_SECONDS: '0',
       ...env,
     },
   });
@@ -42,8 +47,16 @@ async function startThenTerminate(args: string[], env: Record<string, string>, a
     const url = await Promise.race([address, exited.then(() => null), new Promise<null>((resolve) => setTimeout(() => resolve(null), 20_000))]);
     const healthy = url !== null && (await fetch(`${url}/health`).then((r) => r.ok, () => false));
     child.kill('SIGTERM');
+    let whileDraining: { ready: number; health: number } | null = null;
+    if (url !== null && Number(env.DRAIN_SECONDS ?? 0) > 0) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      whileDraining = {
+        ready: await fetch(`${url}/ready`).then((r) => r.status, () => 0),
+        health: await fetch(`${url}/health`).then((r) => r.status, () => 0),
+      };
+    }
     const code = await Promise.race([exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 10_000))]);
-    return { code, healthy, output };
+    return { code, healthy, output, whileDraining };
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
   }
@@ -59,10 +72,12 @@ describe('shutting down on SIGTERM', () => {
     expect(result.output).toContain('"msg":"stopped"');
   });
 
-  it('stops a service run as its own process and exits with 0', async () => {
-    const result = await startThenTerminate(['scripts/serve.ts', 'cards'], { ...ZERO_PORTS, REDIS_URL: 'redis://127.0.0.1:6379' }, /"msg":"listening","url":"(http:\/\/127\.0\.0\.1:\d+)"/);
+  it('drains a service run as its own process: not ready at once, still answering, then stopped with 0', async () => {
+    const result = await startThenTerminate(['scripts/serve.ts', 'cards'], { ...ZERO_PORTS, REDIS_URL: 'redis://127.0.0.1:6379', DRAIN_SECONDS: '2' }, /"msg":"listening","url":"(http:\/\/127\.0\.0\.1:\d+)"/);
     expect(result.healthy, result.output).toBe(true);
+    expect(result.whileDraining, result.output).toEqual({ ready: 503, health: 200 });
     expect(result.code, result.output).toBe(0);
+    expect(result.output).toContain('"msg":"draining"');
   });
 
   it('runs a service from `npm run build` with node alone, and stops it', async () => {
