@@ -1,6 +1,7 @@
 # One image for every service; SERVICE picks which one a container runs.
+# Node.js 24, an LTS line supported until April 2028 (Node.js 20 reached its end of life in April 2026).
 # Build: the TypeScript compiled to plain JavaScript (npm run build), with the dev dependencies it needs.
-FROM node:20-slim AS build
+FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -8,7 +9,7 @@ COPY . .
 RUN npm run build
 
 # Run: the built services and the production dependencies only, started with node alone.
-FROM node:20-slim
+FROM node:24-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
