@@ -1,0 +1,164 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createClient } from 'graphql-ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { start as startGateway, type GatewayService } from '../../gateway/src/index.js';
+import { DEMO } from '../../platform/demo/demo.js';
+import type { HttpService } from '../../platform/http/server.js';
+import { createEventBus, type EventBus } from '../../platform/messaging/event-bus.js';
+import { createLogger } from '../../platform/runtime/logger.js';
+import { start as startRestAdapter } from '../../rest-adapter/src/index.js';
+import { subgraphUrlsOf } from '../../scripts/stack.js';
+import { ensureDebianPackage } from '../support/debian.js';
+import { startTestStack, until, type TestStack } from '../support/harness.js';
+
+// Two gateways and two REST adapters behind one HAProxy (Debian's package), as a deployment runs
+// replicas behind a load balancer: each replica with its own Redis connection, as a process of
+// its own would have, every call between them over HTTP.
+const REDIS_URL = 'redis://127.0.0.1:6379';
+const HAPROXY = '/usr/sbin/haproxy';
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+
+/** An HAProxy configuration: a frontend for the adapters and one for the gateways, round robin, each server checked on /ready. */
+function haproxyConfig(rest: number, graphql: number, adapters: number[], gateways: number[]): string {
+  const servers = (name: string, ports: number[]) => ports.map((port, i) => `  server ${name}${i + 1} 127.0.0.1:${port} check inter 100ms fall 1 rise 2`).join('\n');
+  return `global
+  maxconn 2000
+defaults
+  mode http
+  timeout connect 2s
+  timeout client 30s
+  timeout server 30s
+  timeout tunnel 1h
+  retries 2
+frontend rest
+  bind 127.0.0.1:${rest}
+  default_backend adapters
+backend adapters
+  balance roundrobin
+  option httpchk GET /ready
+  http-check expect status 200
+${servers('adapter', adapters)}
+frontend graphql
+  bind 127.0.0.1:${graphql}
+  default_backend gateways
+backend gateways
+  balance roundrobin
+  option httpchk GET /ready
+  http-check expect status 200
+${servers('gateway', gateways)}
+`;
+}
+
+describe('replicas behind a load balancer', () => {
+  let stack: TestStack;
+  let secondGateway: GatewayService | undefined;
+  let secondAdapter: HttpService | undefined;
+  let secondBus: EventBus | undefined;
+  let haproxy: ChildProcess | undefined;
+  let dir: string | undefined;
+  let restUrl: string;
+  let graphqlUrl: string;
+  const secondLogs: Array<Record<string, unknown>> = [];
+
+  beforeAll(async () => {
+    await ensureDebianPackage(HAPROXY, 'haproxy');
+    stack = await startTestStack({ REDIS_URL, IN_PROCESS_CALLS: 'none' });
+    const logger = createLogger('info', {}, (line) => secondLogs.push(JSON.parse(line) as Record<string, unknown>));
+    secondBus = createEventBus(REDIS_URL, logger, stack.config.dbPrefix);
+    const [restPort, graphqlPort] = [await freePort(), await freePort()];
+    restUrl = `http://127.0.0.1:${restPort}`;
+    graphqlUrl = `http://127.0.0.1:${graphqlPort}/graphql`;
+    const gateway = await startGateway({ config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) }, logger, bus: secondBus, port: 0 });
+    secondGateway = gateway;
+    const adapter = await startRestAdapter({ config: { ...stack.config, gatewayUrl: graphqlUrl }, logger, port: 0 });
+    secondAdapter = adapter;
+    dir = await mkdtemp(path.join(tmpdir(), 'banking-graph-haproxy-'));
+    const config = path.join(dir, 'haproxy.cfg');
+    await writeFile(config, haproxyConfig(restPort, graphqlPort, [stack.restAdapter.port, adapter.port], [stack.gateway.port, gateway.port]));
+    haproxy = spawn(HAPROXY, ['-db', '-f', config], { stdio: 'ignore' });
+    await until(() => fetch(`${restUrl}/ready`).then((r) => r.status, () => 0), (status) => status === 200, 10_000);
+    await until(() => fetch(graphqlUrl.replace('/graphql', '/ready')).then((r) => r.status, () => 0), (status) => status === 200, 10_000);
+  });
+  afterAll(async () => {
+    haproxy?.kill('SIGKILL');
+    await secondAdapter?.close();
+    await secondGateway?.close();
+    await secondBus?.close();
+    await stack.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const login = async () => {
+    const answer = await fetch(`${restUrl}/token`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ channel: 'internet', userName: 'demo.user', password: 'Demo#Pass2026' }) });
+    expect(answer.status).toBe(200);
+    return ((await answer.json()) as { token: string }).token;
+  };
+  const restrictions = (token: string) => fetch(`${restUrl}/restrictions`, { headers: { token } }).then((r) => r.status);
+  const servedBy = (logs: Array<Record<string, unknown>>, service: string) => logs.filter((line) => line.service === service && line.msg === 'request' && line.path === '/restrictions').length;
+
+  it('serves one session on every replica, and a logout on one ends it on all', async () => {
+    const token = await login();
+    const statuses = await Promise.all(Array.from({ length: 20 }, () => restrictions(token)));
+    expect(statuses).toEqual(Array.from({ length: 20 }, () => 200));
+    expect(servedBy(stack.logs, 'rest-adapter')).toBeGreaterThan(0);
+    expect(servedBy(secondLogs, 'rest-adapter')).toBeGreaterThan(0);
+
+    const logout = await fetch(`${restUrl}/token`, { method: 'DELETE', headers: { token } });
+    expect(logout.status).toBe(200);
+    // Every replica refuses it once the announcement has crossed Redis, and keeps refusing it.
+    await until(async () => Promise.all(Array.from({ length: 4 }, () => restrictions(token))), (seen) => seen.every((status) => status === 401), 5000);
+    expect(await Promise.all(Array.from({ length: 20 }, () => restrictions(token)))).toEqual(Array.from({ length: 20 }, () => 401));
+  });
+
+  it('carries a subscription over the load balancer, with events from whichever replica the change went through', async () => {
+    const token = await login();
+    const SvcCardId = DEMO.cardIds[0];
+    const received: unknown[] = [];
+    const client = createClient({ url: graphqlUrl.replace('http', 'ws'), webSocketImpl: WebSocket, connectionParams: { token }, retryAttempts: 0 });
+    try {
+      client.subscribe({ query: 'subscription { cardStatusChanged { SvcCardId status } }' }, { next: (value) => void received.push(value), error: () => {}, complete: () => {} });
+      const deadline = Date.now() + 20_000;
+      for (let i = 0; received.length === 0 && Date.now() < deadline; i += 1) {
+        await fetch(`${restUrl}/cards/${SvcCardId}/${i % 2 === 0 ? 'off' : 'on'}`, { method: 'POST', headers: { token } });
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      await fetch(`${restUrl}/cards/${SvcCardId}/on`, { method: 'POST', headers: { token } });
+      expect(JSON.stringify(received[0])).toContain(SvcCardId);
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  it('takes a draining gateway out of rotation before it closes: no request fails', async () => {
+    const token = await login();
+    const query = () =>
+      fetch(graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', token }, body: JSON.stringify({ query: '{ me { SvcUserId } }' }) }).then((r) => r.status, () => 0);
+    const statuses: number[] = [];
+    const run = { sending: true };
+    const load = (async () => {
+      while (run.sending) statuses.push(await query());
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await secondGateway!.drain(1000);
+    await secondGateway!.close();
+    secondGateway = undefined;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    run.sending = false;
+    await load;
+    expect(statuses.length).toBeGreaterThan(10);
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+  });
+});
