@@ -33,7 +33,7 @@ const freePort = () =>
 
 /** An HAProxy configuration: a frontend for the adapters and one for the gateways, round robin, each server checked on /ready. */
 function haproxyConfig(rest: number, graphql: number, adapters: number[], gateways: number[]): string {
-  const servers = (name: string, ports: number[]) => ports.map((port, i) => `  server ${name}${i + 1} 127.0.0.1:${port} check inter 100ms fall 1 rise 2`).join('\n');
+  const servers = (name: string, ports: number[]) => ports.map((port, i) => `  server ${name}${i + 1} 127.0.0.1:${port} check inter 200ms fall 3 rise 1`).join('\n');
   return `global
   maxconn 2000
 defaults
@@ -42,6 +42,7 @@ defaults
   timeout client 30s
   timeout server 30s
   timeout tunnel 1h
+  timeout check 2s
   retries 2
 frontend rest
   bind 127.0.0.1:${rest}
@@ -152,7 +153,7 @@ describe('replicas behind a load balancer', () => {
       while (run.sending) statuses.push(await query());
     })();
     await new Promise((resolve) => setTimeout(resolve, 300));
-    await secondGateway!.drain(1000);
+    await secondGateway!.drain(2500);
     await secondGateway!.close();
     secondGateway = undefined;
     await new Promise((resolve) => setTimeout(resolve, 500));
