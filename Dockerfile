@@ -16,6 +16,8 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./
 ENV NODE_ENV=production HOST=0.0.0.0
 USER node
+# Ready: this process can serve (its own database, not draining); see docs/operations.md.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 CMD ["node", "scripts/healthcheck.js", "ready"]
 # Each service with its own Node.js flags (scripts/node-flags.ts), which take precedence over
 # NODE_OPTIONS; stack traces in the logs point at the TypeScript sources.
 CMD ["sh", "-c", "exec node --enable-source-maps $(node scripts/node-flags.js \"$SERVICE\") scripts/serve.js \"$SERVICE\""]
