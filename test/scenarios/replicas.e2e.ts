@@ -76,7 +76,7 @@ describe('replicas behind a load balancer', () => {
 
   beforeAll(async () => {
     await ensureDebianPackage(HAPROXY, 'haproxy');
-    stack = await startTestStack({ REDIS_URL, IN_PROCESS_CALLS: 'none' });
+    stack = await startTestStack({ REDIS_URL, IN_PROCESS_CALLS: 'none', RATE_LIMIT_PER_CREDENTIAL: '100' });
     const logger = createLogger('info', {}, (line) => secondLogs.push(JSON.parse(line) as Record<string, unknown>));
     secondBus = createEventBus(REDIS_URL, logger, stack.config.dbPrefix);
     const [restPort, graphqlPort] = [await freePort(), await freePort()];
@@ -143,14 +143,53 @@ describe('replicas behind a load balancer', () => {
     }
   });
 
+  const graphql = (token: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+    fetch(graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', token, ...headers }, body: JSON.stringify({ query, variables }) });
+  /** Which gateway answered each request, by the request id it echoed: 1 for the stack's, 2 for the second. */
+  const gatewayOf = (answer: Response) => {
+    const requestId = answer.headers.get('x-request-id');
+    const answered = (logs: Array<Record<string, unknown>>) => logs.some((line) => line.service === 'gateway' && line.msg === 'request' && line.requestId === requestId);
+    return answered(stack.logs) ? 1 : answered(secondLogs) ? 2 : 0;
+  };
+
+  it('counts a rate limit across both gateways', async () => {
+    // A user of its own: the limit counts each root field per user.
+    const token = await stack.issueUserToken(DEMO.friendUserId);
+    const answers = await Promise.all(Array.from({ length: 100 }, () => graphql(token, '{ me { firstName } }')));
+    expect(answers.map((answer) => answer.status).filter((status) => status !== 200)).toEqual([]);
+    expect(new Set(answers.map(gatewayOf))).toEqual(new Set([1, 2]));
+    // The 101st of this user and field is refused, whichever gateway it reaches.
+    const refused = await Promise.all([graphql(token, '{ me { firstName } }'), graphql(token, '{ me { firstName } }')]);
+    expect(refused.map((answer) => answer.status)).toEqual([429, 429]);
+    expect(new Set(refused.map(gatewayOf))).toEqual(new Set([1, 2]));
+  });
+
+  it('replays an Idempotency-Key on the other gateway', async () => {
+    const token = await login();
+    const MODIFY = 'mutation ($id: ID!, $input: BeneficiaryInput!) { modifyBeneficiary(SvcBeneficiaryId: $id, input: $input) { undo { id } } }';
+    const variables = { id: 'demo_beneficiary_2', input: { name: 'Sam Replica' } };
+    const first = await graphql(token, MODIFY, variables, { 'idempotency-key': 'replica-key-1' });
+    const again = await graphql(token, MODIFY, variables, { 'idempotency-key': 'replica-key-1' });
+    // HAProxy's round robin sent one to each gateway.
+    expect(new Set([gatewayOf(first), gatewayOf(again)])).toEqual(new Set([1, 2]));
+    expect(first.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const undoOf = async (answer: Response) => ((await answer.json()) as { data: { modifyBeneficiary: { undo: { id: string } } } }).data.modifyBeneficiary.undo.id;
+    expect(await undoOf(again)).toBe(await undoOf(first));
+  });
+
   it('takes a draining gateway out of rotation before it closes: no request fails', async () => {
     const token = await login();
     const query = () =>
-      fetch(graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', token }, body: JSON.stringify({ query: '{ me { SvcUserId } }' }) }).then((r) => r.status, () => 0);
+      fetch(graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', token }, body: JSON.stringify({ query: '{ alerts { name } }' }) }).then((r) => r.status, () => 0);
     const statuses: number[] = [];
     const run = { sending: true };
     const load = (async () => {
-      while (run.sending) statuses.push(await query());
+      // Paced, so that the load stays under the rate limit this stack counts.
+      while (run.sending) {
+        statuses.push(await query());
+        await new Promise((resolve) => setTimeout(resolve, 40));
+      }
     })();
     await new Promise((resolve) => setTimeout(resolve, 300));
     await secondGateway!.drain(2500);
