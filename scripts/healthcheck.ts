@@ -14,7 +14,7 @@ const portOf = (name: string): number | null => {
 const port = portOf(service);
 if (port === null) {
   console.error(`SERVICE must name a service (got "${service}")`);
-  process.exit(2);
+  process.exit(1);
 }
 const ok = await fetch(`http://127.0.0.1:${port}/${probe}`, { signal: AbortSignal.timeout(2000) }).then((answer) => answer.ok, () => false);
 process.exit(ok ? 0 : 1);

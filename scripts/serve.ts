@@ -44,7 +44,8 @@ async function main(): Promise<void> {
   }
   let stopping = false;
   const stop = async (signal: string) => {
-    if (stopping) return;
+    // A second signal does not wait for the drain: it ends the process at once.
+    if (stopping) process.exit(signal === 'SIGINT' ? 130 : 143);
     stopping = true;
     logger.info('shutting down', { signal, drainSeconds: config.drainSeconds });
     await service.drain(config.drainSeconds * 1000);

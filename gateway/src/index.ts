@@ -78,7 +78,18 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
   }
 }
 
-/** Each subgraph's own readiness, for operators (`GET /dependencies`); never the gateway's. */
+/**
+ * Each subgraph's own readiness, for operators (`GET /dependencies`); never the gateway's. One
+ * check a second at most, shared by the callers meanwhile: the route needs no credential.
+ */
+function subgraphReadinessOf(config: Config): () => Promise<Record<string, 'ready' | 'unavailable'>> {
+  let last: { at: number; states: Promise<Record<string, 'ready' | 'unavailable'>> } | null = null;
+  return () => {
+    if (!last || performance.now() - last.at > 1000) last = { at: performance.now(), states: subgraphReadiness(config) };
+    return last.states;
+  };
+}
+
 async function subgraphReadiness(config: Config): Promise<Record<string, 'ready' | 'unavailable'>> {
   const states = await Promise.all(
     SUBGRAPH_NAMES.map(async (name) => {
@@ -170,6 +181,7 @@ export async function start(options: {
     };
   };
   const handle = apolloHandler(apollo, { bodyLimitBytes: config.bodyLimitBytes, context });
+  const dependencies = subgraphReadinessOf(config);
   const service = await startHttpService({
     name: 'gateway',
     host: config.host,
@@ -181,7 +193,7 @@ export async function start(options: {
     cors: { origins: config.corsOrigins },
     handle: async (req, res, scope) => {
       if (req.method === 'GET' && req.url === '/dependencies') {
-        sendJson(res, 200, await subgraphReadiness(config));
+        sendJson(res, 200, await dependencies());
         return;
       }
       if (await servePage(req, res, { ide: config.graphqlIde })) return;

@@ -336,7 +336,10 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
     close: async () => {
       unsubscribe();
       // 1012 (service restart): clients reconnect, through the load balancer, to another gateway.
+      // One that does not finish the closing handshake within a second is cut.
       for (const client of wss.clients) client.close(1012, 'The gateway is restarting: reconnect.');
+      for (let waited = 0; wss.clients.size > 0 && waited < 1000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+      for (const client of wss.clients) client.terminate();
       await disposable.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },

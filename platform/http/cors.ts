@@ -8,7 +8,7 @@ export interface CorsPolicy {
 
 const METHODS = 'GET, POST, PUT, PATCH, DELETE, OPTIONS';
 /** Headers a browser may read from an answer besides the CORS-safelisted ones. */
-const EXPOSED = 'x-request-id, retry-after, idempotency-replayed';
+const EXPOSED = 'x-request-id, retry-after, idempotent-replayed';
 const MAX_AGE_SECONDS = '600';
 
 /** Whether `origin` is one `policy` allows. */

@@ -252,7 +252,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   /** A comma-separated list of browser origins: scheme, host and port, or a host with `:*`. */
   const origins = (name: string, fallback: string): string[] => {
-    const list = (env[name] ?? fallback).split(',').map((o) => o.trim()).filter(Boolean);
+    // Browsers send origins in lower case.
+    const list = (env[name] ?? fallback).split(',').map((o) => o.trim().toLowerCase()).filter(Boolean);
     for (const origin of list) {
       if (!/^https?:\/\/[A-Za-z0-9.-]+(:(\d{1,5}|\*))?$/.test(origin)) problems.push(`${name} must list origins such as https://app.example.com or http://localhost:* (got "${origin}")`);
     }

@@ -57,6 +57,8 @@ describe('browsers on other origins', () => {
     expect(login.status).toBe(200);
     expect(login.headers.get('access-control-allow-origin')).toBe(ALLOWED);
     expect(login.headers.get('access-control-expose-headers')).toContain('x-request-id');
+    // The gateway's replay marker, readable by the browser that sent an Idempotency-Key.
+    expect(login.headers.get('access-control-expose-headers')).toContain('idempotent-replayed');
     expect(login.headers.get('vary')).toContain('Origin');
   });
 
@@ -70,19 +72,28 @@ describe('browsers on other origins', () => {
   it('drains: not ready at once while it still answers, and closes graphql-ws sockets with 1012 so clients reconnect elsewhere', async () => {
     const gateway = await startGateway({ config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) }, logger: createLogger('silent'), bus: stack.bus, port: 0 });
     const token = await stack.loginDemo();
-    const closed = new Promise<number>((resolve) => {
-      const client = createClient({ url: `${gateway.url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { token }, retryAttempts: 0, on: { closed: (event) => resolve((event as { code: number }).code) } });
-      client.subscribe({ query: 'subscription { cardStatusChanged { SvcCardId } }' }, { next: () => {}, error: () => {}, complete: () => {} });
+    let connected!: () => void;
+    const opened = new Promise<void>((resolve) => (connected = resolve));
+    let closedWith!: (code: number) => void;
+    const closed = new Promise<number>((resolve) => (closedWith = resolve));
+    const client = createClient({
+      url: `${gateway.url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { token }, retryAttempts: 0,
+      on: { connected: () => connected(), closed: (event) => closedWith((event as { code: number }).code) },
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect((await fetch(`${gateway.url}/ready`)).status).toBe(200);
-    const draining = gateway.drain(1000);
-    expect((await fetch(`${gateway.url}/ready`)).status).toBe(503);
-    expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
-    const answer = await fetch(`${gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', token }, body: JSON.stringify({ query: '{ me { SvcUserId } }' }) });
-    expect(answer.status).toBe(200);
-    await draining;
-    await gateway.close();
+    try {
+      client.subscribe({ query: 'subscription { cardStatusChanged { SvcCardId } }' }, { next: () => {}, error: () => {}, complete: () => {} });
+      await opened;
+      expect((await fetch(`${gateway.url}/ready`)).status).toBe(200);
+      const draining = gateway.drain(1000);
+      expect((await fetch(`${gateway.url}/ready`)).status).toBe(503);
+      expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
+      const answer = await fetch(`${gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', token }, body: JSON.stringify({ query: '{ me { SvcUserId } }' }) });
+      expect(answer.status).toBe(200);
+      await draining;
+    } finally {
+      await gateway.close();
+    }
     expect(await closed).toBe(1012);
+    await client.dispose();
   });
 });

@@ -89,16 +89,25 @@ describe('replicas behind a load balancer', () => {
     dir = await mkdtemp(path.join(tmpdir(), 'banking-graph-haproxy-'));
     const config = path.join(dir, 'haproxy.cfg');
     await writeFile(config, haproxyConfig(restPort, graphqlPort, [stack.restAdapter.port, adapter.port], [stack.gateway.port, gateway.port]));
-    haproxy = spawn(HAPROXY, ['-db', '-f', config], { stdio: 'ignore' });
-    await until(() => fetch(`${restUrl}/ready`).then((r) => r.status, () => 0), (status) => status === 200, 10_000);
-    await until(() => fetch(graphqlUrl.replace('/graphql', '/ready')).then((r) => r.status, () => 0), (status) => status === 200, 10_000);
-  });
+    haproxy = spawn(HAPROXY, ['-db', '-f', config], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let haproxyErrors = '';
+    haproxy.stderr?.on('data', (chunk: Buffer) => (haproxyErrors += chunk.toString()));
+    haproxy.once('error', (error) => (haproxyErrors += error.message));
+    const child = haproxy;
+    process.once('exit', () => child.kill('SIGKILL'));
+    const throughHaproxy = (url: string) => until(() => fetch(url).then((r) => r.status, () => 0), (status) => status === 200, 10_000).catch((error: unknown) => {
+      throw new Error(`HAProxy did not serve ${url}: ${(error as Error).message}; ${haproxyErrors}`);
+    });
+    await throughHaproxy(`${restUrl}/ready`);
+    await throughHaproxy(graphqlUrl.replace('/graphql', '/ready'));
+  }, 240_000);
   afterAll(async () => {
     haproxy?.kill('SIGKILL');
     await secondAdapter?.close();
     await secondGateway?.close();
     await secondBus?.close();
-    await stack.stop();
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it.
+    await stack?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
@@ -188,11 +197,11 @@ describe('replicas behind a load balancer', () => {
       // Paced, so that the load stays under the rate limit this stack counts.
       while (run.sending) {
         statuses.push(await query());
-        await new Promise((resolve) => setTimeout(resolve, 40));
+        await new Promise((resolve) => setTimeout(resolve, 60));
       }
     })();
     await new Promise((resolve) => setTimeout(resolve, 300));
-    await secondGateway!.drain(2500);
+    await secondGateway!.drain(4000);
     await secondGateway!.close();
     secondGateway = undefined;
     await new Promise((resolve) => setTimeout(resolve, 500));
