@@ -15,6 +15,7 @@ async function startThenTerminate(
   args: string[],
   env: Record<string, string>,
   addressPattern: RegExp,
+  whileUp: (url: string) => Promise<void> = async () => {},
 ): Promise<{ code: number | null | 'timeout'; healthy: boolean; output: string; whileDraining: { ready: number; health: number } | null }> {
   const child = spawn(process.execPath, args[0]!.endsWith('.js') ? args : ['--import', 'tsx', ...args], {
     cwd: REPO_ROOT,
@@ -46,6 +47,7 @@ async function startThenTerminate(
   try {
     const url = await Promise.race([address, exited.then(() => null), new Promise<null>((resolve) => setTimeout(() => resolve(null), 20_000))]);
     const healthy = url !== null && (await fetch(`${url}/health`).then((r) => r.ok, () => false));
+    if (url !== null) await whileUp(url);
     child.kill('SIGTERM');
     let whileDraining: { ready: number; health: number } | null = null;
     if (url !== null && Number(env.DRAIN_SECONDS ?? 0) > 0) {
@@ -87,8 +89,16 @@ describe('shutting down on SIGTERM', () => {
       build(into);
       // The image's command asks the built node-flags for the service's flags.
       expect(execFileSync(process.execPath, [path.join(into, 'scripts', 'node-flags.js'), 'cards'], { encoding: 'utf8' }).trim()).toBe(SERVICE_NODE_FLAGS.join(' '));
-      const result = await startThenTerminate([path.join(into, 'scripts', 'serve.js'), 'cards'], { ...ZERO_PORTS, REDIS_URL: 'redis://127.0.0.1:6379' }, /"msg":"listening","url":"(http:\/\/127\.0\.0\.1:\d+)"/);
+      // The image's HEALTHCHECK, from the build, against the running service.
+      let healthcheck: number | null = null;
+      const result = await startThenTerminate([path.join(into, 'scripts', 'serve.js'), 'cards'], { ...ZERO_PORTS, REDIS_URL: 'redis://127.0.0.1:6379' }, /"msg":"listening","url":"(http:\/\/127\.0\.0\.1:\d+)"/, async (url) => {
+        healthcheck = await new Promise<number | null>((resolve) => {
+          const env = { ...process.env, NODE_ENV: 'development', SERVICE: 'cards', CARDS_SUBGRAPH_PORT: new URL(url).port };
+          spawn(process.execPath, [path.join(into, 'scripts', 'healthcheck.js'), 'ready'], { env, stdio: 'ignore' }).once('exit', (code) => resolve(code));
+        });
+      });
       expect(result.healthy, result.output).toBe(true);
+      expect(healthcheck).toBe(0);
       expect(result.code, result.output).toBe(0);
     } finally {
       rmSync(into, { recursive: true, force: true });
