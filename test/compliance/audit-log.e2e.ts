@@ -1,10 +1,16 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Kind, parse, type EnumTypeDefinitionNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../../platform/demo/demo.js';
 import type { AuditRecordPayload } from '../../platform/messaging/events.js';
 import { outboxCollection, type OutboxEvent } from '../../platform/messaging/outbox.js';
 import { createLogger } from '../../platform/runtime/logger.js';
-import { backgroundAuditTrail } from '../../platform/security/audit.js';
+import { REPO_ROOT } from '../../platform/runtime/config.js';
+import { AUDIT_ACTIONS, backgroundAuditTrail } from '../../platform/security/audit.js';
+import { signPrincipal } from '../../platform/security/principal.js';
+import { auditLogCollection } from '../../subgraphs/compliance/src/audit/audit-log.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
 const OPERATOR_KEY = 'operator-key-0123456789abcdefghijklmnop';
@@ -254,5 +260,22 @@ describe('the audit log', () => {
     expect(parked?.refusal).toMatchObject({ dispatcher: 'audit forwarding' });
     expect(await records({ subjectId: 'parking_check_user' })).toHaveLength(1);
     expect(stack.logs.some((line) => line.msg === 'event refused and parked' && line.eventId === 'evt_refused_audit')).toBe(true);
+  });
+
+  it("refuses a forwarded batch with one bad record whole, naming the record's field, and keeps the audit actions in step with the schema", async () => {
+    const asPayments = { 'x-internal-principal': signPrincipal({ kind: 'service', service: 'payments' }, stack.config.internalSecret, Date.now(), 'gateway') };
+    const APPEND = 'mutation ($records: [AuditRecordInput!]!) { appendAuditRecords(records: $records) { appended } }';
+    const record = (id: string, extra: Record<string, unknown> = {}) => ({ id, action: 'USER_BLOCKED', dts: new Date().toISOString(), actorKind: 'service', actorId: 'payments', subjectType: 'user', subjectId: 'append_check_user', details: {}, ...extra });
+    const wrongKind = await stack.graphql(APPEND, { records: [record('evt_append_good'), record('evt_append_bad', { actorKind: 'wizard' })] }, asPayments);
+    expect(wrongKind.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'records[1].actorKind' });
+    const nested = await stack.graphql(APPEND, { records: [record('evt_append_nested', { details: { deep: { a: 1 } } })] }, asPayments);
+    expect(nested.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'records[0].details' });
+    expect(await auditLogCollection(stack.mongo.db('compliance')).countDocuments({ subjectId: 'append_check_user' })).toBe(0);
+    const endUser = await stack.graphql(APPEND, { records: [record('evt_append_user')] }, { token: await stack.loginDemo() });
+    expect(endUser.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+
+    const sdl = parse(readFileSync(path.join(REPO_ROOT, 'schema', 'compliance.graphql'), 'utf8'));
+    const actions = sdl.definitions.find((definition): definition is EnumTypeDefinitionNode => definition.kind === Kind.ENUM_TYPE_DEFINITION && definition.name.value === 'AuditAction');
+    expect(actions?.values?.map((value) => value.name.value).sort()).toEqual([...AUDIT_ACTIONS].sort());
   });
 });

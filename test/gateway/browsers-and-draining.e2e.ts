@@ -67,6 +67,8 @@ describe('browsers on other origins', () => {
     expect(loadConfig({ NODE_ENV: 'production', ...secret }).corsOrigins).toEqual([]);
     expect(loadConfig({ NODE_ENV: 'development' }).corsOrigins).toEqual(['http://localhost:*', 'http://127.0.0.1:*']);
     expect(() => loadConfig({ NODE_ENV: 'production', ...secret, CORS_ORIGINS: '*' })).toThrow(/CORS_ORIGINS must list origins/);
+    // Browsers send origins in lower case.
+    expect(loadConfig({ NODE_ENV: 'production', ...secret, CORS_ORIGINS: 'HTTPS://App.Bank.Example' }).corsOrigins).toEqual([ALLOWED]);
   });
 
   it('drains: not ready at once while it still answers, and closes graphql-ws sockets with 1012 so clients reconnect elsewhere', async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { start as startGateway } from '../../gateway/src/index.js';
 import { DEMO } from '../../platform/demo/demo.js';
-import { createEventBus, InProcessBus } from '../../platform/messaging/event-bus.js';
+import { createEventBus, InProcessBus, type EventBus } from '../../platform/messaging/event-bus.js';
 import type { EventType } from '../../platform/messaging/events.js';
 import { busDispatcher, Outbox, type OutboxEvent } from '../../platform/messaging/outbox.js';
 import { createLogger } from '../../platform/runtime/logger.js';
@@ -216,6 +216,37 @@ describe('subscriptions over graphql-ws', () => {
     await engine.stop();
     const left = (await outbox.find({ _id: { $in: ids } }).toArray()).map((e) => e._id).sort();
     expect(left).toEqual(['old_ach_unforwarded', 'old_audit_unforwarded', 'recent']);
+  });
+
+  it('marks the events a sweep published before the bus failed, and publishes the rest on the next pass', async () => {
+    const db = stack.mongo.client.db(`${stack.mongo.databaseName('user')}_partial`);
+    const published: string[] = [];
+    let away = true;
+    const flaky = new InProcessBus();
+    const bus: EventBus = {
+      publish: async (event) => {
+        if (away && published.length === 2) throw new Error('the bus is away');
+        published.push(event.id);
+        await flaky.publish(event);
+      },
+      subscribe: (listener) => flaky.subscribe(listener),
+      continuity: () => flaky.continuity(),
+      close: () => flaky.close(),
+    };
+    const events: OutboxEvent[] = Array.from({ length: 5 }, (_, i) => ({ _id: `evt_partial_${i}`, type: 'card.status', audience: {}, payload: { SvcCardId: `card_${i}`, status: 'blocked', isActive: false }, dtsCreated: new Date(Date.now() + i), dtsPublished: null }));
+    await db.collection<OutboxEvent>('outbox').insertMany(events);
+    const engine = new Outbox(db, [busDispatcher(bus)], createLogger('silent'), 60_000).start();
+    await engine.idle();
+    const unpublished = async () => (await db.collection<OutboxEvent>('outbox').find({ dtsPublished: null }).sort({ _id: 1 }).toArray()).map((event) => event._id);
+    expect(published).toEqual(['evt_partial_0', 'evt_partial_1']);
+    expect(await unpublished()).toEqual(['evt_partial_2', 'evt_partial_3', 'evt_partial_4']);
+    away = false;
+    engine.nudge();
+    await engine.idle();
+    expect(published).toEqual(events.map((event) => event._id));
+    expect(await unpublished()).toEqual([]);
+    await engine.stop();
+    await db.dropDatabase();
   });
 
   it('marks events published with a write per batch, and leaves none unmarked', async () => {

@@ -2,6 +2,7 @@ import type { Collection, Db, Filter } from 'mongodb';
 import { AUDIT_ACTIONS, type AuditAction } from '../../../../platform/security/audit.js';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import type { AuditRecordPayload } from '../../../../platform/messaging/events.js';
+import type { AuditRecordInput } from '../__generated__/resolvers-types.js';
 
 /** One stored audit record: the payload of the `audit.recorded` event it came in, under that event's id. */
 export interface AuditRecordDocument extends Omit<AuditRecordPayload, 'dts'> {
@@ -76,20 +77,6 @@ export class AuditCursorError extends Error {
 }
 
 
-/** An audit record as another subgraph forwards it: the event's id and its payload. */
-export interface AuditRecordInput {
-  id: string;
-  action: string;
-  dts: Date;
-  actorKind: string;
-  actorId?: string | null;
-  subjectType?: string | null;
-  subjectId?: string | null;
-  requestId?: string | null;
-  clientIp?: string | null;
-  details: Record<string, unknown>;
-}
-
 /** The actor kinds a record may name: a principal's kind, `anonymous` or `system`. */
 const ACTOR_KINDS: ReadonlySet<string> = new Set<AuditRecordPayload['actorKind']>(['anonymous', 'user', 'prospect', 'aggregator', 'merchant', 'customer', 'service', 'system']);
 
@@ -98,16 +85,12 @@ function checkRecord(input: AuditRecordInput, index: number): AuditRecordDocumen
   const field = (name: string) => `records[${index}].${name}`;
   if (!(AUDIT_ACTIONS as readonly string[]).includes(input.action)) throw appError(ErrorCode.VALIDATION_FAILED, `${field('action')} is not an audit action.`, { field: field('action') });
   if (!ACTOR_KINDS.has(input.actorKind)) throw appError(ErrorCode.VALIDATION_FAILED, `${field('actorKind')} is not a kind of actor.`, { field: field('actorKind') });
-  const details: AuditRecordDocument['details'] = Object.create(null) as AuditRecordDocument['details'];
-  for (const [name, value] of Object.entries(input.details)) {
-    if (value !== null && !['string', 'number', 'boolean'].includes(typeof value)) {
-      throw appError(ErrorCode.VALIDATION_FAILED, `${field('details')} holds only strings, numbers, booleans and nulls.`, { field: field('details') });
-    }
-    details[name] = value as AuditRecordDocument['details'][string];
+  if (!Object.values(input.details).every((value) => value === null || ['string', 'number', 'boolean'].includes(typeof value))) {
+    throw appError(ErrorCode.VALIDATION_FAILED, `${field('details')} holds only strings, numbers, booleans and nulls.`, { field: field('details') });
   }
   return {
-    _id: input.id, action: input.action as AuditAction, dts: input.dts, actorKind: input.actorKind as AuditRecordDocument['actorKind'], actorId: input.actorId ?? null,
-    subjectType: input.subjectType ?? null, subjectId: input.subjectId ?? null, requestId: input.requestId ?? null, clientIp: input.clientIp ?? null, details: { ...details },
+    _id: input.id, action: input.action as string as AuditAction, dts: input.dts, actorKind: input.actorKind as AuditRecordDocument['actorKind'], actorId: input.actorId ?? null,
+    subjectType: input.subjectType ?? null, subjectId: input.subjectId ?? null, requestId: input.requestId ?? null, clientIp: input.clientIp ?? null, details: input.details as AuditRecordDocument['details'],
   };
 }
 
