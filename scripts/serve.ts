@@ -1,19 +1,27 @@
 // `npm run start:service -- <name>`: one service as its own process (one container each in docker compose).
 import { ConfigError, loadConfig, SUBGRAPH_NAMES } from '../platform/runtime/config.js';
 import type { HttpService } from '../platform/http/server.js';
-import { createEventBus } from '../platform/messaging/event-bus.js';
+import type { Mongo } from '../platform/mongo/mongo.js';
 import { createLogger } from '../platform/runtime/logger.js';
+import { startObservability } from '../platform/telemetry/observe.js';
 import { ownValue } from '../platform/security/own.js';
-import { connectMongo, type Mongo } from '../platform/mongo/mongo.js';
-import { start as startGateway } from '../gateway/src/index.js';
-import { start as startRestAdapter } from '../rest-adapter/src/index.js';
-import { start as startCards } from '../subgraphs/cards/src/index.js';
-import { start as startCompliance } from '../subgraphs/compliance/src/index.js';
-import { start as startPayments } from '../subgraphs/payments/src/index.js';
-import { start as startUser } from '../subgraphs/user/src/index.js';
 
 const SERVICES = [...SUBGRAPH_NAMES, 'gateway', 'rest-adapter'] as const;
-const subgraphStarters = { user: startUser, cards: startCards, payments: startPayments, compliance: startCompliance };
+
+/** The services' modules, loaded once tracing is registered: Apollo's gateway takes its tracer as it loads. */
+const servicesLoaded = async () => {
+  const [{ createEventBus }, { connectMongo }, gateway, restAdapter, cards, compliance, payments, user] = await Promise.all([
+    import('../platform/messaging/event-bus.js'),
+    import('../platform/mongo/mongo.js'),
+    import('../gateway/src/index.js'),
+    import('../rest-adapter/src/index.js'),
+    import('../subgraphs/cards/src/index.js'),
+    import('../subgraphs/compliance/src/index.js'),
+    import('../subgraphs/payments/src/index.js'),
+    import('../subgraphs/user/src/index.js'),
+  ]);
+  return { createEventBus, connectMongo, startGateway: gateway.start, startRestAdapter: restAdapter.start, subgraphStarters: { user: user.start, cards: cards.start, payments: payments.start, compliance: compliance.start } };
+};
 
 async function main(): Promise<void> {
   const name = process.argv[2] ?? process.env.SERVICE;
@@ -28,6 +36,8 @@ async function main(): Promise<void> {
     throw new ConfigError(['REDIS_URL must be set when services run as separate processes: events travel between them on Redis.']);
   }
   const logger = createLogger(config.logLevel);
+  const observability = await startObservability(config, name, logger);
+  const { createEventBus, connectMongo, startGateway, startRestAdapter, subgraphStarters } = await servicesLoaded();
   const bus = createEventBus(config.redisUrl, logger, config.dbPrefix);
   let mongo: Mongo | null = null;
   let service: HttpService;
@@ -52,6 +62,7 @@ async function main(): Promise<void> {
     await service.close();
     await bus.close();
     await mongo?.close();
+    await observability.stop();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -11,6 +11,7 @@ import { sha256 } from '../../platform/security/secrets.js';
 import { fragmentsOf, rootFieldNames } from './operation-limits.js';
 import type { PostAnswer } from '../../platform/http/client.js';
 import { HTTP_TRANSPORT, type Transport } from '../../platform/http/transport.js';
+import { sessionLookups as sessionLookupsTotal } from '../../platform/telemetry/metrics.js';
 
 /** The gateway's own identity when it calls a subgraph's internal routes. */
 const GATEWAY: Principal = { kind: 'service', service: 'gateway' };
@@ -102,6 +103,7 @@ export function createAuthenticator(config: Config, sessionEvents?: EventBus, tr
     if (session === undefined || session.keptUntil <= performance.now() || session.expiresAt <= Date.now()) return null;
     if (session.continuity === null || session.continuity !== sessionEvents?.continuity()) return null;
     lookups.fromMemory += 1;
+    sessionLookupsTotal.inc({ source: 'memory' });
     return session.principal;
   };
   const resolveSession = async (header: string, value: string, requestId: string): Promise<ResolvedSession> => {
@@ -128,6 +130,7 @@ export function createAuthenticator(config: Config, sessionEvents?: EventBus, tr
       const continuity = sessionEvents?.continuity() ?? null;
       const announced = announcements;
       lookups.read += 1;
+      sessionLookupsTotal.inc({ source: 'read' });
       lookup = resolveSession(header, value, requestId).then(
         ({ principal, dtsExpiry }) => {
           if (known.size >= KNOWN_SESSIONS && !known.has(ownerKey)) known.delete(known.keys().next().value!);

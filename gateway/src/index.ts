@@ -12,6 +12,8 @@ import { HTTP_TRANSPORT, type Transport } from '../../platform/http/transport.js
 import type { Logger } from '../../platform/runtime/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal, verifyClientIp, type Principal } from '../../platform/security/principal.js';
 import { formatError, unexpectedErrorLog } from '../../platform/graphql/subgraph.js';
+import { operationTelemetryPlugin } from '../../platform/graphql/telemetry.js';
+import { reportSubgraphReadiness, reportSubscriptions } from '../../platform/telemetry/metrics.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { createAuthenticator, sessionConfirmationPlugin, sessionEndingPlugin, type SessionLookups } from './authenticate.js';
 import { createSubgraphFetcher, UNSHARED_READ_HEADER, type SubgraphFetchCounts, type SubgraphFetcher } from './subgraph-fetch.js';
@@ -130,7 +132,8 @@ export async function start(options: {
   const { config } = options;
   const transport = options.transport ?? HTTP_TRANSPORT;
   const logger = options.logger.child({ service: 'gateway' });
-  const subgraphFetcher = createSubgraphFetcher(config.subgraphTimeoutMs, transport);
+  const subgraphByUrl = new Map(SUBGRAPH_NAMES.map((name) => [config.subgraphUrls[name], name]));
+  const subgraphFetcher = createSubgraphFetcher(config.subgraphTimeoutMs, transport, (url) => subgraphByUrl.get(url) ?? 'unknown');
   const hits = createHitCounter(config.redisUrl, config.dbPrefix, logger);
   const idempotencyKeys = createIdempotencyStore(config.redisUrl, config.dbPrefix, logger);
   const trusted = trustedDocumentsOf(config);
@@ -155,7 +158,7 @@ export async function start(options: {
     // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
     // Registered documents may be sent by hash alone; in `require` mode only they run.
     persistedQueries: { cache: persistedQueryCache(trusted, config.trustedDocuments) },
-    plugins: [ApolloServerPluginLandingPageDisabled(), unexpectedErrorLog(logger), sessionConfirmationPlugin(), sessionEndingPlugin(authenticate), operationLimitsPlugin(config.operationLimits, trusted), errorCountPlugin(), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
+    plugins: [ApolloServerPluginLandingPageDisabled(), operationTelemetryPlugin('gateway'), unexpectedErrorLog(logger), sessionConfirmationPlugin(), sessionEndingPlugin(authenticate), operationLimitsPlugin(config.operationLimits, trusted), errorCountPlugin(), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
     // Explicit, though both are Apollo Server's defaults: a simple request without a preflight-forcing
     // header is refused (CSRF), and one HTTP request carries one operation (no batching past the limits).
     csrfPrevention: true,
@@ -191,8 +194,10 @@ export async function start(options: {
     // gateway, so a partial outage never takes every gateway out of the load balancer.
     ready: async () => true,
     cors: { origins: config.corsOrigins },
+    metrics: config.metricsPort === undefined,
     handle: async (req, res, scope) => {
       if (req.method === 'GET' && req.url === '/dependencies') {
+        scope.route = '/dependencies';
         sendJson(res, 200, await dependencies());
         return;
       }
@@ -200,7 +205,7 @@ export async function start(options: {
       await handle(req, res, scope);
     },
   });
-  const withdraw = transport.serve(`${service.url}/graphql`, localPost(apolloLocal(apollo, context, logger)));
+  const withdraw = transport.serve(`${service.url}/graphql`, localPost(apolloLocal(apollo, context, logger, 'gateway')));
   const executeAs: ExecuteAs = async (document, variables, principal) => {
     const response = await apollo.executeOperation({ query: document, variables }, { contextValue: { principal, sessionConfirmed: null, requestId: newId('evt_req_'), clientIp: null } });
     return response.body.kind === 'single' ? response.body.singleResult : { errors: [new GraphQLError('An incremental result is not expected here.')] };
@@ -219,12 +224,17 @@ export async function start(options: {
     maxPayloadBytes: config.bodyLimitBytes,
     isTrusted: (query) => isTrustedSubscription(trusted, config.trustedDocuments, query),
   });
+  const unreport = [
+    reportSubscriptions('gateway', async () => subscriptions.subscribers()),
+    ...SUBGRAPH_NAMES.map((name) => reportSubgraphReadiness(name, async () => ((await dependencies())[name] === 'ready' ? 1 : 0))),
+  ];
   return {
     ...service,
     subscribers: () => subscriptions.subscribers(),
     subgraphFetches: () => ({ ...subgraphFetcher.counts }),
     sessionLookups: () => authenticate.sessionLookups(),
     close: async () => {
+      for (const stop of unreport) stop();
       withdraw();
       await subscriptions.close();
       await service.close();

@@ -2,6 +2,7 @@ import { isIPv6 } from 'node:net';
 import type { ApolloServerPlugin } from '@apollo/server';
 import { Redis } from 'ioredis';
 import { appError, ErrorCode } from '../../platform/graphql/errors.js';
+import { rateLimitRefusals } from '../../platform/telemetry/metrics.js';
 import type { Logger } from '../../platform/runtime/logger.js';
 import { principalIdentity, type Principal } from '../../platform/security/principal.js';
 import { fragmentsOf, rootFieldNames } from './operation-limits.js';
@@ -174,9 +175,10 @@ export function rateLimitsPlugin(limits: RateLimits, counter: HitCounter, logger
           }
           // A session found no longer live gives its credential's hits back: a revoked token cannot spend its user's limit.
           for (const { key } of checks) if (key.startsWith('c:')) contextValue.sessionConfirmed?.catch(() => counter.refund(key, windowMs).catch(() => {}));
-          checks.forEach(({ limit, field }, i) => {
+          checks.forEach(({ key, limit, field }, i) => {
             const { count, resetMs } = counted[i]!;
             if (count <= limit) return;
+            rateLimitRefusals.inc({ limit: SENSITIVE_FIELDS.has(field) ? 'sensitive' : key.startsWith('c:') ? 'per-credential' : 'per-address' });
             const retryAfterSeconds = Math.max(1, Math.ceil(resetMs / 1000));
             const error = appError(ErrorCode.RATE_LIMITED, `Too many ${field} requests: at most ${limit} in ${limits.windowSeconds} s; try again in ${retryAfterSeconds} s.`, { retryAfterSeconds });
             (error.extensions as Record<string, unknown>).http = { status: 429, headers: new Map([['retry-after', String(retryAfterSeconds)]]) };

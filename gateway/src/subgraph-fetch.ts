@@ -4,6 +4,7 @@ import { connectionPool, type PostAnswer } from '../../platform/http/client.js';
 import type { Transport } from '../../platform/http/transport.js';
 import { headerMapOf } from '../../platform/http/server.js';
 import { PRINCIPAL_HEADER } from '../../platform/security/principal.js';
+import { deduplicatedFetches, subgraphFetches } from '../../platform/telemetry/metrics.js';
 
 /** The fetch a RemoteGraphQLDataSource takes. */
 export type SubgraphFetcher = NonNullable<NonNullable<ConstructorParameters<typeof RemoteGraphQLDataSource>[0]>['fetcher']>;
@@ -59,8 +60,19 @@ const isRead = (body: string) => body.startsWith('{"query":"query') || body.star
  * principal, same query and variables) sent once, each caller getting the answer. Writes are
  * never shared. RemoteGraphQLDataSource always sends a POST with a string body.
  */
-export function createSubgraphFetcher(timeoutMs: number, transport: Transport): SubgraphFetcher & { counts: SubgraphFetchCounts } {
+export function createSubgraphFetcher(timeoutMs: number, transport: Transport, subgraphOf: (url: string) => string): SubgraphFetcher & { counts: SubgraphFetchCounts } {
   const pool = connectionPool();
+  const send = async (url: string, headers: Record<string, string>, body: string, timeout: number): Promise<PostAnswer> => {
+    const started = performance.now();
+    let outcome = 'error';
+    try {
+      const answer = await transport.post(url, headers, body, timeout, pool);
+      if (answer.status < 500) outcome = 'ok';
+      return answer;
+    } finally {
+      subgraphFetches.observe({ subgraph: subgraphOf(url), outcome }, (performance.now() - started) / 1000);
+    }
+  };
   const inFlight = new Map<string, Promise<PostAnswer>>();
   const counts: SubgraphFetchCounts = { sent: 0, shared: 0 };
   // No read outlives the timeout: its fields are then UNAVAILABLE. A write is waited for, up to
@@ -74,15 +86,16 @@ export function createSubgraphFetcher(timeoutMs: number, transport: Transport): 
     // Every fetch of a mutation's plan is marked unshared, the mutation's own included.
     if (unshared !== undefined || !read) {
       counts.sent += 1;
-      return new SubgraphResponse(await transport.post(url, headers, body, read ? timeoutMs : WRITE_TIMEOUT_MS, pool));
+      return new SubgraphResponse(await send(url, headers, body, read ? timeoutMs : WRITE_TIMEOUT_MS));
     }
     const key = `${url}\n${headers[PRINCIPAL_HEADER] ?? ''}\n${body}`;
     let answer = inFlight.get(key);
     if (answer) {
       counts.shared += 1;
+      deduplicatedFetches.inc({ subgraph: subgraphOf(url) });
     } else {
       counts.sent += 1;
-      answer = transport.post(url, headers, body, timeoutMs, pool).finally(() => inFlight.delete(key));
+      answer = send(url, headers, body, timeoutMs).finally(() => inFlight.delete(key));
       inFlight.set(key, answer);
     }
     return new SubgraphResponse(await answer);

@@ -4,6 +4,7 @@ import { getOperationAST, GraphQLError, Kind, OperationTypeNode, parseType, prin
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { BusEvent, EventBus } from '../../platform/messaging/event-bus.js';
+import { eventBusLag } from '../../platform/telemetry/metrics.js';
 import type { Logger } from '../../platform/runtime/logger.js';
 import { principalIdentity, type Principal } from '../../platform/security/principal.js';
 import { ownValue } from '../../platform/security/own.js';
@@ -265,6 +266,8 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
   const unsubscribe = options.bus.subscribe((event) => {
     if (seen.has(event.id)) return;
     seen.add(event.id);
+    const storedAt = Date.parse(event.dtsCreated);
+    if (Number.isFinite(storedAt)) eventBusLag.observe(Math.max(0, Date.now() - storedAt) / 1000);
     if (seen.size > 10_000) seen.delete(seen.values().next().value!);
     for (const group of groups.values()) {
       if (!group.prepared.route.events.includes(event.type) || !mayReceive(group.principal, event)) continue;

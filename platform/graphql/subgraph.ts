@@ -14,6 +14,7 @@ import type { EventBus } from '../messaging/event-bus.js';
 import { busDispatcher, Outbox, type Dispatcher } from '../messaging/outbox.js';
 import { SweepLoop } from '../messaging/sweep.js';
 import { appError, ErrorCode } from './errors.js';
+import { operationTelemetryPlugin } from './telemetry.js';
 import { HTTP_TRANSPORT, type Transport } from '../http/transport.js';
 import { apolloHandler, apolloLocal, localPost, startHttpService, type ContextBuilder, type Handler, type HttpService, type RequestScope } from '../http/server.js';
 import type { Logger } from '../runtime/logger.js';
@@ -174,7 +175,7 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
     // The service's own SIGTERM handling closes the HTTP server first, then Apollo.
     stopOnTerminationSignals: false,
     formatError: formatError(config, logger),
-    plugins: [unexpectedErrorLog(logger)],
+    plugins: [operationTelemetryPlugin(`${name}-subgraph`), unexpectedErrorLog(logger)],
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
   await apollo.start();
@@ -197,6 +198,7 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
     port: options.port ?? config.ports[name],
     logger,
     ready: () => options.mongo.ping(),
+    metrics: config.metricsPort === undefined,
     handle: async (req, res, scope) => {
       if (options.extraRoutes && (await options.extraRoutes(req, res, scope))) return;
       await graphql(req, res, scope);
@@ -204,7 +206,7 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
   });
   const dispatchers = [busDispatcher(options.bus), auditForwarder(createGraphClient(config, name, options.transport)), ...(options.dispatchers ?? [])];
   const outbox = new Outbox(db, dispatchers, logger).start();
-  const withdraw = (options.transport ?? HTTP_TRANSPORT).serve(`${service.url}/graphql`, localPost(apolloLocal(apollo, context, logger)));
+  const withdraw = (options.transport ?? HTTP_TRANSPORT).serve(`${service.url}/graphql`, localPost(apolloLocal(apollo, context, logger, `${name}-subgraph`)));
   return {
     ...service,
     close: async () => {

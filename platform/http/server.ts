@@ -2,10 +2,13 @@ import { randomUUID } from 'node:crypto';
 import http, { STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HeaderMap, type ApolloServer, type BaseContext } from '@apollo/server';
+import { context } from '@opentelemetry/api';
 import { GraphQLError } from 'graphql';
 import { applyCors, type CorsPolicy } from './cors.js';
 import type { LocalPost } from './transport.js';
 import type { Logger } from '../runtime/logger.js';
+import { httpRequests, metricsExposition } from '../telemetry/metrics.js';
+import { inSpan, serveInSpan, SpanKind, SpanStatusCode } from '../telemetry/tracing.js';
 
 /** The header that carries the request id from the REST adapter through the gateway to the subgraphs. */
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -65,6 +68,8 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 export interface RequestScope {
   requestId: string;
   logger: Logger;
+  /** The route template that matched (`/graphql`, `/svc/v1/accounts/{SvcAccountId}`), set by the handler: the span's name and the metrics' label. */
+  route?: string;
 }
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, scope: RequestScope) => Promise<void>;
@@ -85,8 +90,9 @@ export interface HttpService {
 /**
  * Starts an HTTP server with `/health` (alive), `/ready` (this process can serve: what it needs
  * of its own answers, and it is not draining), a request id on every request (echoed in the
- * response), one JSON access-log line per request, CORS for the allowed browser origins, and a
- * clean close that lets requests in flight finish (cut after 5 s).
+ * response), a SERVER span continuing the caller's trace, one JSON access-log line and one
+ * latency observation per request, `/metrics` where asked, CORS for the allowed browser origins,
+ * and a clean close that lets requests in flight finish (cut after 5 s).
  */
 export async function startHttpService(options: {
   name: string;
@@ -97,6 +103,8 @@ export async function startHttpService(options: {
   handle: Handler;
   /** Browser origins answered; none when absent (the subgraphs, which browsers never call). */
   cors?: CorsPolicy;
+  /** Whether `GET /metrics` is answered here (not when the process serves it on a port of its own). */
+  metrics: boolean;
 }): Promise<HttpService> {
   const { logger } = options;
   let closing = false;
@@ -108,47 +116,62 @@ export async function startHttpService(options: {
     res.once('finish', () => {
       if (closing) setImmediate(() => server.closeIdleConnections());
     });
-    const started = process.hrtime.bigint();
     res.setHeader(REQUEST_ID_HEADER, requestId);
     // Every answer: not to be sniffed, framed, cached or followed with a referrer (pages set their own policy on top).
     res.setHeader('x-content-type-options', 'nosniff');
     res.setHeader('x-frame-options', 'DENY');
     res.setHeader('referrer-policy', 'no-referrer');
     res.setHeader('cache-control', 'no-store');
-    const scope: RequestScope = { requestId, logger: logger.child({ requestId }) };
-    res.once('finish', () => {
-      const url = req.url ?? '';
-      if (url === '/health' || url === '/ready') return;
-      scope.logger.info('request', {
-        method: req.method,
-        path: url.split('?')[0],
-        status: res.statusCode,
-        ms: msSince(started),
+    const path = (req.url ?? '').split('?')[0]!;
+    if (req.method === 'GET' && (path === '/health' || path === '/ready' || (options.metrics && path === '/metrics'))) {
+      void probe(req, res, path).catch((error: unknown) => {
+        logger.error('unhandled error', { error, requestId });
+        if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL', message: 'Internal server error' }, requestId });
+      });
+      return;
+    }
+    serveInSpan(req.method ?? 'GET', req.headers, { 'http.request.method': req.method ?? '', 'url.path': path, 'service.name': options.name, 'request.id': requestId }, (span) => {
+      const started = process.hrtime.bigint();
+      const scope: RequestScope = { requestId, logger: logger.child({ requestId }) };
+      // Bound to the request's trace: the access-log line carries its ids.
+      res.once('finish', context.bind(context.active(), () => {
+        const route = scope.route ?? 'unmatched';
+        span.updateName(`${req.method} ${route}`);
+        span.setAttributes({ 'http.route': route, 'http.response.status_code': res.statusCode });
+        if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+        const ms = msSince(started);
+        httpRequests.observe({ service: options.name, method: req.method ?? '', route, status: String(res.statusCode) }, ms / 1000);
+        scope.logger.info('request', { method: req.method, path, status: res.statusCode, ms });
+      }));
+      const route = async () => {
+        if (options.cors && applyCors(options.cors, req, res)) return;
+        await options.handle(req, res, scope);
+      };
+      route().catch((error: unknown) => {
+        scope.logger.error('unhandled error', { error });
+        if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL', message: 'Internal server error' }, requestId });
+        else res.end();
       });
     });
-    const route = async () => {
-      if (options.cors && applyCors(options.cors, req, res)) return;
-      if (req.method === 'GET' && req.url === '/health') {
-        sendJson(res, 200, { status: 'ok', service: options.name });
-        return;
-      }
-      if (req.method === 'GET' && req.url === '/ready') {
-        if (draining || closing) {
-          sendJson(res, 503, { status: 'draining', service: options.name });
-          return;
-        }
-        const ok = await options.ready().catch(() => false);
-        sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'unavailable', service: options.name });
-        return;
-      }
-      await options.handle(req, res, scope);
-    };
-    route().catch((error: unknown) => {
-      scope.logger.error('unhandled error', { error });
-      if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL', message: 'Internal server error' }, requestId });
-      else res.end();
-    });
   });
+  /** The probes and the metrics: not traced, logged or counted, so that they do not drown the requests. */
+  const probe = async (req: IncomingMessage, res: ServerResponse, path: string) => {
+    if (path === '/health') {
+      sendJson(res, 200, { status: 'ok', service: options.name });
+    } else if (path === '/ready') {
+      if (draining || closing) {
+        sendJson(res, 503, { status: 'draining', service: options.name });
+        return;
+      }
+      const ok = await options.ready().catch(() => false);
+      sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'unavailable', service: options.name });
+    } else {
+      const { contentType, text } = await metricsExposition();
+      res.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+      res.end(text);
+    }
+  };
   server.keepAliveTimeout = 65_000;
   // Node's own limits stay: 60 s to send the headers (slowloris), 300 s for a whole request (a
   // 5 MiB upload over a slow line). A shorter header limit would also close the connections of
@@ -231,30 +254,38 @@ export type LocalGraphQL = (source: RequestSource, body: unknown, requestId: str
  * gateway): the same context, plugins, statuses and headers as over HTTP, without the HTTP; one
  * access-log line per request, as over HTTP.
  */
-export function apolloLocal<TContext extends BaseContext>(apollo: ApolloServer<TContext>, context: ContextBuilder<TContext>, logger: Logger): LocalGraphQL {
-  return async (source, body, requestId) => {
-    const started = process.hrtime.bigint();
-    const scope: RequestScope = { requestId, logger: logger.child({ requestId }) };
-    let status = 500;
-    try {
-      // The HTTP endpoint's own refusal of a body nested too deep, for the same answer either way.
-      if (nestsDeeperThan(body)) {
-        status = 400;
-        return { status, headers: { 'content-type': 'application/json' }, text: JSON.stringify(TOO_DEEP) };
+export function apolloLocal<TContext extends BaseContext>(apollo: ApolloServer<TContext>, context: ContextBuilder<TContext>, logger: Logger, service: string): LocalGraphQL {
+  return (source, body, requestId) =>
+    serveInSpan('POST /graphql', source.headers, { 'http.request.method': 'POST', 'http.route': '/graphql', 'service.name': service, 'request.id': requestId }, async (span) => {
+      const started = process.hrtime.bigint();
+      const scope: RequestScope = { requestId, logger: logger.child({ requestId }) };
+      let status = 500;
+      try {
+        // The HTTP endpoint's own refusal of a body nested too deep, for the same answer either way.
+        if (nestsDeeperThan(body)) {
+          status = 400;
+          return { status, headers: { 'content-type': 'application/json' }, text: JSON.stringify(TOO_DEEP) };
+        }
+        const response = await inSpan('graphql.operation', SpanKind.INTERNAL, {}, () =>
+          apollo.executeHTTPGraphQLRequest({
+            httpGraphQLRequest: { method: 'POST', headers: headerMapOf(source.headers), search: '', body },
+            context: () => contextLogged(context, source, scope, { body, search: '' }),
+          }),
+        );
+        let text = '';
+        if (response.body.kind === 'complete') text = response.body.string;
+        else for await (const chunk of response.body.asyncIterator) text += chunk;
+        status = response.status ?? 200;
+        return { status, headers: Object.fromEntries(response.headers), text };
+      } finally {
+        span.setAttribute('http.response.status_code', status);
+        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+        const ms = msSince(started);
+        httpRequests.observe({ service, method: 'POST', route: '/graphql', status: String(status) }, ms / 1000);
+        scope.logger.info('request', { method: 'POST', path: '/graphql', status, ms, from: 'this process' });
       }
-      const response = await apollo.executeHTTPGraphQLRequest({
-        httpGraphQLRequest: { method: 'POST', headers: headerMapOf(source.headers), search: '', body },
-        context: () => contextLogged(context, source, scope, { body, search: '' }),
-      });
-      let text = '';
-      if (response.body.kind === 'complete') text = response.body.string;
-      else for await (const chunk of response.body.asyncIterator) text += chunk;
-      status = response.status ?? 200;
-      return { status, headers: Object.fromEntries(response.headers), text };
-    } finally {
-      scope.logger.info('request', { method: 'POST', path: '/graphql', status, ms: msSince(started), from: 'this process' });
-    }
-  };
+    });
 }
 
 /**
@@ -290,6 +321,7 @@ export function apolloHandler<TContext extends BaseContext>(
 ): Handler {
   return async (req, res, scope) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname === '/graphql') scope.route = '/graphql';
     if (url.pathname !== '/graphql') {
       sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `No route for ${url.pathname}` }, requestId: scope.requestId });
       return;
@@ -317,10 +349,12 @@ export function apolloHandler<TContext extends BaseContext>(
         return;
       }
     }
-    const response = await apollo.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMapOf(req.headers), search: url.search, body },
-      context: () => contextLogged(options.context, { headers: req.headers, remoteAddress: req.socket.remoteAddress }, scope, { body, search: url.search }),
-    });
+    const response = await inSpan('graphql.operation', SpanKind.INTERNAL, {}, () =>
+      apollo.executeHTTPGraphQLRequest({
+        httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMapOf(req.headers), search: url.search, body },
+        context: () => contextLogged(options.context, { headers: req.headers, remoteAddress: req.socket.remoteAddress }, scope, { body, search: url.search }),
+      }),
+    );
     for (const [key, value] of response.headers) res.setHeader(key, value);
     res.statusCode = response.status ?? 200;
     if (response.body.kind === 'complete') {

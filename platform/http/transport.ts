@@ -1,5 +1,6 @@
 import { withinTime } from './deadline.js';
 import { postJson, type ConnectionPool, type PostAnswer } from './client.js';
+import { callInSpan } from '../telemetry/tracing.js';
 
 /** A POST answered by a service in this process: the request's headers (lower-case names) and body in, its answer out. */
 export type LocalPost = (headers: Record<string, string>, body: string) => Promise<PostAnswer>;
@@ -15,9 +16,15 @@ export interface Transport {
   serve(url: string, post: LocalPost): () => void;
 }
 
+/** Runs a call in a CLIENT span, with the trace context in the headers it sends: over HTTP and in this process alike. */
+function traced(url: string, headers: Record<string, string>, send: (headers: Record<string, string>) => Promise<PostAnswer>): Promise<PostAnswer> {
+  const target = new URL(url);
+  return callInSpan(`POST ${target.host}${target.pathname}`, { 'http.request.method': 'POST', 'url.full': url, 'server.address': target.hostname }, headers, send);
+}
+
 /** Every call over HTTP; a service's endpoints are its HTTP server's alone. */
 export const HTTP_TRANSPORT: Transport = {
-  post: (url, headers, body, timeoutMs, pool) => postJson(url, headers, body, timeoutMs, pool),
+  post: (url, headers, body, timeoutMs, pool) => traced(url, headers, (carried) => postJson(url, carried, body, timeoutMs, pool)),
   serve: () => () => {},
 };
 
@@ -33,7 +40,7 @@ export class InProcessTransport implements Transport {
 
   post(url: string, headers: Record<string, string>, body: string, timeoutMs: number, pool?: ConnectionPool): Promise<PostAnswer> {
     const local = this.endpoints.get(url);
-    return local ? withinTime(local(headers, body), timeoutMs) : postJson(url, headers, body, timeoutMs, pool);
+    return traced(url, headers, (carried) => (local ? withinTime(local(carried, body), timeoutMs) : postJson(url, carried, body, timeoutMs, pool)));
   }
 
   serve(url: string, post: LocalPost): () => void {

@@ -6,6 +6,8 @@ import { insertIfAbsent } from '../mongo/mongo.js';
 import type { Notifier } from './notify.js';
 import { recordEvent } from './outbox.js';
 import { deliverWebhook } from './webhooks.js';
+import { deliveryAttempts, reportQueueDepth } from '../telemetry/metrics.js';
+import { inSpan, SpanKind, SpanStatusCode } from '../telemetry/tracing.js';
 
 const WEBHOOK_TIMEOUT_MS = 5000;
 /** A claimed delivery is retried after this long if its sender died mid-attempt. */
@@ -132,6 +134,7 @@ export interface DeliveryPolicy {
 export class Deliveries {
   private readonly deliveries: Collection<DeliveryDocument>;
   private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly unreport: () => void;
 
   constructor(
     private readonly db: Db,
@@ -141,6 +144,7 @@ export class Deliveries {
     private readonly endpoints: DeliveryEndpoints,
   ) {
     this.deliveries = deliveriesCollection(db);
+    this.unreport = reportQueueDepth(db.databaseName, 'deliveries', () => this.deliveries.countDocuments({ status: 'pending' }));
   }
 
   /**
@@ -197,6 +201,7 @@ export class Deliveries {
 
   /** Stops the in-process retry timers (the periodic sweep takes over after a restart). */
   close(): void {
+    this.unreport();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
   }
@@ -233,12 +238,13 @@ export class Deliveries {
       return null;
     }
     const started = performance.now();
-    let result: { error: string | null; httpStatus: number | null; retryAfterMs?: number | undefined };
-    try {
-      result = await this.send(claimed, endpoint?.secret ?? null);
-    } catch (caught) {
-      result = { error: (caught as Error).message, httpStatus: null };
-    }
+    const result: { error: string | null; httpStatus: number | null; retryAfterMs?: number | undefined } = await inSpan(`deliver ${claimed.kind}`, SpanKind.CLIENT, { 'delivery.id': id, 'delivery.kind': claimed.kind, 'delivery.attempt': claimed.attemptCount }, async (span) => {
+      const sent = await this.send(claimed, endpoint?.secret ?? null).catch((caught: unknown) => ({ error: (caught as Error).message, httpStatus: null }));
+      if (sent.httpStatus !== null) span.setAttribute('http.response.status_code', sent.httpStatus);
+      if (sent.error !== null) span.setStatus({ code: SpanStatusCode.ERROR, message: sent.error });
+      return sent;
+    });
+    deliveryAttempts.inc({ kind: claimed.kind, outcome: result.error === null ? 'delivered' : 'failed' });
     const attempt: DeliveryAttemptDocument = {
       number: claimed.attemptCount, dtsAttempted: now, outcome: result.error === null ? 'delivered' : 'failed',
       httpStatus: result.httpStatus, error: result.error, durationMs: Math.round((performance.now() - started) * 10) / 10,

@@ -7,6 +7,8 @@ import { newId } from '../security/secrets.js';
 import type { BusEvent, EventBus } from './event-bus.js';
 import { FORWARDED_TYPES, routeOf, type EventAudience, type EventPayloads, type EventType, type OutboxEvent } from './events.js';
 import { SweepLoop } from './sweep.js';
+import { inSpan, SpanKind } from '../telemetry/tracing.js';
+import { reportQueueDepth } from '../telemetry/metrics.js';
 
 const SWEEP_EVERY_MS = 3000;
 const RETENTION_MS = 7 * 24 * 3_600_000;
@@ -94,7 +96,7 @@ export function busDispatcher(bus: EventBus): Dispatcher {
     async send(events) {
       for (const [carried, event] of events.entries()) {
         try {
-          await bus.publish(toBusEvent(event));
+          await inSpan(`publish ${event.type}`, SpanKind.PRODUCER, { 'messaging.system': 'banking-graph-bus', 'messaging.destination.name': event.type, 'messaging.message.id': event._id }, () => bus.publish(toBusEvent(event)));
         } catch (error) {
           throw new CarriedInPart(carried, error);
         }
@@ -154,6 +156,7 @@ export class Outbox {
   /** Events this process carries at once, until each is marked or left to the sweep. */
   private readonly carrying = new Set<Promise<void>>();
   private stopping = false;
+  private unreport: Array<() => void> = [];
 
   constructor(private readonly db: Db, dispatchers: readonly Dispatcher[], private readonly logger: Logger, everyMs = SWEEP_EVERY_MS) {
     this.outbox = outboxCollection(db);
@@ -177,6 +180,7 @@ export class Outbox {
     // The bus sweeps at once; forwarding waits a tick, for the gateway it goes through to be up.
     for (const lane of this.lanes) lane.sweep.start(lane.dispatcher.eager);
     this.pruning.start();
+    this.unreport = this.lanes.map(({ dispatcher }) => reportQueueDepth(name, `outbox: ${dispatcher.name}`, () => this.outbox.countDocuments(this.pendingFor(dispatcher))));
     return this;
   }
 
@@ -214,6 +218,7 @@ export class Outbox {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    for (const stop of this.unreport) stop();
     engines.get(this.db.databaseName)?.delete(this);
     await Promise.all([...this.lanes.map((lane) => lane.sweep.stop()), this.pruning.stop()]);
     await this.idle();
@@ -253,9 +258,14 @@ export class Outbox {
     await this.outbox.updateMany({ _id: { $in: ids } }, { $set: { [dispatcher.mark]: new Date() } });
   }
 
+  /** The events a dispatcher has yet to carry. */
+  private pendingFor(dispatcher: Dispatcher): Filter<OutboxEvent> {
+    return { [dispatcher.mark]: null, ...(dispatcher.types ? { type: { $in: dispatcher.types } } : {}) };
+  }
+
   private async sweep(lane: Lane): Promise<void> {
     const { dispatcher } = lane;
-    const pending = { [dispatcher.mark]: null, ...(dispatcher.types ? { type: { $in: dispatcher.types } } : {}) } as Filter<OutboxEvent>;
+    const pending = this.pendingFor(dispatcher);
     for (;;) {
       const events = await this.outbox.find(pending).sort({ dtsCreated: 1, _id: 1 }).limit(dispatcher.batch).toArray();
       if (events.length === 0) return;

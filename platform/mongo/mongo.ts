@@ -1,4 +1,7 @@
-import { MongoClient, MongoServerError, type Collection, type Db, type Document, type OptionalUnlessRequiredId } from 'mongodb';
+import { trace } from '@opentelemetry/api';
+import { MongoClient, MongoServerError, type Collection, type CommandFailedEvent, type CommandSucceededEvent, type Db, type Document, type OptionalUnlessRequiredId } from 'mongodb';
+import { databaseCommands } from '../telemetry/metrics.js';
+import { SpanKind, SpanStatusCode, startChildSpan, type Span } from '../telemetry/tracing.js';
 import type { SubgraphName } from '../runtime/config.js';
 import { withinTime } from '../http/deadline.js';
 import { guardDriverWrites } from './driver-guard.js';
@@ -112,18 +115,35 @@ async function needsSerializedWrites(uri: string): Promise<boolean> {
   }
 }
 
-/** Connects with the official driver and counts every command it starts. */
+/** Connects with the official driver and counts every command it starts; each is timed in the metrics and, inside a recorded trace, is a span. */
 export async function connectMongo(uri: string, dbPrefix: string, appName = 'banking-graph'): Promise<Mongo> {
   guardDriverWrites();
   const serialized = await needsSerializedWrites(uri);
   const commands = new CommandCounter();
   const newClient = () => {
     const created = new MongoClient(uri, { appName, monitorCommands: true, serverSelectionTimeoutMS: 10_000, ...(serialized ? { maxPoolSize: 1 } : {}) });
+    // A command's span, kept from its start to its end event; only inside a trace being recorded.
+    const spans = new Map<string, Span>();
     created.on('commandStarted', (event) => {
       const target: unknown = event.command[event.commandName];
-      commands.record(event.databaseName, typeof target === 'string' ? target : '', event.commandName);
+      const collection = typeof target === 'string' ? target : '';
+      commands.record(event.databaseName, collection, event.commandName);
       commands.recordShapes(event.databaseName, event.command);
+      if (trace.getActiveSpan()?.isRecording()) {
+        spans.set(`${event.address}/${event.requestId}`, startChildSpan(`mongodb ${event.commandName} ${collection}`.trim(), SpanKind.CLIENT, { 'db.system.name': 'mongodb', 'db.namespace': event.databaseName, 'db.collection.name': collection, 'db.operation.name': event.commandName }));
+      }
     });
+    const ended = (event: CommandSucceededEvent | CommandFailedEvent, outcome: 'ok' | 'error') => {
+      databaseCommands.observe({ database: event.databaseName, command: event.commandName, outcome }, event.duration / 1000);
+      const key = `${event.address}/${event.requestId}`;
+      const span = spans.get(key);
+      if (!span) return;
+      spans.delete(key);
+      if (outcome === 'error') span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    };
+    created.on('commandSucceeded', (event) => ended(event, 'ok'));
+    created.on('commandFailed', (event) => ended(event, 'error'));
     return created;
   };
   const client = newClient();

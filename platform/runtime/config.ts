@@ -124,6 +124,12 @@ export interface Config {
   corsOrigins: readonly string[];
   /** How long a service stays up after SIGTERM, answering but not ready, before it stops accepting (DRAIN_SECONDS). */
   drainSeconds: number;
+  /** Where spans go over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT, e.g. http://collector:4318); unset exports nothing. */
+  otlpEndpoint: string | undefined;
+  /** Share of new traces recorded and exported (OTEL_TRACES_SAMPLER_ARG, 0 to 1); a caller's sampled flag is followed. */
+  traceSampleRatio: number;
+  /** A port of its own for `GET /metrics` (METRICS_PORT); unset serves it on the service's own port. */
+  metricsPort: number | undefined;
 }
 
 export class ConfigError extends Error {
@@ -177,6 +183,16 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     if ((values as readonly string[]).includes(raw)) return raw as T;
     problems.push(`${name} must be one of ${values.join(', ')} (got "${raw}")`);
     return fallback;
+  };
+  const ratio = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < 0 || value > 1) {
+      problems.push(`${name} must be a number from 0 to 1 (got "${raw}")`);
+      return fallback;
+    }
+    return value;
   };
   const url = (name: string, fallback: string): string => {
     const raw = env[name] || fallback;
@@ -343,6 +359,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     trustProxy: bool('TRUST_PROXY', false),
     corsOrigins: origins('CORS_ORIGINS', nodeEnv === 'production' ? '' : 'http://localhost:*,http://127.0.0.1:*'),
     drainSeconds: int('DRAIN_SECONDS', 5, 0, 300),
+    otlpEndpoint: optionalUrl('OTEL_EXPORTER_OTLP_ENDPOINT'),
+    traceSampleRatio: ratio('OTEL_TRACES_SAMPLER_ARG', 1),
+    metricsPort: env.METRICS_PORT ? int('METRICS_PORT', 0, 1, 65535) : undefined,
     seedDemo: bool('SEED_DEMO', nodeEnv !== 'production'),
     outboxChosen: Boolean(env.OUTBOX_DIR),
     geocoderPreload: bool('GEOCODER_PRELOAD', true),

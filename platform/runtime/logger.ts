@@ -1,6 +1,6 @@
+import { pino, type Logger as PinoLogger } from 'pino';
+import { activeTraceIds } from '../telemetry/tracing.js';
 import type { LogLevel } from './config.js';
-
-const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
 /** Keys whose values never reach a log line, whatever object they sit in. */
 const SECRET_KEYS = /^(password|oldpassword|newpassword|token|tokens|x-svc-token|x-svc-jwtoken|authorization|cookie|secret|serversecret|signature|cryptotext|accountnumber|num|pan|destinationpan|x-internal-principal)$/i;
@@ -32,19 +32,36 @@ export interface Logger {
   child(bindings: Record<string, unknown>): Logger;
 }
 
-/** Creates a logger writing one JSON object per line to stdout, with secrets redacted. */
-export function createLogger(level: LogLevel, bindings: Record<string, unknown> = {}, write: (line: string) => void = (line) => process.stdout.write(line)): Logger {
-  const threshold = LEVELS[level];
-  const log = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) => {
-    if (LEVELS[lvl] < threshold) return;
-    const line = { time: new Date().toISOString(), level: lvl, ...bindings, msg, ...(fields ? (redact(fields) as object) : {}) };
-    write(`${JSON.stringify(line)}\n`);
-  };
+function wrap(base: PinoLogger): Logger {
   return {
-    debug: (msg, fields) => log('debug', msg, fields),
-    info: (msg, fields) => log('info', msg, fields),
-    warn: (msg, fields) => log('warn', msg, fields),
-    error: (msg, fields) => log('error', msg, fields),
-    child: (more) => createLogger(level, { ...bindings, ...more }, write),
+    debug: (msg, fields) => base.debug(fields ?? {}, msg),
+    info: (msg, fields) => base.info(fields ?? {}, msg),
+    warn: (msg, fields) => base.warn(fields ?? {}, msg),
+    error: (msg, fields) => base.error(fields ?? {}, msg),
+    child: (more) => wrap(base.child(more)),
   };
+}
+
+/**
+ * Creates a pino logger writing one JSON object per line (stdout by default), with secrets
+ * redacted and the active trace's `traceId` and `spanId` on every line written inside one.
+ * Redaction is by key at any depth, in pino's log formatter: pino's redaction paths name fixed
+ * positions, and a client's body may nest a secret anywhere.
+ */
+export function createLogger(level: LogLevel, bindings: Record<string, unknown> = {}, write?: (line: string) => void): Logger {
+  const base = pino(
+    {
+      level,
+      base: undefined,
+      messageKey: 'msg',
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: {
+        level: (label) => ({ level: label }),
+        log: (fields) => redact(fields) as Record<string, unknown>,
+      },
+      mixin: activeTraceIds,
+    },
+    write ? { write } : pino.destination(1),
+  );
+  return wrap(Object.keys(bindings).length > 0 ? base.child(bindings) : base);
 }

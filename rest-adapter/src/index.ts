@@ -62,8 +62,9 @@ export async function start(options: {
   const collection = JSON.stringify(buildPostmanCollection(config.restPublicUrl, { demoCredentials }), null, 2);
 
   /** The adapter's own documents: the OpenAPI document, the reference page and the request collection. */
-  async function serveContract(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<boolean> {
+  async function serveContract(req: IncomingMessage, res: ServerResponse, pathname: string, scope: RequestScope): Promise<boolean> {
     if (req.method !== 'GET') return false;
+    if (pathname === '/openapi.json' || pathname === '/postman-collection.json') scope.route = pathname;
     if (pathname === '/openapi.json') {
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache' }).end(openApi);
       return true;
@@ -75,6 +76,7 @@ export async function start(options: {
     if (pathname !== '/docs' && !pathname.startsWith('/docs/')) return false;
     const file = await referencePageFile(pathname.replace(/^\/docs\/?/, ''));
     if (!file) return false;
+    scope.route = '/docs';
     res.writeHead(200, { 'content-type': file.type, 'cache-control': 'no-cache', ...REFERENCE_PAGE_HEADERS }).end(file.body);
     return true;
   }
@@ -99,7 +101,7 @@ export async function start(options: {
 
   async function handle(req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (await serveContract(req, res, url.pathname)) return;
+    if (await serveContract(req, res, url.pathname, scope)) return;
     const found = match(req.method ?? 'GET', url.pathname);
     if (!found) {
       sendJson(res, 404, { error: { code: ErrorCode.NOT_FOUND, message: `No route for ${req.method} ${url.pathname}.` }, requestId: scope.requestId });
@@ -110,6 +112,7 @@ export async function start(options: {
       return;
     }
     const { route, params, undecodable } = found;
+    scope.route = found.template;
     try {
       await serveRoute(route, params, url, req, res, scope, undecodable);
     } catch (error) {
@@ -231,6 +234,7 @@ export async function start(options: {
     // Ready while it can serve; the gateway behind it has readiness of its own.
     ready: async () => true,
     cors: { origins: config.corsOrigins },
+    metrics: config.metricsPort === undefined,
     handle,
   });
 }

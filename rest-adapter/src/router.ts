@@ -3,6 +3,8 @@ import type { Route } from './routes/index.js';
 /** A route with its paths compiled to matchers. */
 interface CompiledPath {
   route: Route;
+  /** The path as the route declares it (`/svc/v1/accounts/:SvcAccountId`). */
+  template: string;
   pattern: RegExp;
   names: string[];
 }
@@ -18,15 +20,15 @@ function compile(route: Route, path: string): CompiledPath {
       return '([^/]+)';
     })
     .join('/');
-  return { route, pattern: new RegExp(`^${source}/?$`), names };
+  return { route, template: path, pattern: new RegExp(`^${source}/?$`), names };
 }
 
 /** Finds the route of a method and path; tells apart an unknown path (404) from a known path with another method (405). */
 export function createRouter(routes: Route[]) {
   const compiled = routes.flatMap((route) => route.paths.map((path) => compile(route, path)));
-  return (method: string, pathname: string): { route: Route; params: Record<string, string>; undecodable?: string } | { allowed: string[] } | null => {
+  return (method: string, pathname: string): { route: Route; template: string; params: Record<string, string>; undecodable?: string } | { allowed: string[] } | null => {
     const allowed: string[] = [];
-    for (const { route, pattern, names } of compiled) {
+    for (const { route, template, pattern, names } of compiled) {
       const match = pattern.exec(pathname);
       if (!match) continue;
       if (route.method !== method) {
@@ -45,7 +47,7 @@ export function createRouter(routes: Route[]) {
           undecodable ??= name;
         }
       });
-      return undecodable === undefined ? { route, params } : { route, params, undecodable };
+      return undecodable === undefined ? { route, template, params } : { route, template, params, undecodable };
     }
     return allowed.length > 0 ? { allowed } : null;
   };

@@ -29,7 +29,7 @@ describe('the gateway\'s subgraph fetch', () => {
     fetcher(url, { method: 'POST', headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: principal }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ data: { n: number } }>);
 
   it('sends identical reads in flight once and gives each caller the answer', async () => {
-    const fetcher = createSubgraphFetcher(5000, HTTP_TRANSPORT);
+    const fetcher = createSubgraphFetcher(5000, HTTP_TRANSPORT, () => 'test');
     received = 0;
     const answers = await Promise.all(Array.from({ length: 10 }, () => call(fetcher, { query: 'query { me { id } }' })));
     expect(received).toBe(1);
@@ -42,7 +42,7 @@ describe('the gateway\'s subgraph fetch', () => {
   });
 
   it('never shares writes, nor reads of different principals or variables', async () => {
-    const fetcher = createSubgraphFetcher(5000, HTTP_TRANSPORT);
+    const fetcher = createSubgraphFetcher(5000, HTTP_TRANSPORT, () => 'test');
     received = 0;
     await Promise.all([
       call(fetcher, { query: 'mutation { logout }' }),
@@ -57,7 +57,7 @@ describe('the gateway\'s subgraph fetch', () => {
   });
 
   it('sends the reads of a mutation\'s plan on their own, without the marking header', async () => {
-    const fetcher = createSubgraphFetcher(5000, HTTP_TRANSPORT);
+    const fetcher = createSubgraphFetcher(5000, HTTP_TRANSPORT, () => 'test');
     received = 0;
     const read = (unshared: boolean) =>
       fetcher(url, { method: 'POST', headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: 'p1', ...(unshared ? { [UNSHARED_READ_HEADER]: '1' } : {}) }, body: JSON.stringify({ query: 'query { me { id } }' }) });
@@ -67,7 +67,7 @@ describe('the gateway\'s subgraph fetch', () => {
   });
 
   it('gives up on a read that takes longer than the timeout, but waits for a write, the gateway\'s marked ones included', async () => {
-    const fetcher = createSubgraphFetcher(30, HTTP_TRANSPORT);
+    const fetcher = createSubgraphFetcher(30, HTTP_TRANSPORT, () => 'test');
     await expect(call(fetcher, { query: 'query { me { id } }' })).rejects.toThrow(/timeout|aborted/i);
     // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- vitest types its asymmetric matchers as any.
     await expect(call(fetcher, { query: 'mutation { logout }' })).resolves.toMatchObject({ data: { n: expect.any(Number) } });

@@ -22,8 +22,8 @@ describe('a GraphQL POST made in this process', () => {
 
   beforeAll(async () => {
     await apollo.start();
-    service = await startHttpService({ name: 'local-test', host: '127.0.0.1', port: 0, logger: createLogger('silent'), ready: async () => true, handle: apolloHandler(apollo, { bodyLimitBytes: 1024 * 1024, context }) });
-    local = apolloLocal(apollo, context, logger);
+    service = await startHttpService({ name: 'local-test', host: '127.0.0.1', port: 0, logger: createLogger('silent'), ready: async () => true, metrics: false, handle: apolloHandler(apollo, { bodyLimitBytes: 1024 * 1024, context }) });
+    local = apolloLocal(apollo, context, logger, 'local-test');
   });
   afterAll(async () => {
     await service.close();

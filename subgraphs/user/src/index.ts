@@ -5,6 +5,7 @@ import { BodyTooLargeError, localPost, readBody, sendJson } from '../../../platf
 import { HTTP_TRANSPORT } from '../../../platform/http/transport.js';
 import { createNotifier } from '../../../platform/messaging/notify.js';
 import { PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, verifyPrincipal } from '../../../platform/security/principal.js';
+import { serveInSpan } from '../../../platform/telemetry/tracing.js';
 import { startSubgraph, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
 import { announceThrough, Sessions } from './auth/sessions.js';
 import { createUserContext, type UserServices } from './context.js';
@@ -61,8 +62,9 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
     name: 'user',
     resolvers,
     createContext: (base) => createUserContext(base, services),
-    extraRoutes: async (req, res) => {
+    extraRoutes: async (req, res, scope) => {
       if (req.method !== 'POST' || req.url !== SESSION_RESOLVE_PATH) return false;
+      scope.route = SESSION_RESOLVE_PATH;
       if (!fromGateway(req.headers[PRINCIPAL_HEADER])) {
         sendJson(res, NOT_GATEWAY.status, NOT_GATEWAY.body);
         return true;
@@ -92,10 +94,16 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
   // A gateway beside it in this process may resolve sessions through the transport.
   const withdraw = (options.transport ?? HTTP_TRANSPORT).serve(
     `${service.url}${SESSION_RESOLVE_PATH}`,
-    localPost(async (source, body) => {
-      const answer = await resolveSession(source.headers[PRINCIPAL_HEADER], body);
-      return { status: answer.status, headers: { 'content-type': 'application/json' }, text: JSON.stringify(answer.body) };
-    }),
+    localPost((source, body, requestId) =>
+      serveInSpan(`POST ${SESSION_RESOLVE_PATH}`, source.headers, { 'http.route': SESSION_RESOLVE_PATH, 'service.name': 'user-subgraph', 'request.id': requestId }, async (span) => {
+        try {
+          const answer = await resolveSession(source.headers[PRINCIPAL_HEADER], body);
+          return { status: answer.status, headers: { 'content-type': 'application/json' }, text: JSON.stringify(answer.body) };
+        } finally {
+          span.end();
+        }
+      }),
+    ),
   );
   if (config.geocoderPreload && services.geocoder instanceof OfflineGeocoder) {
     const geocoder = services.geocoder;

@@ -1,0 +1,99 @@
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { AlwaysOffSampler, BatchSpanProcessor, NoopSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace';
+
+/** The tracer of every span the services make themselves. */
+const tracer = () => trace.getTracer('banking-graph');
+
+/** A started tracing setup; `shutdown` exports what is pending and unregisters it. */
+export interface Tracing {
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Starts OpenTelemetry tracing for this process, under `serviceName`. W3C trace context is taken
+ * from callers and passed on to every call. With an OTLP endpoint, new traces are sampled at
+ * `sampleRatio` (a caller's decision is followed) and exported over OTLP/HTTP; without one
+ * nothing is recorded or exported, and the trace ids still reach the logs and the calls.
+ * Start it before the services are imported: Apollo's gateway takes its tracer as it loads.
+ */
+export function startTracing(options: { serviceName: string; otlpEndpoint: string | undefined; sampleRatio: number }): Tracing {
+  const { otlpEndpoint } = options;
+  const sdk = new NodeSDK({
+    serviceName: options.serviceName,
+    autoDetectResources: false,
+    textMapPropagator: new W3CTraceContextPropagator(),
+    sampler: otlpEndpoint ? new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.sampleRatio) }) : new AlwaysOffSampler(),
+    // Without an exporter a processor is still given: the SDK registers no tracer without one, and the ids would be lost.
+    spanProcessors: [otlpEndpoint ? new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: new URL('/v1/traces', otlpEndpoint).href }), scheduledDelayMillis: 1000 }) : new NoopSpanProcessor()],
+    // Metrics are prom-client's and logs are pino's: the SDK exports traces only.
+    metricReaders: [],
+    logRecordProcessors: [],
+    instrumentations: [],
+  });
+  sdk.start();
+  return {
+    shutdown: async () => {
+      await sdk.shutdown();
+      trace.disable();
+      propagation.disable();
+      context.disable();
+    },
+  };
+}
+
+/** The trace and span ids of the active span, for a log line; empty outside a trace. */
+export function activeTraceIds(): { traceId?: string; spanId?: string } {
+  const span = trace.getSpanContext(context.active());
+  return span && trace.isSpanContextValid(span) ? { traceId: span.traceId, spanId: span.spanId } : {};
+}
+
+/** Ends `span` as failed when `error` is one, and passes the outcome on. */
+async function ending<T>(span: Span, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    span.recordException(error instanceof Error ? error : String(error));
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+/**
+ * Runs a request served by this process in a SERVER span that continues the caller's trace
+ * (`traceparent` in `headers`). The span is handed to `work`, which names its route and sets its
+ * status; the caller ends it.
+ */
+export function serveInSpan<T>(name: string, headers: Record<string, string | string[] | undefined>, attributes: Attributes, work: (span: Span) => T): T {
+  const parent = propagation.extract(ROOT_CONTEXT, headers);
+  const span = tracer().startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+  return context.with(trace.setSpan(parent, span), () => work(span));
+}
+
+/**
+ * Runs a call to another service in a CLIENT span, with the trace context added to the headers
+ * it sends (a copy; the caller's are not changed).
+ */
+export function callInSpan<T>(name: string, attributes: Attributes, headers: Record<string, string>, work: (headers: Record<string, string>) => Promise<T>): Promise<T> {
+  return tracer().startActiveSpan(name, { kind: SpanKind.CLIENT, attributes }, (span) => {
+    const carried = { ...headers };
+    propagation.inject(context.active(), carried);
+    return ending(span, work(carried));
+  });
+}
+
+/** Runs `work` in a span of its own (an event published, a delivery attempted), a child of the active one. */
+export function inSpan<T>(name: string, kind: SpanKind, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
+  return tracer().startActiveSpan(name, { kind, attributes }, (span) => ending(span, work(span)));
+}
+
+/** Starts a span as a child of the active one that the caller ends (a database command, from its start and end events). */
+export function startChildSpan(name: string, kind: SpanKind, attributes: Attributes): Span {
+  return tracer().startSpan(name, { kind, attributes });
+}
+
+export { SpanKind, SpanStatusCode, type Span };
