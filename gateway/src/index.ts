@@ -13,7 +13,7 @@ import type { Logger } from '../../platform/runtime/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal, verifyClientIp, type Principal } from '../../platform/security/principal.js';
 import { formatError, unexpectedErrorLog } from '../../platform/graphql/subgraph.js';
 import { operationTelemetryPlugin } from '../../platform/graphql/telemetry.js';
-import { reportSubgraphReadiness, reportSubscriptions } from '../../platform/telemetry/metrics.js';
+import { reportSubgraphReadiness, reportSubscriptions, zeroGatewayCounters } from '../../platform/telemetry/metrics.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { createAuthenticator, sessionConfirmationPlugin, sessionEndingPlugin, type SessionLookups } from './authenticate.js';
 import { createSubgraphFetcher, UNSHARED_READ_HEADER, type SubgraphFetchCounts, type SubgraphFetcher } from './subgraph-fetch.js';
@@ -132,6 +132,7 @@ export async function start(options: {
   const { config } = options;
   const transport = options.transport ?? HTTP_TRANSPORT;
   const logger = options.logger.child({ service: 'gateway' });
+  zeroGatewayCounters(SUBGRAPH_NAMES);
   const subgraphByUrl = new Map(SUBGRAPH_NAMES.map((name) => [config.subgraphUrls[name], name]));
   const subgraphFetcher = createSubgraphFetcher(config.subgraphTimeoutMs, transport, (url) => subgraphByUrl.get(url) ?? 'unknown');
   const hits = createHitCounter(config.redisUrl, config.dbPrefix, logger);

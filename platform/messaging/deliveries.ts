@@ -6,7 +6,7 @@ import { insertIfAbsent } from '../mongo/mongo.js';
 import type { Notifier } from './notify.js';
 import { recordEvent } from './outbox.js';
 import { deliverWebhook } from './webhooks.js';
-import { deliveryAttempts, reportQueueDepth } from '../telemetry/metrics.js';
+import { deliveryAttempts, reportQueueDepth, zeroDeliveryCounters } from '../telemetry/metrics.js';
 import { inSpan, SpanKind, SpanStatusCode } from '../telemetry/tracing.js';
 
 const WEBHOOK_TIMEOUT_MS = 5000;
@@ -144,6 +144,7 @@ export class Deliveries {
     private readonly endpoints: DeliveryEndpoints,
   ) {
     this.deliveries = deliveriesCollection(db);
+    zeroDeliveryCounters();
     this.unreport = reportQueueDepth(db.databaseName, 'deliveries', () => this.deliveries.countDocuments({ status: 'pending' }));
   }
 

@@ -152,6 +152,21 @@ export const reportSubgraphReadiness = (subgraph: string, read: () => Promise<nu
 export const reportSubscriptions = (service: string, read: () => Promise<number>) => reportAtScrape(subscriptions, subscriptionReaders, { service }, read);
 
 /**
+ * Starts the gateway's counters at zero for every label value they can take, so that a rate
+ * over them exists (and alerts can read it) before the first refusal or shared fetch.
+ */
+export function zeroGatewayCounters(subgraphs: readonly string[]): void {
+  for (const subgraph of subgraphs) deduplicatedFetches.inc({ subgraph }, 0);
+  for (const source of ['memory', 'read']) sessionLookups.inc({ source }, 0);
+  for (const limit of ['sensitive', 'per-credential', 'per-address']) rateLimitRefusals.inc({ limit }, 0);
+}
+
+/** Starts the delivery attempts at zero for every kind and outcome (see `zeroGatewayCounters`). */
+export function zeroDeliveryCounters(): void {
+  for (const kind of ['webhook', 'email']) for (const outcome of ['delivered', 'failed']) deliveryAttempts.inc({ kind, outcome }, 0);
+}
+
+/**
  * A label value taken from clients (an operation name) kept to a bounded set: past `max`
  * distinct values, or for a value that is not a GraphQL name, it is `other`. A client naming
  * each request differently cannot grow the metrics without bound.
