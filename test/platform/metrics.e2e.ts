@@ -58,8 +58,8 @@ describe('metrics scraped by Prometheus', () => {
 
   afterAll(async () => {
     prometheus?.kill('SIGKILL');
-    await stack?.stop();
-    await stack?.mongo.close();
+    await stack.stop();
+    await stack.mongo.close();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
