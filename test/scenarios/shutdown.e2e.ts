@@ -45,7 +45,7 @@ async function startThenTerminate(
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   try {
-    const url = await Promise.race([address, exited.then(() => null), new Promise<null>((resolve) => setTimeout(() => resolve(null), 20_000))]);
+    const url = await Promise.race([address, exited.then(() => null), new Promise<null>((resolve) => setTimeout(() => resolve(null), 45_000))]);
     const healthy = url !== null && (await fetch(`${url}/health`).then((r) => r.ok, () => false));
     if (url !== null) await whileUp(url);
     child.kill('SIGTERM');
@@ -72,15 +72,15 @@ describe('shutting down on SIGTERM', () => {
     expect(result.healthy, result.output).toBe(true);
     expect(result.code, result.output).toBe(0);
     expect(result.output).toContain('"msg":"stopped"');
-  });
+  }, 75_000);
 
   it('drains a service run as its own process: not ready at once, still answering, then stopped with 0', async () => {
-    const result = await startThenTerminate(['scripts/serve.ts', 'cards'], { ...ZERO_PORTS, REDIS_URL: 'redis://127.0.0.1:6379', DRAIN_SECONDS: '2' }, /"msg":"listening","url":"(http:\/\/127\.0\.0\.1:\d+)"/);
+    const result = await startThenTerminate(['scripts/serve.ts', 'cards'], { ...ZERO_PORTS, REDIS_URL: 'redis://127.0.0.1:6379', DRAIN_SECONDS: '2' }, /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"listening"/);
     expect(result.healthy, result.output).toBe(true);
     expect(result.whileDraining, result.output).toEqual({ ready: 503, health: 200 });
     expect(result.code, result.output).toBe(0);
     expect(result.output).toContain('"msg":"draining"');
-  });
+  }, 75_000);
 
   it('runs a service from `npm run build` with node alone, and stops it', async () => {
     // Inside the repository, so that the built modules find its node_modules, as they do in dist/.
@@ -91,7 +91,7 @@ describe('shutting down on SIGTERM', () => {
       expect(execFileSync(process.execPath, [path.join(into, 'scripts', 'node-flags.js'), 'cards'], { encoding: 'utf8' }).trim()).toBe(SERVICE_NODE_FLAGS.join(' '));
       // The image's HEALTHCHECK, from the build, against the running service.
       let healthcheck: number | null = null;
-      const result = await startThenTerminate([path.join(into, 'scripts', 'serve.js'), 'cards'], { ...ZERO_PORTS, REDIS_URL: 'redis://127.0.0.1:6379' }, /"msg":"listening","url":"(http:\/\/127\.0\.0\.1:\d+)"/, async (url) => {
+      const result = await startThenTerminate([path.join(into, 'scripts', 'serve.js'), 'cards'], { ...ZERO_PORTS, REDIS_URL: 'redis://127.0.0.1:6379' }, /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"listening"/, async (url) => {
         healthcheck = await new Promise<number | null>((resolve) => {
           const env = { ...process.env, NODE_ENV: 'development', SERVICE: 'cards', CARDS_SUBGRAPH_PORT: new URL(url).port };
           spawn(process.execPath, [path.join(into, 'scripts', 'healthcheck.js'), 'ready'], { env, stdio: 'ignore' }).once('exit', (code) => resolve(code));
@@ -103,5 +103,5 @@ describe('shutting down on SIGTERM', () => {
     } finally {
       rmSync(into, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 150_000);
 });
