@@ -1,0 +1,365 @@
+import { randomBytes } from 'node:crypto';
+import { createClient, type Client } from 'graphql-ws';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import WebSocket from 'ws';
+import { DEMO } from '../../platform/demo/demo.js';
+import { connectMongo, type Mongo } from '../../platform/mongo/mongo.js';
+import { SUBGRAPH_NAMES } from '../../platform/runtime/config.js';
+import { GATEWAYS, startCluster, type Cluster, type Gateway } from '../../scripts/lib/cluster.js';
+import { HAPROXY_BIN, HAPROXY_CHECKS } from '../../scripts/lib/haproxy.js';
+import { seedDemo } from '../../scripts/stack.js';
+import { ensureDebianPackage } from '../support/debian.js';
+import { until } from '../support/harness.js';
+
+// The replicas topology as processes (scripts/lib/cluster.ts, as `npm run start:cluster` runs it):
+// each subgraph, two gateways and two REST adapters on their own, behind Debian's HAProxy, over the
+// run's database and this machine's Redis. test/scenarios/replicas.e2e.ts covers the same
+// guarantees with the replicas in one process.
+const REDIS_URL = 'redis://127.0.0.1:6379';
+/** Short, to keep restarts short; longer than HAProxy needs to take a not-ready gateway out (3 checks 200 ms apart). */
+const DRAIN_SECONDS = 2;
+/** The strict limit of the sensitive fields, per address, counted in Redis by both gateways. */
+const SENSITIVE_LIMIT = 10;
+/** Concurrent REST clients of the load; each has at most one request in flight. */
+const LOAD_CLIENTS = 3;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One request of the load: what it was, when it was sent and answered (ms since the load started), and why it failed if it did (not a 2xx). */
+interface LoadRequest {
+  what: 'write' | 'read';
+  sentAt: number;
+  doneAt: number;
+  failure?: string;
+}
+
+/** What a load run did: its requests, and the ids of the writes that were acknowledged (answered 2xx). */
+interface LoadReport {
+  requests: LoadRequest[];
+  acknowledged: string[];
+  startedAt: number;
+}
+
+describe('replicas as processes behind HAProxy', () => {
+  let cluster: Cluster | undefined;
+  let mongo: Mongo | undefined;
+  const unexpectedExits: string[] = [];
+  const prefix = `topo${randomBytes(4).toString('hex')}_`;
+  let userToken: string;
+  let merchantJwt: string;
+
+  const running = () => {
+    if (!cluster) throw new Error('the cluster did not start');
+    return cluster;
+  };
+  /** What a test left going (its load, its subscribers), ended in afterAll should the test have timed out. */
+  const leftGoing = new Set<() => Promise<unknown>>();
+  const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal: AbortSignal.timeout(15_000) });
+  const graphql = (url: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) => post(url, { query, variables }, headers);
+  /** A gateway's own GraphQL endpoint, past HAProxy. */
+  const direct = (gateway: Gateway) => `${running().urls[gateway]}/graphql`;
+  const statusOf = (answer: Promise<Response>) =>
+    answer.then(
+      async (response) => {
+        await response.arrayBuffer();
+        return response.status;
+      },
+      () => 0,
+    );
+  const login = async (restUrl: string) => {
+    const answer = await fetch(`${restUrl}/token`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ channel: 'internet', userName: DEMO.userName, password: DEMO.password }) });
+    expect(answer.status).toBe(200);
+    return ((await answer.json()) as { token: string }).token;
+  };
+  const CREATE_LINK = 'mutation ($input: PaymentLinkInput!) { createPaymentLink(input: $input) { svcTransactionId } }';
+
+  beforeAll(async () => {
+    await ensureDebianPackage(HAPROXY_BIN, 'haproxy');
+    const mongodbUri = inject('mongodbUri');
+    mongo = await connectMongo(mongodbUri, prefix);
+    await seedDemo(mongo);
+    const started = performance.now();
+    cluster = await startCluster({
+      env: {
+        // Not `test`: the processes run as a user's would (shutdown.e2e.ts does the same).
+        NODE_ENV: 'development',
+        LOG_LEVEL: 'info',
+        MONGODB_URI: mongodbUri,
+        MONGODB_DB_PREFIX: prefix,
+        REDIS_URL,
+        INTERNAL_SECRET: randomBytes(32).toString('hex'),
+        JWT_SECRET: randomBytes(32).toString('hex'),
+        DRAIN_SECONDS: String(DRAIN_SECONDS),
+        GEOCODER_PRELOAD: 'false',
+        // The load writes far more than a client would; the sensitive limit stays strict, to be counted.
+        RATE_LIMIT_PER_CREDENTIAL: '1000000',
+        RATE_LIMIT_PER_ADDRESS: '1000000',
+        RATE_LIMIT_SENSITIVE: String(SENSITIVE_LIMIT),
+        // The shortest retention: the keys this run leaves in the machine's Redis go within a minute.
+        IDEMPOTENCY_KEY_TTL_SECONDS: '60',
+      },
+      // Eight processes loading every service on two shared cores: slow beside other test files.
+      readyTimeoutMs: 180_000,
+      onUnexpectedExit: (member, how, tail) => {
+        unexpectedExits.push(`${member} ${how}`);
+        process.stderr.write(`\n${member} ${how} without being stopped:\n${tail}\n`);
+      },
+    });
+    process.stderr.write(`topology: 8 processes and HAProxy ready in ${Math.round(performance.now() - started)} ms\n`);
+    const { restUrl } = cluster;
+    userToken = await login(restUrl);
+    const aggregator = await post(`${restUrl}/auth/get-token`, { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } });
+    expect(aggregator.status).toBe(200);
+    const aggregatorToken = ((await aggregator.json()) as { data: { token: string } }).data.token;
+    const merchant = await post(`${restUrl}/payment-link/merchant/get-token`, { svcMerchantId: DEMO.merchantId }, { 'x-svc-token': aggregatorToken });
+    expect(merchant.status).toBe(200);
+    merchantJwt = ((await merchant.json()) as { data: { token: string } }).data.token;
+  }, 300_000);
+
+  beforeEach(({ onTestFailed }) => {
+    onTestFailed(() => {
+      if (cluster) process.stderr.write(`\n${cluster.tail(30)}\n`);
+    });
+  });
+  afterEach(() => {
+    // A process that died on its own fails the test it died in (its tail is printed when it happens).
+    expect(unexpectedExits.splice(0)).toEqual([]);
+  });
+  afterAll(async () => {
+    for (const end of leftGoing) await end();
+    await cluster?.close();
+    if (mongo) {
+      for (const name of SUBGRAPH_NAMES) await mongo.db(name).dropDatabase();
+      await mongo.close();
+    }
+  }, 60_000);
+
+  /**
+   * `LOAD_CLIENTS` clients, each in a loop through HAProxy's REST front: create a payment link
+   * (with an Idempotency-Key of its own, as a client that may retry would), then read the user's
+   * restrictions. Nothing is retried: every non-2xx answer or network error is a failure.
+   */
+  const startLoad = () => {
+    const report: LoadReport = { requests: [], acknowledged: [], startedAt: performance.now() };
+    const run = { going: true };
+    const { restUrl } = running();
+    const runId = randomBytes(3).toString('hex');
+    const now = () => performance.now() - report.startedAt;
+    /** Sends one request; `check` answers why a response is a failure, or null. */
+    const send = async (what: LoadRequest['what'], request: () => Promise<Response>, check: (response: Response, text: string) => string | null) => {
+      const sentAt = now();
+      let failure: string | null;
+      try {
+        const response = await request();
+        failure = check(response, await response.text());
+      } catch (error) {
+        failure = (error as Error).message;
+      }
+      report.requests.push({ what, sentAt, doneAt: now(), ...(failure === null ? {} : { failure }) });
+    };
+    const client = async (n: number) => {
+      for (let i = 0; run.going; i += 1) {
+        const key = `load-${runId}-${n}-${i}`;
+        await send(
+          'write',
+          () => post(`${restUrl}/public/merchant/payment/create`, { amount: 1 + (i % 100), currency: 'USD', invoiceNumber: key }, { 'x-svc-jwtoken': merchantJwt, 'idempotency-key': key }),
+          (response, text) => {
+            const id = response.ok ? (JSON.parse(text) as { data?: { svcTransactionId?: string } }).data?.svcTransactionId : undefined;
+            if (!id) return `${response.status} ${text}`;
+            report.acknowledged.push(id);
+            return null;
+          },
+        );
+        await send('read', () => fetch(`${restUrl}/restrictions`, { headers: { token: userToken }, signal: AbortSignal.timeout(15_000) }), (response, text) => (response.ok ? null : `${response.status} ${text}`));
+        // Paced: steady traffic that leaves the two cores room to restart a gateway.
+        await sleep(200);
+      }
+    };
+    const clients = Array.from({ length: LOAD_CLIENTS }, (_, n) => client(n));
+    const stop = async () => {
+      run.going = false;
+      await Promise.all(clients);
+      leftGoing.delete(stop);
+      return report;
+    };
+    leftGoing.add(stop);
+    return { stop };
+  };
+  const failuresOf = (report: LoadReport) => report.requests.filter((request) => request.failure !== undefined);
+
+  /** Every acknowledged write, read back through HAProxy's GraphQL front: the merchant's links, a page of 1000 at a time. */
+  const expectReadable = async (acknowledged: string[]) => {
+    const stored = new Set<string>();
+    for (let skip = 0; ; skip += 1000) {
+      const answer = await graphql(running().graphqlUrl, 'query ($skip: Int) { paymentLinks(numberOfRecords: 1000, skipRecords: $skip) { items { svcTransactionId } total { more } } }', { skip }, { 'x-svc-jwtoken': merchantJwt });
+      expect(answer.status).toBe(200);
+      const page = ((await answer.json()) as { data: { paymentLinks: { items: Array<{ svcTransactionId: string }>; total: { more: boolean } } } }).data.paymentLinks;
+      for (const { svcTransactionId } of page.items) stored.add(svcTransactionId);
+      if (!page.total.more) break;
+    }
+    expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
+  };
+
+  it('delivers to a subscription on one gateway an event caused by a REST call through the other adapter', async () => {
+    const SvcCardId = DEMO.cardIds[0];
+    const received: unknown[] = [];
+    const client = createClient({ url: direct('gateway-1').replace('http', 'ws'), webSocketImpl: WebSocket, connectionParams: { token: userToken }, retryAttempts: 0 });
+    try {
+      client.subscribe({ query: 'subscription { cardStatusChanged { SvcCardId status } }' }, { next: (value) => void received.push(value), error: () => {}, complete: () => {} });
+      // The subscription is registered a moment after it is sent: change the card until an event arrives.
+      const deadline = Date.now() + 20_000;
+      for (let i = 0; received.length === 0 && Date.now() < deadline; i += 1) {
+        const answer = await post(`${running().urls['rest-adapter-2']}/cards/${SvcCardId}/${i % 2 === 0 ? 'off' : 'on'}`, {}, { token: userToken });
+        expect(answer.status).toBe(200);
+        await sleep(250);
+      }
+      expect(await statusOf(post(`${running().urls['rest-adapter-2']}/cards/${SvcCardId}/on`, {}, { token: userToken }))).toBe(200);
+      expect(JSON.stringify(received[0])).toContain(SvcCardId);
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  it('counts a rate limit across both gateways', async () => {
+    const exchange = (gateway: Gateway) => statusOf(graphql(direct(gateway), 'mutation ($link: String) { customerToken(link: $link) { token } }', { link: 'no-such-link' }));
+    // Half the limit on each gateway: neither has reached it alone.
+    const within: number[] = [];
+    for (let i = 0; i < SENSITIVE_LIMIT; i += 1) within.push(await exchange(GATEWAYS[i % 2]!));
+    expect(within.filter((status) => status === 429)).toEqual([]);
+    expect([await exchange('gateway-1'), await exchange('gateway-2')]).toEqual([429, 429]);
+  });
+
+  it('replays an Idempotency-Key on the other gateway', async () => {
+    const headers = { 'x-svc-jwtoken': merchantJwt, 'idempotency-key': `topology-${randomBytes(4).toString('hex')}` };
+    const variables = { input: { amount: 12, currency: 'USD' } };
+    const first = await graphql(direct('gateway-1'), CREATE_LINK, variables, headers);
+    const again = await graphql(direct('gateway-2'), CREATE_LINK, variables, headers);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const idOf = async (answer: Response) => ((await answer.json()) as { data: { createPaymentLink: { svcTransactionId: string } } }).data.createPaymentLink.svcTransactionId;
+    expect(await idOf(again)).toBe(await idOf(first));
+  });
+
+  it('refuses a session logged out on one gateway on the other, and through both adapters, once the announcement crosses Redis', async () => {
+    const token = await login(running().urls['rest-adapter-1']);
+    const me = (gateway: Gateway) => statusOf(graphql(direct(gateway), '{ me { firstName } }', {}, { token }));
+    // Gateway 2 has the session in memory (SESSION_CACHE_SECONDS): only the announcement over Redis can end it there.
+    expect([await me('gateway-2'), await me('gateway-2')]).toEqual([200, 200]);
+    const logout = await graphql(direct('gateway-1'), 'mutation { logout }', {}, { token });
+    expect(logout.status).toBe(200);
+    const loggedOutAt = performance.now();
+    const first = await me('gateway-2');
+    const refused = first === 401 ? first : await until(() => me('gateway-2'), (status) => status === 401, 2000);
+    process.stderr.write(`topology: logout on gateway-1: the next request on gateway-2 got ${first}; refused there ${Math.round(performance.now() - loggedOutAt)} ms after the logout's answer\n`);
+    expect(refused).toBe(401);
+    const restrictions = (adapter: 'rest-adapter-1' | 'rest-adapter-2') => statusOf(fetch(`${running().urls[adapter]}/restrictions`, { headers: { token } }));
+    const after = await Promise.all([...Array.from({ length: 5 }, () => me('gateway-1')), ...Array.from({ length: 5 }, () => me('gateway-2')), ...Array.from({ length: 5 }, () => restrictions('rest-adapter-1')), ...Array.from({ length: 5 }, () => restrictions('rest-adapter-2'))]);
+    expect(after).toEqual(Array.from({ length: 20 }, () => 401));
+  });
+
+  it('restarts both gateways one after the other under load without failing a request or losing an acknowledged write', async () => {
+    const load = startLoad();
+    await sleep(1000);
+    const restarts: string[] = [];
+    for (const gateway of GATEWAYS) {
+      const since = performance.now();
+      // SIGTERM: not ready at once, serving for DRAIN_SECONDS while HAProxy takes it out, then closed.
+      expect(await running().stop(gateway)).toBe('exited with 0');
+      const stoppedIn = performance.now() - since;
+      await running().restart(gateway);
+      restarts.push(`${gateway} stopped in ${Math.round(stoppedIn)} ms, back in rotation ${Math.round(performance.now() - since)} ms after SIGTERM`);
+    }
+    await sleep(1000);
+    const report = await load.stop();
+    const seconds = (performance.now() - report.startedAt) / 1000;
+    process.stderr.write(`topology: rolling restart: ${restarts.join('; ')}; ${report.requests.length} requests in ${seconds.toFixed(1)} s, ${failuresOf(report).length} failed, ${report.acknowledged.length} writes acknowledged\n`);
+    expect(report.requests.length).toBeGreaterThan(100);
+    expect(failuresOf(report)).toEqual([]);
+    await expectReadable(report.acknowledged);
+  }, 240_000);
+
+  it('keeps serving when a gateway is killed under load, and its subscribers reconnect through HAProxy', async () => {
+    const { graphqlUrl, restUrl } = running();
+    const SvcCardId = DEMO.cardIds[0];
+    const SUBSCRIBERS = 4;
+    const subscribers = Array.from({ length: SUBSCRIBERS }, () => ({ received: [] as number[], connectedAt: [] as number[], closedAt: [] as number[], errors: [] as string[], client: null as Client | null }));
+    for (const subscriber of subscribers) {
+      subscriber.client = createClient({
+        url: graphqlUrl.replace('http', 'ws'),
+        webSocketImpl: WebSocket,
+        connectionParams: { token: userToken },
+        // A short fixed wait instead of the default backoff (1 s doubling, plus up to 3 s), to keep the test short.
+        retryAttempts: 20,
+        retryWait: async () => {
+          await sleep(250);
+        },
+        // Until HAProxy takes the dead gateway out it may answer an upgrade 503, a socket error on
+        // which graphql-ws gives up by default (it retries closes only): behind a balancer, retry both.
+        shouldRetry: () => true,
+        on: { connected: () => void subscriber.connectedAt.push(performance.now()), closed: () => void subscriber.closedAt.push(performance.now()) },
+      });
+      subscriber.client.subscribe({ query: 'subscription { cardStatusChanged { SvcCardId status } }' }, { next: () => void subscriber.received.push(performance.now()), error: (error: unknown) => void subscriber.errors.push(String(error)), complete: () => {} });
+    }
+    /** Changes the card through HAProxy's REST front until every subscriber has an event received after `since`. */
+    const eventsReachEveryone = async (since: number) => {
+      const deadline = Date.now() + 20_000;
+      for (let i = 0; subscribers.some((s) => !s.received.some((at) => at > since)) && Date.now() < deadline; i += 1) {
+        await statusOf(post(`${restUrl}/cards/${SvcCardId}/${i % 2 === 0 ? 'off' : 'on'}`, {}, { token: userToken }));
+        await sleep(250);
+      }
+      await statusOf(post(`${restUrl}/cards/${SvcCardId}/on`, {}, { token: userToken }));
+      return subscribers.map((s) => s.received.some((at) => at > since));
+    };
+    const disposeAll = async () => {
+      for (const subscriber of subscribers) await subscriber.client?.dispose();
+      leftGoing.delete(disposeAll);
+    };
+    leftGoing.add(disposeAll);
+    try {
+      expect(await eventsReachEveryone(0)).toEqual(subscribers.map(() => true));
+      // The gateway holding more of the subscribers' connections is the one to kill (round robin shares them out).
+      const sessions = await Promise.all(GATEWAYS.map(async (gateway) => (await running().balancerState(gateway)).sessions));
+      const victim: Gateway = sessions[0]! >= sessions[1]! ? 'gateway-1' : 'gateway-2';
+      expect(Math.max(...sessions)).toBeGreaterThan(0);
+
+      const load = startLoad();
+      await sleep(1000);
+      const killedAt = performance.now();
+      expect(await running().stop(victim, 'SIGKILL')).toBe('killed by SIGKILL');
+      await until(() => running().balancerState(victim), (state) => state.status.startsWith('DOWN'), 10_000);
+      const downAt = performance.now();
+      await sleep(3000);
+      const report = await load.stop();
+      const killed = killedAt - report.startedAt;
+      const down = downAt - report.startedAt;
+      // The requests the dead gateway may have had: in flight at the kill, or sent before HAProxy took it out.
+      const exposed = report.requests.filter((request) => request.doneAt >= killed && request.sentAt < down);
+      const failures = failuresOf(report);
+
+      const eventsAfterKill = await eventsReachEveryone(killedAt);
+      const reconnected = subscribers.filter((s) => s.closedAt.some((at) => at > killedAt));
+      const reconnectMs = reconnected.map((s) => (s.connectedAt.find((at) => at > killedAt) ?? Infinity) - killedAt);
+      process.stderr.write(
+        `topology: SIGKILL of ${victim}: HAProxy took it out ${Math.round(down - killed)} ms after the kill; ${report.requests.length} requests, ${exposed.length} in flight or sent in between, ${failures.length} failed; ` +
+          `${report.acknowledged.length} writes acknowledged; ${reconnected.length} of ${SUBSCRIBERS} subscribers reconnected in ${reconnectMs.map(Math.round).join(', ')} ms\n`,
+      );
+      if (failures.length > 0) process.stderr.write(`topology: failures around the kill at ${Math.round(killed)} ms: ${JSON.stringify(failures)}\n`);
+      // HAProxy takes the dead gateway out after `fall` failed checks; until then it may send it requests, which fail.
+      expect(down - killed).toBeLessThan(HAPROXY_CHECKS.intervalMs * (HAPROXY_CHECKS.fall + 1) + 1000);
+      // Only those fail: none that had been answered before the kill, none sent after HAProxy took the gateway out.
+      expect(failures.filter((request) => !exposed.includes(request))).toEqual([]);
+      expect(report.requests.filter((request) => request.sentAt >= down).length).toBeGreaterThan(20);
+      await expectReadable(report.acknowledged);
+      expect(subscribers.flatMap((subscriber) => subscriber.errors)).toEqual([]);
+      expect(reconnected.length).toBeGreaterThan(0);
+      expect(eventsAfterKill).toEqual(subscribers.map(() => true));
+      // Reconnected within HAProxy's time to take the dead gateway out and a few retries.
+      expect(Math.max(...reconnectMs)).toBeLessThan(HAPROXY_CHECKS.intervalMs * HAPROXY_CHECKS.fall + 5000);
+    } finally {
+      await disposeAll();
+    }
+  }, 120_000);
+});
