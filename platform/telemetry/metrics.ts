@@ -105,11 +105,11 @@ export const deliveryAttempts = new Counter({
   registers: [registry],
 });
 
-/** Work waiting in a queue (an outbox lane, pending deliveries), read when scraped. */
+/** Work waiting in a queue (an outbox lane, pending deliveries), by the database that holds it, read when scraped. */
 export const queueDepth = new Gauge({
   name: 'queue_depth',
-  help: 'Items waiting in a queue, by service and queue, read at scrape time.',
-  labelNames: ['service', 'queue'] as const,
+  help: 'Items waiting in a queue, by the database that holds it and queue, read at scrape time.',
+  labelNames: ['database', 'queue'] as const,
   registers: [registry],
   async collect() {
     await readAtScrape(this, depthReaders);
@@ -142,8 +142,8 @@ function reportAtScrape(gauge: Gauge, readers: Set<ScrapeReader>, labels: Record
   };
 }
 
-/** Reports a queue's depth at every scrape until the returned function is called. */
-export const reportQueueDepth = (service: string, queue: string, read: () => Promise<number>) => reportAtScrape(queueDepth, depthReaders, { service, queue }, read);
+/** Reports the depth of a queue held in `database` at every scrape until the returned function is called. */
+export const reportQueueDepth = (database: string, queue: string, read: () => Promise<number>) => reportAtScrape(queueDepth, depthReaders, { database, queue }, read);
 
 /** Reports a subgraph's readiness (1 or 0) at every scrape until the returned function is called. */
 export const reportSubgraphReadiness = (subgraph: string, read: () => Promise<number>) => reportAtScrape(subgraphReady, readinessReaders, { subgraph }, read);

@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from '../runtime/config.js';
 import type { Logger } from '../runtime/logger.js';
 import { metricsExposition } from './metrics.js';
-import { startTracing } from './tracing.js';
 
 /** A process's tracing and, where METRICS_PORT asks for one, its metrics listener. */
 export interface Observability {
@@ -19,7 +18,8 @@ export interface Observability {
  * Called first at start-up, before the services it watches.
  */
 export async function startObservability(config: Config, serviceName: string, logger: Logger): Promise<Observability> {
-  const tracing = startTracing({ serviceName, otlpEndpoint: config.otlpEndpoint, sampleRatio: config.traceSampleRatio });
+  const { startTracing } = await import('./sdk.js');
+  const tracing = await startTracing({ serviceName, otlpEndpoint: config.otlpEndpoint, sampleRatio: config.traceSampleRatio });
   if (config.otlpEndpoint) logger.info('exporting traces', { otlpEndpoint: config.otlpEndpoint, sampleRatio: config.traceSampleRatio });
   if (config.metricsPort === undefined) return { metricsUrl: null, stop: () => tracing.shutdown() };
   const server = http.createServer((req, res) => {

@@ -1,48 +1,7 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { NodeSDK } from '@opentelemetry/sdk-node';
-import { AlwaysOffSampler, BatchSpanProcessor, NoopSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace';
 
-/** The tracer of every span the services make themselves. */
+/** The tracer of every span the services make themselves; a no-op until `startTracing` (sdk.ts) registers one. */
 const tracer = () => trace.getTracer('banking-graph');
-
-/** A started tracing setup; `shutdown` exports what is pending and unregisters it. */
-export interface Tracing {
-  shutdown(): Promise<void>;
-}
-
-/**
- * Starts OpenTelemetry tracing for this process, under `serviceName`. W3C trace context is taken
- * from callers and passed on to every call. With an OTLP endpoint, new traces are sampled at
- * `sampleRatio` (a caller's decision is followed) and exported over OTLP/HTTP; without one
- * nothing is recorded or exported, and the trace ids still reach the logs and the calls.
- * Start it before the services are imported: Apollo's gateway takes its tracer as it loads.
- */
-export function startTracing(options: { serviceName: string; otlpEndpoint: string | undefined; sampleRatio: number }): Tracing {
-  const { otlpEndpoint } = options;
-  const sdk = new NodeSDK({
-    serviceName: options.serviceName,
-    autoDetectResources: false,
-    textMapPropagator: new W3CTraceContextPropagator(),
-    sampler: otlpEndpoint ? new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.sampleRatio) }) : new AlwaysOffSampler(),
-    // Without an exporter a processor is still given: the SDK registers no tracer without one, and the ids would be lost.
-    spanProcessors: [otlpEndpoint ? new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: new URL('/v1/traces', otlpEndpoint).href }), scheduledDelayMillis: 1000 }) : new NoopSpanProcessor()],
-    // Metrics are prom-client's and logs are pino's: the SDK exports traces only.
-    metricReaders: [],
-    logRecordProcessors: [],
-    instrumentations: [],
-  });
-  sdk.start();
-  return {
-    shutdown: async () => {
-      await sdk.shutdown();
-      trace.disable();
-      propagation.disable();
-      context.disable();
-    },
-  };
-}
 
 /** The trace and span ids of the active span, for a log line; empty outside a trace. */
 export function activeTraceIds(): { traceId?: string; spanId?: string } {

@@ -38,6 +38,13 @@ function sendError(res: ServerResponse, api: Api, status: number, error: RouteEr
   sendJson(res, status, api === 'aggregator' ? aggregatorError(error, requestId) : endUserError(error, requestId), headers);
 }
 
+/** The gateway's address answered something other than GraphQL's JSON: no gateway behind it is up. */
+class GatewayUnavailable extends Error {
+  constructor(readonly status: number) {
+    super(`the gateway's address answered ${status} without a GraphQL body`);
+  }
+}
+
 /**
  * Starts the REST adapter: each documented path of the two specs, mapped by the route table
  * onto a GraphQL operation sent to the gateway, with the documented envelope and statuses.
@@ -96,7 +103,14 @@ export async function start(options: {
     if (clientIp) headers[CLIENT_IP_HEADER] = signClientIp(clientIp, config.internalSecret);
     const request = { query: operations.get(route.operation)!, variables };
     const answer = await transport.post(config.gatewayUrl, headers, JSON.stringify(request), GATEWAY_TIMEOUT_MS);
-    return { status: answer.status, body: JSON.parse(answer.text) as GraphQLResponse, replayed: answer.headers['idempotent-replayed'] === 'true' };
+    let body: GraphQLResponse;
+    try {
+      body = JSON.parse(answer.text) as GraphQLResponse;
+    } catch {
+      // A load balancer in front of the gateways answers 503 in HTML while none is up.
+      throw new GatewayUnavailable(answer.status);
+    }
+    return { status: answer.status, body, replayed: answer.headers['idempotent-replayed'] === 'true' };
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
@@ -185,7 +199,8 @@ export async function start(options: {
     try {
       result = await callGateway(route, variables, req, scope);
     } catch (error) {
-      scope.logger.error('gateway call failed', { error });
+      if (error instanceof GatewayUnavailable) scope.logger.warn('gateway unavailable', { status: error.status });
+      else scope.logger.error('gateway call failed', { error });
       fail(statusOfCode(route, ErrorCode.UNAVAILABLE), { code: ErrorCode.UNAVAILABLE, message: 'The service is unavailable.' });
       return;
     }

@@ -524,7 +524,7 @@ describe('the PromQL checker', () => {
     expect(check('histogram_quantile(0.95, sum by (service, le) (rate(http_server_request_duration_seconds_bucket[$__rate_interval])))')).toEqual([]);
     expect(check('sum(rate(gateway_session_lookups_total{source="memory"}[$__rate_interval])) / sum(rate(gateway_session_lookups_total[$__rate_interval]))')).toEqual([]);
     expect(check('(sum by (subgraph) (rate(gateway_subgraph_fetch_duration_seconds_count{outcome="error"}[$__rate_interval])) or sum by (subgraph) (rate(gateway_subgraph_fetch_duration_seconds_count[$__rate_interval])) * 0) / sum by (subgraph) (rate(gateway_subgraph_fetch_duration_seconds_count[$__rate_interval]))')).toEqual([]);
-    expect(checkExpression('max by (service, queue) (queue_depth{instance=~"$instance"})', known).labels).toEqual(new Set(['service', 'queue']));
+    expect(checkExpression('max by (database, queue) (queue_depth{instance=~"$instance"})', known).labels).toEqual(new Set(['database', 'queue']));
   });
 
   it('finds a misspelt metric, a label the metric lacks, and a function it does not know', () => {

@@ -412,7 +412,8 @@ describe('the Helm chart', () => {
     const monitors: IServiceMonitor[] = of(production, ServiceMonitor.is);
     expect(monitors).toHaveLength(1);
     const monitor = monitors[0]!;
-    expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'http', path: '/metrics' })]);
+    // honorLabels keeps the services' own `service` label, which the dashboard reads.
+    expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'http', path: '/metrics', honorLabels: true })]);
     const services: IService[] = of(production, Service.is);
     for (const service of services) {
       expect(selects(monitor.spec.selector.matchLabels, service.metadata?.labels), service.metadata?.name).toBe(true);

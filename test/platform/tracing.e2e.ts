@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { DEMO } from '../../platform/demo/demo.js';
-import { startTracing, type Tracing } from '../../platform/telemetry/tracing.js';
+import { startTracing, type Tracing } from '../../platform/telemetry/sdk.js';
 import type { TestStack } from '../support/harness.js';
 
 // The stack is imported once tracing is registered, as the services' entry points do: Apollo's
@@ -79,7 +79,7 @@ describe('tracing', () => {
   it("exports one trace per REST request, continuing the caller's traceparent through the adapter, the gateway and the subgraphs, with the operation, the plan, each fetch and the database commands", async () => {
     const receiver = await startReceiver();
     try {
-      tracing = startTracing({ serviceName: 'banking-graph', otlpEndpoint: receiver.url, sampleRatio: 1 });
+      tracing = await startTracing({ serviceName: 'banking-graph', otlpEndpoint: receiver.url, sampleRatio: 1 });
       const { startTestStack, until } = await harness();
       stack = await startTestStack();
       const token = await stack.loginDemo();
@@ -116,7 +116,7 @@ describe('tracing', () => {
   });
 
   it('puts the trace id of a traceparent in the log lines of every service it reached, over HTTP, with nothing exported', async () => {
-    tracing = startTracing({ serviceName: 'banking-graph', otlpEndpoint: undefined, sampleRatio: 1 });
+    tracing = await startTracing({ serviceName: 'banking-graph', otlpEndpoint: undefined, sampleRatio: 1 });
     const { startTestStack } = await harness();
     stack = await startTestStack({ IN_PROCESS_CALLS: 'none' });
     const token = await stack.loginDemo();

@@ -12,6 +12,7 @@ import type { HttpService } from '../../platform/http/server.js';
 import { createEventBus, type EventBus } from '../../platform/messaging/event-bus.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import { start as startRestAdapter } from '../../rest-adapter/src/index.js';
+import { haproxyConfig, HAPROXY_BIN } from '../../scripts/lib/haproxy.js';
 import { subgraphUrlsOf } from '../../scripts/stack.js';
 import { ensureDebianPackage } from '../support/debian.js';
 import { startTestStack, until, type TestStack } from '../support/harness.js';
@@ -20,7 +21,6 @@ import { startTestStack, until, type TestStack } from '../support/harness.js';
 // replicas behind a load balancer: each replica with its own Redis connection, as a process of
 // its own would have, every call between them over HTTP.
 const REDIS_URL = 'redis://127.0.0.1:6379';
-const HAPROXY = '/usr/sbin/haproxy';
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -30,38 +30,6 @@ const freePort = () =>
       server.close(() => resolve(port));
     });
   });
-
-/** An HAProxy configuration: a frontend for the adapters and one for the gateways, round robin, each server checked on /ready. */
-function haproxyConfig(rest: number, graphql: number, adapters: number[], gateways: number[]): string {
-  const servers = (name: string, ports: number[]) => ports.map((port, i) => `  server ${name}${i + 1} 127.0.0.1:${port} check inter 200ms fall 3 rise 1`).join('\n');
-  return `global
-  maxconn 2000
-defaults
-  mode http
-  timeout connect 2s
-  timeout client 30s
-  timeout server 30s
-  timeout tunnel 1h
-  timeout check 2s
-  retries 2
-frontend rest
-  bind 127.0.0.1:${rest}
-  default_backend adapters
-backend adapters
-  balance roundrobin
-  option httpchk GET /ready
-  http-check expect status 200
-${servers('adapter', adapters)}
-frontend graphql
-  bind 127.0.0.1:${graphql}
-  default_backend gateways
-backend gateways
-  balance roundrobin
-  option httpchk GET /ready
-  http-check expect status 200
-${servers('gateway', gateways)}
-`;
-}
 
 describe('replicas behind a load balancer', () => {
   let stack: TestStack;
@@ -75,7 +43,7 @@ describe('replicas behind a load balancer', () => {
   const secondLogs: Array<Record<string, unknown>> = [];
 
   beforeAll(async () => {
-    await ensureDebianPackage(HAPROXY, 'haproxy');
+    await ensureDebianPackage(HAPROXY_BIN, 'haproxy');
     stack = await startTestStack({ REDIS_URL, IN_PROCESS_CALLS: 'none', RATE_LIMIT_PER_CREDENTIAL: '100' });
     const logger = createLogger('info', {}, (line) => secondLogs.push(JSON.parse(line) as Record<string, unknown>));
     secondBus = createEventBus(REDIS_URL, logger, stack.config.dbPrefix);
@@ -88,8 +56,11 @@ describe('replicas behind a load balancer', () => {
     secondAdapter = adapter;
     dir = await mkdtemp(path.join(tmpdir(), 'banking-graph-haproxy-'));
     const config = path.join(dir, 'haproxy.cfg');
-    await writeFile(config, haproxyConfig(restPort, graphqlPort, [stack.restAdapter.port, adapter.port], [stack.gateway.port, gateway.port]));
-    haproxy = spawn(HAPROXY, ['-db', '-f', config], { stdio: ['ignore', 'ignore', 'pipe'] });
+    await writeFile(config, haproxyConfig([
+      { name: 'rest', port: restPort, servers: [stack.restAdapter.port, adapter.port].map((port, i) => ({ name: `adapter${i + 1}`, port })) },
+      { name: 'graphql', port: graphqlPort, servers: [stack.gateway.port, gateway.port].map((port, i) => ({ name: `gateway${i + 1}`, port })) },
+    ]));
+    haproxy = spawn(HAPROXY_BIN, ['-db', '-f', config], { stdio: ['ignore', 'ignore', 'pipe'] });
     let haproxyErrors = '';
     haproxy.stderr?.on('data', (chunk: Buffer) => (haproxyErrors += chunk.toString()));
     haproxy.once('error', (error) => (haproxyErrors += error.message));
