@@ -75,8 +75,8 @@ describe('the federated graph', () => {
   });
 
   it('pages through transactions with cursors, neither skipping nor repeating one', async () => {
-    const query = 'query ($after: String) { me { accounts { transactions(first: 15, after: $after) { edges { node { transactionId } } pageInfo { hasNextPage endCursor } } } } }';
-    type Page = { me: { accounts: Array<{ transactions: { edges: Array<{ node: { transactionId: string } }>; pageInfo: { hasNextPage: boolean; endCursor: string | null } } }> } };
+    const query = 'query ($after: String) { me { accounts { transactions(first: 15, after: $after) { edges { cursor node { transactionId } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } } } }';
+    type Page = { me: { accounts: Array<{ transactions: { edges: Array<{ cursor: string; node: { transactionId: string } }>; pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null } } }> } };
     const seen: string[] = [];
     let after: string | null = null;
     for (let page = 0; page < 5; page += 1) {
@@ -84,6 +84,8 @@ describe('the federated graph', () => {
       const connection = response.body.data?.me.accounts[0]?.transactions;
       assert(connection);
       seen.push(...connection.edges.map((edge) => edge.node.transactionId));
+      // A complete PageInfo: the page's first and last cursors, and whether a page came before.
+      expect(connection.pageInfo).toMatchObject({ hasPreviousPage: after !== null, startCursor: connection.edges[0]?.cursor, endCursor: connection.edges.at(-1)?.cursor });
       if (!connection.pageInfo.hasNextPage) break;
       after = connection.pageInfo.endCursor;
     }

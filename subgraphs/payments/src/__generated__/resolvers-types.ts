@@ -650,10 +650,17 @@ export type OpenedAccount = {
   routingNumber: Scalars['String']['output'];
 };
 
+/** Where a page of a Relay connection sits (the Relay cursor connections specification). */
 export type PageInfo = {
   __typename?: 'PageInfo';
+  /** The cursor of the last edge of this page, to ask for the next page `after` it; null when the page is empty. */
   endCursor?: Maybe<Scalars['String']['output']>;
+  /** Whether a page follows this one. */
   hasNextPage: Scalars['Boolean']['output'];
+  /** Whether items precede this page: true when it was asked for `after` a cursor (paging runs forward). */
+  hasPreviousPage: Scalars['Boolean']['output'];
+  /** The cursor of the first edge of this page; null when the page is empty. */
+  startCursor?: Maybe<Scalars['String']['output']>;
 };
 
 /**
@@ -965,6 +972,7 @@ export type TransactionChangesInput = {
   labels?: InputMaybe<Array<Scalars['String']['input']>>;
 };
 
+/** A page of an account's transactions (a Relay connection). */
 export type TransactionConnection = {
   __typename?: 'TransactionConnection';
   edges: Array<TransactionEdge>;
@@ -976,6 +984,7 @@ export type TransactionDetails = {
   memos: Array<Scalars['String']['output']>;
 };
 
+/** A transaction in a page, with the cursor that marks its place. */
 export type TransactionEdge = {
   __typename?: 'TransactionEdge';
   cursor: Scalars['String']['output'];
@@ -1544,6 +1553,8 @@ export type OpenedAccountResolvers<ContextType = PaymentsContext, ParentType ext
 export type PageInfoResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = ResolversObject<{
   endCursor?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   hasNextPage?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  hasPreviousPage?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  startCursor?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 }>;
 
 export type PaymentLinkResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['PaymentLink'] = ResolversParentTypes['PaymentLink'], FederationReferenceType extends FederationReferenceTypes['PaymentLink'] = FederationReferenceTypes['PaymentLink']> = ResolversObject<{

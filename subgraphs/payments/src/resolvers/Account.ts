@@ -14,6 +14,6 @@ export const Account: AccountResolvers = {
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a client may send first: null, which the default does not replace.
     const page = await transactionPages.load(pageKey(account.SvcAccountId, first ?? 30, after, filter));
     const edges = page.nodes.map((node) => ({ cursor: encodeCursor(node), node }));
-    return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };
+    return { edges, pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: Boolean(after), startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null } };
   },
 };

@@ -1,0 +1,51 @@
+// The breaking-change check: every commit that changed the committed API schema, compared with its parent.
+import { execFileSync } from 'node:child_process';
+import { CriticalityLevel, diff } from '@graphql-inspector/core';
+import { buildSchema } from 'graphql';
+
+/** Where the API schema lives in the repository (`npm run compose` writes it). */
+export const API_SCHEMA_FILE = 'schema/api-schema.graphql';
+
+/** The trailer with which a commit says why it breaks the API schema: `Schema-Break: <why>`. */
+const REASON = /^Schema-Break:[ \t]*(\S.*)$/m;
+
+/** The breaking changes from one API schema text to another, as inspector describes them. */
+export async function breakingChanges(before: string, after: string): Promise<string[]> {
+  const changes = await diff(buildSchema(before), buildSchema(after));
+  return changes.filter((change) => change.criticality.level === CriticalityLevel.Breaking).map((change) => change.message);
+}
+
+/** A commit of the API schema's history, what it broke, and the reason it gave (null when none). */
+export interface SchemaCommit {
+  commit: string;
+  subject: string;
+  breaking: string[];
+  reason: string | null;
+}
+
+/**
+ * Every commit of `repo` that changed the API schema, newest first, each compared with its
+ * parent's API schema (a commit that created the file breaks nothing).
+ */
+export async function schemaHistory(repo: string): Promise<SchemaCommit[]> {
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const commits = git('log', '--format=%H', '--', API_SCHEMA_FILE).split('\n').filter(Boolean);
+  const history: SchemaCommit[] = [];
+  for (const commit of commits) {
+    const after = git('show', `${commit}:${API_SCHEMA_FILE}`);
+    let before: string | null = null;
+    try {
+      before = git('show', `${commit}^:${API_SCHEMA_FILE}`);
+    } catch {
+      // The first version of the file, or a root commit.
+    }
+    const message = git('log', '-1', '--format=%B', commit);
+    history.push({
+      commit,
+      subject: message.split('\n')[0] ?? '',
+      breaking: before === null ? [] : await breakingChanges(before, after),
+      reason: REASON.exec(message)?.[1]?.trim() ?? null,
+    });
+  }
+  return history;
+}
