@@ -28,7 +28,7 @@ export interface SchemaCommit {
  * parent's API schema (a commit that created the file breaks nothing).
  */
 export async function schemaHistory(repo: string): Promise<SchemaCommit[]> {
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
   const commits = git('log', '--format=%H', '--', API_SCHEMA_FILE).split('\n').filter(Boolean);
   const history: SchemaCommit[] = [];
   for (const commit of commits) {

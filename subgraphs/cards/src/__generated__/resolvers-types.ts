@@ -46,6 +46,8 @@ export type Card = {
   dtsExpiry?: Maybe<Scalars['DateTime']['output']>;
   dtsOpened?: Maybe<Scalars['DateTime']['output']>;
   dtsUpdated?: Maybe<Scalars['DateTime']['output']>;
+  /** Global id `Card:<SvcCardId>`, unique across the graph: what clients' caches normalize this record by. `SvcCardId` is the spec's own key. */
+  id: Scalars['ID']['output'];
   /** Relative path of the card image. */
   image?: Maybe<Scalars['String']['output']>;
   isActivated: Scalars['Boolean']['output'];
@@ -88,6 +90,8 @@ export type CardAuthorization = {
   /** How long the decision took, aggregator's reply excluded, in ms. */
   decisionMs: Scalars['Float']['output'];
   dtsReceived: Scalars['DateTime']['output'];
+  /** Global id `CardAuthorization:<messageId>`, unique across the graph: what clients' caches normalize this record by. `messageId` is the spec's own key. */
+  id: Scalars['ID']['output'];
   messageId: Scalars['ID']['output'];
   /** 0100, 0200, 0220 or 0420. */
   messageType: Scalars['String']['output'];
@@ -169,6 +173,8 @@ export type CardWebhookDelivery = {
   dtsNextAttempt?: Maybe<Scalars['DateTime']['output']>;
   /** card_authorization.advice. */
   eventType: Scalars['String']['output'];
+  /** Global id `CardWebhookDelivery:<deliveryId>`, unique across the graph: what clients' caches normalize this record by. `deliveryId` is the spec's own key. */
+  id: Scalars['ID']['output'];
   lastError?: Maybe<Scalars['String']['output']>;
   /** pending, delivered, failed or paused (the endpoint was disabled after a run of failures). */
   status: Scalars['String']['output'];
@@ -629,6 +635,7 @@ export type CardResolvers<ContextType = CardsContext, ParentType extends Resolve
   dtsExpiry?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   dtsOpened?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   dtsUpdated?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   image?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   isActivated?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   isActive?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -657,6 +664,7 @@ export type CardAuthorizationResolvers<ContextType = CardsContext, ParentType ex
   decidedBy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   decisionMs?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   dtsReceived?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   messageId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   messageType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   reason?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -698,6 +706,7 @@ export type CardWebhookDeliveryResolvers<ContextType = CardsContext, ParentType 
   dtsDelivered?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   dtsNextAttempt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   eventType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   lastError?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   to?: Resolver<ResolversTypes['String'], ParentType, ContextType>;

@@ -1,4 +1,5 @@
 import { maySeeUser } from '../../../../platform/security/authorize.js';
+import { globalId } from '../../../../platform/graphql/global-id.js';
 import type { Principal } from '../../../../platform/security/principal.js';
 import type { CardAuthorizationResolvers } from '../__generated__/resolvers-types.js';
 import type { CardMessageDocument } from '../authorization/datasource.js';
@@ -11,6 +12,7 @@ export function mayReadMessage(principal: Principal, message: CardMessageDocumen
 }
 
 export const CardAuthorization: CardAuthorizationResolvers = {
+  id: (parent) => globalId('CardAuthorization', parent._id),
   __resolveReference: async ({ messageId }, { cardMessages, principal }) => {
     const message = await cardMessages.load(messageId);
     return message && mayReadMessage(principal, message) ? message : null;

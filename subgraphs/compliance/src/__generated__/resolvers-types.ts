@@ -101,6 +101,8 @@ export type Application = {
   dtsCreatedAt: Scalars['DateTime']['output'];
   dtsUpdatedAt: Scalars['DateTime']['output'];
   entityApplications: Array<EntityApplication>;
+  /** Global id `Application:<applicationId>`, unique across the graph: what clients' caches normalize this record by. `applicationId` is the spec's own key. */
+  id: Scalars['ID']['output'];
   /** Approved or Declined once completed, else null. */
   outcome?: Maybe<Scalars['String']['output']>;
   reference?: Maybe<Scalars['String']['output']>;
@@ -455,6 +457,8 @@ export type Restriction = {
   description?: Maybe<Scalars['String']['output']>;
   fromAmount?: Maybe<Scalars['Float']['output']>;
   fromAmountCurrency?: Maybe<Scalars['String']['output']>;
+  /** Global id `Restriction:<restrictionId>`, unique across the graph: what clients' caches normalize this record by. `restrictionId` is the spec's own key. */
+  id: Scalars['ID']['output'];
   isAllowed: Scalars['Boolean']['output'];
   isIgnoreRest: Scalars['Boolean']['output'];
   priority: Scalars['Int']['output'];
@@ -771,6 +775,7 @@ export type ApplicationResolvers<ContextType = ComplianceContext, ParentType ext
   dtsCreatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   dtsUpdatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   entityApplications?: Resolver<Array<ResolversTypes['EntityApplication']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   outcome?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   reference?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -875,6 +880,7 @@ export type RestrictionResolvers<ContextType = ComplianceContext, ParentType ext
   description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   fromAmount?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   fromAmountCurrency?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   isAllowed?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   isIgnoreRest?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   priority?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;

@@ -40,6 +40,8 @@ export type Account = {
   balance: Scalars['Float']['output'];
   currency: Scalars['String']['output'];
   dtsOpened?: Maybe<Scalars['DateTime']['output']>;
+  /** Global id `Account:<SvcAccountId>`, unique across the graph: what clients' caches normalize this record by. `SvcAccountId` is the spec's own key. */
+  id: Scalars['ID']['output'];
   name?: Maybe<Scalars['String']['output']>;
   /**
    * Transactions, newest first (by dtsValue), as a cursor-paginated connection: `first` from 1 to
@@ -110,6 +112,8 @@ export type AchPayment = {
   dtsReturned?: Maybe<Scalars['DateTime']['output']>;
   /** YYYY-MM-DD. */
   effectiveEntryDate: Scalars['String']['output'];
+  /** Global id `AchPayment:<svcTransactionId>`, unique across the graph: what clients' caches normalize this record by. `svcTransactionId` is the spec's own key. */
+  id: Scalars['ID']['output'];
   returnCode?: Maybe<Scalars['String']['output']>;
   /** Processing, Settled or Returned. */
   status: Scalars['String']['output'];
@@ -166,6 +170,8 @@ export type Beneficiary = {
   expiryYY?: Maybe<Scalars['String']['output']>;
   /** Masked: the country code and the last four characters only (`DE** **** 3000`). */
   iban?: Maybe<Scalars['String']['output']>;
+  /** Global id `Beneficiary:<SvcBeneficiaryId>`, unique across the graph: what clients' caches normalize this record by. `SvcBeneficiaryId` is the spec's own key. */
+  id: Scalars['ID']['output'];
   isActive: Scalars['Boolean']['output'];
   isDeleted: Scalars['Boolean']['output'];
   isFavourite: Scalars['Boolean']['output'];
@@ -264,6 +270,8 @@ export type Delivery = {
   dtsNextAttempt?: Maybe<Scalars['DateTime']['output']>;
   /** The event: payment_link.sent, ach_payment.updated. */
   eventType: Scalars['String']['output'];
+  /** Global id `Delivery:<deliveryId>`, unique across the graph: what clients' caches normalize this record by. `deliveryId` is the spec's own key. */
+  id: Scalars['ID']['output'];
   /** webhook or email. */
   kind: Scalars['String']['output'];
   lastError?: Maybe<Scalars['String']['output']>;
@@ -331,6 +339,8 @@ export type IouAccount = {
   /** What the borrower owes the lender now (accepted, active transactions), signed from the reader's side. */
   balance: Scalars['Float']['output'];
   dtsModified: Scalars['DateTime']['output'];
+  /** Global id `IouAccount:<IOUAccountId>`, unique across the graph: what clients' caches normalize this record by. `IOUAccountId` is the spec's own key. */
+  id: Scalars['ID']['output'];
   /** The borrower. */
   otherSvcUserId: Scalars['ID']['output'];
   /** Oldest first. Amounts are signed from the reader's side: negative for the debtor. */
@@ -347,6 +357,8 @@ export type IouTransaction = {
   borrowerSvcUserId: Scalars['ID']['output'];
   currency: Scalars['String']['output'];
   dts: Scalars['DateTime']['output'];
+  /** Global id `IouTransaction:<IOUTransactionId>`, unique across the graph: what clients' caches normalize this record by. `IOUTransactionId` is the spec's own key. */
+  id: Scalars['ID']['output'];
   images: Array<Scalars['String']['output']>;
   /** False once cancelled by the party who recorded it (while pending). */
   isActive: Scalars['Boolean']['output'];
@@ -416,6 +428,8 @@ export type Merchant = {
   dtsCreatedAt: Scalars['DateTime']['output'];
   /** Set when the webhook endpoint was disabled after a run of failed deliveries (see enableMerchantWebhook). */
   dtsWebhookDisabled?: Maybe<Scalars['DateTime']['output']>;
+  /** Global id `Merchant:<svcMerchantId>`, unique across the graph: what clients' caches normalize this record by. `svcMerchantId` is the spec's own key. */
+  id: Scalars['ID']['output'];
   /** How a sent link reaches the customer: email (the default) or webhook. */
   linkDelivery: Scalars['String']['output'];
   /** Logo ids by type (light, dark, big, small). */
@@ -680,6 +694,8 @@ export type PaymentLink = {
   /** YYYY-MM-DD. */
   dueDate?: Maybe<Scalars['String']['output']>;
   fields: Array<PaymentLinkField>;
+  /** Global id `PaymentLink:<svcTransactionId>`, unique across the graph: what clients' caches normalize this record by. `svcTransactionId` is the spec's own key. */
+  id: Scalars['ID']['output'];
   invoiceNumber?: Maybe<Scalars['String']['output']>;
   /** Set when sent: the code the customer exchanges for a customer JWT. */
   link?: Maybe<Scalars['String']['output']>;
@@ -892,6 +908,8 @@ export type RefundTransaction = {
   ach?: Maybe<RefundAch>;
   dtsCreatedAt: Scalars['DateTime']['output'];
   dtsUpdatedAt: Scalars['DateTime']['output'];
+  /** Global id `RefundTransaction:<svcTransactionId>`, unique across the graph: what clients' caches normalize this record by. `svcTransactionId` is the spec's own key. */
+  id: Scalars['ID']['output'];
   /** card or ach. */
   paymentType: Scalars['String']['output'];
   status: Scalars['String']['output'];
@@ -944,6 +962,8 @@ export type Transaction = {
   dtsCompleted?: Maybe<Scalars['DateTime']['output']>;
   dtsRecorded?: Maybe<Scalars['DateTime']['output']>;
   dtsValue: Scalars['DateTime']['output'];
+  /** Global id `Transaction:<transactionId>`, unique across the graph: what clients' caches normalize this record by. `transactionId` is the spec's own key. */
+  id: Scalars['ID']['output'];
   internal?: Maybe<TransactionInternal>;
   isComplete: Scalars['Boolean']['output'];
   /** True when actively rejected. */
@@ -1306,6 +1326,7 @@ export type AccountResolvers<ContextType = PaymentsContext, ParentType extends R
   balance?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   dtsOpened?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   name?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   transactions?: Resolver<ResolversTypes['TransactionConnection'], ParentType, ContextType, RequireFields<AccountTransactionsArgs, 'first'>>;
   type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -1334,6 +1355,7 @@ export type AchPaymentResolvers<ContextType = PaymentsContext, ParentType extend
   dtsCreated?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   dtsReturned?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   effectiveEntryDate?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   returnCode?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   svcAggregatorId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
@@ -1376,6 +1398,7 @@ export type BeneficiaryResolvers<ContextType = PaymentsContext, ParentType exten
   expiryMM?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   expiryYY?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   iban?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   isActive?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   isDeleted?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   isFavourite?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -1416,6 +1439,7 @@ export type DeliveryResolvers<ContextType = PaymentsContext, ParentType extends 
   dtsDelivered?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   dtsNextAttempt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   eventType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   lastError?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -1460,6 +1484,7 @@ export type IouAccountResolvers<ContextType = PaymentsContext, ParentType extend
   SvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   balance?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   dtsModified?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   otherSvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   transactions?: Resolver<Array<ResolversTypes['IouTransaction']>, ParentType, ContextType>;
 }>;
@@ -1472,6 +1497,7 @@ export type IouTransactionResolvers<ContextType = PaymentsContext, ParentType ex
   borrowerSvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   dts?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   images?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   isActive?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   isPending?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -1505,6 +1531,7 @@ export type MerchantResolvers<ContextType = PaymentsContext, ParentType extends 
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Merchant']> | FederationReferenceType, FederationReferenceType, ContextType>;
   dtsCreatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   dtsWebhookDisabled?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   linkDelivery?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   logos?: Resolver<ResolversTypes['JSONObject'], ParentType, ContextType>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -1567,6 +1594,7 @@ export type PaymentLinkResolvers<ContextType = PaymentsContext, ParentType exten
   dtsExpiredAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   dueDate?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   fields?: Resolver<Array<ResolversTypes['PaymentLinkField']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   invoiceNumber?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   link?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   merchant?: Resolver<Maybe<ResolversTypes['Merchant']>, ParentType, ContextType>;
@@ -1620,6 +1648,7 @@ export type RefundTransactionResolvers<ContextType = PaymentsContext, ParentType
   ach?: Resolver<Maybe<ResolversTypes['RefundAch']>, ParentType, ContextType>;
   dtsCreatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   dtsUpdatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   paymentType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   statusChangeHistory?: Resolver<Array<ResolversTypes['StatusChange']>, ParentType, ContextType>;
@@ -1663,6 +1692,7 @@ export type TransactionResolvers<ContextType = PaymentsContext, ParentType exten
   dtsCompleted?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   dtsRecorded?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   dtsValue?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   internal?: Resolver<Maybe<ResolversTypes['TransactionInternal']>, ParentType, ContextType>;
   isComplete?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   isDeclined?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;

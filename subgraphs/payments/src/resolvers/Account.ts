@@ -1,9 +1,11 @@
 import { maySeeUser } from '../../../../platform/security/authorize.js';
+import { globalId } from '../../../../platform/graphql/global-id.js';
 import { maskLastFour } from '../../../../platform/security/masking.js';
 import type { AccountResolvers } from '../__generated__/resolvers-types.js';
 import { encodeCursor, pageKey } from '../accounts/transactions-datasource.js';
 
 export const Account: AccountResolvers = {
+  id: (parent) => globalId('Account', parent.SvcAccountId),
   __resolveReference: async ({ SvcAccountId }, { accounts, principal }) => {
     const account = await accounts.load(SvcAccountId);
     return account && maySeeUser(principal, account.SvcUserId) ? account : null;

@@ -1,6 +1,8 @@
 import type { AchPaymentResolvers } from '../__generated__/resolvers-types.js';
+import { globalId } from '../../../../platform/graphql/global-id.js';
 
 export const AchPayment: AchPaymentResolvers = {
+  id: (parent) => globalId('AchPayment', parent.svcTransactionId),
   __resolveReference: async ({ svcTransactionId }, { achPayments, principal }) => {
     const payment = await achPayments.load(svcTransactionId);
     const visible =

@@ -1,8 +1,10 @@
 import { maySeeUser } from '../../../../platform/security/authorize.js';
+import { globalId } from '../../../../platform/graphql/global-id.js';
 import { maskLastFour } from '../../../../platform/security/masking.js';
 import type { BeneficiaryResolvers } from '../__generated__/resolvers-types.js';
 
 export const Beneficiary: BeneficiaryResolvers = {
+  id: (parent) => globalId('Beneficiary', parent.SvcBeneficiaryId),
   __resolveReference: async ({ SvcBeneficiaryId }, { beneficiaries, principal }) => {
     const beneficiary = await beneficiaries.load(SvcBeneficiaryId);
     return beneficiary && maySeeUser(principal, beneficiary.SvcUserId) ? beneficiary : null;

@@ -1,4 +1,5 @@
 import { maskRecipient } from '../../../../platform/messaging/notify.js';
+import { globalId } from '../../../../platform/graphql/global-id.js';
 import type { Principal } from '../../../../platform/security/principal.js';
 import type { DeliveryResolvers } from '../__generated__/resolvers-types.js';
 import type { DeliveryDocument } from '../merchants/deliveries.js';
@@ -13,6 +14,7 @@ export function maySeeDelivery(principal: Principal, delivery: Pick<DeliveryDocu
 }
 
 export const Delivery: DeliveryResolvers = {
+  id: (parent) => globalId('Delivery', parent._id),
   __resolveReference: async ({ deliveryId }, { deliveryLoader, principal }) => {
     const delivery = await deliveryLoader.load(deliveryId);
     return delivery && maySeeDelivery(principal, delivery) ? delivery : null;

@@ -1,4 +1,5 @@
 import type { Principal } from '../../../../platform/security/principal.js';
+import { globalId } from '../../../../platform/graphql/global-id.js';
 import type { IouAccountResolvers, IouTransactionResolvers } from '../__generated__/resolvers-types.js';
 import { amountFor } from '../ious/ious.js';
 
@@ -8,6 +9,7 @@ const isParty = (principal: Principal, lender: string, borrower: string) =>
   principal.kind === 'service' || (principal.kind === 'user' && (principal.userId === lender || principal.userId === borrower));
 
 export const IouAccount: IouAccountResolvers = {
+  id: (parent) => globalId('IouAccount', parent.IOUAccountId),
   __resolveReference: async ({ IOUAccountId }, { iouAccounts, principal }) => {
     const account = await iouAccounts.load(IOUAccountId);
     return account && isParty(principal, account.SvcUserId, account.otherSvcUserId) ? account : null;
@@ -21,5 +23,6 @@ export const IouAccount: IouAccountResolvers = {
 };
 
 export const IouTransaction: IouTransactionResolvers = {
+  id: (parent) => globalId('IouTransaction', parent.IOUTransactionId),
   amount: (transaction, _args, { principal }) => amountFor(viewerOf(principal, transaction.borrowerSvcUserId), transaction),
 };

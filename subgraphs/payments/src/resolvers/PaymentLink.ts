@@ -1,7 +1,9 @@
 import type { MerchantResolvers, PaymentLinkResolvers, RefundTransactionResolvers, UndoResolvers } from '../__generated__/resolvers-types.js';
+import { globalId } from '../../../../platform/graphql/global-id.js';
 import { maskLastFour } from '../../../../platform/security/masking.js';
 
 export const PaymentLink: PaymentLinkResolvers = {
+  id: (parent) => globalId('PaymentLink', parent.svcTransactionId),
   __resolveReference: async ({ svcTransactionId }, { paymentLinks, principal }) => {
     const link = await paymentLinks.load(svcTransactionId);
     if (!link) return null;
@@ -16,6 +18,7 @@ export const PaymentLink: PaymentLinkResolvers = {
 };
 
 export const Merchant: MerchantResolvers = {
+  id: (parent) => globalId('Merchant', parent.svcMerchantId),
   __resolveReference: async ({ svcMerchantId }, { merchants, principal }) => {
     const merchant = await merchants.load(svcMerchantId);
     if (!merchant) return null;
@@ -29,6 +32,7 @@ export const Merchant: MerchantResolvers = {
 };
 
 export const RefundTransaction: RefundTransactionResolvers = {
+  id: (parent) => globalId('RefundTransaction', parent.svcTransactionId),
   ach: (refund) => {
     if (!refund.ach) return null;
     const { payment, result } = refund.ach;

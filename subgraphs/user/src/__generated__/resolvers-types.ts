@@ -521,6 +521,8 @@ export type User = {
   faceImage?: Maybe<Scalars['String']['output']>;
   firstName?: Maybe<Scalars['String']['output']>;
   homecurrency?: Maybe<Scalars['String']['output']>;
+  /** Global id `User:<SvcUserId>`, unique across the graph: what clients' caches normalize this record by. `SvcUserId` is the spec's own key. */
+  id: Scalars['ID']['output'];
   isActive: Scalars['Boolean']['output'];
   isEmailConfirmed: Scalars['Boolean']['output'];
   isFullyRegistered: Scalars['Boolean']['output'];
@@ -967,6 +969,7 @@ export type UserResolvers<ContextType = UserContext, ParentType extends Resolver
   faceImage?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   firstName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   homecurrency?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   isActive?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   isEmailConfirmed?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   isFullyRegistered?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;

@@ -1,7 +1,9 @@
 import { maySeeUser } from '../../../../platform/security/authorize.js';
+import { globalId } from '../../../../platform/graphql/global-id.js';
 import type { UserResolvers } from '../__generated__/resolvers-types.js';
 
 export const User: UserResolvers = {
+  id: (parent) => globalId('User', parent.SvcUserId),
   __resolveReference: async ({ SvcUserId }, { users, principal }) => {
     if (!maySeeUser(principal, SvcUserId)) return null;
     return users.load(SvcUserId);
