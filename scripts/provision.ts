@@ -12,7 +12,7 @@ import { authCollections } from '../subgraphs/user/src/auth/datasource.js';
 import { createLogger } from '../platform/runtime/logger.js';
 import { configureWebhook } from '../subgraphs/cards/src/webhooks/webhook-config.js';
 import { Merchants } from '../subgraphs/payments/src/merchants/merchants.js';
-import { openDatabase } from './stack.js';
+import { openDatabase } from '../platform/mongo/open.js';
 
 const [command, id, third, fourth, fifth, sixth] = process.argv.slice(2);
 const usage =

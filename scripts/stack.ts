@@ -1,9 +1,9 @@
 import { loadConfig, type Config } from '../platform/runtime/config.js';
-import { reservePort, startEmbeddedMongo, type EmbeddedMongo } from '../platform/mongo/ferretdb.js';
+import { reservePort } from '../platform/mongo/ferretdb.js';
 import type { HttpService } from '../platform/http/server.js';
 import { createEventBus, type EventBus } from '../platform/messaging/event-bus.js';
 import type { Logger } from '../platform/runtime/logger.js';
-import { connectMongo, type Mongo } from '../platform/mongo/mongo.js';
+import type { Mongo } from '../platform/mongo/mongo.js';
 import { start as startGateway, type GatewayService } from '../gateway/src/index.js';
 import { start as startRestAdapter } from '../rest-adapter/src/index.js';
 import { start as startCards } from '../subgraphs/cards/src/index.js';
@@ -29,12 +29,7 @@ export async function seedDemo(mongo: Mongo): Promise<void> {
   await seedAchDays(mongo.db('compliance'), now);
 }
 
-/** Connects to `MONGODB_URI`, or starts the embedded FerretDB when it is unset. */
-export async function openDatabase(config: Config): Promise<{ mongo: Mongo; embedded: EmbeddedMongo | null }> {
-  const embedded = config.mongodbUri ? null : await startEmbeddedMongo({ dataDir: config.dataDir, ferretdbBin: config.ferretdbBin });
-  const mongo = await connectMongo(config.mongodbUri ?? embedded!.uri, config.dbPrefix);
-  return { mongo, embedded };
-}
+export { openDatabase } from '../platform/mongo/open.js';
 
 /** Configuration that puts every server on a free port (tests, benchmarks). */
 export const EVERY_PORT_FREE = {
