@@ -66,7 +66,7 @@ export type Card = {
   num: Scalars['String']['output'];
   primaryUserSvcUserId?: Maybe<Scalars['String']['output']>;
   /** active or blocked. */
-  status: Scalars['String']['output'];
+  status: CardStatus;
   /** The aggregator whose program issued the card: its webhook decides the card's authorizations. */
   svcAggregatorId?: Maybe<Scalars['ID']['output']>;
   typeId?: Maybe<Scalars['String']['output']>;
@@ -153,12 +153,17 @@ export type CardResult = {
   userId: Scalars['ID']['output'];
 };
 
+/** Whether a card can be used: the end-user spec's card statuses. */
+export type CardStatus =
+  | 'active'
+  | 'blocked';
+
 export type CardStatusResult = {
   __typename?: 'CardStatusResult';
   card: Card;
   isActive: Scalars['Boolean']['output'];
   /** active or blocked. */
-  status: Scalars['String']['output'];
+  status: CardStatus;
   success: Scalars['Boolean']['output'];
   userId: Scalars['ID']['output'];
 };
@@ -177,7 +182,7 @@ export type CardWebhookDelivery = {
   id: Scalars['ID']['output'];
   lastError?: Maybe<Scalars['String']['output']>;
   /** pending, delivered, failed or paused (the endpoint was disabled after a run of failures). */
-  status: Scalars['String']['output'];
+  status: DeliveryStatus;
   to: Scalars['String']['output'];
 };
 
@@ -236,6 +241,13 @@ export type DeliveryAttempt = {
   number: Scalars['Int']['output'];
   outcome: Scalars['String']['output'];
 };
+
+/** Where a webhook delivery stands: paused while its endpoint is disabled after a run of failures. */
+export type DeliveryStatus =
+  | 'delivered'
+  | 'failed'
+  | 'paused'
+  | 'pending';
 
 export type ListTotal = {
   __typename?: 'ListTotal';
@@ -552,6 +564,7 @@ export type ResolversTypes = ResolversObject<{
   CardMessageInput: CardMessageInput;
   CardModificationInput: CardModificationInput;
   CardResult: ResolverTypeWrapper<Omit<CardResult, 'card'> & { card: ResolversTypes['Card'] }>;
+  CardStatus: CardStatus;
   CardStatusResult: ResolverTypeWrapper<Omit<CardStatusResult, 'card'> & { card: ResolversTypes['Card'] }>;
   CardWebhookDelivery: ResolverTypeWrapper<DeliveryDocument>;
   CardWebhookDeliveryList: ResolverTypeWrapper<Omit<CardWebhookDeliveryList, 'items'> & { items: Array<ResolversTypes['CardWebhookDelivery']> }>;
@@ -562,6 +575,7 @@ export type ResolversTypes = ResolversObject<{
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   DeliveryAttempt: ResolverTypeWrapper<DeliveryAttempt>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  DeliveryStatus: DeliveryStatus;
   JSONObject: ResolverTypeWrapper<Scalars['JSONObject']['output']>;
   ListTotal: ResolverTypeWrapper<ListTotal>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
@@ -647,7 +661,7 @@ export type CardResolvers<ContextType = CardsContext, ParentType extends Resolve
   name_on_card?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   num?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   primaryUserSvcUserId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['CardStatus'], ParentType, ContextType>;
   svcAggregatorId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   typeId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   user?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
@@ -694,7 +708,7 @@ export type CardResultResolvers<ContextType = CardsContext, ParentType extends R
 export type CardStatusResultResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['CardStatusResult'] = ResolversParentTypes['CardStatusResult']> = ResolversObject<{
   card?: Resolver<ResolversTypes['Card'], ParentType, ContextType>;
   isActive?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['CardStatus'], ParentType, ContextType>;
   success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   userId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
 }>;
@@ -708,7 +722,7 @@ export type CardWebhookDeliveryResolvers<ContextType = CardsContext, ParentType 
   eventType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   lastError?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['DeliveryStatus'], ParentType, ContextType>;
   to?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 

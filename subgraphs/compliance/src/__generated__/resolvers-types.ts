@@ -107,7 +107,7 @@ export type Application = {
   outcome?: Maybe<Scalars['String']['output']>;
   reference?: Maybe<Scalars['String']['output']>;
   /** pending_step_up or completed. */
-  status: Scalars['String']['output'];
+  status: ApplicationStatus;
 };
 
 export type ApplicationList = {
@@ -126,6 +126,11 @@ export type ApplicationListInput = {
   skipRecords?: InputMaybe<Scalars['Int']['input']>;
 };
 
+/** Where a KYC application (or one of its entities) stands: pending_step_up until every document is in. */
+export type ApplicationStatus =
+  | 'completed'
+  | 'pending_step_up';
+
 export type ApplicationUpdateInput = {
   applicationId?: InputMaybe<Scalars['String']['input']>;
   customerId?: InputMaybe<Scalars['String']['input']>;
@@ -133,23 +138,22 @@ export type ApplicationUpdateInput = {
 };
 
 /** What the audit log records. LOGIN_REFUSED: an attempt refused without checking the credential (the actor is locked, or the user blocked). */
-export enum AuditAction {
-  ActorLocked = 'ACTOR_LOCKED',
-  AggregatorCreated = 'AGGREGATOR_CREATED',
-  AggregatorUserCreated = 'AGGREGATOR_USER_CREATED',
-  CardTurnedOff = 'CARD_TURNED_OFF',
-  CardTurnedOn = 'CARD_TURNED_ON',
-  LoginFailed = 'LOGIN_FAILED',
-  LoginRefused = 'LOGIN_REFUSED',
-  LoginSucceeded = 'LOGIN_SUCCEEDED',
-  PasswordChanged = 'PASSWORD_CHANGED',
-  PaymentLinkStatusChanged = 'PAYMENT_LINK_STATUS_CHANGED',
-  TokenIssued = 'TOKEN_ISSUED',
-  TokenRevoked = 'TOKEN_REVOKED',
-  UserBlocked = 'USER_BLOCKED',
-  UserUnblocked = 'USER_UNBLOCKED',
-  WebhookConfigured = 'WEBHOOK_CONFIGURED'
-}
+export type AuditAction =
+  | 'ACTOR_LOCKED'
+  | 'AGGREGATOR_CREATED'
+  | 'AGGREGATOR_USER_CREATED'
+  | 'CARD_TURNED_OFF'
+  | 'CARD_TURNED_ON'
+  | 'LOGIN_FAILED'
+  | 'LOGIN_REFUSED'
+  | 'LOGIN_SUCCEEDED'
+  | 'PASSWORD_CHANGED'
+  | 'PAYMENT_LINK_STATUS_CHANGED'
+  | 'TOKEN_ISSUED'
+  | 'TOKEN_REVOKED'
+  | 'USER_BLOCKED'
+  | 'USER_UNBLOCKED'
+  | 'WEBHOOK_CONFIGURED';
 
 export type AuditAppendResult = {
   __typename?: 'AuditAppendResult';
@@ -266,7 +270,7 @@ export type EntityApplication = {
   /** The views this entity needs: front, back, selfie. */
   requiredViews: Array<Scalars['String']['output']>;
   /** pending_step_up or completed. */
-  status: Scalars['String']['output'];
+  status: ApplicationStatus;
 };
 
 export type GeneratedDocument = {
@@ -647,6 +651,7 @@ export type ResolversTypes = ResolversObject<{
   Application: ResolverTypeWrapper<ApplicationView>;
   ApplicationList: ResolverTypeWrapper<Omit<ApplicationList, 'items'> & { items: Array<ResolversTypes['Application']> }>;
   ApplicationListInput: ApplicationListInput;
+  ApplicationStatus: ApplicationStatus;
   ApplicationUpdateInput: ApplicationUpdateInput;
   AuditAction: AuditAction;
   AuditAppendResult: ResolverTypeWrapper<AuditAppendResult>;
@@ -778,7 +783,7 @@ export type ApplicationResolvers<ContextType = ComplianceContext, ParentType ext
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   outcome?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   reference?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['ApplicationStatus'], ParentType, ContextType>;
 }>;
 
 export type ApplicationListResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['ApplicationList'] = ResolversParentTypes['ApplicationList']> = ResolversObject<{
@@ -836,7 +841,7 @@ export type EntityApplicationResolvers<ContextType = ComplianceContext, ParentTy
   linkedViews?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   outcome?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   requiredViews?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
-  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['ApplicationStatus'], ParentType, ContextType>;
 }>;
 
 export type GeneratedDocumentResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['GeneratedDocument'] = ResolversParentTypes['GeneratedDocument']> = ResolversObject<{

@@ -116,13 +116,19 @@ export type AchPayment = {
   id: Scalars['ID']['output'];
   returnCode?: Maybe<Scalars['String']['output']>;
   /** Processing, Settled or Returned. */
-  status: Scalars['String']['output'];
+  status: AchPaymentStatus;
   svcAggregatorId: Scalars['ID']['output'];
   svcMerchantId?: Maybe<Scalars['ID']['output']>;
   svcTransactionId: Scalars['ID']['output'];
   /** Where this payment's status changes are posted, signed with its merchant's webhook secret. */
   webhookUrl?: Maybe<Scalars['String']['output']>;
 };
+
+/** Where an ACH payment stands: Processing until it settles or is returned. */
+export type AchPaymentStatus =
+  | 'Processing'
+  | 'Returned'
+  | 'Settled';
 
 export type AchResult = {
   __typename?: 'AchResult';
@@ -276,7 +282,7 @@ export type Delivery = {
   kind: Scalars['String']['output'];
   lastError?: Maybe<Scalars['String']['output']>;
   /** pending, delivered or failed. */
-  status: Scalars['String']['output'];
+  status: DeliveryStatus;
   svcAggregatorId: Scalars['ID']['output'];
   svcMerchantId: Scalars['ID']['output'];
   /** The webhook URL, or the email address masked. */
@@ -300,6 +306,13 @@ export type DeliveryList = {
   items: Array<Delivery>;
   total: ListTotal;
 };
+
+/** Where a webhook or email delivery stands: paused while its endpoint is disabled after a run of failures. */
+export type DeliveryStatus =
+  | 'delivered'
+  | 'failed'
+  | 'paused'
+  | 'pending';
 
 /** Exactly one of the three ids. */
 export type FundsLookupInput = {
@@ -702,7 +715,7 @@ export type PaymentLink = {
   /** The merchant, for its name and logos. */
   merchant?: Maybe<Merchant>;
   payerName?: Maybe<Scalars['String']['output']>;
-  status: Scalars['String']['output'];
+  status: PaymentLinkStatus;
   statusChangeHistory: Array<StatusChange>;
   svcAggregatorId: Scalars['ID']['output'];
   svcMerchantId: Scalars['ID']['output'];
@@ -755,6 +768,21 @@ export type PaymentLinkList = {
   items: Array<PaymentLink>;
   total: ListTotal;
 };
+
+/** The payment-link statuses of the aggregator spec, in its own spelling. */
+export type PaymentLinkStatus =
+  | 'Cancelled'
+  | 'Completed'
+  | 'Declined'
+  | 'Error'
+  | 'Expired'
+  | 'Initiated'
+  | 'Processing'
+  | 'Rejected'
+  | 'Returned'
+  | 'Sent'
+  | 'SentToPay'
+  | 'Settled';
 
 export type Query = {
   __typename?: 'Query';
@@ -930,7 +958,7 @@ export type StatusChange = {
   initiatorId: Scalars['String']['output'];
   /** merchant, customer or system. */
   initiatorType: Scalars['String']['output'];
-  status: Scalars['String']['output'];
+  status: PaymentLinkStatus;
 };
 
 export type Subscription = {
@@ -1200,6 +1228,7 @@ export type ResolversTypes = ResolversObject<{
   AchInstruction: ResolverTypeWrapper<AchInstruction>;
   AchInstructionInput: AchInstructionInput;
   AchPayment: ResolverTypeWrapper<AchPaymentDocument>;
+  AchPaymentStatus: AchPaymentStatus;
   AchResult: ResolverTypeWrapper<AchResult>;
   AchReturnInput: AchReturnInput;
   Beneficiary: ResolverTypeWrapper<BeneficiaryDocument>;
@@ -1212,6 +1241,7 @@ export type ResolversTypes = ResolversObject<{
   Delivery: ResolverTypeWrapper<DeliveryDocument>;
   DeliveryAttempt: ResolverTypeWrapper<DeliveryAttempt>;
   DeliveryList: ResolverTypeWrapper<Omit<DeliveryList, 'items'> & { items: Array<ResolversTypes['Delivery']> }>;
+  DeliveryStatus: DeliveryStatus;
   FundsLookupInput: FundsLookupInput;
   FundsTransaction: ResolverTypeWrapper<FundsTransactionDocument>;
   IouAccount: ResolverTypeWrapper<IouAccountDocument>;
@@ -1233,6 +1263,7 @@ export type ResolversTypes = ResolversObject<{
   PaymentLinkFieldInput: PaymentLinkFieldInput;
   PaymentLinkInput: PaymentLinkInput;
   PaymentLinkList: ResolverTypeWrapper<Omit<PaymentLinkList, 'items'> & { items: Array<ResolversTypes['PaymentLink']> }>;
+  PaymentLinkStatus: PaymentLinkStatus;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   RefundAch: ResolverTypeWrapper<RefundAch>;
   RefundFilter: RefundFilter;
@@ -1357,7 +1388,7 @@ export type AchPaymentResolvers<ContextType = PaymentsContext, ParentType extend
   effectiveEntryDate?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   returnCode?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['AchPaymentStatus'], ParentType, ContextType>;
   svcAggregatorId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   svcMerchantId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   svcTransactionId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
@@ -1442,7 +1473,7 @@ export type DeliveryResolvers<ContextType = PaymentsContext, ParentType extends 
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   lastError?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['DeliveryStatus'], ParentType, ContextType>;
   svcAggregatorId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   svcMerchantId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   to?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -1599,7 +1630,7 @@ export type PaymentLinkResolvers<ContextType = PaymentsContext, ParentType exten
   link?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   merchant?: Resolver<Maybe<ResolversTypes['Merchant']>, ParentType, ContextType>;
   payerName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['PaymentLinkStatus'], ParentType, ContextType>;
   statusChangeHistory?: Resolver<Array<ResolversTypes['StatusChange']>, ParentType, ContextType>;
   svcAggregatorId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   svcMerchantId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
@@ -1665,7 +1696,7 @@ export type StatusChangeResolvers<ContextType = PaymentsContext, ParentType exte
   dtsUpdatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   initiatorId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   initiatorType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['PaymentLinkStatus'], ParentType, ContextType>;
 }>;
 
 export type SubscriptionResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = ResolversObject<{
