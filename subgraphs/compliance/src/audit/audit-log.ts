@@ -89,7 +89,7 @@ function checkRecord(input: AuditRecordInput, index: number): AuditRecordDocumen
     throw appError(ErrorCode.VALIDATION_FAILED, `${field('details')} holds only strings, numbers, booleans and nulls.`, { field: field('details') });
   }
   return {
-    _id: input.id, action: input.action as string as AuditAction, dts: input.dts, actorKind: input.actorKind as AuditRecordDocument['actorKind'], actorId: input.actorId ?? null,
+    _id: input.id, action: input.action, dts: input.dts, actorKind: input.actorKind as AuditRecordDocument['actorKind'], actorId: input.actorId ?? null,
     subjectType: input.subjectType ?? null, subjectId: input.subjectId ?? null, requestId: input.requestId ?? null, clientIp: input.clientIp ?? null, details: input.details as AuditRecordDocument['details'],
   };
 }
