@@ -70,9 +70,11 @@ export default defineConfig(
       '@graphql-eslint/no-typename-prefix': 'off',
       // The house style is "…" for one line and """…""" for more, which the rule cannot say.
       '@graphql-eslint/description-style': 'off',
-      // Not yet: ids and descriptions on every type are issue 26's next steps.
+      // Not yet: ids on every type are issue 26's next step.
       '@graphql-eslint/strict-id-in-types': 'off',
-      '@graphql-eslint/require-description': 'off',
+      // Every type definition has a description (issue 26), but for the User stubs of cards, payments and compliance (a User without
+      // the user subgraph's `id`), which are commented (see below); fields are judged by hand: those whose name says it all go without.
+      '@graphql-eslint/require-description': ['error', { types: true, ignoredSelectors: ['[type=ObjectTypeDefinition][name.value=User]:not(:has(FieldDefinition[name.value=id]))'] }],
       // The User stubs in cards, payments and compliance are commented, not described: the user subgraph describes User.
       '@graphql-eslint/no-hashtag-description': 'off',
       // Federation entities are reached through _entities, which a subgraph's own schema does not show.

@@ -23,6 +23,7 @@ export type Scalars = {
   _FieldSet: { input: unknown; output: unknown; }
 };
 
+/** A bank account of a user. */
 export type Account = {
   __typename?: 'Account';
   SvcAccountId: Scalars['ID']['output'];
@@ -34,14 +35,21 @@ export type Card = {
   SvcAccountId: Scalars['ID']['output'];
   SvcCardId: Scalars['ID']['output'];
   SvcUserId: Scalars['ID']['output'];
+  /** Same as SvcCardId. */
   _id: Scalars['ID']['output'];
   /** The account the card draws on. */
   account: Account;
+  /** The account's id in the back office. */
   accountIdBO?: Maybe<Scalars['String']['output']>;
+  /** Id of the back office that holds the card. */
   backOfficeId?: Maybe<Scalars['String']['output']>;
+  /** Name of the back office that holds the card. */
   backOfficeName?: Maybe<Scalars['String']['output']>;
+  /** The card's id in the back office. */
   cardIdBO?: Maybe<Scalars['String']['output']>;
+  /** ISO 4217. Card messages in another currency are declined (57): no conversion is made. */
   currency?: Maybe<Scalars['String']['output']>;
+  /** When the card was activated; null before. */
   dtsActivated?: Maybe<Scalars['DateTime']['output']>;
   dtsExpiry?: Maybe<Scalars['DateTime']['output']>;
   dtsOpened?: Maybe<Scalars['DateTime']['output']>;
@@ -51,7 +59,9 @@ export type Card = {
   /** Relative path of the card image. */
   image?: Maybe<Scalars['String']['output']>;
   isActivated: Scalars['Boolean']['output'];
+  /** True while status is active. */
   isActive: Scalars['Boolean']['output'];
+  /** A closed card authorizes nothing. */
   isClosed: Scalars['Boolean']['output'];
   /** Whether this is the user's main card (modifiable; one per user). */
   isMain: Scalars['Boolean']['output'];
@@ -61,14 +71,17 @@ export type Card = {
   lastFour: Scalars['String']['output'];
   /** Name the user gave the card (modifiable). */
   name?: Maybe<Scalars['String']['output']>;
+  /** The name printed on the card. */
   name_on_card?: Maybe<Scalars['String']['output']>;
   /** Masked card number, e.g. 5375 **** **** 1234. */
   num: Scalars['String']['output'];
+  /** The primary cardholder's SvcUserId. */
   primaryUserSvcUserId?: Maybe<Scalars['String']['output']>;
   /** active or blocked. */
   status: CardStatus;
   /** The aggregator whose program issued the card: its webhook decides the card's authorizations. */
   svcAggregatorId?: Maybe<Scalars['ID']['output']>;
+  /** Card type, e.g. debit or virtual. */
   typeId?: Maybe<Scalars['String']['output']>;
   /** The card's owner. */
   user: User;
@@ -80,40 +93,61 @@ export type CardAuthorization = {
   SvcCardId: Scalars['ID']['output'];
   /** request (the aggregator was asked) or advice (it was told). */
   actionType: Scalars['String']['output'];
+  /** Positive, in `currency`, as the message gave it. */
   amount: Scalars['Float']['output'];
+  /** True when responseCode is 00. */
   approved: Scalars['Boolean']['output'];
   /** The card (its user sees it; an aggregator sees the message, not the card). */
   card?: Maybe<Card>;
+  /** ISO 4217. */
   currency: Scalars['String']['output'];
   /** card, restriction, aggregator or defaultStrategy. */
   decidedBy: Scalars['String']['output'];
   /** How long the decision took, aggregator's reply excluded, in ms. */
   decisionMs: Scalars['Float']['output'];
+  /** When the decision was recorded. */
   dtsReceived: Scalars['DateTime']['output'];
   /** Global id `CardAuthorization:<messageId>`, unique across the graph: what clients' caches normalize this record by. `messageId` is the spec's own key. */
   id: Scalars['ID']['output'];
+  /** Made of the message type, card, stan and rrn: a retransmitted message has the same id and gets the same answer. */
   messageId: Scalars['ID']['output'];
   /** 0100, 0200, 0220 or 0420. */
   messageType: Scalars['String']['output'];
+  /** The decision in words. */
   reason: Scalars['String']['output'];
+  /**
+   * 00 approves; 05 do not honor; 14 unknown card; 57 not permitted (card currency, restriction); 62
+   * restricted (blocked) card; 91 the restrictions could not be evaluated; or the aggregator's own
+   * code.
+   */
   responseCode: Scalars['String']['output'];
+  /** Retrieval reference number, 12 characters. */
   rrn: Scalars['String']['output'];
+  /** System trace audit number, 6 digits. */
   stan: Scalars['String']['output'];
   /** The transaction recorded in the payments subgraph, for approved financial messages and reversals. */
   transaction?: Maybe<Transaction>;
 };
 
+/** The decision on a card message, as the card processor's link receives it. */
 export type CardAuthorizationResult = {
   __typename?: 'CardAuthorizationResult';
+  /** True when responseCode is 00. */
   approved: Scalars['Boolean']['output'];
   /** card, restriction, aggregator or defaultStrategy: what decided. */
   decidedBy: Scalars['String']['output'];
   /** How long the decision took, aggregator's reply excluded, in ms. */
   decisionMs: Scalars['Float']['output'];
+  /** Made of the message type, card, stan and rrn: a retransmitted message gets the first answer again. */
   messageId: Scalars['ID']['output'];
   messageType: Scalars['String']['output'];
+  /** The decision in words. */
   reason: Scalars['String']['output'];
-  /** 00 approves; 05 do not honor; 14 unknown card; 57 not permitted (restriction); 62 restricted (blocked) card. */
+  /**
+   * 00 approves; 05 do not honor; 14 unknown card; 57 not permitted (card currency, restriction); 62
+   * restricted (blocked) card; 91 the restrictions could not be evaluated; 94 another message was sent
+   * under the same stan and rrn; or the aggregator's own code.
+   */
   responseCode: Scalars['String']['output'];
   /** The transaction recorded in the payments subgraph, for approved financial messages and reversals. */
   transactionId?: Maybe<Scalars['ID']['output']>;
@@ -125,9 +159,11 @@ export type CardMessageInput = {
   actionType?: InputMaybe<Scalars['String']['input']>;
   /** Positive, in the transaction currency. */
   amount: Scalars['Float']['input'];
+  /** ISO 4217; it must be the card's currency. */
   currency: Scalars['String']['input'];
   /** Merchant category code, 4 digits. */
   mcc?: InputMaybe<Scalars['String']['input']>;
+  /** Up to 100 characters; it becomes the transaction's narrative. */
   merchantName?: InputMaybe<Scalars['String']['input']>;
   /** 0100, 0200, 0220 or 0420. */
   messageType: Scalars['String']['input'];
@@ -140,8 +176,11 @@ export type CardMessageInput = {
   svcCardId: Scalars['ID']['input'];
 };
 
+/** The card properties a user may change; only sent ones change. */
 export type CardModificationInput = {
+  /** true makes this the user's main card and the others not main; false makes it not main. */
   isMain?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Up to 50 characters; null clears it. */
   name?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -150,6 +189,7 @@ export type CardResult = {
   __typename?: 'CardResult';
   card: Card;
   success: Scalars['Boolean']['output'];
+  /** The card's user: the caller. */
   userId: Scalars['ID']['output'];
 };
 
@@ -158,87 +198,125 @@ export type CardStatus =
   | 'active'
   | 'blocked';
 
+/** The answer of `POST /cards/:SvcCardId/:onoff`: the card with its new status. */
 export type CardStatusResult = {
   __typename?: 'CardStatusResult';
   card: Card;
+  /** True when the card is on. */
   isActive: Scalars['Boolean']['output'];
   /** active or blocked. */
   status: CardStatus;
   success: Scalars['Boolean']['output'];
+  /** The card's user: the caller. */
   userId: Scalars['ID']['output'];
 };
 
 /** A card-authorization advice webhook to the aggregator's configured URL, with every attempt (WEBHOOK_RETRY_SCHEDULE). */
 export type CardWebhookDelivery = {
   __typename?: 'CardWebhookDelivery';
+  /** Oldest first. */
   attempts: Array<DeliveryAttempt>;
   deliveryId: Scalars['ID']['output'];
   dtsCreated: Scalars['DateTime']['output'];
+  /** When an attempt was delivered (any 2xx answer). */
   dtsDelivered?: Maybe<Scalars['DateTime']['output']>;
+  /** When the next attempt is due; null when none is scheduled. */
   dtsNextAttempt?: Maybe<Scalars['DateTime']['output']>;
   /** card_authorization.advice. */
   eventType: Scalars['String']['output'];
   /** Global id `CardWebhookDelivery:<deliveryId>`, unique across the graph: what clients' caches normalize this record by. `deliveryId` is the spec's own key. */
   id: Scalars['ID']['output'];
+  /** The error of the latest failed attempt. */
   lastError?: Maybe<Scalars['String']['output']>;
   /** pending, delivered, failed or paused (the endpoint was disabled after a run of failures). */
   status: DeliveryStatus;
+  /** The webhook URL. */
   to: Scalars['String']['output'];
 };
 
+/** A page of the aggregator's advice webhook deliveries, with the spec's list total. */
 export type CardWebhookDeliveryList = {
   __typename?: 'CardWebhookDeliveryList';
   items: Array<CardWebhookDelivery>;
   total: ListTotal;
 };
 
+/** The new card and its checking account. */
 export type CondorCardAdditionalData = {
   __typename?: 'CondorCardAdditionalData';
+  /** The new checking account's SvcAccountId. */
   accountId: Scalars['ID']['output'];
   /** Masked: only the last four digits show. */
   account_number: Scalars['String']['output'];
   /** MMYYYY. */
   card_expiration: Scalars['String']['output'];
+  /** additionalData.designId when sent, else the same as design_id. */
   designId: Scalars['String']['output'];
+  /** The designId sent in cardAttributes. */
   design_id: Scalars['String']['output'];
+  /** YYYY-MM-DD. */
   issue_date: Scalars['String']['output'];
+  /** An opaque token for the card processor. */
   processor_token: Scalars['String']['output'];
+  /** The new account's ABA routing number. */
   routing_number: Scalars['String']['output'];
 };
 
+/** The new card's attributes: productID, nameOnCard, designId, addressType and issueType are required. */
 export type CondorCardAttributesInput = {
+  /** Free-form; a `designId` here is echoed in additional_data.designId. */
   additionalData?: InputMaybe<Scalars['JSONObject']['input']>;
+  /** Up to 36 characters. */
   addressType?: InputMaybe<Scalars['String']['input']>;
+  /** Up to 36 letters, digits, _ or -. */
   designId?: InputMaybe<Scalars['String']['input']>;
+  /** Up to 36 characters. */
   issueType?: InputMaybe<Scalars['String']['input']>;
+  /** Up to 26 letters, spaces, dots, apostrophes or dashes; printed in capitals. */
   nameOnCard?: InputMaybe<Scalars['String']['input']>;
+  /** Up to 36 letters, digits, _ or -; the card's program_id. */
   productID?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** The body of `POST /condor/card/add` (deprecated). */
 export type CondorCardInput = {
   cardAttributes?: InputMaybe<CondorCardAttributesInput>;
+  /** A customer of the calling aggregator: someone who already holds a card of its program. */
   customerId?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** The aggregator spec's card-add result (deprecated). */
 export type CondorCardResult = {
   __typename?: 'CondorCardResult';
   additional_data: CondorCardAdditionalData;
+  /** The new account's available balance: 0. */
   available_balance: Scalars['Float']['output'];
+  /** The new card's SvcCardId. */
   cardId: Scalars['ID']['output'];
+  /** ISO 4217: USD. */
   currency_code: Scalars['String']['output'];
+  /** The last four digits of the new card's number. */
   last_four: Scalars['String']['output'];
   name_on_card: Scalars['String']['output'];
+  /** The productID sent. */
   program_id: Scalars['String']['output'];
+  /** active. */
   status: Scalars['String']['output'];
 };
 
+/** One attempt of a delivery, as its log records it. */
 export type DeliveryAttempt = {
   __typename?: 'DeliveryAttempt';
   dtsAttempted: Scalars['DateTime']['output'];
+  /** How long the attempt took, in ms. */
   durationMs: Scalars['Float']['output'];
+  /** Why the attempt failed; null when it was delivered. */
   error?: Maybe<Scalars['String']['output']>;
+  /** The receiver's HTTP status, when it answered. */
   httpStatus?: Maybe<Scalars['Int']['output']>;
+  /** From 1; the numbering goes on across resends. */
   number: Scalars['Int']['output'];
+  /** delivered or failed. */
   outcome: Scalars['String']['output'];
 };
 
@@ -249,13 +327,18 @@ export type DeliveryStatus =
   | 'paused'
   | 'pending';
 
+/** The aggregator spec's common list total. */
 export type ListTotal = {
   __typename?: 'ListTotal';
+  /** True when further records exist after these. */
   more: Scalars['Boolean']['output'];
+  /** How many items this answer holds. */
   numberOfRecords: Scalars['Int']['output'];
+  /** How many records were skipped before these. */
   skipRecords: Scalars['Int']['output'];
 };
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type Mutation = {
   __typename?: 'Mutation';
   /**
@@ -304,91 +387,137 @@ export type Mutation = {
    */
   runWebhookSandbox: Array<SandboxTestResult>;
   /**
-   * Turns a card on (active) or off (blocked) (REST: `POST /cards/:SvcCardId/:onoff`). While a card is
-   * off, no transaction is authorized. Turning a card to the state it has changes nothing and succeeds.
+   * Turns a card on (active) or off (blocked) (REST: `POST /cards/:SvcCardId/:onoff`); `onoff` is on or
+   * off. While a card is off, no transaction is authorized. Turning a card to the state it has changes
+   * nothing and succeeds.
    */
   setCardStatus: CardStatusResult;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationAddCondorCardArgs = {
   input: CondorCardInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationAuthorizeCardMessageArgs = {
   input: CardMessageInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationConfigureWebhookArgs = {
   input: WebhookConfigInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationModifyCardArgs = {
   SvcCardId: Scalars['ID']['input'];
   input: CardModificationInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationResendCardWebhookDeliveryArgs = {
   deliveryId: Scalars['ID']['input'];
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationRunWebhookSandboxArgs = {
   input: SandboxInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationSetCardStatusArgs = {
   SvcCardId: Scalars['ID']['input'];
   onoff: Scalars['String']['input'];
 };
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type Query = {
   __typename?: 'Query';
   /** One of the current user's cards; any other card is null. */
   card?: Maybe<Card>;
   /** A decided card authorization message: to its card's user, and to its card program's aggregator. Others: null. */
   cardAuthorization?: Maybe<CardAuthorization>;
-  /** The calling aggregator's advice webhooks (0220, 0420) with every attempt, newest first; optionally only pending, delivered, failed or paused ones. */
+  /**
+   * The calling aggregator's advice webhooks (0220, 0420) with every attempt, newest first; optionally
+   * only pending, delivered, failed or paused ones. `numberOfRecords`: 1-1000 (default 1000);
+   * `skipRecords`: from 0.
+   */
   cardWebhookDeliveries: CardWebhookDeliveryList;
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryCardArgs = {
   SvcCardId: Scalars['ID']['input'];
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryCardAuthorizationArgs = {
   messageId: Scalars['ID']['input'];
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryCardWebhookDeliveriesArgs = {
   numberOfRecords?: InputMaybe<Scalars['Int']['input']>;
   skipRecords?: InputMaybe<Scalars['Int']['input']>;
   status?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** Why a sandbox case found no response code. */
 export type SandboxError = {
   __typename?: 'SandboxError';
+  /** responseCode, as the spec shows. */
   code: Scalars['String']['output'];
+  /**
+   * What happened instead: no reply within the deadline, an unreachable URL, a non-2xx status or no
+   * responseCode in the reply.
+   */
   message: Scalars['String']['output'];
 };
 
+/** The body of `POST /ibis-sandbox/webhook/init`. */
 export type SandboxInput = {
   /** Cases to run, each like t002_01 (test 2, case 1); all when absent. */
   sandBoxCases?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** A test card of the calling aggregator. */
   svcCardId?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** What a sandbox case got back: the aggregator's responseCode, or an error when none was found. */
 export type SandboxResponseData = {
   __typename?: 'SandboxResponseData';
   error?: Maybe<SandboxError>;
+  /** The reply's responseCode; 00 for an advice acknowledged (2xx) without one. */
   responseCode?: Maybe<Scalars['String']['output']>;
 };
 
@@ -398,7 +527,9 @@ export type SandboxTestResult = {
   /** The case id and its subtest, e.g. [t002_01, 01]. */
   code: Array<Scalars['String']['output']>;
   name: Scalars['String']['output'];
+  /** Whether the case passed (see Mutation.runWebhookSandbox). */
   pass: Scalars['Boolean']['output'];
+  /** The aggregator's responseCode, or why none was found. */
   responseData: SandboxResponseData;
   /** Round trip of the webhook, ms. */
   time: Scalars['Int']['output'];
@@ -417,6 +548,7 @@ export type Subscription = {
   cardStatusChanged: Card;
 };
 
+/** A transaction record of the end-user spec. */
 export type Transaction = {
   __typename?: 'Transaction';
   transactionId: Scalars['ID']['output'];
@@ -429,17 +561,21 @@ export type User = {
   cards?: Maybe<Array<Card>>;
 };
 
+/** An aggregator's card-authorization webhook. */
 export type WebhookConfigInput = {
   /** approve or decline: what a request the aggregator does not answer in time gets. */
   defaultStrategy: Scalars['String']['input'];
+  /** Generate a new signing secret, returned once. */
   rotateSecret?: InputMaybe<Scalars['Boolean']['input']>;
   /** For internal services; an aggregator configures its own. */
   svcAggregatorId?: InputMaybe<Scalars['ID']['input']>;
   /** How long to wait for a reply to a request, 100-10000 ms (default 2000). */
   timeoutMs?: InputMaybe<Scalars['Int']['input']>;
+  /** An https URL of a public host (plain http and internal hosts only where the deployment allows them). */
   url: Scalars['String']['input'];
 };
 
+/** The aggregator's webhook as now configured. */
 export type WebhookConfigResult = {
   __typename?: 'WebhookConfigResult';
   defaultStrategy: Scalars['String']['output'];

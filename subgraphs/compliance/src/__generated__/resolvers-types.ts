@@ -25,53 +25,87 @@ export type Scalars = {
   _FieldSet: { input: unknown; output: unknown; }
 };
 
+/** An ACH debit or return, as the payments subgraph forwards it. */
 export type AchActivityInput = {
+  /** Positive. */
   amount: Scalars['Float']['input'];
+  /** The debit's entry date, which a return counts against. */
   entryDate: Scalars['Date']['input'];
+  /** The forwarded event's id: each activity counts once. */
   eventId: Scalars['ID']['input'];
   /** debit or return. */
   kind: Scalars['String']['input'];
+  /** A Nacha return code, e.g. R01; required for a return. */
   returnCode?: InputMaybe<Scalars['String']['input']>;
   svcAggregatorId: Scalars['ID']['input'];
+  /** The ACH debit. */
   svcTransactionId: Scalars['ID']['input'];
 };
 
+/** The answer of applyAchActivity. */
 export type AchActivityResult = {
   __typename?: 'AchActivityResult';
   /** How many activities were new. */
   applied: Scalars['Int']['output'];
 };
 
+/** The figures of one reporting date's window: rates in percent, amounts in US dollars. */
 export type AchReturnRates = {
   __typename?: 'AchReturnRates';
+  /** Administrative returns per debit, by amount. */
   adminAmountRate: Scalars['Float']['output'];
+  /** Reporting dates of the last 60 out of compliance by adminRate. */
   adminDaysOver: Scalars['Int']['output'];
+  /** Administrative returns (R02, R03, R04) per debit, by count; out of compliance from 3.0%. */
   adminRate: Scalars['Float']['output'];
+  /** Administrative returns in the window. */
   adminReturns: Scalars['Int']['output'];
+  /** Amount of the administrative returns in the window. */
   adminReturnsAmount: Scalars['Float']['output'];
+  /** When the report was first computed. */
   dtsCreatedAt: Scalars['DateTime']['output'];
+  /** Debits entered in the window. */
   fedDR: Scalars['Int']['output'];
+  /** Amount of the debits entered in the window. */
   fedDRAmount: Scalars['Float']['output'];
+  /** The report's file name. */
   fileName: Scalars['String']['output'];
+  /** Last day of the window: the day before the reporting date. */
   maxDate: Scalars['Date']['output'];
+  /** First day of the window: the reporting date less 60 days. */
   minDate: Scalars['Date']['output'];
+  /** Returns for insufficient funds (R01, R09) in the window. */
   nsfReturns: Scalars['Int']['output'];
+  /** Amount of the returns for insufficient funds in the window. */
   nsfReturnsAmount: Scalars['Float']['output'];
   svcAggregatorId: Scalars['ID']['output'];
+  /** Every return per debit, by amount. */
   totalAmountRate: Scalars['Float']['output'];
+  /** Reporting dates of the last 60 out of compliance by totalRate. */
   totalDaysOver: Scalars['Int']['output'];
+  /** Every return per debit, by count; out of compliance from 15.0%. */
   totalRate: Scalars['Float']['output'];
+  /** Returns in the window. */
   totalReturns: Scalars['Int']['output'];
+  /** Amount of the returns in the window. */
   totalReturnsAmount: Scalars['Float']['output'];
+  /** Unauthorized returns per debit, by amount. */
   unAuthorizedAmountRate: Scalars['Float']['output'];
+  /** Reporting dates of the last 60 out of compliance by unAuthorizedRate. */
   unAuthorizedDaysOver: Scalars['Int']['output'];
+  /** Unauthorized returns (R05, R07, R10, R11, R29, R51) per debit, by count; out of compliance from 0.5%. */
   unAuthorizedRate: Scalars['Float']['output'];
+  /** Unauthorized returns in the window. */
   unAuthorizedReturns: Scalars['Int']['output'];
+  /** Amount of the unauthorized returns in the window. */
   unAuthorizedReturnsAmount: Scalars['Float']['output'];
+  /** When its figures last changed: a late debit or return recomputes it. */
   updatedAt: Scalars['DateTime']['output'];
 };
 
+/** The body of `POST /transfer-to/ach/return-rates`. */
 export type AchReturnRatesInput = {
+  /** A reporting date: its report only. */
   date?: InputMaybe<Scalars['Date']['input']>;
   /** From 1; up to 1000. */
   numberOfRecords?: InputMaybe<Scalars['Int']['input']>;
@@ -79,6 +113,7 @@ export type AchReturnRatesInput = {
   skipRecords?: InputMaybe<Scalars['Int']['input']>;
 };
 
+/** One reporting date's return-rate report. */
 export type AchReturnRatesItem = {
   __typename?: 'AchReturnRatesItem';
   /** In words: which rates are out of compliance, and for how many days. */
@@ -86,6 +121,7 @@ export type AchReturnRatesItem = {
   returnRates: AchReturnRates;
 };
 
+/** A page of return-rate reports, with the spec's list total. */
 export type AchReturnRatesList = {
   __typename?: 'AchReturnRatesList';
   items: Array<AchReturnRatesItem>;
@@ -95,30 +131,38 @@ export type AchReturnRatesList = {
 /** A KYC/KYB application. */
 export type Application = {
   __typename?: 'Application';
+  /** The svcAggregatorId of the aggregator whose customer applies. */
   aggregatorId: Scalars['ID']['output'];
   applicationId: Scalars['ID']['output'];
   customerId: Scalars['ID']['output'];
   dtsCreatedAt: Scalars['DateTime']['output'];
   dtsUpdatedAt: Scalars['DateTime']['output'];
+  /** One per entity: the customer, and a business customer's representative. */
   entityApplications: Array<EntityApplication>;
   /** Global id `Application:<applicationId>`, unique across the graph: what clients' caches normalize this record by. `applicationId` is the spec's own key. */
   id: Scalars['ID']['output'];
   /** Approved or Declined once completed, else null. */
   outcome?: Maybe<Scalars['String']['output']>;
+  /** The aggregator's own reference of the customer. */
   reference?: Maybe<Scalars['String']['output']>;
   /** pending_step_up or completed. */
   status: ApplicationStatus;
 };
 
+/** A page of applications, with the spec's list total. */
 export type ApplicationList = {
   __typename?: 'ApplicationList';
   items: Array<Application>;
   total: ListTotal;
 };
 
+/** The body of `POST /akepa/list`. */
 export type ApplicationListInput = {
+  /** Letters, digits or underscores, 1-36. */
   customerId?: InputMaybe<Scalars['String']['input']>;
+  /** Applications created on or after this day (UTC). */
   dateCreateFrom?: InputMaybe<Scalars['Date']['input']>;
+  /** Applications created on or before this day (UTC). */
   dateCreateTo?: InputMaybe<Scalars['Date']['input']>;
   /** 1-1000; without it, up to 1000. */
   numberOfRecords?: InputMaybe<Scalars['Int']['input']>;
@@ -131,9 +175,11 @@ export type ApplicationStatus =
   | 'completed'
   | 'pending_step_up';
 
+/** The body of `POST /akepa/update`. */
 export type ApplicationUpdateInput = {
   applicationId?: InputMaybe<Scalars['String']['input']>;
   customerId?: InputMaybe<Scalars['String']['input']>;
+  /** Documents to link; front and back of an entity go in the same request. */
   documents?: InputMaybe<Array<DocumentAttachmentInput>>;
 };
 
@@ -155,6 +201,7 @@ export type AuditAction =
   | 'USER_UNBLOCKED'
   | 'WEBHOOK_CONFIGURED';
 
+/** The answer of appendAuditRecords. */
 export type AuditAppendResult = {
   __typename?: 'AuditAppendResult';
   /** How many records were new. */
@@ -165,6 +212,7 @@ export type AuditAppendResult = {
 export type AuditDetail = {
   __typename?: 'AuditDetail';
   name: Scalars['String']['output'];
+  /** As text; null when the value was null. */
   value?: Maybe<Scalars['String']['output']>;
 };
 
@@ -187,10 +235,13 @@ export type AuditRecord = {
   action: AuditAction;
   actorId?: Maybe<Scalars['String']['output']>;
   actorKind: Scalars['String']['output'];
+  /** The caller's IP address, when known. */
   clientIp?: Maybe<Scalars['String']['output']>;
   details: Array<AuditDetail>;
   dts: Scalars['DateTime']['output'];
+  /** The record's event id: a record is appended once. */
   id: Scalars['ID']['output'];
+  /** The request that did it, when there was one. */
   requestId?: Maybe<Scalars['String']['output']>;
   subjectId?: Maybe<Scalars['String']['output']>;
   subjectType?: Maybe<Scalars['String']['output']>;
@@ -205,22 +256,30 @@ export type AuditRecordInput = {
   /** Flat: every value a string, number, boolean or null. */
   details: Scalars['JSONObject']['input'];
   dts: Scalars['DateTime']['input'];
+  /** The event id: a record with an id already in the log is not appended again. */
   id: Scalars['ID']['input'];
   requestId?: InputMaybe<Scalars['String']['input']>;
   subjectId?: InputMaybe<Scalars['String']['input']>;
   subjectType?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** A business customer. */
 export type BusinessInput = {
+  /** 1-200 characters; required. */
   legalName?: InputMaybe<Scalars['String']['input']>;
+  /** 1-50 letters, digits or dashes; required. */
   registrationNumber?: InputMaybe<Scalars['String']['input']>;
+  /** The person who represents the business; required. They get an entity of their own. */
   representative?: InputMaybe<PersonInput>;
 };
 
+/** A KYC/KYB customer to initialise. */
 export type CustomerInitInput = {
+  /** Required when type is business. */
   business?: InputMaybe<BusinessInput>;
   /** Letters, digits, underscore; 1-36. */
   customerId?: InputMaybe<Scalars['String']['input']>;
+  /** Required when type is individual. */
   individual?: InputMaybe<PersonInput>;
   /** The aggregator's own reference: letters and digits, 1-32. */
   reference?: InputMaybe<Scalars['String']['input']>;
@@ -228,6 +287,7 @@ export type CustomerInitInput = {
   type?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** The new customer and its application. */
 export type CustomerInitResult = {
   __typename?: 'CustomerInitResult';
   application: Application;
@@ -235,37 +295,49 @@ export type CustomerInitResult = {
   /** The business representative entity's id (business customers only). */
   businessRepresentativeId?: Maybe<Scalars['ID']['output']>;
   customerId: Scalars['ID']['output'];
+  /** individual or business. */
   type: Scalars['String']['output'];
 };
 
+/** An uploaded document, linked to an entity as one of the entity's views. */
 export type DocumentAttachmentInput = {
+  /** From generateDocument, with its file uploaded. */
   documentId?: InputMaybe<Scalars['String']['input']>;
   entityId?: InputMaybe<Scalars['String']['input']>;
   /** front, back or selfie. */
   view?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** Asks for the id of one file of an entity; an entity has at most 20 documents. */
 export type DocumentGenerateInput = {
   customerId?: InputMaybe<Scalars['String']['input']>;
   /** idCard, driverLicense, passport, selfie or businessRegistration. */
   documentType?: InputMaybe<Scalars['String']['input']>;
+  /** An entity of the customer's application. */
   entityId?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** The file of a generated document. */
 export type DocumentUploadInput = {
+  /** The file, base64; at most 5 MiB. */
   contentBase64?: InputMaybe<Scalars['String']['input']>;
   /** image/jpeg, image/png or application/pdf; must match the content. */
   contentType?: InputMaybe<Scalars['String']['input']>;
+  /** From generateDocument. */
   documentId?: InputMaybe<Scalars['String']['input']>;
   fileName?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** One entity's part of an application: the views it needs and those linked. */
 export type EntityApplication = {
   __typename?: 'EntityApplication';
+  /** The customerId for the customer itself; the businessRepresentativeId for a business's representative. */
   entityId: Scalars['ID']['output'];
+  /** True for the customer itself, false for a representative. */
   isCustomer: Scalars['Boolean']['output'];
   /** The views linked so far. */
   linkedViews: Array<Scalars['String']['output']>;
+  /** Approved or Declined once completed (Approved when front and back come from documents of one type), else null. */
   outcome?: Maybe<Scalars['String']['output']>;
   /** The views this entity needs: front, back, selfie. */
   requiredViews: Array<Scalars['String']['output']>;
@@ -273,6 +345,7 @@ export type EntityApplication = {
   status: ApplicationStatus;
 };
 
+/** A document id: upload the file to `uploadPath`, then link it with updateApplication. */
 export type GeneratedDocument = {
   __typename?: 'GeneratedDocument';
   customerId: Scalars['ID']['output'];
@@ -290,9 +363,11 @@ export type ListTotal = {
   more: Scalars['Boolean']['output'];
   /** How many items this answer holds. */
   numberOfRecords: Scalars['Int']['output'];
+  /** How many records were skipped before these. */
   skipRecords: Scalars['Int']['output'];
 };
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type Mutation = {
   __typename?: 'Mutation';
   /**
@@ -333,41 +408,56 @@ export type Mutation = {
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationAppendAuditRecordsArgs = {
   records: Array<AuditRecordInput>;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationApplyAchActivityArgs = {
   activities: Array<AchActivityInput>;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationGenerateDocumentArgs = {
   input: DocumentGenerateInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationInitializeCustomerArgs = {
   input: CustomerInitInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationUpdateApplicationArgs = {
   input: ApplicationUpdateInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationUploadDocumentArgs = {
   input: DocumentUploadInput;
 };
 
+/** A person: an individual customer, or the representative of a business. */
 export type PersonInput = {
   dateOfBirth?: InputMaybe<Scalars['Date']['input']>;
+  /** 1-100 characters; required. */
   firstName?: InputMaybe<Scalars['String']['input']>;
+  /** 1-100 characters; required. */
   lastName?: InputMaybe<Scalars['String']['input']>;
 };
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type Query = {
   __typename?: 'Query';
   /**
@@ -407,11 +497,11 @@ export type Query = {
    *    (decidedBy transactionType).
    * 3. The user's restrictions (the platform defaults where the user has none), by ascending
    *    `priority`, then `restrictionName`. A restriction matches when txnTypes holds the type or
-   *    `*`, transactionCurrencies holds the currency or `*` (or is empty), and the amount lies in
-   *    [fromAmount, toAmount] (inclusive; a missing bound is open; a bound in another currency than
-   *    the transaction's does not match, as no exchange rate is applied). Walking the matches:
-   *    a match with `isIgnoreRest` decides at once with its `isAllowed`, ignoring the rest; a
-   *    refusing match refuses at once; an allowing match is remembered and the walk goes on, so a
+   *    `*`, transactionCurrencies holds the currency or `*` (an empty list matches none), and the
+   *    amount lies in [fromAmount, toAmount] (inclusive; a missing bound is open; a bound in another
+   *    currency than the transaction's does not match, as no exchange rate is applied). Walking the
+   *    matches: a match with `isIgnoreRest` decides at once with its `isAllowed`, ignoring the rest;
+   *    a refusing match refuses at once; an allowing match is remembered and the walk goes on, so a
    *    later refusal can still refuse.
    * 4. The first allowing match allows (decidedBy restriction); with none, the transaction is
    *    refused (decidedBy default): what no restriction allows is refused.
@@ -425,21 +515,45 @@ export type Query = {
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryAchReturnRatesArgs = {
   input: AchReturnRatesInput;
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryApplicationArgs = {
   applicationId: Scalars['ID']['input'];
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryApplicationsArgs = {
   input: ApplicationListInput;
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryAuditLogArgs = {
   action?: InputMaybe<AuditAction>;
   actorId?: InputMaybe<Scalars['String']['input']>;
@@ -451,6 +565,12 @@ export type QueryAuditLogArgs = {
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryEvaluateTransactionArgs = {
   input: TransactionProposalInput;
 };
@@ -459,22 +579,31 @@ export type QueryEvaluateTransactionArgs = {
 export type Restriction = {
   __typename?: 'Restriction';
   description?: Maybe<Scalars['String']['output']>;
+  /** Lowest amount covered, inclusive; null: no lower bound. */
   fromAmount?: Maybe<Scalars['Float']['output']>;
+  /** Currency of fromAmount: a bound in another currency than the transaction's does not match. */
   fromAmountCurrency?: Maybe<Scalars['String']['output']>;
   /** Global id `Restriction:<restrictionId>`, unique across the graph: what clients' caches normalize this record by. `restrictionId` is the spec's own key. */
   id: Scalars['ID']['output'];
+  /** Whether a match allows the transaction (true) or refuses it. */
   isAllowed: Scalars['Boolean']['output'];
+  /** A match decides at once; the restrictions after it are ignored. */
   isIgnoreRest: Scalars['Boolean']['output'];
+  /** Evaluation order: lower first. */
   priority: Scalars['Int']['output'];
   restrictionId: Scalars['ID']['output'];
   restrictionName: Scalars['String']['output'];
+  /** Highest amount covered, inclusive; null: no upper bound. */
   toAmount?: Maybe<Scalars['Float']['output']>;
+  /** Currency of toAmount: a bound in another currency than the transaction's does not match. */
   toAmountCurrency?: Maybe<Scalars['String']['output']>;
+  /** Currencies the rule covers; `*` means all, and an empty list covers none. */
   transactionCurrencies: Array<Scalars['String']['output']>;
   /** Transaction types the rule covers; `*` means all types. */
   txnTypes: Array<Scalars['String']['output']>;
 };
 
+/** The answer of evaluateTransaction: allowed or refused, and what decided. */
 export type RestrictionDecision = {
   __typename?: 'RestrictionDecision';
   allowed: Scalars['Boolean']['output'];
@@ -488,38 +617,54 @@ export type RestrictionDecision = {
   rule?: Maybe<Scalars['String']['output']>;
 };
 
+/**
+ * Events, served by the gateway over graphql-ws on `/graphql` (credentials in `connection_init`, as
+ * HTTP headers). Each event's payload is resolved through the gateway's query execution for the
+ * subscriber, so any field of the graph may be selected; a subscriber receives only events it may see.
+ */
 export type Subscription = {
   __typename?: 'Subscription';
   /** A KYC application completed (all its documents linked, outcome set): an aggregator's own. */
   kycApplicationCompleted: Application;
 };
 
+/** A transaction to evaluate. */
 export type TransactionProposalInput = {
   /** The user whose restrictions apply: internal services only; end users evaluate for themselves. */
   SvcUserId?: InputMaybe<Scalars['ID']['input']>;
   /** Positive. */
   amount: Scalars['Float']['input'];
+  /** ISO 4217. */
   currency: Scalars['String']['input'];
+  /** Needed when the transaction type lists destination account types. */
   destinationAccountType?: InputMaybe<Scalars['String']['input']>;
   /** checking, savings or card. */
   sourceAccountType: Scalars['String']['input'];
+  /** A name of Query.transactionTypes. */
   txnType: Scalars['String']['input'];
 };
 
+/** A transaction type of the platform and what it allows: an entry of the spec's `allowedTransactionTypeNames`. */
 export type TransactionTypeRule = {
   __typename?: 'TransactionTypeRule';
+  /** Currencies a transaction of the type may be in; `*` means all. */
   allowedTransactionCurrencies: Array<Scalars['String']['output']>;
   /** Absent (null) when any destination is allowed. */
   destinationAccountTypes?: Maybe<Array<Scalars['String']['output']>>;
+  /** Whether transactions of the type are allowed at all. */
   isAllowed: Scalars['Boolean']['output'];
+  /** The type name, e.g. USA or tocard. */
   name: Scalars['String']['output'];
+  /** Account types a transaction of the type may come from. */
   sourceAccountTypes: Array<Scalars['String']['output']>;
 };
 
+/** The stored file of a document. */
 export type UploadedDocument = {
   __typename?: 'UploadedDocument';
   contentType: Scalars['String']['output'];
   documentId: Scalars['ID']['output'];
+  /** Bytes. */
   size: Scalars['Int']['output'];
 };
 

@@ -38,6 +38,7 @@ export type Account = {
   accountNumber: Scalars['String']['output'];
   availableBalance: Scalars['Float']['output'];
   balance: Scalars['Float']['output'];
+  /** ISO 4217: the currency of the balances and of the transactions. */
   currency: Scalars['String']['output'];
   dtsOpened?: Maybe<Scalars['DateTime']['output']>;
   /** Global id `Account:<SvcAccountId>`, unique across the graph: what clients' caches normalize this record by. `SvcAccountId` is the spec's own key. */
@@ -62,40 +63,58 @@ export type AccountTransactionsArgs = {
   first?: InputMaybe<Scalars['Int']['input']>;
 };
 
+/** An ACH debit to record: svcTransactionId, svcAggregatorId, amount and effectiveEntryDate are required. */
 export type AchDebitInput = {
+  /** Positive, at most two decimals. */
   amount?: InputMaybe<Scalars['Float']['input']>;
+  /** USD, the default. */
   currency?: InputMaybe<Scalars['String']['input']>;
+  /** YYYY-MM-DD. */
   effectiveEntryDate?: InputMaybe<Scalars['String']['input']>;
   svcAggregatorId?: InputMaybe<Scalars['String']['input']>;
+  /** The merchant the debit is for; required with webhookUrl. */
   svcMerchantId?: InputMaybe<Scalars['String']['input']>;
   svcTransactionId?: InputMaybe<Scalars['String']['input']>;
   /** An absolute http(s) URL for status-change webhooks; needs svcMerchantId (its secret signs them). */
   webhookUrl?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** The ACH entry of a refund: a credit back to the payer. */
 export type AchInstruction = {
   __typename?: 'AchInstruction';
   /** Masked: only the last four digits show. */
   DFIAccountNumber?: Maybe<Scalars['String']['output']>;
+  /** checking or savings. */
   accountType?: Maybe<Scalars['String']['output']>;
   amount?: Maybe<Scalars['Float']['output']>;
+  /** Up to 10 characters; REFUND unless the merchant gave one. */
   companyEntryDescription?: Maybe<Scalars['String']['output']>;
   currency?: Maybe<Scalars['String']['output']>;
+  /** YYYY-MM-DD: the day after the refund was issued. */
   effectiveEntryDate?: Maybe<Scalars['String']['output']>;
+  /** The receiver's name. */
   individualName?: Maybe<Scalars['String']['output']>;
+  /** The refund's svcTransactionId. */
   reference?: Maybe<Scalars['String']['output']>;
+  /** ABA routing number, 9 digits. */
   routingNumber?: Maybe<Scalars['String']['output']>;
+  /** Nacha SEC code: PPD. */
   standardEntryClassCode?: Maybe<Scalars['String']['output']>;
+  /** credit. */
   transactionType?: Maybe<Scalars['String']['output']>;
+  /** Where updates of this ACH payment are posted. */
   webhookUrl?: Maybe<Scalars['String']['output']>;
 };
 
+/** Where an ACH refund goes. */
 export type AchInstructionInput = {
   /** 4-17 digits; kept masked. */
   DFIAccountNumber?: InputMaybe<Scalars['String']['input']>;
   /** checking or savings. */
   accountType?: InputMaybe<Scalars['String']['input']>;
+  /** Up to 10 letters, digits or spaces; default REFUND. */
   companyEntryDescription?: InputMaybe<Scalars['String']['input']>;
+  /** The receiver's name, 1-22 characters. */
   individualName?: InputMaybe<Scalars['String']['input']>;
   /** 9 digits. */
   routingNumber?: InputMaybe<Scalars['String']['input']>;
@@ -106,7 +125,9 @@ export type AchInstructionInput = {
 /** An ACH debit and, once returned, its return. */
 export type AchPayment = {
   __typename?: 'AchPayment';
+  /** Positive, at most two decimals. */
   amount: Scalars['Float']['output'];
+  /** USD. */
   currency: Scalars['String']['output'];
   dtsCreated: Scalars['DateTime']['output'];
   dtsReturned?: Maybe<Scalars['DateTime']['output']>;
@@ -114,6 +135,7 @@ export type AchPayment = {
   effectiveEntryDate: Scalars['String']['output'];
   /** Global id `AchPayment:<svcTransactionId>`, unique across the graph: what clients' caches normalize this record by. `svcTransactionId` is the spec's own key. */
   id: Scalars['ID']['output'];
+  /** The Nacha return code once Returned, e.g. R01. */
   returnCode?: Maybe<Scalars['String']['output']>;
   /** Processing, Settled or Returned. */
   status: AchPaymentStatus;
@@ -130,6 +152,7 @@ export type AchPaymentStatus =
   | 'Returned'
   | 'Settled';
 
+/** The state of a refund's ACH payment. */
 export type AchResult = {
   __typename?: 'AchResult';
   /** Masked: only the last four digits show. */
@@ -137,18 +160,23 @@ export type AchResult = {
   amount?: Maybe<Scalars['Float']['output']>;
   currency?: Maybe<Scalars['String']['output']>;
   dtsCreatedAt?: Maybe<Scalars['DateTime']['output']>;
+  /** YYYY-MM-DD. */
   effectiveEntryDate?: Maybe<Scalars['String']['output']>;
   individualName?: Maybe<Scalars['String']['output']>;
   reference?: Maybe<Scalars['String']['output']>;
   routingNumber?: Maybe<Scalars['String']['output']>;
+  /** Processing when issued. */
   status?: Maybe<Scalars['String']['output']>;
   svcAggregatorId?: Maybe<Scalars['String']['output']>;
+  /** The refund's svcTransactionId. */
   svcTransactionId?: Maybe<Scalars['String']['output']>;
 };
 
+/** The return of a recorded ACH debit. */
 export type AchReturnInput = {
   /** A Nacha return code, e.g. R01, R10. */
   returnCode?: InputMaybe<Scalars['String']['input']>;
+  /** The returned debit. */
   svcTransactionId?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -157,13 +185,18 @@ export type Beneficiary = {
   __typename?: 'Beneficiary';
   SvcBeneficiaryId: Scalars['ID']['output'];
   SvcPayeeId?: Maybe<Scalars['String']['output']>;
+  /** The owner. */
   SvcUserId: Scalars['ID']['output'];
   /** Masked: only the last four characters show. */
   accountNumber?: Maybe<Scalars['String']['output']>;
   bankName?: Maybe<Scalars['String']['output']>;
+  /** BIC, 8 or 11 characters. */
   bic?: Maybe<Scalars['String']['output']>;
+  /** The usual amount of a payment to the beneficiary, in defaultCurrency. */
   defaultAmount?: Maybe<Scalars['Float']['output']>;
+  /** ISO 4217. */
   defaultCurrency?: Maybe<Scalars['String']['output']>;
+  /** The SvcAccountId payments to the beneficiary come from by default. */
   defaultSourceAccountId?: Maybe<Scalars['String']['output']>;
   destinationFirstName?: Maybe<Scalars['String']['output']>;
   destinationLastName?: Maybe<Scalars['String']['output']>;
@@ -172,25 +205,38 @@ export type Beneficiary = {
   destinationPAN?: Maybe<Scalars['String']['output']>;
   dtsCreated?: Maybe<Scalars['DateTime']['output']>;
   dtsModified?: Maybe<Scalars['DateTime']['output']>;
+  /** Expiry month of a card beneficiary, MM. */
   expiryMM?: Maybe<Scalars['String']['output']>;
+  /** Expiry year of a card beneficiary, YY. */
   expiryYY?: Maybe<Scalars['String']['output']>;
   /** Masked: the country code and the last four characters only (`DE** **** 3000`). */
   iban?: Maybe<Scalars['String']['output']>;
   /** Global id `Beneficiary:<SvcBeneficiaryId>`, unique across the graph: what clients' caches normalize this record by. `SvcBeneficiaryId` is the spec's own key. */
   id: Scalars['ID']['output'];
   isActive: Scalars['Boolean']['output'];
+  /** A deleted beneficiary is kept, for its undo, and left out of User.beneficiaries. */
   isDeleted: Scalars['Boolean']['output'];
+  /** Favourites are listed first. */
   isFavourite: Scalars['Boolean']['output'];
   isHidden?: Maybe<Scalars['Boolean']['output']>;
   name?: Maybe<Scalars['String']['output']>;
+  /** Used when the transaction is a credit. */
   narrativeCredit?: Maybe<Scalars['String']['output']>;
+  /** Used when the transaction is a debit. */
   narrativeDebit?: Maybe<Scalars['String']['output']>;
+  /** For PayPal transfers. */
   paypalId?: Maybe<Scalars['String']['output']>;
+  /** ABA routing number, 9 digits. */
   routingNumber?: Maybe<Scalars['String']['output']>;
+  /** Free text. */
   status?: Maybe<Scalars['String']['output']>;
+  /** The transaction type of payments to the beneficiary (Query.transactionTypes). */
   txnType?: Maybe<Scalars['String']['output']>;
+  /** How the beneficiary is paid, e.g. USA, paypal or tocard. */
   type?: Maybe<Scalars['String']['output']>;
+  /** The type in words. */
   typeName?: Maybe<Scalars['String']['output']>;
+  /** Same as SvcUserId: the owner. */
   userId: Scalars['ID']['output'];
 };
 
@@ -204,7 +250,9 @@ export type BeneficiaryInput = {
   SvcPayeeId?: InputMaybe<Scalars['String']['input']>;
   accountNumber?: InputMaybe<Scalars['String']['input']>;
   bankName?: InputMaybe<Scalars['String']['input']>;
+  /** 8 or 11 characters. */
   bic?: InputMaybe<Scalars['String']['input']>;
+  /** From 0, at most two decimals. */
   defaultAmount?: InputMaybe<Scalars['Float']['input']>;
   /** ISO 4217, three capital letters. */
   defaultCurrency?: InputMaybe<Scalars['String']['input']>;
@@ -217,16 +265,19 @@ export type BeneficiaryInput = {
   expiryMM?: InputMaybe<Scalars['String']['input']>;
   /** Two digits. */
   expiryYY?: InputMaybe<Scalars['String']['input']>;
+  /** Without spaces; kept masked: its country code and last four characters only. */
   iban?: InputMaybe<Scalars['String']['input']>;
   isActive?: InputMaybe<Scalars['Boolean']['input']>;
   isFavourite?: InputMaybe<Scalars['Boolean']['input']>;
   isHidden?: InputMaybe<Scalars['Boolean']['input']>;
+  /** 1-200 characters; required to create a beneficiary. */
   name?: InputMaybe<Scalars['String']['input']>;
   narrativeCredit?: InputMaybe<Scalars['String']['input']>;
   narrativeDebit?: InputMaybe<Scalars['String']['input']>;
   paypalId?: InputMaybe<Scalars['String']['input']>;
   /** Exactly 9 digits (an ABA routing number). */
   routingNumber?: InputMaybe<Scalars['String']['input']>;
+  /** Free text, up to 50 characters. */
   status?: InputMaybe<Scalars['String']['input']>;
   txnType?: InputMaybe<Scalars['String']['input']>;
   type?: InputMaybe<Scalars['String']['input']>;
@@ -249,16 +300,23 @@ export type BeneficiaryUndoResult = {
   undo: Undo;
 };
 
+/** The transaction of an approved card message. */
 export type CardTransactionInput = {
   SvcAccountId: Scalars['ID']['input'];
   SvcCardId: Scalars['ID']['input'];
+  /** The account's owner. */
   SvcUserId: Scalars['ID']['input'];
+  /** Positive, in `currency`. */
   amount: Scalars['Float']['input'];
+  /** The account's currency (ISO 4217). */
   currency: Scalars['String']['input'];
   /** debit or credit. */
   direction: Scalars['String']['input'];
+  /** The card message's id: the transaction's id derives from it, so a message is recorded once. */
   messageId: Scalars['ID']['input'];
+  /** The transaction's narrative, e.g. the merchant's name. */
   narrative?: InputMaybe<Scalars['String']['input']>;
+  /** The message's rrn. */
   reference?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -269,10 +327,13 @@ export type CardTransactionInput = {
  */
 export type Delivery = {
   __typename?: 'Delivery';
+  /** Oldest first. */
   attempts: Array<DeliveryAttempt>;
   deliveryId: Scalars['ID']['output'];
   dtsCreated: Scalars['DateTime']['output'];
+  /** When it arrived: the webhook answered 2xx, or the email was sent. */
   dtsDelivered?: Maybe<Scalars['DateTime']['output']>;
+  /** When the next attempt is due; null when none is scheduled. */
   dtsNextAttempt?: Maybe<Scalars['DateTime']['output']>;
   /** The event: payment_link.sent, ach_payment.updated. */
   eventType: Scalars['String']['output'];
@@ -280,8 +341,9 @@ export type Delivery = {
   id: Scalars['ID']['output'];
   /** webhook or email. */
   kind: Scalars['String']['output'];
+  /** The error of the latest failed attempt. */
   lastError?: Maybe<Scalars['String']['output']>;
-  /** pending, delivered or failed. */
+  /** pending, delivered, failed or paused (the endpoint was disabled after a run of failures). */
   status: DeliveryStatus;
   svcAggregatorId: Scalars['ID']['output'];
   svcMerchantId: Scalars['ID']['output'];
@@ -289,18 +351,23 @@ export type Delivery = {
   to: Scalars['String']['output'];
 };
 
+/** One attempt of a delivery, as its log records it. */
 export type DeliveryAttempt = {
   __typename?: 'DeliveryAttempt';
   dtsAttempted: Scalars['DateTime']['output'];
+  /** How long the attempt took, in ms. */
   durationMs: Scalars['Float']['output'];
+  /** Why the attempt failed; null when it was delivered. */
   error?: Maybe<Scalars['String']['output']>;
   /** The receiver's HTTP status, when it answered. */
   httpStatus?: Maybe<Scalars['Int']['output']>;
+  /** From 1; the numbering goes on across resends. */
   number: Scalars['Int']['output'];
-  /** delivered, failed or skipped. */
+  /** delivered or failed. */
   outcome: Scalars['String']['output'];
 };
 
+/** A page of deliveries, with the spec's list total. */
 export type DeliveryList = {
   __typename?: 'DeliveryList';
   items: Array<Delivery>;
@@ -327,17 +394,22 @@ export type FundsLookupInput = {
 /** A funds transaction (aggregator spec). */
 export type FundsTransaction = {
   __typename?: 'FundsTransaction';
+  /** Acquirer reference number. */
   arn?: Maybe<Scalars['String']['output']>;
   balance: Scalars['Float']['output'];
+  /** The transaction's id in the back office. */
   boTransId?: Maybe<Scalars['String']['output']>;
   dtsCreatedAt: Scalars['DateTime']['output'];
   fee: Scalars['Float']['output'];
   lastDepositAmount: Scalars['Float']['output'];
   ledgerBalance: Scalars['Float']['output'];
+  /** The aggregator's reference: letters and digits, 1-32. */
   reference?: Maybe<Scalars['String']['output']>;
   svcAggregatorId: Scalars['ID']['output'];
+  /** The card the transaction funded, when there is one. */
   svcCardId?: Maybe<Scalars['String']['output']>;
   svcFundsId: Scalars['ID']['output'];
+  /** Processing status, e.g. Complete. */
   svcStatus: Scalars['String']['output'];
   /** debit or credit. */
   type: Scalars['String']['output'];
@@ -351,6 +423,7 @@ export type IouAccount = {
   SvcUserId: Scalars['ID']['output'];
   /** What the borrower owes the lender now (accepted, active transactions), signed from the reader's side. */
   balance: Scalars['Float']['output'];
+  /** When a transaction was last recorded, accepted or cancelled. */
   dtsModified: Scalars['DateTime']['output'];
   /** Global id `IouAccount:<IOUAccountId>`, unique across the graph: what clients' caches normalize this record by. `IOUAccountId` is the spec's own key. */
   id: Scalars['ID']['output'];
@@ -360,6 +433,7 @@ export type IouAccount = {
   transactions: Array<IouTransaction>;
 };
 
+/** A loan or a repayment in an IOU account. */
 export type IouTransaction = {
   __typename?: 'IouTransaction';
   IOUAccountId: Scalars['ID']['output'];
@@ -369,6 +443,7 @@ export type IouTransaction = {
   attachments?: Maybe<Scalars['JSONObject']['output']>;
   borrowerSvcUserId: Scalars['ID']['output'];
   currency: Scalars['String']['output'];
+  /** When it was recorded. */
   dts: Scalars['DateTime']['output'];
   /** Global id `IouTransaction:<IOUTransactionId>`, unique across the graph: what clients' caches normalize this record by. `IOUTransactionId` is the spec's own key. */
   id: Scalars['ID']['output'];
@@ -393,13 +468,16 @@ export type IouTransaction = {
 export type IouTransactionInput = {
   /** Positive, at most two decimals. */
   amount?: InputMaybe<Scalars['Float']['input']>;
+  /** Free-form, at most 4 KB of JSON. */
   attachments?: InputMaybe<Scalars['JSONObject']['input']>;
   /** ISO 4217; an IOU account keeps one currency. */
   currency?: InputMaybe<Scalars['String']['input']>;
+  /** loan or repayment. */
   kind?: InputMaybe<Scalars['String']['input']>;
   narrative?: InputMaybe<Scalars['String']['input']>;
   narrativeCredit?: InputMaybe<Scalars['String']['input']>;
   narrativeDebit?: InputMaybe<Scalars['String']['input']>;
+  /** The other party: another existing user. */
   otherSvcUserId?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -418,18 +496,23 @@ export type ListTotal = {
   more: Scalars['Boolean']['output'];
   /** How many items this answer holds. */
   numberOfRecords: Scalars['Int']['output'];
+  /** How many records were skipped before these. */
   skipRecords: Scalars['Int']['output'];
 };
 
+/** A merchant logo; it replaces the logo of its type. */
 export type LogoInput = {
   /** PNG, JPEG or GIF, checked by content, at most 1 MiB. */
   contentBase64?: InputMaybe<Scalars['String']['input']>;
+  /** Not used: the type is read from the content. */
   contentType?: InputMaybe<Scalars['String']['input']>;
+  /** Kept with the file; default `<type>-logo`. */
   fileName?: InputMaybe<Scalars['String']['input']>;
   /** light, dark, big or small. */
   type?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** The answer of a logo upload: the new logo's id, as Merchant.logos holds it. */
 export type LogoUpload = {
   __typename?: 'LogoUpload';
   logoId: Scalars['ID']['output'];
@@ -454,12 +537,15 @@ export type Merchant = {
   webhookUrl?: Maybe<Scalars['String']['output']>;
 };
 
+/** A merchant to register or change; on a change, only sent fields change. */
 export type MerchantInput = {
   /** email or webhook. */
   linkDelivery?: InputMaybe<Scalars['String']['input']>;
+  /** 1-100 characters; required for a new merchant. */
   name?: InputMaybe<Scalars['String']['input']>;
   /** Generate a new webhook signing secret (returned once). */
   rotateSecret?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Letters, digits or underscores, 1-36; a new id registers a new merchant. */
   svcMerchantId?: InputMaybe<Scalars['String']['input']>;
   /** An absolute http(s) URL; required for webhook delivery. */
   webhookUrl?: InputMaybe<Scalars['String']['input']>;
@@ -473,6 +559,7 @@ export type MerchantRegistration = {
   webhookSecret?: Maybe<Scalars['String']['output']>;
 };
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type Mutation = {
   __typename?: 'Mutation';
   /** Accepts a pending IOU transaction the other party recorded. */
@@ -550,57 +637,68 @@ export type Mutation = {
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationAcceptIouTransactionArgs = {
   IOUTransactionId: Scalars['ID']['input'];
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationCancelIouTransactionArgs = {
   IOUTransactionId: Scalars['ID']['input'];
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationCancelPaymentLinkArgs = {
   svcTransactionId?: InputMaybe<Scalars['String']['input']>;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationCreateBeneficiaryArgs = {
   input: BeneficiaryInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationCreatePaymentLinkArgs = {
   input: PaymentLinkInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationCustomerTokenArgs = {
   link?: InputMaybe<Scalars['String']['input']>;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationDeleteBeneficiaryArgs = {
   SvcBeneficiaryId: Scalars['ID']['input'];
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationEnableMerchantWebhookArgs = {
   svcMerchantId: Scalars['ID']['input'];
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationMerchantTokenArgs = {
   svcMerchantId?: InputMaybe<Scalars['String']['input']>;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationModifyBeneficiaryArgs = {
   SvcBeneficiaryId: Scalars['ID']['input'];
   input: BeneficiaryInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationModifyTransactionArgs = {
   SvcAccountId: Scalars['ID']['input'];
   changes?: InputMaybe<TransactionChangesInput>;
@@ -608,72 +706,86 @@ export type MutationModifyTransactionArgs = {
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationOpenCheckingAccountArgs = {
   SvcUserId: Scalars['ID']['input'];
   currency: Scalars['String']['input'];
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationRecordAchDebitArgs = {
   input: AchDebitInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationRecordAchReturnArgs = {
   input: AchReturnInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationRecordAchSettlementArgs = {
   svcTransactionId: Scalars['ID']['input'];
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationRecordCardTransactionArgs = {
   input: CardTransactionInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationRecordIouTransactionArgs = {
   input: IouTransactionInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationRefundPaymentLinkArgs = {
   input: RefundInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationResendDeliveryArgs = {
   deliveryId: Scalars['ID']['input'];
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationSaveMerchantArgs = {
   input: MerchantInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationSendPaymentLinkArgs = {
   svcTransactionId?: InputMaybe<Scalars['String']['input']>;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationUndoBeneficiaryChangeArgs = {
   SvcBeneficiaryId: Scalars['ID']['input'];
   undoId: Scalars['ID']['input'];
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationUploadMerchantLogoArgs = {
   input: LogoInput;
 };
 
+/** A checking account just opened. */
 export type OpenedAccount = {
   __typename?: 'OpenedAccount';
   SvcAccountId: Scalars['ID']['output'];
   /** Masked: only the last four digits show. */
   accountNumber: Scalars['String']['output'];
+  /** The bank's ABA routing number. */
   routingNumber: Scalars['String']['output'];
 };
 
@@ -696,9 +808,11 @@ export type PageInfo = {
  */
 export type PaymentLink = {
   __typename?: 'PaymentLink';
+  /** In `currency`, at most two decimals. */
   amount: Scalars['Float']['output'];
   /** card and/or ach. */
   availablePaymentType: Array<Scalars['String']['output']>;
+  /** ISO 4217. */
   currency: Scalars['String']['output'];
   description?: Maybe<Scalars['String']['output']>;
   dtsCreatedAt: Scalars['DateTime']['output'];
@@ -706,6 +820,7 @@ export type PaymentLink = {
   dtsExpiredAt?: Maybe<Scalars['DateTime']['output']>;
   /** YYYY-MM-DD. */
   dueDate?: Maybe<Scalars['String']['output']>;
+  /** The customer's details; an `email` one is where the link is emailed. */
   fields: Array<PaymentLinkField>;
   /** Global id `PaymentLink:<svcTransactionId>`, unique across the graph: what clients' caches normalize this record by. `svcTransactionId` is the spec's own key. */
   id: Scalars['ID']['output'];
@@ -716,28 +831,38 @@ export type PaymentLink = {
   merchant?: Maybe<Merchant>;
   payerName?: Maybe<Scalars['String']['output']>;
   status: PaymentLinkStatus;
+  /** Every status change, oldest first. */
   statusChangeHistory: Array<StatusChange>;
   svcAggregatorId: Scalars['ID']['output'];
   svcMerchantId: Scalars['ID']['output'];
+  /** The merchant's own reference. */
   svcMerchantRef?: Maybe<Scalars['String']['output']>;
   svcTransactionId: Scalars['ID']['output'];
   /** Set when sent: the payment page. */
   url?: Maybe<Scalars['String']['output']>;
 };
 
+/** One of the customer's details on a payment link. */
 export type PaymentLinkField = {
   __typename?: 'PaymentLinkField';
   /** firstName, lastName, email or phone. */
   code: Scalars['String']['output'];
+  /** Its place in the list. */
   index: Scalars['Int']['output'];
+  /** Display label; the code when none was given. */
   label: Scalars['String']['output'];
   value: Scalars['String']['output'];
 };
 
+/** One of the customer's details: code and value are required. */
 export type PaymentLinkFieldInput = {
+  /** firstName, lastName, email or phone. */
   code?: InputMaybe<Scalars['String']['input']>;
+  /** Its place in the list; default: its position. */
   index?: InputMaybe<Scalars['Int']['input']>;
+  /** Up to 100 characters; default: the code. */
   label?: InputMaybe<Scalars['String']['input']>;
+  /** An email address for code email; otherwise up to 100 characters. */
   value?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -763,6 +888,7 @@ export type PaymentLinkInput = {
   svcMerchantRef?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** A page of payment links, with the spec's list total. */
 export type PaymentLinkList = {
   __typename?: 'PaymentLinkList';
   items: Array<PaymentLink>;
@@ -784,11 +910,21 @@ export type PaymentLinkStatus =
   | 'SentToPay'
   | 'Settled';
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type Query = {
   __typename?: 'Query';
   /** An ACH payment of the calling aggregator (or merchant); others: null. */
   achPayment?: Maybe<AchPayment>;
-  /** Deliveries, newest first: an aggregator's merchants' (or one merchant's), optionally only those with this status (pending, delivered, failed). */
+  /**
+   * Deliveries, newest first: an aggregator's merchants' (or one merchant's), optionally only those with
+   * this status (pending, delivered, failed, paused). `numberOfRecords`: 1-1000 (default 1000);
+   * `skipRecords`: from 0.
+   */
   deliveries: DeliveryList;
   /** A delivery (webhook or email) with its attempts: the calling aggregator's merchants', or the merchant's own; others: null. */
   delivery?: Maybe<Delivery>;
@@ -815,7 +951,10 @@ export type Query = {
    * or the customer's own link (customer JWT; `svcTransactionId` may be omitted). Others: null.
    */
   paymentLink?: Maybe<PaymentLink>;
-  /** The calling merchant's payment links, newest first (merchant JWT). */
+  /**
+   * The calling merchant's payment links, newest first (merchant JWT); optionally only those with this
+   * `status`. `numberOfRecords`: 1-1000 (default 1000); `skipRecords`: from 0.
+   */
   paymentLinks: PaymentLinkList;
   /**
    * The payment page of a Sent link, by its `link` code, as a self-contained HTML document (REST:
@@ -828,11 +967,23 @@ export type Query = {
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryAchPaymentArgs = {
   svcTransactionId: Scalars['ID']['input'];
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryDeliveriesArgs = {
   numberOfRecords?: InputMaybe<Scalars['Int']['input']>;
   skipRecords?: InputMaybe<Scalars['Int']['input']>;
@@ -841,31 +992,67 @@ export type QueryDeliveriesArgs = {
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryDeliveryArgs = {
   deliveryId: Scalars['ID']['input'];
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryFundsTransactionsArgs = {
   input: FundsLookupInput;
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryIousForArgs = {
   SvcUserId: Scalars['ID']['input'];
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryLatestTransactionsArgs = {
   SvcAccountId: Scalars['ID']['input'];
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryPaymentLinkArgs = {
   svcTransactionId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryPaymentLinksArgs = {
   numberOfRecords?: InputMaybe<Scalars['Int']['input']>;
   skipRecords?: InputMaybe<Scalars['Int']['input']>;
@@ -873,11 +1060,23 @@ export type QueryPaymentLinksArgs = {
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryPaymentPageArgs = {
   link: Scalars['String']['input'];
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryRefundListArgs = {
   filter?: InputMaybe<RefundFilter>;
 };
@@ -902,13 +1101,18 @@ export type RefundFilter = {
   dueDateFrom?: InputMaybe<Scalars['String']['input']>;
   dueDateTo?: InputMaybe<Scalars['String']['input']>;
   invoiceNumber?: InputMaybe<Scalars['String']['input']>;
+  /** 1-1000; default 1000. */
   numberOfRecords?: InputMaybe<Scalars['Int']['input']>;
   payerName?: InputMaybe<Scalars['String']['input']>;
+  /** card or ach. */
   paymentType?: InputMaybe<Scalars['String']['input']>;
+  /** From 0. */
   skipRecords?: InputMaybe<Scalars['Int']['input']>;
+  /** A payment-link status. */
   status?: InputMaybe<Scalars['String']['input']>;
   svcMerchantId?: InputMaybe<Scalars['String']['input']>;
   svcMerchantIds?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** Letters and digits, 1-32. */
   svcMerchantRef?: InputMaybe<Scalars['String']['input']>;
   svcTransactionId?: InputMaybe<Scalars['String']['input']>;
   svcTransactionIds?: InputMaybe<Array<Scalars['String']['input']>>;
@@ -916,14 +1120,17 @@ export type RefundFilter = {
 
 /** A refund the calling merchant issues for a Completed or Settled link. */
 export type RefundInput = {
+  /** Where the money goes back to; required for an ach refund. */
   ach?: InputMaybe<AchInstructionInput>;
   /** Positive, at most the link's amount less earlier refunds. */
   amount?: InputMaybe<Scalars['Float']['input']>;
   /** card or ach (ach needs `ach`). */
   paymentType?: InputMaybe<Scalars['String']['input']>;
+  /** The payment link to refund. */
   svcTransactionId?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** A page of refunds, with the spec's list total. */
 export type RefundList = {
   __typename?: 'RefundList';
   items: Array<RefundTransaction>;
@@ -933,6 +1140,7 @@ export type RefundList = {
 /** A refund of a payment link (refund list item). */
 export type RefundTransaction = {
   __typename?: 'RefundTransaction';
+  /** The ACH entry and its result; null for a card refund. */
   ach?: Maybe<RefundAch>;
   dtsCreatedAt: Scalars['DateTime']['output'];
   dtsUpdatedAt: Scalars['DateTime']['output'];
@@ -940,27 +1148,37 @@ export type RefundTransaction = {
   id: Scalars['ID']['output'];
   /** card or ach. */
   paymentType: Scalars['String']['output'];
+  /** A payment-link status; a new refund is Processing. */
   status: Scalars['String']['output'];
+  /** Every status change, oldest first. */
   statusChangeHistory: Array<StatusChange>;
   svcAggregatorId: Scalars['ID']['output'];
   svcMerchantId: Scalars['ID']['output'];
+  /** The refunded link's svcMerchantRef. */
   svcMerchantRef?: Maybe<Scalars['String']['output']>;
   /** The refunded payment link. */
   svcParentId: Scalars['ID']['output'];
   svcTransactionId: Scalars['ID']['output'];
 };
 
+/** One entry of a payment link's (or refund's) status history. */
 export type StatusChange = {
   __typename?: 'StatusChange';
   _id?: Maybe<Scalars['ID']['output']>;
   dtsCreatedAt: Scalars['DateTime']['output'];
   dtsUpdatedAt: Scalars['DateTime']['output'];
+  /** Who changed the status: a svcMerchantId, or `system` (an expiry). */
   initiatorId: Scalars['String']['output'];
   /** merchant, customer or system. */
   initiatorType: Scalars['String']['output'];
   status: PaymentLinkStatus;
 };
 
+/**
+ * Events, served by the gateway over graphql-ws on `/graphql` (credentials in `connection_init`, as
+ * HTTP headers). Each event's payload is resolved through the gateway's query execution for the
+ * subscriber, so any field of the graph may be selected; a subscriber receives only events it may see.
+ */
 export type Subscription = {
   __typename?: 'Subscription';
   /** ACH payment status changes (Processing, Settled, Returned): an aggregator's payments, a merchant's own. */
@@ -975,20 +1193,31 @@ export type Subscription = {
 export type Transaction = {
   __typename?: 'Transaction';
   SvcAccountId: Scalars['ID']['output'];
+  /** The card of a card transaction; null otherwise. */
   SvcCardId?: Maybe<Scalars['String']['output']>;
   SvcUserId: Scalars['ID']['output'];
+  /** Signed, in `currency`: negative for a debit, positive for a credit. */
   amount: Scalars['Float']['output'];
   attachments?: Maybe<Scalars['JSONObject']['output']>;
+  /** The amount credited; 0 for a debit. */
   credit: Scalars['Float']['output'];
+  /** The id of the credit side, when there is one. */
   creditTransactionId?: Maybe<Scalars['String']['output']>;
+  /** ISO 4217. */
   currency: Scalars['String']['output'];
+  /** The amount debited; 0 for a credit. */
   debit: Scalars['Float']['output'];
+  /** The id of the debit side, when there is one. */
   debitTransactionId?: Maybe<Scalars['String']['output']>;
+  /** The account the money went to, when it is known. */
   destinationSvcAccountId?: Maybe<Scalars['String']['output']>;
+  /** Holds the user's comment. */
   details: TransactionDetails;
   dtsBooked?: Maybe<Scalars['DateTime']['output']>;
+  /** When the transaction completed; null before. */
   dtsCompleted?: Maybe<Scalars['DateTime']['output']>;
   dtsRecorded?: Maybe<Scalars['DateTime']['output']>;
+  /** The value date and time: what transactions are ordered and filtered by. */
   dtsValue: Scalars['DateTime']['output'];
   /** Global id `Transaction:<transactionId>`, unique across the graph: what clients' caches normalize this record by. `transactionId` is the spec's own key. */
   id: Scalars['ID']['output'];
@@ -998,17 +1227,26 @@ export type Transaction = {
   isDeclined: Scalars['Boolean']['output'];
   /** True while not settled. */
   isPending: Scalars['Boolean']['output'];
+  /** The user's labels (modifyTransaction). */
   labels: Array<Scalars['String']['output']>;
+  /** What the transaction was, e.g. the merchant of a card payment. */
   narrative?: Maybe<Scalars['String']['output']>;
+  /** How the destination side is named: the payee or merchant. */
   narrativeDestination?: Maybe<Scalars['String']['output']>;
+  /** How the source side is named: the payer, or the account. */
   narrativeSource?: Maybe<Scalars['String']['output']>;
+  /** An outside reference, e.g. a card message's rrn. */
   reference?: Maybe<Scalars['String']['output']>;
+  /** The account the money left, when it is known. */
   sourceSvcAccountId?: Maybe<Scalars['String']['output']>;
   transactionId: Scalars['ID']['output'];
+  /** The transaction's id in the back office. */
   transactionIdBO?: Maybe<Scalars['String']['output']>;
   /** confirmed, pending or declined. */
   transactionState: Scalars['String']['output'];
+  /** The transaction type: a name of Query.transactionTypes (USA, tocard ...), or card for a card message. */
   txnType?: Maybe<Scalars['String']['output']>;
+  /** The type in words, e.g. Card payment. */
   typeName?: Maybe<Scalars['String']['output']>;
 };
 
@@ -1027,14 +1265,17 @@ export type TransactionConnection = {
   pageInfo: PageInfo;
 };
 
+/** Further details of a transaction. */
 export type TransactionDetails = {
   __typename?: 'TransactionDetails';
+  /** The user's comment (modifyTransaction), when there is one. */
   memos: Array<Scalars['String']['output']>;
 };
 
 /** A transaction in a page, with the cursor that marks its place. */
 export type TransactionEdge = {
   __typename?: 'TransactionEdge';
+  /** Opaque: pass it as `after` to read the transactions that follow this one. */
   cursor: Scalars['String']['output'];
   node: Transaction;
 };
@@ -1057,9 +1298,12 @@ export type TransactionFilter = {
   transactionState?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** Where the transaction came from inside the bank: the user and the account that made it. */
 export type TransactionInternal = {
   __typename?: 'TransactionInternal';
+  /** The user who made the transaction. */
   fromSvcUserId?: Maybe<Scalars['String']['output']>;
+  /** The source account's owner. */
   sourceAccountSvcUserId?: Maybe<Scalars['String']['output']>;
   sourceSvcAccountId?: Maybe<Scalars['String']['output']>;
   txnType?: Maybe<Scalars['String']['output']>;
@@ -1075,8 +1319,11 @@ export type TransactionModification = {
 /** Returned with a beneficiary modification: `id` undoes it until `dtsExpiry`, once. */
 export type Undo = {
   __typename?: 'Undo';
+  /** Until when the modification can be undone: 5 minutes after dtsQueued. */
   dtsExpiry: Scalars['DateTime']['output'];
+  /** When the modification was made. */
   dtsQueued: Scalars['DateTime']['output'];
+  /** The undoId of undoBeneficiaryChange. */
   id: Scalars['ID']['output'];
   /** False once expired, used, or overtaken by a later modification of the beneficiary. */
   isActionable: Scalars['Boolean']['output'];

@@ -29,14 +29,18 @@ export type Scalars = {
 export type Address = {
   __typename?: 'Address';
   SvcUserAddressId: Scalars['ID']['output'];
+  /** The address's user. */
   SvcUserId: Scalars['ID']['output'];
+  /** Same as SvcUserAddressId. */
   _id: Scalars['ID']['output'];
   addressLine1: Scalars['String']['output'];
   addressLine2?: Maybe<Scalars['String']['output']>;
   city: Scalars['String']['output'];
   countryCode: Scalars['String']['output'];
   dtsModified?: Maybe<Scalars['DateTime']['output']>;
+  /** When the address was first recorded. */
   dtsRecorded?: Maybe<Scalars['DateTime']['output']>;
+  /** The user's main address: exactly one is, when there are any. */
   isMain: Scalars['Boolean']['output'];
   postalCode: Scalars['String']['output'];
   state: Scalars['String']['output'];
@@ -49,14 +53,19 @@ export type Address = {
  * `country` is a country code of either form and is stored as the form `accountType` needs.
  */
 export type AddressInput = {
+  /** An existing address: keeps its id in `addresses`, or names the address to delete. */
   SvcUserAddressId?: InputMaybe<Scalars['String']['input']>;
+  /** checking, savings or debitCard. */
   accountType?: InputMaybe<Scalars['String']['input']>;
   addressLine1?: InputMaybe<Scalars['String']['input']>;
   addressLine2?: InputMaybe<Scalars['String']['input']>;
   city?: InputMaybe<Scalars['String']['input']>;
+  /** ISO 3166-1 alpha-2 or alpha-3, converted to the form `accountType` needs. */
   country?: InputMaybe<Scalars['String']['input']>;
   countryCode?: InputMaybe<Scalars['String']['input']>;
+  /** Makes this the main address. */
   isMain?: InputMaybe<Scalars['Boolean']['input']>;
+  /** 1-12 letters, digits, spaces or dashes. */
   postalCode?: InputMaybe<Scalars['String']['input']>;
   state?: InputMaybe<Scalars['String']['input']>;
 };
@@ -71,15 +80,18 @@ export type AggregatorLoginInput = {
   requestId?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** The body of `POST /user/change-password`. */
 export type AggregatorPasswordChangeInput = {
   /**
    * 8-50 characters from letters, digits and ! @ # $ % ^ &, with at least one digit, one of those
    * symbols, one lowercase and one uppercase letter.
    */
   newPassword?: InputMaybe<Scalars['String']['input']>;
+  /** The current password, 1-50 characters. */
   oldPassword?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** The answer of a password change. */
 export type AggregatorPasswordChangeResult = {
   __typename?: 'AggregatorPasswordChangeResult';
   dtsPasswordChanged: Scalars['DateTime']['output'];
@@ -88,6 +100,7 @@ export type AggregatorPasswordChangeResult = {
   success: Scalars['Boolean']['output'];
 };
 
+/** An aggregator token, for the `x-svc-token` header: a base token reads and changes, a confined one only reads. */
 export type AggregatorToken = {
   __typename?: 'AggregatorToken';
   dtsExpireAt: Scalars['DateTime']['output'];
@@ -96,18 +109,24 @@ export type AggregatorToken = {
   type: Scalars['String']['output'];
 };
 
+/** The aggregator spec's token result: the base token, and both tokens in `tokens`. */
 export type AggregatorTokenResult = {
   __typename?: 'AggregatorTokenResult';
+  /** When the base token expires. */
   dtsExpireAt: Scalars['DateTime']['output'];
   /** The base token. */
   token: Scalars['String']['output'];
+  /** The base token and the confined token. */
   tokens: Array<AggregatorToken>;
+  /** base. */
   type: Scalars['String']['output'];
 };
 
+/** The aggregator user behind the request. */
 export type AggregatorViewer = {
   __typename?: 'AggregatorViewer';
   login: Scalars['String']['output'];
+  /** The aggregator the user acts for. */
   svcAggregatorId: Scalars['ID']['output'];
   /** base or confined. */
   tokenType: Scalars['String']['output'];
@@ -121,31 +140,41 @@ export type AggregatorViewer = {
 export type Alert = {
   __typename?: 'Alert';
   alertTypeId: Scalars['String']['output'];
+  /** general or summaryReports. */
   category?: Maybe<Scalars['String']['output']>;
+  /** Explains the alert while it is disabled (general alerts only). */
   descriptionOff?: Maybe<Scalars['String']['output']>;
+  /** Explains the alert while it is enabled (general alerts only). */
   descriptionOn?: Maybe<Scalars['String']['output']>;
   /** Present on an alert the user has changed: when it last changed. */
   dtsModified?: Maybe<Scalars['DateTime']['output']>;
   isEnabled?: Maybe<Scalars['Boolean']['output']>;
   name?: Maybe<Scalars['String']['output']>;
+  /** The user's settings for the alert, free-form. */
   parameters?: Maybe<Scalars['JSONObject']['output']>;
 };
 
 /** An alert subscription in a request: alertTypeId is required; the rest optional and nullable. */
 export type AlertInput = {
+  /** Required; an unknown id is ignored. */
   alertTypeId?: InputMaybe<Scalars['String']['input']>;
+  /** Ignored: the category is the alert type's. */
   category?: InputMaybe<Scalars['String']['input']>;
   isEnabled?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Ignored: the name is the alert type's. */
   name?: InputMaybe<Scalars['String']['input']>;
+  /** The user's settings for the alert, at most 2000 characters of JSON; null clears them. */
   parameters?: InputMaybe<Scalars['JSONObject']['input']>;
 };
 
+/** The answer of `POST /alerts`: the full current list. */
 export type AlertSyncResult = {
   __typename?: 'AlertSyncResult';
   alerts: Array<Alert>;
   success: Scalars['Boolean']['output'];
 };
 
+/** The answer of a confirmation: the user, with the email or mobile number now confirmed. */
 export type ConfirmationResult = {
   __typename?: 'ConfirmationResult';
   success: Scalars['Boolean']['output'];
@@ -157,13 +186,19 @@ export type ConfirmationResult = {
  * names the login channel the device will use (mobile by default; android needs deviceData.uuid).
  */
 export type DeviceRegistrationInput = {
+  /**
+   * Device details, free-form, with `channel` (the login channel; mobile by default), `uuid` (android)
+   * and, for recovery, `recoveryCode` (six digits; not stored).
+   */
   deviceData?: InputMaybe<Scalars['JSONObject']['input']>;
   deviceTag?: InputMaybe<Scalars['String']['input']>;
+  /** The prospect's preSegment, or `recovery` for an existing user registering a new device. */
   preSegment?: InputMaybe<Scalars['String']['input']>;
   /** A friend's referral code. */
   referral?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** The answer of `POST /prospect/registration`: the registered device, its secret, and a session of the user. */
 export type DeviceRegistrationResult = {
   __typename?: 'DeviceRegistrationResult';
   SvcUserId: Scalars['ID']['output'];
@@ -172,24 +207,31 @@ export type DeviceRegistrationResult = {
   /** For a browser device: the deviceId to log in with. Returned here only, once. */
   deviceId?: Maybe<Scalars['String']['output']>;
   deviceTag: Scalars['String']['output'];
+  /** When the token expires. */
   dtsExpiry: Scalars['DateTime']['output'];
   /** True when an existing user registered a new device (preSegment recovery). */
   isRecovery: Scalars['Boolean']['output'];
+  /** Customer segment of the user. */
   segment?: Maybe<Scalars['String']['output']>;
   /** The device's secret for its login proofs. Returned here only, once. */
   serverSecret: Scalars['String']['output'];
   success: Scalars['Boolean']['output'];
   /** A session token of the user, as from PUT /token. */
   token: Scalars['String']['output'];
+  /** Same as SvcUserId. */
   userId: Scalars['ID']['output'];
 };
 
+/** A place the address may refer to. */
 export type GeocodeCandidate = {
   __typename?: 'GeocodeCandidate';
   /** 0 to 1. */
   confidence: Scalars['Float']['output'];
+  /** A display label, e.g. `New York, NY 10118, United States`. */
   label: Scalars['String']['output'];
+  /** WGS 84 degrees. */
   latitude: Scalars['Float']['output'];
+  /** WGS 84 degrees. */
   longitude: Scalars['Float']['output'];
   matched: GeocodeMatch;
   /** postalCode or city: how precisely the candidate locates the address. */
@@ -210,6 +252,7 @@ export type GeocodeMatch = {
 export type GeocodeResult = {
   __typename?: 'GeocodeResult';
   candidates: Array<GeocodeCandidate>;
+  /** The address as given. */
   query: Scalars['String']['output'];
 };
 
@@ -221,21 +264,30 @@ export type GeocodeResult = {
  * The fields are nullable here so that a missing one gets the documented error rather than a type error.
  */
 export type LoginInput = {
+  /** internet, android, browser, statementGenerator, dicBuilder, chat, android_v1, ios_v1, mobile or test. */
   channel?: InputMaybe<Scalars['String']['input']>;
+  /** The device proof of android_v1, ios_v1 and mobile: base64url HMAC-SHA256 (see Mutation.login). */
   cryptotext?: InputMaybe<Scalars['String']['input']>;
   /** Device details, free-form (test bodies carry it); not stored. */
   deviceData?: InputMaybe<Scalars['AnyJSONObject']['input']>;
+  /** The browser's registration secret: the `deviceId` returned when it was registered. */
   deviceId?: InputMaybe<Scalars['String']['input']>;
+  /** The registered device's tag (android_v1, ios_v1, mobile, test). */
   deviceTag?: InputMaybe<Scalars['String']['input']>;
+  /** The device tag (android). */
   deviceTagOpen?: InputMaybe<Scalars['String']['input']>;
   /** Time stamp of the request, ISO 8601 date-time. */
   dtsValueString?: InputMaybe<Scalars['String']['input']>;
   password?: InputMaybe<Scalars['String']['input']>;
+  /** The android device proof, `<unix ms>.<base64url HMAC>` (see Mutation.login). */
   signature?: InputMaybe<Scalars['String']['input']>;
   /** Device details, free-form (android bodies carry it); not stored. */
   specifics?: InputMaybe<Scalars['AnyJSONObject']['input']>;
+  /** Device type for chat. */
   transport?: InputMaybe<Scalars['String']['input']>;
+  /** Device id for chat. */
   transportUserId?: InputMaybe<Scalars['String']['input']>;
+  /** The SvcUserId (statementGenerator, dicBuilder). */
   userId?: InputMaybe<Scalars['String']['input']>;
   userName?: InputMaybe<Scalars['String']['input']>;
   /** Device UUID, 36 characters (digits, letters, dashes). */
@@ -252,13 +304,16 @@ export type LoginResult = {
   isLocalSavingAllowed: Scalars['Boolean']['output'];
   /** Screen to show right after login. */
   postOnboardingStepsRequired?: Maybe<Scalars['String']['output']>;
+  /** Customer segment of the user. */
   segment?: Maybe<Scalars['String']['output']>;
   success: Scalars['Boolean']['output'];
   /** Long random string, sent afterwards in the `token` header. Shown once. */
   token: Scalars['String']['output'];
+  /** Same as SvcUserId. */
   userId: Scalars['ID']['output'];
 };
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type Mutation = {
   __typename?: 'Mutation';
   /**
@@ -328,86 +383,104 @@ export type Mutation = {
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationAggregatorChangePasswordArgs = {
   input: AggregatorPasswordChangeInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationAggregatorGetTokenArgs = {
   input: AggregatorLoginInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationConfirmEmailArgs = {
   SvcUserId: Scalars['ID']['input'];
   code: Scalars['String']['input'];
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationConfirmMobileArgs = {
   SvcUserId: Scalars['ID']['input'];
   code: Scalars['String']['input'];
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationConnectOnboardingSocketArgs = {
   input: OnboardingSocketInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationLoginArgs = {
   input: LoginInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationRegisterDeviceArgs = {
   input: DeviceRegistrationInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationRequestRecoveryCodeArgs = {
   input: RecoveryCodeInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationSetUserActiveArgs = {
   SvcUserId: Scalars['ID']['input'];
   isActive: Scalars['Boolean']['input'];
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationSubmitProspectDataArgs = {
   input: ProspectDataInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationSyncAlertsArgs = {
   alerts: Array<AlertInput>;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationUpdateUserArgs = {
   input: UserUpdateInput;
 };
 
 
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationUploadProspectImageArgs = {
   input: ProspectImageInput;
 };
 
+/** The body of `POST /prospect/connectsocket`. */
 export type OnboardingSocketInput = {
+  /** The prospect's device tag. */
   deviceTag?: InputMaybe<Scalars['String']['input']>;
   /** The client's socket id. */
   socketId?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** The recorded socket request. */
 export type OnboardingSocketResult = {
   __typename?: 'OnboardingSocketResult';
+  /** When the request expires: an hour after it was recorded. */
   dtsExpiry: Scalars['DateTime']['output'];
   socketRequestId: Scalars['ID']['output'];
   success: Scalars['Boolean']['output'];
 };
 
+/** The user's names as one object (the spec's `name`). */
 export type PersonName = {
   __typename?: 'PersonName';
   firstName?: Maybe<Scalars['String']['output']>;
@@ -425,14 +498,18 @@ export type ProspectDataInput = {
   deviceTag?: InputMaybe<Scalars['String']['input']>;
   email?: InputMaybe<Scalars['String']['input']>;
   firstName?: InputMaybe<Scalars['String']['input']>;
+  /** A language code such as en or en-US. */
   languageCode?: InputMaybe<Scalars['String']['input']>;
   lastName?: InputMaybe<Scalars['String']['input']>;
   mobile?: InputMaybe<Scalars['String']['input']>;
+  /** retail, student, premium or business. */
   preSegment?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** The answer of `POST /prospect/data`: the prospect and its token. */
 export type ProspectDataResult = {
   __typename?: 'ProspectDataResult';
+  /** When the prospect token expires. */
   dtsExpiry: Scalars['DateTime']['output'];
   prospectId: Scalars['ID']['output'];
   /** The segment the preSegment leads to. */
@@ -451,15 +528,23 @@ export type ProspectImageInput = {
   imageBase64?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** The answer of `POST /prospect/image`: the stored image. */
 export type ProspectImageResult = {
   __typename?: 'ProspectImageResult';
   contentType: Scalars['String']['output'];
   documentType: Scalars['String']['output'];
   imageId: Scalars['ID']['output'];
+  /** Bytes. */
   size: Scalars['Int']['output'];
   success: Scalars['Boolean']['output'];
 };
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type Query = {
   __typename?: 'Query';
   /** The aggregator user behind the `x-svc-token` header (base or confined token). */
@@ -478,22 +563,37 @@ export type Query = {
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryGeocodeArgs = {
   address: Scalars['String']['input'];
 };
 
 
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryUserArgs = {
   SvcUserId: Scalars['ID']['input'];
 };
 
+/** The body of `POST /recovery/code`, sent with the existing user's `token`. */
 export type RecoveryCodeInput = {
   /** The new device's tag. */
   deviceTag?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** The answer of `POST /recovery/code`. */
 export type RecoveryCodeResult = {
   __typename?: 'RecoveryCodeResult';
+  /** When the code expires: 15 minutes after it was sent. */
   dtsExpiry: Scalars['DateTime']['output'];
   /** Where the code went: email. */
   sentTo: Scalars['String']['output'];
@@ -504,55 +604,83 @@ export type RecoveryCodeResult = {
 export type User = {
   __typename?: 'User';
   SvcUserId: Scalars['ID']['output'];
+  /** Same as SvcUserId. */
   _id: Scalars['ID']['output'];
+  /** Exactly one is main when there are any. */
   addresses: Array<Address>;
+  /** Day of birth, DD (from dosDob). */
   dobDay?: Maybe<Scalars['String']['output']>;
+  /** Month of birth, MM (from dosDob). */
   dobMonth?: Maybe<Scalars['String']['output']>;
+  /** Year of birth, YYYY (from dosDob). */
   dobYear?: Maybe<Scalars['String']['output']>;
   /** Date of birth, YYYY-MM-DD. */
   dosDob?: Maybe<Scalars['String']['output']>;
   dtsCreated?: Maybe<Scalars['DateTime']['output']>;
   dtsCreatedAtUsers?: Maybe<Scalars['DateTime']['output']>;
+  /** When the record last changed on the server (the client's own `dtsModified` text is kept apart). */
   dtsModified?: Maybe<Scalars['DateTime']['output']>;
+  /** When the user's first device was registered; null before. */
   dtsRegistered?: Maybe<Scalars['DateTime']['output']>;
+  /** Email address; a new one is confirmed with confirmEmail. */
   email?: Maybe<Scalars['String']['output']>;
+  /** Further emails the user gave. */
   emails: Array<Scalars['String']['output']>;
   extras?: Maybe<UserExtras>;
+  /** Reference to the face image, as the client set it (up to 500 characters). */
   faceImage?: Maybe<Scalars['String']['output']>;
   firstName?: Maybe<Scalars['String']['output']>;
+  /** ISO 4217 currency code. */
   homecurrency?: Maybe<Scalars['String']['output']>;
   /** Global id `User:<SvcUserId>`, unique across the graph: what clients' caches normalize this record by. `SvcUserId` is the spec's own key. */
   id: Scalars['ID']['output'];
+  /** False while the user is blocked (setUserActive): logins and sessions are refused. */
   isActive: Scalars['Boolean']['output'];
+  /** Set by confirmEmail; cleared when the email changes. */
   isEmailConfirmed: Scalars['Boolean']['output'];
   isFullyRegistered: Scalars['Boolean']['output'];
+  /** True only while a prospect is being converted into a user at registration. */
   isIdleUser: Scalars['Boolean']['output'];
+  /** Whether the user prefers metric units. */
   isMetric: Scalars['Boolean']['output'];
+  /** Set by confirmMobile; cleared when the mobile number changes. */
   isMobilePhoneConfirmed: Scalars['Boolean']['output'];
+  /** Primary or device language, e.g. en or en-US. */
   languageCode?: Maybe<Scalars['String']['output']>;
   lastName?: Maybe<Scalars['String']['output']>;
+  /** The SvcAccountId of the user's main account. */
   mainSvcAccountId?: Maybe<Scalars['String']['output']>;
   middleName?: Maybe<Scalars['String']['output']>;
+  /** Mobile number; a new one is confirmed with confirmMobile. */
   mobile?: Maybe<Scalars['String']['output']>;
   name: PersonName;
+  /** The name parts present, in order: first, middle, last. */
   names: Array<Scalars['String']['output']>;
   phoneNumber?: Maybe<Scalars['String']['output']>;
   /** Further phone numbers and emails the user gave. */
   phoneNumbers: Array<Scalars['String']['output']>;
+  /** Screen to show right after login. */
   postOnboardingStepsRequired?: Maybe<Scalars['String']['output']>;
   private: Scalars['Boolean']['output'];
+  /** The user's own code for referring friends: what a new user sends as `referral`. */
   referralCode?: Maybe<Scalars['String']['output']>;
+  /** Customer segment: retail, student, premium or smallBusiness. */
   segment?: Maybe<Scalars['String']['output']>;
+  /** Sort key of the user's name: last name first, lower case (`demo dana`). */
   sortId?: Maybe<Scalars['String']['output']>;
+  /** Where the app is with the user, e.g. onboarding or home. */
   uiStage?: Maybe<Scalars['String']['output']>;
 };
 
+/** Further personal details (the spec's `extras`). */
 export type UserExtras = {
   __typename?: 'UserExtras';
   eyeColor?: Maybe<Scalars['String']['output']>;
   hairColor?: Maybe<Scalars['String']['output']>;
+  /** Centimetres. */
   heightMetric?: Maybe<Scalars['Float']['output']>;
   sex?: Maybe<Scalars['String']['output']>;
+  /** Kilograms. */
   weightMetric?: Maybe<Scalars['Float']['output']>;
 };
 
@@ -564,23 +692,34 @@ export type UserUpdateInput = {
   deletedAddresses?: InputMaybe<Array<AddressInput>>;
   /** The time the client last modified the details: free-form date text, kept as sent. */
   dtsModified?: InputMaybe<Scalars['String']['input']>;
+  /** A new address is sent a confirmation code and stays unconfirmed until confirmEmail. */
   email?: InputMaybe<Scalars['String']['input']>;
+  /** Replaces the list; at most 10. */
   emails?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** Reference to the face image, up to 500 characters. */
   faceImage?: InputMaybe<Scalars['String']['input']>;
+  /** 1-100 characters; may not be null. */
   firstName?: InputMaybe<Scalars['String']['input']>;
   /** ISO 4217 currency code. */
   homecurrency?: InputMaybe<Scalars['String']['input']>;
+  /** Whether the user prefers metric units; may not be null. */
   isMetric?: InputMaybe<Scalars['Boolean']['input']>;
   /** Primary or device language, e.g. en or en-US. */
   languageCode?: InputMaybe<Scalars['String']['input']>;
+  /** 1-100 characters; may not be null. */
   lastName?: InputMaybe<Scalars['String']['input']>;
+  /** A new number is sent a confirmation code and stays unconfirmed until confirmMobile. */
   mobile?: InputMaybe<Scalars['String']['input']>;
+  /** Addresses to add; one sent with `isMain: true` becomes the main address. */
   newAddresses?: InputMaybe<Array<AddressInput>>;
   phoneNumber?: InputMaybe<Scalars['String']['input']>;
+  /** Replaces the list; at most 10. */
   phoneNumbers?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** Screen to show right after login. */
   postOnboardingStepsRequired?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** The answer of `POST /user`: the user as now changed. */
 export type UserUpdateResult = {
   __typename?: 'UserUpdateResult';
   success: Scalars['Boolean']['output'];
