@@ -109,4 +109,39 @@ describe('Apollo Client against the gateway', () => {
       await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/on`, { headers: { token } });
     }
   });
+
+  it('fetches any record again by its global id with node(id:), under the owner\'s access rules', async () => {
+    const NODE = gql`
+      query Node($id: ID!) {
+        node(id: $id) {
+          id
+          ... on User { firstName }
+          ... on Account { SvcAccountId }
+          ... on Card { SvcCardId status }
+          ... on Transaction { transactionId amount }
+          ... on Restriction { restrictionName }
+        }
+      }
+    `;
+    const FIRST_TRANSACTION: TypedDocumentNode<{ me: { accounts: Array<{ transactions: { edges: Array<{ node: { id: string; transactionId: string } }> } }> } }> = gql`
+      query { me { accounts { id transactions(first: 1) { edges { node { id transactionId } } } } } }
+    `;
+    const { data } = await client.query({ query: FIRST_TRANSACTION });
+    const transaction = data?.me.accounts[0]?.transactions.edges[0]?.node;
+    assert(transaction);
+    const node = async (id: string) => (await stack.graphql<{ node: Record<string, unknown> | null }>(NODE.loc!.source.body, { id }, { token })).body;
+    expect((await node(`User:${DEMO.userId}`)).data?.node).toMatchObject({ id: `User:${DEMO.userId}`, firstName: 'Dana' });
+    expect((await node(`Account:${DEMO.accountId}`)).data?.node).toEqual({ id: `Account:${DEMO.accountId}`, SvcAccountId: DEMO.accountId });
+    expect((await node(`Card:${DEMO.cardIds[0]}`)).data?.node).toMatchObject({ SvcCardId: DEMO.cardIds[0] });
+    expect((await node(transaction.id)).data?.node).toMatchObject({ id: transaction.id, transactionId: transaction.transactionId });
+    // Someone else's record, keys that do not exist, a type that is not a node, and no global id at all.
+    for (const id of [`User:${DEMO.friendUserId}`, 'Account:no_such_account', `Restriction:${DEMO.accountId}`, 'Wallet:w_1', 'nonsense']) {
+      expect((await node(id)).data?.node ?? null, id).toBeNull();
+    }
+    // The demo user's own records, asked by nobody: none of their data.
+    for (const id of [`User:${DEMO.userId}`, `Account:${DEMO.accountId}`, `Card:${DEMO.cardIds[0]}`, transaction.id]) {
+      const anonymous = await stack.graphql<{ node: Record<string, unknown> | null }>(NODE.loc!.source.body, { id });
+      expect(anonymous.body.data?.node ?? null, id).toBeNull();
+    }
+  });
 });

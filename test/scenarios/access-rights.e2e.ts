@@ -104,6 +104,9 @@ const FIELD_ACCESS: Readonly<Record<string, Access>> = {
   // Platform reference data (the transaction types and what each allows), the same for everyone;
   // `GET /restrictions` shows it next to the user's own restrictions.
   transactionTypes: 'public',
+  // Any caller: the record's own subgraph resolves it under its own access rule, null to those who
+  // may not see it (test/gateway/apollo-client.e2e.ts asks as another user and as nobody).
+  node: 'public',
   // GraphQL only: end users (internal services act for any user where the description says so).
   me: ['user'], alerts: ['user'], card: ['user', 'service'], evaluateTransaction: ['user', 'service'],
   createBeneficiary: ['user'], deleteBeneficiary: ['user'], recordIouTransaction: ['user'], acceptIouTransaction: ['user'], cancelIouTransaction: ['user'],

@@ -676,10 +676,12 @@ export type FederationTypes = ResolversObject<{
 export type FederationReferenceTypes = ResolversObject<{
   Card:
     ( { __typename: 'Card' }
-    & GraphQLRecursivePick<FederationTypes['Card'], {"SvcCardId":true}> );
+    & ( GraphQLRecursivePick<FederationTypes['Card'], {"SvcCardId":true}>
+        | GraphQLRecursivePick<FederationTypes['Card'], {"id":true}> ) );
   CardAuthorization:
     ( { __typename: 'CardAuthorization' }
-    & GraphQLRecursivePick<FederationTypes['CardAuthorization'], {"messageId":true}> );
+    & ( GraphQLRecursivePick<FederationTypes['CardAuthorization'], {"messageId":true}>
+        | GraphQLRecursivePick<FederationTypes['CardAuthorization'], {"id":true}> ) );
   User:
     ( { __typename: 'User' }
     & GraphQLRecursivePick<FederationTypes['User'], {"SvcUserId":true}> );

@@ -1,5 +1,5 @@
 import { maySeeUser } from '../../../../platform/security/authorize.js';
-import { globalId } from '../../../../platform/graphql/global-id.js';
+import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 import type { Principal } from '../../../../platform/security/principal.js';
 import type { CardAuthorizationResolvers } from '../__generated__/resolvers-types.js';
 import type { CardMessageDocument } from '../authorization/datasource.js';
@@ -13,7 +13,10 @@ export function mayReadMessage(principal: Principal, message: CardMessageDocumen
 
 export const CardAuthorization: CardAuthorizationResolvers = {
   id: (parent) => globalId('CardAuthorization', parent._id),
-  __resolveReference: async ({ messageId }, { cardMessages, principal }) => {
+  __resolveReference: async (reference, { cardMessages, principal }) => {
+    // By its own key, or by its global id (node(id:), a client refetching the record).
+    const messageId = ownKey(reference, 'CardAuthorization', 'messageId');
+    if (messageId === null) return null;
     const message = await cardMessages.load(messageId);
     return message && mayReadMessage(principal, message) ? message : null;
   },

@@ -770,10 +770,12 @@ export type FederationTypes = ResolversObject<{
 export type FederationReferenceTypes = ResolversObject<{
   Application:
     ( { __typename: 'Application' }
-    & GraphQLRecursivePick<FederationTypes['Application'], {"applicationId":true}> );
+    & ( GraphQLRecursivePick<FederationTypes['Application'], {"applicationId":true}>
+        | GraphQLRecursivePick<FederationTypes['Application'], {"id":true}> ) );
   Restriction:
     ( { __typename: 'Restriction' }
-    & GraphQLRecursivePick<FederationTypes['Restriction'], {"restrictionId":true}> );
+    & ( GraphQLRecursivePick<FederationTypes['Restriction'], {"restrictionId":true}>
+        | GraphQLRecursivePick<FederationTypes['Restriction'], {"id":true}> ) );
   User:
     ( { __typename: 'User' }
     & GraphQLRecursivePick<FederationTypes['User'], {"SvcUserId":true}> );

@@ -1,9 +1,12 @@
 import type { RestrictionResolvers } from '../__generated__/resolvers-types.js';
-import { globalId } from '../../../../platform/graphql/global-id.js';
+import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 
 export const Restriction: RestrictionResolvers = {
   id: (parent) => globalId('Restriction', parent.restrictionId),
-  __resolveReference: async ({ restrictionId }, { restrictions, principal }) => {
+  __resolveReference: async (reference, { restrictions, principal }) => {
+    // By its own key, or by its global id (node(id:), a client refetching the record).
+    const restrictionId = ownKey(reference, 'Restriction', 'restrictionId');
+    if (restrictionId === null) return null;
     const restriction = await restrictions.load(restrictionId);
     if (!restriction) return null;
     // Platform defaults are public; a user's own are theirs.

@@ -1435,28 +1435,36 @@ export type FederationTypes = ResolversObject<{
 export type FederationReferenceTypes = ResolversObject<{
   Account:
     ( { __typename: 'Account' }
-    & GraphQLRecursivePick<FederationTypes['Account'], {"SvcAccountId":true}> );
+    & ( GraphQLRecursivePick<FederationTypes['Account'], {"SvcAccountId":true}>
+        | GraphQLRecursivePick<FederationTypes['Account'], {"id":true}> ) );
   AchPayment:
     ( { __typename: 'AchPayment' }
-    & GraphQLRecursivePick<FederationTypes['AchPayment'], {"svcTransactionId":true}> );
+    & ( GraphQLRecursivePick<FederationTypes['AchPayment'], {"svcTransactionId":true}>
+        | GraphQLRecursivePick<FederationTypes['AchPayment'], {"id":true}> ) );
   Beneficiary:
     ( { __typename: 'Beneficiary' }
-    & GraphQLRecursivePick<FederationTypes['Beneficiary'], {"SvcBeneficiaryId":true}> );
+    & ( GraphQLRecursivePick<FederationTypes['Beneficiary'], {"SvcBeneficiaryId":true}>
+        | GraphQLRecursivePick<FederationTypes['Beneficiary'], {"id":true}> ) );
   Delivery:
     ( { __typename: 'Delivery' }
-    & GraphQLRecursivePick<FederationTypes['Delivery'], {"deliveryId":true}> );
+    & ( GraphQLRecursivePick<FederationTypes['Delivery'], {"deliveryId":true}>
+        | GraphQLRecursivePick<FederationTypes['Delivery'], {"id":true}> ) );
   IouAccount:
     ( { __typename: 'IouAccount' }
-    & GraphQLRecursivePick<FederationTypes['IouAccount'], {"IOUAccountId":true}> );
+    & ( GraphQLRecursivePick<FederationTypes['IouAccount'], {"IOUAccountId":true}>
+        | GraphQLRecursivePick<FederationTypes['IouAccount'], {"id":true}> ) );
   Merchant:
     ( { __typename: 'Merchant' }
-    & GraphQLRecursivePick<FederationTypes['Merchant'], {"svcMerchantId":true}> );
+    & ( GraphQLRecursivePick<FederationTypes['Merchant'], {"svcMerchantId":true}>
+        | GraphQLRecursivePick<FederationTypes['Merchant'], {"id":true}> ) );
   PaymentLink:
     ( { __typename: 'PaymentLink' }
-    & GraphQLRecursivePick<FederationTypes['PaymentLink'], {"svcTransactionId":true}> );
+    & ( GraphQLRecursivePick<FederationTypes['PaymentLink'], {"svcTransactionId":true}>
+        | GraphQLRecursivePick<FederationTypes['PaymentLink'], {"id":true}> ) );
   Transaction:
     ( { __typename: 'Transaction' }
-    & GraphQLRecursivePick<FederationTypes['Transaction'], {"transactionId":true}> );
+    & ( GraphQLRecursivePick<FederationTypes['Transaction'], {"transactionId":true}>
+        | GraphQLRecursivePick<FederationTypes['Transaction'], {"id":true}> ) );
   User:
     ( { __typename: 'User' }
     & GraphQLRecursivePick<FederationTypes['User'], {"SvcUserId":true}> );

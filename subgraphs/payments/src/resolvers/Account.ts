@@ -1,12 +1,15 @@
 import { maySeeUser } from '../../../../platform/security/authorize.js';
-import { globalId } from '../../../../platform/graphql/global-id.js';
+import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 import { maskLastFour } from '../../../../platform/security/masking.js';
 import type { AccountResolvers } from '../__generated__/resolvers-types.js';
 import { encodeCursor, pageKey } from '../accounts/transactions-datasource.js';
 
 export const Account: AccountResolvers = {
   id: (parent) => globalId('Account', parent.SvcAccountId),
-  __resolveReference: async ({ SvcAccountId }, { accounts, principal }) => {
+  __resolveReference: async (reference, { accounts, principal }) => {
+    // By its own key, or by its global id (node(id:), a client refetching the record).
+    const SvcAccountId = ownKey(reference, 'Account', 'SvcAccountId');
+    if (SvcAccountId === null) return null;
     const account = await accounts.load(SvcAccountId);
     return account && maySeeUser(principal, account.SvcUserId) ? account : null;
   },

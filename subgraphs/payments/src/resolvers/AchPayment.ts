@@ -1,9 +1,12 @@
 import type { AchPaymentResolvers } from '../__generated__/resolvers-types.js';
-import { globalId } from '../../../../platform/graphql/global-id.js';
+import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 
 export const AchPayment: AchPaymentResolvers = {
   id: (parent) => globalId('AchPayment', parent.svcTransactionId),
-  __resolveReference: async ({ svcTransactionId }, { achPayments, principal }) => {
+  __resolveReference: async (reference, { achPayments, principal }) => {
+    // By its own key, or by its global id (node(id:), a client refetching the record).
+    const svcTransactionId = ownKey(reference, 'AchPayment', 'svcTransactionId');
+    if (svcTransactionId === null) return null;
     const payment = await achPayments.load(svcTransactionId);
     const visible =
       payment &&

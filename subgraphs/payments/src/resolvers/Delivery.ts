@@ -1,5 +1,5 @@
 import { maskRecipient } from '../../../../platform/messaging/notify.js';
-import { globalId } from '../../../../platform/graphql/global-id.js';
+import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 import type { Principal } from '../../../../platform/security/principal.js';
 import type { DeliveryResolvers } from '../__generated__/resolvers-types.js';
 import type { DeliveryDocument } from '../merchants/deliveries.js';
@@ -15,7 +15,10 @@ export function maySeeDelivery(principal: Principal, delivery: Pick<DeliveryDocu
 
 export const Delivery: DeliveryResolvers = {
   id: (parent) => globalId('Delivery', parent._id),
-  __resolveReference: async ({ deliveryId }, { deliveryLoader, principal }) => {
+  __resolveReference: async (reference, { deliveryLoader, principal }) => {
+    // By its own key, or by its global id (node(id:), a client refetching the record).
+    const deliveryId = ownKey(reference, 'Delivery', 'deliveryId');
+    if (deliveryId === null) return null;
     const delivery = await deliveryLoader.load(deliveryId);
     return delivery && maySeeDelivery(principal, delivery) ? delivery : null;
   },

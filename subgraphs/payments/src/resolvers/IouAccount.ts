@@ -1,5 +1,5 @@
 import type { Principal } from '../../../../platform/security/principal.js';
-import { globalId } from '../../../../platform/graphql/global-id.js';
+import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 import type { IouAccountResolvers, IouTransactionResolvers } from '../__generated__/resolvers-types.js';
 import { amountFor } from '../ious/ious.js';
 
@@ -10,7 +10,10 @@ const isParty = (principal: Principal, lender: string, borrower: string) =>
 
 export const IouAccount: IouAccountResolvers = {
   id: (parent) => globalId('IouAccount', parent.IOUAccountId),
-  __resolveReference: async ({ IOUAccountId }, { iouAccounts, principal }) => {
+  __resolveReference: async (reference, { iouAccounts, principal }) => {
+    // By its own key, or by its global id (node(id:), a client refetching the record).
+    const IOUAccountId = ownKey(reference, 'IouAccount', 'IOUAccountId');
+    if (IOUAccountId === null) return null;
     const account = await iouAccounts.load(IOUAccountId);
     return account && isParty(principal, account.SvcUserId, account.otherSvcUserId) ? account : null;
   },

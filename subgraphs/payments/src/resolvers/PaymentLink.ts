@@ -1,10 +1,13 @@
 import type { MerchantResolvers, PaymentLinkResolvers, RefundTransactionResolvers, UndoResolvers } from '../__generated__/resolvers-types.js';
-import { globalId } from '../../../../platform/graphql/global-id.js';
+import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 import { maskLastFour } from '../../../../platform/security/masking.js';
 
 export const PaymentLink: PaymentLinkResolvers = {
   id: (parent) => globalId('PaymentLink', parent.svcTransactionId),
-  __resolveReference: async ({ svcTransactionId }, { paymentLinks, principal }) => {
+  __resolveReference: async (reference, { paymentLinks, principal }) => {
+    // By its own key, or by its global id (node(id:), a client refetching the record).
+    const svcTransactionId = ownKey(reference, 'PaymentLink', 'svcTransactionId');
+    if (svcTransactionId === null) return null;
     const link = await paymentLinks.load(svcTransactionId);
     if (!link) return null;
     const visible =
@@ -19,7 +22,10 @@ export const PaymentLink: PaymentLinkResolvers = {
 
 export const Merchant: MerchantResolvers = {
   id: (parent) => globalId('Merchant', parent.svcMerchantId),
-  __resolveReference: async ({ svcMerchantId }, { merchants, principal }) => {
+  __resolveReference: async (reference, { merchants, principal }) => {
+    // By its own key, or by its global id (node(id:), a client refetching the record).
+    const svcMerchantId = ownKey(reference, 'Merchant', 'svcMerchantId');
+    if (svcMerchantId === null) return null;
     const merchant = await merchants.load(svcMerchantId);
     if (!merchant) return null;
     const visible =

@@ -1,10 +1,13 @@
 import { maySeeUser } from '../../../../platform/security/authorize.js';
-import { globalId } from '../../../../platform/graphql/global-id.js';
+import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 import type { TransactionResolvers } from '../__generated__/resolvers-types.js';
 
 export const Transaction: TransactionResolvers = {
   id: (parent) => globalId('Transaction', parent.transactionId),
-  __resolveReference: async ({ transactionId }, { transactions, principal }) => {
+  __resolveReference: async (reference, { transactions, principal }) => {
+    // By its own key, or by its global id (node(id:), a client refetching the record).
+    const transactionId = ownKey(reference, 'Transaction', 'transactionId');
+    if (transactionId === null) return null;
     const transaction = await transactions.load(transactionId);
     return transaction && maySeeUser(principal, transaction.SvcUserId) ? transaction : null;
   },

@@ -22,6 +22,18 @@ export type Scalars = {
   _FieldSet: { input: unknown; output: unknown; }
 };
 
+/** Account, owned by the payments subgraph: here only as a Node, by its global id. */
+export type Account = Node & {
+  __typename?: 'Account';
+  id: Scalars['ID']['output'];
+};
+
+/** AchPayment, owned by the payments subgraph: here only as a Node, by its global id. */
+export type AchPayment = Node & {
+  __typename?: 'AchPayment';
+  id: Scalars['ID']['output'];
+};
+
 /**
  * A postal address. `countryCode` is ISO 3166-1 alpha-3 for addresses of checking/savings accounts
  * and alpha-2 for debit cards.
@@ -174,11 +186,41 @@ export type AlertSyncResult = {
   success: Scalars['Boolean']['output'];
 };
 
+/** Application, owned by the compliance subgraph: here only as a Node, by its global id. */
+export type Application = Node & {
+  __typename?: 'Application';
+  id: Scalars['ID']['output'];
+};
+
+/** Beneficiary, owned by the payments subgraph: here only as a Node, by its global id. */
+export type Beneficiary = Node & {
+  __typename?: 'Beneficiary';
+  id: Scalars['ID']['output'];
+};
+
+/** Card, owned by the cards subgraph: here only as a Node, by its global id. */
+export type Card = Node & {
+  __typename?: 'Card';
+  id: Scalars['ID']['output'];
+};
+
+/** CardAuthorization, owned by the cards subgraph: here only as a Node, by its global id. */
+export type CardAuthorization = Node & {
+  __typename?: 'CardAuthorization';
+  id: Scalars['ID']['output'];
+};
+
 /** The answer of a confirmation: the user, with the email or mobile number now confirmed. */
 export type ConfirmationResult = {
   __typename?: 'ConfirmationResult';
   success: Scalars['Boolean']['output'];
   user: User;
+};
+
+/** Delivery, owned by the payments subgraph: here only as a Node, by its global id. */
+export type Delivery = Node & {
+  __typename?: 'Delivery';
+  id: Scalars['ID']['output'];
 };
 
 /**
@@ -256,6 +298,12 @@ export type GeocodeResult = {
   query: Scalars['String']['output'];
 };
 
+/** IouAccount, owned by the payments subgraph: here only as a Node, by its global id. */
+export type IouAccount = Node & {
+  __typename?: 'IouAccount';
+  id: Scalars['ID']['output'];
+};
+
 /**
  * A login request. `channel` decides which other properties are required:
  * internet (userName, password); android (uuid, deviceTagOpen, signature); browser (deviceId);
@@ -311,6 +359,12 @@ export type LoginResult = {
   token: Scalars['String']['output'];
   /** Same as SvcUserId. */
   userId: Scalars['ID']['output'];
+};
+
+/** Merchant, owned by the payments subgraph: here only as a Node, by its global id. */
+export type Merchant = Node & {
+  __typename?: 'Merchant';
+  id: Scalars['ID']['output'];
 };
 
 /** The graph's changes. The caller is known by its credential header, as for Query. */
@@ -463,6 +517,15 @@ export type MutationUploadProspectImageArgs = {
   input: ProspectImageInput;
 };
 
+/**
+ * Any record with a global id, fetched again by it (Relay's Node): each type's own subgraph
+ * answers its fields, under its own access rules.
+ */
+export type Node = {
+  /** Global id: `<Type>:<own key>`. */
+  id: Scalars['ID']['output'];
+};
+
 /** The body of `POST /prospect/connectsocket`. */
 export type OnboardingSocketInput = {
   /** The prospect's device tag. */
@@ -478,6 +541,12 @@ export type OnboardingSocketResult = {
   dtsExpiry: Scalars['DateTime']['output'];
   socketRequestId: Scalars['ID']['output'];
   success: Scalars['Boolean']['output'];
+};
+
+/** PaymentLink, owned by the payments subgraph: here only as a Node, by its global id. */
+export type PaymentLink = Node & {
+  __typename?: 'PaymentLink';
+  id: Scalars['ID']['output'];
 };
 
 /** The user's names as one object (the spec's `name`). */
@@ -558,6 +627,12 @@ export type Query = {
   geocode: GeocodeResult;
   /** The user identified by the request's `token` header. */
   me: User;
+  /**
+   * The record with this global id (`<Type>:<own key>`), when it exists and the caller may see it;
+   * null otherwise. Its type's own subgraph answers its fields: a selection of `id` alone is
+   * answered from the id, without asking it.
+   */
+  node?: Maybe<Node>;
   /** A user by id, for internal services only (card issuing checks a customer exists; IOUs, the other party). */
   user?: Maybe<User>;
 };
@@ -571,6 +646,17 @@ export type Query = {
  */
 export type QueryGeocodeArgs = {
   address: Scalars['String']['input'];
+};
+
+
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
+export type QueryNodeArgs = {
+  id: Scalars['ID']['input'];
 };
 
 
@@ -600,8 +686,20 @@ export type RecoveryCodeResult = {
   success: Scalars['Boolean']['output'];
 };
 
+/** Restriction, owned by the compliance subgraph: here only as a Node, by its global id. */
+export type Restriction = Node & {
+  __typename?: 'Restriction';
+  id: Scalars['ID']['output'];
+};
+
+/** Transaction, owned by the payments subgraph: here only as a Node, by its global id. */
+export type Transaction = Node & {
+  __typename?: 'Transaction';
+  id: Scalars['ID']['output'];
+};
+
 /** An end user of the bank, with the profile fields of the spec's User record. */
-export type User = {
+export type User = Node & {
   __typename?: 'User';
   SvcUserId: Scalars['ID']['output'];
   /** Same as SvcUserId. */
@@ -807,22 +905,95 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
 
 /** Mapping of federation types */
 export type FederationTypes = ResolversObject<{
+  Account: Account;
+  AchPayment: AchPayment;
+  Application: Application;
+  Beneficiary: Beneficiary;
+  Card: Card;
+  CardAuthorization: CardAuthorization;
+  Delivery: Delivery;
+  IouAccount: IouAccount;
+  Merchant: Merchant;
+  Node: Node;
+  PaymentLink: PaymentLink;
+  Restriction: Restriction;
+  Transaction: Transaction;
   User: User;
 }>;
 
 /** Mapping of federation reference types */
 export type FederationReferenceTypes = ResolversObject<{
+  Account:
+    ( { __typename: 'Account' }
+    & GraphQLRecursivePick<FederationTypes['Account'], {"id":true}> );
+  AchPayment:
+    ( { __typename: 'AchPayment' }
+    & GraphQLRecursivePick<FederationTypes['AchPayment'], {"id":true}> );
+  Application:
+    ( { __typename: 'Application' }
+    & GraphQLRecursivePick<FederationTypes['Application'], {"id":true}> );
+  Beneficiary:
+    ( { __typename: 'Beneficiary' }
+    & GraphQLRecursivePick<FederationTypes['Beneficiary'], {"id":true}> );
+  Card:
+    ( { __typename: 'Card' }
+    & GraphQLRecursivePick<FederationTypes['Card'], {"id":true}> );
+  CardAuthorization:
+    ( { __typename: 'CardAuthorization' }
+    & GraphQLRecursivePick<FederationTypes['CardAuthorization'], {"id":true}> );
+  Delivery:
+    ( { __typename: 'Delivery' }
+    & GraphQLRecursivePick<FederationTypes['Delivery'], {"id":true}> );
+  IouAccount:
+    ( { __typename: 'IouAccount' }
+    & GraphQLRecursivePick<FederationTypes['IouAccount'], {"id":true}> );
+  Merchant:
+    ( { __typename: 'Merchant' }
+    & GraphQLRecursivePick<FederationTypes['Merchant'], {"id":true}> );
+  Node:
+    ( { __typename: 'Node' }
+    & GraphQLRecursivePick<FederationTypes['Node'], {"id":true}> );
+  PaymentLink:
+    ( { __typename: 'PaymentLink' }
+    & GraphQLRecursivePick<FederationTypes['PaymentLink'], {"id":true}> );
+  Restriction:
+    ( { __typename: 'Restriction' }
+    & GraphQLRecursivePick<FederationTypes['Restriction'], {"id":true}> );
+  Transaction:
+    ( { __typename: 'Transaction' }
+    & GraphQLRecursivePick<FederationTypes['Transaction'], {"id":true}> );
   User:
     ( { __typename: 'User' }
-    & GraphQLRecursivePick<FederationTypes['User'], {"SvcUserId":true}> );
+    & ( GraphQLRecursivePick<FederationTypes['User'], {"SvcUserId":true}>
+        | GraphQLRecursivePick<FederationTypes['User'], {"id":true}> ) );
 }>;
 
 
+/** Mapping of interface types */
+export type ResolversInterfaceTypes<_RefType extends Record<string, unknown>> = ResolversObject<{
+  Node:
+    | ( Account )
+    | ( AchPayment )
+    | ( Application )
+    | ( Beneficiary )
+    | ( Card )
+    | ( CardAuthorization )
+    | ( Delivery )
+    | ( IouAccount )
+    | ( Merchant )
+    | ( PaymentLink )
+    | ( Restriction )
+    | ( Transaction )
+    | ( UserDocument )
+  ;
+}>;
 
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = ResolversObject<{
-  Address: ResolverTypeWrapper<AddressDocument>;
+  Account: ResolverTypeWrapper<Account>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
+  AchPayment: ResolverTypeWrapper<AchPayment>;
+  Address: ResolverTypeWrapper<AddressDocument>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   AddressInput: AddressInput;
@@ -837,20 +1008,29 @@ export type ResolversTypes = ResolversObject<{
   AlertInput: AlertInput;
   AlertSyncResult: ResolverTypeWrapper<AlertSyncResult>;
   AnyJSONObject: ResolverTypeWrapper<Scalars['AnyJSONObject']['output']>;
+  Application: ResolverTypeWrapper<Application>;
+  Beneficiary: ResolverTypeWrapper<Beneficiary>;
+  Card: ResolverTypeWrapper<Card>;
+  CardAuthorization: ResolverTypeWrapper<CardAuthorization>;
   ConfirmationResult: ResolverTypeWrapper<Omit<ConfirmationResult, 'user'> & { user: ResolversTypes['User'] }>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
+  Delivery: ResolverTypeWrapper<Delivery>;
   DeviceRegistrationInput: DeviceRegistrationInput;
   DeviceRegistrationResult: ResolverTypeWrapper<DeviceRegistrationResult>;
   GeocodeCandidate: ResolverTypeWrapper<GeocodeCandidate>;
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   GeocodeMatch: ResolverTypeWrapper<GeocodeMatch>;
   GeocodeResult: ResolverTypeWrapper<GeocodeResult>;
+  IouAccount: ResolverTypeWrapper<IouAccount>;
   JSONObject: ResolverTypeWrapper<Scalars['JSONObject']['output']>;
   LoginInput: LoginInput;
   LoginResult: ResolverTypeWrapper<LoginResult>;
+  Merchant: ResolverTypeWrapper<Merchant>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  Node: ResolverTypeWrapper<ResolversInterfaceTypes<ResolversTypes>['Node']>;
   OnboardingSocketInput: OnboardingSocketInput;
   OnboardingSocketResult: ResolverTypeWrapper<OnboardingSocketResult>;
+  PaymentLink: ResolverTypeWrapper<PaymentLink>;
   PersonName: ResolverTypeWrapper<PersonName>;
   ProspectDataInput: ProspectDataInput;
   ProspectDataResult: ResolverTypeWrapper<ProspectDataResult>;
@@ -859,6 +1039,8 @@ export type ResolversTypes = ResolversObject<{
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   RecoveryCodeInput: RecoveryCodeInput;
   RecoveryCodeResult: ResolverTypeWrapper<RecoveryCodeResult>;
+  Restriction: ResolverTypeWrapper<Restriction>;
+  Transaction: ResolverTypeWrapper<Transaction>;
   User: ResolverTypeWrapper<UserDocument>;
   UserExtras: ResolverTypeWrapper<UserExtras>;
   UserUpdateInput: UserUpdateInput;
@@ -867,8 +1049,10 @@ export type ResolversTypes = ResolversObject<{
 
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = ResolversObject<{
-  Address: AddressDocument;
+  Account: Account | FederationReferenceTypes['Account'];
   ID: Scalars['ID']['output'];
+  AchPayment: AchPayment | FederationReferenceTypes['AchPayment'];
+  Address: AddressDocument;
   String: Scalars['String']['output'];
   Boolean: Scalars['Boolean']['output'];
   AddressInput: AddressInput;
@@ -883,20 +1067,29 @@ export type ResolversParentTypes = ResolversObject<{
   AlertInput: AlertInput;
   AlertSyncResult: AlertSyncResult;
   AnyJSONObject: Scalars['AnyJSONObject']['output'];
+  Application: Application | FederationReferenceTypes['Application'];
+  Beneficiary: Beneficiary | FederationReferenceTypes['Beneficiary'];
+  Card: Card | FederationReferenceTypes['Card'];
+  CardAuthorization: CardAuthorization | FederationReferenceTypes['CardAuthorization'];
   ConfirmationResult: Omit<ConfirmationResult, 'user'> & { user: ResolversParentTypes['User'] };
   DateTime: Scalars['DateTime']['output'];
+  Delivery: Delivery | FederationReferenceTypes['Delivery'];
   DeviceRegistrationInput: DeviceRegistrationInput;
   DeviceRegistrationResult: DeviceRegistrationResult;
   GeocodeCandidate: GeocodeCandidate;
   Float: Scalars['Float']['output'];
   GeocodeMatch: GeocodeMatch;
   GeocodeResult: GeocodeResult;
+  IouAccount: IouAccount | FederationReferenceTypes['IouAccount'];
   JSONObject: Scalars['JSONObject']['output'];
   LoginInput: LoginInput;
   LoginResult: LoginResult;
+  Merchant: Merchant | FederationReferenceTypes['Merchant'];
   Mutation: Record<PropertyKey, never>;
+  Node: ResolversInterfaceTypes<ResolversParentTypes>['Node'];
   OnboardingSocketInput: OnboardingSocketInput;
   OnboardingSocketResult: OnboardingSocketResult;
+  PaymentLink: PaymentLink | FederationReferenceTypes['PaymentLink'];
   PersonName: PersonName;
   ProspectDataInput: ProspectDataInput;
   ProspectDataResult: ProspectDataResult;
@@ -905,10 +1098,24 @@ export type ResolversParentTypes = ResolversObject<{
   Query: Record<PropertyKey, never>;
   RecoveryCodeInput: RecoveryCodeInput;
   RecoveryCodeResult: RecoveryCodeResult;
+  Restriction: Restriction | FederationReferenceTypes['Restriction'];
+  Transaction: Transaction | FederationReferenceTypes['Transaction'];
   User: UserDocument;
   UserExtras: UserExtras;
   UserUpdateInput: UserUpdateInput;
   UserUpdateResult: Omit<UserUpdateResult, 'user'> & { user: ResolversParentTypes['User'] };
+}>;
+
+export type AccountResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['Account'] = ResolversParentTypes['Account'], FederationReferenceType extends FederationReferenceTypes['Account'] = FederationReferenceTypes['Account']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Account']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+}>;
+
+export type AchPaymentResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['AchPayment'] = ResolversParentTypes['AchPayment'], FederationReferenceType extends FederationReferenceTypes['AchPayment'] = FederationReferenceTypes['AchPayment']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['AchPayment']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 }>;
 
 export type AddressResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['Address'] = ResolversParentTypes['Address']> = ResolversObject<{
@@ -971,6 +1178,30 @@ export interface AnyJsonObjectScalarConfig extends GraphQLScalarTypeConfig<Resol
   name: 'AnyJSONObject';
 }
 
+export type ApplicationResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['Application'] = ResolversParentTypes['Application'], FederationReferenceType extends FederationReferenceTypes['Application'] = FederationReferenceTypes['Application']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Application']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+}>;
+
+export type BeneficiaryResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['Beneficiary'] = ResolversParentTypes['Beneficiary'], FederationReferenceType extends FederationReferenceTypes['Beneficiary'] = FederationReferenceTypes['Beneficiary']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Beneficiary']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+}>;
+
+export type CardResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['Card'] = ResolversParentTypes['Card'], FederationReferenceType extends FederationReferenceTypes['Card'] = FederationReferenceTypes['Card']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Card']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+}>;
+
+export type CardAuthorizationResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['CardAuthorization'] = ResolversParentTypes['CardAuthorization'], FederationReferenceType extends FederationReferenceTypes['CardAuthorization'] = FederationReferenceTypes['CardAuthorization']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['CardAuthorization']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+}>;
+
 export type ConfirmationResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['ConfirmationResult'] = ResolversParentTypes['ConfirmationResult']> = ResolversObject<{
   success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   user?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
@@ -979,6 +1210,12 @@ export type ConfirmationResultResolvers<ContextType = UserContext, ParentType ex
 export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['DateTime'], any> {
   name: 'DateTime';
 }
+
+export type DeliveryResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['Delivery'] = ResolversParentTypes['Delivery'], FederationReferenceType extends FederationReferenceTypes['Delivery'] = FederationReferenceTypes['Delivery']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Delivery']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+}>;
 
 export type DeviceRegistrationResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['DeviceRegistrationResult'] = ResolversParentTypes['DeviceRegistrationResult']> = ResolversObject<{
   SvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
@@ -1015,6 +1252,12 @@ export type GeocodeResultResolvers<ContextType = UserContext, ParentType extends
   query?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
+export type IouAccountResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['IouAccount'] = ResolversParentTypes['IouAccount'], FederationReferenceType extends FederationReferenceTypes['IouAccount'] = FederationReferenceTypes['IouAccount']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['IouAccount']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+}>;
+
 export interface JsonObjectScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['JSONObject'], any> {
   name: 'JSONObject';
 }
@@ -1028,6 +1271,12 @@ export type LoginResultResolvers<ContextType = UserContext, ParentType extends R
   success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   userId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+}>;
+
+export type MerchantResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['Merchant'] = ResolversParentTypes['Merchant'], FederationReferenceType extends FederationReferenceTypes['Merchant'] = FederationReferenceTypes['Merchant']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Merchant']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 }>;
 
 export type MutationResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
@@ -1047,10 +1296,21 @@ export type MutationResolvers<ContextType = UserContext, ParentType extends Reso
   uploadProspectImage?: Resolver<ResolversTypes['ProspectImageResult'], ParentType, ContextType, RequireFields<MutationUploadProspectImageArgs, 'input'>>;
 }>;
 
+export type NodeResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['Node'] = ResolversParentTypes['Node'], FederationReferenceType extends FederationReferenceTypes['Node'] = FederationReferenceTypes['Node']> = ResolversObject<{
+  __resolveType: TypeResolveFn<'Account' | 'AchPayment' | 'Application' | 'Beneficiary' | 'Card' | 'CardAuthorization' | 'Delivery' | 'IouAccount' | 'Merchant' | 'PaymentLink' | 'Restriction' | 'Transaction' | 'User', ParentType, ContextType>;
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Node']> | FederationReferenceType, FederationReferenceType, ContextType>;
+}>;
+
 export type OnboardingSocketResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['OnboardingSocketResult'] = ResolversParentTypes['OnboardingSocketResult']> = ResolversObject<{
   dtsExpiry?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   socketRequestId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+}>;
+
+export type PaymentLinkResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['PaymentLink'] = ResolversParentTypes['PaymentLink'], FederationReferenceType extends FederationReferenceTypes['PaymentLink'] = FederationReferenceTypes['PaymentLink']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['PaymentLink']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 }>;
 
 export type PersonNameResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['PersonName'] = ResolversParentTypes['PersonName']> = ResolversObject<{
@@ -1080,6 +1340,7 @@ export type QueryResolvers<ContextType = UserContext, ParentType extends Resolve
   alerts?: Resolver<Array<ResolversTypes['Alert']>, ParentType, ContextType>;
   geocode?: Resolver<ResolversTypes['GeocodeResult'], ParentType, ContextType, RequireFields<QueryGeocodeArgs, 'address'>>;
   me?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
+  node?: Resolver<Maybe<ResolversTypes['Node']>, ParentType, ContextType, RequireFields<QueryNodeArgs, 'id'>>;
   user?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QueryUserArgs, 'SvcUserId'>>;
 }>;
 
@@ -1087,6 +1348,18 @@ export type RecoveryCodeResultResolvers<ContextType = UserContext, ParentType ex
   dtsExpiry?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   sentTo?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+}>;
+
+export type RestrictionResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['Restriction'] = ResolversParentTypes['Restriction'], FederationReferenceType extends FederationReferenceTypes['Restriction'] = FederationReferenceTypes['Restriction']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Restriction']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+}>;
+
+export type TransactionResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['Transaction'] = ResolversParentTypes['Transaction'], FederationReferenceType extends FederationReferenceTypes['Transaction'] = FederationReferenceTypes['Transaction']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Transaction']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 }>;
 
 export type UserResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User'], FederationReferenceType extends FederationReferenceTypes['User'] = FederationReferenceTypes['User']> = ResolversObject<{
@@ -1130,6 +1403,7 @@ export type UserResolvers<ContextType = UserContext, ParentType extends Resolver
   segment?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   sortId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   uiStage?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 }>;
 
 export type UserExtrasResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['UserExtras'] = ResolversParentTypes['UserExtras']> = ResolversObject<{
@@ -1146,6 +1420,8 @@ export type UserUpdateResultResolvers<ContextType = UserContext, ParentType exte
 }>;
 
 export type Resolvers<ContextType = UserContext> = ResolversObject<{
+  Account?: AccountResolvers<ContextType>;
+  AchPayment?: AchPaymentResolvers<ContextType>;
   Address?: AddressResolvers<ContextType>;
   AggregatorPasswordChangeResult?: AggregatorPasswordChangeResultResolvers<ContextType>;
   AggregatorToken?: AggregatorTokenResolvers<ContextType>;
@@ -1154,21 +1430,32 @@ export type Resolvers<ContextType = UserContext> = ResolversObject<{
   Alert?: AlertResolvers<ContextType>;
   AlertSyncResult?: AlertSyncResultResolvers<ContextType>;
   AnyJSONObject?: GraphQLScalarType;
+  Application?: ApplicationResolvers<ContextType>;
+  Beneficiary?: BeneficiaryResolvers<ContextType>;
+  Card?: CardResolvers<ContextType>;
+  CardAuthorization?: CardAuthorizationResolvers<ContextType>;
   ConfirmationResult?: ConfirmationResultResolvers<ContextType>;
   DateTime?: GraphQLScalarType;
+  Delivery?: DeliveryResolvers<ContextType>;
   DeviceRegistrationResult?: DeviceRegistrationResultResolvers<ContextType>;
   GeocodeCandidate?: GeocodeCandidateResolvers<ContextType>;
   GeocodeMatch?: GeocodeMatchResolvers<ContextType>;
   GeocodeResult?: GeocodeResultResolvers<ContextType>;
+  IouAccount?: IouAccountResolvers<ContextType>;
   JSONObject?: GraphQLScalarType;
   LoginResult?: LoginResultResolvers<ContextType>;
+  Merchant?: MerchantResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
+  Node?: NodeResolvers<ContextType>;
   OnboardingSocketResult?: OnboardingSocketResultResolvers<ContextType>;
+  PaymentLink?: PaymentLinkResolvers<ContextType>;
   PersonName?: PersonNameResolvers<ContextType>;
   ProspectDataResult?: ProspectDataResultResolvers<ContextType>;
   ProspectImageResult?: ProspectImageResultResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   RecoveryCodeResult?: RecoveryCodeResultResolvers<ContextType>;
+  Restriction?: RestrictionResolvers<ContextType>;
+  Transaction?: TransactionResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
   UserExtras?: UserExtrasResolvers<ContextType>;
   UserUpdateResult?: UserUpdateResultResolvers<ContextType>;

@@ -1,6 +1,7 @@
 import { scalarResolvers } from '../../../../platform/graphql/scalars.js';
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { Mutation } from './Mutation.js';
+import { Node, node } from './Node.js';
 import { Query } from './Query.js';
 import { User } from './User.js';
 
@@ -8,7 +9,8 @@ export const resolvers: Resolvers = {
   DateTime: scalarResolvers.DateTime,
   JSONObject: scalarResolvers.JSONObject,
   AnyJSONObject: scalarResolvers.AnyJSONObject,
-  Query,
+  Query: { ...Query, node },
+  Node,
   Mutation,
   User,
 };
