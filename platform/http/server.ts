@@ -130,20 +130,29 @@ export async function startHttpService(options: {
       });
       return;
     }
-    serveInSpan(req.method ?? 'GET', req.headers, { 'http.request.method': req.method ?? '', 'url.path': path, 'service.name': options.name, 'request.id': requestId }, (span) => {
+    // The span names the route template, never the path: a path may carry a one-time code (/confirm/email/…).
+    serveInSpan(req.method ?? 'GET', req.headers, { 'http.request.method': req.method ?? '', 'service.name': options.name, 'request.id': requestId }, (span) => {
       const started = process.hrtime.bigint();
       const scope: RequestScope = { requestId, logger: logger.child({ requestId }) };
-      // Bound to the request's trace: the access-log line carries its ids.
-      res.once('finish', context.bind(context.active(), () => {
+      // Once per request, when answered or when the client went away first (499): bound to the
+      // request's trace, so that the access-log line carries its ids.
+      let ended = false;
+      const end = context.bind(context.active(), () => {
+        if (ended) return;
+        ended = true;
         const route = scope.route ?? 'unmatched';
+        const status = res.writableFinished ? res.statusCode : 499;
         span.updateName(`${req.method} ${route}`);
-        span.setAttributes({ 'http.route': route, 'http.response.status_code': res.statusCode });
-        if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        span.setAttributes({ 'http.route': route, 'http.response.status_code': status });
+        if (status >= 500 || status === 499) span.setStatus({ code: SpanStatusCode.ERROR });
         span.end();
         const ms = msSince(started);
-        httpRequests.observe({ service: options.name, method: req.method ?? '', route, status: String(res.statusCode) }, ms / 1000);
-        scope.logger.info('request', { method: req.method, path, status: res.statusCode, ms });
-      }));
+        httpRequests.observe({ service: options.name, method: req.method ?? '', route, status: String(status) }, ms / 1000);
+        // A matched route logs its template (its parameters may be one-time codes); another path as sent.
+        scope.logger.info('request', { method: req.method, path: scope.route ?? path, status, ms });
+      });
+      res.once('finish', end);
+      res.once('close', end);
       const route = async () => {
         if (options.cors && applyCors(options.cors, req, res)) return;
         await options.handle(req, res, scope);

@@ -1,15 +1,13 @@
 import { pino, type Logger as PinoLogger } from 'pino';
+import { withoutTokens } from '../security/masking.js';
 import { activeTraceIds } from '../telemetry/tracing.js';
 import type { LogLevel } from './config.js';
 
 /** Keys whose values never reach a log line, whatever object they sit in. */
 const SECRET_KEYS = /^(password|oldpassword|newpassword|token|tokens|x-svc-token|x-svc-jwtoken|authorization|cookie|secret|serversecret|signature|cryptotext|accountnumber|num|pan|destinationpan|x-internal-principal)$/i;
 
-/** An opaque token as the services issue them (32 random bytes, base64url), anywhere in a text. */
-const OPAQUE_TOKEN = /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g;
-
 /** An unexpected error's text may print an object that holds a token: the token is cut out. */
-const scrubbed = (text: string | undefined) => text?.replace(OPAQUE_TOKEN, '[redacted]');
+const scrubbed = withoutTokens;
 
 function redact(value: unknown, depth = 0): unknown {
   if (depth > 6 || value === null || typeof value !== 'object') return value;

@@ -168,13 +168,15 @@ export function zeroDeliveryCounters(): void {
 
 /**
  * A label value taken from clients (an operation name) kept to a bounded set: past `max`
- * distinct values, or for a value that is not a GraphQL name, it is `other`. A client naming
+ * distinct values, for a value that is not a GraphQL name, or for a new one not to be admitted
+ * (`admit: false`), it is `other`. A client naming
  * each request differently cannot grow the metrics without bound.
  */
-export function boundedLabel(seen: Set<string>, value: string | null | undefined, max = 500): string {
+export function boundedLabel(seen: Set<string>, value: string | null | undefined, options: { admit?: boolean; max?: number } = {}): string {
+  const { admit = true, max = 500 } = options;
   if (!value) return 'anonymous';
   if (seen.has(value)) return value;
-  if (seen.size >= max || !/^[_A-Za-z][_0-9A-Za-z]{0,99}$/.test(value)) return 'other';
+  if (!admit || seen.size >= max || !/^[_A-Za-z][_0-9A-Za-z]{0,99}$/.test(value)) return 'other';
   seen.add(value);
   return value;
 }

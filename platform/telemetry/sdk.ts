@@ -27,9 +27,12 @@ export async function startTracing(options: { serviceName: string; otlpEndpoint:
     const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
     processors.push(new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: new URL('/v1/traces', otlpEndpoint).href }), scheduledDelayMillis: 1000 }));
   }
+  const ratio = new TraceIdRatioBasedSampler(options.sampleRatio);
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': options.serviceName }),
-    sampler: otlpEndpoint ? new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.sampleRatio) }) : new AlwaysOffSampler(),
+    // A caller's sampled flag is not obeyed (a client could make every request recorded): the
+    // ratio decides by trace id, the same way at every hop, so one trace is whole or absent.
+    sampler: otlpEndpoint ? new ParentBasedSampler({ root: ratio, remoteParentSampled: ratio }) : new AlwaysOffSampler(),
     spanProcessors: processors,
   });
   const contextManager = new AsyncLocalStorageContextManager().enable();

@@ -1,4 +1,5 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import { withoutTokens } from '../security/masking.js';
 
 /** The tracer of every span the services make themselves; a no-op until `startTracing` (sdk.ts) registers one. */
 const tracer = () => trace.getTracer('banking-graph');
@@ -14,7 +15,8 @@ async function ending<T>(span: Span, work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (error) {
-    span.recordException(error instanceof Error ? error : String(error));
+    // As in the logs: an error's text may print an object that holds a token.
+    span.recordException(error instanceof Error ? { name: error.name, message: withoutTokens(error.message), stack: withoutTokens(error.stack) } : withoutTokens(String(error)));
     span.setStatus({ code: SpanStatusCode.ERROR });
     throw error;
   } finally {

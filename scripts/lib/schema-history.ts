@@ -29,21 +29,26 @@ export interface SchemaCommit {
  */
 export async function schemaHistory(repo: string): Promise<SchemaCommit[]> {
   const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
-  const commits = git('log', '--format=%H', '--', API_SCHEMA_FILE).split('\n').filter(Boolean);
+  // A shallow clone lacks the parents to compare with: every commit at its edge would pass unchecked.
+  if (git('rev-parse', '--is-shallow-repository').trim() === 'true') throw new Error('The breaking-change check needs the whole history: this clone is shallow (git fetch --unshallow).');
+  const fileAt = (revision: string): string | null => {
+    try {
+      return git('show', `${revision}:${API_SCHEMA_FILE}`);
+    } catch {
+      return null;
+    }
+  };
+  const commits = git('log', '--full-history', '--format=%H', '--', API_SCHEMA_FILE).split('\n').filter(Boolean);
   const history: SchemaCommit[] = [];
   for (const commit of commits) {
-    const after = git('show', `${commit}:${API_SCHEMA_FILE}`);
-    let before: string | null = null;
-    try {
-      before = git('show', `${commit}^:${API_SCHEMA_FILE}`);
-    } catch {
-      // The first version of the file, or a root commit.
-    }
+    const after = fileAt(commit);
+    // The first version of the file (or a root commit) breaks nothing; a merge is compared with its first parent.
+    const before = fileAt(`${commit}^1`);
     const message = git('log', '-1', '--format=%B', commit);
     history.push({
       commit,
       subject: message.split('\n')[0] ?? '',
-      breaking: before === null ? [] : await breakingChanges(before, after),
+      breaking: before === null ? [] : after === null ? ['The API schema file was removed.'] : await breakingChanges(before, after),
       reason: REASON.exec(message)?.[1]?.trim() ?? null,
     });
   }

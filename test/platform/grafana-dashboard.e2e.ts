@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +24,7 @@ import {
   subgraphFetches,
 } from '../../platform/telemetry/metrics.js';
 import { ensureDebianPackage } from '../support/debian.js';
+import { freePort } from '../../platform/mongo/ferretdb.js';
 
 /**
  * The dashboard's PromQL through Prometheus itself (Debian's `prometheus` package): promtool parses
@@ -73,15 +74,6 @@ function dashboardQueries(): Query[] {
 /** A query as Prometheus gets it from Grafana: $__rate_interval a duration, every other variable a regex matching any value. */
 const asPrometheusGetsIt = (expr: string): string =>
   expr.replace(/\$\{?__rate_interval\}?/g, RATE_INTERVAL).replace(/\$\{([a-zA-Z0-9_]+)(?::[^}]*)?\}|\$([a-zA-Z0-9_]+)/g, '.+');
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 
 const queries = dashboardQueries();
 

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClient } from 'graphql-ws';
@@ -9,19 +8,11 @@ import WebSocket from 'ws';
 import { DEMO } from '../../platform/demo/demo.js';
 import { ensureDebianPackage } from '../support/debian.js';
 import { startTestStack, until, type TestStack } from '../support/harness.js';
+import { freePort } from '../../platform/mongo/ferretdb.js';
 
 // A real Prometheus (Debian's package) scrapes every service of a running stack, and is asked for
 // one series of each kind the services export.
 const PROMETHEUS = '/usr/bin/prometheus';
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 
 /** A Prometheus query's result vector. */
 interface Vector {

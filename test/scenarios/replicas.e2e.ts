@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClient } from 'graphql-ws';
@@ -16,20 +15,12 @@ import { haproxyConfig, HAPROXY_BIN } from '../../scripts/lib/haproxy.js';
 import { subgraphUrlsOf } from '../../scripts/stack.js';
 import { ensureDebianPackage } from '../support/debian.js';
 import { startTestStack, until, type TestStack } from '../support/harness.js';
+import { freePort } from '../../platform/mongo/ferretdb.js';
 
 // Two gateways and two REST adapters behind one HAProxy (Debian's package), as a deployment runs
 // replicas behind a load balancer: each replica with its own Redis connection, as a process of
 // its own would have, every call between them over HTTP.
 const REDIS_URL = 'redis://127.0.0.1:6379';
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 
 describe('replicas behind a load balancer', () => {
   let stack: TestStack;

@@ -36,12 +36,25 @@ describe('the breaking-change check', () => {
     git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'Not about the schema');
     commit(REMOVED, 'Removes Account.name');
     commit(RETYPED, 'Balance as a string\n\nSchema-Break: money is never a float; clients were told in the changelog');
+    git('rm', '-q', API_SCHEMA_FILE);
+    git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'Drops the schema file');
     const history = await schemaHistory(repo);
     expect(history.map(({ subject, breaking, reason }) => [subject, breaking.length > 0, reason])).toEqual([
+      ['Drops the schema file', true, null],
       ['Balance as a string', true, 'money is never a float; clients were told in the changelog'],
       ['Removes Account.name', true, null],
       ['An added field', false, null],
       ['The API schema', false, null],
     ]);
+  });
+
+  it('refuses to judge a shallow clone, whose first commit it could not compare', async () => {
+    const shallow = mkdtempSync(path.join(tmpdir(), 'schema-shallow-'));
+    try {
+      execFileSync('git', ['clone', '-q', '--depth', '1', `file://${repo}`, shallow]);
+      await expect(schemaHistory(shallow)).rejects.toThrow(/shallow/);
+    } finally {
+      rmSync(shallow, { recursive: true, force: true });
+    }
   });
 });
