@@ -126,7 +126,7 @@ export interface Config {
   drainSeconds: number;
   /** Where spans go over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT, e.g. http://collector:4318); unset exports nothing. */
   otlpEndpoint: string | undefined;
-  /** Share of new traces recorded and exported (OTEL_TRACES_SAMPLER_ARG, 0 to 1); a caller's sampled flag is followed. */
+  /** Share of traces recorded and exported (OTEL_TRACES_SAMPLER_ARG, 0 to 1), decided by trace id; a caller's sampled flag is not obeyed. */
   traceSampleRatio: number;
   /** A port of its own for `GET /metrics` (METRICS_PORT); unset serves it on the service's own port. */
   metricsPort: number | undefined;
