@@ -41,7 +41,8 @@ export function ferretdbCachePath(env: Record<string, string | undefined> = proc
   return path.join(userCacheDir(env), `ferretdb-${BUILD}`, 'ferretdb');
 }
 
-function findGo(): string | null {
+/** The Go toolchain: on PATH, else where its installer puts it; null when neither has it. */
+export function findGo(): string | null {
   for (const dir of [...(process.env.PATH ?? '').split(path.delimiter), '/usr/local/go/bin']) {
     if (dir && existsSync(path.join(dir, 'go'))) return path.join(dir, 'go');
   }

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { findGo } from '../../platform/mongo/ferretdb.js';
 import { userCacheDir } from '../../platform/runtime/config.js';
 
 const run = promisify(execFile);
@@ -14,13 +15,6 @@ const MODULE = 'helm.sh/helm/v3/cmd/helm';
 /** Where the Helm build is cached, shared by every clone of the project (as the FerretDB build is). */
 export function helmCachePath(env: Record<string, string | undefined> = process.env): string {
   return path.join(userCacheDir(env), `helm-${HELM_VERSION}`, 'helm');
-}
-
-function findGo(): string | null {
-  for (const dir of [...(process.env.PATH ?? '').split(path.delimiter), '/usr/local/go/bin']) {
-    if (dir && existsSync(path.join(dir, 'go'))) return path.join(dir, 'go');
-  }
-  return null;
 }
 
 /**
