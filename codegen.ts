@@ -32,6 +32,7 @@ const subgraphs: Record<string, { context: string; mappers: Record<string, strin
     context: '../context.js#ComplianceContext',
     mappers: {
       Restriction: '../restrictions/datasource.js#RestrictionDocument',
+      AchReturnRates: '../return-rates/datasource.js#ReturnRatesFigures',
       TransactionTypeRule: '../restrictions/datasource.js#TransactionTypeDocument',
       Application: '../kyc/kyc.js#ApplicationView',
       AuditRecord: '../audit/audit-log.js#AuditRecordDocument',
@@ -66,6 +67,7 @@ const config: CodegenConfig = {
             Arn: 'string',
             RoutingNumber: 'string',
             CurrencyCode: 'string',
+            Decimal: 'string',
           },
         },
       },

@@ -49,14 +49,14 @@ try {
     computeOnly.push(performance.now() - started);
     // A late return in mid-year: apply it and recompute the reports it changes.
     started = performance.now();
-    await returnRates.apply([{ eventId: `late_${run}`, kind: 'return', svcAggregatorId: AGGREGATOR, svcTransactionId: `late_${run}`, entryDate: addDays(END, -180), amount: 99.99, returnCode: 'R10' }]);
+    await returnRates.apply([{ eventId: `late_${run}`, kind: 'return', svcAggregatorId: AGGREGATOR, svcTransactionId: `late_${run}`, entryDate: addDays(END, -180), amount: '99.99', returnCode: 'R10' }]);
     lateReturn.push(performance.now() - started);
   }
   // Ingestion as the forwarder does it: four batches of 50 new debits, all on one busy day.
   const ingestMs: number[] = [];
   for (let batch = 0; batch < 4; batch += 1) {
     const activities = Array.from({ length: 50 }, (_, i) => ({
-      eventId: `busy_${batch}_${i}:debit`, kind: 'debit' as const, svcAggregatorId: AGGREGATOR, svcTransactionId: `busy_${batch}_${i}`, entryDate: END, amount: 10, returnCode: null,
+      eventId: `busy_${batch}_${i}:debit`, kind: 'debit' as const, svcAggregatorId: AGGREGATOR, svcTransactionId: `busy_${batch}_${i}`, entryDate: END, amount: '10.00', returnCode: null,
     }));
     const started = performance.now();
     await returnRates.apply(activities);

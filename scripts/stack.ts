@@ -8,6 +8,10 @@ import { start as startGateway, type GatewayService } from '../gateway/src/index
 import { start as startRestAdapter } from '../rest-adapter/src/index.js';
 import { start as startCards } from '../subgraphs/cards/src/index.js';
 import { seedCards } from '../subgraphs/cards/src/seed.js';
+import { CARDS_MIGRATIONS } from '../subgraphs/cards/src/migrations.js';
+import { PAYMENTS_MIGRATIONS } from '../subgraphs/payments/src/migrations.js';
+import { COMPLIANCE_MIGRATIONS } from '../subgraphs/compliance/src/migrations.js';
+import { applyMigrations } from '../platform/mongo/migrations.js';
 import { start as startCompliance } from '../subgraphs/compliance/src/index.js';
 import { seedAchDays, seedCompliance } from '../subgraphs/compliance/src/seed.js';
 import { start as startPayments } from '../subgraphs/payments/src/index.js';
@@ -18,6 +22,10 @@ import { HTTP_TRANSPORT, InProcessTransport, type Transport } from '../platform/
 
 /** Loads the demo data into each subgraph's own database. Idempotent. */
 export async function seedDemo(mongo: Mongo): Promise<void> {
+  // The demo data is written in the shape the migrations leave, so they run first.
+  await applyMigrations(mongo.db('cards'), CARDS_MIGRATIONS);
+  await applyMigrations(mongo.db('payments'), PAYMENTS_MIGRATIONS);
+  await applyMigrations(mongo.db('compliance'), COMPLIANCE_MIGRATIONS);
   const now = new Date();
   await seedUser(mongo.db('user'), now);
   await seedCards(mongo.db('cards'), now);

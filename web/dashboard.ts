@@ -33,16 +33,16 @@ const SUBSCRIPTIONS: Record<Role, Array<{ name: string; query: string; describe:
       name: 'paymentLinkStatusChanged',
       query: D.paymentLinkStatusChanged,
       describe: (d) => {
-        const link = d.paymentLinkStatusChanged as { svcTransactionId: string; status: string; amount: number; currency: string; payerName: string | null; merchant: { name: string } | null };
-        return { kind: 'payment link', title: `${link.merchant?.name ?? 'Link'}: ${link.amount.toFixed(2)} ${link.currency} is ${link.status}`, detail: `${link.svcTransactionId}${link.payerName ? ` · ${link.payerName}` : ''}` };
+        const link = d.paymentLinkStatusChanged as { svcTransactionId: string; status: string; amount: string; currency: string; payerName: string | null; merchant: { name: string } | null };
+        return { kind: 'payment link', title: `${link.merchant?.name ?? 'Link'}: ${link.amount} ${link.currency} is ${link.status}`, detail: `${link.svcTransactionId}${link.payerName ? ` · ${link.payerName}` : ''}` };
       },
     },
     {
       name: 'achPaymentUpdated',
       query: D.achPaymentUpdated,
       describe: (d) => {
-        const ach = d.achPaymentUpdated as { svcTransactionId: string; status: string; returnCode: string | null; amount: number };
-        return { kind: 'ach', title: `ACH ${ach.amount.toFixed(2)} is ${ach.status}${ach.returnCode ? ` (${ach.returnCode})` : ''}`, detail: ach.svcTransactionId };
+        const ach = d.achPaymentUpdated as { svcTransactionId: string; status: string; returnCode: string | null; amount: string };
+        return { kind: 'ach', title: `ACH ${ach.amount} USD is ${ach.status}${ach.returnCode ? ` (${ach.returnCode})` : ''}`, detail: ach.svcTransactionId };
       },
     },
     {
@@ -65,11 +65,11 @@ const SUBSCRIPTIONS: Record<Role, Array<{ name: string; query: string; describe:
   ],
 };
 
-interface Authorization { messageId: string; messageType: string; approved: boolean; responseCode: string; amount: number; currency: string; reason: string; card?: { name: string | null; lastFour: string } | null }
+interface Authorization { messageId: string; messageType: string; approved: boolean; responseCode: string; amount: string; currency: string; reason: string; card?: { name: string | null; lastFour: string } | null }
 
 function authorization(a: Authorization): Omit<EventRow, 'at'> {
   const card = a.card ? ` on ${a.card.name ?? 'card'} …${a.card.lastFour}` : '';
-  return { kind: 'authorization', title: `${a.messageType} ${a.amount.toFixed(2)} ${a.currency}${card}: ${a.approved ? 'approved' : `declined (${a.responseCode})`}`, detail: `${a.messageId} · ${a.reason}`, declined: !a.approved };
+  return { kind: 'authorization', title: `${a.messageType} ${a.amount} ${a.currency}${card}: ${a.approved ? 'approved' : `declined (${a.responseCode})`}`, detail: `${a.messageId} · ${a.reason}`, declined: !a.approved };
 }
 
 // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the element type its selector finds, as with querySelector<E>.

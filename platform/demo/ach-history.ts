@@ -1,3 +1,4 @@
+import { fromMinor, minor } from '../money/money.js';
 import type { AchActivity } from '../messaging/events.js';
 import { addDays } from '../graphql/scalars.js';
 
@@ -36,7 +37,7 @@ export function generateAchHistory(options: {
     const entryDate = addDays(options.endDate, day - options.days + 1);
     for (let i = 0; i < options.perDay; i += 1) {
       const svcTransactionId = `ach_${options.svcAggregatorId}_${entryDate.replaceAll('-', '')}_${i}`;
-      const amount = Math.round((20 + random() * 480) * 100) / 100;
+      const amount = fromMinor(minor(Math.round((20 + random() * 480) * 100)), 'USD');
       activities.push({ eventId: `${svcTransactionId}_debit`, kind: 'debit', svcAggregatorId: options.svcAggregatorId, svcTransactionId, entryDate, amount, returnCode: null });
       const inSpike = options.spike && day >= options.spike.fromDay && day <= options.spike.toDay;
       const roll = random();

@@ -1,6 +1,7 @@
 import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { ErrorCode } from './errors.js';
+import { canonicalDecimal, isCurrencyCode } from '../money/money.js';
 
 function invalid(name: string, message: string): GraphQLError {
   return new GraphQLError(`${name}: ${message}`, { extensions: { code: ErrorCode.VALIDATION_FAILED } });
@@ -44,9 +45,34 @@ export const Arn = patternScalar('Arn', 'Acquirer reference number: 1-50 charact
 export const RoutingNumber = patternScalar('RoutingNumber', 'A routing number: exactly 9 digits.', (v) =>
   /^[0-9]{9}$/.test(v) ? null : 'must be exactly 9 digits');
 
-/** ISO 4217 alphabetic currency code. */
-export const CurrencyCode = patternScalar('CurrencyCode', 'ISO 4217 currency code: three capital letters.', (v) =>
-  /^[A-Z]{3}$/.test(v) ? null : 'must be three capital letters (ISO 4217)');
+/** An ISO 4217 currency code in use. */
+export const CurrencyCode = patternScalar('CurrencyCode', 'An ISO 4217 currency code in use, in capitals: USD, EUR, JPY.', (v) =>
+  isCurrencyCode(v) ? null : 'must be an ISO 4217 currency code in use, such as USD');
+
+/**
+ * An exact decimal amount, as text. Output is written with the currency's minor-unit places
+ * ("12.50" USD, "1250" JPY); a number is refused there, since only a resolver that knows the
+ * currency can write one. Input is decimal text or a JSON number read as the decimal it is written
+ * as; the resolver then checks its places against the currency.
+ */
+export const Decimal = new GraphQLScalarType<string, string>({
+  name: 'Decimal',
+  description: 'An exact decimal amount as a string, e.g. "12.50": never a binary float.',
+  serialize(value) {
+    if (typeof value !== 'string' || canonicalDecimal(value) === null) throw invalid('Decimal', 'cannot serialize a value that is not decimal text');
+    return value;
+  },
+  parseValue(value) {
+    const decimal = canonicalDecimal(value);
+    if (decimal === null) throw invalid('Decimal', 'must be a decimal amount of at most 15 digits, as a string such as "12.50"');
+    return decimal;
+  },
+  parseLiteral(ast) {
+    const decimal = ast.kind === Kind.STRING || ast.kind === Kind.INT || ast.kind === Kind.FLOAT ? canonicalDecimal(ast.value) : null;
+    if (decimal === null) throw invalid('Decimal', 'must be a decimal amount of at most 15 digits, as a string such as "12.50"');
+    return decimal;
+  },
+});
 
 /** True when `value` is a real calendar date written YYYY-MM-DD. */
 export function isIsoDate(value: string): boolean {
@@ -132,6 +158,7 @@ export const scalarResolvers = {
   Arn,
   RoutingNumber,
   CurrencyCode,
+  Decimal,
   Date: DateScalar,
   DateTime,
   JSONObject,

@@ -35,8 +35,8 @@ export interface EventPayloads {
   'card.status': { SvcCardId: string; status: string; isActive: boolean };
   'card.authorization': { messageId: string; messageType: string; SvcCardId: string; responseCode: string; decidedBy: string; transactionId: string | null };
   'payment_link.status': { svcTransactionId: string; svcMerchantId: string; status: string; previousStatus: string | null };
-  'ach.debit': { svcTransactionId: string; entryDate: string; amount: number };
-  'ach.return': { svcTransactionId: string; entryDate: string; amount: number; returnCode: string | null };
+  'ach.debit': { svcTransactionId: string; entryDate: string; /** Decimal text, USD. */ amount: string };
+  'ach.return': { svcTransactionId: string; entryDate: string; /** Decimal text, USD. */ amount: string; returnCode: string | null };
   'ach.settled': { svcTransactionId: string; status: 'Settled' };
   'application.completed': { applicationId: string; customerId: string; outcome: string | null };
   'webhook.attempt': { deliveryId: string; number: number; outcome: 'delivered' | 'failed'; httpStatus: number | null };
@@ -52,7 +52,8 @@ export interface AchActivity {
   svcTransactionId: string;
   /** The debit's effective entry date, YYYY-MM-DD: returns count against the day of their debit. */
   entryDate: string;
-  amount: number;
+  /** Decimal text, in US dollars. */
+  amount: string;
   returnCode: string | null;
 }
 

@@ -68,18 +68,5 @@ export const EMAIL_RULE: StringRule = { max: 254, pattern: /^[^\s@<>]+@[^\s@<>]+
 /** Phone numbers in international form: optional +, 6-15 digits. */
 export const PHONE_RULE: StringRule = { pattern: /^\+?[0-9]{6,15}$/, patternText: 'a phone number of 6-15 digits, optionally starting with +' };
 
-/**
- * Whether a number is a whole number of cents. Decimal amounts are not exact in binary
- * (`19.99 * 100` is 1998.9999999999998), so "whole" allows a millionth of a cent of error.
- */
-export function isWholeCents(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && Math.abs(value * 100 - Math.round(value * 100)) < 1e-6;
-}
-
-/** An amount in integer cents, for sums that must not drift. */
-export function toCents(value: number): number {
-  return Math.round(value * 100);
-}
-
 /** A Nacha return code: R followed by two digits. */
 export const RETURN_CODE_PATTERN = /^R\d{2}$/;

@@ -6,7 +6,8 @@ import { BodyTooLargeError, MAX_JSON_DEPTH, nestsDeeperThan, readBody, REQUEST_I
 import type { Logger } from '../../platform/runtime/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, signClientIp } from '../../platform/security/principal.js';
 import { buildPostmanCollection } from './contract/collection.js';
-import { buildOpenApiDocument } from './contract/openapi.js';
+import { DecimalAnswers } from './contract/decimal-answers.js';
+import { buildOpenApiDocument, supergraphSchema } from './contract/openapi.js';
 import { REFERENCE_PAGE_HEADERS, referencePageFile } from './contract/reference-page.js';
 import { RequestValidator } from './contract/request-validation.js';
 import { aggregatorError, aggregatorSuccess, endUserError, type Api, type RouteError } from './envelopes.js';
@@ -62,6 +63,7 @@ export async function start(options: {
   const operations = new Map(ROUTES.map((route) => [route.operation, loadOperation(route.operation)]));
   const match = createRouter(ROUTES);
   const validator = new RequestValidator(ROUTES);
+  const decimals = new DecimalAnswers(supergraphSchema());
   // The contract is built once, from the same route table that serves the requests.
   // The demo passwords appear in the examples only where the demo data is loaded, outside production.
   const demoCredentials = config.seedDemo && config.nodeEnv !== 'production';
@@ -217,7 +219,7 @@ export async function start(options: {
     }
     let payload: unknown;
     try {
-      payload = route.respond(result.body.data ?? {});
+      payload = route.respond(decimals.toNumbers(operations.get(route.operation)!, result.body.data ?? {}));
     } catch (error) {
       // A result the route cannot answer with (say, an object that is not there).
       if (!(error instanceof RouteInputError)) throw error;

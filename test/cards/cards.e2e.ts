@@ -106,7 +106,8 @@ describe('cards, card authorization and the webhook sandbox', () => {
     const unknown = await authorize(message({ messageType: '0420', amount: 40, originalStan: '999999' }));
     expect(unknown).toMatchObject({ approved: true, transactionId: null });
     const transactions = await stack.mongo.db('payments').collection<{ amount: number }>('transactions').find({ _id: { $in: [purchase.transactionId, reversal.transactionId] } as never }).toArray();
-    expect(transactions.map((t) => t.amount).sort()).toEqual([-40, 40]);
+    // Stored in cents.
+    expect(transactions.map((t) => t.amount).sort()).toEqual([-4000, 4000]);
     const after = await stack.mongo.db('payments').collection('accounts').findOne({ _id: DEMO.accountId as never });
     expect(after?.balance).toBe(before?.balance);
     const advice = await authorize(message({ messageType: '0220', amount: 12.5 }));

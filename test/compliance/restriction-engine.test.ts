@@ -2,6 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { ProceduralRestrictionDocument, RestrictionDocument } from '../../subgraphs/compliance/src/restrictions/datasource.js';
 import { evaluate, type TransactionProposal } from '../../subgraphs/compliance/src/restrictions/engine.js';
 import { TRANSACTION_TYPES } from '../../subgraphs/compliance/src/seed.js';
+import { toMinor } from '../../platform/money/money.js';
+
+/** An amount written as decimal, in a currency's minor units. */
+const money = (amount: number, currency = 'USD') => toMinor(amount, currency, 'amount');
 
 let counter = 0;
 function rule(fields: Partial<RestrictionDocument> & Pick<RestrictionDocument, 'isAllowed'>): RestrictionDocument {
@@ -13,16 +17,16 @@ function rule(fields: Partial<RestrictionDocument> & Pick<RestrictionDocument, '
   };
 }
 
-const usd = (amount: number, txnType = 'USA'): TransactionProposal => ({ txnType, amount, currency: 'USD', sourceAccountType: 'checking', destinationAccountType: 'checking' });
+const usd = (amount: number, txnType = 'USA'): TransactionProposal => ({ txnType, amount: money(amount), currency: 'USD', sourceAccountType: 'checking', destinationAccountType: 'checking' });
 const type = (name: string) => TRANSACTION_TYPES.find((t) => t.name === name) ?? null;
 
-const allowUpTo5000 = rule({ restrictionName: 'allowUpTo5000', isAllowed: true, fromAmount: 0, toAmount: 5000, fromAmountCurrency: 'USD', toAmountCurrency: 'USD' });
-const refusePaypal = rule({ restrictionName: 'refusePaypalOver500', isAllowed: false, txnTypes: ['paypal'], fromAmount: 500.01, fromAmountCurrency: 'USD' });
-const ignoreRestTopUp = rule({ restrictionName: 'topUpIgnoresRest', isAllowed: true, isIgnoreRest: true, priority: 0, txnTypes: ['tocard'], toAmount: 20000, toAmountCurrency: 'USD' });
+const allowUpTo5000 = rule({ restrictionName: 'allowUpTo5000', isAllowed: true, fromAmount: money(0), toAmount: money(5000), fromAmountCurrency: 'USD', toAmountCurrency: 'USD' });
+const refusePaypal = rule({ restrictionName: 'refusePaypalOver500', isAllowed: false, txnTypes: ['paypal'], fromAmount: money(500.01), fromAmountCurrency: 'USD' });
+const ignoreRestTopUp = rule({ restrictionName: 'topUpIgnoresRest', isAllowed: true, isIgnoreRest: true, priority: 0, txnTypes: ['tocard'], toAmount: money(20000), toAmountCurrency: 'USD' });
 const refuseAllP2 = rule({ restrictionName: 'refuseEverythingLater', isAllowed: false, priority: 2, transactionCurrencies: ['*'] });
 const refuseAllP0 = rule({ restrictionName: 'refuseEverythingFirst', isAllowed: false, priority: 0, transactionCurrencies: ['*'] });
 const eurOnly = rule({ restrictionName: 'eurOnly', isAllowed: true, transactionCurrencies: ['EUR'] });
-const boundInEur = rule({ restrictionName: 'boundInEur', isAllowed: true, toAmount: 100, toAmountCurrency: 'EUR' });
+const boundInEur = rule({ restrictionName: 'boundInEur', isAllowed: true, toAmount: money(100, 'EUR'), toAmountCurrency: 'EUR' });
 const ignoreRestRefusal = rule({ restrictionName: 'ignoreRestRefusal', isAllowed: false, isIgnoreRest: true, priority: 0, txnTypes: ['USA'] });
 const sameP_a = rule({ restrictionName: 'a_allow', isAllowed: true, priority: 1 });
 const sameP_b = rule({ restrictionName: 'b_refuse', isAllowed: false, priority: 1 });

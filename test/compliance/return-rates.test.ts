@@ -22,14 +22,15 @@ function history(): Map<string, Day> {
 describe('ACH return-rate reports', () => {
   it('computes a report over the 60 days before its reporting date, by count and by amount', () => {
     // Reporting date 2026-03-02: window 2026-01-01 .. 2026-03-01, 60 days x 100 debits = 6,000 debits, 60,000.00 USD.
+    // Amounts are kept in cents.
     const [report] = computeReports('agg', history(), '2026-03-02', '2026-03-02');
     expect(report).toMatchObject({
       minDate: '2026-01-01', maxDate: '2026-03-01',
-      fedDR: 6000, fedDRAmount: 60000,
-      unAuthorizedReturns: 1, unAuthorizedReturnsAmount: 10, unAuthorizedRate: 0.0167, unAuthorizedAmountRate: 0.0167,
-      adminReturns: 2, adminReturnsAmount: 20, adminRate: 0.0333,
-      totalReturns: 4, totalReturnsAmount: 40, totalRate: 0.0667,
-      nsfReturns: 1, nsfReturnsAmount: 10,
+      fedDR: 6000, fedDRAmount: 6_000_000,
+      unAuthorizedReturns: 1, unAuthorizedReturnsAmount: 1000, unAuthorizedRate: 0.0167, unAuthorizedAmountRate: 0.0167,
+      adminReturns: 2, adminReturnsAmount: 2000, adminRate: 0.0333,
+      totalReturns: 4, totalReturnsAmount: 4000, totalRate: 0.0667,
+      nsfReturns: 1, nsfReturnsAmount: 1000,
       unAuthorizedDaysOver: 0, adminDaysOver: 0, totalDaysOver: 0,
       notes: [],
     });

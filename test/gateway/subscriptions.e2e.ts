@@ -101,7 +101,7 @@ describe('subscriptions over graphql-ws', () => {
     await stack.mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { defaultStrategy: 'approve', url: 'http://127.0.0.1:9/nobody', timeoutMs: 200 } });
     const user = subscriber(wsUrl, { token });
     closers.push(user.close);
-    type Authorization = { messageType: string; approved: boolean; card: { SvcCardId: string; user: { firstName: string } }; transaction: { amount: number; narrative: string } | null };
+    type Authorization = { messageType: string; approved: boolean; card: { SvcCardId: string; user: { firstName: string } }; transaction: { amount: string; narrative: string } | null };
     const before = stack.gateway.subscribers();
     const sub = user.subscribe<{ cardAuthorizations: Authorization }>(
       'subscription { cardAuthorizations { messageType approved card { SvcCardId user { firstName } } transaction { amount narrative } } }',
@@ -109,14 +109,14 @@ describe('subscriptions over graphql-ws', () => {
     await registered(before);
     const decided = await stack.graphql<{ authorizeCardMessage: { approved: boolean } }>(
       'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { approved } }',
-      { input: { messageType: '0200', svcCardId: DEMO.cardIds[0], amount: 12.34, currency: 'USD', merchantName: 'Bike Shop', mcc: '5940', stan: '778899', rrn: 'RRN000778899' } },
+      { input: { messageType: '0200', svcCardId: DEMO.cardIds[0], amount: '12.34', currency: 'USD', merchantName: 'Bike Shop', mcc: '5940', stan: '778899', rrn: 'RRN000778899' } },
       { 'x-service-key': PROCESSOR_KEY },
     );
     expect(decided.body.errors).toBeUndefined();
     expect(decided.body.data?.authorizeCardMessage.approved).toBe(true);
     const event = await withLogs(sub.next());
     expect(event.errors).toBeUndefined();
-    expect(event.data?.cardAuthorizations).toEqual({ messageType: '0200', approved: true, card: { SvcCardId: DEMO.cardIds[0], user: { firstName: 'Dana' } }, transaction: { amount: -12.34, narrative: 'Bike Shop' } });
+    expect(event.data?.cardAuthorizations).toEqual({ messageType: '0200', approved: true, card: { SvcCardId: DEMO.cardIds[0], user: { firstName: 'Dana' } }, transaction: { amount: '-12.34', narrative: 'Bike Shop' } });
   });
 
   it("does not deliver one user's events to another user's subscriber", async () => {

@@ -423,7 +423,26 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
       // 100 of 145 remain refundable: two of four 40s fit.
       expect(racing.map((r) => r.status).sort()).toEqual([200, 200, 409, 409]);
       const stored = await paymentLinksCollection(stack.mongo.db('payments')).findOne({ _id: 'demo_link_6' });
-      expect(stored!.refundedCents).toBe(12_500);
+      expect(stored!.refunded).toBe(12_500);
+    });
+
+    it('adds refunds exactly where binary fractions would drift, and refunds the rest to the cent', async () => {
+      // demo_link_7: 165.00 USD, 30.00 refunded already.
+      const refundByGraph = (amount?: string) => stack.graphql<{ refundPaymentLink: { svcTransactionId: string } }>(
+        'mutation ($input: RefundInput!) { refundPaymentLink(input: $input) { svcTransactionId } }',
+        { input: { svcTransactionId: 'demo_link_7', paymentType: 'card', ...(amount === undefined ? {} : { amount }) } }, asMerchant(),
+      );
+      expect(0.1 + 0.2).not.toBe(0.3);
+      for (const amount of ['0.10', '0.20']) expect((await refundByGraph(amount)).body.errors).toBeUndefined();
+      const tooFine = await refundByGraph('0.001');
+      expect(tooFine.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'amount' });
+      // No amount: the rest, 134.70, computed in cents.
+      expect((await refundByGraph()).body.errors).toBeUndefined();
+      const stored = await paymentLinksCollection(stack.mongo.db('payments')).findOne({ _id: 'demo_link_7' });
+      expect(stored).toMatchObject({ amount: 16_500, refunded: 16_500 });
+      expect((await refundByGraph('0.01')).body.errors?.[0]?.extensions).toMatchObject({ code: 'CONFLICT' });
+      const link = await stack.graphql<{ paymentLink: { amount: string; currency: string } }>('{ paymentLink(svcTransactionId: "demo_link_7") { amount currency } }', {}, asMerchant());
+      expect(link.body.data?.paymentLink).toEqual({ amount: '165.00', currency: 'USD' });
     });
 
     it('refuses refunds of links that were not paid, and ACH refunds without their instruction', async () => {

@@ -1,4 +1,5 @@
 import assert from 'node:assert';
+import { minor, ZERO } from '../../platform/money/money.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../../platform/demo/demo.js';
 import { usersCollection } from '../../subgraphs/user/src/profile/datasource.js';
@@ -27,7 +28,7 @@ describe('accounts, transactions, beneficiaries, IOUs and funds', () => {
   const sessionFor = (SvcUserId: string) => stack.issueUserToken(SvcUserId);
   const transaction = (id: string, SvcAccountId: string, dtsValue: Date): TransactionDocument => ({
     _id: id, transactionId: id, SvcAccountId, SvcUserId: DEMO.userId, SvcCardId: null, transactionIdBO: null, debitTransactionId: id, creditTransactionId: null,
-    sourceSvcAccountId: SvcAccountId, destinationSvcAccountId: null, amount: -10, debit: 10, credit: 0, currency: 'USD', transactionState: 'confirmed', isPending: false,
+    sourceSvcAccountId: SvcAccountId, destinationSvcAccountId: null, amount: minor(-1000), debit: minor(1000), credit: ZERO, currency: 'USD', transactionState: 'confirmed', isPending: false,
     isComplete: true, isDeclined: false, txnType: 'tocard', typeName: 'Card payment', narrative: 'Shop', narrativeSource: null, narrativeDestination: 'Shop', reference: null,
     attachments: null, labels: [], details: { memos: [] }, internal: null, dtsRecorded: dtsValue, dtsValue, dtsBooked: dtsValue, dtsCompleted: dtsValue,
     accountMonth: accountMonth(SvcAccountId, dtsValue),
@@ -56,7 +57,7 @@ describe('accounts, transactions, beneficiaries, IOUs and funds', () => {
     });
 
     it('answers only the last 12 months when they hold fewer than 30', async () => {
-      await accountsCollection(stack.mongo.db('payments')).insertOne({ _id: 'sparse_account', SvcAccountId: 'sparse_account', SvcUserId: DEMO.userId, type: 'savings', name: 'Savings', currency: 'USD', accountNumberLastFour: '1111', balance: 0, availableBalance: 0, dtsOpened: null });
+      await accountsCollection(stack.mongo.db('payments')).insertOne({ _id: 'sparse_account', SvcAccountId: 'sparse_account', SvcUserId: DEMO.userId, type: 'savings', name: 'Savings', currency: 'USD', accountNumberLastFour: '1111', balance: ZERO, availableBalance: ZERO, dtsOpened: null });
       const now = Date.now();
       const docs = [
         ...Array.from({ length: 5 }, (_, i) => transaction(`sparse_recent_${i}`, 'sparse_account', new Date(now - (i + 1) * 20 * DAY))),
@@ -137,7 +138,7 @@ describe('accounts, transactions, beneficiaries, IOUs and funds', () => {
 
     it('lists 1,000 transactions of an account with a fixed number of queries of the transactions collection', async () => {
       const docs = Array.from({ length: 1000 }, (_, i) => transaction(`bulk_${String(i).padStart(4, '0')}`, 'bulk_account', new Date(Date.now() - i * 60_000)));
-      await accountsCollection(stack.mongo.db('payments')).insertOne({ _id: 'bulk_account', SvcAccountId: 'bulk_account', SvcUserId: DEMO.userId, type: 'checking', name: 'Bulk', currency: 'USD', accountNumberLastFour: '2222', balance: 0, availableBalance: 0, dtsOpened: null });
+      await accountsCollection(stack.mongo.db('payments')).insertOne({ _id: 'bulk_account', SvcAccountId: 'bulk_account', SvcUserId: DEMO.userId, type: 'checking', name: 'Bulk', currency: 'USD', accountNumberLastFour: '2222', balance: ZERO, availableBalance: ZERO, dtsOpened: null });
       for (let i = 0; i < docs.length; i += 50) await transactionsCollection(stack.mongo.db('payments')).insertMany(docs.slice(i, i + 50));
       stack.mongo.commands.reset();
       const response = await stack.graphql<{ me: { accounts: Array<{ SvcAccountId: string; transactions: { edges: unknown[] } }> } }>(
@@ -286,18 +287,18 @@ describe('accounts, transactions, beneficiaries, IOUs and funds', () => {
     });
 
     it('records an IOU transaction pending until the other party accepts it; only they can accept, only the recorder cancel', async () => {
-      const record = await stack.graphql<{ recordIouTransaction: { IOUTransactionId: string; amount: number; isPending: boolean } }>(
+      const record = await stack.graphql<{ recordIouTransaction: { IOUTransactionId: string; amount: string; isPending: boolean } }>(
         'mutation ($input: IouTransactionInput!) { recordIouTransaction(input: $input) { IOUTransactionId amount isPending } }',
         { input: { otherSvcUserId: DEMO.friendUserId, kind: 'repayment', amount: 50, currency: 'USD', narrative: 'Paying back' } }, { token },
       );
       expect(record.body.errors).toBeUndefined();
       const id = record.body.data!.recordIouTransaction.IOUTransactionId;
-      expect(record.body.data!.recordIouTransaction).toMatchObject({ amount: 50, isPending: true });
-      const accept = (as: string) => stack.graphql<{ acceptIouTransaction: { isPending: boolean; amount: number } }>('mutation ($id: ID!) { acceptIouTransaction(IOUTransactionId: $id) { isPending amount } }', { id }, { token: as });
+      expect(record.body.data!.recordIouTransaction).toMatchObject({ amount: '50.00', isPending: true });
+      const accept = (as: string) => stack.graphql<{ acceptIouTransaction: { isPending: boolean; amount: string } }>('mutation ($id: ID!) { acceptIouTransaction(IOUTransactionId: $id) { isPending amount } }', { id }, { token: as });
       expect((await accept(token)).body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
       const accepted = await accept(friendToken);
       // The lender reads a repayment to them as negative: the borrower owes less.
-      expect(accepted.body.data!.acceptIouTransaction).toEqual({ isPending: false, amount: -50 });
+      expect(accepted.body.data!.acceptIouTransaction).toEqual({ isPending: false, amount: '-50.00' });
       expect((await accept(friendToken)).body.errors?.[0]?.extensions?.code).toBe('CONFLICT');
       const cancel = await stack.graphql('mutation ($id: ID!) { cancelIouTransaction(IOUTransactionId: $id) { isActive } }', { id }, { token });
       expect(cancel.body.errors?.[0]?.extensions?.code).toBe('CONFLICT');
@@ -313,10 +314,10 @@ describe('accounts, transactions, beneficiaries, IOUs and funds', () => {
     });
 
     it("shows a user's IOUs, as lender and as borrower, only to that user", async () => {
-      const mine = await stack.graphql<{ me: { ious: Array<{ IOUAccountId: string; balance: number }> } }>('{ me { ious { IOUAccountId balance } } }', {}, { token });
+      const mine = await stack.graphql<{ me: { ious: Array<{ IOUAccountId: string; balance: string }> } }>('{ me { ious { IOUAccountId balance } } }', {}, { token });
       expect(mine.body.data!.me.ious.length).toBeGreaterThan(0);
       // Accepted: a 120 loan, then 20 and 50 repaid: the demo user owes 50.
-      expect(mine.body.data!.me.ious[0]!.balance).toBe(-50);
+      expect(mine.body.data!.me.ious[0]!.balance).toBe('-50.00');
       const users = usersCollection(stack.mongo.db('user'));
       const demo = await users.findOne({ _id: DEMO.userId });
       await users.insertOne({ ...demo!, _id: 'iou_stranger', SvcUserId: 'iou_stranger' });
@@ -324,8 +325,8 @@ describe('accounts, transactions, beneficiaries, IOUs and funds', () => {
       expect((await stack.graphql<{ me: { ious: unknown[] } }>('{ me { ious { IOUAccountId } } }', {}, { token: stranger })).body.data!.me.ious).toEqual([]);
       expect((await stack.rest<IouBody>('GET', `/ious/for/${DEMO.friendUserId}`, { headers: { token: stranger } })).body.payload).toEqual([]);
       // The creditor sees the same account from its side, with the signs turned.
-      const friend = await stack.graphql<{ me: { ious: Array<{ IOUAccountId: string; balance: number }> } }>('{ me { ious { IOUAccountId balance } } }', {}, { token: friendToken });
-      expect(friend.body.data!.me.ious.find((a) => a.IOUAccountId === mine.body.data!.me.ious[0]!.IOUAccountId)?.balance).toBe(50);
+      const friend = await stack.graphql<{ me: { ious: Array<{ IOUAccountId: string; balance: string }> } }>('{ me { ious { IOUAccountId balance } } }', {}, { token: friendToken });
+      expect(friend.body.data!.me.ious.find((a) => a.IOUAccountId === mine.body.data!.me.ious[0]!.IOUAccountId)?.balance).toBe('50.00');
     });
   });
 
@@ -361,7 +362,7 @@ describe('accounts, transactions, beneficiaries, IOUs and funds', () => {
     });
 
     it("answers another aggregator's funds transaction as none", async () => {
-      await fundsTransactionsCollection(stack.mongo.db('payments')).insertOne({ _id: 'other_funds', svcFundsId: 'other_funds', svcAggregatorId: 'other_aggregator', reference: 'OTHERREF1', type: 'debit', svcCardId: null, svcStatus: 'Complete', boTransId: null, arn: null, fee: 0, balance: 0, lastDepositAmount: 0, ledgerBalance: 0, dtsCreatedAt: new Date() });
+      await fundsTransactionsCollection(stack.mongo.db('payments')).insertOne({ _id: 'other_funds', svcFundsId: 'other_funds', svcAggregatorId: 'other_aggregator', reference: 'OTHERREF1', type: 'debit', svcCardId: null, svcStatus: 'Complete', boTransId: null, arn: null, fee: ZERO, balance: ZERO, lastDepositAmount: ZERO, ledgerBalance: ZERO, dtsCreatedAt: new Date() });
       const response = await retrieve({ reference: 'OTHERREF1' });
       expect(response.status).toBe(200);
       expect(response.body.data).toEqual([]);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { minor, ZERO } from '../../platform/money/money.js';
 import fc from 'fast-check';
 import type { Collection, Filter } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -13,7 +14,7 @@ const NOW = Date.now();
 
 const transaction = (SvcAccountId: string, n: number, dtsValue: Date, state: string): TransactionDocument => ({
   _id: `${SvcAccountId}_t${n}`, transactionId: `${SvcAccountId}_t${n}`, SvcAccountId, SvcUserId: 'u', SvcCardId: null, transactionIdBO: null, debitTransactionId: null,
-  creditTransactionId: null, sourceSvcAccountId: null, destinationSvcAccountId: null, amount: -1, debit: 1, credit: 0, currency: 'USD', transactionState: state,
+  creditTransactionId: null, sourceSvcAccountId: null, destinationSvcAccountId: null, amount: minor(-100), debit: minor(100), credit: ZERO, currency: 'USD', transactionState: state,
   isPending: false, isComplete: true, isDeclined: false, txnType: null, typeName: null, narrative: null, narrativeSource: null, narrativeDestination: null,
   reference: null, attachments: null, labels: [], details: { memos: [] }, internal: null, dtsRecorded: dtsValue, dtsValue, dtsBooked: dtsValue, dtsCompleted: dtsValue,
   accountMonth: accountMonth(SvcAccountId, dtsValue),
@@ -91,7 +92,7 @@ describe('an account’s newest transactions, read a window of months at a time'
           const walked: string[] = [];
           let after: string | null = null;
           for (let pages = 0; pages < 100; pages += 1) {
-            const page = await transactionPagesLoader(transactions).load(pageKey(SvcAccountId, first, after, filter));
+            const page = await transactionPagesLoader(transactions).load(pageKey({ SvcAccountId, currency: 'USD' }, first, after, filter));
             walked.push(...page.nodes.map((t) => t._id));
             if (!page.hasNextPage) break;
             after = encodeCursor(page.nodes.at(-1)!);
@@ -105,7 +106,7 @@ describe('an account’s newest transactions, read a window of months at a time'
 
   it('refuses a cursor whose date is past the years a cursor is written with', async () => {
     const cursor = Buffer.from('+275760-09-13T00:00:00.000Z|x').toString('base64url');
-    await expect(transactionPagesLoader(transactions).load(pageKey('acc1', 5, cursor))).rejects.toMatchObject({ extensions: { code: 'VALIDATION_FAILED', field: 'after' } });
+    await expect(transactionPagesLoader(transactions).load(pageKey({ SvcAccountId: 'acc1', currency: 'USD' }, 5, cursor))).rejects.toMatchObject({ extensions: { code: 'VALIDATION_FAILED', field: 'after' } });
   });
 
   it('reads a recent page in one command and an account with a long history in a bounded number', async () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildSchema } from 'graphql';
+import { buildSchema, type GraphQLSchema } from 'graphql';
 import { loadOperation } from '../operations.js';
 import { DEMO } from '../../../platform/demo/demo.js';
 import { aggregatorCode } from '../envelopes.js';
@@ -10,6 +10,13 @@ import type { JsonSchema } from './json-schema.js';
 import { SelectionSchemas } from './selection-schema.js';
 
 const SUPERGRAPH_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../schema/supergraph.graphql');
+let supergraph: GraphQLSchema | undefined;
+/** The supergraph the operations run against, read once. */
+export function supergraphSchema(): GraphQLSchema {
+  supergraph ??= buildSchema(readFileSync(SUPERGRAPH_PATH, 'utf8'), { assumeValidSDL: true });
+  return supergraph;
+}
+
 const PACKAGE_VERSION = (JSON.parse(readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../package.json'), 'utf8')) as { version: string }).version;
 
 /** An OpenAPI 3.1 document, as plain data. */
@@ -180,7 +187,7 @@ function describe(route: Route, routePath: string): string {
  */
 export function buildOpenApiDocument(options: { serverUrl?: string; demoCredentials?: boolean } = {}): OpenApiDocument {
   const demoCredentials = options.demoCredentials ?? true;
-  const selections = new SelectionSchemas(buildSchema(readFileSync(SUPERGRAPH_PATH, 'utf8'), { assumeValidSDL: true }));
+  const selections = new SelectionSchemas(supergraphSchema());
   const paths: OpenApiDocument['paths'] = {};
   const tags: Array<{ name: string; description: string }> = [];
 

@@ -23,6 +23,9 @@ const SCALARS: Record<string, JsonSchema> = {
   ID: { type: 'string' },
   Int: { type: 'integer' },
   Float: { type: 'number' },
+  // The adapter answers the graph's exact Decimal strings as the JSON numbers the specs show.
+  Decimal: { type: 'number' },
+  CurrencyCode: { type: 'string', pattern: '^[A-Z]{3}$' },
   Boolean: { type: 'boolean' },
   DateTime: { type: 'string', format: 'date-time' },
   Date: { type: 'string', format: 'date' },

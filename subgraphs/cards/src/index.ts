@@ -1,3 +1,4 @@
+import { applyMigrations } from '../../../platform/mongo/migrations.js';
 import { createGraphClient } from '../../../platform/graphql/graph-client.js';
 import type { HttpService } from '../../../platform/http/server.js';
 import { Deliveries } from '../../../platform/messaging/deliveries.js';
@@ -6,10 +7,13 @@ import { aggregatorEndpoints } from './webhooks/advice-deliveries.js';
 import { createCardsContext } from './context.js';
 import { createCardIndexes } from './cards/datasource.js';
 import { resolvers } from './resolvers/index.js';
+import { CARDS_MIGRATIONS } from './migrations.js';
 
 /** Starts the cards subgraph. */
 export async function start(options: SubgraphStartOptions): Promise<HttpService> {
   const db = options.mongo.db('cards');
+  // Stored documents take the shape this code reads before anything serves them.
+  await applyMigrations(db, CARDS_MIGRATIONS, (message, fields) => options.logger.info(message, fields));
   await createCardIndexes(db);
   await Deliveries.createIndexes(db);
   const { config } = options;

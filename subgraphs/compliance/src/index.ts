@@ -1,3 +1,4 @@
+import { applyMigrations } from '../../../platform/mongo/migrations.js';
 import { auditLogCollection, createAuditLogIndexes } from './audit/audit-log.js';
 import type { HttpService } from '../../../platform/http/server.js';
 import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
@@ -7,10 +8,13 @@ import { createKycIndexes } from './kyc/datasource.js';
 import { ReturnRates } from './return-rates/return-rates.js';
 import { createReturnRateIndexes } from './return-rates/datasource.js';
 import { resolvers } from './resolvers/index.js';
+import { COMPLIANCE_MIGRATIONS } from './migrations.js';
 
 /** Starts the compliance subgraph. */
 export async function start(options: SubgraphStartOptions): Promise<HttpService> {
   const db = options.mongo.db('compliance');
+  // Stored documents take the shape this code reads before anything serves them.
+  await applyMigrations(db, COMPLIANCE_MIGRATIONS, (message, fields) => options.logger.info(message, fields));
   await createRestrictionIndexes(db);
   await createKycIndexes(db);
   await createReturnRateIndexes(db);

@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import { minor, toMinor } from '../../../platform/money/money.js';
 import { generateAchHistory } from '../../../platform/demo/ach-history.js';
 import type { AchActivity } from '../../../platform/messaging/events.js';
 import { addDays } from '../../../platform/graphql/scalars.js';
@@ -30,14 +31,14 @@ const open = { fromAmount: null, toAmount: null, fromAmountCurrency: null, toAmo
  */
 const DEMO_RESTRICTIONS: RestrictionDocument[] = [
   rule('demo_restriction_1', DEMO.userId, { restrictionName: 'noInternational', description: 'International transfers are not allowed.', txnTypes: ['international'], transactionCurrencies: ['*'], ...open, isAllowed: false, isIgnoreRest: true, priority: 0 }),
-  rule('demo_restriction_2', DEMO.userId, { restrictionName: 'domesticUpTo5000', description: 'Payments up to 5,000 USD.', txnTypes: ['*'], transactionCurrencies: ['USD'], fromAmount: 0, toAmount: 5000, fromAmountCurrency: 'USD', toAmountCurrency: 'USD', isAllowed: true, isIgnoreRest: false, priority: 1 }),
-  rule('demo_restriction_3', DEMO.userId, { restrictionName: 'cardTopUpUpTo20000', description: 'Card top-ups up to 20,000 USD, whatever the other limits.', txnTypes: ['tocard'], transactionCurrencies: ['USD'], fromAmount: 0, toAmount: 20000, fromAmountCurrency: 'USD', toAmountCurrency: 'USD', isAllowed: true, isIgnoreRest: true, priority: 0 }),
-  rule('demo_restriction_4', DEMO.userId, { restrictionName: 'noPaypalOver500', description: 'PayPal transfers over 500 USD are refused.', txnTypes: ['paypal'], transactionCurrencies: ['USD'], fromAmount: 500.01, toAmount: null, fromAmountCurrency: 'USD', toAmountCurrency: null, isAllowed: false, isIgnoreRest: false, priority: 1 }),
+  rule('demo_restriction_2', DEMO.userId, { restrictionName: 'domesticUpTo5000', description: 'Payments up to 5,000 USD.', txnTypes: ['*'], transactionCurrencies: ['USD'], fromAmount: minor(0), toAmount: minor(500_000), fromAmountCurrency: 'USD', toAmountCurrency: 'USD', isAllowed: true, isIgnoreRest: false, priority: 1 }),
+  rule('demo_restriction_3', DEMO.userId, { restrictionName: 'cardTopUpUpTo20000', description: 'Card top-ups up to 20,000 USD, whatever the other limits.', txnTypes: ['tocard'], transactionCurrencies: ['USD'], fromAmount: minor(0), toAmount: minor(2_000_000), fromAmountCurrency: 'USD', toAmountCurrency: 'USD', isAllowed: true, isIgnoreRest: true, priority: 0 }),
+  rule('demo_restriction_4', DEMO.userId, { restrictionName: 'noPaypalOver500', description: 'PayPal transfers over 500 USD are refused.', txnTypes: ['paypal'], transactionCurrencies: ['USD'], fromAmount: minor(50_001), toAmount: null, fromAmountCurrency: 'USD', toAmountCurrency: null, isAllowed: false, isIgnoreRest: false, priority: 1 }),
 ];
 
 /** Platform defaults, for users who have no restrictions of their own. */
 const DEFAULT_RESTRICTIONS: RestrictionDocument[] = [
-  rule('default_restriction_1', null, { restrictionName: 'defaultUpTo2500', description: 'Payments up to 2,500 USD.', txnTypes: ['*'], transactionCurrencies: ['USD'], fromAmount: 0, toAmount: 2500, fromAmountCurrency: 'USD', toAmountCurrency: 'USD', isAllowed: true, isIgnoreRest: false, priority: 1 }),
+  rule('default_restriction_1', null, { restrictionName: 'defaultUpTo2500', description: 'Payments up to 2,500 USD.', txnTypes: ['*'], transactionCurrencies: ['USD'], fromAmount: minor(0), toAmount: minor(250_000), fromAmountCurrency: 'USD', toAmountCurrency: 'USD', isAllowed: true, isIgnoreRest: false, priority: 1 }),
 ];
 
 /** Seeds transaction types, default and demo restrictions, and the demo aggregator's applications in both states. Idempotent. */
@@ -74,7 +75,7 @@ export function achDays(activities: readonly AchActivity[]): AchDayDocument[] {
   for (const a of activities) {
     const id = `${a.svcAggregatorId}:${a.entryDate}`;
     const day = days.get(id) ?? { _id: id, svcAggregatorId: a.svcAggregatorId, date: a.entryDate, debits: 0, debitCents: 0, returns: {}, appliedEvents: [] };
-    const cents = Math.round(a.amount * 100);
+    const cents = toMinor(a.amount, 'USD', 'amount');
     if (a.kind === 'debit') {
       day.debits += 1;
       day.debitCents += cents;

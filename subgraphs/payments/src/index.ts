@@ -1,3 +1,4 @@
+import { applyMigrations } from '../../../platform/mongo/migrations.js';
 import type { HttpService } from '../../../platform/http/server.js';
 import { createGraphClient } from '../../../platform/graphql/graph-client.js';
 import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
@@ -16,11 +17,14 @@ import { Deliveries, merchantEndpoints } from './merchants/deliveries.js';
 import { createPaymentLinkIndexes } from './payment-links/datasource.js';
 import { PaymentLinks } from './payment-links/payment-links.js';
 import { resolvers } from './resolvers/index.js';
+import { PAYMENTS_MIGRATIONS } from './migrations.js';
 
 /** Starts the payments subgraph. */
 export async function start(options: SubgraphStartOptions): Promise<HttpService> {
   const { config } = options;
   const db = options.mongo.db('payments');
+  // Stored documents take the shape this code reads before anything serves them.
+  await applyMigrations(db, PAYMENTS_MIGRATIONS, (message, fields) => options.logger.info(message, fields));
   await createAccountIndexes(db);
   await createTransactionIndexes(db);
   await createBeneficiaryIndexes(db);

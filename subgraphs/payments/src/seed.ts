@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { generateAchHistory } from '../../../platform/demo/ach-history.js';
 import { addDays } from '../../../platform/graphql/scalars.js';
+import { minor, negate, toMinor, ZERO } from '../../../platform/money/money.js';
 import { DEMO } from '../../../platform/demo/demo.js';
 import { insertIfAbsent } from '../../../platform/mongo/mongo.js';
 import { achPaymentsCollection, type AchPaymentDocument } from './ach/datasource.js';
@@ -31,8 +32,8 @@ export async function seedPayments(db: Db, now = new Date()): Promise<void> {
         name: 'Everyday checking',
         currency: 'USD',
         accountNumberLastFour: '3307',
-        balance: 2450.75,
-        availableBalance: 2390.75,
+        balance: minor(245_075),
+        availableBalance: minor(239_075),
         dtsOpened: new Date(now.getTime() - 420 * DAY),
       },
     },
@@ -44,7 +45,7 @@ export async function seedPayments(db: Db, now = new Date()): Promise<void> {
     // Evenly over 14 months (about 425 days), newest first.
     const dtsValue = new Date(now.getTime() - Math.round((i * 425) / 39) * DAY - i * 3600 * 1000);
     const isCredit = i % 7 === 3;
-    const amount = isCredit ? 1800 : Number((12.5 + ((i * 37) % 180) + (i % 3) * 0.25).toFixed(2));
+    const amount = minor(isCredit ? 180_000 : 1250 + ((i * 37) % 180) * 100 + (i % 3) * 25);
     const id = `demo_txn_${String(i + 1).padStart(2, '0')}`;
     const doc: TransactionDocument = {
       _id: id,
@@ -57,9 +58,9 @@ export async function seedPayments(db: Db, now = new Date()): Promise<void> {
       creditTransactionId: isCredit ? `C${5000 + i}` : null,
       sourceSvcAccountId: isCredit ? null : DEMO.accountId,
       destinationSvcAccountId: isCredit ? DEMO.accountId : null,
-      amount: isCredit ? amount : -amount,
-      debit: isCredit ? 0 : amount,
-      credit: isCredit ? amount : 0,
+      amount: isCredit ? amount : negate(amount),
+      debit: isCredit ? ZERO : amount,
+      credit: isCredit ? amount : ZERO,
       currency: 'USD',
       transactionState: i === 0 ? 'pending' : 'confirmed',
       isPending: i === 0,
@@ -92,7 +93,7 @@ export async function seedPayments(db: Db, now = new Date()): Promise<void> {
     narrativeCredit: null, narrativeDebit: null, defaultSourceAccountId: DEMO.accountId, SvcPayeeId: null, dtsCreated: now, dtsModified: now,
   } satisfies Omit<BeneficiaryDocument, '_id' | 'SvcBeneficiaryId' | 'name'>;
   const beneficiaries: BeneficiaryDocument[] = [
-    { ...blank, _id: 'demo_beneficiary_1', SvcBeneficiaryId: 'demo_beneficiary_1', name: 'Landlord LLC', defaultAmount: 1450, isFavourite: true, bankName: 'First Example Bank', accountNumberLastFour: '9921', routingNumber: '021000021', destinationName: 'Landlord LLC', type: 'USA', typeName: 'Domestic transfer', txnType: 'USA', narrativeDebit: 'Rent' },
+    { ...blank, _id: 'demo_beneficiary_1', SvcBeneficiaryId: 'demo_beneficiary_1', name: 'Landlord LLC', defaultAmount: minor(145_000), isFavourite: true, bankName: 'First Example Bank', accountNumberLastFour: '9921', routingNumber: '021000021', destinationName: 'Landlord LLC', type: 'USA', typeName: 'Domestic transfer', txnType: 'USA', narrativeDebit: 'Rent' },
     { ...blank, _id: 'demo_beneficiary_2', SvcBeneficiaryId: 'demo_beneficiary_2', name: 'Sam Demo', paypalId: 'sam.demo@example.com', destinationFirstName: 'Sam', destinationLastName: 'Demo', type: 'paypal', typeName: 'PayPal', txnType: 'paypal', narrativeDebit: 'To Sam' },
     { ...blank, _id: 'demo_beneficiary_3', SvcBeneficiaryId: 'demo_beneficiary_3', name: 'Alex card', destinationPANLastFour: '1881', expiryMM: '09', expiryYY: '29', destinationFirstName: 'Alex', destinationLastName: 'Doe', type: 'tocard', typeName: 'Card transfer', txnType: 'tocard', narrativeDebit: 'To Alex' },
   ];
@@ -113,7 +114,7 @@ export async function seedAchPayments(db: Db, now = new Date()): Promise<void> {
       const returnCode = returns.get(a.svcTransactionId) ?? null;
       return {
         _id: a.svcTransactionId, svcTransactionId: a.svcTransactionId, svcAggregatorId: a.svcAggregatorId, svcMerchantId: DEMO.merchantId,
-        amount: a.amount, currency: 'USD', effectiveEntryDate: a.entryDate, status: returnCode ? 'Returned' : 'Settled', returnCode,
+        amount: toMinor(a.amount, 'USD', 'amount'), currency: 'USD', effectiveEntryDate: a.entryDate, status: returnCode ? 'Returned' : 'Settled', returnCode,
         dtsReturned: returnCode ? now : null, dtsCreated: now, dtsUpdated: now,
       };
     });
@@ -129,13 +130,13 @@ export async function seedIous(db: Db, now = new Date()): Promise<void> {
     { upsert: true },
   );
   const entries: Array<[string, number, boolean, string, number]> = [
-    ['demo_iou_1', 120, false, 'Concert tickets', 30],
-    ['demo_iou_2', -20, false, 'Paid back part', 12],
-    ['demo_iou_3', 15, true, 'Lunch', 1],
+    ['demo_iou_1', 12_000, false, 'Concert tickets', 30],
+    ['demo_iou_2', -2_000, false, 'Paid back part', 12],
+    ['demo_iou_3', 1_500, true, 'Lunch', 1],
   ];
   for (const [id, lent, isPending, narrative, daysAgo] of entries) {
     const doc: IouTransactionDocument = {
-      _id: id, IOUTransactionId: id, IOUAccountId: accountId, borrowerSvcUserId: DEMO.userId, lenderSvcUserId: DEMO.friendUserId, lent, currency: 'USD',
+      _id: id, IOUTransactionId: id, IOUAccountId: accountId, borrowerSvcUserId: DEMO.userId, lenderSvcUserId: DEMO.friendUserId, lent: minor(lent), currency: 'USD',
       narrativeDebit: narrative, narrativeCredit: narrative, narrative, dts: new Date(now.getTime() - daysAgo * DAY), isPending, isActive: true,
       attachments: null, images: [], recordedBySvcUserId: lent > 0 ? DEMO.friendUserId : DEMO.userId,
     };
@@ -163,21 +164,22 @@ export async function seedMerchant(db: Db, now = new Date()): Promise<void> {
     const code = status === 'Sent' ? DEMO.sentLinkCode : `demo-link-code-${i + 1}`;
     const link: PaymentLinkDocument = {
       _id: id, svcTransactionId: id, svcAggregatorId: DEMO.aggregatorId, svcMerchantId: DEMO.merchantId, svcMerchantRef: `INV${1000 + i}`, payerName: ['Robin Rider', 'Alex Cyclist', 'Jo Wheeler'][i % 3]!,
-      invoiceNumber: `2026-${String(101 + i)}`, amount: 45 + i * 20, currency: 'USD', dueDate: day(10 - i), description: ['Tune-up', 'New tyres', 'Brake service', 'Chain replacement'][i % 4]!,
+      invoiceNumber: `2026-${String(101 + i)}`, amount: minor((45 + i * 20) * 100), currency: 'USD', dueDate: day(10 - i), description: ['Tune-up', 'New tyres', 'Brake service', 'Chain replacement'][i % 4]!,
       status, fields: [{ index: 0, code: 'firstName', label: 'First name', value: 'Robin' }, { index: 1, code: 'email', label: 'Email', value: `customer${i + 1}@example.com` }],
       availablePaymentType: i % 2 === 0 ? ['card', 'ach'] : ['ach'], statusChangeHistory: history, dtsCreatedAt: created, dtsUpdatedAt: history.at(-1)!.dtsUpdatedAt,
       dtsExpiredAt: sent ? new Date((status === 'Expired' ? now.getTime() - DAY : now.getTime() + 7 * DAY)) : null,
-      link: sent ? code : null, url: sent ? `http://localhost:8080/pay?link=${code}` : null, refundedCents: 0, needsDelivery: false,
+      link: sent ? code : null, url: sent ? `http://localhost:8080/pay?link=${code}` : null, refunded: ZERO, needsDelivery: false,
     };
     await insertIfAbsent(paymentLinksCollection(db), link);
   }
   const refunds: Array<[string, string, 'card' | 'ach', PaymentLinkStatus, number]> = [
-    ['demo_refund_1', 'demo_link_6', 'ach', 'Processing', 20],
-    ['demo_refund_2', 'demo_link_7', 'ach', 'Settled', 30],
-    ['demo_refund_3', 'demo_link_8', 'card', 'Completed', 15],
-    ['demo_refund_4', 'demo_link_8', 'ach', 'Returned', 10],
+    ['demo_refund_1', 'demo_link_6', 'ach', 'Processing', 2_000],
+    ['demo_refund_2', 'demo_link_7', 'ach', 'Settled', 3_000],
+    ['demo_refund_3', 'demo_link_8', 'card', 'Completed', 1_500],
+    ['demo_refund_4', 'demo_link_8', 'ach', 'Returned', 1_000],
   ];
-  for (const [id, parent, paymentType, status, amount] of refunds) {
+  for (const [id, parent, paymentType, status, cents] of refunds) {
+    const amount = minor(cents);
     const link = (await paymentLinksCollection(db).findOne({ _id: parent }))!;
     const created = new Date(now.getTime() - (refunds.length - refunds.findIndex((r) => r[0] === id)) * DAY);
     const ach: RefundDocument['ach'] = paymentType === 'ach'
@@ -195,14 +197,14 @@ export async function seedMerchant(db: Db, now = new Date()): Promise<void> {
       paymentType, ach, amount, currency: 'USD', svcMerchantRef: link.svcMerchantRef, payerName: link.payerName, invoiceNumber: link.invoiceNumber, dueDate: link.dueDate,
       dtsCreatedAt: created, dtsUpdatedAt: created,
     };
-    if (await insertIfAbsent(refundsCollection(db), refund)) await paymentLinksCollection(db).updateOne({ _id: parent }, { $inc: { refundedCents: amount * 100 } });
+    if (await insertIfAbsent(refundsCollection(db), refund)) await paymentLinksCollection(db).updateOne({ _id: parent }, { $inc: { refunded: amount } });
   }
   for (let i = 0; i < 5; i += 1) {
     const id = `demo_funds_${i + 1}`;
     const doc: FundsTransactionDocument = {
       _id: id, svcFundsId: id, svcAggregatorId: DEMO.aggregatorId, reference: `FUNDREF${1000 + i}`, type: i % 2 === 0 ? 'debit' : 'credit', svcCardId: DEMO.cardIds[i % 2]!,
-      svcStatus: 'Complete', boTransId: `BO${70000 + i}`, arn: `7461${String(1000000000 + i * 7919)}`, fee: i % 2 === 0 ? 0.5 : 0, balance: 1000 - i * 25,
-      lastDepositAmount: 250, ledgerBalance: 1000 - i * 25, dtsCreatedAt: new Date(now.getTime() - (5 - i) * DAY),
+      svcStatus: 'Complete', boTransId: `BO${70000 + i}`, arn: `7461${String(1000000000 + i * 7919)}`, fee: i % 2 === 0 ? minor(50) : ZERO, balance: minor((1000 - i * 25) * 100),
+      lastDepositAmount: minor(25_000), ledgerBalance: minor((1000 - i * 25) * 100), dtsCreatedAt: new Date(now.getTime() - (5 - i) * DAY),
     };
     await insertIfAbsent(fundsTransactionsCollection(db), doc);
   }

@@ -16,8 +16,12 @@ export type Scalars = {
   Boolean: { input: boolean; output: boolean; }
   Int: { input: number; output: number; }
   Float: { input: number; output: number; }
+  /** An ISO 4217 currency code in use, in capitals: USD, EUR, JPY. */
+  CurrencyCode: { input: string; output: string; }
   /** An ISO 8601 date-time with a time zone. */
   DateTime: { input: Date; output: Date; }
+  /** An exact decimal amount as a string, such as "12.50": written with the currency's minor-unit places; never a binary float. */
+  Decimal: { input: string; output: string; }
   /** A free-form JSON object. */
   JSONObject: { input: Record<string, unknown>; output: Record<string, unknown>; }
   _FieldSet: { input: unknown; output: unknown; }
@@ -48,7 +52,7 @@ export type Card = {
   /** The card's id in the back office. */
   cardIdBO?: Maybe<Scalars['String']['output']>;
   /** ISO 4217. Card messages in another currency are declined (57): no conversion is made. */
-  currency?: Maybe<Scalars['String']['output']>;
+  currency?: Maybe<Scalars['CurrencyCode']['output']>;
   /** When the card was activated; null before. */
   dtsActivated?: Maybe<Scalars['DateTime']['output']>;
   dtsExpiry?: Maybe<Scalars['DateTime']['output']>;
@@ -94,13 +98,13 @@ export type CardAuthorization = {
   /** request (the aggregator was asked) or advice (it was told). */
   actionType: Scalars['String']['output'];
   /** Positive, in `currency`, as the message gave it. */
-  amount: Scalars['Float']['output'];
+  amount: Scalars['Decimal']['output'];
   /** True when responseCode is 00. */
   approved: Scalars['Boolean']['output'];
   /** The card (its user sees it; an aggregator sees the message, not the card). */
   card?: Maybe<Card>;
   /** ISO 4217. */
-  currency: Scalars['String']['output'];
+  currency: Scalars['CurrencyCode']['output'];
   /** card, restriction, aggregator or defaultStrategy. */
   decidedBy: Scalars['String']['output'];
   /** How long the decision took, aggregator's reply excluded, in ms. */
@@ -158,9 +162,9 @@ export type CardMessageInput = {
   /** request (0100, 0200) or advice (0220, 0420); defaults by message type. */
   actionType?: InputMaybe<Scalars['String']['input']>;
   /** Positive, in the transaction currency. */
-  amount: Scalars['Float']['input'];
+  amount: Scalars['Decimal']['input'];
   /** ISO 4217; it must be the card's currency. */
-  currency: Scalars['String']['input'];
+  currency: Scalars['CurrencyCode']['input'];
   /** Merchant category code, 4 digits. */
   mcc?: InputMaybe<Scalars['String']['input']>;
   /** Up to 100 characters; it becomes the transaction's narrative. */
@@ -290,11 +294,11 @@ export type CondorCardResult = {
   __typename?: 'CondorCardResult';
   additional_data: CondorCardAdditionalData;
   /** The new account's available balance: 0. */
-  available_balance: Scalars['Float']['output'];
+  available_balance: Scalars['Decimal']['output'];
   /** The new card's SvcCardId. */
   cardId: Scalars['ID']['output'];
   /** ISO 4217: USD. */
-  currency_code: Scalars['String']['output'];
+  currency_code: Scalars['CurrencyCode']['output'];
   /** The last four digits of the new card's number. */
   last_four: Scalars['String']['output'];
   name_on_card: Scalars['String']['output'];
@@ -710,7 +714,9 @@ export type ResolversTypes = ResolversObject<{
   CondorCardAttributesInput: CondorCardAttributesInput;
   CondorCardInput: CondorCardInput;
   CondorCardResult: ResolverTypeWrapper<CondorCardResult>;
+  CurrencyCode: ResolverTypeWrapper<Scalars['CurrencyCode']['output']>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
+  Decimal: ResolverTypeWrapper<Scalars['Decimal']['output']>;
   DeliveryAttempt: ResolverTypeWrapper<DeliveryAttempt>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   DeliveryStatus: DeliveryStatus;
@@ -749,7 +755,9 @@ export type ResolversParentTypes = ResolversObject<{
   CondorCardAttributesInput: CondorCardAttributesInput;
   CondorCardInput: CondorCardInput;
   CondorCardResult: CondorCardResult;
+  CurrencyCode: Scalars['CurrencyCode']['output'];
   DateTime: Scalars['DateTime']['output'];
+  Decimal: Scalars['Decimal']['output'];
   DeliveryAttempt: DeliveryAttempt;
   Int: Scalars['Int']['output'];
   JSONObject: Scalars['JSONObject']['output'];
@@ -782,7 +790,7 @@ export type CardResolvers<ContextType = CardsContext, ParentType extends Resolve
   backOfficeId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   backOfficeName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   cardIdBO?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  currency?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  currency?: Resolver<Maybe<ResolversTypes['CurrencyCode']>, ParentType, ContextType>;
   dtsActivated?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   dtsExpiry?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   dtsOpened?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
@@ -809,10 +817,10 @@ export type CardAuthorizationResolvers<ContextType = CardsContext, ParentType ex
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['CardAuthorization']> | FederationReferenceType, FederationReferenceType, ContextType>;
   SvcCardId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   actionType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  amount?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  amount?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
   approved?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   card?: Resolver<Maybe<ResolversTypes['Card']>, ParentType, ContextType>;
-  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes['CurrencyCode'], ParentType, ContextType>;
   decidedBy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   decisionMs?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   dtsReceived?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
@@ -882,17 +890,25 @@ export type CondorCardAdditionalDataResolvers<ContextType = CardsContext, Parent
 
 export type CondorCardResultResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['CondorCardResult'] = ResolversParentTypes['CondorCardResult']> = ResolversObject<{
   additional_data?: Resolver<ResolversTypes['CondorCardAdditionalData'], ParentType, ContextType>;
-  available_balance?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  available_balance?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
   cardId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  currency_code?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  currency_code?: Resolver<ResolversTypes['CurrencyCode'], ParentType, ContextType>;
   last_four?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   name_on_card?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   program_id?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
+export interface CurrencyCodeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['CurrencyCode'], any> {
+  name: 'CurrencyCode';
+}
+
 export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['DateTime'], any> {
   name: 'DateTime';
+}
+
+export interface DecimalScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['Decimal'], any> {
+  name: 'Decimal';
 }
 
 export type DeliveryAttemptResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['DeliveryAttempt'] = ResolversParentTypes['DeliveryAttempt']> = ResolversObject<{
@@ -983,7 +999,9 @@ export type Resolvers<ContextType = CardsContext> = ResolversObject<{
   CardWebhookDeliveryList?: CardWebhookDeliveryListResolvers<ContextType>;
   CondorCardAdditionalData?: CondorCardAdditionalDataResolvers<ContextType>;
   CondorCardResult?: CondorCardResultResolvers<ContextType>;
+  CurrencyCode?: GraphQLScalarType;
   DateTime?: GraphQLScalarType;
+  Decimal?: GraphQLScalarType;
   DeliveryAttempt?: DeliveryAttemptResolvers<ContextType>;
   JSONObject?: GraphQLScalarType;
   ListTotal?: ListTotalResolvers<ContextType>;

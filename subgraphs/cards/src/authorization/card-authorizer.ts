@@ -5,6 +5,7 @@ import type { Logger } from '../../../../platform/runtime/logger.js';
 import { recordEvent } from '../../../../platform/messaging/outbox.js';
 import { isOwnKey } from '../../../../platform/security/own.js';
 import { checkString } from '../../../../platform/security/validate.js';
+import { fromMinor, isCurrencyCode, toJsonNumber, toMinor, type MinorUnits } from '../../../../platform/money/money.js';
 import type { Deliveries } from '../../../../platform/messaging/deliveries.js';
 import { deliverWebhook, type WebhookOutcome } from '../../../../platform/messaging/webhooks.js';
 import { cardMessagesCollection, type CardMessageDocument } from './datasource.js';
@@ -19,7 +20,8 @@ export interface CardMessage {
   messageType: string;
   actionType?: string | null;
   svcCardId: string;
-  amount: number;
+  /** Decimal text, in `currency`. */
+  amount: string;
   currency: string;
   merchantName?: string | null;
   mcc?: string | null;
@@ -31,24 +33,32 @@ export interface CardMessage {
 const EVALUATE = `query ($input: TransactionProposalInput!) { evaluateTransaction(input: $input) { allowed rule reason } }`;
 const RECORD = `mutation ($input: CardTransactionInput!) { recordCardTransaction(input: $input) { transactionId } }`;
 
-/** Checks a message's fields; returns its message type and action type. */
-export function checkMessage(message: CardMessage): { messageType: MessageType; actionType: 'request' | 'advice' } {
+/** A checked message: its types, and its amount in minor units. */
+export interface CheckedMessage {
+  messageType: MessageType;
+  actionType: 'request' | 'advice';
+  amount: MinorUnits;
+}
+
+/** Checks a message's fields; returns its message type, action type and amount. */
+export function checkMessage(message: CardMessage): CheckedMessage {
   const messageType = message.messageType;
   if (!isOwnKey(MESSAGE_TYPES, messageType)) throw appError(ErrorCode.VALIDATION_FAILED, `messageType must be one of ${Object.keys(MESSAGE_TYPES).join(', ')}.`, { field: 'messageType' });
   const actionType = message.actionType ?? (messageType === '0100' || messageType === '0200' ? 'request' : 'advice');
   if (actionType !== 'request' && actionType !== 'advice') throw appError(ErrorCode.VALIDATION_FAILED, 'actionType must be request or advice.', { field: 'actionType' });
-  if (!(message.amount > 0) || !Number.isFinite(message.amount)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive.', { field: 'amount' });
-  checkString(message.currency, 'currency', { pattern: /^[A-Z]{3}$/, patternText: 'an ISO 4217 currency code' });
+  if (!isCurrencyCode(message.currency)) throw appError(ErrorCode.VALIDATION_FAILED, 'currency must be an ISO 4217 currency code.', { field: 'currency' });
+  const amount = toMinor(message.amount, message.currency, 'amount');
+  if (!(amount > 0)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive.', { field: 'amount' });
   checkString(message.stan, 'stan', { pattern: /^\d{6}$/, patternText: 'six digits' });
   checkString(message.rrn, 'rrn', { pattern: /^[A-Za-z0-9]{12}$/, patternText: '12 letters or digits' });
   checkString(message.mcc, 'mcc', { pattern: /^\d{4}$/, patternText: 'four digits' });
   checkString(message.merchantName, 'merchantName', { max: 100 });
   if (messageType === '0420') checkString(message.originalStan ?? '', 'originalStan', { pattern: /^\d{6}$/, patternText: 'the six-digit stan of the reversed message' });
-  return { messageType, actionType };
+  return { messageType, actionType, amount };
 }
 
 /** The card-authorization webhook's payload (designed: the spec does not show one). */
-export function webhookPayload(messageId: string, message: CardMessage, types: { messageType: MessageType; actionType: 'request' | 'advice' }, card: Pick<CardDocument, 'SvcCardId' | 'lastFour'>, extra: Record<string, unknown> = {}) {
+export function webhookPayload(messageId: string, message: CardMessage, types: CheckedMessage, card: Pick<CardDocument, 'SvcCardId' | 'lastFour'>, extra: Record<string, unknown> = {}) {
   return {
     type: 'card.authorization',
     messageId,
@@ -56,7 +66,7 @@ export function webhookPayload(messageId: string, message: CardMessage, types: {
     messageName: MESSAGE_TYPES[types.messageType],
     actionType: types.actionType,
     card: { svcCardId: card.SvcCardId, lastFour: card.lastFour },
-    amount: message.amount,
+    amount: toJsonNumber(types.amount, message.currency),
     currency: message.currency,
     merchantName: message.merchantName ?? null,
     mcc: message.mcc ?? null,
@@ -97,7 +107,7 @@ export class CardAuthorizer {
     cardRead.catch(() => {});
     // A network retransmits: the same message gets the same answer. The message is claimed before
     // anything is decided, so of two copies arriving together one decides and the other waits.
-    const claim = await this.claim(messageId, message);
+    const claim = await this.claim(messageId, message, types.amount);
     if (claim) return claim;
     try {
       return await this.decideClaimed(messageId, message, types, started, cardRead);
@@ -130,7 +140,7 @@ export class CardAuthorizer {
       } else if (types.messageType !== '0420') {
         try {
           const { evaluateTransaction: decision } = await this.graph.request<{ evaluateTransaction: { allowed: boolean; rule: string | null; reason: string } }>(EVALUATE, {
-            input: { SvcUserId: card.SvcUserId, txnType: message.currency === 'USD' ? 'USA' : 'international', amount: message.amount, currency: message.currency, sourceAccountType: 'checking' },
+            input: { SvcUserId: card.SvcUserId, txnType: message.currency === 'USD' ? 'USA' : 'international', amount: fromMinor(types.amount, message.currency), currency: message.currency, sourceAccountType: 'checking' },
           });
           if (!decision.allowed) [responseCode, decidedBy, reason] = ['57', 'restriction', decision.reason];
         } catch (error) {
@@ -158,7 +168,7 @@ export class CardAuthorizer {
     }
 
     let transactionId: string | null = null;
-    let amount = message.amount;
+    let amount = types.amount;
     if (card && responseCode === '00' && types.messageType === '0420') {
       // A reversal credits back at most what an approved purchase of this card debited, once.
       const original = await messages.findOne({ SvcCardId: card.SvcCardId, stan: message.originalStan!, messageType: { $in: ['0200', '0220'] }, responseCode: '00', state: 'decided' });
@@ -166,10 +176,10 @@ export class CardAuthorizer {
         ? await messages.findOneAndUpdate({ _id: original._id, reversedBy: null }, { $set: { reversedBy: messageId } })
         : null;
       if (!claimed) {
-        amount = 0;
+        amount = 0 as MinorUnits;
         reason = original ? 'Advice acknowledged; the original is already reversed.' : 'Advice acknowledged; no approved original to reverse.';
       } else {
-        amount = Math.min(message.amount, claimed.amount);
+        amount = Math.min(types.amount, claimed.amount) as MinorUnits;
       }
     }
     const financial = types.messageType === '0200' || types.messageType === '0220' || types.messageType === '0420';
@@ -177,7 +187,7 @@ export class CardAuthorizer {
       const recorded = await this.graph.request<{ recordCardTransaction: { transactionId: string } }>(RECORD, {
         input: {
           messageId, SvcAccountId: card.SvcAccountId, SvcUserId: card.SvcUserId, SvcCardId: card.SvcCardId,
-          direction: types.messageType === '0420' ? 'credit' : 'debit', amount, currency: message.currency,
+          direction: types.messageType === '0420' ? 'credit' : 'debit', amount: fromMinor(amount, message.currency), currency: message.currency,
           narrative: message.merchantName ?? MESSAGE_TYPES[types.messageType], reference: message.rrn,
         },
       });
@@ -186,7 +196,7 @@ export class CardAuthorizer {
     const decisionMs = Math.round((performance.now() - started - waitedMs) * 100) / 100;
     const record: CardMessageDocument = {
       _id: messageId, state: 'decided', reversedBy: null, messageType: types.messageType, actionType: types.actionType, SvcCardId: message.svcCardId, SvcUserId: card?.SvcUserId ?? null,
-      svcAggregatorId: card?.svcAggregatorId ?? null, amount: message.amount, currency: message.currency, stan: message.stan, rrn: message.rrn,
+      svcAggregatorId: card?.svcAggregatorId ?? null, amount: types.amount, currency: message.currency, stan: message.stan, rrn: message.rrn,
       originalStan: message.originalStan ?? null, responseCode, decidedBy, reason, transactionId, decisionMs, dtsReceived: new Date(),
     };
     await messages.replaceOne({ _id: messageId, state: 'pending' }, record);
@@ -210,17 +220,17 @@ export class CardAuthorizer {
    * Claims a message id. Returns null when this call won the claim and decides; otherwise the
    * stored answer once the winner has decided (a copy for another card or amount is refused 94).
    */
-  private async claim(messageId: string, message: CardMessage) {
+  private async claim(messageId: string, message: CardMessage, amount: MinorUnits) {
     const messages = cardMessagesCollection(this.db);
     try {
-      await messages.insertOne({ _id: messageId, state: 'pending', SvcCardId: message.svcCardId, amount: message.amount, dtsReceived: new Date() } as CardMessageDocument);
+      await messages.insertOne({ _id: messageId, state: 'pending', SvcCardId: message.svcCardId, amount, dtsReceived: new Date() } as CardMessageDocument);
       return null;
     } catch (error) {
       if (!(error instanceof MongoServerError && error.code === 11000)) throw error;
     }
     for (let i = 0; i < 300; i += 1) {
       const earlier = await messages.findOne({ _id: messageId });
-      if (earlier && (earlier.SvcCardId !== message.svcCardId || earlier.amount !== message.amount)) {
+      if (earlier && (earlier.SvcCardId !== message.svcCardId || earlier.amount !== amount)) {
         return { messageId, messageType: message.messageType, responseCode: '94', approved: false, decidedBy: 'card', reason: 'A different message was sent under the same stan and rrn.', transactionId: null, decisionMs: 0 };
       }
       if (earlier?.state === 'decided') return this.view(earlier);

@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import type { MinorUnits } from '../../../../platform/money/money.js';
 
 /** A card message: the authorization log. `_id` is the messageId; `pending` while it is being decided. */
 export interface CardMessageDocument {
@@ -11,7 +12,8 @@ export interface CardMessageDocument {
   SvcCardId: string;
   SvcUserId: string | null;
   svcAggregatorId: string | null;
-  amount: number;
+  /** In `currency`'s minor units. */
+  amount: MinorUnits;
   currency: string;
   stan: string;
   rrn: string;

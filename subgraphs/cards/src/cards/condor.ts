@@ -47,7 +47,7 @@ export async function addCondorCard(db: Db, graph: GraphClient, logger: Logger, 
     status: card.status,
     program_id: productID,
     name_on_card: card.name_on_card!,
-    available_balance: 0,
+    available_balance: '0.00',
     currency_code: 'USD',
     cardId,
     additional_data: {

@@ -1,5 +1,6 @@
 import { maySeeUser } from '../../../../platform/security/authorize.js';
 import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
+import { fromMinor } from '../../../../platform/money/money.js';
 import type { Principal } from '../../../../platform/security/principal.js';
 import type { CardAuthorizationResolvers } from '../__generated__/resolvers-types.js';
 import type { CardMessageDocument } from '../authorization/datasource.js';
@@ -22,6 +23,7 @@ export const CardAuthorization: CardAuthorizationResolvers = {
   },
   messageId: (message) => message._id,
   approved: (message) => message.responseCode === '00',
+  amount: (message) => fromMinor(message.amount, message.currency),
   // The card answers as itself: the user sees it; an aggregator's principal gets null from Card's own check.
   card: async (message, _args, { cards, principal }) => {
     const card = await cards.load(message.SvcCardId);

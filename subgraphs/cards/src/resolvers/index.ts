@@ -9,6 +9,8 @@ import { User } from './User.js';
 
 export const resolvers: Resolvers = {
   DateTime: scalarResolvers.DateTime,
+  CurrencyCode: scalarResolvers.CurrencyCode,
+  Decimal: scalarResolvers.Decimal,
   JSONObject: scalarResolvers.JSONObject,
   Query,
   Mutation,

@@ -4,6 +4,7 @@ import type { Logger } from '../../../../platform/runtime/logger.js';
 import { newId } from '../../../../platform/security/secrets.js';
 import { checkString, ID_RULE, required } from '../../../../platform/security/validate.js';
 import { deliverWebhook } from '../../../../platform/messaging/webhooks.js';
+import { toMinor } from '../../../../platform/money/money.js';
 import { replyCode, webhookPayload, type MessageType } from '../authorization/card-authorizer.js';
 import { cardsCollection } from '../cards/datasource.js';
 import { webhookConfigsCollection } from '../webhooks/datasource.js';
@@ -13,7 +14,8 @@ interface SandboxCase {
   name: string;
   messageType: MessageType;
   actionType: 'request' | 'advice';
-  amount: number;
+  /** In USD. */
+  amount: string;
   /** responseCode: any valid code passes; decline: a code other than 00; ack: a 2xx reply. */
   expect: 'responseCode' | 'decline' | 'ack';
   deadlineMs?: number;
@@ -21,12 +23,12 @@ interface SandboxCase {
 
 /** The sandbox catalogue: test and case ids like t002_01 (test 2, case 1). */
 export const SANDBOX_CASES: readonly SandboxCase[] = [
-  { id: 't001_01', name: '0100 authorization request', messageType: '0100', actionType: 'request', amount: 25.5, expect: 'responseCode' },
-  { id: 't001_02', name: '0100 authorization request the aggregator should decline', messageType: '0100', actionType: 'request', amount: 9999.99, expect: 'decline' },
-  { id: 't002_01', name: '0200 financial request', messageType: '0200', actionType: 'request', amount: 42, expect: 'responseCode' },
-  { id: 't003_01', name: '0220 advice', messageType: '0220', actionType: 'advice', amount: 18.2, expect: 'ack' },
-  { id: 't004_01', name: '0420 reversal advice', messageType: '0420', actionType: 'advice', amount: 42, expect: 'ack' },
-  { id: 't005_01', name: '0100 authorization request with a 1000 ms deadline (timeout path)', messageType: '0100', actionType: 'request', amount: 12, expect: 'responseCode', deadlineMs: 1000 },
+  { id: 't001_01', name: '0100 authorization request', messageType: '0100', actionType: 'request', amount: '25.50', expect: 'responseCode' },
+  { id: 't001_02', name: '0100 authorization request the aggregator should decline', messageType: '0100', actionType: 'request', amount: '9999.99', expect: 'decline' },
+  { id: 't002_01', name: '0200 financial request', messageType: '0200', actionType: 'request', amount: '42.00', expect: 'responseCode' },
+  { id: 't003_01', name: '0220 advice', messageType: '0220', actionType: 'advice', amount: '18.20', expect: 'ack' },
+  { id: 't004_01', name: '0420 reversal advice', messageType: '0420', actionType: 'advice', amount: '42.00', expect: 'ack' },
+  { id: 't005_01', name: '0100 authorization request with a 1000 ms deadline (timeout path)', messageType: '0100', actionType: 'request', amount: '12.00', expect: 'responseCode', deadlineMs: 1000 },
 ];
 
 /** Runs sandbox cases against a test card of the aggregator, one real signed webhook each. */
@@ -49,7 +51,7 @@ export async function runSandbox(db: Db, logger: Logger, svcAggregatorId: string
   for (const sandboxCase of cases) {
     const stan = String(Math.floor(Math.random() * 1_000_000)).padStart(6, '0');
     const message = { messageType: sandboxCase.messageType, svcCardId, amount: sandboxCase.amount, currency: 'USD', merchantName: 'Sandbox merchant', mcc: '5999', stan, rrn: newId().slice(0, 12).toUpperCase(), originalStan: sandboxCase.messageType === '0420' ? '000001' : null };
-    const payload = webhookPayload(newId('sbx_'), message, { messageType: sandboxCase.messageType, actionType: sandboxCase.actionType }, card, {
+    const payload = webhookPayload(newId('sbx_'), message, { messageType: sandboxCase.messageType, actionType: sandboxCase.actionType, amount: toMinor(sandboxCase.amount, 'USD', 'amount') }, card, {
       sandbox: { case: sandboxCase.id, expect: sandboxCase.expect === 'decline' ? 'decline' : undefined },
     });
     const outcome = await deliverWebhook(config, payload, sandboxCase.deadlineMs ?? config.timeoutMs, { allowInternal });

@@ -2,6 +2,7 @@ import { appendAuditRecords } from '../audit/audit-log.js';
 import type { AchActivity } from '../../../../platform/messaging/events.js';
 import { requireAggregator, requireService } from '../../../../platform/security/authorize.js';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { checkAmount } from '../../../../platform/money/money.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
 
 export const Mutation: MutationResolvers = {
@@ -13,7 +14,8 @@ export const Mutation: MutationResolvers = {
     requireService(principal, ['payments']);
     const checked = activities.map((activity): AchActivity => {
       if (activity.kind !== 'debit' && activity.kind !== 'return') throw appError(ErrorCode.VALIDATION_FAILED, 'kind must be debit or return.', { field: 'kind' });
-      if (!(activity.amount > 0) || !Number.isFinite(activity.amount)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive.', { field: 'amount' });
+      // ACH moves US dollars.
+      checkAmount(activity.amount, 'USD', 'amount');
       return { ...activity, kind: activity.kind, returnCode: activity.returnCode ?? null };
     });
     return { applied: await returnRates.apply(checked) };

@@ -4,6 +4,7 @@ import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { checkString, ID_RULE } from '../../../../platform/security/validate.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
 import { evaluate } from '../restrictions/engine.js';
+import { checkAmount, isCurrencyCode } from '../../../../platform/money/money.js';
 import { applicationView } from '../kyc/kyc.js';
 
 export const Query: QueryResolvers = {
@@ -18,10 +19,10 @@ export const Query: QueryResolvers = {
     } else {
       throw appError(ErrorCode.UNAUTHENTICATED, 'Evaluating a transaction needs an end-user token or an internal service.');
     }
-    if (!(input.amount > 0) || !Number.isFinite(input.amount)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be a positive number.', { field: 'amount' });
-    checkString(input.currency, 'currency', { pattern: /^[A-Z]{3}$/, patternText: 'an ISO 4217 currency code' });
+    if (!isCurrencyCode(input.currency)) throw appError(ErrorCode.VALIDATION_FAILED, 'currency must be an ISO 4217 currency code.', { field: 'currency' });
+    const amount = checkAmount(input.amount, input.currency, 'amount');
     const [types, restrictions, procedural] = await Promise.all([transactionTypes(), effectiveRestrictions(SvcUserId), proceduralOfUser.load(SvcUserId)]);
-    return evaluate(input, procedural, types.find((t) => t.name === input.txnType) ?? null, restrictions);
+    return evaluate({ ...input, amount }, procedural, types.find((t) => t.name === input.txnType) ?? null, restrictions);
   },
   application: async (_parent, { applicationId }, { principal, applications }) => {
     const { svcAggregatorId } = requireAggregator(principal, 'read');

@@ -1,5 +1,11 @@
 import type { RestrictionResolvers } from '../__generated__/resolvers-types.js';
 import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
+import { fromMinor, type MinorUnits } from '../../../../platform/money/money.js';
+
+/** A bound as decimal text; a stored document may lack one that is null. */
+function boundOf(amount: MinorUnits | null | undefined, currency: string | null | undefined): string | null {
+  return amount === null || amount === undefined || !currency ? null : fromMinor(amount, currency);
+}
 
 export const Restriction: RestrictionResolvers = {
   id: (parent) => globalId('Restriction', parent.restrictionId),
@@ -13,4 +19,6 @@ export const Restriction: RestrictionResolvers = {
     const visible = restriction.SvcUserId === null || principal.kind === 'service' || (principal.kind === 'user' && principal.userId === restriction.SvcUserId);
     return visible ? restriction : null;
   },
+  fromAmount: (restriction) => boundOf(restriction.fromAmount, restriction.fromAmountCurrency),
+  toAmount: (restriction) => boundOf(restriction.toAmount, restriction.toAmountCurrency),
 };

@@ -1,5 +1,6 @@
 import { scalarResolvers } from '../../../../platform/graphql/scalars.js';
 import type { Resolvers } from '../__generated__/resolvers-types.js';
+import { AchReturnRates } from './AchReturnRates.js';
 import { Application } from './Application.js';
 import { AuditRecord } from './AuditRecord.js';
 import { Mutation } from './Mutation.js';
@@ -9,11 +10,14 @@ import { User } from './User.js';
 
 export const resolvers: Resolvers = {
   DateTime: scalarResolvers.DateTime,
+  CurrencyCode: scalarResolvers.CurrencyCode,
+  Decimal: scalarResolvers.Decimal,
   Date: scalarResolvers.Date,
   JSONObject: scalarResolvers.JSONObject,
   Query,
   Mutation,
   Restriction,
+  AchReturnRates,
   Application,
   AuditRecord,
   User,

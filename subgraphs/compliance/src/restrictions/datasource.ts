@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import type { MinorUnits } from '../../../../platform/money/money.js';
 
 /** A stored transaction restriction of one user, or a platform default (SvcUserId null) for users without their own. */
 export interface RestrictionDocument {
@@ -9,8 +10,9 @@ export interface RestrictionDocument {
   description: string | null;
   txnTypes: string[];
   transactionCurrencies: string[];
-  fromAmount: number | null;
-  toAmount: number | null;
+  /** Bounds in the minor units of their currencies; a bound always has its currency. */
+  fromAmount: MinorUnits | null;
+  toAmount: MinorUnits | null;
   fromAmountCurrency: string | null;
   toAmountCurrency: string | null;
   isAllowed: boolean;

@@ -1,9 +1,11 @@
+import type { MinorUnits } from '../../../../platform/money/money.js';
 import type { ProceduralRestrictionDocument, RestrictionDocument, TransactionTypeDocument } from './datasource.js';
 
 /** A transaction to decide on. */
 export interface TransactionProposal {
   txnType: string;
-  amount: number;
+  /** In `currency`'s minor units. */
+  amount: MinorUnits;
   currency: string;
   sourceAccountType: string;
   destinationAccountType?: string | null;
@@ -25,13 +27,12 @@ const listed = (list: readonly string[], value: string) => list.includes('*') ||
 export function matches(restriction: RestrictionDocument, proposal: TransactionProposal): boolean {
   if (!restriction.txnTypes.includes('*') && !restriction.txnTypes.includes(proposal.txnType)) return false;
   if (!listed(restriction.transactionCurrencies, proposal.currency)) return false;
-  if (restriction.fromAmount !== null) {
-    // No exchange rate is applied: a bound in another currency does not match.
-    if ((restriction.fromAmountCurrency ?? proposal.currency) !== proposal.currency || proposal.amount < restriction.fromAmount) return false;
-  }
-  if (restriction.toAmount !== null) {
-    if ((restriction.toAmountCurrency ?? proposal.currency) !== proposal.currency || proposal.amount > restriction.toAmount) return false;
-  }
+  // A stored document may lack a bound that is null; a bound always carries its currency.
+  const from = restriction.fromAmount ?? null;
+  const to = restriction.toAmount ?? null;
+  // No exchange rate is applied: a bound in another currency does not match.
+  if (from !== null && (restriction.fromAmountCurrency !== proposal.currency || proposal.amount < from)) return false;
+  if (to !== null && (restriction.toAmountCurrency !== proposal.currency || proposal.amount > to)) return false;
   return true;
 }
 

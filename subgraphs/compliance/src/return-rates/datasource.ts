@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import type { MinorUnits } from '../../../../platform/money/money.js';
 
 /**
  * One aggregator's ACH debits of one entry date and the returns of those debits, by return code,
@@ -26,26 +27,29 @@ export interface ReturnRatesReport {
   adminAmountRate: number;
   adminDaysOver: number;
   adminReturns: number;
-  adminReturnsAmount: number;
+  adminReturnsAmount: MinorUnits;
   unAuthorizedRate: number;
   unAuthorizedAmountRate: number;
   unAuthorizedDaysOver: number;
   unAuthorizedReturns: number;
-  unAuthorizedReturnsAmount: number;
+  unAuthorizedReturnsAmount: MinorUnits;
   totalRate: number;
   totalAmountRate: number;
   totalDaysOver: number;
   totalReturns: number;
-  totalReturnsAmount: number;
+  totalReturnsAmount: MinorUnits;
   nsfReturns: number;
-  nsfReturnsAmount: number;
+  nsfReturnsAmount: MinorUnits;
   fedDR: number;
-  fedDRAmount: number;
+  fedDRAmount: MinorUnits;
   fileName: string;
   notes: string[];
   dtsCreatedAt: Date;
   updatedAt: Date;
 }
+
+/** A report's figures, as `achReturnRates` answers them: amounts in cents (ACH moves US dollars). */
+export type ReturnRatesFigures = Omit<ReturnRatesReport, '_id' | 'reportDate' | 'notes'>;
 
 export function returnRateCollections(db: Db) {
   return {

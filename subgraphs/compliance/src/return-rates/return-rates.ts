@@ -1,6 +1,7 @@
 import { MongoServerError, type AnyBulkWriteOperation, type Db } from 'mongodb';
 import type { AchActivity } from '../../../../platform/messaging/events.js';
 import { RETURN_CODE_PATTERN } from '../../../../platform/security/validate.js';
+import { minor, toMinor } from '../../../../platform/money/money.js';
 import { ADMINISTRATIVE_RETURN_CODES, NSF_RETURN_CODES, THRESHOLDS, UNAUTHORIZED_RETURN_CODES, WINDOW_DAYS } from './ach-rules.js';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
@@ -39,7 +40,6 @@ function dayTotals(day: Pick<AchDayDocument, 'debits' | 'debitCents' | 'returns'
 }
 
 const percent = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 100 * 10_000) / 10_000);
-const money = (cents: number) => Math.round(cents) / 100;
 
 /**
  * Computes the reports of every reporting date in [from, to] from daily totals. The window of
@@ -90,21 +90,21 @@ export function computeReports(svcAggregatorId: string, days: ReadonlyMap<string
       adminAmountRate: percent(window.cents.admin, window.debitCents),
       adminDaysOver: daysOver('admin'),
       adminReturns: window.count.admin,
-      adminReturnsAmount: money(window.cents.admin),
+      adminReturnsAmount: minor(window.cents.admin),
       unAuthorizedRate: rate('unAuthorized'),
       unAuthorizedAmountRate: percent(window.cents.unAuthorized, window.debitCents),
       unAuthorizedDaysOver: daysOver('unAuthorized'),
       unAuthorizedReturns: window.count.unAuthorized,
-      unAuthorizedReturnsAmount: money(window.cents.unAuthorized),
+      unAuthorizedReturnsAmount: minor(window.cents.unAuthorized),
       totalRate: rate('total'),
       totalAmountRate: percent(window.cents.total, window.debitCents),
       totalDaysOver: daysOver('total'),
       totalReturns: window.count.total,
-      totalReturnsAmount: money(window.cents.total),
+      totalReturnsAmount: minor(window.cents.total),
       nsfReturns: window.count.nsf,
-      nsfReturnsAmount: money(window.cents.nsf),
+      nsfReturnsAmount: minor(window.cents.nsf),
       fedDR: window.debits,
-      fedDRAmount: money(window.debitCents),
+      fedDRAmount: minor(window.debitCents),
       fileName: `ach-return-rates_${svcAggregatorId}_${date}.json`,
       notes,
       dtsCreatedAt: now,
@@ -151,7 +151,7 @@ export class ReturnRates {
     let applied = 0;
     const changed = new Map<string, string>();
     for (const activity of activities) {
-      const cents = Math.round(activity.amount * 100);
+      const cents = toMinor(activity.amount, 'USD', 'amount');
       const inc = activity.kind === 'debit' ? { debits: 1, debitCents: cents } : { [`returns.${activity.returnCode}.count`]: 1, [`returns.${activity.returnCode}.cents`]: cents };
       const filter = { _id: `${activity.svcAggregatorId}:${activity.entryDate}`, appliedEvents: { $ne: activity.eventId } };
       const update = { $inc: inc, $push: { appliedEvents: activity.eventId }, $setOnInsert: { svcAggregatorId: activity.svcAggregatorId, date: activity.entryDate } };

@@ -22,8 +22,12 @@ export type Scalars = {
   Boolean: { input: boolean; output: boolean; }
   Int: { input: number; output: number; }
   Float: { input: number; output: number; }
+  /** An ISO 4217 currency code in use, in capitals: USD, EUR, JPY. */
+  CurrencyCode: { input: string; output: string; }
   /** An ISO 8601 date-time with a time zone. */
   DateTime: { input: Date; output: Date; }
+  /** An exact decimal amount as a string, such as "12.50": written with the currency's minor-unit places; never a binary float. */
+  Decimal: { input: string; output: string; }
   /** A free-form JSON object. */
   JSONObject: { input: Record<string, unknown>; output: Record<string, unknown>; }
   _FieldSet: { input: unknown; output: unknown; }
@@ -36,10 +40,10 @@ export type Account = {
   SvcUserId: Scalars['ID']['output'];
   /** Masked account number: only the last four digits show. */
   accountNumber: Scalars['String']['output'];
-  availableBalance: Scalars['Float']['output'];
-  balance: Scalars['Float']['output'];
+  availableBalance: Scalars['Decimal']['output'];
+  balance: Scalars['Decimal']['output'];
   /** ISO 4217: the currency of the balances and of the transactions. */
-  currency: Scalars['String']['output'];
+  currency: Scalars['CurrencyCode']['output'];
   dtsOpened?: Maybe<Scalars['DateTime']['output']>;
   /** Global id `Account:<SvcAccountId>`, unique across the graph: what clients' caches normalize this record by. `SvcAccountId` is the spec's own key. */
   id: Scalars['ID']['output'];
@@ -66,9 +70,9 @@ export type AccountTransactionsArgs = {
 /** An ACH debit to record: svcTransactionId, svcAggregatorId, amount and effectiveEntryDate are required. */
 export type AchDebitInput = {
   /** Positive, at most two decimals. */
-  amount?: InputMaybe<Scalars['Float']['input']>;
+  amount?: InputMaybe<Scalars['Decimal']['input']>;
   /** USD, the default. */
-  currency?: InputMaybe<Scalars['String']['input']>;
+  currency?: InputMaybe<Scalars['CurrencyCode']['input']>;
   /** YYYY-MM-DD. */
   effectiveEntryDate?: InputMaybe<Scalars['String']['input']>;
   svcAggregatorId?: InputMaybe<Scalars['String']['input']>;
@@ -86,10 +90,10 @@ export type AchInstruction = {
   DFIAccountNumber?: Maybe<Scalars['String']['output']>;
   /** checking or savings. */
   accountType?: Maybe<Scalars['String']['output']>;
-  amount?: Maybe<Scalars['Float']['output']>;
+  amount?: Maybe<Scalars['Decimal']['output']>;
   /** Up to 10 characters; REFUND unless the merchant gave one. */
   companyEntryDescription?: Maybe<Scalars['String']['output']>;
-  currency?: Maybe<Scalars['String']['output']>;
+  currency?: Maybe<Scalars['CurrencyCode']['output']>;
   /** YYYY-MM-DD: the day after the refund was issued. */
   effectiveEntryDate?: Maybe<Scalars['String']['output']>;
   /** The receiver's name. */
@@ -126,9 +130,9 @@ export type AchInstructionInput = {
 export type AchPayment = {
   __typename?: 'AchPayment';
   /** Positive, at most two decimals. */
-  amount: Scalars['Float']['output'];
+  amount: Scalars['Decimal']['output'];
   /** USD. */
-  currency: Scalars['String']['output'];
+  currency: Scalars['CurrencyCode']['output'];
   dtsCreated: Scalars['DateTime']['output'];
   dtsReturned?: Maybe<Scalars['DateTime']['output']>;
   /** YYYY-MM-DD. */
@@ -157,8 +161,8 @@ export type AchResult = {
   __typename?: 'AchResult';
   /** Masked: only the last four digits show. */
   DFIAccountNumber?: Maybe<Scalars['String']['output']>;
-  amount?: Maybe<Scalars['Float']['output']>;
-  currency?: Maybe<Scalars['String']['output']>;
+  amount?: Maybe<Scalars['Decimal']['output']>;
+  currency?: Maybe<Scalars['CurrencyCode']['output']>;
   dtsCreatedAt?: Maybe<Scalars['DateTime']['output']>;
   /** YYYY-MM-DD. */
   effectiveEntryDate?: Maybe<Scalars['String']['output']>;
@@ -193,9 +197,9 @@ export type Beneficiary = {
   /** BIC, 8 or 11 characters. */
   bic?: Maybe<Scalars['String']['output']>;
   /** The usual amount of a payment to the beneficiary, in defaultCurrency. */
-  defaultAmount?: Maybe<Scalars['Float']['output']>;
+  defaultAmount?: Maybe<Scalars['Decimal']['output']>;
   /** ISO 4217. */
-  defaultCurrency?: Maybe<Scalars['String']['output']>;
+  defaultCurrency?: Maybe<Scalars['CurrencyCode']['output']>;
   /** The SvcAccountId payments to the beneficiary come from by default. */
   defaultSourceAccountId?: Maybe<Scalars['String']['output']>;
   destinationFirstName?: Maybe<Scalars['String']['output']>;
@@ -253,9 +257,9 @@ export type BeneficiaryInput = {
   /** 8 or 11 characters. */
   bic?: InputMaybe<Scalars['String']['input']>;
   /** From 0, at most two decimals. */
-  defaultAmount?: InputMaybe<Scalars['Float']['input']>;
+  defaultAmount?: InputMaybe<Scalars['Decimal']['input']>;
   /** ISO 4217, three capital letters. */
-  defaultCurrency?: InputMaybe<Scalars['String']['input']>;
+  defaultCurrency?: InputMaybe<Scalars['CurrencyCode']['input']>;
   defaultSourceAccountId?: InputMaybe<Scalars['String']['input']>;
   destinationFirstName?: InputMaybe<Scalars['String']['input']>;
   destinationLastName?: InputMaybe<Scalars['String']['input']>;
@@ -307,9 +311,9 @@ export type CardTransactionInput = {
   /** The account's owner. */
   SvcUserId: Scalars['ID']['input'];
   /** Positive, in `currency`. */
-  amount: Scalars['Float']['input'];
+  amount: Scalars['Decimal']['input'];
   /** The account's currency (ISO 4217). */
-  currency: Scalars['String']['input'];
+  currency: Scalars['CurrencyCode']['input'];
   /** debit or credit. */
   direction: Scalars['String']['input'];
   /** The card message's id: the transaction's id derives from it, so a message is recorded once. */
@@ -396,13 +400,13 @@ export type FundsTransaction = {
   __typename?: 'FundsTransaction';
   /** Acquirer reference number. */
   arn?: Maybe<Scalars['String']['output']>;
-  balance: Scalars['Float']['output'];
+  balance: Scalars['Decimal']['output'];
   /** The transaction's id in the back office. */
   boTransId?: Maybe<Scalars['String']['output']>;
   dtsCreatedAt: Scalars['DateTime']['output'];
-  fee: Scalars['Float']['output'];
-  lastDepositAmount: Scalars['Float']['output'];
-  ledgerBalance: Scalars['Float']['output'];
+  fee: Scalars['Decimal']['output'];
+  lastDepositAmount: Scalars['Decimal']['output'];
+  ledgerBalance: Scalars['Decimal']['output'];
   /** The aggregator's reference: letters and digits, 1-32. */
   reference?: Maybe<Scalars['String']['output']>;
   svcAggregatorId: Scalars['ID']['output'];
@@ -422,7 +426,7 @@ export type IouAccount = {
   /** The lender. */
   SvcUserId: Scalars['ID']['output'];
   /** What the borrower owes the lender now (accepted, active transactions), signed from the reader's side. */
-  balance: Scalars['Float']['output'];
+  balance: Scalars['Decimal']['output'];
   /** When a transaction was last recorded, accepted or cancelled. */
   dtsModified: Scalars['DateTime']['output'];
   /** Global id `IouAccount:<IOUAccountId>`, unique across the graph: what clients' caches normalize this record by. `IOUAccountId` is the spec's own key. */
@@ -439,10 +443,10 @@ export type IouTransaction = {
   IOUAccountId: Scalars['ID']['output'];
   IOUTransactionId: Scalars['ID']['output'];
   /** Negative from the debtor's side: a loan reads -x to the borrower and x to the lender; a repayment the other way round. */
-  amount: Scalars['Float']['output'];
+  amount: Scalars['Decimal']['output'];
   attachments?: Maybe<Scalars['JSONObject']['output']>;
   borrowerSvcUserId: Scalars['ID']['output'];
-  currency: Scalars['String']['output'];
+  currency: Scalars['CurrencyCode']['output'];
   /** When it was recorded. */
   dts: Scalars['DateTime']['output'];
   /** Global id `IouTransaction:<IOUTransactionId>`, unique across the graph: what clients' caches normalize this record by. `IOUTransactionId` is the spec's own key. */
@@ -467,11 +471,11 @@ export type IouTransaction = {
  */
 export type IouTransactionInput = {
   /** Positive, at most two decimals. */
-  amount?: InputMaybe<Scalars['Float']['input']>;
+  amount?: InputMaybe<Scalars['Decimal']['input']>;
   /** Free-form, at most 4 KB of JSON. */
   attachments?: InputMaybe<Scalars['JSONObject']['input']>;
   /** ISO 4217; an IOU account keeps one currency. */
-  currency?: InputMaybe<Scalars['String']['input']>;
+  currency?: InputMaybe<Scalars['CurrencyCode']['input']>;
   /** loan or repayment. */
   kind?: InputMaybe<Scalars['String']['input']>;
   narrative?: InputMaybe<Scalars['String']['input']>;
@@ -709,7 +713,7 @@ export type MutationModifyTransactionArgs = {
 /** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationOpenCheckingAccountArgs = {
   SvcUserId: Scalars['ID']['input'];
-  currency: Scalars['String']['input'];
+  currency: Scalars['CurrencyCode']['input'];
 };
 
 
@@ -809,11 +813,11 @@ export type PageInfo = {
 export type PaymentLink = {
   __typename?: 'PaymentLink';
   /** In `currency`, at most two decimals. */
-  amount: Scalars['Float']['output'];
+  amount: Scalars['Decimal']['output'];
   /** card and/or ach. */
   availablePaymentType: Array<Scalars['String']['output']>;
   /** ISO 4217. */
-  currency: Scalars['String']['output'];
+  currency: Scalars['CurrencyCode']['output'];
   description?: Maybe<Scalars['String']['output']>;
   dtsCreatedAt: Scalars['DateTime']['output'];
   /** Set when sent: the link becomes Expired then. */
@@ -869,11 +873,11 @@ export type PaymentLinkFieldInput = {
 /** A new payment link of the calling merchant; it starts Initiated. */
 export type PaymentLinkInput = {
   /** Positive, at most two decimals. */
-  amount?: InputMaybe<Scalars['Float']['input']>;
+  amount?: InputMaybe<Scalars['Decimal']['input']>;
   /** card and/or ach; default both. */
   availablePaymentType?: InputMaybe<Array<Scalars['String']['input']>>;
   /** ISO 4217. */
-  currency?: InputMaybe<Scalars['String']['input']>;
+  currency?: InputMaybe<Scalars['CurrencyCode']['input']>;
   /** Up to 500 characters. */
   description?: InputMaybe<Scalars['String']['input']>;
   /** YYYY-MM-DD, not in the past. */
@@ -1094,8 +1098,8 @@ export type RefundAch = {
  * refunded link's; amount the refund's; dates are inclusive (YYYY-MM-DD or ISO 8601).
  */
 export type RefundFilter = {
-  amountFrom?: InputMaybe<Scalars['Float']['input']>;
-  amountTo?: InputMaybe<Scalars['Float']['input']>;
+  amountFrom?: InputMaybe<Scalars['Decimal']['input']>;
+  amountTo?: InputMaybe<Scalars['Decimal']['input']>;
   dateCreateFrom?: InputMaybe<Scalars['String']['input']>;
   dateCreateTo?: InputMaybe<Scalars['String']['input']>;
   dueDateFrom?: InputMaybe<Scalars['String']['input']>;
@@ -1123,7 +1127,7 @@ export type RefundInput = {
   /** Where the money goes back to; required for an ach refund. */
   ach?: InputMaybe<AchInstructionInput>;
   /** Positive, at most the link's amount less earlier refunds. */
-  amount?: InputMaybe<Scalars['Float']['input']>;
+  amount?: InputMaybe<Scalars['Decimal']['input']>;
   /** card or ach (ach needs `ach`). */
   paymentType?: InputMaybe<Scalars['String']['input']>;
   /** The payment link to refund. */
@@ -1197,16 +1201,16 @@ export type Transaction = {
   SvcCardId?: Maybe<Scalars['String']['output']>;
   SvcUserId: Scalars['ID']['output'];
   /** Signed, in `currency`: negative for a debit, positive for a credit. */
-  amount: Scalars['Float']['output'];
+  amount: Scalars['Decimal']['output'];
   attachments?: Maybe<Scalars['JSONObject']['output']>;
   /** The amount credited; 0 for a debit. */
-  credit: Scalars['Float']['output'];
+  credit: Scalars['Decimal']['output'];
   /** The id of the credit side, when there is one. */
   creditTransactionId?: Maybe<Scalars['String']['output']>;
   /** ISO 4217. */
-  currency: Scalars['String']['output'];
+  currency: Scalars['CurrencyCode']['output'];
   /** The amount debited; 0 for a credit. */
-  debit: Scalars['Float']['output'];
+  debit: Scalars['Decimal']['output'];
   /** The id of the debit side, when there is one. */
   debitTransactionId?: Maybe<Scalars['String']['output']>;
   /** The account the money went to, when it is known. */
@@ -1289,9 +1293,9 @@ export type TransactionFilter = {
   /** Transactions carrying this label. */
   label?: InputMaybe<Scalars['String']['input']>;
   /** Largest absolute amount. */
-  maxAmount?: InputMaybe<Scalars['Float']['input']>;
+  maxAmount?: InputMaybe<Scalars['Decimal']['input']>;
   /** Smallest absolute amount. */
-  minAmount?: InputMaybe<Scalars['Float']['input']>;
+  minAmount?: InputMaybe<Scalars['Decimal']['input']>;
   /** dtsValue before this time. */
   to?: InputMaybe<Scalars['DateTime']['input']>;
   /** confirmed, pending or declined. */
@@ -1477,7 +1481,6 @@ export type ResolversTypes = ResolversObject<{
   Account: ResolverTypeWrapper<AccountDocument>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
-  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   AchDebitInput: AchDebitInput;
   AchInstruction: ResolverTypeWrapper<AchInstruction>;
@@ -1492,9 +1495,12 @@ export type ResolversTypes = ResolversObject<{
   BeneficiaryModification: ResolverTypeWrapper<Omit<BeneficiaryModification, 'beneficiary' | 'undo'> & { beneficiary: ResolversTypes['Beneficiary'], undo: ResolversTypes['Undo'] }>;
   BeneficiaryUndoResult: ResolverTypeWrapper<Omit<BeneficiaryUndoResult, 'beneficiary' | 'undo'> & { beneficiary: ResolversTypes['Beneficiary'], undo: ResolversTypes['Undo'] }>;
   CardTransactionInput: CardTransactionInput;
+  CurrencyCode: ResolverTypeWrapper<Scalars['CurrencyCode']['output']>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
+  Decimal: ResolverTypeWrapper<Scalars['Decimal']['output']>;
   Delivery: ResolverTypeWrapper<DeliveryDocument>;
   DeliveryAttempt: ResolverTypeWrapper<DeliveryAttempt>;
+  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   DeliveryList: ResolverTypeWrapper<Omit<DeliveryList, 'items'> & { items: Array<ResolversTypes['Delivery']> }>;
   DeliveryStatus: DeliveryStatus;
   FundsLookupInput: FundsLookupInput;
@@ -1544,7 +1550,6 @@ export type ResolversParentTypes = ResolversObject<{
   Account: AccountDocument;
   ID: Scalars['ID']['output'];
   String: Scalars['String']['output'];
-  Float: Scalars['Float']['output'];
   Int: Scalars['Int']['output'];
   AchDebitInput: AchDebitInput;
   AchInstruction: AchInstruction;
@@ -1558,9 +1563,12 @@ export type ResolversParentTypes = ResolversObject<{
   BeneficiaryModification: Omit<BeneficiaryModification, 'beneficiary' | 'undo'> & { beneficiary: ResolversParentTypes['Beneficiary'], undo: ResolversParentTypes['Undo'] };
   BeneficiaryUndoResult: Omit<BeneficiaryUndoResult, 'beneficiary' | 'undo'> & { beneficiary: ResolversParentTypes['Beneficiary'], undo: ResolversParentTypes['Undo'] };
   CardTransactionInput: CardTransactionInput;
+  CurrencyCode: Scalars['CurrencyCode']['output'];
   DateTime: Scalars['DateTime']['output'];
+  Decimal: Scalars['Decimal']['output'];
   Delivery: DeliveryDocument;
   DeliveryAttempt: DeliveryAttempt;
+  Float: Scalars['Float']['output'];
   DeliveryList: Omit<DeliveryList, 'items'> & { items: Array<ResolversParentTypes['Delivery']> };
   FundsLookupInput: FundsLookupInput;
   FundsTransaction: FundsTransactionDocument;
@@ -1608,9 +1616,9 @@ export type AccountResolvers<ContextType = PaymentsContext, ParentType extends R
   SvcAccountId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   SvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   accountNumber?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  availableBalance?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
-  balance?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
-  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  availableBalance?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
+  balance?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes['CurrencyCode'], ParentType, ContextType>;
   dtsOpened?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   name?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -1622,9 +1630,9 @@ export type AccountResolvers<ContextType = PaymentsContext, ParentType extends R
 export type AchInstructionResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['AchInstruction'] = ResolversParentTypes['AchInstruction']> = ResolversObject<{
   DFIAccountNumber?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   accountType?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  amount?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  amount?: Resolver<Maybe<ResolversTypes['Decimal']>, ParentType, ContextType>;
   companyEntryDescription?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  currency?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  currency?: Resolver<Maybe<ResolversTypes['CurrencyCode']>, ParentType, ContextType>;
   effectiveEntryDate?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   individualName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   reference?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -1636,8 +1644,8 @@ export type AchInstructionResolvers<ContextType = PaymentsContext, ParentType ex
 
 export type AchPaymentResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['AchPayment'] = ResolversParentTypes['AchPayment'], FederationReferenceType extends FederationReferenceTypes['AchPayment'] = FederationReferenceTypes['AchPayment']> = ResolversObject<{
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['AchPayment']> | FederationReferenceType, FederationReferenceType, ContextType>;
-  amount?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
-  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  amount?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes['CurrencyCode'], ParentType, ContextType>;
   dtsCreated?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   dtsReturned?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   effectiveEntryDate?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -1652,8 +1660,8 @@ export type AchPaymentResolvers<ContextType = PaymentsContext, ParentType extend
 
 export type AchResultResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['AchResult'] = ResolversParentTypes['AchResult']> = ResolversObject<{
   DFIAccountNumber?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  amount?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
-  currency?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  amount?: Resolver<Maybe<ResolversTypes['Decimal']>, ParentType, ContextType>;
+  currency?: Resolver<Maybe<ResolversTypes['CurrencyCode']>, ParentType, ContextType>;
   dtsCreatedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   effectiveEntryDate?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   individualName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -1672,8 +1680,8 @@ export type BeneficiaryResolvers<ContextType = PaymentsContext, ParentType exten
   accountNumber?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   bankName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   bic?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  defaultAmount?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
-  defaultCurrency?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  defaultAmount?: Resolver<Maybe<ResolversTypes['Decimal']>, ParentType, ContextType>;
+  defaultCurrency?: Resolver<Maybe<ResolversTypes['CurrencyCode']>, ParentType, ContextType>;
   defaultSourceAccountId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   destinationFirstName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   destinationLastName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -1713,8 +1721,16 @@ export type BeneficiaryUndoResultResolvers<ContextType = PaymentsContext, Parent
   undo?: Resolver<ResolversTypes['Undo'], ParentType, ContextType>;
 }>;
 
+export interface CurrencyCodeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['CurrencyCode'], any> {
+  name: 'CurrencyCode';
+}
+
 export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['DateTime'], any> {
   name: 'DateTime';
+}
+
+export interface DecimalScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['Decimal'], any> {
+  name: 'Decimal';
 }
 
 export type DeliveryResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Delivery'] = ResolversParentTypes['Delivery'], FederationReferenceType extends FederationReferenceTypes['Delivery'] = FederationReferenceTypes['Delivery']> = ResolversObject<{
@@ -1750,12 +1766,12 @@ export type DeliveryListResolvers<ContextType = PaymentsContext, ParentType exte
 
 export type FundsTransactionResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['FundsTransaction'] = ResolversParentTypes['FundsTransaction']> = ResolversObject<{
   arn?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  balance?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  balance?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
   boTransId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   dtsCreatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
-  fee?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
-  lastDepositAmount?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
-  ledgerBalance?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  fee?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
+  lastDepositAmount?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
+  ledgerBalance?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
   reference?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   svcAggregatorId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   svcCardId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -1768,7 +1784,7 @@ export type IouAccountResolvers<ContextType = PaymentsContext, ParentType extend
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['IouAccount']> | FederationReferenceType, FederationReferenceType, ContextType>;
   IOUAccountId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   SvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  balance?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  balance?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
   dtsModified?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   otherSvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
@@ -1778,10 +1794,10 @@ export type IouAccountResolvers<ContextType = PaymentsContext, ParentType extend
 export type IouTransactionResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['IouTransaction'] = ResolversParentTypes['IouTransaction']> = ResolversObject<{
   IOUAccountId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   IOUTransactionId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  amount?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  amount?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
   attachments?: Resolver<Maybe<ResolversTypes['JSONObject']>, ParentType, ContextType>;
   borrowerSvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes['CurrencyCode'], ParentType, ContextType>;
   dts?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   images?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
@@ -1872,9 +1888,9 @@ export type PageInfoResolvers<ContextType = PaymentsContext, ParentType extends 
 
 export type PaymentLinkResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['PaymentLink'] = ResolversParentTypes['PaymentLink'], FederationReferenceType extends FederationReferenceTypes['PaymentLink'] = FederationReferenceTypes['PaymentLink']> = ResolversObject<{
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['PaymentLink']> | FederationReferenceType, FederationReferenceType, ContextType>;
-  amount?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  amount?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
   availablePaymentType?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
-  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes['CurrencyCode'], ParentType, ContextType>;
   description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   dtsCreatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   dtsExpiredAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
@@ -1965,12 +1981,12 @@ export type TransactionResolvers<ContextType = PaymentsContext, ParentType exten
   SvcAccountId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   SvcCardId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   SvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  amount?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  amount?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
   attachments?: Resolver<Maybe<ResolversTypes['JSONObject']>, ParentType, ContextType>;
-  credit?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  credit?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
   creditTransactionId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  debit?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes['CurrencyCode'], ParentType, ContextType>;
+  debit?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
   debitTransactionId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   destinationSvcAccountId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   details?: Resolver<ResolversTypes['TransactionDetails'], ParentType, ContextType>;
@@ -2045,7 +2061,9 @@ export type Resolvers<ContextType = PaymentsContext> = ResolversObject<{
   Beneficiary?: BeneficiaryResolvers<ContextType>;
   BeneficiaryModification?: BeneficiaryModificationResolvers<ContextType>;
   BeneficiaryUndoResult?: BeneficiaryUndoResultResolvers<ContextType>;
+  CurrencyCode?: GraphQLScalarType;
   DateTime?: GraphQLScalarType;
+  Decimal?: GraphQLScalarType;
   Delivery?: DeliveryResolvers<ContextType>;
   DeliveryAttempt?: DeliveryAttemptResolvers<ContextType>;
   DeliveryList?: DeliveryListResolvers<ContextType>;

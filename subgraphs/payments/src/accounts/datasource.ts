@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import type { MinorUnits } from '../../../../platform/money/money.js';
 
 /** A stored account. The full account number is never stored: only its last four digits. */
 export interface AccountDocument {
@@ -9,8 +10,9 @@ export interface AccountDocument {
   name: string | null;
   currency: string;
   accountNumberLastFour: string;
-  balance: number;
-  availableBalance: number;
+  /** In `currency`'s minor units, as every stored amount. */
+  balance: MinorUnits;
+  availableBalance: MinorUnits;
   dtsOpened: Date | null;
 }
 

@@ -2,6 +2,7 @@ import DataLoader from 'dataloader';
 import type { Collection, Db, Filter } from 'mongodb';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { isIsoDateTime } from '../../../../platform/graphql/scalars.js';
+import { checkAmount, type MinorUnits } from '../../../../platform/money/money.js';
 
 /** A stored transaction record (the spec's Transaction record). */
 export interface TransactionDocument {
@@ -15,9 +16,10 @@ export interface TransactionDocument {
   creditTransactionId: string | null;
   sourceSvcAccountId: string | null;
   destinationSvcAccountId: string | null;
-  amount: number;
-  debit: number;
-  credit: number;
+  /** Signed, in `currency`'s minor units. */
+  amount: MinorUnits;
+  debit: MinorUnits;
+  credit: MinorUnits;
   currency: string;
   transactionState: string;
   isPending: boolean;
@@ -61,8 +63,9 @@ export interface TransactionFilter {
   transactionState?: string | null;
   label?: string | null;
   SvcCardId?: string | null;
-  minAmount?: number | null;
-  maxAmount?: number | null;
+  /** Decimal text, in the account's currency. */
+  minAmount?: string | null;
+  maxAmount?: string | null;
 }
 
 /** Cursor of a transaction in the newest-first order: its dtsValue and id. */
@@ -194,7 +197,8 @@ function mongoFilter(where: SerializedFilter): Filter<TransactionDocument> {
 }
 
 /** The loader key of a page; validates the page size and the filter. */
-export function pageKey(accountId: string, first: number, after: string | null | undefined, filter: TransactionFilter | null | undefined = null): string {
+export function pageKey(account: { SvcAccountId: string; currency: string }, first: number, after: string | null | undefined, filter: TransactionFilter | null | undefined = null): string {
+  const accountId = account.SvcAccountId;
   if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE_SIZE) {
     throw appError(ErrorCode.VALIDATION_FAILED, `first must be an integer from 1 to ${MAX_PAGE_SIZE}.`, { field: 'first' });
   }
@@ -210,8 +214,7 @@ export function pageKey(accountId: string, first: number, after: string | null |
   for (const bound of ['minAmount', 'maxAmount'] as const) {
     const value = filter?.[bound];
     if (value === null || value === undefined) continue;
-    if (!(value >= 0)) throw appError(ErrorCode.VALIDATION_FAILED, `filter.${bound} must not be negative.`, { field: `filter.${bound}` });
-    where[bound] = value;
+    where[bound] = checkAmount(value, account.currency, `filter.${bound}`, { zero: true });
   }
   return JSON.stringify({ accountId, first, after: after ?? null, where });
 }

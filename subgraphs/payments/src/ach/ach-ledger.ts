@@ -5,7 +5,8 @@ import type { GraphClient } from '../../../../platform/graphql/graph-client.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import { graphForwarder, recordEvent, type Dispatcher, type OutboxEvent } from '../../../../platform/messaging/outbox.js';
 import { isIsoDate } from '../../../../platform/graphql/scalars.js';
-import { checkString, ID_RULE, isWholeCents, required, RETURN_CODE_PATTERN } from '../../../../platform/security/validate.js';
+import { checkString, ID_RULE, required, RETURN_CODE_PATTERN } from '../../../../platform/security/validate.js';
+import { checkAmount, fromMinor, toJsonNumber } from '../../../../platform/money/money.js';
 import { achPaymentsCollection, type AchPaymentDocument } from './datasource.js';
 import { merchantsCollection } from '../merchants/datasource.js';
 import type { Deliveries } from '../merchants/deliveries.js';
@@ -37,7 +38,7 @@ export class AchLedger {
       _id: `dlv_${payment._id}_${payment.status.toLowerCase()}`, kind: 'webhook', svcMerchantId: payment.svcMerchantId, svcAggregatorId: payment.svcAggregatorId, eventType: 'ach_payment.updated', to: payment.webhookUrl,
       payload: {
         type: 'ach_payment.updated', timestamp: new Date().toISOString(),
-        data: { svcTransactionId: payment.svcTransactionId, svcAggregatorId: payment.svcAggregatorId, svcMerchantId: payment.svcMerchantId, status: payment.status, returnCode: payment.returnCode, amount: payment.amount, currency: payment.currency, effectiveEntryDate: payment.effectiveEntryDate },
+        data: { svcTransactionId: payment.svcTransactionId, svcAggregatorId: payment.svcAggregatorId, svcMerchantId: payment.svcMerchantId, status: payment.status, returnCode: payment.returnCode, amount: toJsonNumber(payment.amount, payment.currency), currency: payment.currency, effectiveEntryDate: payment.effectiveEntryDate },
       },
     }).catch((error: unknown) => this.logger.warn('ach webhook not stored', { svcTransactionId: payment._id, error: (error as Error).message }));
   }
@@ -63,9 +64,8 @@ export class AchLedger {
     const svcMerchantId = checkString(input.svcMerchantId, 'svcMerchantId', ID_RULE) ?? null;
     const effectiveEntryDate = checkString(required(input.effectiveEntryDate, 'effectiveEntryDate'), 'effectiveEntryDate')!;
     if (!isIsoDate(effectiveEntryDate)) throw appError(ErrorCode.VALIDATION_FAILED, 'effectiveEntryDate must be a date written YYYY-MM-DD.', { field: 'effectiveEntryDate' });
-    const amount = Number(input.amount);
-    if (!(amount > 0) || !isWholeCents(amount)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive, in whole cents.', { field: 'amount' });
     const currency = checkString(input.currency ?? 'USD', 'currency', { pattern: /^USD$/, patternText: 'USD (ACH moves US dollars)' })!;
+    const amount = checkAmount(input.amount, currency, 'amount');
     const webhookUrl = await checkWebhookUrl(input.webhookUrl, 'webhookUrl', this.allowInternalWebhooks);
     if (webhookUrl) {
       // The merchant's secret signs the payment's webhooks, so the merchant must be the aggregator's.
@@ -76,7 +76,7 @@ export class AchLedger {
     const now = new Date();
     const payment: AchPaymentDocument = { _id: svcTransactionId, svcTransactionId, svcAggregatorId, svcMerchantId, amount, currency, effectiveEntryDate, status: 'Processing', returnCode: null, dtsReturned: null, dtsCreated: now, dtsUpdated: now, webhookUrl };
     const event = (stored: AchPaymentDocument) =>
-      recordEvent(this.db, 'ach.debit', audienceOf(stored), { svcTransactionId, entryDate: stored.effectiveEntryDate, amount: stored.amount }, `${svcTransactionId}:debit`);
+      recordEvent(this.db, 'ach.debit', audienceOf(stored), { svcTransactionId, entryDate: stored.effectiveEntryDate, amount: fromMinor(stored.amount, stored.currency) }, `${svcTransactionId}:debit`);
     try {
       await this.payments.insertOne(payment);
     } catch (error) {
@@ -104,7 +104,7 @@ export class AchLedger {
       { returnDocument: 'after' },
     );
     const event = (stored: AchPaymentDocument) =>
-      recordEvent(this.db, 'ach.return', audienceOf(stored), { svcTransactionId, entryDate: stored.effectiveEntryDate, amount: stored.amount, returnCode: stored.returnCode }, `${svcTransactionId}:return`);
+      recordEvent(this.db, 'ach.return', audienceOf(stored), { svcTransactionId, entryDate: stored.effectiveEntryDate, amount: fromMinor(stored.amount, stored.currency), returnCode: stored.returnCode }, `${svcTransactionId}:return`);
     if (!returned) {
       const exists = await this.payments.findOne({ _id: svcTransactionId });
       if (!exists) throw appError(ErrorCode.NOT_FOUND, `No ACH payment ${svcTransactionId}.`, { field: 'svcTransactionId' });

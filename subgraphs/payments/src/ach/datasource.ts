@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import type { MinorUnits } from '../../../../platform/money/money.js';
 
 /** An ACH debit of an aggregator's merchant, and its return when the receiving bank returned it. */
 export interface AchPaymentDocument {
@@ -6,7 +7,8 @@ export interface AchPaymentDocument {
   svcTransactionId: string;
   svcAggregatorId: string;
   svcMerchantId: string | null;
-  amount: number;
+  /** In cents: ACH moves US dollars. */
+  amount: MinorUnits;
   currency: string;
   /** YYYY-MM-DD. */
   effectiveEntryDate: string;

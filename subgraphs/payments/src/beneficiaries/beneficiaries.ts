@@ -1,7 +1,8 @@
 import type { Db } from 'mongodb';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { newId } from '../../../../platform/security/secrets.js';
-import { checkString, CURRENCY_RULE, ID_RULE, isWholeCents, ROUTING_NUMBER_RULE, type StringRule } from '../../../../platform/security/validate.js';
+import { checkString, CURRENCY_RULE, ID_RULE, ROUTING_NUMBER_RULE, type StringRule } from '../../../../platform/security/validate.js';
+import { canonicalDecimal, checkAmount, fromMinor, minorDigits } from '../../../../platform/money/money.js';
 import { beneficiariesCollection, beneficiaryUndosCollection, type BeneficiaryDocument, type BeneficiaryState, type UndoDocument } from './datasource.js';
 import { isOwnKey, ownValue } from '../../../../platform/security/own.js';
 
@@ -26,9 +27,26 @@ const BOOLEANS = ['isActive', 'isHidden', 'isFavourite'] as const;
 /** Numbers the spec keeps only masked: the last four are stored, nothing else. */
 const MASKED = { accountNumber: { stored: 'accountNumberLastFour', pattern: /^[A-Za-z0-9]{4,34}$/, text: '4-34 letters or digits' }, destinationPAN: { stored: 'destinationPANLastFour', pattern: /^\d{12,19}$/, text: '12-19 digits' } } as const;
 
-/** Validates a BeneficiaryInput into the stored properties it changes; nothing is stored unless every property is valid. */
-export function beneficiaryChanges(input: Record<string, unknown>): Partial<BeneficiaryState> {
+/** The currency of a default amount whose beneficiary names none. */
+const HOME_CURRENCY = 'USD';
+
+/** The beneficiary's default amount as decimal text, or null. */
+export function defaultAmountOf(beneficiary: Pick<BeneficiaryDocument, 'defaultAmount' | 'defaultCurrency'>): string | null {
+  // A stored document may lack a member that is null.
+  const amount = beneficiary.defaultAmount ?? null;
+  return amount === null ? null : fromMinor(amount, beneficiary.defaultCurrency ?? HOME_CURRENCY);
+}
+
+/** What a BeneficiaryInput changes: the stored properties, and the default amount as decimal text until its currency is known. */
+export interface BeneficiaryChanges {
+  state: Partial<BeneficiaryState>;
+  defaultAmount?: string | null;
+}
+
+/** Validates a BeneficiaryInput into the properties it changes; nothing is stored unless every property is valid. */
+export function beneficiaryChanges(input: Record<string, unknown>): BeneficiaryChanges {
   const changes: Record<string, unknown> = {};
+  let defaultAmount: string | null | undefined;
   for (const [field, value] of Object.entries(input)) {
     if (value === undefined) continue;
     const rule = ownValue(STRING_RULES, field);
@@ -38,8 +56,9 @@ export function beneficiaryChanges(input: Record<string, unknown>): Partial<Bene
       if (value !== null) changes[field] = value;
       else if (field === 'isHidden') changes[field] = null;
     } else if (field === 'defaultAmount') {
-      if (value !== null && (typeof value !== 'number' || !(value >= 0) || !isWholeCents(value))) throw appError(ErrorCode.VALIDATION_FAILED, 'defaultAmount must be a number from 0, in whole cents.', { field });
-      changes.defaultAmount = value;
+      const decimal = value === null ? null : canonicalDecimal(value);
+      if (value !== null && (decimal === null || decimal.startsWith('-'))) throw appError(ErrorCode.VALIDATION_FAILED, 'defaultAmount must be a decimal amount from 0.', { field });
+      defaultAmount = decimal;
     } else if (field === 'iban') {
       // An IBAN holds the full account number: only its country and last four are kept.
       const iban = checkString(value, field, { pattern: /^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/, patternText: 'an IBAN without spaces' });
@@ -50,7 +69,23 @@ export function beneficiaryChanges(input: Record<string, unknown>): Partial<Bene
       changes[masked.stored] = text ? text.slice(-4) : null;
     }
   }
-  return changes;
+  return { state: changes, ...(defaultAmount !== undefined ? { defaultAmount } : {}) };
+}
+
+/**
+ * The stored properties of a change, the default amount in minor units of the currency it will
+ * have. A change of currency alone keeps the amount's value, in the new currency's units.
+ */
+function stateOf(changes: BeneficiaryChanges, current: Pick<BeneficiaryDocument, 'defaultAmount' | 'defaultCurrency'> | null): Partial<BeneficiaryState> {
+  const state = { ...changes.state };
+  const currency = (state.defaultCurrency !== undefined ? state.defaultCurrency : current?.defaultCurrency) ?? HOME_CURRENCY;
+  if (changes.defaultAmount !== undefined) {
+    state.defaultAmount = changes.defaultAmount === null ? null : checkAmount(changes.defaultAmount, currency, 'defaultAmount', { zero: true });
+  } else if (current?.defaultAmount != null && state.defaultCurrency !== undefined) {
+    const before = current.defaultCurrency ?? HOME_CURRENCY;
+    if (minorDigits(before) !== minorDigits(currency)) state.defaultAmount = checkAmount(fromMinor(current.defaultAmount, before), currency, 'defaultAmount', { zero: true });
+  }
+  return state;
 }
 
 /** Beneficiaries of end users: create, modify and delete, each modification undoable once for UNDO_SECONDS. */
@@ -65,7 +100,7 @@ export class Beneficiaries {
   }
 
   async create(SvcUserId: string, input: Record<string, unknown>): Promise<BeneficiaryDocument> {
-    const changes = beneficiaryChanges(input);
+    const changes = stateOf(beneficiaryChanges(input), null);
     if (!changes.name) throw appError(ErrorCode.REQUIRED_ELEMENT_MISSING, 'name is required.', { field: 'name' });
     const id = newId('ben_');
     const now = new Date();
@@ -82,7 +117,7 @@ export class Beneficiaries {
 
   async modify(SvcUserId: string, SvcBeneficiaryId: string, input: Record<string, unknown>) {
     const changes = beneficiaryChanges(input);
-    if (Object.keys(changes).length > 0) return this.change(SvcUserId, SvcBeneficiaryId, changes);
+    if (Object.keys(changes.state).length > 0 || changes.defaultAmount !== undefined) return this.change(SvcUserId, SvcBeneficiaryId, changes);
     // Nothing to change: nothing is written, and the answer's undo is not actionable (it would undo nothing).
     const beneficiary = await this.own(SvcUserId, SvcBeneficiaryId);
     const now = new Date();
@@ -91,17 +126,18 @@ export class Beneficiaries {
   }
 
   delete(SvcUserId: string, SvcBeneficiaryId: string) {
-    return this.change(SvcUserId, SvcBeneficiaryId, { isDeleted: true });
+    return this.change(SvcUserId, SvcBeneficiaryId, { state: { isDeleted: true } });
   }
 
   /**
    * Applies changes and records their undo. The update is conditional on the dtsModified read,
    * so the undo holds exactly the values this change replaced, even when two changes race.
    */
-  private async change(SvcUserId: string, SvcBeneficiaryId: string, changes: Partial<BeneficiaryState>) {
+  private async change(SvcUserId: string, SvcBeneficiaryId: string, requested: BeneficiaryChanges) {
     const beneficiaries = beneficiariesCollection(this.db);
     for (let attempt = 0; attempt < 5; attempt += 1) {
       const current = await this.own(SvcUserId, SvcBeneficiaryId);
+      const changes = stateOf(requested, current);
       const previous = Object.fromEntries(Object.keys(changes).map((key) => [key, current[key as keyof BeneficiaryState] ?? null])) as Partial<BeneficiaryState>;
       const now = new Date(Math.max(Date.now(), current.dtsModified.getTime() + 1));
       const updated = await beneficiaries.findOneAndUpdate({ _id: SvcBeneficiaryId, dtsModified: current.dtsModified }, { $set: { ...changes, dtsModified: now } }, { returnDocument: 'after' });

@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import type { MinorUnits } from '../../../../platform/money/money.js';
 
 /** A stored beneficiary. Account numbers and PANs are stored masked: last four only. */
 export interface BeneficiaryDocument {
@@ -6,7 +7,8 @@ export interface BeneficiaryDocument {
   SvcBeneficiaryId: string;
   SvcUserId: string;
   name: string | null;
-  defaultAmount: number | null;
+  /** In the minor units of `defaultCurrency`, or of USD while that is null. */
+  defaultAmount: MinorUnits | null;
   defaultCurrency: string | null;
   status: string | null;
   isActive: boolean;

@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import type { MinorUnits } from '../../../../platform/money/money.js';
 
 /** A funds transaction of an aggregator (card funding and its ledger), as the aggregator spec lists it. */
 export interface FundsTransactionDocument {
@@ -11,10 +12,11 @@ export interface FundsTransactionDocument {
   svcStatus: string;
   boTransId: string | null;
   arn: string | null;
-  fee: number;
-  balance: number;
-  lastDepositAmount: number;
-  ledgerBalance: number;
+  /** Amounts in cents: an aggregator's funding is in US dollars. */
+  fee: MinorUnits;
+  balance: MinorUnits;
+  lastDepositAmount: MinorUnits;
+  ledgerBalance: MinorUnits;
   dtsCreatedAt: Date;
 }
 

@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import type { MinorUnits } from '../../../../platform/money/money.js';
 
 /** An IOU between a lender (`SvcUserId`) and a borrower (`otherSvcUserId`), in one currency. */
 export interface IouAccountDocument {
@@ -20,7 +21,8 @@ export interface IouTransactionDocument {
   IOUAccountId: string;
   borrowerSvcUserId: string;
   lenderSvcUserId: string;
-  lent: number;
+  /** In `currency`'s minor units. */
+  lent: MinorUnits;
   currency: string;
   narrativeDebit: string | null;
   narrativeCredit: string | null;

@@ -2,15 +2,16 @@ import type { Db } from 'mongodb';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import type { GraphClient } from '../../../../platform/graphql/graph-client.js';
 import { newId } from '../../../../platform/security/secrets.js';
-import { checkString, ID_RULE, isWholeCents, required } from '../../../../platform/security/validate.js';
+import { checkString, ID_RULE, required } from '../../../../platform/security/validate.js';
+import { checkAmount, isCurrencyCode, negate, type MinorUnits } from '../../../../platform/money/money.js';
 import { iouAccountsCollection, iouTransactionsCollection, type IouAccountDocument, type IouTransactionDocument } from './datasource.js';
 
 const USER_EXISTS = 'query ($id: ID!) { user(SvcUserId: $id) { SvcUserId } }';
 const NARRATIVE = { max: 200, safeText: true } as const;
 
 /** An IOU transaction's amount as one party reads it: negative from the debtor's side of it. */
-export function amountFor(viewer: string, transaction: IouTransactionDocument): number {
-  return viewer === transaction.lenderSvcUserId ? transaction.lent : -transaction.lent;
+export function amountFor(viewer: string, transaction: IouTransactionDocument): MinorUnits {
+  return viewer === transaction.lenderSvcUserId ? transaction.lent : negate(transaction.lent);
 }
 
 /** IOUs between end users: one account per lender and borrower, transactions pending until the other party accepts. */
@@ -23,14 +24,14 @@ export class Ious {
     return iouAccountsCollection(this.db).find({ SvcUserId: creditor, otherSvcUserId: debtor }).sort({ dtsModified: -1, _id: 1 }).toArray();
   }
 
-  async record(SvcUserId: string, input: { otherSvcUserId?: string | null; kind?: string | null; amount?: number | null; currency?: string | null; narrative?: string | null; narrativeDebit?: string | null; narrativeCredit?: string | null; attachments?: Record<string, unknown> | null }) {
+  async record(SvcUserId: string, input: { otherSvcUserId?: string | null; kind?: string | null; amount?: string | null; currency?: string | null; narrative?: string | null; narrativeDebit?: string | null; narrativeCredit?: string | null; attachments?: Record<string, unknown> | null }) {
     const other = checkString(required(input.otherSvcUserId, 'otherSvcUserId'), 'otherSvcUserId', ID_RULE)!;
     if (other === SvcUserId) throw appError(ErrorCode.VALIDATION_FAILED, 'otherSvcUserId must be another user.', { field: 'otherSvcUserId' });
     const kind = required(input.kind, 'kind');
     if (kind !== 'loan' && kind !== 'repayment') throw appError(ErrorCode.VALIDATION_FAILED, 'kind must be loan or repayment.', { field: 'kind' });
-    const amount = required(input.amount, 'amount');
-    if (!(amount > 0) || !isWholeCents(amount) || amount > 1_000_000) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive, in whole cents, at most 1000000.', { field: 'amount' });
     const currency = checkString(required(input.currency, 'currency'), 'currency', { pattern: /^[A-Z]{3}$/, patternText: 'a 3-letter ISO 4217 code' })!;
+    if (!isCurrencyCode(currency)) throw appError(ErrorCode.VALIDATION_FAILED, 'currency must be an ISO 4217 currency code in use.', { field: 'currency' });
+    const amount = checkAmount(required(input.amount, 'amount'), currency, 'amount', { max: '1000000' });
     const narrative = checkString(input.narrative, 'narrative', NARRATIVE) ?? null;
     const narrativeDebit = checkString(input.narrativeDebit, 'narrativeDebit', NARRATIVE) ?? null;
     const narrativeCredit = checkString(input.narrativeCredit, 'narrativeCredit', NARRATIVE) ?? null;
@@ -53,7 +54,7 @@ export class Ious {
     const id = newId('ioutx_');
     const transaction: IouTransactionDocument = {
       _id: id, IOUTransactionId: id, IOUAccountId: accountId, borrowerSvcUserId: borrower, lenderSvcUserId: lender,
-      lent: kind === 'loan' ? amount : -amount, currency, narrativeDebit, narrativeCredit, narrative, dts: now,
+      lent: kind === 'loan' ? amount : negate(amount), currency, narrativeDebit, narrativeCredit, narrative, dts: now,
       isPending: true, isActive: true, attachments: input.attachments ?? null, images: [], recordedBySvcUserId: SvcUserId,
     };
     await iouTransactionsCollection(this.db).insertOne(transaction);

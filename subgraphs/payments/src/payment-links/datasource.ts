@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import type { MinorUnits } from '../../../../platform/money/money.js';
 
 /** The payment-link statuses of the aggregator spec. */
 export const PAYMENT_LINK_STATUSES = ['Initiated', 'Sent', 'Cancelled', 'Rejected', 'Error', 'Expired', 'Processing', 'SentToPay', 'Completed', 'Settled', 'Returned', 'Declined'] as const;
@@ -29,7 +30,8 @@ export interface PaymentLinkDocument {
   svcMerchantRef: string | null;
   payerName: string | null;
   invoiceNumber: string | null;
-  amount: number;
+  /** In `currency`'s minor units, as every stored amount. */
+  amount: MinorUnits;
   currency: string;
   dueDate: string | null;
   dtsExpiredAt: Date | null;
@@ -42,8 +44,8 @@ export interface PaymentLinkDocument {
   dtsUpdatedAt: Date;
   link: string | null;
   url: string | null;
-  /** The total refunded so far, in integer cents (so sums do not drift). */
-  refundedCents: number;
+  /** The total refunded so far, in the link's minor units. */
+  refunded: MinorUnits;
   /** Set with Sent, cleared once the link's email or webhook is stored for delivery: a crash between the two is repaired. */
   needsDelivery: boolean;
   /** Ids of the refunds issued, pushed in the same update that reserves their amount. */
@@ -61,7 +63,7 @@ export interface AchInstructionDocument {
   DFIAccountNumberLastFour: string;
   accountType: 'checking' | 'savings';
   transactionType: 'credit' | 'debit';
-  amount: number;
+  amount: MinorUnits;
   currency: string;
   webhookUrl: string | null;
 }
@@ -77,7 +79,7 @@ export interface RefundDocument {
   statusChangeHistory: StatusChangeDocument[];
   paymentType: 'card' | 'ach';
   ach: { payment: AchInstructionDocument; result: { status: string; dtsCreatedAt: Date } | null } | null;
-  amount: number;
+  amount: MinorUnits;
   currency: string;
   svcMerchantRef: string | null;
   payerName: string | null;

@@ -8,7 +8,8 @@ import { recordEvent } from '../../../../platform/messaging/outbox.js';
 import { checkPage, readPage } from '../../../../platform/graphql/paging.js';
 import { isIsoDate } from '../../../../platform/graphql/scalars.js';
 import { newId } from '../../../../platform/security/secrets.js';
-import { checkString, EMAIL_RULE, ID_RULE, isWholeCents, required } from '../../../../platform/security/validate.js';
+import { checkString, EMAIL_RULE, ID_RULE, required } from '../../../../platform/security/validate.js';
+import { checkAmount, fromMinor, isCurrencyCode, toJsonNumber, ZERO } from '../../../../platform/money/money.js';
 import type { Deliveries } from '../merchants/deliveries.js';
 import { merchantsCollection, type MerchantDocument } from '../merchants/datasource.js';
 import { PAYMENT_LINK_STATUSES, paymentLinksCollection, type PaymentLinkDocument, type PaymentLinkField, type PaymentLinkStatus, type StatusChangeDocument } from './datasource.js';
@@ -17,7 +18,6 @@ import { paymentPageHtml } from './payment-page.js';
 /** Statuses a merchant may cancel from (the aggregator spec). */
 export const CANCELLABLE: readonly PaymentLinkStatus[] = ['Initiated', 'Sent', 'Processing'];
 const FIELD_CODES = ['firstName', 'lastName', 'email', 'phone'] as const;
-const MONEY = (value: number) => value > 0 && isWholeCents(value) && value <= 1_000_000;
 
 type Initiator = { initiatorId: string; initiatorType: StatusChangeDocument['initiatorType'] };
 
@@ -27,8 +27,9 @@ function historyEntry(status: PaymentLinkStatus, initiator: Initiator, now: Date
 
 /** The link details a merchant's webhook receives, and the merchant view of a link. */
 export function linkView(link: PaymentLinkDocument) {
-  const { _id, refundedCents, needsDelivery, ...view } = link;
-  return view;
+  const { _id, refunded, needsDelivery, ...view } = link;
+  // Webhook payloads carry amounts as the JSON numbers the spec shows.
+  return { ...view, amount: toJsonNumber(link.amount, link.currency) };
 }
 
 export interface PaymentLinkOptions {
@@ -53,9 +54,9 @@ export class PaymentLinks {
     const svcMerchantRef = checkString(input.svcMerchantRef, 'svcMerchantRef', { min: 1, max: 32, pattern: /^[A-Za-z0-9]+$/, patternText: 'letters and digits' }) ?? null;
     const payerName = checkString(input.payerName, 'payerName', { min: 1, max: 100, safeText: true }) ?? null;
     const invoiceNumber = checkString(input.invoiceNumber, 'invoiceNumber', { max: 50, pattern: /^[^<>]*$/, patternText: 'text without < or >' }) ?? null;
-    const amount = required(input.amount as number | null | undefined, 'amount');
-    if (!MONEY(amount)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive, in whole cents, at most 1000000.', { field: 'amount' });
     const currency = checkString(required(input.currency, 'currency'), 'currency', { pattern: /^[A-Z]{3}$/, patternText: 'a 3-letter ISO 4217 code' })!;
+    if (!isCurrencyCode(currency)) throw appError(ErrorCode.VALIDATION_FAILED, 'currency must be an ISO 4217 currency code in use.', { field: 'currency' });
+    const amount = checkAmount(required(input.amount, 'amount'), currency, 'amount', { max: '1000000' });
     const dueDate = checkString(input.dueDate, 'dueDate') ?? null;
     if (dueDate !== null && (!isIsoDate(dueDate) || dueDate < new Date().toISOString().slice(0, 10))) throw appError(ErrorCode.VALIDATION_FAILED, 'dueDate must be a date written YYYY-MM-DD, not in the past.', { field: 'dueDate' });
     const description = checkString(input.description, 'description', { max: 500 }) ?? null;
@@ -75,7 +76,7 @@ export class PaymentLinks {
       _id: id, svcTransactionId: id, svcAggregatorId: merchant.svcAggregatorId, svcMerchantId: merchant.svcMerchantId, svcMerchantRef, payerName, invoiceNumber,
       amount, currency, dueDate, dtsExpiredAt: null, description, status: 'Initiated', fields, availablePaymentType: [...new Set(types)] as PaymentLinkDocument['availablePaymentType'],
       statusChangeHistory: [historyEntry('Initiated', { initiatorId: merchant.svcMerchantId, initiatorType: 'merchant' }, now)],
-      dtsCreatedAt: now, dtsUpdatedAt: now, link: null, url: null, refundedCents: 0, needsDelivery: false,
+      dtsCreatedAt: now, dtsUpdatedAt: now, link: null, url: null, refunded: ZERO, needsDelivery: false,
     };
     await this.links.insertOne(link);
     await this.event(link, null);
@@ -155,7 +156,7 @@ export class PaymentLinks {
         payload: { type: 'payment_link.sent', timestamp: new Date().toISOString(), data: { paymentLink: linkView(link), paymentPageHtml: html } },
       });
     } else if (email) {
-      const amount = `${link.amount.toFixed(2)} ${link.currency}`;
+      const amount = `${fromMinor(link.amount, link.currency)} ${link.currency}`;
       await this.deliveries.enqueue({
         _id: `dlv_${link._id}_sent`, kind: 'email', svcMerchantId: merchant._id, svcAggregatorId: link.svcAggregatorId, eventType: 'payment_link.sent', to: email, whileLinkSent: link._id,
         payload: {

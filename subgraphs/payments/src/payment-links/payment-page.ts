@@ -1,3 +1,4 @@
+import { fromMinor } from '../../../../platform/money/money.js';
 import type { MerchantDocument } from '../merchants/datasource.js';
 import type { PaymentLinkDocument } from './datasource.js';
 
@@ -12,7 +13,7 @@ export function escapeHtml(value: string | null | undefined): string {
  * or the merchant is escaped; the pay button's URL is an http(s) URL or omitted.
  */
 export function paymentPageHtml(link: PaymentLinkDocument, merchant: Pick<MerchantDocument, 'name'>): string {
-  const amount = `${link.amount.toFixed(2)} ${link.currency}`;
+  const amount = `${fromMinor(link.amount, link.currency)} ${link.currency}`;
   const row = (label: string, value: string | null | undefined) => (value === null || value === undefined || value === '' ? '' : `<tr><th>${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`);
   const safeUrl = link.url && /^https?:\/\//i.test(link.url) ? link.url : null;
   return [

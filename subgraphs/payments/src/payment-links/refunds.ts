@@ -3,7 +3,8 @@ import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { checkPage, readPage } from '../../../../platform/graphql/paging.js';
 import { isIsoDate } from '../../../../platform/graphql/scalars.js';
 import { newId } from '../../../../platform/security/secrets.js';
-import { checkString, ID_RULE, isWholeCents, REFERENCE_RULE, required, ROUTING_NUMBER_RULE, toCents } from '../../../../platform/security/validate.js';
+import { checkString, ID_RULE, REFERENCE_RULE, required, ROUTING_NUMBER_RULE } from '../../../../platform/security/validate.js';
+import { amountBound, canonicalDecimal, checkAmount, fromMinor, minor } from '../../../../platform/money/money.js';
 import { PAYMENT_LINK_STATUSES, paymentLinksCollection, refundsCollection, type PaymentLinkStatus, type RefundDocument } from './datasource.js';
 import { checkWebhookUrl } from '../merchants/merchants.js';
 
@@ -60,8 +61,9 @@ export function refundFilter(svcAggregatorId: string, input: Record<string, unkn
   for (const [field, op] of [['amountFrom', '$gte'], ['amountTo', '$lte']] as const) {
     const value = input[field];
     if (value === null || value === undefined) continue;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be a number from 0.`, { field });
-    and.push({ amount: { [op]: value } });
+    const decimal = canonicalDecimal(value);
+    if (decimal === null || decimal.startsWith('-')) throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be a decimal amount from 0.`, { field });
+    and.push(amountBound('amount', op, decimal));
   }
   if (input.paymentType !== null && input.paymentType !== undefined) {
     if (input.paymentType !== 'card' && input.paymentType !== 'ach') throw appError(ErrorCode.VALIDATION_FAILED, 'paymentType must be card or ach.', { field: 'paymentType' });
@@ -97,8 +99,9 @@ export class Refunds {
     const link = await links.findOne({ _id: id });
     if (!link || link.svcMerchantId !== merchant.svcMerchantId) throw appError(ErrorCode.NOT_FOUND, `Payment link ${id} does not exist.`, { field: 'svcTransactionId' });
     if (!REFUNDABLE.includes(link.status)) throw appError(ErrorCode.CONFLICT, `The payment link is ${link.status}; only ${REFUNDABLE.join(' or ')} links can be refunded.`, { field: 'svcTransactionId' });
-    const amount = (input.amount as number | null | undefined) ?? (toCents(link.amount) - link.refundedCents) / 100;
-    if (!(amount > 0) || !isWholeCents(amount)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive, in whole cents.', { field: 'amount' });
+    const requested = input.amount as string | null | undefined;
+    const amount = requested === null || requested === undefined ? minor(link.amount - link.refunded) : checkAmount(requested, link.currency, 'amount');
+    if (!(amount > 0)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive: the link is refunded in full.', { field: 'amount' });
     const paymentType = required(input.paymentType as string | null | undefined, 'paymentType');
     if (paymentType !== 'card' && paymentType !== 'ach') throw appError(ErrorCode.VALIDATION_FAILED, 'paymentType must be card or ach.', { field: 'paymentType' });
     if (!link.availablePaymentType.includes(paymentType)) throw appError(ErrorCode.VALIDATION_FAILED, `The link was not payable by ${paymentType}.`, { field: 'paymentType' });
@@ -124,10 +127,10 @@ export class Refunds {
       };
     }
     const raised = await links.updateOne(
-      { _id: id, status: { $in: [...REFUNDABLE] }, refundedCents: { $lte: toCents(link.amount) - toCents(amount) } },
-      { $inc: { refundedCents: toCents(amount) }, $push: { refundIds: refundId }, $set: { dtsUpdatedAt: now } },
+      { _id: id, status: { $in: [...REFUNDABLE] }, refunded: { $lte: minor(link.amount - amount) } },
+      { $inc: { refunded: amount }, $push: { refundIds: refundId }, $set: { dtsUpdatedAt: now } },
     );
-    if (raised.modifiedCount !== 1) throw appError(ErrorCode.CONFLICT, `The refunds would exceed the link's amount of ${link.amount} ${link.currency}.`, { field: 'amount' });
+    if (raised.modifiedCount !== 1) throw appError(ErrorCode.CONFLICT, `The refunds would exceed the link's amount of ${fromMinor(link.amount, link.currency)} ${link.currency}.`, { field: 'amount' });
     const refund: RefundDocument = {
       _id: refundId, svcTransactionId: refundId, svcAggregatorId: link.svcAggregatorId, svcMerchantId: link.svcMerchantId, svcParentId: link._id,
       status: 'Processing', statusChangeHistory: [{ _id: newId('sch_'), initiatorId: merchant.svcMerchantId, initiatorType: 'merchant', status: 'Processing', dtsCreatedAt: now, dtsUpdatedAt: now }],

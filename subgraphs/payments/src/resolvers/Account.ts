@@ -1,5 +1,6 @@
 import { maySeeUser } from '../../../../platform/security/authorize.js';
 import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
+import { fromMinor } from '../../../../platform/money/money.js';
 import { maskLastFour } from '../../../../platform/security/masking.js';
 import type { AccountResolvers } from '../__generated__/resolvers-types.js';
 import { encodeCursor, pageKey } from '../accounts/transactions-datasource.js';
@@ -15,9 +16,11 @@ export const Account: AccountResolvers = {
   },
   accountNumber: (account) => maskLastFour(account.accountNumberLastFour) ?? '****',
   user: (account) => ({ SvcUserId: account.SvcUserId }),
+  balance: (account) => fromMinor(account.balance, account.currency),
+  availableBalance: (account) => fromMinor(account.availableBalance, account.currency),
   transactions: async (account, { first, after, filter }, { transactionPages }) => {
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a client may send first: null, which the default does not replace.
-    const page = await transactionPages.load(pageKey(account.SvcAccountId, first ?? 30, after, filter));
+    const page = await transactionPages.load(pageKey(account, first ?? 30, after, filter));
     const edges = page.nodes.map((node) => ({ cursor: encodeCursor(node), node }));
     return { edges, pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: Boolean(after), startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null } };
   },

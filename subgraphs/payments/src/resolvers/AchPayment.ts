@@ -1,5 +1,6 @@
 import type { AchPaymentResolvers } from '../__generated__/resolvers-types.js';
 import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
+import { fromMinor } from '../../../../platform/money/money.js';
 
 export const AchPayment: AchPaymentResolvers = {
   id: (parent) => globalId('AchPayment', parent.svcTransactionId),
@@ -15,4 +16,5 @@ export const AchPayment: AchPaymentResolvers = {
         (principal.kind === 'merchant' && payment.svcMerchantId !== null && principal.svcMerchantId === payment.svcMerchantId));
     return visible ? payment : null;
   },
+  amount: (payment) => fromMinor(payment.amount, payment.currency),
 };

@@ -1,6 +1,7 @@
 import { maySeeUser } from '../../../../platform/security/authorize.js';
 import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 import { maskLastFour } from '../../../../platform/security/masking.js';
+import { defaultAmountOf } from '../beneficiaries/beneficiaries.js';
 import type { BeneficiaryResolvers } from '../__generated__/resolvers-types.js';
 
 export const Beneficiary: BeneficiaryResolvers = {
@@ -15,4 +16,5 @@ export const Beneficiary: BeneficiaryResolvers = {
   accountNumber: (beneficiary) => maskLastFour(beneficiary.accountNumberLastFour),
   destinationPAN: (beneficiary) => maskLastFour(beneficiary.destinationPANLastFour),
   userId: (beneficiary) => beneficiary.SvcUserId,
+  defaultAmount: (beneficiary) => defaultAmountOf(beneficiary),
 };

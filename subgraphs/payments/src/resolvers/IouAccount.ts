@@ -2,6 +2,7 @@ import type { Principal } from '../../../../platform/security/principal.js';
 import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 import type { IouAccountResolvers, IouTransactionResolvers } from '../__generated__/resolvers-types.js';
 import { amountFor } from '../ious/ious.js';
+import { fromMinor, sumMinor } from '../../../../platform/money/money.js';
 
 /** Whose side amounts are read from: the end user, or (internal services) the borrower's. */
 const viewerOf = (principal: Principal, borrower: string) => (principal.kind === 'user' ? principal.userId : borrower);
@@ -20,12 +21,12 @@ export const IouAccount: IouAccountResolvers = {
   transactions: (account, _args, { iouTransactionsOfAccount }) => iouTransactionsOfAccount.load(account._id),
   balance: async (account, _args, { iouTransactionsOfAccount, principal }) => {
     const viewer = viewerOf(principal, account.otherSvcUserId);
-    const total = (await iouTransactionsOfAccount.load(account._id)).filter((t) => t.isActive && !t.isPending).reduce((sum, t) => sum + amountFor(viewer, t), 0);
-    return Math.round(total * 100) / 100;
+    const settled = (await iouTransactionsOfAccount.load(account._id)).filter((t) => t.isActive && !t.isPending);
+    return fromMinor(sumMinor(...settled.map((t) => amountFor(viewer, t))), account.currency);
   },
 };
 
 export const IouTransaction: IouTransactionResolvers = {
   id: (parent) => globalId('IouTransaction', parent.IOUTransactionId),
-  amount: (transaction, _args, { principal }) => amountFor(viewerOf(principal, transaction.borrowerSvcUserId), transaction),
+  amount: (transaction, _args, { principal }) => fromMinor(amountFor(viewerOf(principal, transaction.borrowerSvcUserId), transaction), transaction.currency),
 };

@@ -1,6 +1,7 @@
 import type { MerchantResolvers, PaymentLinkResolvers, RefundTransactionResolvers, UndoResolvers } from '../__generated__/resolvers-types.js';
 import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 import { maskLastFour } from '../../../../platform/security/masking.js';
+import { fromMinor } from '../../../../platform/money/money.js';
 
 export const PaymentLink: PaymentLinkResolvers = {
   id: (parent) => globalId('PaymentLink', parent.svcTransactionId),
@@ -18,6 +19,7 @@ export const PaymentLink: PaymentLinkResolvers = {
     return visible ? link : null;
   },
   merchant: (link, _args, { merchants }) => merchants.load(link.svcMerchantId),
+  amount: (link) => fromMinor(link.amount, link.currency),
 };
 
 export const Merchant: MerchantResolvers = {
@@ -45,10 +47,10 @@ export const RefundTransaction: RefundTransactionResolvers = {
     const { DFIAccountNumberLastFour, ...instruction } = payment;
     const DFIAccountNumber = maskLastFour(DFIAccountNumberLastFour);
     return {
-      payment: { ...instruction, DFIAccountNumber },
+      payment: { ...instruction, amount: fromMinor(payment.amount, payment.currency), DFIAccountNumber },
       result: result && {
         svcTransactionId: refund._id, reference: payment.reference, svcAggregatorId: refund.svcAggregatorId, status: result.status, dtsCreatedAt: result.dtsCreatedAt,
-        effectiveEntryDate: payment.effectiveEntryDate, individualName: payment.individualName, routingNumber: payment.routingNumber, amount: payment.amount, currency: payment.currency, DFIAccountNumber,
+        effectiveEntryDate: payment.effectiveEntryDate, individualName: payment.individualName, routingNumber: payment.routingNumber, amount: fromMinor(payment.amount, payment.currency), currency: payment.currency, DFIAccountNumber,
       },
     };
   },

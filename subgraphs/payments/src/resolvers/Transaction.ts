@@ -1,5 +1,6 @@
 import { maySeeUser } from '../../../../platform/security/authorize.js';
 import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
+import { fromMinor } from '../../../../platform/money/money.js';
 import type { TransactionResolvers } from '../__generated__/resolvers-types.js';
 
 export const Transaction: TransactionResolvers = {
@@ -11,4 +12,7 @@ export const Transaction: TransactionResolvers = {
     const transaction = await transactions.load(transactionId);
     return transaction && maySeeUser(principal, transaction.SvcUserId) ? transaction : null;
   },
+  amount: (transaction) => fromMinor(transaction.amount, transaction.currency),
+  debit: (transaction) => fromMinor(transaction.debit, transaction.currency),
+  credit: (transaction) => fromMinor(transaction.credit, transaction.currency),
 };

@@ -4,6 +4,7 @@ import { Account } from './Account.js';
 import { AchPayment } from './AchPayment.js';
 import { Beneficiary } from './Beneficiary.js';
 import { Delivery } from './Delivery.js';
+import { FundsTransaction } from './FundsTransaction.js';
 import { IouAccount, IouTransaction } from './IouAccount.js';
 import { Mutation } from './Mutation.js';
 import { Merchant, PaymentLink, RefundTransaction, Undo } from './PaymentLink.js';
@@ -13,6 +14,8 @@ import { User } from './User.js';
 
 export const resolvers: Resolvers = {
   DateTime: scalarResolvers.DateTime,
+  CurrencyCode: scalarResolvers.CurrencyCode,
+  Decimal: scalarResolvers.Decimal,
   JSONObject: scalarResolvers.JSONObject,
   Query,
   Mutation,
@@ -27,5 +30,6 @@ export const resolvers: Resolvers = {
   AchPayment,
   Transaction,
   Beneficiary,
+  FundsTransaction,
   User,
 };

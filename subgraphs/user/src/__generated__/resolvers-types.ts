@@ -15,6 +15,8 @@ export type Scalars = {
   Float: { input: number; output: number; }
   /** A free-form JSON object that is read and not stored (device details at login): any member names. */
   AnyJSONObject: { input: Record<string, unknown>; output: Record<string, unknown>; }
+  /** An ISO 4217 currency code in use, in capitals: USD, EUR, JPY. */
+  CurrencyCode: { input: string; output: string; }
   /** An ISO 8601 date-time with a time zone. */
   DateTime: { input: Date; output: Date; }
   /** A free-form JSON object that is stored: member names may not start with `$` or contain `.` or NUL. */
@@ -729,7 +731,7 @@ export type User = Node & {
   faceImage?: Maybe<Scalars['String']['output']>;
   firstName?: Maybe<Scalars['String']['output']>;
   /** ISO 4217 currency code. */
-  homecurrency?: Maybe<Scalars['String']['output']>;
+  homecurrency?: Maybe<Scalars['CurrencyCode']['output']>;
   /** Global id `User:<SvcUserId>`, unique across the graph: what clients' caches normalize this record by. `SvcUserId` is the spec's own key. */
   id: Scalars['ID']['output'];
   /** False while the user is blocked (setUserActive): logins and sessions are refused. */
@@ -799,7 +801,7 @@ export type UserUpdateInput = {
   /** 1-100 characters; may not be null. */
   firstName?: InputMaybe<Scalars['String']['input']>;
   /** ISO 4217 currency code. */
-  homecurrency?: InputMaybe<Scalars['String']['input']>;
+  homecurrency?: InputMaybe<Scalars['CurrencyCode']['input']>;
   /** Whether the user prefers metric units; may not be null. */
   isMetric?: InputMaybe<Scalars['Boolean']['input']>;
   /** Primary or device language, e.g. en or en-US. */
@@ -1013,6 +1015,7 @@ export type ResolversTypes = ResolversObject<{
   Card: ResolverTypeWrapper<Card>;
   CardAuthorization: ResolverTypeWrapper<CardAuthorization>;
   ConfirmationResult: ResolverTypeWrapper<Omit<ConfirmationResult, 'user'> & { user: ResolversTypes['User'] }>;
+  CurrencyCode: ResolverTypeWrapper<Scalars['CurrencyCode']['output']>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   Delivery: ResolverTypeWrapper<Delivery>;
   DeviceRegistrationInput: DeviceRegistrationInput;
@@ -1072,6 +1075,7 @@ export type ResolversParentTypes = ResolversObject<{
   Card: Card | FederationReferenceTypes['Card'];
   CardAuthorization: CardAuthorization | FederationReferenceTypes['CardAuthorization'];
   ConfirmationResult: Omit<ConfirmationResult, 'user'> & { user: ResolversParentTypes['User'] };
+  CurrencyCode: Scalars['CurrencyCode']['output'];
   DateTime: Scalars['DateTime']['output'];
   Delivery: Delivery | FederationReferenceTypes['Delivery'];
   DeviceRegistrationInput: DeviceRegistrationInput;
@@ -1206,6 +1210,10 @@ export type ConfirmationResultResolvers<ContextType = UserContext, ParentType ex
   success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   user?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
 }>;
+
+export interface CurrencyCodeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['CurrencyCode'], any> {
+  name: 'CurrencyCode';
+}
 
 export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['DateTime'], any> {
   name: 'DateTime';
@@ -1380,7 +1388,7 @@ export type UserResolvers<ContextType = UserContext, ParentType extends Resolver
   extras?: Resolver<Maybe<ResolversTypes['UserExtras']>, ParentType, ContextType>;
   faceImage?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   firstName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  homecurrency?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  homecurrency?: Resolver<Maybe<ResolversTypes['CurrencyCode']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   isActive?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   isEmailConfirmed?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -1435,6 +1443,7 @@ export type Resolvers<ContextType = UserContext> = ResolversObject<{
   Card?: CardResolvers<ContextType>;
   CardAuthorization?: CardAuthorizationResolvers<ContextType>;
   ConfirmationResult?: ConfirmationResultResolvers<ContextType>;
+  CurrencyCode?: GraphQLScalarType;
   DateTime?: GraphQLScalarType;
   Delivery?: DeliveryResolvers<ContextType>;
   DeviceRegistrationResult?: DeviceRegistrationResultResolvers<ContextType>;

@@ -7,6 +7,7 @@ import { User } from './User.js';
 
 export const resolvers: Resolvers = {
   DateTime: scalarResolvers.DateTime,
+  CurrencyCode: scalarResolvers.CurrencyCode,
   JSONObject: scalarResolvers.JSONObject,
   AnyJSONObject: scalarResolvers.AnyJSONObject,
   Query: { ...Query, node },

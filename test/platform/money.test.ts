@@ -1,0 +1,111 @@
+import fc from 'fast-check';
+import { GraphQLError, Kind } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { CurrencyCode, Decimal } from '../../platform/graphql/scalars.js';
+import { amountBound, canonicalDecimal, checkAmount, fromMinor, isCurrencyCode, minor, minorDigits, sumMinor, toJsonNumber, toMinor } from '../../platform/money/money.js';
+
+/** The extensions of the GraphQLError `act` throws. */
+function refusal(act: () => unknown): Record<string, unknown> {
+  try {
+    act();
+  } catch (error) {
+    if (error instanceof GraphQLError) return error.extensions;
+    throw error;
+  }
+  throw new Error('nothing was refused');
+}
+
+describe('money in minor units', () => {
+  it("takes each currency's minor unit from ISO 4217", () => {
+    expect([minorDigits('USD'), minorDigits('EUR'), minorDigits('JPY'), minorDigits('BHD'), minorDigits('KWD')]).toEqual([2, 2, 0, 3, 3]);
+    expect(isCurrencyCode('USD')).toBe(true);
+    for (const code of ['usd', 'XYZ', 'US', '', 'valueOf', '__proto__', 12]) expect(isCurrencyCode(code), String(code)).toBe(false);
+    expect(() => minorDigits('valueOf')).toThrow(RangeError);
+  });
+
+  it('reads decimal text and JSON numbers exactly', () => {
+    expect(toMinor('19.99', 'USD', 'amount')).toBe(1999);
+    expect(toMinor(19.99, 'USD', 'amount')).toBe(1999);
+    expect(toMinor(4.35, 'USD', 'amount')).toBe(435);
+    expect(toMinor('1.1', 'USD', 'amount')).toBe(110);
+    expect(toMinor('-0.07', 'USD', 'amount')).toBe(-7);
+    expect(toMinor('1250', 'JPY', 'amount')).toBe(1250);
+    expect(toMinor('1.234', 'BHD', 'amount')).toBe(1234);
+    expect(toMinor('1000000.00', 'USD', 'amount')).toBe(100_000_000);
+  });
+
+  it('refuses more places than the currency has, and anything that is not a decimal, naming the field', () => {
+    for (const [value, currency] of [['1.005', 'USD'], ['0.001', 'USD'], ['12.5', 'JPY'], ['1.2345', 'BHD']] as const) {
+      expect(refusal(() => toMinor(value, currency, 'amount')), `${value} ${currency}`).toMatchObject({ code: 'VALIDATION_FAILED', field: 'amount' });
+    }
+    for (const value of ['', '1e3', '1,00', ' 1', '01', '.5', '5.', '--1', 'NaN', Number.NaN, Infinity, 1e21, '1234567890123456', null, true, {}]) {
+      expect(canonicalDecimal(value), JSON.stringify(value)).toBeNull();
+      expect(refusal(() => toMinor(value, 'USD', 'filter.minAmount')), JSON.stringify(value)).toMatchObject({ code: 'VALIDATION_FAILED', field: 'filter.minAmount' });
+    }
+  });
+
+  it("writes amounts with exactly the currency's places", () => {
+    expect(fromMinor(minor(1250), 'USD')).toBe('12.50');
+    expect(fromMinor(minor(-7), 'USD')).toBe('-0.07');
+    expect(fromMinor(minor(0), 'USD')).toBe('0.00');
+    expect(fromMinor(minor(1250), 'JPY')).toBe('1250');
+    expect(fromMinor(minor(1), 'BHD')).toBe('0.001');
+    expect(toJsonNumber(minor(245_075), 'USD')).toBe(2450.75);
+  });
+
+  it('round-trips every amount through its text, in every currency', () => {
+    const currencies = Intl.supportedValuesOf('currency');
+    fc.assert(
+      fc.property(fc.integer({ min: -(10 ** 13), max: 10 ** 13 }), fc.constantFrom(...currencies), (units, currency) => {
+        expect(toMinor(fromMinor(minor(units), currency), currency, 'amount')).toBe(units);
+      }),
+      { seed: 20261127, numRuns: 500 },
+    );
+  });
+
+  it('adds without drift where binary fractions would', () => {
+    expect(0.1 + 0.2).not.toBe(0.3);
+    expect(fromMinor(sumMinor(toMinor('0.1', 'USD', 'a'), toMinor('0.2', 'USD', 'b')), 'USD')).toBe('0.30');
+    const cents = Array.from({ length: 1000 }, () => toMinor('19.99', 'USD', 'amount'));
+    expect(fromMinor(sumMinor(...cents), 'USD')).toBe('19990.00');
+  });
+
+  it('checks the range of an amount a client sent', () => {
+    expect(checkAmount('1000000', 'USD', 'amount', { max: '1000000' })).toBe(100_000_000);
+    expect(checkAmount('0', 'USD', 'defaultAmount', { zero: true })).toBe(0);
+    for (const [value, rule] of [['0', {}], ['-1', { zero: true }], ['1000000.01', { max: '1000000' }]] as const) {
+      expect(() => checkAmount(value, 'USD', 'amount', rule), value).toThrow(/amount must be/);
+    }
+  });
+
+  it('bounds amounts in each record\'s own currency, rounding a finer bound inward', () => {
+    const clauses = amountBound('amount', '$gte', '10.005').$or;
+    const usd = clauses.find((clause) => (clause.currency as { $in: string[] }).$in.includes('USD'));
+    const jpy = clauses.find((clause) => (clause.currency as { $in: string[] }).$in.includes('JPY'));
+    expect(usd?.amount).toEqual({ $gte: 1001 });
+    expect(jpy?.amount).toEqual({ $gte: 11 });
+    const upper = amountBound('amount', '$lte', '10.005').$or.find((clause) => (clause.currency as { $in: string[] }).$in.includes('USD'));
+    expect(upper?.amount).toEqual({ $lte: 1000 });
+  });
+});
+
+describe('the Decimal and CurrencyCode scalars', () => {
+  it('take decimal text or a JSON number, and give text', () => {
+    expect(Decimal.parseValue('12.50')).toBe('12.5');
+    expect(Decimal.parseValue(12.5)).toBe('12.5');
+    expect(Decimal.parseLiteral({ kind: Kind.STRING, value: '0.10' })).toBe('0.1');
+    expect(Decimal.parseLiteral({ kind: Kind.FLOAT, value: '19.99' })).toBe('19.99');
+    expect(Decimal.serialize('12.50')).toBe('12.50');
+  });
+
+  it('refuse a float on output (only a resolver that knows the currency can write an amount) and bad input', () => {
+    expect(() => Decimal.serialize(12.5)).toThrow(GraphQLError);
+    for (const value of ['1e3', 'twelve', true, null, {}]) expect(() => Decimal.parseValue(value), JSON.stringify(value)).toThrow(GraphQLError);
+    expect(() => Decimal.parseLiteral({ kind: Kind.FLOAT, value: '1e3' })).toThrow(GraphQLError);
+  });
+
+  it('accept only ISO 4217 codes in use', () => {
+    expect(CurrencyCode.parseValue('EUR')).toBe('EUR');
+    for (const value of ['eur', 'XYZ', 'valueOf', 978]) expect(() => CurrencyCode.parseValue(value), String(value)).toThrow(GraphQLError);
+  });
+});
