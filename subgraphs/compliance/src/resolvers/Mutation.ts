@@ -12,7 +12,6 @@ export const Mutation: MutationResolvers = {
     // Only the payments subgraph, which owns the ACH debits, reports them.
     requireService(principal, ['payments']);
     const checked = activities.map((activity): AchActivity => {
-      if (activity.kind !== 'debit' && activity.kind !== 'return') throw appError(ErrorCode.VALIDATION_FAILED, 'kind must be debit or return.', { field: 'kind' });
       if (!(activity.amount > 0) || !Number.isFinite(activity.amount)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive.', { field: 'amount' });
       return { ...activity, kind: activity.kind, returnCode: activity.returnCode ?? null };
     });

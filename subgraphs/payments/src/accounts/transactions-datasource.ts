@@ -3,6 +3,9 @@ import type { Collection, Db, Filter } from 'mongodb';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { isIsoDateTime } from '../../../../platform/graphql/scalars.js';
 
+/** Where a transaction stands (the schema's TransactionState). */
+export const TRANSACTION_STATES = ['confirmed', 'pending', 'declined'] as const;
+
 /** A stored transaction record (the spec's Transaction record). */
 export interface TransactionDocument {
   _id: string;
@@ -202,7 +205,7 @@ export function pageKey(accountId: string, first: number, after: string | null |
   if (filter?.from) where.from = filter.from.toISOString();
   if (filter?.to) where.to = filter.to.toISOString();
   if (filter?.transactionState) {
-    if (!['confirmed', 'pending', 'declined'].includes(filter.transactionState)) throw appError(ErrorCode.VALIDATION_FAILED, 'filter.transactionState must be confirmed, pending or declined.', { field: 'filter.transactionState' });
+    if (!(TRANSACTION_STATES as readonly string[]).includes(filter.transactionState)) throw appError(ErrorCode.VALIDATION_FAILED, 'filter.transactionState must be confirmed, pending or declined.', { field: 'filter.transactionState' });
     where.transactionState = filter.transactionState;
   }
   if (filter?.label) where.label = filter.label;

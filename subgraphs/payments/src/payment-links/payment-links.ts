@@ -16,7 +16,7 @@ import { paymentPageHtml } from './payment-page.js';
 
 /** Statuses a merchant may cancel from (the aggregator spec). */
 export const CANCELLABLE: readonly PaymentLinkStatus[] = ['Initiated', 'Sent', 'Processing'];
-const FIELD_CODES = ['firstName', 'lastName', 'email', 'phone'] as const;
+export const FIELD_CODES = ['firstName', 'lastName', 'email', 'phone'] as const;
 const MONEY = (value: number) => value > 0 && isWholeCents(value) && value <= 1_000_000;
 
 type Initiator = { initiatorId: string; initiatorType: StatusChangeDocument['initiatorType'] };
