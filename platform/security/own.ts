@@ -14,3 +14,8 @@ export function isOwnKey<T extends object>(table: T, key: unknown): key is keyof
 export function ownValue<V>(table: Readonly<Record<string, V>>, key: string): V | undefined {
   return Object.hasOwn(table, key) ? table[key] : undefined;
 }
+
+/** True when `value` is one of `list`'s values; narrows it to the list's element type (a closed set's constant). */
+export function isOneOf<T extends string>(list: readonly T[], value: unknown): value is T {
+  return typeof value === 'string' && (list as readonly string[]).includes(value);
+}

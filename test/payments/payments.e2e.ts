@@ -310,7 +310,9 @@ describe('accounts, transactions, beneficiaries, IOUs and funds', () => {
       expect(await attempt({ otherSvcUserId: 'nobody_here', kind: 'loan', amount: 5, currency: 'USD' })).toMatchObject({ code: 'NOT_FOUND', field: 'otherSvcUserId' });
       expect(await attempt({ otherSvcUserId: DEMO.userId, kind: 'loan', amount: 5, currency: 'USD' })).toMatchObject({ code: 'VALIDATION_FAILED', field: 'otherSvcUserId' });
       expect(await attempt({ otherSvcUserId: DEMO.friendUserId, kind: 'loan', amount: 0.001, currency: 'USD' })).toMatchObject({ code: 'VALIDATION_FAILED', field: 'amount' });
-      expect(await attempt({ otherSvcUserId: DEMO.friendUserId, kind: 'gift', amount: 5, currency: 'USD' })).toMatchObject({ code: 'VALIDATION_FAILED', field: 'kind' });
+      // A kind that is none is refused while the variables are read, naming its path.
+      const gift = await stack.graphql('mutation ($input: IouTransactionInput!) { recordIouTransaction(input: $input) { IOUTransactionId } }', { input: { otherSvcUserId: DEMO.friendUserId, kind: 'gift', amount: 5, currency: 'USD' } }, { token });
+      expect(gift.body.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT' }, message: expect.stringContaining('"input.kind"') as string });
     });
 
     it("shows a user's IOUs, as lender and as borrower, only to that user", async () => {

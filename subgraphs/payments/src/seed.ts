@@ -4,7 +4,8 @@ import { addDays } from '../../../platform/graphql/scalars.js';
 import { minor, negate, toMinor, ZERO } from '../../../platform/money/money.js';
 import { DEMO } from '../../../platform/demo/demo.js';
 import { insertIfAbsent } from '../../../platform/mongo/mongo.js';
-import { achPaymentsCollection, type AchPaymentDocument } from './ach/datasource.js';
+import { ACH_PAYMENT_STATUSES, achPaymentsCollection, type AchPaymentDocument } from './ach/datasource.js';
+import { isOneOf } from '../../../platform/security/own.js';
 import { accountsCollection } from './accounts/datasource.js';
 import { beneficiariesCollection, type BeneficiaryDocument } from './beneficiaries/datasource.js';
 import { fundsTransactionsCollection, type FundsTransactionDocument } from './funds/datasource.js';
@@ -188,7 +189,8 @@ export async function seedMerchant(db: Db, now = new Date()): Promise<void> {
           reference: id, effectiveEntryDate: created.toISOString().slice(0, 10), companyEntryDescription: 'REFUND', standardEntryClassCode: 'PPD', individualName: link.payerName!.slice(0, 22),
           routingNumber: '021000021', DFIAccountNumberLastFour: '6789', accountType: 'checking', transactionType: 'credit', amount, currency: 'USD', webhookUrl: null,
         },
-        result: { status, dtsCreatedAt: created },
+        // The demo's ACH refunds stand where their payment does.
+        result: { status: isOneOf(ACH_PAYMENT_STATUSES, status) ? status : 'Processing', dtsCreatedAt: created },
       }
       : null;
     const refund: RefundDocument = {

@@ -96,7 +96,7 @@ export type CardAuthorization = {
   __typename?: 'CardAuthorization';
   SvcCardId: Scalars['ID']['output'];
   /** request (the aggregator was asked) or advice (it was told). */
-  actionType: Scalars['String']['output'];
+  actionType: CardMessageActionType;
   /** Positive, in `currency`, as the message gave it. */
   amount: Scalars['Decimal']['output'];
   /** True when responseCode is 00. */
@@ -106,7 +106,7 @@ export type CardAuthorization = {
   /** ISO 4217. */
   currency: Scalars['CurrencyCode']['output'];
   /** card, restriction, aggregator or defaultStrategy. */
-  decidedBy: Scalars['String']['output'];
+  decidedBy: CardDecisionSource;
   /** How long the decision took, aggregator's reply excluded, in ms. */
   decisionMs: Scalars['Float']['output'];
   /** When the decision was recorded. */
@@ -115,7 +115,7 @@ export type CardAuthorization = {
   id: Scalars['ID']['output'];
   /** Made of the message type, card, stan and rrn: a retransmitted message has the same id and gets the same answer. */
   messageId: Scalars['ID']['output'];
-  /** 0100, 0200, 0220 or 0420. */
+  /** 0100, 0200, 0220 or 0420. String: an enum value cannot start with a digit. */
   messageType: Scalars['String']['output'];
   /** The decision in words. */
   reason: Scalars['String']['output'];
@@ -139,11 +139,12 @@ export type CardAuthorizationResult = {
   /** True when responseCode is 00. */
   approved: Scalars['Boolean']['output'];
   /** card, restriction, aggregator or defaultStrategy: what decided. */
-  decidedBy: Scalars['String']['output'];
+  decidedBy: CardDecisionSource;
   /** How long the decision took, aggregator's reply excluded, in ms. */
   decisionMs: Scalars['Float']['output'];
   /** Made of the message type, card, stan and rrn: a retransmitted message gets the first answer again. */
   messageId: Scalars['ID']['output'];
+  /** 0100, 0200, 0220 or 0420. String: an enum value cannot start with a digit. */
   messageType: Scalars['String']['output'];
   /** The decision in words. */
   reason: Scalars['String']['output'];
@@ -157,10 +158,22 @@ export type CardAuthorizationResult = {
   transactionId?: Maybe<Scalars['ID']['output']>;
 };
 
+/** What decided a card message: the card itself, the user's restrictions, the aggregator's reply, or its default strategy. */
+export type CardDecisionSource =
+  | 'aggregator'
+  | 'card'
+  | 'defaultStrategy'
+  | 'restriction';
+
+/** Whether a card message asks the aggregator (request) or tells it (advice). */
+export type CardMessageActionType =
+  | 'advice'
+  | 'request';
+
 /** An ISO 8583-style message, as the card processor sends it. */
 export type CardMessageInput = {
   /** request (0100, 0200) or advice (0220, 0420); defaults by message type. */
-  actionType?: InputMaybe<Scalars['String']['input']>;
+  actionType?: InputMaybe<CardMessageActionType>;
   /** Positive, in the transaction currency. */
   amount: Scalars['Decimal']['input'];
   /** ISO 4217; it must be the card's currency. */
@@ -169,7 +182,7 @@ export type CardMessageInput = {
   mcc?: InputMaybe<Scalars['String']['input']>;
   /** Up to 100 characters; it becomes the transaction's narrative. */
   merchantName?: InputMaybe<Scalars['String']['input']>;
-  /** 0100, 0200, 0220 or 0420. */
+  /** 0100, 0200, 0220 or 0420. String: an enum value cannot start with a digit. */
   messageType: Scalars['String']['input'];
   /** For a 0420 reversal: the stan of the message it reverses. */
   originalStan?: InputMaybe<Scalars['String']['input']>;
@@ -215,6 +228,11 @@ export type CardStatusResult = {
   userId: Scalars['ID']['output'];
 };
 
+/** The end-user spec's `:onoff` of `POST /cards/:SvcCardId/:onoff`: on makes a card active, off blocks it. */
+export type CardSwitch =
+  | 'off'
+  | 'on';
+
 /** A card-authorization advice webhook to the aggregator's configured URL, with every attempt (WEBHOOK_RETRY_SCHEDULE). */
 export type CardWebhookDelivery = {
   __typename?: 'CardWebhookDelivery';
@@ -226,7 +244,7 @@ export type CardWebhookDelivery = {
   dtsDelivered?: Maybe<Scalars['DateTime']['output']>;
   /** When the next attempt is due; null when none is scheduled. */
   dtsNextAttempt?: Maybe<Scalars['DateTime']['output']>;
-  /** card_authorization.advice. */
+  /** card_authorization.advice. String: an event type holds a `.`, which an enum value cannot. */
   eventType: Scalars['String']['output'];
   /** Global id `CardWebhookDelivery:<deliveryId>`, unique across the graph: what clients' caches normalize this record by. `deliveryId` is the spec's own key. */
   id: Scalars['ID']['output'];
@@ -305,8 +323,13 @@ export type CondorCardResult = {
   /** The productID sent. */
   program_id: Scalars['String']['output'];
   /** active. */
-  status: Scalars['String']['output'];
+  status: CardStatus;
 };
+
+/** What a card request gets when the aggregator does not answer it in time. */
+export type DefaultStrategy =
+  | 'approve'
+  | 'decline';
 
 /** One attempt of a delivery, as its log records it. */
 export type DeliveryAttempt = {
@@ -321,8 +344,13 @@ export type DeliveryAttempt = {
   /** From 1; the numbering goes on across resends. */
   number: Scalars['Int']['output'];
   /** delivered or failed. */
-  outcome: Scalars['String']['output'];
+  outcome: DeliveryOutcome;
 };
+
+/** How an attempt to deliver a webhook or email ended. */
+export type DeliveryOutcome =
+  | 'delivered'
+  | 'failed';
 
 /** Where a webhook delivery stands: paused while its endpoint is disabled after a run of failures. */
 export type DeliveryStatus =
@@ -439,7 +467,7 @@ export type MutationRunWebhookSandboxArgs = {
 /** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationSetCardStatusArgs = {
   SvcCardId: Scalars['ID']['input'];
-  onoff: Scalars['String']['input'];
+  onoff: CardSwitch;
 };
 
 /**
@@ -458,6 +486,7 @@ export type Query = {
    * The calling aggregator's advice webhooks (0220, 0420) with every attempt, newest first; optionally
    * only pending, delivered, failed or paused ones. `numberOfRecords`: 1-1000 (default 1000);
    * `skipRecords`: from 0.
+   * A status that is not one is a validation error of the operation, before it runs.
    */
   cardWebhookDeliveries: CardWebhookDeliveryList;
 };
@@ -494,7 +523,7 @@ export type QueryCardAuthorizationArgs = {
 export type QueryCardWebhookDeliveriesArgs = {
   numberOfRecords?: InputMaybe<Scalars['Int']['input']>;
   skipRecords?: InputMaybe<Scalars['Int']['input']>;
-  status?: InputMaybe<Scalars['String']['input']>;
+  status?: InputMaybe<DeliveryStatus>;
 };
 
 /** Why a sandbox case found no response code. */
@@ -511,7 +540,11 @@ export type SandboxError = {
 
 /** The body of `POST /ibis-sandbox/webhook/init`. */
 export type SandboxInput = {
-  /** Cases to run, each like t002_01 (test 2, case 1); all when absent. */
+  /**
+   * Cases to run, each like t002_01 (test 2, case 1); all when absent. String, not an enum, on
+   * purpose: an unknown case is refused with VALIDATION_FAILED naming the catalogue, which REST
+   * clients get today (an enum's coercion error would make it BAD_REQUEST).
+   */
   sandBoxCases?: InputMaybe<Array<Scalars['String']['input']>>;
   /** A test card of the calling aggregator. */
   svcCardId?: InputMaybe<Scalars['String']['input']>;
@@ -528,7 +561,7 @@ export type SandboxResponseData = {
 /** The result of one sandbox case. */
 export type SandboxTestResult = {
   __typename?: 'SandboxTestResult';
-  /** The case id and its subtest, e.g. [t002_01, 01]. */
+  /** The case id and its subtest, e.g. [t002_01, 01]. String: a subtest starts with a digit. */
   code: Array<Scalars['String']['output']>;
   name: Scalars['String']['output'];
   /** Whether the case passed (see Mutation.runWebhookSandbox). */
@@ -568,7 +601,7 @@ export type User = {
 /** An aggregator's card-authorization webhook. */
 export type WebhookConfigInput = {
   /** approve or decline: what a request the aggregator does not answer in time gets. */
-  defaultStrategy: Scalars['String']['input'];
+  defaultStrategy: DefaultStrategy;
   /** Generate a new signing secret, returned once. */
   rotateSecret?: InputMaybe<Scalars['Boolean']['input']>;
   /** For internal services; an aggregator configures its own. */
@@ -582,7 +615,7 @@ export type WebhookConfigInput = {
 /** The aggregator's webhook as now configured. */
 export type WebhookConfigResult = {
   __typename?: 'WebhookConfigResult';
-  defaultStrategy: Scalars['String']['output'];
+  defaultStrategy: DefaultStrategy;
   /** The signing secret (whsec_...), returned only when generated by this call. */
   secret?: Maybe<Scalars['String']['output']>;
   svcAggregatorId: Scalars['ID']['output'];
@@ -703,11 +736,14 @@ export type ResolversTypes = ResolversObject<{
   CardAuthorization: ResolverTypeWrapper<CardMessageDocument>;
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   CardAuthorizationResult: ResolverTypeWrapper<CardAuthorizationResult>;
+  CardDecisionSource: CardDecisionSource;
+  CardMessageActionType: CardMessageActionType;
   CardMessageInput: CardMessageInput;
   CardModificationInput: CardModificationInput;
   CardResult: ResolverTypeWrapper<Omit<CardResult, 'card'> & { card: ResolversTypes['Card'] }>;
   CardStatus: CardStatus;
   CardStatusResult: ResolverTypeWrapper<Omit<CardStatusResult, 'card'> & { card: ResolversTypes['Card'] }>;
+  CardSwitch: CardSwitch;
   CardWebhookDelivery: ResolverTypeWrapper<DeliveryDocument>;
   CardWebhookDeliveryList: ResolverTypeWrapper<Omit<CardWebhookDeliveryList, 'items'> & { items: Array<ResolversTypes['CardWebhookDelivery']> }>;
   CondorCardAdditionalData: ResolverTypeWrapper<CondorCardAdditionalData>;
@@ -717,8 +753,10 @@ export type ResolversTypes = ResolversObject<{
   CurrencyCode: ResolverTypeWrapper<Scalars['CurrencyCode']['output']>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   Decimal: ResolverTypeWrapper<Scalars['Decimal']['output']>;
+  DefaultStrategy: DefaultStrategy;
   DeliveryAttempt: ResolverTypeWrapper<DeliveryAttempt>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  DeliveryOutcome: DeliveryOutcome;
   DeliveryStatus: DeliveryStatus;
   JSONObject: ResolverTypeWrapper<Scalars['JSONObject']['output']>;
   ListTotal: ResolverTypeWrapper<ListTotal>;
@@ -816,12 +854,12 @@ export type CardResolvers<ContextType = CardsContext, ParentType extends Resolve
 export type CardAuthorizationResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['CardAuthorization'] = ResolversParentTypes['CardAuthorization'], FederationReferenceType extends FederationReferenceTypes['CardAuthorization'] = FederationReferenceTypes['CardAuthorization']> = ResolversObject<{
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['CardAuthorization']> | FederationReferenceType, FederationReferenceType, ContextType>;
   SvcCardId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  actionType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  actionType?: Resolver<ResolversTypes['CardMessageActionType'], ParentType, ContextType>;
   amount?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
   approved?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   card?: Resolver<Maybe<ResolversTypes['Card']>, ParentType, ContextType>;
   currency?: Resolver<ResolversTypes['CurrencyCode'], ParentType, ContextType>;
-  decidedBy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  decidedBy?: Resolver<ResolversTypes['CardDecisionSource'], ParentType, ContextType>;
   decisionMs?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   dtsReceived?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
@@ -836,7 +874,7 @@ export type CardAuthorizationResolvers<ContextType = CardsContext, ParentType ex
 
 export type CardAuthorizationResultResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['CardAuthorizationResult'] = ResolversParentTypes['CardAuthorizationResult']> = ResolversObject<{
   approved?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  decidedBy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  decidedBy?: Resolver<ResolversTypes['CardDecisionSource'], ParentType, ContextType>;
   decisionMs?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   messageId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   messageType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -896,7 +934,7 @@ export type CondorCardResultResolvers<ContextType = CardsContext, ParentType ext
   last_four?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   name_on_card?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   program_id?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['CardStatus'], ParentType, ContextType>;
 }>;
 
 export interface CurrencyCodeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['CurrencyCode'], any> {
@@ -917,7 +955,7 @@ export type DeliveryAttemptResolvers<ContextType = CardsContext, ParentType exte
   error?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   httpStatus?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   number?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  outcome?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  outcome?: Resolver<ResolversTypes['DeliveryOutcome'], ParentType, ContextType>;
 }>;
 
 export interface JsonObjectScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['JSONObject'], any> {
@@ -981,7 +1019,7 @@ export type UserResolvers<ContextType = CardsContext, ParentType extends Resolve
 }>;
 
 export type WebhookConfigResultResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['WebhookConfigResult'] = ResolversParentTypes['WebhookConfigResult']> = ResolversObject<{
-  defaultStrategy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  defaultStrategy?: Resolver<ResolversTypes['DefaultStrategy'], ParentType, ContextType>;
   secret?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   svcAggregatorId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   timeoutMs?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;

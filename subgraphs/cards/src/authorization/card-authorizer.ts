@@ -124,7 +124,7 @@ export class CardAuthorizer {
 
     const card = await cardRead;
     let responseCode = '00';
-    let decidedBy = 'card';
+    let decidedBy: CardMessageDocument['decidedBy'] = 'card';
     let reason = types.actionType === 'advice' ? 'Advice acknowledged.' : 'Approved.';
     let config: WebhookConfigDocument | null = null;
     if (!card) {
@@ -231,7 +231,7 @@ export class CardAuthorizer {
     for (let i = 0; i < 300; i += 1) {
       const earlier = await messages.findOne({ _id: messageId });
       if (earlier && (earlier.SvcCardId !== message.svcCardId || earlier.amount !== amount)) {
-        return { messageId, messageType: message.messageType, responseCode: '94', approved: false, decidedBy: 'card', reason: 'A different message was sent under the same stan and rrn.', transactionId: null, decisionMs: 0 };
+        return { messageId, messageType: message.messageType, responseCode: '94', approved: false, decidedBy: 'card' as const, reason: 'A different message was sent under the same stan and rrn.', transactionId: null, decisionMs: 0 };
       }
       if (earlier?.state === 'decided') return this.view(earlier);
       await new Promise((resolve) => setTimeout(resolve, 50));

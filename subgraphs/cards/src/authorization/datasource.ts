@@ -1,6 +1,9 @@
 import type { Collection, Db } from 'mongodb';
 import type { MinorUnits } from '../../../../platform/money/money.js';
 
+/** What decides a card message (the schema's CardDecisionSource). */
+export const CARD_DECIDERS = ['card', 'restriction', 'aggregator', 'defaultStrategy'] as const;
+
 /** A card message: the authorization log. `_id` is the messageId; `pending` while it is being decided. */
 export interface CardMessageDocument {
   _id: string;
@@ -19,7 +22,7 @@ export interface CardMessageDocument {
   rrn: string;
   originalStan: string | null;
   responseCode: string;
-  decidedBy: string;
+  decidedBy: (typeof CARD_DECIDERS)[number];
   reason: string;
   transactionId: string | null;
   decisionMs: number;

@@ -39,13 +39,18 @@ export type AchActivityInput = {
   /** The forwarded event's id: each activity counts once. */
   eventId: Scalars['ID']['input'];
   /** debit or return. */
-  kind: Scalars['String']['input'];
+  kind: AchActivityKind;
   /** A Nacha return code, e.g. R01; required for a return. */
   returnCode?: InputMaybe<Scalars['String']['input']>;
   svcAggregatorId: Scalars['ID']['input'];
   /** The ACH debit. */
   svcTransactionId: Scalars['ID']['input'];
 };
+
+/** An ACH activity the payments subgraph forwards: a debit, or the return of one. */
+export type AchActivityKind =
+  | 'debit'
+  | 'return';
 
 /** The answer of applyAchActivity. */
 export type AchActivityResult = {
@@ -133,6 +138,17 @@ export type AchReturnRatesList = {
   total: ListTotal;
 };
 
+/** Who did what an audit record records: the caller's kind, or `system` for a background task. */
+export type ActorKind =
+  | 'aggregator'
+  | 'anonymous'
+  | 'customer'
+  | 'merchant'
+  | 'prospect'
+  | 'service'
+  | 'system'
+  | 'user';
+
 /** A KYC/KYB application. */
 export type Application = {
   __typename?: 'Application';
@@ -147,7 +163,7 @@ export type Application = {
   /** Global id `Application:<applicationId>`, unique across the graph: what clients' caches normalize this record by. `applicationId` is the spec's own key. */
   id: Scalars['ID']['output'];
   /** Approved or Declined once completed, else null. */
-  outcome?: Maybe<Scalars['String']['output']>;
+  outcome?: Maybe<ApplicationOutcome>;
   /** The aggregator's own reference of the customer. */
   reference?: Maybe<Scalars['String']['output']>;
   /** pending_step_up or completed. */
@@ -174,6 +190,11 @@ export type ApplicationListInput = {
   /** From 0. */
   skipRecords?: InputMaybe<Scalars['Int']['input']>;
 };
+
+/** The outcome of a completed KYC application, or of one of its entities. */
+export type ApplicationOutcome =
+  | 'Approved'
+  | 'Declined';
 
 /** Where a KYC application (or one of its entities) stands: pending_step_up until every document is in. */
 export type ApplicationStatus =
@@ -239,7 +260,7 @@ export type AuditRecord = {
   __typename?: 'AuditRecord';
   action: AuditAction;
   actorId?: Maybe<Scalars['String']['output']>;
-  actorKind: Scalars['String']['output'];
+  actorKind: ActorKind;
   /** The caller's IP address, when known. */
   clientIp?: Maybe<Scalars['String']['output']>;
   details: Array<AuditDetail>;
@@ -249,6 +270,7 @@ export type AuditRecord = {
   /** The request that did it, when there was one. */
   requestId?: Maybe<Scalars['String']['output']>;
   subjectId?: Maybe<Scalars['String']['output']>;
+  /** What was acted on, in the acting subgraph's words (user, session, card, ...): not a list kept in one place, so String. */
   subjectType?: Maybe<Scalars['String']['output']>;
 };
 
@@ -256,6 +278,11 @@ export type AuditRecord = {
 export type AuditRecordInput = {
   action: AuditAction;
   actorId?: InputMaybe<Scalars['String']['input']>;
+  /**
+   * A kind of ActorKind. String, not ActorKind, on purpose: a wrong kind is refused with
+   * VALIDATION_FAILED naming `records[i].actorKind` (and the batch appends nothing), as the
+   * forwarding subgraphs are told today.
+   */
   actorKind: Scalars['String']['input'];
   clientIp?: InputMaybe<Scalars['String']['input']>;
   /** Flat: every value a string, number, boolean or null. */
@@ -289,7 +316,7 @@ export type CustomerInitInput = {
   /** The aggregator's own reference: letters and digits, 1-32. */
   reference?: InputMaybe<Scalars['String']['input']>;
   /** individual or business. */
-  type?: InputMaybe<Scalars['String']['input']>;
+  type?: InputMaybe<CustomerType>;
 };
 
 /** The new customer and its application. */
@@ -301,8 +328,13 @@ export type CustomerInitResult = {
   businessRepresentativeId?: Maybe<Scalars['ID']['output']>;
   customerId: Scalars['ID']['output'];
   /** individual or business. */
-  type: Scalars['String']['output'];
+  type: CustomerType;
 };
+
+/** A KYC/KYB customer: a person, or a business with a representative. */
+export type CustomerType =
+  | 'business'
+  | 'individual';
 
 /** An uploaded document, linked to an entity as one of the entity's views. */
 export type DocumentAttachmentInput = {
@@ -310,14 +342,14 @@ export type DocumentAttachmentInput = {
   documentId?: InputMaybe<Scalars['String']['input']>;
   entityId?: InputMaybe<Scalars['String']['input']>;
   /** front, back or selfie. */
-  view?: InputMaybe<Scalars['String']['input']>;
+  view?: InputMaybe<DocumentView>;
 };
 
 /** Asks for the id of one file of an entity; an entity has at most 20 documents. */
 export type DocumentGenerateInput = {
   customerId?: InputMaybe<Scalars['String']['input']>;
   /** idCard, driverLicense, passport, selfie or businessRegistration. */
-  documentType?: InputMaybe<Scalars['String']['input']>;
+  documentType?: InputMaybe<KycDocumentType>;
   /** An entity of the customer's application. */
   entityId?: InputMaybe<Scalars['String']['input']>;
 };
@@ -326,12 +358,18 @@ export type DocumentGenerateInput = {
 export type DocumentUploadInput = {
   /** The file, base64; at most 5 MiB. */
   contentBase64?: InputMaybe<Scalars['String']['input']>;
-  /** image/jpeg, image/png or application/pdf; must match the content. */
+  /** image/jpeg, image/png or application/pdf; must match the content. String: a media type holds `/`, which an enum value cannot. */
   contentType?: InputMaybe<Scalars['String']['input']>;
   /** From generateDocument. */
   documentId?: InputMaybe<Scalars['String']['input']>;
   fileName?: InputMaybe<Scalars['String']['input']>;
 };
+
+/** A view a KYC document gives of an entity. */
+export type DocumentView =
+  | 'back'
+  | 'front'
+  | 'selfie';
 
 /** One entity's part of an application: the views it needs and those linked. */
 export type EntityApplication = {
@@ -341,11 +379,11 @@ export type EntityApplication = {
   /** True for the customer itself, false for a representative. */
   isCustomer: Scalars['Boolean']['output'];
   /** The views linked so far. */
-  linkedViews: Array<Scalars['String']['output']>;
+  linkedViews: Array<DocumentView>;
   /** Approved or Declined once completed (Approved when front and back come from documents of one type), else null. */
-  outcome?: Maybe<Scalars['String']['output']>;
+  outcome?: Maybe<ApplicationOutcome>;
   /** The views this entity needs: front, back, selfie. */
-  requiredViews: Array<Scalars['String']['output']>;
+  requiredViews: Array<DocumentView>;
   /** pending_step_up or completed. */
   status: ApplicationStatus;
 };
@@ -355,11 +393,19 @@ export type GeneratedDocument = {
   __typename?: 'GeneratedDocument';
   customerId: Scalars['ID']['output'];
   documentId: Scalars['ID']['output'];
-  documentType: Scalars['String']['output'];
+  documentType: KycDocumentType;
   entityId: Scalars['ID']['output'];
   /** Where to upload the file. */
   uploadPath: Scalars['String']['output'];
 };
+
+/** The type of a KYC/KYB document. */
+export type KycDocumentType =
+  | 'businessRegistration'
+  | 'driverLicense'
+  | 'idCard'
+  | 'passport'
+  | 'selfie';
 
 /** The aggregator spec's common list total. */
 export type ListTotal = {
@@ -604,7 +650,7 @@ export type Restriction = {
   toAmountCurrency?: Maybe<Scalars['CurrencyCode']['output']>;
   /** ISO 4217 codes of the currencies the rule covers, or `*` for all (so not CurrencyCode); an empty list covers none. */
   transactionCurrencies: Array<Scalars['String']['output']>;
-  /** Transaction types the rule covers; `*` means all types. */
+  /** Transaction types the rule covers; `*` means all types. String: `*` and the type `1` cannot be enum values. */
   txnTypes: Array<Scalars['String']['output']>;
 };
 
@@ -613,7 +659,7 @@ export type RestrictionDecision = {
   __typename?: 'RestrictionDecision';
   allowed: Scalars['Boolean']['output'];
   /** procedural, transactionType, restriction or default. */
-  decidedBy: Scalars['String']['output'];
+  decidedBy: RestrictionDecisionSource;
   /** The decision in words. */
   reason: Scalars['String']['output'];
   /** The deciding restriction, when a restriction decided. */
@@ -621,6 +667,13 @@ export type RestrictionDecision = {
   /** The name of the deciding procedural restriction, transaction type or restriction. */
   rule?: Maybe<Scalars['String']['output']>;
 };
+
+/** What decided a transaction's evaluation (see Query.evaluateTransaction). */
+export type RestrictionDecisionSource =
+  | 'default'
+  | 'procedural'
+  | 'restriction'
+  | 'transactionType';
 
 /**
  * Events, served by the gateway over graphql-ws on `/graphql` (credentials in `connection_init`, as
@@ -641,11 +694,14 @@ export type TransactionProposalInput = {
   amount: Scalars['Decimal']['input'];
   /** ISO 4217. */
   currency: Scalars['CurrencyCode']['input'];
-  /** Needed when the transaction type lists destination account types. */
+  /** Needed when the transaction type lists destination account types. String, as sourceAccountType. */
   destinationAccountType?: InputMaybe<Scalars['String']['input']>;
-  /** checking, savings or card. */
+  /**
+   * checking, savings or card. String: the account types are the transaction types' stored data, and
+   * one they do not list is an answer (refused, decidedBy transactionType), not an error.
+   */
   sourceAccountType: Scalars['String']['input'];
-  /** A name of Query.transactionTypes. */
+  /** A name of Query.transactionTypes (data, one of them `1`: String). */
   txnType: Scalars['String']['input'];
 };
 
@@ -658,9 +714,9 @@ export type TransactionTypeRule = {
   destinationAccountTypes?: Maybe<Array<Scalars['String']['output']>>;
   /** Whether transactions of the type are allowed at all. */
   isAllowed: Scalars['Boolean']['output'];
-  /** The type name, e.g. USA or tocard. */
+  /** The type name, e.g. USA or tocard. String: the types are the platform's data, and one is named `1`, which an enum value cannot be. */
   name: Scalars['String']['output'];
-  /** Account types a transaction of the type may come from. */
+  /** Account types a transaction of the type may come from (checking, savings, card): the type's stored data, so String. */
   sourceAccountTypes: Array<Scalars['String']['output']>;
 };
 
@@ -793,6 +849,7 @@ export type ResolversTypes = ResolversObject<{
   AchActivityInput: AchActivityInput;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
+  AchActivityKind: AchActivityKind;
   AchActivityResult: ResolverTypeWrapper<AchActivityResult>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   AchReturnRates: ResolverTypeWrapper<ReturnRatesFigures>;
@@ -800,9 +857,11 @@ export type ResolversTypes = ResolversObject<{
   AchReturnRatesInput: AchReturnRatesInput;
   AchReturnRatesItem: ResolverTypeWrapper<Omit<AchReturnRatesItem, 'returnRates'> & { returnRates: ResolversTypes['AchReturnRates'] }>;
   AchReturnRatesList: ResolverTypeWrapper<Omit<AchReturnRatesList, 'items'> & { items: Array<ResolversTypes['AchReturnRatesItem']> }>;
+  ActorKind: ActorKind;
   Application: ResolverTypeWrapper<ApplicationView>;
   ApplicationList: ResolverTypeWrapper<Omit<ApplicationList, 'items'> & { items: Array<ResolversTypes['Application']> }>;
   ApplicationListInput: ApplicationListInput;
+  ApplicationOutcome: ApplicationOutcome;
   ApplicationStatus: ApplicationStatus;
   ApplicationUpdateInput: ApplicationUpdateInput;
   AuditAction: AuditAction;
@@ -816,21 +875,25 @@ export type ResolversTypes = ResolversObject<{
   CurrencyCode: ResolverTypeWrapper<Scalars['CurrencyCode']['output']>;
   CustomerInitInput: CustomerInitInput;
   CustomerInitResult: ResolverTypeWrapper<Omit<CustomerInitResult, 'application'> & { application: ResolversTypes['Application'] }>;
+  CustomerType: CustomerType;
   Date: ResolverTypeWrapper<Scalars['Date']['output']>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   Decimal: ResolverTypeWrapper<Scalars['Decimal']['output']>;
   DocumentAttachmentInput: DocumentAttachmentInput;
   DocumentGenerateInput: DocumentGenerateInput;
   DocumentUploadInput: DocumentUploadInput;
+  DocumentView: DocumentView;
   EntityApplication: ResolverTypeWrapper<EntityApplication>;
   GeneratedDocument: ResolverTypeWrapper<GeneratedDocument>;
   JSONObject: ResolverTypeWrapper<Scalars['JSONObject']['output']>;
+  KycDocumentType: KycDocumentType;
   ListTotal: ResolverTypeWrapper<ListTotal>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   PersonInput: PersonInput;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Restriction: ResolverTypeWrapper<RestrictionDocument>;
   RestrictionDecision: ResolverTypeWrapper<Omit<RestrictionDecision, 'restriction'> & { restriction?: Maybe<ResolversTypes['Restriction']> }>;
+  RestrictionDecisionSource: RestrictionDecisionSource;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   TransactionProposalInput: TransactionProposalInput;
   TransactionTypeRule: ResolverTypeWrapper<TransactionTypeDocument>;
@@ -937,7 +1000,7 @@ export type ApplicationResolvers<ContextType = ComplianceContext, ParentType ext
   dtsUpdatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   entityApplications?: Resolver<Array<ResolversTypes['EntityApplication']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  outcome?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  outcome?: Resolver<Maybe<ResolversTypes['ApplicationOutcome']>, ParentType, ContextType>;
   reference?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   status?: Resolver<ResolversTypes['ApplicationStatus'], ParentType, ContextType>;
 }>;
@@ -965,7 +1028,7 @@ export type AuditLogPageResolvers<ContextType = ComplianceContext, ParentType ex
 export type AuditRecordResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['AuditRecord'] = ResolversParentTypes['AuditRecord']> = ResolversObject<{
   action?: Resolver<ResolversTypes['AuditAction'], ParentType, ContextType>;
   actorId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  actorKind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  actorKind?: Resolver<ResolversTypes['ActorKind'], ParentType, ContextType>;
   clientIp?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   details?: Resolver<Array<ResolversTypes['AuditDetail']>, ParentType, ContextType>;
   dts?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
@@ -984,7 +1047,7 @@ export type CustomerInitResultResolvers<ContextType = ComplianceContext, ParentT
   applicationId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   businessRepresentativeId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   customerId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['CustomerType'], ParentType, ContextType>;
 }>;
 
 export interface DateScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['Date'], any> {
@@ -1002,16 +1065,16 @@ export interface DecimalScalarConfig extends GraphQLScalarTypeConfig<ResolversTy
 export type EntityApplicationResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['EntityApplication'] = ResolversParentTypes['EntityApplication']> = ResolversObject<{
   entityId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   isCustomer?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  linkedViews?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
-  outcome?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  requiredViews?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  linkedViews?: Resolver<Array<ResolversTypes['DocumentView']>, ParentType, ContextType>;
+  outcome?: Resolver<Maybe<ResolversTypes['ApplicationOutcome']>, ParentType, ContextType>;
+  requiredViews?: Resolver<Array<ResolversTypes['DocumentView']>, ParentType, ContextType>;
   status?: Resolver<ResolversTypes['ApplicationStatus'], ParentType, ContextType>;
 }>;
 
 export type GeneratedDocumentResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['GeneratedDocument'] = ResolversParentTypes['GeneratedDocument']> = ResolversObject<{
   customerId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   documentId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  documentType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  documentType?: Resolver<ResolversTypes['KycDocumentType'], ParentType, ContextType>;
   entityId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   uploadPath?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
@@ -1063,7 +1126,7 @@ export type RestrictionResolvers<ContextType = ComplianceContext, ParentType ext
 
 export type RestrictionDecisionResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['RestrictionDecision'] = ResolversParentTypes['RestrictionDecision']> = ResolversObject<{
   allowed?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  decidedBy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  decidedBy?: Resolver<ResolversTypes['RestrictionDecisionSource'], ParentType, ContextType>;
   reason?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   restriction?: Resolver<Maybe<ResolversTypes['Restriction']>, ParentType, ContextType>;
   rule?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;

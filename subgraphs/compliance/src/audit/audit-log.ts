@@ -3,6 +3,7 @@ import { AUDIT_ACTIONS, type AuditAction } from '../../../../platform/security/a
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import type { AuditRecordPayload } from '../../../../platform/messaging/events.js';
 import type { AuditRecordInput } from '../__generated__/resolvers-types.js';
+import { isOneOf } from '../../../../platform/security/own.js';
 
 /** One stored audit record: the payload of the `audit.recorded` event it came in, under that event's id. */
 export interface AuditRecordDocument extends Omit<AuditRecordPayload, 'dts'> {
@@ -78,18 +79,18 @@ export class AuditCursorError extends Error {
 
 
 /** The actor kinds a record may name: a principal's kind, `anonymous` or `system`. */
-const ACTOR_KINDS: ReadonlySet<string> = new Set<AuditRecordPayload['actorKind']>(['anonymous', 'user', 'prospect', 'aggregator', 'merchant', 'customer', 'service', 'system']);
+export const ACTOR_KINDS: readonly AuditRecordPayload['actorKind'][] = ['anonymous', 'user', 'prospect', 'aggregator', 'merchant', 'customer', 'service', 'system'];
 
 /** Checks a forwarded record: a known action and actor kind, and flat details. */
 function checkRecord(input: AuditRecordInput, index: number): AuditRecordDocument {
   const field = (name: string) => `records[${index}].${name}`;
   if (!(AUDIT_ACTIONS as readonly string[]).includes(input.action)) throw appError(ErrorCode.VALIDATION_FAILED, `${field('action')} is not an audit action.`, { field: field('action') });
-  if (!ACTOR_KINDS.has(input.actorKind)) throw appError(ErrorCode.VALIDATION_FAILED, `${field('actorKind')} is not a kind of actor.`, { field: field('actorKind') });
+  if (!isOneOf(ACTOR_KINDS, input.actorKind)) throw appError(ErrorCode.VALIDATION_FAILED, `${field('actorKind')} is not a kind of actor.`, { field: field('actorKind') });
   if (!Object.values(input.details).every((value) => value === null || ['string', 'number', 'boolean'].includes(typeof value))) {
     throw appError(ErrorCode.VALIDATION_FAILED, `${field('details')} holds only strings, numbers, booleans and nulls.`, { field: field('details') });
   }
   return {
-    _id: input.id, action: input.action, dts: input.dts, actorKind: input.actorKind as AuditRecordDocument['actorKind'], actorId: input.actorId ?? null,
+    _id: input.id, action: input.action, dts: input.dts, actorKind: input.actorKind, actorId: input.actorId ?? null,
     subjectType: input.subjectType ?? null, subjectId: input.subjectId ?? null, requestId: input.requestId ?? null, clientIp: input.clientIp ?? null, details: input.details as AuditRecordDocument['details'],
   };
 }

@@ -10,15 +10,15 @@ import { checkString, ID_RULE, REFERENCE_RULE, required } from '../../../../plat
 import { isOwnKey, ownValue } from '../../../../platform/security/own.js';
 import { type ApplicationDocument, type CustomerDocument, type EntityApplicationDocument, kycCollections, type KycDocument, type View } from './datasource.js';
 
-const VIEWS: readonly View[] = ['front', 'back', 'selfie'];
-/** What each document type can show. */
-const DOCUMENT_VIEWS: Record<string, readonly View[]> = {
+export const VIEWS: readonly View[] = ['front', 'back', 'selfie'];
+/** What each document type can show: its keys are the schema's KycDocumentType. */
+export const DOCUMENT_VIEWS = {
   idCard: ['front', 'back'],
   driverLicense: ['front', 'back'],
   passport: ['front', 'back'],
   selfie: ['selfie'],
   businessRegistration: ['front'],
-};
+} as const satisfies Record<string, readonly View[]>;
 /** The views a person needs (front and back of an identity document, and a selfie), and a business. */
 const PERSON_VIEWS: View[] = ['front', 'back', 'selfie'];
 const BUSINESS_VIEWS: View[] = ['front'];
@@ -121,7 +121,7 @@ export class Kyc {
       throw error;
     }
     this.logger.info('customer initialised', { svcAggregatorId, customerId, type, applicationId });
-    return { customerId, type, applicationId, businessRepresentativeId: customer.businessRepresentativeId, application: applicationView(application) };
+    return { customerId, type: customer.type, applicationId, businessRepresentativeId: customer.businessRepresentativeId, application: applicationView(application) };
   }
 
   /** Issues a document id for one file of an entity of the customer's open application. */
@@ -242,7 +242,7 @@ export class Kyc {
       }
       if (document.uploaded?.state !== 'stored') throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.documentId has no uploaded file yet.`, { field: `${a.field}.documentId` });
       if (!entity.requiredViews.includes(a.view)) throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.view ${a.view} is not needed for this entity.`, { field: `${a.field}.view` });
-      if (!ownValue(DOCUMENT_VIEWS, document.documentType)?.includes(a.view)) throw appError(ErrorCode.VALIDATION_FAILED, `A ${document.documentType} cannot be the ${a.view} view.`, { field: `${a.field}.view` });
+      if (!ownValue<readonly View[]>(DOCUMENT_VIEWS, document.documentType)?.includes(a.view)) throw appError(ErrorCode.VALIDATION_FAILED, `A ${document.documentType} cannot be the ${a.view} view.`, { field: `${a.field}.view` });
       if (entity.linked.some((l) => l.view === a.view)) throw appError(ErrorCode.VALIDATION_FAILED, `The ${a.view} of entity ${a.entityId} is already linked.`, { field: `${a.field}.view` });
       if (usedDocuments.has(a.documentId)) throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.documentId is already linked.`, { field: `${a.field}.documentId` });
       usedDocuments.add(a.documentId);

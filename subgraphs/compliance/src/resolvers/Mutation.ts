@@ -1,7 +1,6 @@
 import { appendAuditRecords } from '../audit/audit-log.js';
 import type { AchActivity } from '../../../../platform/messaging/events.js';
 import { requireAggregator, requireService } from '../../../../platform/security/authorize.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { checkAmount } from '../../../../platform/money/money.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
 
@@ -13,7 +12,6 @@ export const Mutation: MutationResolvers = {
     // Only the payments subgraph, which owns the ACH debits, reports them.
     requireService(principal, ['payments']);
     const checked = activities.map((activity): AchActivity => {
-      if (activity.kind !== 'debit' && activity.kind !== 'return') throw appError(ErrorCode.VALIDATION_FAILED, 'kind must be debit or return.', { field: 'kind' });
       // ACH moves US dollars.
       checkAmount(activity.amount, 'USD', 'amount');
       return { ...activity, kind: activity.kind, returnCode: activity.returnCode ?? null };

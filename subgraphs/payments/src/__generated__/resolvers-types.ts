@@ -54,7 +54,7 @@ export type Account = {
    */
   transactions: TransactionConnection;
   /** checking or savings. */
-  type: Scalars['String']['output'];
+  type: AccountType;
   /** The account's owner. */
   user: User;
 };
@@ -66,6 +66,11 @@ export type AccountTransactionsArgs = {
   filter?: InputMaybe<TransactionFilter>;
   first?: InputMaybe<Scalars['Int']['input']>;
 };
+
+/** A bank account's type. */
+export type AccountType =
+  | 'checking'
+  | 'savings';
 
 /** An ACH debit to record: svcTransactionId, svcAggregatorId, amount and effectiveEntryDate are required. */
 export type AchDebitInput = {
@@ -89,7 +94,7 @@ export type AchInstruction = {
   /** Masked: only the last four digits show. */
   DFIAccountNumber?: Maybe<Scalars['String']['output']>;
   /** checking or savings. */
-  accountType?: Maybe<Scalars['String']['output']>;
+  accountType?: Maybe<AccountType>;
   amount?: Maybe<Scalars['Decimal']['output']>;
   /** Up to 10 characters; REFUND unless the merchant gave one. */
   companyEntryDescription?: Maybe<Scalars['String']['output']>;
@@ -102,10 +107,10 @@ export type AchInstruction = {
   reference?: Maybe<Scalars['String']['output']>;
   /** ABA routing number, 9 digits. */
   routingNumber?: Maybe<Scalars['String']['output']>;
-  /** Nacha SEC code: PPD. */
+  /** Nacha SEC code: PPD (the only one used, so String). */
   standardEntryClassCode?: Maybe<Scalars['String']['output']>;
   /** credit. */
-  transactionType?: Maybe<Scalars['String']['output']>;
+  transactionType?: Maybe<EntryDirection>;
   /** Where updates of this ACH payment are posted. */
   webhookUrl?: Maybe<Scalars['String']['output']>;
 };
@@ -115,7 +120,7 @@ export type AchInstructionInput = {
   /** 4-17 digits; kept masked. */
   DFIAccountNumber?: InputMaybe<Scalars['String']['input']>;
   /** checking or savings. */
-  accountType?: InputMaybe<Scalars['String']['input']>;
+  accountType?: InputMaybe<AccountType>;
   /** Up to 10 letters, digits or spaces; default REFUND. */
   companyEntryDescription?: InputMaybe<Scalars['String']['input']>;
   /** The receiver's name, 1-22 characters. */
@@ -170,7 +175,7 @@ export type AchResult = {
   reference?: Maybe<Scalars['String']['output']>;
   routingNumber?: Maybe<Scalars['String']['output']>;
   /** Processing when issued. */
-  status?: Maybe<Scalars['String']['output']>;
+  status?: Maybe<AchPaymentStatus>;
   svcAggregatorId?: Maybe<Scalars['String']['output']>;
   /** The refund's svcTransactionId. */
   svcTransactionId?: Maybe<Scalars['String']['output']>;
@@ -178,7 +183,7 @@ export type AchResult = {
 
 /** The return of a recorded ACH debit. */
 export type AchReturnInput = {
-  /** A Nacha return code, e.g. R01, R10. */
+  /** A Nacha return code, e.g. R01, R10: any code of that form is accepted (a pattern, not a list), so String. */
   returnCode?: InputMaybe<Scalars['String']['input']>;
   /** The returned debit. */
   svcTransactionId?: InputMaybe<Scalars['String']['input']>;
@@ -236,7 +241,7 @@ export type Beneficiary = {
   status?: Maybe<Scalars['String']['output']>;
   /** The transaction type of payments to the beneficiary (Query.transactionTypes). */
   txnType?: Maybe<Scalars['String']['output']>;
-  /** How the beneficiary is paid, e.g. USA, paypal or tocard. */
+  /** How the beneficiary is paid, e.g. USA, paypal or tocard: free text, kept as the client sent it. */
   type?: Maybe<Scalars['String']['output']>;
   /** The type in words. */
   typeName?: Maybe<Scalars['String']['output']>;
@@ -315,7 +320,7 @@ export type CardTransactionInput = {
   /** The account's currency (ISO 4217). */
   currency: Scalars['CurrencyCode']['input'];
   /** debit or credit. */
-  direction: Scalars['String']['input'];
+  direction: EntryDirection;
   /** The card message's id: the transaction's id derives from it, so a message is recorded once. */
   messageId: Scalars['ID']['input'];
   /** The transaction's narrative, e.g. the merchant's name. */
@@ -339,12 +344,12 @@ export type Delivery = {
   dtsDelivered?: Maybe<Scalars['DateTime']['output']>;
   /** When the next attempt is due; null when none is scheduled. */
   dtsNextAttempt?: Maybe<Scalars['DateTime']['output']>;
-  /** The event: payment_link.sent, ach_payment.updated. */
+  /** The event: payment_link.sent, ach_payment.updated. String: an event type holds a `.`, which an enum value cannot. */
   eventType: Scalars['String']['output'];
   /** Global id `Delivery:<deliveryId>`, unique across the graph: what clients' caches normalize this record by. `deliveryId` is the spec's own key. */
   id: Scalars['ID']['output'];
   /** webhook or email. */
-  kind: Scalars['String']['output'];
+  kind: NotificationChannel;
   /** The error of the latest failed attempt. */
   lastError?: Maybe<Scalars['String']['output']>;
   /** pending, delivered, failed or paused (the endpoint was disabled after a run of failures). */
@@ -368,7 +373,7 @@ export type DeliveryAttempt = {
   /** From 1; the numbering goes on across resends. */
   number: Scalars['Int']['output'];
   /** delivered or failed. */
-  outcome: Scalars['String']['output'];
+  outcome: DeliveryOutcome;
 };
 
 /** A page of deliveries, with the spec's list total. */
@@ -378,12 +383,22 @@ export type DeliveryList = {
   total: ListTotal;
 };
 
+/** How an attempt to deliver a webhook or email ended. */
+export type DeliveryOutcome =
+  | 'delivered'
+  | 'failed';
+
 /** Where a webhook or email delivery stands: paused while its endpoint is disabled after a run of failures. */
 export type DeliveryStatus =
   | 'delivered'
   | 'failed'
   | 'paused'
   | 'pending';
+
+/** The side of a money movement: a debit takes money from an account, a credit brings it in. */
+export type EntryDirection =
+  | 'credit'
+  | 'debit';
 
 /** Exactly one of the three ids. */
 export type FundsLookupInput = {
@@ -413,10 +428,10 @@ export type FundsTransaction = {
   /** The card the transaction funded, when there is one. */
   svcCardId?: Maybe<Scalars['String']['output']>;
   svcFundsId: Scalars['ID']['output'];
-  /** Processing status, e.g. Complete. */
+  /** Processing status, e.g. Complete: the back office's own word, passed on as it is. */
   svcStatus: Scalars['String']['output'];
   /** debit or credit. */
-  type: Scalars['String']['output'];
+  type: EntryDirection;
 };
 
 /** An IOU between two users: `SvcUserId` lends, `otherSvcUserId` borrows. */
@@ -436,6 +451,11 @@ export type IouAccount = {
   /** Oldest first. Amounts are signed from the reader's side: negative for the debtor. */
   transactions: Array<IouTransaction>;
 };
+
+/** What an IOU transaction records: a loan, or a repayment of one. */
+export type IouKind =
+  | 'loan'
+  | 'repayment';
 
 /** A loan or a repayment in an IOU account. */
 export type IouTransaction = {
@@ -476,8 +496,8 @@ export type IouTransactionInput = {
   attachments?: InputMaybe<Scalars['JSONObject']['input']>;
   /** ISO 4217; an IOU account keeps one currency. */
   currency?: InputMaybe<Scalars['CurrencyCode']['input']>;
-  /** loan or repayment. */
-  kind?: InputMaybe<Scalars['String']['input']>;
+  /** loan: the caller lends; repayment: the caller pays back. */
+  kind?: InputMaybe<IouKind>;
   narrative?: InputMaybe<Scalars['String']['input']>;
   narrativeCredit?: InputMaybe<Scalars['String']['input']>;
   narrativeDebit?: InputMaybe<Scalars['String']['input']>;
@@ -513,8 +533,15 @@ export type LogoInput = {
   /** Kept with the file; default `<type>-logo`. */
   fileName?: InputMaybe<Scalars['String']['input']>;
   /** light, dark, big or small. */
-  type?: InputMaybe<Scalars['String']['input']>;
+  type?: InputMaybe<LogoType>;
 };
+
+/** The kinds of a merchant's logo. */
+export type LogoType =
+  | 'big'
+  | 'dark'
+  | 'light'
+  | 'small';
 
 /** The answer of a logo upload: the new logo's id, as Merchant.logos holds it. */
 export type LogoUpload = {
@@ -531,7 +558,7 @@ export type Merchant = {
   /** Global id `Merchant:<svcMerchantId>`, unique across the graph: what clients' caches normalize this record by. `svcMerchantId` is the spec's own key. */
   id: Scalars['ID']['output'];
   /** How a sent link reaches the customer: email (the default) or webhook. */
-  linkDelivery: Scalars['String']['output'];
+  linkDelivery: NotificationChannel;
   /** Logo ids by type (light, dark, big, small). */
   logos: Scalars['JSONObject']['output'];
   name: Scalars['String']['output'];
@@ -544,7 +571,7 @@ export type Merchant = {
 /** A merchant to register or change; on a change, only sent fields change. */
 export type MerchantInput = {
   /** email or webhook. */
-  linkDelivery?: InputMaybe<Scalars['String']['input']>;
+  linkDelivery?: InputMaybe<NotificationChannel>;
   /** 1-100 characters; required for a new merchant. */
   name?: InputMaybe<Scalars['String']['input']>;
   /** Generate a new webhook signing secret (returned once). */
@@ -783,6 +810,11 @@ export type MutationUploadMerchantLogoArgs = {
   input: LogoInput;
 };
 
+/** Where a message to a person or system goes: an email, or a webhook. */
+export type NotificationChannel =
+  | 'email'
+  | 'webhook';
+
 /** A checking account just opened. */
 export type OpenedAccount = {
   __typename?: 'OpenedAccount';
@@ -815,7 +847,7 @@ export type PaymentLink = {
   /** In `currency`, at most two decimals. */
   amount: Scalars['Decimal']['output'];
   /** card and/or ach. */
-  availablePaymentType: Array<Scalars['String']['output']>;
+  availablePaymentType: Array<PaymentType>;
   /** ISO 4217. */
   currency: Scalars['CurrencyCode']['output'];
   description?: Maybe<Scalars['String']['output']>;
@@ -850,7 +882,7 @@ export type PaymentLink = {
 export type PaymentLinkField = {
   __typename?: 'PaymentLinkField';
   /** firstName, lastName, email or phone. */
-  code: Scalars['String']['output'];
+  code: PaymentLinkFieldCode;
   /** Its place in the list. */
   index: Scalars['Int']['output'];
   /** Display label; the code when none was given. */
@@ -858,10 +890,17 @@ export type PaymentLinkField = {
   value: Scalars['String']['output'];
 };
 
+/** Which detail of the customer a payment-link field holds. */
+export type PaymentLinkFieldCode =
+  | 'email'
+  | 'firstName'
+  | 'lastName'
+  | 'phone';
+
 /** One of the customer's details: code and value are required. */
 export type PaymentLinkFieldInput = {
   /** firstName, lastName, email or phone. */
-  code?: InputMaybe<Scalars['String']['input']>;
+  code?: InputMaybe<PaymentLinkFieldCode>;
   /** Its place in the list; default: its position. */
   index?: InputMaybe<Scalars['Int']['input']>;
   /** Up to 100 characters; default: the code. */
@@ -875,7 +914,7 @@ export type PaymentLinkInput = {
   /** Positive, at most two decimals. */
   amount?: InputMaybe<Scalars['Decimal']['input']>;
   /** card and/or ach; default both. */
-  availablePaymentType?: InputMaybe<Array<Scalars['String']['input']>>;
+  availablePaymentType?: InputMaybe<Array<PaymentType>>;
   /** ISO 4217. */
   currency?: InputMaybe<Scalars['CurrencyCode']['input']>;
   /** Up to 500 characters. */
@@ -914,6 +953,11 @@ export type PaymentLinkStatus =
   | 'SentToPay'
   | 'Settled';
 
+/** How a payment link is paid, or a refund paid back: by card or by ACH. */
+export type PaymentType =
+  | 'ach'
+  | 'card';
+
 /**
  * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
  * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
@@ -928,6 +972,7 @@ export type Query = {
    * Deliveries, newest first: an aggregator's merchants' (or one merchant's), optionally only those with
    * this status (pending, delivered, failed, paused). `numberOfRecords`: 1-1000 (default 1000);
    * `skipRecords`: from 0.
+   * A status that is not one is a validation error of the operation, before it runs.
    */
   deliveries: DeliveryList;
   /** A delivery (webhook or email) with its attempts: the calling aggregator's merchants', or the merchant's own; others: null. */
@@ -957,7 +1002,8 @@ export type Query = {
   paymentLink?: Maybe<PaymentLink>;
   /**
    * The calling merchant's payment links, newest first (merchant JWT); optionally only those with this
-   * `status`. `numberOfRecords`: 1-1000 (default 1000); `skipRecords`: from 0.
+   * `status` (a PaymentLinkStatus). `numberOfRecords`: 1-1000 (default 1000); `skipRecords`: from 0.
+   * A status that is not one is a validation error of the operation, before it runs.
    */
   paymentLinks: PaymentLinkList;
   /**
@@ -991,7 +1037,7 @@ export type QueryAchPaymentArgs = {
 export type QueryDeliveriesArgs = {
   numberOfRecords?: InputMaybe<Scalars['Int']['input']>;
   skipRecords?: InputMaybe<Scalars['Int']['input']>;
-  status?: InputMaybe<Scalars['String']['input']>;
+  status?: InputMaybe<DeliveryStatus>;
   svcMerchantId?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -1060,7 +1106,7 @@ export type QueryPaymentLinkArgs = {
 export type QueryPaymentLinksArgs = {
   numberOfRecords?: InputMaybe<Scalars['Int']['input']>;
   skipRecords?: InputMaybe<Scalars['Int']['input']>;
-  status?: InputMaybe<Scalars['String']['input']>;
+  status?: InputMaybe<PaymentLinkStatus>;
 };
 
 
@@ -1109,11 +1155,11 @@ export type RefundFilter = {
   numberOfRecords?: InputMaybe<Scalars['Int']['input']>;
   payerName?: InputMaybe<Scalars['String']['input']>;
   /** card or ach. */
-  paymentType?: InputMaybe<Scalars['String']['input']>;
+  paymentType?: InputMaybe<PaymentType>;
   /** From 0. */
   skipRecords?: InputMaybe<Scalars['Int']['input']>;
   /** A payment-link status. */
-  status?: InputMaybe<Scalars['String']['input']>;
+  status?: InputMaybe<PaymentLinkStatus>;
   svcMerchantId?: InputMaybe<Scalars['String']['input']>;
   svcMerchantIds?: InputMaybe<Array<Scalars['String']['input']>>;
   /** Letters and digits, 1-32. */
@@ -1129,7 +1175,7 @@ export type RefundInput = {
   /** Positive, at most the link's amount less earlier refunds. */
   amount?: InputMaybe<Scalars['Decimal']['input']>;
   /** card or ach (ach needs `ach`). */
-  paymentType?: InputMaybe<Scalars['String']['input']>;
+  paymentType?: InputMaybe<PaymentType>;
   /** The payment link to refund. */
   svcTransactionId?: InputMaybe<Scalars['String']['input']>;
 };
@@ -1151,9 +1197,9 @@ export type RefundTransaction = {
   /** Global id `RefundTransaction:<svcTransactionId>`, unique across the graph: what clients' caches normalize this record by. `svcTransactionId` is the spec's own key. */
   id: Scalars['ID']['output'];
   /** card or ach. */
-  paymentType: Scalars['String']['output'];
+  paymentType: PaymentType;
   /** A payment-link status; a new refund is Processing. */
-  status: Scalars['String']['output'];
+  status: PaymentLinkStatus;
   /** Every status change, oldest first. */
   statusChangeHistory: Array<StatusChange>;
   svcAggregatorId: Scalars['ID']['output'];
@@ -1174,9 +1220,15 @@ export type StatusChange = {
   /** Who changed the status: a svcMerchantId, or `system` (an expiry). */
   initiatorId: Scalars['String']['output'];
   /** merchant, customer or system. */
-  initiatorType: Scalars['String']['output'];
+  initiatorType: StatusInitiatorType;
   status: PaymentLinkStatus;
 };
+
+/** Who changed a payment link's status: its merchant, its customer, or the system (an expiry). */
+export type StatusInitiatorType =
+  | 'customer'
+  | 'merchant'
+  | 'system';
 
 /**
  * Events, served by the gateway over graphql-ws on `/graphql` (credentials in `connection_init`, as
@@ -1247,8 +1299,12 @@ export type Transaction = {
   /** The transaction's id in the back office. */
   transactionIdBO?: Maybe<Scalars['String']['output']>;
   /** confirmed, pending or declined. */
-  transactionState: Scalars['String']['output'];
-  /** The transaction type: a name of Query.transactionTypes (USA, tocard ...), or card for a card message. */
+  transactionState: TransactionState;
+  /**
+   * The transaction type: a name of Query.transactionTypes (USA, tocard ...), or card for a card
+   * message. String: the names are the compliance subgraph's data, and one of them is `1`, which an
+   * enum value cannot be.
+   */
   txnType?: Maybe<Scalars['String']['output']>;
   /** The type in words, e.g. Card payment. */
   typeName?: Maybe<Scalars['String']['output']>;
@@ -1299,7 +1355,7 @@ export type TransactionFilter = {
   /** dtsValue before this time. */
   to?: InputMaybe<Scalars['DateTime']['input']>;
   /** confirmed, pending or declined. */
-  transactionState?: InputMaybe<Scalars['String']['input']>;
+  transactionState?: InputMaybe<TransactionState>;
 };
 
 /** Where the transaction came from inside the bank: the user and the account that made it. */
@@ -1319,6 +1375,12 @@ export type TransactionModification = {
   success: Scalars['Boolean']['output'];
   transaction: Transaction;
 };
+
+/** Where a transaction stands: confirmed, pending (not settled) or declined. */
+export type TransactionState =
+  | 'confirmed'
+  | 'declined'
+  | 'pending';
 
 /** Returned with a beneficiary modification: `id` undoes it until `dtsExpiry`, once. */
 export type Undo = {
@@ -1482,6 +1544,7 @@ export type ResolversTypes = ResolversObject<{
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  AccountType: AccountType;
   AchDebitInput: AchDebitInput;
   AchInstruction: ResolverTypeWrapper<AchInstruction>;
   AchInstructionInput: AchInstructionInput;
@@ -1502,29 +1565,36 @@ export type ResolversTypes = ResolversObject<{
   DeliveryAttempt: ResolverTypeWrapper<DeliveryAttempt>;
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   DeliveryList: ResolverTypeWrapper<Omit<DeliveryList, 'items'> & { items: Array<ResolversTypes['Delivery']> }>;
+  DeliveryOutcome: DeliveryOutcome;
   DeliveryStatus: DeliveryStatus;
+  EntryDirection: EntryDirection;
   FundsLookupInput: FundsLookupInput;
   FundsTransaction: ResolverTypeWrapper<FundsTransactionDocument>;
   IouAccount: ResolverTypeWrapper<IouAccountDocument>;
+  IouKind: IouKind;
   IouTransaction: ResolverTypeWrapper<IouTransactionDocument>;
   IouTransactionInput: IouTransactionInput;
   JSONObject: ResolverTypeWrapper<Scalars['JSONObject']['output']>;
   JwtResult: ResolverTypeWrapper<JwtResult>;
   ListTotal: ResolverTypeWrapper<ListTotal>;
   LogoInput: LogoInput;
+  LogoType: LogoType;
   LogoUpload: ResolverTypeWrapper<LogoUpload>;
   Merchant: ResolverTypeWrapper<MerchantDocument>;
   MerchantInput: MerchantInput;
   MerchantRegistration: ResolverTypeWrapper<Omit<MerchantRegistration, 'merchant'> & { merchant: ResolversTypes['Merchant'] }>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  NotificationChannel: NotificationChannel;
   OpenedAccount: ResolverTypeWrapper<OpenedAccount>;
   PageInfo: ResolverTypeWrapper<PageInfo>;
   PaymentLink: ResolverTypeWrapper<PaymentLinkDocument>;
   PaymentLinkField: ResolverTypeWrapper<PaymentLinkField>;
+  PaymentLinkFieldCode: PaymentLinkFieldCode;
   PaymentLinkFieldInput: PaymentLinkFieldInput;
   PaymentLinkInput: PaymentLinkInput;
   PaymentLinkList: ResolverTypeWrapper<Omit<PaymentLinkList, 'items'> & { items: Array<ResolversTypes['PaymentLink']> }>;
   PaymentLinkStatus: PaymentLinkStatus;
+  PaymentType: PaymentType;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   RefundAch: ResolverTypeWrapper<RefundAch>;
   RefundFilter: RefundFilter;
@@ -1532,6 +1602,7 @@ export type ResolversTypes = ResolversObject<{
   RefundList: ResolverTypeWrapper<Omit<RefundList, 'items'> & { items: Array<ResolversTypes['RefundTransaction']> }>;
   RefundTransaction: ResolverTypeWrapper<RefundDocument>;
   StatusChange: ResolverTypeWrapper<StatusChange>;
+  StatusInitiatorType: StatusInitiatorType;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Transaction: ResolverTypeWrapper<TransactionDocument>;
   TransactionChangesInput: TransactionChangesInput;
@@ -1541,6 +1612,7 @@ export type ResolversTypes = ResolversObject<{
   TransactionFilter: TransactionFilter;
   TransactionInternal: ResolverTypeWrapper<TransactionInternal>;
   TransactionModification: ResolverTypeWrapper<Omit<TransactionModification, 'transaction'> & { transaction: ResolversTypes['Transaction'] }>;
+  TransactionState: TransactionState;
   Undo: ResolverTypeWrapper<UndoDocument>;
   User: ResolverTypeWrapper<UserReference>;
 }>;
@@ -1623,13 +1695,13 @@ export type AccountResolvers<ContextType = PaymentsContext, ParentType extends R
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   name?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   transactions?: Resolver<ResolversTypes['TransactionConnection'], ParentType, ContextType, RequireFields<AccountTransactionsArgs, 'first'>>;
-  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['AccountType'], ParentType, ContextType>;
   user?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
 }>;
 
 export type AchInstructionResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['AchInstruction'] = ResolversParentTypes['AchInstruction']> = ResolversObject<{
   DFIAccountNumber?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  accountType?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  accountType?: Resolver<Maybe<ResolversTypes['AccountType']>, ParentType, ContextType>;
   amount?: Resolver<Maybe<ResolversTypes['Decimal']>, ParentType, ContextType>;
   companyEntryDescription?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   currency?: Resolver<Maybe<ResolversTypes['CurrencyCode']>, ParentType, ContextType>;
@@ -1638,7 +1710,7 @@ export type AchInstructionResolvers<ContextType = PaymentsContext, ParentType ex
   reference?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   routingNumber?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   standardEntryClassCode?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  transactionType?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  transactionType?: Resolver<Maybe<ResolversTypes['EntryDirection']>, ParentType, ContextType>;
   webhookUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 }>;
 
@@ -1667,7 +1739,7 @@ export type AchResultResolvers<ContextType = PaymentsContext, ParentType extends
   individualName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   reference?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   routingNumber?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  status?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  status?: Resolver<Maybe<ResolversTypes['AchPaymentStatus']>, ParentType, ContextType>;
   svcAggregatorId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   svcTransactionId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 }>;
@@ -1742,7 +1814,7 @@ export type DeliveryResolvers<ContextType = PaymentsContext, ParentType extends 
   dtsNextAttempt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   eventType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['NotificationChannel'], ParentType, ContextType>;
   lastError?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   status?: Resolver<ResolversTypes['DeliveryStatus'], ParentType, ContextType>;
   svcAggregatorId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
@@ -1756,7 +1828,7 @@ export type DeliveryAttemptResolvers<ContextType = PaymentsContext, ParentType e
   error?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   httpStatus?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   number?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  outcome?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  outcome?: Resolver<ResolversTypes['DeliveryOutcome'], ParentType, ContextType>;
 }>;
 
 export type DeliveryListResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['DeliveryList'] = ResolversParentTypes['DeliveryList']> = ResolversObject<{
@@ -1777,7 +1849,7 @@ export type FundsTransactionResolvers<ContextType = PaymentsContext, ParentType 
   svcCardId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   svcFundsId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   svcStatus?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['EntryDirection'], ParentType, ContextType>;
 }>;
 
 export type IouAccountResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['IouAccount'] = ResolversParentTypes['IouAccount'], FederationReferenceType extends FederationReferenceTypes['IouAccount'] = FederationReferenceTypes['IouAccount']> = ResolversObject<{
@@ -1834,7 +1906,7 @@ export type MerchantResolvers<ContextType = PaymentsContext, ParentType extends 
   dtsCreatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   dtsWebhookDisabled?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  linkDelivery?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  linkDelivery?: Resolver<ResolversTypes['NotificationChannel'], ParentType, ContextType>;
   logos?: Resolver<ResolversTypes['JSONObject'], ParentType, ContextType>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   svcAggregatorId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
@@ -1889,7 +1961,7 @@ export type PageInfoResolvers<ContextType = PaymentsContext, ParentType extends 
 export type PaymentLinkResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['PaymentLink'] = ResolversParentTypes['PaymentLink'], FederationReferenceType extends FederationReferenceTypes['PaymentLink'] = FederationReferenceTypes['PaymentLink']> = ResolversObject<{
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['PaymentLink']> | FederationReferenceType, FederationReferenceType, ContextType>;
   amount?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
-  availablePaymentType?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  availablePaymentType?: Resolver<Array<ResolversTypes['PaymentType']>, ParentType, ContextType>;
   currency?: Resolver<ResolversTypes['CurrencyCode'], ParentType, ContextType>;
   description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   dtsCreatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
@@ -1911,7 +1983,7 @@ export type PaymentLinkResolvers<ContextType = PaymentsContext, ParentType exten
 }>;
 
 export type PaymentLinkFieldResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['PaymentLinkField'] = ResolversParentTypes['PaymentLinkField']> = ResolversObject<{
-  code?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  code?: Resolver<ResolversTypes['PaymentLinkFieldCode'], ParentType, ContextType>;
   index?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   value?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -1951,8 +2023,8 @@ export type RefundTransactionResolvers<ContextType = PaymentsContext, ParentType
   dtsCreatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   dtsUpdatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  paymentType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  paymentType?: Resolver<ResolversTypes['PaymentType'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['PaymentLinkStatus'], ParentType, ContextType>;
   statusChangeHistory?: Resolver<Array<ResolversTypes['StatusChange']>, ParentType, ContextType>;
   svcAggregatorId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   svcMerchantId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
@@ -1966,7 +2038,7 @@ export type StatusChangeResolvers<ContextType = PaymentsContext, ParentType exte
   dtsCreatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   dtsUpdatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   initiatorId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  initiatorType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  initiatorType?: Resolver<ResolversTypes['StatusInitiatorType'], ParentType, ContextType>;
   status?: Resolver<ResolversTypes['PaymentLinkStatus'], ParentType, ContextType>;
 }>;
 
@@ -2007,7 +2079,7 @@ export type TransactionResolvers<ContextType = PaymentsContext, ParentType exten
   sourceSvcAccountId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   transactionId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   transactionIdBO?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  transactionState?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  transactionState?: Resolver<ResolversTypes['TransactionState'], ParentType, ContextType>;
   txnType?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   typeName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 }>;

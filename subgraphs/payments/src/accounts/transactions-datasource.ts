@@ -4,6 +4,9 @@ import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { isIsoDateTime } from '../../../../platform/graphql/scalars.js';
 import { checkAmount, type MinorUnits } from '../../../../platform/money/money.js';
 
+/** Where a transaction stands (the schema's TransactionState). */
+export const TRANSACTION_STATES = ['confirmed', 'pending', 'declined'] as const;
+
 /** A stored transaction record (the spec's Transaction record). */
 export interface TransactionDocument {
   _id: string;
@@ -206,7 +209,7 @@ export function pageKey(account: { SvcAccountId: string; currency: string }, fir
   if (filter?.from) where.from = filter.from.toISOString();
   if (filter?.to) where.to = filter.to.toISOString();
   if (filter?.transactionState) {
-    if (!['confirmed', 'pending', 'declined'].includes(filter.transactionState)) throw appError(ErrorCode.VALIDATION_FAILED, 'filter.transactionState must be confirmed, pending or declined.', { field: 'filter.transactionState' });
+    if (!(TRANSACTION_STATES as readonly string[]).includes(filter.transactionState)) throw appError(ErrorCode.VALIDATION_FAILED, 'filter.transactionState must be confirmed, pending or declined.', { field: 'filter.transactionState' });
     where.transactionState = filter.transactionState;
   }
   if (filter?.label) where.label = filter.label;

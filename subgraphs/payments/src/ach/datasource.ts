@@ -1,6 +1,9 @@
 import type { Collection, Db } from 'mongodb';
 import type { MinorUnits } from '../../../../platform/money/money.js';
 
+/** Where an ACH payment stands (the schema's AchPaymentStatus). */
+export const ACH_PAYMENT_STATUSES = ['Processing', 'Settled', 'Returned'] as const;
+
 /** An ACH debit of an aggregator's merchant, and its return when the receiving bank returned it. */
 export interface AchPaymentDocument {
   _id: string;
@@ -12,7 +15,7 @@ export interface AchPaymentDocument {
   currency: string;
   /** YYYY-MM-DD. */
   effectiveEntryDate: string;
-  status: 'Processing' | 'Settled' | 'Returned';
+  status: (typeof ACH_PAYMENT_STATUSES)[number];
   returnCode: string | null;
   dtsReturned: Date | null;
   dtsCreated: Date;

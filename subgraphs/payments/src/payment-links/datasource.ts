@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import type { MinorUnits } from '../../../../platform/money/money.js';
+import type { AchPaymentDocument } from '../ach/datasource.js';
 
 /** The payment-link statuses of the aggregator spec. */
 export const PAYMENT_LINK_STATUSES = ['Initiated', 'Sent', 'Cancelled', 'Rejected', 'Error', 'Expired', 'Processing', 'SentToPay', 'Completed', 'Settled', 'Returned', 'Declined'] as const;
@@ -78,7 +79,7 @@ export interface RefundDocument {
   status: PaymentLinkStatus;
   statusChangeHistory: StatusChangeDocument[];
   paymentType: 'card' | 'ach';
-  ach: { payment: AchInstructionDocument; result: { status: string; dtsCreatedAt: Date } | null } | null;
+  ach: { payment: AchInstructionDocument; result: { status: AchPaymentDocument['status']; dtsCreatedAt: Date } | null } | null;
   amount: MinorUnits;
   currency: string;
   svcMerchantRef: string | null;

@@ -17,7 +17,7 @@ import { paymentPageHtml } from './payment-page.js';
 
 /** Statuses a merchant may cancel from (the aggregator spec). */
 export const CANCELLABLE: readonly PaymentLinkStatus[] = ['Initiated', 'Sent', 'Processing'];
-const FIELD_CODES = ['firstName', 'lastName', 'email', 'phone'] as const;
+export const FIELD_CODES = ['firstName', 'lastName', 'email', 'phone'] as const;
 
 type Initiator = { initiatorId: string; initiatorType: StatusChangeDocument['initiatorType'] };
 

@@ -69,7 +69,11 @@ export type Address = {
 export type AddressInput = {
   /** An existing address: keeps its id in `addresses`, or names the address to delete. */
   SvcUserAddressId?: InputMaybe<Scalars['String']['input']>;
-  /** checking, savings or debitCard. */
+  /**
+   * checking, savings or debitCard. String, not an enum, on purpose: `POST /user` passes the items of
+   * `addresses` to the graph unchecked, and a wrong value is refused here with VALIDATION_FAILED, the
+   * code REST clients get for it today (an enum's coercion error would make it BAD_REQUEST).
+   */
   accountType?: InputMaybe<Scalars['String']['input']>;
   addressLine1?: InputMaybe<Scalars['String']['input']>;
   addressLine2?: InputMaybe<Scalars['String']['input']>;
@@ -120,7 +124,7 @@ export type AggregatorToken = {
   dtsExpireAt: Scalars['DateTime']['output'];
   token: Scalars['String']['output'];
   /** base or confined. */
-  type: Scalars['String']['output'];
+  type: AggregatorTokenType;
 };
 
 /** The aggregator spec's token result: the base token, and both tokens in `tokens`. */
@@ -133,8 +137,13 @@ export type AggregatorTokenResult = {
   /** The base token and the confined token. */
   tokens: Array<AggregatorToken>;
   /** base. */
-  type: Scalars['String']['output'];
+  type: AggregatorTokenType;
 };
+
+/** An aggregator token's type: a base token reads and changes, a confined one only reads. */
+export type AggregatorTokenType =
+  | 'base'
+  | 'confined';
 
 /** The aggregator user behind the request. */
 export type AggregatorViewer = {
@@ -143,7 +152,7 @@ export type AggregatorViewer = {
   /** The aggregator the user acts for. */
   svcAggregatorId: Scalars['ID']['output'];
   /** base or confined. */
-  tokenType: Scalars['String']['output'];
+  tokenType: AggregatorTokenType;
 };
 
 /**
@@ -153,9 +162,9 @@ export type AggregatorViewer = {
  */
 export type Alert = {
   __typename?: 'Alert';
-  alertTypeId: Scalars['String']['output'];
+  alertTypeId: AlertType;
   /** general or summaryReports. */
-  category?: Maybe<Scalars['String']['output']>;
+  category?: Maybe<AlertCategory>;
   /** Explains the alert while it is disabled (general alerts only). */
   descriptionOff?: Maybe<Scalars['String']['output']>;
   /** Explains the alert while it is enabled (general alerts only). */
@@ -168,9 +177,14 @@ export type Alert = {
   parameters?: Maybe<Scalars['JSONObject']['output']>;
 };
 
+/** The category of an alert type, as the end-user spec spells it. */
+export type AlertCategory =
+  | 'general'
+  | 'summaryReports';
+
 /** An alert subscription in a request: alertTypeId is required; the rest optional and nullable. */
 export type AlertInput = {
-  /** Required; an unknown id is ignored. */
+  /** Required; an unknown id is ignored, as the spec says (so String, not AlertType). */
   alertTypeId?: InputMaybe<Scalars['String']['input']>;
   /** Ignored: the category is the alert type's. */
   category?: InputMaybe<Scalars['String']['input']>;
@@ -187,6 +201,16 @@ export type AlertSyncResult = {
   alerts: Array<Alert>;
   success: Scalars['Boolean']['output'];
 };
+
+/** The known alert types of the end-user spec: the catalogue every user's alert list is made from. */
+export type AlertType =
+  | 'alert1'
+  | 'alert2'
+  | 'alert4'
+  | 'alert21'
+  | 'summaryReportsAnnually'
+  | 'summaryReportsMonthly'
+  | 'summaryReportsQuarterly';
 
 /** Application, owned by the compliance subgraph: here only as a Node, by its global id. */
 export type Application = Node & {
@@ -236,7 +260,7 @@ export type DeviceRegistrationInput = {
    */
   deviceData?: InputMaybe<Scalars['JSONObject']['input']>;
   deviceTag?: InputMaybe<Scalars['String']['input']>;
-  /** The prospect's preSegment, or `recovery` for an existing user registering a new device. */
+  /** The prospect's preSegment, or `recovery` for an existing user registering a new device. String, as in ProspectDataInput. */
   preSegment?: InputMaybe<Scalars['String']['input']>;
   /** A friend's referral code. */
   referral?: InputMaybe<Scalars['String']['input']>;
@@ -247,7 +271,7 @@ export type DeviceRegistrationResult = {
   __typename?: 'DeviceRegistrationResult';
   SvcUserId: Scalars['ID']['output'];
   /** The login channel the device is registered for. */
-  channel: Scalars['String']['output'];
+  channel: LoginChannel;
   /** For a browser device: the deviceId to log in with. Returned here only, once. */
   deviceId?: Maybe<Scalars['String']['output']>;
   deviceTag: Scalars['String']['output'];
@@ -256,7 +280,7 @@ export type DeviceRegistrationResult = {
   /** True when an existing user registered a new device (preSegment recovery). */
   isRecovery: Scalars['Boolean']['output'];
   /** Customer segment of the user. */
-  segment?: Maybe<Scalars['String']['output']>;
+  segment?: Maybe<Segment>;
   /** The device's secret for its login proofs. Returned here only, once. */
   serverSecret: Scalars['String']['output'];
   success: Scalars['Boolean']['output'];
@@ -279,7 +303,7 @@ export type GeocodeCandidate = {
   longitude: Scalars['Float']['output'];
   matched: GeocodeMatch;
   /** postalCode or city: how precisely the candidate locates the address. */
-  precision: Scalars['String']['output'];
+  precision: GeocodePrecision;
 };
 
 /** The parts of the address that matched. */
@@ -291,6 +315,11 @@ export type GeocodeMatch = {
   postalCode?: Maybe<Scalars['String']['output']>;
   state?: Maybe<Scalars['String']['output']>;
 };
+
+/** How precisely a geocoding candidate locates the address. */
+export type GeocodePrecision =
+  | 'city'
+  | 'postalCode';
 
 /** A geocoding answer: candidates best first, at most 5. */
 export type GeocodeResult = {
@@ -306,6 +335,19 @@ export type IouAccount = Node & {
   id: Scalars['ID']['output'];
 };
 
+/** The end-user spec's login channels (`PUT /token`); a device is registered for one of android, android_v1, ios_v1, mobile or browser. */
+export type LoginChannel =
+  | 'android'
+  | 'android_v1'
+  | 'browser'
+  | 'chat'
+  | 'dicBuilder'
+  | 'internet'
+  | 'ios_v1'
+  | 'mobile'
+  | 'statementGenerator'
+  | 'test';
+
 /**
  * A login request. `channel` decides which other properties are required:
  * internet (userName, password); android (uuid, deviceTagOpen, signature); browser (deviceId);
@@ -314,7 +356,11 @@ export type IouAccount = Node & {
  * The fields are nullable here so that a missing one gets the documented error rather than a type error.
  */
 export type LoginInput = {
-  /** internet, android, browser, statementGenerator, dicBuilder, chat, android_v1, ios_v1, mobile or test. */
+  /**
+   * internet, android, browser, statementGenerator, dicBuilder, chat, android_v1, ios_v1, mobile or test
+   * (the values of LoginChannel). String, not LoginChannel, on purpose: an unknown channel is refused
+   * with the spec's own INVALID_CHANNEL, which an enum's coercion error would replace.
+   */
   channel?: InputMaybe<Scalars['String']['input']>;
   /** The device proof of android_v1, ios_v1 and mobile: base64url HMAC-SHA256 (see Mutation.login). */
   cryptotext?: InputMaybe<Scalars['String']['input']>;
@@ -355,7 +401,7 @@ export type LoginResult = {
   /** Screen to show right after login. */
   postOnboardingStepsRequired?: Maybe<Scalars['String']['output']>;
   /** Customer segment of the user. */
-  segment?: Maybe<Scalars['String']['output']>;
+  segment?: Maybe<Segment>;
   success: Scalars['Boolean']['output'];
   /** Long random string, sent afterwards in the `token` header. Shown once. */
   token: Scalars['String']['output'];
@@ -528,6 +574,11 @@ export type Node = {
   id: Scalars['ID']['output'];
 };
 
+/** Where a message to a person or system goes: an email, or a webhook. */
+export type NotificationChannel =
+  | 'email'
+  | 'webhook';
+
 /** The body of `POST /prospect/connectsocket`. */
 export type OnboardingSocketInput = {
   /** The prospect's device tag. */
@@ -573,7 +624,11 @@ export type ProspectDataInput = {
   languageCode?: InputMaybe<Scalars['String']['input']>;
   lastName?: InputMaybe<Scalars['String']['input']>;
   mobile?: InputMaybe<Scalars['String']['input']>;
-  /** retail, student, premium or business. */
+  /**
+   * retail, student, premium or business. String, not an enum: it names where the prospect comes from
+   * (business leads to the segment smallBusiness), and an unknown one is refused with the spec's
+   * status for "no path from preSegment to a segment".
+   */
   preSegment?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -584,18 +639,25 @@ export type ProspectDataResult = {
   dtsExpiry: Scalars['DateTime']['output'];
   prospectId: Scalars['ID']['output'];
   /** The segment the preSegment leads to. */
-  segment: Scalars['String']['output'];
+  segment: Segment;
   success: Scalars['Boolean']['output'];
   /** Send in the `token` header of /prospect/image, /prospect/connectsocket and /prospect/registration. */
   token: Scalars['String']['output'];
 };
 
+/** What a prospect's document image shows. */
+export type ProspectDocumentType =
+  | 'idBack'
+  | 'idFront'
+  | 'passport'
+  | 'selfie';
+
 /** A document image: base64 of a JPEG or PNG of at most 2 MiB. */
 export type ProspectImageInput = {
-  /** image/jpeg or image/png; must match the file's content. */
+  /** image/jpeg or image/png; must match the file's content. String: a media type cannot be an enum value (it holds `/`). */
   contentType?: InputMaybe<Scalars['String']['input']>;
   /** idFront, idBack, passport or selfie. */
-  documentType?: InputMaybe<Scalars['String']['input']>;
+  documentType?: InputMaybe<ProspectDocumentType>;
   imageBase64?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -603,7 +665,7 @@ export type ProspectImageInput = {
 export type ProspectImageResult = {
   __typename?: 'ProspectImageResult';
   contentType: Scalars['String']['output'];
-  documentType: Scalars['String']['output'];
+  documentType: ProspectDocumentType;
   imageId: Scalars['ID']['output'];
   /** Bytes. */
   size: Scalars['Int']['output'];
@@ -683,7 +745,7 @@ export type RecoveryCodeResult = {
   __typename?: 'RecoveryCodeResult';
   /** When the code expires: 15 minutes after it was sent. */
   dtsExpiry: Scalars['DateTime']['output'];
-  /** Where the code went: email. */
+  /** Where the code went: the user's email address, masked. String: an address, not a kind of channel. */
   sentTo: Scalars['String']['output'];
   success: Scalars['Boolean']['output'];
 };
@@ -693,6 +755,13 @@ export type Restriction = Node & {
   __typename?: 'Restriction';
   id: Scalars['ID']['output'];
 };
+
+/** A user's customer segment; a prospect's preSegment business leads to smallBusiness. */
+export type Segment =
+  | 'premium'
+  | 'retail'
+  | 'smallBusiness'
+  | 'student';
 
 /** Transaction, owned by the payments subgraph: here only as a Node, by its global id. */
 export type Transaction = Node & {
@@ -765,7 +834,7 @@ export type User = Node & {
   /** The user's own code for referring friends: what a new user sends as `referral`. */
   referralCode?: Maybe<Scalars['String']['output']>;
   /** Customer segment: retail, student, premium or smallBusiness. */
-  segment?: Maybe<Scalars['String']['output']>;
+  segment?: Maybe<Segment>;
   /** Sort key of the user's name: last name first, lower case (`demo dana`). */
   sortId?: Maybe<Scalars['String']['output']>;
   /** Where the app is with the user, e.g. onboarding or home. */
@@ -1005,10 +1074,13 @@ export type ResolversTypes = ResolversObject<{
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   AggregatorToken: ResolverTypeWrapper<AggregatorToken>;
   AggregatorTokenResult: ResolverTypeWrapper<AggregatorTokenResult>;
+  AggregatorTokenType: AggregatorTokenType;
   AggregatorViewer: ResolverTypeWrapper<AggregatorViewer>;
   Alert: ResolverTypeWrapper<Alert>;
+  AlertCategory: AlertCategory;
   AlertInput: AlertInput;
   AlertSyncResult: ResolverTypeWrapper<AlertSyncResult>;
+  AlertType: AlertType;
   AnyJSONObject: ResolverTypeWrapper<Scalars['AnyJSONObject']['output']>;
   Application: ResolverTypeWrapper<Application>;
   Beneficiary: ResolverTypeWrapper<Beneficiary>;
@@ -1023,26 +1095,31 @@ export type ResolversTypes = ResolversObject<{
   GeocodeCandidate: ResolverTypeWrapper<GeocodeCandidate>;
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   GeocodeMatch: ResolverTypeWrapper<GeocodeMatch>;
+  GeocodePrecision: GeocodePrecision;
   GeocodeResult: ResolverTypeWrapper<GeocodeResult>;
   IouAccount: ResolverTypeWrapper<IouAccount>;
   JSONObject: ResolverTypeWrapper<Scalars['JSONObject']['output']>;
+  LoginChannel: LoginChannel;
   LoginInput: LoginInput;
   LoginResult: ResolverTypeWrapper<LoginResult>;
   Merchant: ResolverTypeWrapper<Merchant>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Node: ResolverTypeWrapper<ResolversInterfaceTypes<ResolversTypes>['Node']>;
+  NotificationChannel: NotificationChannel;
   OnboardingSocketInput: OnboardingSocketInput;
   OnboardingSocketResult: ResolverTypeWrapper<OnboardingSocketResult>;
   PaymentLink: ResolverTypeWrapper<PaymentLink>;
   PersonName: ResolverTypeWrapper<PersonName>;
   ProspectDataInput: ProspectDataInput;
   ProspectDataResult: ResolverTypeWrapper<ProspectDataResult>;
+  ProspectDocumentType: ProspectDocumentType;
   ProspectImageInput: ProspectImageInput;
   ProspectImageResult: ResolverTypeWrapper<ProspectImageResult>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   RecoveryCodeInput: RecoveryCodeInput;
   RecoveryCodeResult: ResolverTypeWrapper<RecoveryCodeResult>;
   Restriction: ResolverTypeWrapper<Restriction>;
+  Segment: Segment;
   Transaction: ResolverTypeWrapper<Transaction>;
   User: ResolverTypeWrapper<UserDocument>;
   UserExtras: ResolverTypeWrapper<UserExtras>;
@@ -1146,25 +1223,25 @@ export type AggregatorPasswordChangeResultResolvers<ContextType = UserContext, P
 export type AggregatorTokenResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['AggregatorToken'] = ResolversParentTypes['AggregatorToken']> = ResolversObject<{
   dtsExpireAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['AggregatorTokenType'], ParentType, ContextType>;
 }>;
 
 export type AggregatorTokenResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['AggregatorTokenResult'] = ResolversParentTypes['AggregatorTokenResult']> = ResolversObject<{
   dtsExpireAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   tokens?: Resolver<Array<ResolversTypes['AggregatorToken']>, ParentType, ContextType>;
-  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['AggregatorTokenType'], ParentType, ContextType>;
 }>;
 
 export type AggregatorViewerResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['AggregatorViewer'] = ResolversParentTypes['AggregatorViewer']> = ResolversObject<{
   login?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   svcAggregatorId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  tokenType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  tokenType?: Resolver<ResolversTypes['AggregatorTokenType'], ParentType, ContextType>;
 }>;
 
 export type AlertResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['Alert'] = ResolversParentTypes['Alert']> = ResolversObject<{
-  alertTypeId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  category?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  alertTypeId?: Resolver<ResolversTypes['AlertType'], ParentType, ContextType>;
+  category?: Resolver<Maybe<ResolversTypes['AlertCategory']>, ParentType, ContextType>;
   descriptionOff?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   descriptionOn?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   dtsModified?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
@@ -1227,12 +1304,12 @@ export type DeliveryResolvers<ContextType = UserContext, ParentType extends Reso
 
 export type DeviceRegistrationResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['DeviceRegistrationResult'] = ResolversParentTypes['DeviceRegistrationResult']> = ResolversObject<{
   SvcUserId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  channel?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  channel?: Resolver<ResolversTypes['LoginChannel'], ParentType, ContextType>;
   deviceId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   deviceTag?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   dtsExpiry?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   isRecovery?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  segment?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  segment?: Resolver<Maybe<ResolversTypes['Segment']>, ParentType, ContextType>;
   serverSecret?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -1245,7 +1322,7 @@ export type GeocodeCandidateResolvers<ContextType = UserContext, ParentType exte
   latitude?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   longitude?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   matched?: Resolver<ResolversTypes['GeocodeMatch'], ParentType, ContextType>;
-  precision?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  precision?: Resolver<ResolversTypes['GeocodePrecision'], ParentType, ContextType>;
 }>;
 
 export type GeocodeMatchResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['GeocodeMatch'] = ResolversParentTypes['GeocodeMatch']> = ResolversObject<{
@@ -1275,7 +1352,7 @@ export type LoginResultResolvers<ContextType = UserContext, ParentType extends R
   dtsExpiry?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   isLocalSavingAllowed?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   postOnboardingStepsRequired?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  segment?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  segment?: Resolver<Maybe<ResolversTypes['Segment']>, ParentType, ContextType>;
   success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   userId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
@@ -1330,14 +1407,14 @@ export type PersonNameResolvers<ContextType = UserContext, ParentType extends Re
 export type ProspectDataResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['ProspectDataResult'] = ResolversParentTypes['ProspectDataResult']> = ResolversObject<{
   dtsExpiry?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   prospectId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  segment?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  segment?: Resolver<ResolversTypes['Segment'], ParentType, ContextType>;
   success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
 export type ProspectImageResultResolvers<ContextType = UserContext, ParentType extends ResolversParentTypes['ProspectImageResult'] = ResolversParentTypes['ProspectImageResult']> = ResolversObject<{
   contentType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  documentType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  documentType?: Resolver<ResolversTypes['ProspectDocumentType'], ParentType, ContextType>;
   imageId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   size?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -1408,7 +1485,7 @@ export type UserResolvers<ContextType = UserContext, ParentType extends Resolver
   postOnboardingStepsRequired?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   private?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   referralCode?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  segment?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  segment?: Resolver<Maybe<ResolversTypes['Segment']>, ParentType, ContextType>;
   sortId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   uiStage?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;

@@ -16,8 +16,8 @@ export const ALERT_CATALOGUE = [
 
 /** An alert as the spec's Alert resource shows it. */
 export interface AlertView {
-  alertTypeId: string;
-  category: string;
+  alertTypeId: (typeof ALERT_CATALOGUE)[number]['alertTypeId'];
+  category: (typeof ALERT_CATALOGUE)[number]['category'];
   name: string;
   isEnabled: boolean | null;
   parameters: Record<string, unknown> | null;

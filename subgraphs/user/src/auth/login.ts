@@ -7,7 +7,7 @@ import type { Principal } from '../../../../platform/security/principal.js';
 import { isIsoDateTime } from '../../../../platform/graphql/scalars.js';
 import { DUMMY_PASSWORD_HASH, sha256, verifyPassword } from '../../../../platform/security/secrets.js';
 import type { AuthCollections, DeviceDocument } from './datasource.js';
-import type { UserDocument } from '../profile/datasource.js';
+import type { Segment, UserDocument } from '../profile/datasource.js';
 import { verifyAndroidSignature, verifyCryptotext } from './device-proof.js';
 import type { Lockouts } from './lockout.js';
 import type { Sessions } from './sessions.js';
@@ -46,7 +46,7 @@ export interface LoginResponse {
   userId: string;
   SvcUserId: string;
   token: string;
-  segment: string | null;
+  segment: Segment | null;
   postOnboardingStepsRequired: string | null;
   dtsExpiry: Date;
   isLocalSavingAllowed: boolean;

@@ -1,11 +1,12 @@
 import type { Db } from 'mongodb';
+import type { Segment } from '../profile/datasource.js';
 
 /** Someone onboarding on a device. `_id` is the prospectId. */
 export interface ProspectDocument {
   _id: string;
   deviceTag: string;
   preSegment: string;
-  segment: string;
+  segment: Segment;
   firstName: string | null;
   lastName: string | null;
   email: string | null;

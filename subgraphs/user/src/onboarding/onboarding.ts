@@ -14,12 +14,12 @@ import type { Lockouts } from '../auth/lockout.js';
 import { DEVICE_CHANNELS } from '../auth/login.js';
 import type { Sessions } from '../auth/sessions.js';
 import { authCollections, type AuthCollections, type DeviceDocument } from '../auth/datasource.js';
-import { usersCollection, type UserDocument } from '../profile/datasource.js';
+import { usersCollection, type Segment, type UserDocument } from '../profile/datasource.js';
 import { prospectCollections, type ProspectDocument } from './datasource.js';
-import { ownValue } from '../../../../platform/security/own.js';
+import { isOneOf, ownValue } from '../../../../platform/security/own.js';
 
 /** Where each preSegment leads: the segment a new user gets. `recovery` is for existing users. */
-export const PRE_SEGMENTS: Readonly<Record<string, string>> = { retail: 'retail', student: 'student', premium: 'premium', business: 'smallBusiness' };
+export const PRE_SEGMENTS: Readonly<Record<string, Segment>> = { retail: 'retail', student: 'student', premium: 'premium', business: 'smallBusiness' };
 export const RECOVERY = 'recovery';
 
 /** The document images a prospect may upload, and the file types accepted. */
@@ -104,7 +104,7 @@ export class Onboarding {
     const documentType = checkString(required(input.documentType, 'documentType'), 'documentType')!;
     const contentType = checkString(required(input.contentType, 'contentType'), 'contentType')!;
     const base64 = checkString(required(input.imageBase64, 'imageBase64'), 'imageBase64')!;
-    if (!(DOCUMENT_TYPES as readonly string[]).includes(documentType)) {
+    if (!isOneOf(DOCUMENT_TYPES, documentType)) {
       throw appError(ErrorCode.VALIDATION_FAILED, `documentType must be one of ${DOCUMENT_TYPES.join(', ')}.`, { field: 'documentType' });
     }
     if (!(IMAGE_TYPES as readonly string[]).includes(contentType)) throw appError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `contentType must be one of ${IMAGE_TYPES.join(', ')}.`, { field: 'contentType' });
@@ -244,7 +244,7 @@ export class Onboarding {
   /** The device to store, from deviceData: its channel (mobile by default), android's uuid, a browser's deviceId. */
   private plannedDevice(deviceTag: string, deviceData: Record<string, unknown>, clientIp: string | null) {
     const channel = deviceData.channel ?? 'mobile';
-    if (typeof channel !== 'string' || !(DEVICE_CHANNELS as readonly string[]).includes(channel)) {
+    if (!isOneOf(DEVICE_CHANNELS, channel)) {
       throw appError(ErrorCode.VALIDATION_FAILED, `deviceData.channel must be one of ${DEVICE_CHANNELS.join(', ')}.`, { field: 'deviceData.channel' });
     }
     const uuid = channel === 'android' ? checkString(required(deviceData.uuid, 'deviceData.uuid'), 'deviceData.uuid', { pattern: /^[0-9A-Za-z-]{36}$/, patternText: '36 digits, letters or dashes' })! : null;
@@ -266,7 +266,7 @@ export class Onboarding {
     return { document, channel, serverSecret, deviceId };
   }
 
-  private async registered(SvcUserId: string, device: ReturnType<Onboarding['plannedDevice']>, segment: string | null, isRecovery: boolean) {
+  private async registered(SvcUserId: string, device: ReturnType<Onboarding['plannedDevice']>, segment: Segment | null, isRecovery: boolean) {
     const { token, dtsExpiry } = await this.sessions.issue({ kind: 'user', SvcUserId, channel: device.channel }, this.config.tokenLifetimeSeconds);
     return {
       success: true,
@@ -284,7 +284,7 @@ export class Onboarding {
   }
 
   /** Stores the prospect as an idle user under a new random SvcUserId, retrying on the rare collision. */
-  private async insertIdleUser(prospect: ProspectDocument, segment: string): Promise<string> {
+  private async insertIdleUser(prospect: ProspectDocument, segment: Segment): Promise<string> {
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const SvcUserId = newId('usr_');
       const now = new Date();

@@ -17,6 +17,10 @@ export interface AddressDocument {
 }
 
 /** A stored end user: the spec's User record. Credentials live in their own collections. */
+/** The customer segments a user may be in (the schema's Segment). */
+export const SEGMENTS = ['retail', 'student', 'premium', 'smallBusiness'] as const;
+export type Segment = (typeof SEGMENTS)[number];
+
 export interface UserDocument {
   _id: string;
   SvcUserId: string;
@@ -26,7 +30,7 @@ export interface UserDocument {
   lastName: string | null;
   sortId: string | null;
   languageCode: string | null;
-  segment: string | null;
+  segment: Segment | null;
   referralCode: string | null;
   extras: { sex?: string | null; eyeColor?: string | null; hairColor?: string | null; heightMetric?: number | null; weightMetric?: number | null } | null;
   private: boolean;
