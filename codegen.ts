@@ -33,6 +33,8 @@ const subgraphs: Record<string, { context: string; mappers: Record<string, strin
     mappers: {
       Restriction: '../restrictions/datasource.js#RestrictionDocument',
       AchReturnRates: '../return-rates/datasource.js#ReturnRatesFigures',
+      GeneratedDocument: '../kyc/kyc.js#GeneratedDocumentView',
+      UploadedDocument: '../kyc/kyc.js#UploadedDocumentView',
       TransactionTypeRule: '../restrictions/datasource.js#TransactionTypeDocument',
       Application: '../kyc/kyc.js#ApplicationView',
       AuditRecord: '../audit/audit-log.js#AuditRecordDocument',

@@ -81,7 +81,8 @@ export default defineConfig(
       '@graphql-eslint/no-unreachable-types': 'off',
       // Relay connections where a list is paged; other lists stay plain lists.
       '@graphql-eslint/relay-connection-types': 'error',
-      '@graphql-eslint/relay-edge-types': ['error', { listTypeCanWrapOnlyEdgeType: false }],
+      // A node need not be refetchable through node(id:): refunds, return-rate reports and card webhook deliveries are paged, not entities.
+      '@graphql-eslint/relay-edge-types': ['error', { listTypeCanWrapOnlyEdgeType: false, shouldImplementNode: false }],
       '@graphql-eslint/relay-arguments': ['error', { includeBoth: false }],
     },
   },

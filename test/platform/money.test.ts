@@ -1,19 +1,9 @@
 import fc from 'fast-check';
 import { GraphQLError, Kind } from 'graphql';
 import { describe, expect, it } from 'vitest';
+import { refusal } from '../support/refusal.js';
 import { CurrencyCode, Decimal } from '../../platform/graphql/scalars.js';
 import { amountBound, canonicalDecimal, checkAmount, fromMinor, isCurrencyCode, minor, minorDigits, sumMinor, toJsonNumber, toMinor } from '../../platform/money/money.js';
-
-/** The extensions of the GraphQLError `act` throws. */
-function refusal(act: () => unknown): Record<string, unknown> {
-  try {
-    act();
-  } catch (error) {
-    if (error instanceof GraphQLError) return error.extensions;
-    throw error;
-  }
-  throw new Error('nothing was refused');
-}
 
 describe('money in minor units', () => {
   it("takes each currency's minor unit from ISO 4217", () => {

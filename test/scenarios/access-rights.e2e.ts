@@ -116,6 +116,9 @@ const FIELD_ACCESS: Readonly<Record<string, Access>> = {
   // GraphQL only, shared: a card message is its user's and its program's aggregator's; payments and deliveries their aggregator's and merchant's.
   cardAuthorization: ['user', 'aggregator', 'service'], achPayment: ['aggregator', 'merchant'], delivery: ['aggregator', 'merchant', 'service'],
   deliveries: ['aggregator', 'merchant'], resendDelivery: ['aggregator', 'merchant'], paymentLinks: ['merchant'],
+  // Relay connections beside the offset lists: each serves the callers of its offset list.
+  paymentLinksConnection: ['merchant'], refundsConnection: ['aggregator'], deliveriesConnection: ['aggregator', 'merchant'],
+  cardWebhookDeliveriesConnection: ['aggregator'], applicationsConnection: ['aggregator'], achReturnRatesConnection: ['aggregator'],
   // REST serves only the customer side (`GET /public/customer/payment`); merchants and aggregators read links too.
   paymentLink: ['customer', 'merchant', 'aggregator'],
   // Internal services only.

@@ -256,6 +256,21 @@ export type CardWebhookDelivery = {
   to: Scalars['String']['output'];
 };
 
+/** Card webhook deliveries, as a Relay connection. */
+export type CardWebhookDeliveryConnection = {
+  __typename?: 'CardWebhookDeliveryConnection';
+  edges: Array<CardWebhookDeliveryEdge>;
+  pageInfo: PageInfo;
+};
+
+/** One of card webhook deliveries in a page, with the cursor that marks its place. */
+export type CardWebhookDeliveryEdge = {
+  __typename?: 'CardWebhookDeliveryEdge';
+  /** Opaque: pass it as `after` (or `before`) to read the records that follow (or precede) this one. */
+  cursor: Scalars['String']['output'];
+  node: CardWebhookDelivery;
+};
+
 /** A page of the aggregator's advice webhook deliveries, with the spec's list total. */
 export type CardWebhookDeliveryList = {
   __typename?: 'CardWebhookDeliveryList';
@@ -470,6 +485,19 @@ export type MutationSetCardStatusArgs = {
   onoff: CardSwitch;
 };
 
+/** Where a page of a Relay connection sits (the Relay cursor connections specification). */
+export type PageInfo = {
+  __typename?: 'PageInfo';
+  /** The cursor of the last edge of this page, to ask for the next page `after` it; null when the page is empty. */
+  endCursor?: Maybe<Scalars['String']['output']>;
+  /** Whether a page follows this one. */
+  hasNextPage: Scalars['Boolean']['output'];
+  /** Whether items precede this page. */
+  hasPreviousPage: Scalars['Boolean']['output'];
+  /** The cursor of the first edge of this page, to ask for the page `before` it; null when the page is empty. */
+  startCursor?: Maybe<Scalars['String']['output']>;
+};
+
 /**
  * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
  * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
@@ -489,6 +517,8 @@ export type Query = {
    * A status that is not one is a validation error of the operation, before it runs.
    */
   cardWebhookDeliveries: CardWebhookDeliveryList;
+  /** The advice webhooks of `cardWebhookDeliveries`, newest first, as a Relay connection: `first` (1-1000, default 100) records `after` a cursor, or `last` records `before` one. */
+  cardWebhookDeliveriesConnection: CardWebhookDeliveryConnection;
 };
 
 
@@ -523,6 +553,21 @@ export type QueryCardAuthorizationArgs = {
 export type QueryCardWebhookDeliveriesArgs = {
   numberOfRecords?: InputMaybe<Scalars['Int']['input']>;
   skipRecords?: InputMaybe<Scalars['Int']['input']>;
+  status?: InputMaybe<DeliveryStatus>;
+};
+
+
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
+export type QueryCardWebhookDeliveriesConnectionArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
   status?: InputMaybe<DeliveryStatus>;
 };
 
@@ -745,6 +790,8 @@ export type ResolversTypes = ResolversObject<{
   CardStatusResult: ResolverTypeWrapper<Omit<CardStatusResult, 'card'> & { card: ResolversTypes['Card'] }>;
   CardSwitch: CardSwitch;
   CardWebhookDelivery: ResolverTypeWrapper<DeliveryDocument>;
+  CardWebhookDeliveryConnection: ResolverTypeWrapper<Omit<CardWebhookDeliveryConnection, 'edges'> & { edges: Array<ResolversTypes['CardWebhookDeliveryEdge']> }>;
+  CardWebhookDeliveryEdge: ResolverTypeWrapper<Omit<CardWebhookDeliveryEdge, 'node'> & { node: ResolversTypes['CardWebhookDelivery'] }>;
   CardWebhookDeliveryList: ResolverTypeWrapper<Omit<CardWebhookDeliveryList, 'items'> & { items: Array<ResolversTypes['CardWebhookDelivery']> }>;
   CondorCardAdditionalData: ResolverTypeWrapper<CondorCardAdditionalData>;
   CondorCardAttributesInput: CondorCardAttributesInput;
@@ -761,6 +808,7 @@ export type ResolversTypes = ResolversObject<{
   JSONObject: ResolverTypeWrapper<Scalars['JSONObject']['output']>;
   ListTotal: ResolverTypeWrapper<ListTotal>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  PageInfo: ResolverTypeWrapper<PageInfo>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   SandboxError: ResolverTypeWrapper<SandboxError>;
   SandboxInput: SandboxInput;
@@ -788,6 +836,8 @@ export type ResolversParentTypes = ResolversObject<{
   CardResult: Omit<CardResult, 'card'> & { card: ResolversParentTypes['Card'] };
   CardStatusResult: Omit<CardStatusResult, 'card'> & { card: ResolversParentTypes['Card'] };
   CardWebhookDelivery: DeliveryDocument;
+  CardWebhookDeliveryConnection: Omit<CardWebhookDeliveryConnection, 'edges'> & { edges: Array<ResolversParentTypes['CardWebhookDeliveryEdge']> };
+  CardWebhookDeliveryEdge: Omit<CardWebhookDeliveryEdge, 'node'> & { node: ResolversParentTypes['CardWebhookDelivery'] };
   CardWebhookDeliveryList: Omit<CardWebhookDeliveryList, 'items'> & { items: Array<ResolversParentTypes['CardWebhookDelivery']> };
   CondorCardAdditionalData: CondorCardAdditionalData;
   CondorCardAttributesInput: CondorCardAttributesInput;
@@ -801,6 +851,7 @@ export type ResolversParentTypes = ResolversObject<{
   JSONObject: Scalars['JSONObject']['output'];
   ListTotal: ListTotal;
   Mutation: Record<PropertyKey, never>;
+  PageInfo: PageInfo;
   Query: Record<PropertyKey, never>;
   SandboxError: SandboxError;
   SandboxInput: SandboxInput;
@@ -910,6 +961,16 @@ export type CardWebhookDeliveryResolvers<ContextType = CardsContext, ParentType 
   to?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
+export type CardWebhookDeliveryConnectionResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['CardWebhookDeliveryConnection'] = ResolversParentTypes['CardWebhookDeliveryConnection']> = ResolversObject<{
+  edges?: Resolver<Array<ResolversTypes['CardWebhookDeliveryEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+}>;
+
+export type CardWebhookDeliveryEdgeResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['CardWebhookDeliveryEdge'] = ResolversParentTypes['CardWebhookDeliveryEdge']> = ResolversObject<{
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes['CardWebhookDelivery'], ParentType, ContextType>;
+}>;
+
 export type CardWebhookDeliveryListResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['CardWebhookDeliveryList'] = ResolversParentTypes['CardWebhookDeliveryList']> = ResolversObject<{
   items?: Resolver<Array<ResolversTypes['CardWebhookDelivery']>, ParentType, ContextType>;
   total?: Resolver<ResolversTypes['ListTotal'], ParentType, ContextType>;
@@ -979,10 +1040,18 @@ export type MutationResolvers<ContextType = CardsContext, ParentType extends Res
   setCardStatus?: Resolver<ResolversTypes['CardStatusResult'], ParentType, ContextType, RequireFields<MutationSetCardStatusArgs, 'SvcCardId' | 'onoff'>>;
 }>;
 
+export type PageInfoResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = ResolversObject<{
+  endCursor?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  hasNextPage?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  hasPreviousPage?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  startCursor?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+}>;
+
 export type QueryResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
   card?: Resolver<Maybe<ResolversTypes['Card']>, ParentType, ContextType, RequireFields<QueryCardArgs, 'SvcCardId'>>;
   cardAuthorization?: Resolver<Maybe<ResolversTypes['CardAuthorization']>, ParentType, ContextType, RequireFields<QueryCardAuthorizationArgs, 'messageId'>>;
   cardWebhookDeliveries?: Resolver<ResolversTypes['CardWebhookDeliveryList'], ParentType, ContextType, Partial<QueryCardWebhookDeliveriesArgs>>;
+  cardWebhookDeliveriesConnection?: Resolver<ResolversTypes['CardWebhookDeliveryConnection'], ParentType, ContextType, Partial<QueryCardWebhookDeliveriesConnectionArgs>>;
 }>;
 
 export type SandboxErrorResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['SandboxError'] = ResolversParentTypes['SandboxError']> = ResolversObject<{
@@ -1034,6 +1103,8 @@ export type Resolvers<ContextType = CardsContext> = ResolversObject<{
   CardResult?: CardResultResolvers<ContextType>;
   CardStatusResult?: CardStatusResultResolvers<ContextType>;
   CardWebhookDelivery?: CardWebhookDeliveryResolvers<ContextType>;
+  CardWebhookDeliveryConnection?: CardWebhookDeliveryConnectionResolvers<ContextType>;
+  CardWebhookDeliveryEdge?: CardWebhookDeliveryEdgeResolvers<ContextType>;
   CardWebhookDeliveryList?: CardWebhookDeliveryListResolvers<ContextType>;
   CondorCardAdditionalData?: CondorCardAdditionalDataResolvers<ContextType>;
   CondorCardResult?: CondorCardResultResolvers<ContextType>;
@@ -1044,6 +1115,7 @@ export type Resolvers<ContextType = CardsContext> = ResolversObject<{
   JSONObject?: GraphQLScalarType;
   ListTotal?: ListTotalResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
+  PageInfo?: PageInfoResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   SandboxError?: SandboxErrorResolvers<ContextType>;
   SandboxResponseData?: SandboxResponseDataResolvers<ContextType>;

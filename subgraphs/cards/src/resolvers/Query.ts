@@ -1,5 +1,6 @@
 import { maySeeUser, requireAggregator, requireUser } from '../../../../platform/security/authorize.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
+import { offsetConnection } from '../../../../platform/graphql/paging.js';
 import { mayReadMessage } from './CardAuthorization.js';
 
 export const Query: QueryResolvers = {
@@ -10,6 +11,10 @@ export const Query: QueryResolvers = {
     return card && maySeeUser(principal, card.SvcUserId) ? card : null;
   },
   cardWebhookDeliveries: (_parent, args, { principal, webhooks }) => webhooks.deliveriesOf(requireAggregator(principal, 'read').svcAggregatorId, args),
+  cardWebhookDeliveriesConnection: (_parent, { status, ...args }, { principal, webhooks }) => {
+    const { svcAggregatorId } = requireAggregator(principal, 'read');
+    return offsetConnection(args, (page) => webhooks.deliveriesOf(svcAggregatorId, { status, ...page }));
+  },
   cardAuthorization: async (_parent, { messageId }, { cardMessages, principal }) => {
     // A message is its card user's and its program aggregator's; any other kind of caller is refused, whatever the id.
     if (principal.kind !== 'service' && principal.kind !== 'aggregator') requireUser(principal);

@@ -2,7 +2,7 @@
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
 import type { RestrictionDocument, TransactionTypeDocument } from '../restrictions/datasource.js';
 import type { ReturnRatesFigures } from '../return-rates/datasource.js';
-import type { ApplicationView } from '../kyc/kyc.js';
+import type { GeneratedDocumentView, UploadedDocumentView, ApplicationView } from '../kyc/kyc.js';
 import type { AuditRecordDocument } from '../audit/audit-log.js';
 import type { UserReference } from '../../../../platform/graphql/references.js';
 import type { ComplianceContext } from '../context.js';
@@ -113,6 +113,21 @@ export type AchReturnRates = {
   updatedAt: Scalars['DateTime']['output'];
 };
 
+/** Return-rate reports, as a Relay connection. */
+export type AchReturnRatesConnection = {
+  __typename?: 'AchReturnRatesConnection';
+  edges: Array<AchReturnRatesEdge>;
+  pageInfo: PageInfo;
+};
+
+/** One of return-rate reports in a page, with the cursor that marks its place. */
+export type AchReturnRatesEdge = {
+  __typename?: 'AchReturnRatesEdge';
+  /** Opaque: pass it as `after` (or `before`) to read the records that follow (or precede) this one. */
+  cursor: Scalars['String']['output'];
+  node: AchReturnRatesItem;
+};
+
 /** The body of `POST /transfer-to/ach/return-rates`. */
 export type AchReturnRatesInput = {
   /** A reporting date: its report only. */
@@ -168,6 +183,21 @@ export type Application = {
   reference?: Maybe<Scalars['String']['output']>;
   /** pending_step_up or completed. */
   status: ApplicationStatus;
+};
+
+/** Applications, as a Relay connection. */
+export type ApplicationConnection = {
+  __typename?: 'ApplicationConnection';
+  edges: Array<ApplicationEdge>;
+  pageInfo: PageInfo;
+};
+
+/** One of applications in a page, with the cursor that marks its place. */
+export type ApplicationEdge = {
+  __typename?: 'ApplicationEdge';
+  /** Opaque: pass it as `after` (or `before`) to read the records that follow (or precede) this one. */
+  cursor: Scalars['String']['output'];
+  node: Application;
 };
 
 /** A page of applications, with the spec's list total. */
@@ -395,6 +425,8 @@ export type GeneratedDocument = {
   documentId: Scalars['ID']['output'];
   documentType: KycDocumentType;
   entityId: Scalars['ID']['output'];
+  /** Global id `GeneratedDocument:<documentId>`, unique across the graph: what clients' caches normalize this record by. */
+  id: Scalars['ID']['output'];
   /** Where to upload the file. */
   uploadPath: Scalars['String']['output'];
 };
@@ -494,6 +526,19 @@ export type MutationUploadDocumentArgs = {
   input: DocumentUploadInput;
 };
 
+/** Where a page of a Relay connection sits (the Relay cursor connections specification). */
+export type PageInfo = {
+  __typename?: 'PageInfo';
+  /** The cursor of the last edge of this page, to ask for the next page `after` it; null when the page is empty. */
+  endCursor?: Maybe<Scalars['String']['output']>;
+  /** Whether a page follows this one. */
+  hasNextPage: Scalars['Boolean']['output'];
+  /** Whether items precede this page. */
+  hasPreviousPage: Scalars['Boolean']['output'];
+  /** The cursor of the first edge of this page, to ask for the page `before` it; null when the page is empty. */
+  startCursor?: Maybe<Scalars['String']['output']>;
+};
+
 /** A person: an individual customer, or the representative of a business. */
 export type PersonInput = {
   dateOfBirth?: InputMaybe<Scalars['Date']['input']>;
@@ -522,6 +567,8 @@ export type Query = {
    * reporting date's report (no items when there is none); without, up to 1000, latest maxDate first.
    */
   achReturnRates: AchReturnRatesList;
+  /** The calling aggregator's return-rate reports, newest first, as a Relay connection: `first` (1-1000, default 100) records `after` a cursor, or `last` records `before` one. `date`: that reporting date's report only. */
+  achReturnRatesConnection: AchReturnRatesConnection;
   /** One of the calling aggregator's applications; others: null. */
   application?: Maybe<Application>;
   /**
@@ -530,6 +577,8 @@ export type Query = {
    * skipRecords neither skips nor repeats one. Needs an aggregator token (a confined one may read).
    */
   applications: ApplicationList;
+  /** The calling aggregator's applications, oldest first, as a Relay connection: `first` (1-1000, default 100) records `after` a cursor, or `last` records `before` one. The filters are those of ApplicationListInput. */
+  applicationsConnection: ApplicationConnection;
   /**
    * The audit log, newest first, for operators only: an internal service key named `operator`
    * (SERVICE_KEYS=operator=<key>, header x-service-key). Every filter is optional; `since` is
@@ -583,6 +632,21 @@ export type QueryAchReturnRatesArgs = {
  * (internal service); without one the caller is anonymous, and a credential that does not resolve is
  * refused with 401.
  */
+export type QueryAchReturnRatesConnectionArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  date?: InputMaybe<Scalars['Date']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryApplicationArgs = {
   applicationId: Scalars['ID']['input'];
 };
@@ -596,6 +660,23 @@ export type QueryApplicationArgs = {
  */
 export type QueryApplicationsArgs = {
   input: ApplicationListInput;
+};
+
+
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
+export type QueryApplicationsConnectionArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  customerId?: InputMaybe<Scalars['String']['input']>;
+  dateCreateFrom?: InputMaybe<Scalars['Date']['input']>;
+  dateCreateTo?: InputMaybe<Scalars['Date']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -725,6 +806,8 @@ export type UploadedDocument = {
   __typename?: 'UploadedDocument';
   contentType: Scalars['String']['output'];
   documentId: Scalars['ID']['output'];
+  /** Global id `UploadedDocument:<documentId>`, unique across the graph: what clients' caches normalize this record by. */
+  id: Scalars['ID']['output'];
   /** Bytes. */
   size: Scalars['Int']['output'];
 };
@@ -854,11 +937,15 @@ export type ResolversTypes = ResolversObject<{
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   AchReturnRates: ResolverTypeWrapper<ReturnRatesFigures>;
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
+  AchReturnRatesConnection: ResolverTypeWrapper<Omit<AchReturnRatesConnection, 'edges'> & { edges: Array<ResolversTypes['AchReturnRatesEdge']> }>;
+  AchReturnRatesEdge: ResolverTypeWrapper<Omit<AchReturnRatesEdge, 'node'> & { node: ResolversTypes['AchReturnRatesItem'] }>;
   AchReturnRatesInput: AchReturnRatesInput;
   AchReturnRatesItem: ResolverTypeWrapper<Omit<AchReturnRatesItem, 'returnRates'> & { returnRates: ResolversTypes['AchReturnRates'] }>;
   AchReturnRatesList: ResolverTypeWrapper<Omit<AchReturnRatesList, 'items'> & { items: Array<ResolversTypes['AchReturnRatesItem']> }>;
   ActorKind: ActorKind;
   Application: ResolverTypeWrapper<ApplicationView>;
+  ApplicationConnection: ResolverTypeWrapper<Omit<ApplicationConnection, 'edges'> & { edges: Array<ResolversTypes['ApplicationEdge']> }>;
+  ApplicationEdge: ResolverTypeWrapper<Omit<ApplicationEdge, 'node'> & { node: ResolversTypes['Application'] }>;
   ApplicationList: ResolverTypeWrapper<Omit<ApplicationList, 'items'> & { items: Array<ResolversTypes['Application']> }>;
   ApplicationListInput: ApplicationListInput;
   ApplicationOutcome: ApplicationOutcome;
@@ -884,11 +971,12 @@ export type ResolversTypes = ResolversObject<{
   DocumentUploadInput: DocumentUploadInput;
   DocumentView: DocumentView;
   EntityApplication: ResolverTypeWrapper<EntityApplication>;
-  GeneratedDocument: ResolverTypeWrapper<GeneratedDocument>;
+  GeneratedDocument: ResolverTypeWrapper<GeneratedDocumentView>;
   JSONObject: ResolverTypeWrapper<Scalars['JSONObject']['output']>;
   KycDocumentType: KycDocumentType;
   ListTotal: ResolverTypeWrapper<ListTotal>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  PageInfo: ResolverTypeWrapper<PageInfo>;
   PersonInput: PersonInput;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Restriction: ResolverTypeWrapper<RestrictionDocument>;
@@ -897,7 +985,7 @@ export type ResolversTypes = ResolversObject<{
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   TransactionProposalInput: TransactionProposalInput;
   TransactionTypeRule: ResolverTypeWrapper<TransactionTypeDocument>;
-  UploadedDocument: ResolverTypeWrapper<UploadedDocument>;
+  UploadedDocument: ResolverTypeWrapper<UploadedDocumentView>;
   User: ResolverTypeWrapper<UserReference>;
 }>;
 
@@ -910,10 +998,14 @@ export type ResolversParentTypes = ResolversObject<{
   Int: Scalars['Int']['output'];
   AchReturnRates: ReturnRatesFigures;
   Float: Scalars['Float']['output'];
+  AchReturnRatesConnection: Omit<AchReturnRatesConnection, 'edges'> & { edges: Array<ResolversParentTypes['AchReturnRatesEdge']> };
+  AchReturnRatesEdge: Omit<AchReturnRatesEdge, 'node'> & { node: ResolversParentTypes['AchReturnRatesItem'] };
   AchReturnRatesInput: AchReturnRatesInput;
   AchReturnRatesItem: Omit<AchReturnRatesItem, 'returnRates'> & { returnRates: ResolversParentTypes['AchReturnRates'] };
   AchReturnRatesList: Omit<AchReturnRatesList, 'items'> & { items: Array<ResolversParentTypes['AchReturnRatesItem']> };
   Application: ApplicationView;
+  ApplicationConnection: Omit<ApplicationConnection, 'edges'> & { edges: Array<ResolversParentTypes['ApplicationEdge']> };
+  ApplicationEdge: Omit<ApplicationEdge, 'node'> & { node: ResolversParentTypes['Application'] };
   ApplicationList: Omit<ApplicationList, 'items'> & { items: Array<ResolversParentTypes['Application']> };
   ApplicationListInput: ApplicationListInput;
   ApplicationUpdateInput: ApplicationUpdateInput;
@@ -934,10 +1026,11 @@ export type ResolversParentTypes = ResolversObject<{
   DocumentGenerateInput: DocumentGenerateInput;
   DocumentUploadInput: DocumentUploadInput;
   EntityApplication: EntityApplication;
-  GeneratedDocument: GeneratedDocument;
+  GeneratedDocument: GeneratedDocumentView;
   JSONObject: Scalars['JSONObject']['output'];
   ListTotal: ListTotal;
   Mutation: Record<PropertyKey, never>;
+  PageInfo: PageInfo;
   PersonInput: PersonInput;
   Query: Record<PropertyKey, never>;
   Restriction: RestrictionDocument;
@@ -945,7 +1038,7 @@ export type ResolversParentTypes = ResolversObject<{
   Subscription: Record<PropertyKey, never>;
   TransactionProposalInput: TransactionProposalInput;
   TransactionTypeRule: TransactionTypeDocument;
-  UploadedDocument: UploadedDocument;
+  UploadedDocument: UploadedDocumentView;
   User: UserReference;
 }>;
 
@@ -981,6 +1074,16 @@ export type AchReturnRatesResolvers<ContextType = ComplianceContext, ParentType 
   updatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
 }>;
 
+export type AchReturnRatesConnectionResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['AchReturnRatesConnection'] = ResolversParentTypes['AchReturnRatesConnection']> = ResolversObject<{
+  edges?: Resolver<Array<ResolversTypes['AchReturnRatesEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+}>;
+
+export type AchReturnRatesEdgeResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['AchReturnRatesEdge'] = ResolversParentTypes['AchReturnRatesEdge']> = ResolversObject<{
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes['AchReturnRatesItem'], ParentType, ContextType>;
+}>;
+
 export type AchReturnRatesItemResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['AchReturnRatesItem'] = ResolversParentTypes['AchReturnRatesItem']> = ResolversObject<{
   notes?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   returnRates?: Resolver<ResolversTypes['AchReturnRates'], ParentType, ContextType>;
@@ -1003,6 +1106,16 @@ export type ApplicationResolvers<ContextType = ComplianceContext, ParentType ext
   outcome?: Resolver<Maybe<ResolversTypes['ApplicationOutcome']>, ParentType, ContextType>;
   reference?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   status?: Resolver<ResolversTypes['ApplicationStatus'], ParentType, ContextType>;
+}>;
+
+export type ApplicationConnectionResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['ApplicationConnection'] = ResolversParentTypes['ApplicationConnection']> = ResolversObject<{
+  edges?: Resolver<Array<ResolversTypes['ApplicationEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+}>;
+
+export type ApplicationEdgeResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['ApplicationEdge'] = ResolversParentTypes['ApplicationEdge']> = ResolversObject<{
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes['Application'], ParentType, ContextType>;
 }>;
 
 export type ApplicationListResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['ApplicationList'] = ResolversParentTypes['ApplicationList']> = ResolversObject<{
@@ -1076,6 +1189,7 @@ export type GeneratedDocumentResolvers<ContextType = ComplianceContext, ParentTy
   documentId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   documentType?: Resolver<ResolversTypes['KycDocumentType'], ParentType, ContextType>;
   entityId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   uploadPath?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
@@ -1098,10 +1212,19 @@ export type MutationResolvers<ContextType = ComplianceContext, ParentType extend
   uploadDocument?: Resolver<ResolversTypes['UploadedDocument'], ParentType, ContextType, RequireFields<MutationUploadDocumentArgs, 'input'>>;
 }>;
 
+export type PageInfoResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = ResolversObject<{
+  endCursor?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  hasNextPage?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  hasPreviousPage?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  startCursor?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+}>;
+
 export type QueryResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
   achReturnRates?: Resolver<ResolversTypes['AchReturnRatesList'], ParentType, ContextType, RequireFields<QueryAchReturnRatesArgs, 'input'>>;
+  achReturnRatesConnection?: Resolver<ResolversTypes['AchReturnRatesConnection'], ParentType, ContextType, Partial<QueryAchReturnRatesConnectionArgs>>;
   application?: Resolver<Maybe<ResolversTypes['Application']>, ParentType, ContextType, RequireFields<QueryApplicationArgs, 'applicationId'>>;
   applications?: Resolver<ResolversTypes['ApplicationList'], ParentType, ContextType, RequireFields<QueryApplicationsArgs, 'input'>>;
+  applicationsConnection?: Resolver<ResolversTypes['ApplicationConnection'], ParentType, ContextType, Partial<QueryApplicationsConnectionArgs>>;
   auditLog?: Resolver<ResolversTypes['AuditLogPage'], ParentType, ContextType, RequireFields<QueryAuditLogArgs, 'first'>>;
   evaluateTransaction?: Resolver<ResolversTypes['RestrictionDecision'], ParentType, ContextType, RequireFields<QueryEvaluateTransactionArgs, 'input'>>;
   transactionTypes?: Resolver<Array<ResolversTypes['TransactionTypeRule']>, ParentType, ContextType>;
@@ -1147,6 +1270,7 @@ export type TransactionTypeRuleResolvers<ContextType = ComplianceContext, Parent
 export type UploadedDocumentResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['UploadedDocument'] = ResolversParentTypes['UploadedDocument']> = ResolversObject<{
   contentType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   documentId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   size?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 }>;
 
@@ -1160,9 +1284,13 @@ export type UserResolvers<ContextType = ComplianceContext, ParentType extends Re
 export type Resolvers<ContextType = ComplianceContext> = ResolversObject<{
   AchActivityResult?: AchActivityResultResolvers<ContextType>;
   AchReturnRates?: AchReturnRatesResolvers<ContextType>;
+  AchReturnRatesConnection?: AchReturnRatesConnectionResolvers<ContextType>;
+  AchReturnRatesEdge?: AchReturnRatesEdgeResolvers<ContextType>;
   AchReturnRatesItem?: AchReturnRatesItemResolvers<ContextType>;
   AchReturnRatesList?: AchReturnRatesListResolvers<ContextType>;
   Application?: ApplicationResolvers<ContextType>;
+  ApplicationConnection?: ApplicationConnectionResolvers<ContextType>;
+  ApplicationEdge?: ApplicationEdgeResolvers<ContextType>;
   ApplicationList?: ApplicationListResolvers<ContextType>;
   AuditAppendResult?: AuditAppendResultResolvers<ContextType>;
   AuditDetail?: AuditDetailResolvers<ContextType>;
@@ -1178,6 +1306,7 @@ export type Resolvers<ContextType = ComplianceContext> = ResolversObject<{
   JSONObject?: GraphQLScalarType;
   ListTotal?: ListTotalResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
+  PageInfo?: PageInfoResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   Restriction?: RestrictionResolvers<ContextType>;
   RestrictionDecision?: RestrictionDecisionResolvers<ContextType>;

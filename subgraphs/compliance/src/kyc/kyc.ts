@@ -269,3 +269,8 @@ export class Kyc {
     };
   }
 }
+
+/** A document as `generateDocument` answers it. */
+export type GeneratedDocumentView = Awaited<ReturnType<Kyc['generateDocument']>>;
+/** A document as `uploadDocument` answers it. */
+export type UploadedDocumentView = Awaited<ReturnType<Kyc['uploadDocument']>>;

@@ -1,4 +1,4 @@
-import type { ApplicationResolvers } from '../__generated__/resolvers-types.js';
+import type { ApplicationResolvers, GeneratedDocumentResolvers, UploadedDocumentResolvers } from '../__generated__/resolvers-types.js';
 import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 import { applicationView } from '../kyc/kyc.js';
 
@@ -12,4 +12,12 @@ export const Application: ApplicationResolvers = {
     const visible = application && (principal.kind === 'service' || (principal.kind === 'aggregator' && principal.svcAggregatorId === application.svcAggregatorId));
     return visible ? applicationView(application) : null;
   },
+};
+
+export const GeneratedDocument: GeneratedDocumentResolvers = {
+  id: (document) => globalId('GeneratedDocument', document.documentId),
+};
+
+export const UploadedDocument: UploadedDocumentResolvers = {
+  id: (document) => globalId('UploadedDocument', document.documentId),
 };

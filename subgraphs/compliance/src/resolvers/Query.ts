@@ -3,6 +3,7 @@ import { requireAggregator, requireService } from '../../../../platform/security
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { checkString, ID_RULE } from '../../../../platform/security/validate.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
+import { offsetConnection } from '../../../../platform/graphql/paging.js';
 import { evaluate } from '../restrictions/engine.js';
 import { checkAmount, isCurrencyCode } from '../../../../platform/money/money.js';
 import { applicationView } from '../kyc/kyc.js';
@@ -30,6 +31,10 @@ export const Query: QueryResolvers = {
     return application && application.svcAggregatorId === svcAggregatorId ? applicationView(application) : null;
   },
   applications: (_parent, { input }, { principal, kyc }) => kyc.list(requireAggregator(principal, 'read').svcAggregatorId, input),
+  applicationsConnection: (_parent, { customerId, dateCreateFrom, dateCreateTo, ...args }, { principal, kyc }) => {
+    const { svcAggregatorId } = requireAggregator(principal, 'read');
+    return offsetConnection(args, (page) => kyc.list(svcAggregatorId, { customerId, dateCreateFrom, dateCreateTo, ...page }));
+  },
   auditLog: async (_parent, { first, after, ...filter }, { principal, auditLog }) => {
     requireService(principal, ['operator']);
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a client may send first: null, which the default does not replace.
@@ -45,4 +50,8 @@ export const Query: QueryResolvers = {
     }
   },
   achReturnRates: (_parent, { input }, { principal, returnRates }) => returnRates.list(requireAggregator(principal, 'read').svcAggregatorId, input),
+  achReturnRatesConnection: (_parent, { date, ...args }, { principal, returnRates }) => {
+    const { svcAggregatorId } = requireAggregator(principal, 'read');
+    return offsetConnection(args, (page) => returnRates.list(svcAggregatorId, { date, ...page }));
+  },
 };

@@ -1,7 +1,7 @@
 import { scalarResolvers } from '../../../../platform/graphql/scalars.js';
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { AchReturnRates } from './AchReturnRates.js';
-import { Application } from './Application.js';
+import { Application, GeneratedDocument, UploadedDocument } from './Application.js';
 import { AuditRecord } from './AuditRecord.js';
 import { Mutation } from './Mutation.js';
 import { Query } from './Query.js';
@@ -19,6 +19,8 @@ export const resolvers: Resolvers = {
   Restriction,
   AchReturnRates,
   Application,
+  GeneratedDocument,
+  UploadedDocument,
   AuditRecord,
   User,
 };

@@ -376,6 +376,21 @@ export type DeliveryAttempt = {
   outcome: DeliveryOutcome;
 };
 
+/** Deliveries, as a Relay connection. */
+export type DeliveryConnection = {
+  __typename?: 'DeliveryConnection';
+  edges: Array<DeliveryEdge>;
+  pageInfo: PageInfo;
+};
+
+/** One of deliveries in a page, with the cursor that marks its place. */
+export type DeliveryEdge = {
+  __typename?: 'DeliveryEdge';
+  /** Opaque: pass it as `after` (or `before`) to read the records that follow (or precede) this one. */
+  cursor: Scalars['String']['output'];
+  node: Delivery;
+};
+
 /** A page of deliveries, with the spec's list total. */
 export type DeliveryList = {
   __typename?: 'DeliveryList';
@@ -420,6 +435,8 @@ export type FundsTransaction = {
   boTransId?: Maybe<Scalars['String']['output']>;
   dtsCreatedAt: Scalars['DateTime']['output'];
   fee: Scalars['Decimal']['output'];
+  /** Global id `FundsTransaction:<svcFundsId>`, unique across the graph: what clients' caches normalize this record by. */
+  id: Scalars['ID']['output'];
   lastDepositAmount: Scalars['Decimal']['output'];
   ledgerBalance: Scalars['Decimal']['output'];
   /** The aggregator's reference: letters and digits, 1-32. */
@@ -832,9 +849,9 @@ export type PageInfo = {
   endCursor?: Maybe<Scalars['String']['output']>;
   /** Whether a page follows this one. */
   hasNextPage: Scalars['Boolean']['output'];
-  /** Whether items precede this page: true when it was asked for `after` a cursor (paging runs forward). */
+  /** Whether items precede this page. */
   hasPreviousPage: Scalars['Boolean']['output'];
-  /** The cursor of the first edge of this page; null when the page is empty. */
+  /** The cursor of the first edge of this page, to ask for the page `before` it; null when the page is empty. */
   startCursor?: Maybe<Scalars['String']['output']>;
 };
 
@@ -876,6 +893,21 @@ export type PaymentLink = {
   svcTransactionId: Scalars['ID']['output'];
   /** Set when sent: the payment page. */
   url?: Maybe<Scalars['String']['output']>;
+};
+
+/** Payment links, as a Relay connection. */
+export type PaymentLinkConnection = {
+  __typename?: 'PaymentLinkConnection';
+  edges: Array<PaymentLinkEdge>;
+  pageInfo: PageInfo;
+};
+
+/** One of payment links in a page, with the cursor that marks its place. */
+export type PaymentLinkEdge = {
+  __typename?: 'PaymentLinkEdge';
+  /** Opaque: pass it as `after` (or `before`) to read the records that follow (or precede) this one. */
+  cursor: Scalars['String']['output'];
+  node: PaymentLink;
 };
 
 /** One of the customer's details on a payment link. */
@@ -975,6 +1007,8 @@ export type Query = {
    * A status that is not one is a validation error of the operation, before it runs.
    */
   deliveries: DeliveryList;
+  /** The deliveries of `deliveries`, newest first, as a Relay connection: `first` (1-1000, default 100) records `after` a cursor, or `last` records `before` one. */
+  deliveriesConnection: DeliveryConnection;
   /** A delivery (webhook or email) with its attempts: the calling aggregator's merchants', or the merchant's own; others: null. */
   delivery?: Maybe<Delivery>;
   /**
@@ -1006,6 +1040,8 @@ export type Query = {
    * A status that is not one is a validation error of the operation, before it runs.
    */
   paymentLinks: PaymentLinkList;
+  /** The calling merchant's payment links, newest first, as a Relay connection: `first` (1-1000, default 100) records `after` a cursor, or `last` records `before` one. */
+  paymentLinksConnection: PaymentLinkConnection;
   /**
    * The payment page of a Sent link, by its `link` code, as a self-contained HTML document (REST:
    * `GET /pay?link=<code>`, where a sent link's `url` points). No credential: the code is the
@@ -1014,6 +1050,11 @@ export type Query = {
   paymentPage: Scalars['String']['output'];
   /** Refunds of the calling aggregator's merchants, newest first (REST: `POST /payment-link/payment/refund-list`). */
   refundList: RefundList;
+  /**
+   * The calling aggregator's refunds, newest first, as a Relay connection: `first` (1-1000, default 100) records `after` a cursor, or `last` records `before` one.
+   * The filter's own paging members (numberOfRecords, skipRecords) are refused here.
+   */
+  refundsConnection: RefundTransactionConnection;
 };
 
 
@@ -1037,6 +1078,22 @@ export type QueryAchPaymentArgs = {
 export type QueryDeliveriesArgs = {
   numberOfRecords?: InputMaybe<Scalars['Int']['input']>;
   skipRecords?: InputMaybe<Scalars['Int']['input']>;
+  status?: InputMaybe<DeliveryStatus>;
+  svcMerchantId?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
+export type QueryDeliveriesConnectionArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
   status?: InputMaybe<DeliveryStatus>;
   svcMerchantId?: InputMaybe<Scalars['String']['input']>;
 };
@@ -1116,6 +1173,21 @@ export type QueryPaymentLinksArgs = {
  * (internal service); without one the caller is anonymous, and a credential that does not resolve is
  * refused with 401.
  */
+export type QueryPaymentLinksConnectionArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+  status?: InputMaybe<PaymentLinkStatus>;
+};
+
+
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
 export type QueryPaymentPageArgs = {
   link: Scalars['String']['input'];
 };
@@ -1129,6 +1201,21 @@ export type QueryPaymentPageArgs = {
  */
 export type QueryRefundListArgs = {
   filter?: InputMaybe<RefundFilter>;
+};
+
+
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
+export type QueryRefundsConnectionArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  filter?: InputMaybe<RefundFilter>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
 };
 
 /** The ACH part of a refund: the payment instruction and its result. */
@@ -1209,6 +1296,21 @@ export type RefundTransaction = {
   /** The refunded payment link. */
   svcParentId: Scalars['ID']['output'];
   svcTransactionId: Scalars['ID']['output'];
+};
+
+/** Refunds, as a Relay connection. */
+export type RefundTransactionConnection = {
+  __typename?: 'RefundTransactionConnection';
+  edges: Array<RefundTransactionEdge>;
+  pageInfo: PageInfo;
+};
+
+/** One of refunds in a page, with the cursor that marks its place. */
+export type RefundTransactionEdge = {
+  __typename?: 'RefundTransactionEdge';
+  /** Opaque: pass it as `after` (or `before`) to read the records that follow (or precede) this one. */
+  cursor: Scalars['String']['output'];
+  node: RefundTransaction;
 };
 
 /** One entry of a payment link's (or refund's) status history. */
@@ -1564,6 +1666,8 @@ export type ResolversTypes = ResolversObject<{
   Delivery: ResolverTypeWrapper<DeliveryDocument>;
   DeliveryAttempt: ResolverTypeWrapper<DeliveryAttempt>;
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
+  DeliveryConnection: ResolverTypeWrapper<Omit<DeliveryConnection, 'edges'> & { edges: Array<ResolversTypes['DeliveryEdge']> }>;
+  DeliveryEdge: ResolverTypeWrapper<Omit<DeliveryEdge, 'node'> & { node: ResolversTypes['Delivery'] }>;
   DeliveryList: ResolverTypeWrapper<Omit<DeliveryList, 'items'> & { items: Array<ResolversTypes['Delivery']> }>;
   DeliveryOutcome: DeliveryOutcome;
   DeliveryStatus: DeliveryStatus;
@@ -1588,6 +1692,8 @@ export type ResolversTypes = ResolversObject<{
   OpenedAccount: ResolverTypeWrapper<OpenedAccount>;
   PageInfo: ResolverTypeWrapper<PageInfo>;
   PaymentLink: ResolverTypeWrapper<PaymentLinkDocument>;
+  PaymentLinkConnection: ResolverTypeWrapper<Omit<PaymentLinkConnection, 'edges'> & { edges: Array<ResolversTypes['PaymentLinkEdge']> }>;
+  PaymentLinkEdge: ResolverTypeWrapper<Omit<PaymentLinkEdge, 'node'> & { node: ResolversTypes['PaymentLink'] }>;
   PaymentLinkField: ResolverTypeWrapper<PaymentLinkField>;
   PaymentLinkFieldCode: PaymentLinkFieldCode;
   PaymentLinkFieldInput: PaymentLinkFieldInput;
@@ -1601,6 +1707,8 @@ export type ResolversTypes = ResolversObject<{
   RefundInput: RefundInput;
   RefundList: ResolverTypeWrapper<Omit<RefundList, 'items'> & { items: Array<ResolversTypes['RefundTransaction']> }>;
   RefundTransaction: ResolverTypeWrapper<RefundDocument>;
+  RefundTransactionConnection: ResolverTypeWrapper<Omit<RefundTransactionConnection, 'edges'> & { edges: Array<ResolversTypes['RefundTransactionEdge']> }>;
+  RefundTransactionEdge: ResolverTypeWrapper<Omit<RefundTransactionEdge, 'node'> & { node: ResolversTypes['RefundTransaction'] }>;
   StatusChange: ResolverTypeWrapper<StatusChange>;
   StatusInitiatorType: StatusInitiatorType;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
@@ -1641,6 +1749,8 @@ export type ResolversParentTypes = ResolversObject<{
   Delivery: DeliveryDocument;
   DeliveryAttempt: DeliveryAttempt;
   Float: Scalars['Float']['output'];
+  DeliveryConnection: Omit<DeliveryConnection, 'edges'> & { edges: Array<ResolversParentTypes['DeliveryEdge']> };
+  DeliveryEdge: Omit<DeliveryEdge, 'node'> & { node: ResolversParentTypes['Delivery'] };
   DeliveryList: Omit<DeliveryList, 'items'> & { items: Array<ResolversParentTypes['Delivery']> };
   FundsLookupInput: FundsLookupInput;
   FundsTransaction: FundsTransactionDocument;
@@ -1659,6 +1769,8 @@ export type ResolversParentTypes = ResolversObject<{
   OpenedAccount: OpenedAccount;
   PageInfo: PageInfo;
   PaymentLink: PaymentLinkDocument;
+  PaymentLinkConnection: Omit<PaymentLinkConnection, 'edges'> & { edges: Array<ResolversParentTypes['PaymentLinkEdge']> };
+  PaymentLinkEdge: Omit<PaymentLinkEdge, 'node'> & { node: ResolversParentTypes['PaymentLink'] };
   PaymentLinkField: PaymentLinkField;
   PaymentLinkFieldInput: PaymentLinkFieldInput;
   PaymentLinkInput: PaymentLinkInput;
@@ -1669,6 +1781,8 @@ export type ResolversParentTypes = ResolversObject<{
   RefundInput: RefundInput;
   RefundList: Omit<RefundList, 'items'> & { items: Array<ResolversParentTypes['RefundTransaction']> };
   RefundTransaction: RefundDocument;
+  RefundTransactionConnection: Omit<RefundTransactionConnection, 'edges'> & { edges: Array<ResolversParentTypes['RefundTransactionEdge']> };
+  RefundTransactionEdge: Omit<RefundTransactionEdge, 'node'> & { node: ResolversParentTypes['RefundTransaction'] };
   StatusChange: StatusChange;
   Subscription: Record<PropertyKey, never>;
   Transaction: TransactionDocument;
@@ -1831,6 +1945,16 @@ export type DeliveryAttemptResolvers<ContextType = PaymentsContext, ParentType e
   outcome?: Resolver<ResolversTypes['DeliveryOutcome'], ParentType, ContextType>;
 }>;
 
+export type DeliveryConnectionResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['DeliveryConnection'] = ResolversParentTypes['DeliveryConnection']> = ResolversObject<{
+  edges?: Resolver<Array<ResolversTypes['DeliveryEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+}>;
+
+export type DeliveryEdgeResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['DeliveryEdge'] = ResolversParentTypes['DeliveryEdge']> = ResolversObject<{
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes['Delivery'], ParentType, ContextType>;
+}>;
+
 export type DeliveryListResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['DeliveryList'] = ResolversParentTypes['DeliveryList']> = ResolversObject<{
   items?: Resolver<Array<ResolversTypes['Delivery']>, ParentType, ContextType>;
   total?: Resolver<ResolversTypes['ListTotal'], ParentType, ContextType>;
@@ -1842,6 +1966,7 @@ export type FundsTransactionResolvers<ContextType = PaymentsContext, ParentType 
   boTransId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   dtsCreatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   fee?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   lastDepositAmount?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
   ledgerBalance?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
   reference?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -1982,6 +2107,16 @@ export type PaymentLinkResolvers<ContextType = PaymentsContext, ParentType exten
   url?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 }>;
 
+export type PaymentLinkConnectionResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['PaymentLinkConnection'] = ResolversParentTypes['PaymentLinkConnection']> = ResolversObject<{
+  edges?: Resolver<Array<ResolversTypes['PaymentLinkEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+}>;
+
+export type PaymentLinkEdgeResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['PaymentLinkEdge'] = ResolversParentTypes['PaymentLinkEdge']> = ResolversObject<{
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes['PaymentLink'], ParentType, ContextType>;
+}>;
+
 export type PaymentLinkFieldResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['PaymentLinkField'] = ResolversParentTypes['PaymentLinkField']> = ResolversObject<{
   code?: Resolver<ResolversTypes['PaymentLinkFieldCode'], ParentType, ContextType>;
   index?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
@@ -1997,6 +2132,7 @@ export type PaymentLinkListResolvers<ContextType = PaymentsContext, ParentType e
 export type QueryResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
   achPayment?: Resolver<Maybe<ResolversTypes['AchPayment']>, ParentType, ContextType, RequireFields<QueryAchPaymentArgs, 'svcTransactionId'>>;
   deliveries?: Resolver<ResolversTypes['DeliveryList'], ParentType, ContextType, Partial<QueryDeliveriesArgs>>;
+  deliveriesConnection?: Resolver<ResolversTypes['DeliveryConnection'], ParentType, ContextType, Partial<QueryDeliveriesConnectionArgs>>;
   delivery?: Resolver<Maybe<ResolversTypes['Delivery']>, ParentType, ContextType, RequireFields<QueryDeliveryArgs, 'deliveryId'>>;
   fundsTransactions?: Resolver<Array<ResolversTypes['FundsTransaction']>, ParentType, ContextType, RequireFields<QueryFundsTransactionsArgs, 'input'>>;
   iousFor?: Resolver<Array<ResolversTypes['IouAccount']>, ParentType, ContextType, RequireFields<QueryIousForArgs, 'SvcUserId'>>;
@@ -2004,8 +2140,10 @@ export type QueryResolvers<ContextType = PaymentsContext, ParentType extends Res
   merchants?: Resolver<Array<ResolversTypes['Merchant']>, ParentType, ContextType>;
   paymentLink?: Resolver<Maybe<ResolversTypes['PaymentLink']>, ParentType, ContextType, Partial<QueryPaymentLinkArgs>>;
   paymentLinks?: Resolver<ResolversTypes['PaymentLinkList'], ParentType, ContextType, Partial<QueryPaymentLinksArgs>>;
+  paymentLinksConnection?: Resolver<ResolversTypes['PaymentLinkConnection'], ParentType, ContextType, Partial<QueryPaymentLinksConnectionArgs>>;
   paymentPage?: Resolver<ResolversTypes['String'], ParentType, ContextType, RequireFields<QueryPaymentPageArgs, 'link'>>;
   refundList?: Resolver<ResolversTypes['RefundList'], ParentType, ContextType, Partial<QueryRefundListArgs>>;
+  refundsConnection?: Resolver<ResolversTypes['RefundTransactionConnection'], ParentType, ContextType, Partial<QueryRefundsConnectionArgs>>;
 }>;
 
 export type RefundAchResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['RefundAch'] = ResolversParentTypes['RefundAch']> = ResolversObject<{
@@ -2031,6 +2169,16 @@ export type RefundTransactionResolvers<ContextType = PaymentsContext, ParentType
   svcMerchantRef?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   svcParentId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   svcTransactionId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+}>;
+
+export type RefundTransactionConnectionResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['RefundTransactionConnection'] = ResolversParentTypes['RefundTransactionConnection']> = ResolversObject<{
+  edges?: Resolver<Array<ResolversTypes['RefundTransactionEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+}>;
+
+export type RefundTransactionEdgeResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['RefundTransactionEdge'] = ResolversParentTypes['RefundTransactionEdge']> = ResolversObject<{
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes['RefundTransaction'], ParentType, ContextType>;
 }>;
 
 export type StatusChangeResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['StatusChange'] = ResolversParentTypes['StatusChange']> = ResolversObject<{
@@ -2138,6 +2286,8 @@ export type Resolvers<ContextType = PaymentsContext> = ResolversObject<{
   Decimal?: GraphQLScalarType;
   Delivery?: DeliveryResolvers<ContextType>;
   DeliveryAttempt?: DeliveryAttemptResolvers<ContextType>;
+  DeliveryConnection?: DeliveryConnectionResolvers<ContextType>;
+  DeliveryEdge?: DeliveryEdgeResolvers<ContextType>;
   DeliveryList?: DeliveryListResolvers<ContextType>;
   FundsTransaction?: FundsTransactionResolvers<ContextType>;
   IouAccount?: IouAccountResolvers<ContextType>;
@@ -2152,12 +2302,16 @@ export type Resolvers<ContextType = PaymentsContext> = ResolversObject<{
   OpenedAccount?: OpenedAccountResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
   PaymentLink?: PaymentLinkResolvers<ContextType>;
+  PaymentLinkConnection?: PaymentLinkConnectionResolvers<ContextType>;
+  PaymentLinkEdge?: PaymentLinkEdgeResolvers<ContextType>;
   PaymentLinkField?: PaymentLinkFieldResolvers<ContextType>;
   PaymentLinkList?: PaymentLinkListResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   RefundAch?: RefundAchResolvers<ContextType>;
   RefundList?: RefundListResolvers<ContextType>;
   RefundTransaction?: RefundTransactionResolvers<ContextType>;
+  RefundTransactionConnection?: RefundTransactionConnectionResolvers<ContextType>;
+  RefundTransactionEdge?: RefundTransactionEdgeResolvers<ContextType>;
   StatusChange?: StatusChangeResolvers<ContextType>;
   Subscription?: SubscriptionResolvers<ContextType>;
   Transaction?: TransactionResolvers<ContextType>;

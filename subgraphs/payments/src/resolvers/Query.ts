@@ -4,6 +4,9 @@ import type { Filter } from 'mongodb';
 import { checkString, ID_RULE } from '../../../../platform/security/validate.js';
 import { checkDeliveryStatus, type DeliveryDocument } from '../merchants/deliveries.js';
 import { maySeeDelivery } from './Delivery.js';
+import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { offsetConnection } from '../../../../platform/graphql/paging.js';
+import type { PaymentsContext } from '../context.js';
 
 export const Query: QueryResolvers = {
   latestTransactions: (_parent, { SvcAccountId }, { principal, accountBook }) => accountBook.latest(requireUser(principal), SvcAccountId),
@@ -23,7 +26,16 @@ export const Query: QueryResolvers = {
     return link.svcAggregatorId === requireAggregator(principal, 'read').svcAggregatorId ? link : null;
   },
   paymentLinks: (_parent, args, { principal, links }) => links.list(requireMerchant(principal).svcMerchantId, args),
+  paymentLinksConnection: (_parent, { status, ...args }, { principal, links }) => {
+    const { svcMerchantId } = requireMerchant(principal);
+    return offsetConnection(args, (page) => links.list(svcMerchantId, { status, ...page }));
+  },
   refundList: (_parent, { filter }, { principal, refunds }) => refunds.list(requireAggregator(principal, 'read').svcAggregatorId, filter ?? {}),
+  refundsConnection: (_parent, { filter, ...args }, { principal, refunds }) => {
+    const { svcAggregatorId } = requireAggregator(principal, 'read');
+    const where = connectionFilter(filter);
+    return offsetConnection(args, (page) => refunds.list(svcAggregatorId, { ...where, ...page }));
+  },
   paymentPage: (_parent, { link }, { links }) => links.page(link),
   achPayment: async (_parent, { svcTransactionId }, { principal, achPayments }) => {
     if (principal.kind !== 'merchant') requireAggregator(principal, 'read');
@@ -37,14 +49,30 @@ export const Query: QueryResolvers = {
     const delivery = await deliveryLoader.load(deliveryId);
     return delivery && maySeeDelivery(principal, delivery) ? delivery : null;
   },
-  deliveries: (_parent, args, { principal, deliveryLog }) => {
-    const filter: Filter<DeliveryDocument> =
-      principal.kind === 'merchant' ? { svcMerchantId: principal.svcMerchantId } : { svcAggregatorId: requireAggregator(principal, 'read').svcAggregatorId };
-    if (args.svcMerchantId) filter.svcMerchantId = checkString(args.svcMerchantId, 'svcMerchantId', ID_RULE)!;
-    const status = checkDeliveryStatus(args.status);
-    if (status) filter.status = status;
-    if (principal.kind === 'merchant' && args.svcMerchantId && args.svcMerchantId !== principal.svcMerchantId) return { items: [], total: { skipRecords: 0, numberOfRecords: 0, more: false } };
-    return deliveryLog(filter, args);
-  },
+  deliveries: (_parent, args, context) => deliveriesOf(context, args, args),
+  deliveriesConnection: (_parent, args, context) => offsetConnection(args, (page) => deliveriesOf(context, args, page)),
   merchants: (_parent, _args, { principal, merchantBook }) => merchantBook.listOf(requireAggregator(principal, 'read').svcAggregatorId),
 };
+
+/** One offset page of the deliveries the caller may see: an aggregator's, or a merchant's own. */
+function deliveriesOf(
+  { principal, deliveryLog }: PaymentsContext,
+  args: { status?: DeliveryDocument['status'] | null; svcMerchantId?: string | null },
+  page: { numberOfRecords?: number | null; skipRecords?: number | null },
+) {
+  const filter: Filter<DeliveryDocument> =
+    principal.kind === 'merchant' ? { svcMerchantId: principal.svcMerchantId } : { svcAggregatorId: requireAggregator(principal, 'read').svcAggregatorId };
+  if (args.svcMerchantId) filter.svcMerchantId = checkString(args.svcMerchantId, 'svcMerchantId', ID_RULE)!;
+  const status = checkDeliveryStatus(args.status);
+  if (status) filter.status = status;
+  if (principal.kind === 'merchant' && args.svcMerchantId && args.svcMerchantId !== principal.svcMerchantId) return Promise.resolve({ items: [], total: { skipRecords: 0, numberOfRecords: 0, more: false } });
+  return deliveryLog(filter, page);
+}
+
+/** A refund filter for the connection: its own paging members would contradict first and after. */
+function connectionFilter(filter: Record<string, unknown> | null | undefined): Record<string, unknown> {
+  for (const field of ['numberOfRecords', 'skipRecords'] as const) {
+    if (filter?.[field] !== undefined && filter[field] !== null) throw appError(ErrorCode.VALIDATION_FAILED, `filter.${field} pages refundList; refundsConnection pages with first and after.`, { field: `filter.${field}` });
+  }
+  return filter ?? {};
+}

@@ -54,6 +54,8 @@ export type Address = {
   dtsModified?: Maybe<Scalars['DateTime']['output']>;
   /** When the address was first recorded. */
   dtsRecorded?: Maybe<Scalars['DateTime']['output']>;
+  /** Global id `Address:<SvcUserAddressId>`, unique across the graph: what clients' caches normalize this record by. */
+  id: Scalars['ID']['output'];
   /** The user's main address: exactly one is, when there are any. */
   isMain: Scalars['Boolean']['output'];
   postalCode: Scalars['String']['output'];
@@ -1209,6 +1211,7 @@ export type AddressResolvers<ContextType = UserContext, ParentType extends Resol
   countryCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   dtsModified?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   dtsRecorded?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   isMain?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   postalCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   state?: Resolver<ResolversTypes['String'], ParentType, ContextType>;

@@ -1,5 +1,6 @@
 import { scalarResolvers } from '../../../../platform/graphql/scalars.js';
 import type { Resolvers } from '../__generated__/resolvers-types.js';
+import { Address } from './Address.js';
 import { Mutation } from './Mutation.js';
 import { Node, node } from './Node.js';
 import { Query } from './Query.js';
@@ -14,4 +15,5 @@ export const resolvers: Resolvers = {
   Node,
   Mutation,
   User,
+  Address,
 };
