@@ -1,4 +1,5 @@
 import { appError, ErrorCode } from '../graphql/errors.js';
+import { ISO_4217 } from './iso4217.js';
 
 declare const minorUnitsBrand: unique symbol;
 
@@ -12,24 +13,18 @@ export type MinorUnits = number & { readonly [minorUnitsBrand]: true };
 /** Zero in any currency. */
 export const ZERO = 0 as MinorUnits;
 
-/** The currencies of ISO 4217 that are in use, as the runtime's ICU data knows them. */
-const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
-const digitsByCurrency = new Map<string, number>();
-
-/** True when `code` is an ISO 4217 currency code in use (USD, EUR, JPY ...). */
+/** True when `code` is an ISO 4217 code of a currency or fund in use (USD, EUR, JPY ...). */
 export function isCurrencyCode(code: unknown): code is string {
-  return typeof code === 'string' && CURRENCIES.has(code);
+  return typeof code === 'string' && ISO_4217.has(code);
 }
 
-/** How many decimal places the currency's minor unit has (USD 2, JPY 0, BHD 3), from ISO 4217 through ICU. */
+/**
+ * How many decimal places the currency's minor unit has (USD 2, JPY 0, BHD 3), from ISO 4217. A
+ * stored code outside the list (written before codes were checked against it) reads with two,
+ * as the checks of that time assumed.
+ */
 export function minorDigits(currency: string): number {
-  let digits = digitsByCurrency.get(currency);
-  if (digits === undefined) {
-    if (!CURRENCIES.has(currency)) throw new RangeError(`not an ISO 4217 currency code: ${JSON.stringify(currency).slice(0, 12)}`);
-    digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
-    digitsByCurrency.set(currency, digits);
-  }
-  return digits;
+  return ISO_4217.get(currency) ?? 2;
 }
 
 /** Decimal text as the `Decimal` scalar takes and gives it: an optional minus, digits, an optional fraction. */
@@ -46,7 +41,8 @@ export function canonicalDecimal(value: unknown): string | null {
   let text: string;
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) return null;
-    text = String(value);
+    // A double holds 15 significant digits exactly; past them is binary noise (0.1 + 0.2).
+    text = String(Number(value.toPrecision(15)));
     if (/e/i.test(text)) return null;
   } else if (typeof value === 'string') {
     text = value;
@@ -74,6 +70,7 @@ export function toMinor(value: unknown, currency: string, field: string): MinorU
     throw appError(ErrorCode.VALIDATION_FAILED, `${field} has more decimal places than ${currency}'s minor unit (${digits}).`, { field });
   }
   const units = Number(whole + fraction.padEnd(digits, '0'));
+  if (!Number.isSafeInteger(units)) throw appError(ErrorCode.VALIDATION_FAILED, `${field} is too large.`, { field });
   return (decimal.startsWith('-') ? -units : units) as MinorUnits;
 }
 
@@ -139,24 +136,32 @@ export function amountBound(field: string, op: '$gte' | '$lte', bound: string): 
   if (decimal === null || decimal.startsWith('-')) throw new RangeError('amountBound takes a checked non-negative decimal');
   const [whole = '0', fraction = ''] = decimal.split('.');
   const byDigits = new Map<number, string[]>();
-  for (const currency of CURRENCIES) {
-    const digits = minorDigits(currency);
-    byDigits.set(digits, [...(byDigits.get(digits) ?? []), currency]);
+  for (const [currency, digits] of ISO_4217) {
+    if (digits !== 2) byDigits.set(digits, [...(byDigits.get(digits) ?? []), currency]);
   }
+  const limit = (digits: number) => {
+    let units = Number(whole + fraction.slice(0, digits).padEnd(digits, '0'));
+    if (op === '$gte' && /[1-9]/.test(fraction.slice(digits))) units += 1;
+    return { [op]: units };
+  };
+  // Two places is every other code, a stored one outside the list included (see minorDigits).
+  const others = [...byDigits.values()].flat();
   return {
-    $or: [...byDigits].map(([digits, currencies]) => {
-      let units = Number(whole + fraction.slice(0, digits).padEnd(digits, '0'));
-      if (op === '$gte' && /[1-9]/.test(fraction.slice(digits))) units += 1;
-      return { currency: { $in: currencies }, [field]: { [op]: units } };
-    }),
+    $or: [
+      { currency: { $nin: others }, [field]: limit(2) },
+      ...[...byDigits].map(([digits, currencies]) => ({ currency: { $in: currencies }, [field]: limit(digits) })),
+    ],
   };
 }
 
 /**
  * An amount stored before amounts were kept in minor units: a binary float in the currency's
- * units, which the old checks held to whole minor units (within a millionth), so rounding its
- * product is exact.
+ * units, which the old checks held to whole cents (within a millionth) in every currency. Rounding
+ * its product is exact for a currency of two places or more; `exact` is false where a currency of
+ * fewer (12.34 JPY) loses a part, which the caller records.
  */
-export function minorFromLegacy(value: number, currency: string): MinorUnits {
-  return minor(Math.round(value * 10 ** minorDigits(currency)));
+export function minorFromLegacy(value: number, currency: string): { amount: MinorUnits; exact: boolean } {
+  const scaled = value * 10 ** minorDigits(currency);
+  const amount = minor(Math.round(scaled));
+  return { amount, exact: Math.abs(scaled - amount) < 1e-6 };
 }

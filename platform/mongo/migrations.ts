@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { MongoServerError, type Db } from 'mongodb';
 
+/** Where a migration tells what it did: a line and its fields. */
+export type MigrationLog = (message: string, fields: Record<string, unknown>) => void;
+
 /**
  * A change to stored documents that runs once per database, before a service or the seed uses
  * it. `run` must convert each document at most once even when it is run again after a crash part
@@ -9,7 +12,7 @@ import { MongoServerError, type Db } from 'mongodb';
 export interface Migration {
   /** Unique and permanent: the record that the migration ran is kept under it. */
   id: string;
-  run(db: Db): Promise<void>;
+  run(db: Db, log: MigrationLog): Promise<void>;
 }
 
 /** A stored document as a migration reads it: any members. */
@@ -32,9 +35,10 @@ const WAIT_MS = 15 * 60_000;
  * Applies the migrations a database has not had yet, in order. One process runs each (a claim
  * with a lease in the `migrations` collection); the others wait until it is done, so nothing reads
  * or writes documents of the old shape and the new at once. A claim whose process died is taken
- * over once its lease runs out.
+ * over once its lease runs out. Old and new code must not write at once: a service whose stored
+ * shape changes is stopped before the new version starts (docs/database.md).
  */
-export async function applyMigrations(db: Db, migrations: readonly Migration[], log: (message: string, fields: Record<string, unknown>) => void = () => {}): Promise<void> {
+export async function applyMigrations(db: Db, migrations: readonly Migration[], log: MigrationLog = () => {}): Promise<void> {
   const records = db.collection<MigrationRecord>('migrations');
   const owner = randomUUID();
   for (const migration of migrations) {
@@ -61,11 +65,17 @@ export async function applyMigrations(db: Db, migrations: readonly Migration[], 
           records.updateOne({ _id: migration.id, owner }, { $set: { leaseUntil: new Date(Date.now() + LEASE_MS) } }).catch(() => {});
         }, LEASE_MS / 3);
         try {
-          await migration.run(db);
+          await migration.run(db, log);
+        } catch (error) {
+          // Free the claim at once, so that the next start tries again without waiting for the lease.
+          await records.updateOne({ _id: migration.id, owner }, { $set: { leaseUntil: new Date(0) } }).catch(() => {});
+          throw error;
         } finally {
           clearInterval(renew);
         }
-        await records.updateOne({ _id: migration.id, owner }, { $set: { state: 'done', dtsDone: new Date() } });
+        const finished = await records.updateOne({ _id: migration.id, owner }, { $set: { state: 'done', dtsDone: new Date() } });
+        // A claim taken over while this process was stalled: the new owner finishes, and this one waits for it.
+        if (finished.modifiedCount === 0) continue;
         log('migration done', { migration: migration.id });
         break;
       }

@@ -87,6 +87,8 @@ describe('Relay connections beside the offset lists', () => {
     expect(await refusal('{ paymentLinksConnection(first: 2, last: 2) { pageInfo { hasNextPage } } }', merchant)).toMatchObject({ code: 'VALIDATION_FAILED', field: 'last' });
     expect(await refusal('{ paymentLinksConnection(after: "bm90LWEtY3Vyc29y") { pageInfo { hasNextPage } } }', merchant)).toMatchObject({ code: 'VALIDATION_FAILED', field: 'after' });
     expect(await refusal('{ refundsConnection(filter: { skipRecords: 5 }) { pageInfo { hasNextPage } } }', aggregator)).toMatchObject({ code: 'VALIDATION_FAILED', field: 'filter.skipRecords' });
+    // The caller is checked before anything is read, an empty page included.
+    expect(await refusal('{ deliveriesConnection(last: 1, before: "b2Zmc2V0OjA") { pageInfo { hasNextPage } } }', {})).toMatchObject({ code: 'UNAUTHENTICATED' });
     // Access is the offset list's: a merchant's JWT reads no aggregator's refunds.
     expect(await refusal('{ refundsConnection { pageInfo { hasNextPage } } }', merchant)).toMatchObject({ code: expect.stringMatching(/FORBIDDEN|UNAUTHENTICATED/) as string });
   });

@@ -81,7 +81,7 @@ export const PAYMENT_ROUTES: Route[] = [
     body: 'object',
     summary: 'Modify a beneficiary; returns an undo object for five minutes',
     requestSchema: object({
-      name: nullable({ type: 'string', minLength: 1, maxLength: 200 }), defaultAmount: { type: 'number', minimum: 0, description: 'from 0, in whole cents' }, defaultCurrency: nullable(FIELD.currency),
+      name: nullable({ type: 'string', minLength: 1, maxLength: 200 }), defaultAmount: { type: 'number', minimum: 0, description: 'from 0, with at most the decimal places of defaultCurrency (USD while none)' }, defaultCurrency: nullable(FIELD.currency),
       status: nullable({ type: 'string', maxLength: 50 }), isActive: nullable(FIELD.boolean), isHidden: nullable(FIELD.boolean), isFavourite: nullable(FIELD.boolean),
       paypalId: nullable({ type: 'string', maxLength: 254 }), bankName: nullable({ type: 'string', maxLength: 200 }),
       accountNumber: nullable({ type: 'string', pattern: '^[A-Za-z0-9]{4,34}$', description: '4-34 letters or digits; stored and returned masked' }),
@@ -238,7 +238,7 @@ export const PAYMENT_ROUTES: Route[] = [
       {
         svcMerchantRef: nullable(FIELD.reference), payerName: nullable({ type: 'string', minLength: 1, maxLength: 100 }),
         invoiceNumber: nullable({ type: 'string', maxLength: 50, pattern: '^[^<>]*$' }),
-        amount: { type: 'number', exclusiveMinimum: 0, maximum: 1000000, description: 'positive, in whole cents' },
+        amount: { type: 'number', exclusiveMinimum: 0, maximum: 1000000, description: 'positive, with at most the decimal places of the currency' },
         currency: FIELD.currency, dueDate: nullable({ ...FIELD.date, description: 'YYYY-MM-DD, not in the past' }), description: nullable({ type: 'string', maxLength: 500 }),
         fields: arrayOf(object({ index: { type: 'integer' }, code: { type: 'string', enum: ['firstName', 'lastName', 'email', 'phone'] }, label: { type: 'string', maxLength: 100 }, value: FIELD.string }, ['code', 'value']), { maxItems: 10 }),
         availablePaymentType: nullable(arrayOf({ type: 'string', enum: ['card', 'ach'] }, { minItems: 1 })),
@@ -300,7 +300,7 @@ export const PAYMENT_ROUTES: Route[] = [
     requestSchema: object(
       {
         svcTransactionId: FIELD.id,
-        amount: nullable({ type: 'number', exclusiveMinimum: 0, description: 'in whole cents; the rest of the amount when absent' }),
+        amount: nullable({ type: 'number', exclusiveMinimum: 0, description: 'with at most the decimal places of the link\'s currency; the rest of the amount when absent' }),
         paymentType: { type: 'string', enum: ['card', 'ach'] },
         ach: nullable(object(
           {

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
-import { convertOnce, type Migration } from '../../../platform/mongo/migrations.js';
-import { minorFromLegacy } from '../../../platform/money/money.js';
+import { convertOnce, type Migration, type MigrationLog } from '../../../platform/mongo/migrations.js';
+import { legacyAmounts } from '../../../platform/money/legacy.js';
 import { cardMessagesCollection } from './authorization/datasource.js';
 
 const MONEY_ID = 'cards-money-in-minor-units';
@@ -8,10 +8,12 @@ const MONEY_ID = 'cards-money-in-minor-units';
 /** Card messages stored their amount as a float in the currency's units; it is an integer of its minor units now. */
 export const MONEY_IN_MINOR_UNITS: Migration = {
   id: MONEY_ID,
-  async run(db: Db) {
-    // A claim still pending (no currency yet) is decided afresh by the network's retransmission.
-    await convertOnce(db, cardMessagesCollection(db).collectionName, MONEY_ID, (doc) =>
-      typeof doc.amount === 'number' && typeof doc.currency === 'string' ? { amount: minorFromLegacy(doc.amount, doc.currency) } : null);
+  async run(db: Db, log: MigrationLog) {
+    const messages = cardMessagesCollection(db);
+    // A claim still pending belongs to a process that stopped before it decided; without it, the
+    // network's retransmission is decided afresh instead of being compared with an old-unit amount.
+    await messages.deleteMany({ state: 'pending' });
+    await convertOnce(db, messages.collectionName, MONEY_ID, (doc) => legacyAmounts(log, { migration: MONEY_ID, collection: messages.collectionName }, doc, ['amount'], doc.currency));
   },
 };
 

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
-import { convertOnce, type Migration } from '../../../platform/mongo/migrations.js';
-import { minorFromLegacy } from '../../../platform/money/money.js';
+import { convertOnce, type Migration, type MigrationLog } from '../../../platform/mongo/migrations.js';
+import { legacyAmounts } from '../../../platform/money/legacy.js';
 import { restrictionsCollection } from './restrictions/datasource.js';
 import { returnRateCollections } from './return-rates/datasource.js';
 
@@ -11,27 +11,30 @@ const MONEY_ID = 'compliance-money-in-minor-units';
 
 /**
  * Restriction bounds and report amounts were stored as floats in the currency's units; they are
- * integers of its minor units now. A bound without a currency applied in any currency; it now
- * carries one, the home currency USD, as no unit can be read without it.
+ * integers of its minor units now. A bound without a currency applied in the transaction's
+ * currency, whatever it was; no unit can be read without one, so it takes the rule's only
+ * currency where it names one, and USD otherwise, which the log reports.
  */
 export const MONEY_IN_MINOR_UNITS: Migration = {
   id: MONEY_ID,
-  async run(db: Db) {
-    await convertOnce(db, restrictionsCollection(db).collectionName, MONEY_ID, (doc) => {
+  async run(db: Db, log: MigrationLog) {
+    const restrictions = restrictionsCollection(db).collectionName;
+    await convertOnce(db, restrictions, MONEY_ID, (doc) => {
+      const listed = Array.isArray(doc.transactionCurrencies) ? doc.transactionCurrencies.filter((code) => code !== '*') : [];
       const changes: Record<string, unknown> = {};
       for (const side of ['from', 'to'] as const) {
-        const amount = doc[`${side}Amount`];
-        if (typeof amount !== 'number') continue;
-        const currency = typeof doc[`${side}AmountCurrency`] === 'string' ? (doc[`${side}AmountCurrency`] as string) : 'USD';
-        changes[`${side}Amount`] = minorFromLegacy(amount, currency);
-        changes[`${side}AmountCurrency`] = currency;
+        if (typeof doc[`${side}Amount`] !== 'number') continue;
+        let currency = doc[`${side}AmountCurrency`];
+        if (typeof currency !== 'string') {
+          currency = listed.length === 1 && typeof listed[0] === 'string' ? listed[0] : 'USD';
+          if (listed.length !== 1) log('restriction bound without a currency given USD', { migration: MONEY_ID, _id: doc._id, field: `${side}Amount` });
+        }
+        Object.assign(changes, legacyAmounts(log, { migration: MONEY_ID, collection: restrictions }, doc, [`${side}Amount`], currency), { [`${side}AmountCurrency`]: currency });
       }
       return Object.keys(changes).length > 0 ? changes : null;
     });
-    await convertOnce(db, returnRateCollections(db).reports.collectionName, MONEY_ID, (doc) => {
-      const changes = Object.fromEntries(REPORT_AMOUNTS.filter((name) => typeof doc[name] === 'number').map((name) => [name, minorFromLegacy(doc[name] as number, 'USD')]));
-      return Object.keys(changes).length > 0 ? changes : null;
-    });
+    const reports = returnRateCollections(db).reports.collectionName;
+    await convertOnce(db, reports, MONEY_ID, (doc) => legacyAmounts(log, { migration: MONEY_ID, collection: reports }, doc, REPORT_AMOUNTS, 'USD'));
   },
 };
 

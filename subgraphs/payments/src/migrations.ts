@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
-import { convertOnce, type Migration, type StoredDocument } from '../../../platform/mongo/migrations.js';
-import { minorFromLegacy } from '../../../platform/money/money.js';
+import { convertOnce, type Migration, type MigrationLog, type StoredDocument } from '../../../platform/mongo/migrations.js';
+import { legacyAmounts } from '../../../platform/money/legacy.js';
 import { accountsCollection } from './accounts/datasource.js';
 import { transactionsCollection } from './accounts/transactions-datasource.js';
 import { achPaymentsCollection } from './ach/datasource.js';
@@ -9,38 +9,39 @@ import { fundsTransactionsCollection } from './funds/datasource.js';
 import { iouTransactionsCollection } from './ious/datasource.js';
 import { paymentLinksCollection, refundsCollection } from './payment-links/datasource.js';
 
-/** The members of a legacy document that held amounts as floats, in minor units of `currency`. */
-function amounts(doc: StoredDocument, names: readonly string[], currency: unknown): Record<string, unknown> | null {
-  if (typeof currency !== 'string') return null;
-  const changes = Object.fromEntries(names.filter((name) => typeof doc[name] === 'number').map((name) => [name, minorFromLegacy(doc[name] as number, currency)]));
-  return Object.keys(changes).length > 0 ? changes : null;
-}
-
 const MONEY_ID = 'payments-money-in-minor-units';
 
 /** Amounts were stored as floats in the currency's units; they are integers of its minor units now. */
 export const MONEY_IN_MINOR_UNITS: Migration = {
   id: MONEY_ID,
-  async run(db: Db) {
-    const id = MONEY_ID;
-    await convertOnce(db, accountsCollection(db).collectionName, id, (doc) => amounts(doc, ['balance', 'availableBalance'], doc.currency));
-    await convertOnce(db, transactionsCollection(db).collectionName, id, (doc) => amounts(doc, ['amount', 'debit', 'credit'], doc.currency));
-    await convertOnce(db, beneficiariesCollection(db).collectionName, id, (doc) => amounts(doc, ['defaultAmount'], doc.defaultCurrency ?? 'USD'));
-    // An undo within its five minutes restores the amount it kept.
-    await convertOnce(db, beneficiaryUndosCollection(db).collectionName, id, (doc) => {
+  async run(db: Db, log: MigrationLog) {
+    const convert = (collection: string, change: (doc: StoredDocument) => Record<string, unknown> | null) => convertOnce(db, collection, MONEY_ID, change);
+    const amounts = (collection: string, doc: StoredDocument, names: readonly string[], currency: unknown) => legacyAmounts(log, { migration: MONEY_ID, collection }, doc, names, currency);
+    await convert(accountsCollection(db).collectionName, (doc) => amounts('accounts', doc, ['balance', 'availableBalance'], doc.currency));
+    await convert(transactionsCollection(db).collectionName, (doc) => amounts('transactions', doc, ['amount', 'debit', 'credit'], doc.currency));
+    // A beneficiary's amount is in its defaultCurrency; an undo keeps the currency only when the change replaced it too.
+    const currencies = new Map<string, unknown>();
+    for await (const beneficiary of beneficiariesCollection(db).find({}, { projection: { defaultCurrency: 1 } })) currencies.set(beneficiary._id, beneficiary.defaultCurrency);
+    await convert(beneficiariesCollection(db).collectionName, (doc) => amounts('beneficiaries', doc, ['defaultAmount'], doc.defaultCurrency));
+    await convert(beneficiaryUndosCollection(db).collectionName, (doc) => {
       const previous = doc.previous as StoredDocument | undefined;
-      const amount = previous && amounts(previous, ['defaultAmount'], previous.defaultCurrency ?? 'USD');
+      const currency = previous && Object.hasOwn(previous, 'defaultCurrency') ? previous.defaultCurrency : currencies.get(String(doc.SvcBeneficiaryId));
+      const amount = previous && amounts('beneficiaryUndos', previous, ['defaultAmount'], currency);
       return amount ? { 'previous.defaultAmount': amount.defaultAmount } : null;
     });
-    await convertOnce(db, iouTransactionsCollection(db).collectionName, id, (doc) => amounts(doc, ['lent'], doc.currency));
-    await convertOnce(db, fundsTransactionsCollection(db).collectionName, id, (doc) => amounts(doc, ['fee', 'balance', 'lastDepositAmount', 'ledgerBalance'], 'USD'));
-    await convertOnce(db, achPaymentsCollection(db).collectionName, id, (doc) => amounts(doc, ['amount'], doc.currency));
-    // The refunded total was already kept in cents, under another name.
-    await convertOnce(db, paymentLinksCollection(db).collectionName, id, (doc) => ({ ...amounts(doc, ['amount'], doc.currency), refunded: doc.refundedCents ?? 0, refundedCents: undefined }));
-    await convertOnce(db, refundsCollection(db).collectionName, id, (doc) => {
+    await convert(iouTransactionsCollection(db).collectionName, (doc) => amounts('iouTransactions', doc, ['lent'], doc.currency));
+    await convert(fundsTransactionsCollection(db).collectionName, (doc) => amounts('fundsTransactions', doc, ['fee', 'balance', 'lastDepositAmount', 'ledgerBalance'], 'USD'));
+    await convert(achPaymentsCollection(db).collectionName, (doc) => amounts('achPayments', doc, ['amount'], doc.currency));
+    // The refunded total was kept as a hundredth of the link's units in every currency, under another name.
+    await convert(paymentLinksCollection(db).collectionName, (doc) => {
+      const refunded = amounts('paymentLinks', { _id: doc._id, refunded: typeof doc.refundedCents === 'number' ? doc.refundedCents / 100 : 0 }, ['refunded'], doc.currency);
+      return { ...amounts('paymentLinks', doc, ['amount'], doc.currency), ...refunded, refundedCents: undefined };
+    });
+    await convert(refundsCollection(db).collectionName, (doc) => {
       const ach = doc.ach as { payment: StoredDocument } | null;
-      const payment = ach && amounts(ach.payment, ['amount'], ach.payment.currency);
-      return { ...amounts(doc, ['amount'], doc.currency), ...(payment ? { 'ach.payment.amount': payment.amount } : {}) };
+      const payment = ach && amounts('refunds', ach.payment, ['amount'], ach.payment.currency);
+      const changes = { ...amounts('refunds', doc, ['amount'], doc.currency), ...(payment ? { 'ach.payment.amount': payment.amount } : {}) };
+      return Object.keys(changes).length > 0 ? changes : null;
     });
   },
 };

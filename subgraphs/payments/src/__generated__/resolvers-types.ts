@@ -261,7 +261,7 @@ export type BeneficiaryInput = {
   bankName?: InputMaybe<Scalars['String']['input']>;
   /** 8 or 11 characters. */
   bic?: InputMaybe<Scalars['String']['input']>;
-  /** From 0, at most two decimals. */
+  /** From 0, with at most the decimal places of defaultCurrency (USD while that is null). */
   defaultAmount?: InputMaybe<Scalars['Decimal']['input']>;
   /** ISO 4217, three capital letters. */
   defaultCurrency?: InputMaybe<Scalars['CurrencyCode']['input']>;
@@ -507,7 +507,7 @@ export type IouTransaction = {
  * other). It stays pending until the other user accepts it.
  */
 export type IouTransactionInput = {
-  /** Positive, at most two decimals. */
+  /** Positive, with at most the decimal places of `currency`, up to 1000000. */
   amount?: InputMaybe<Scalars['Decimal']['input']>;
   /** Free-form, at most 4 KB of JSON. */
   attachments?: InputMaybe<Scalars['JSONObject']['input']>;
@@ -861,7 +861,7 @@ export type PageInfo = {
  */
 export type PaymentLink = {
   __typename?: 'PaymentLink';
-  /** In `currency`, at most two decimals. */
+  /** In `currency`, with its decimal places. */
   amount: Scalars['Decimal']['output'];
   /** card and/or ach. */
   availablePaymentType: Array<PaymentType>;
@@ -943,7 +943,7 @@ export type PaymentLinkFieldInput = {
 
 /** A new payment link of the calling merchant; it starts Initiated. */
 export type PaymentLinkInput = {
-  /** Positive, at most two decimals. */
+  /** Positive, with at most the decimal places of `currency`, up to 1000000. */
   amount?: InputMaybe<Scalars['Decimal']['input']>;
   /** card and/or ach; default both. */
   availablePaymentType?: InputMaybe<Array<PaymentType>>;

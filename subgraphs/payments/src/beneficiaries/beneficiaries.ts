@@ -83,7 +83,14 @@ function stateOf(changes: BeneficiaryChanges, current: Pick<BeneficiaryDocument,
     state.defaultAmount = changes.defaultAmount === null ? null : checkAmount(changes.defaultAmount, currency, 'defaultAmount', { zero: true });
   } else if (current?.defaultAmount != null && state.defaultCurrency !== undefined) {
     const before = current.defaultCurrency ?? HOME_CURRENCY;
-    if (minorDigits(before) !== minorDigits(currency)) state.defaultAmount = checkAmount(fromMinor(current.defaultAmount, before), currency, 'defaultAmount', { zero: true });
+    if (minorDigits(before) !== minorDigits(currency)) {
+      const amount = fromMinor(current.defaultAmount, before);
+      const places = amount.split('.')[1]?.replace(/0+$/, '').length ?? 0;
+      if (places > minorDigits(currency)) {
+        throw appError(ErrorCode.VALIDATION_FAILED, `defaultCurrency: the default amount ${amount} has more decimal places than ${currency}'s minor unit; send a defaultAmount with it.`, { field: 'defaultCurrency' });
+      }
+      state.defaultAmount = checkAmount(amount, currency, 'defaultAmount', { zero: true });
+    }
   }
   return state;
 }

@@ -49,24 +49,25 @@ export const Query: QueryResolvers = {
     const delivery = await deliveryLoader.load(deliveryId);
     return delivery && maySeeDelivery(principal, delivery) ? delivery : null;
   },
-  deliveries: (_parent, args, context) => deliveriesOf(context, args, args),
-  deliveriesConnection: (_parent, args, context) => offsetConnection(args, (page) => deliveriesOf(context, args, page)),
+  deliveries: (_parent, args, context) => deliveriesOf(context, args)(args),
+  deliveriesConnection: (_parent, args, context) => {
+    // The caller is checked before the page is read, even when the page is empty.
+    const list = deliveriesOf(context, args);
+    return offsetConnection(args, list);
+  },
   merchants: (_parent, _args, { principal, merchantBook }) => merchantBook.listOf(requireAggregator(principal, 'read').svcAggregatorId),
 };
 
-/** One offset page of the deliveries the caller may see: an aggregator's, or a merchant's own. */
-function deliveriesOf(
-  { principal, deliveryLog }: PaymentsContext,
-  args: { status?: DeliveryDocument['status'] | null; svcMerchantId?: string | null },
-  page: { numberOfRecords?: number | null; skipRecords?: number | null },
-) {
+/** Reads offset pages of the deliveries the caller may see: an aggregator's, or a merchant's own; the caller is checked at once. */
+function deliveriesOf({ principal, deliveryLog }: PaymentsContext, args: { status?: DeliveryDocument['status'] | null; svcMerchantId?: string | null }) {
   const filter: Filter<DeliveryDocument> =
     principal.kind === 'merchant' ? { svcMerchantId: principal.svcMerchantId } : { svcAggregatorId: requireAggregator(principal, 'read').svcAggregatorId };
   if (args.svcMerchantId) filter.svcMerchantId = checkString(args.svcMerchantId, 'svcMerchantId', ID_RULE)!;
   const status = checkDeliveryStatus(args.status);
   if (status) filter.status = status;
-  if (principal.kind === 'merchant' && args.svcMerchantId && args.svcMerchantId !== principal.svcMerchantId) return Promise.resolve({ items: [], total: { skipRecords: 0, numberOfRecords: 0, more: false } });
-  return deliveryLog(filter, page);
+  const none = principal.kind === 'merchant' && args.svcMerchantId && args.svcMerchantId !== principal.svcMerchantId;
+  return (page: { numberOfRecords?: number | null; skipRecords?: number | null }) =>
+    none ? Promise.resolve({ items: [], total: { skipRecords: 0, numberOfRecords: 0, more: false } }) : deliveryLog(filter, page);
 }
 
 /** A refund filter for the connection: its own paging members would contradict first and after. */
