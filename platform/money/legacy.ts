@@ -1,5 +1,5 @@
 import type { MigrationLog, StoredDocument } from '../mongo/migrations.js';
-import { minorFromLegacy } from './money.js';
+import { HOME_CURRENCY, minorFromLegacy } from './money.js';
 
 /**
  * The members `names` of a document stored before amounts were kept in minor units (floats in the
@@ -8,7 +8,7 @@ import { minorFromLegacy } from './money.js';
  * which. A record that names no currency is in US dollars, as the old code meant.
  */
 export function legacyAmounts(log: MigrationLog, where: { migration: string; collection: string }, doc: StoredDocument, names: readonly string[], currency: unknown): Record<string, unknown> | null {
-  const code = typeof currency === 'string' ? currency : 'USD';
+  const code = typeof currency === 'string' ? currency : HOME_CURRENCY;
   const changes: Record<string, unknown> = {};
   for (const name of names) {
     const value = doc[name];

@@ -10,6 +10,12 @@ declare const minorUnitsBrand: unique symbol;
  */
 export type MinorUnits = number & { readonly [minorUnitsBrand]: true };
 
+/**
+ * The bank's home currency, US dollars: the currency of the amounts whose record names none
+ * (ACH entries and return rates, aggregator funds, a beneficiary without a currency).
+ */
+export const HOME_CURRENCY = 'USD';
+
 /** Zero in any currency. */
 export const ZERO = 0 as MinorUnits;
 
@@ -125,6 +131,13 @@ export function checkAmount(value: unknown, currency: string, field: string, rul
   return amount;
 }
 
+/** The codes whose minor unit has other than two places, by their places. */
+const CODES_BY_PLACES = new Map<number, string[]>();
+for (const [currency, digits] of ISO_4217) {
+  if (digits !== 2) CODES_BY_PLACES.set(digits, [...(CODES_BY_PLACES.get(digits) ?? []), currency]);
+}
+const NOT_TWO_PLACES = [...CODES_BY_PLACES.values()].flat();
+
 /**
  * A database filter on `field` (an amount in minor units beside a `currency` member) for amounts
  * `op` the decimal `bound`, read in each record's own currency: one clause per minor-unit scale,
@@ -135,21 +148,16 @@ export function amountBound(field: string, op: '$gte' | '$lte', bound: string): 
   const decimal = canonicalDecimal(bound);
   if (decimal === null || decimal.startsWith('-')) throw new RangeError('amountBound takes a checked non-negative decimal');
   const [whole = '0', fraction = ''] = decimal.split('.');
-  const byDigits = new Map<number, string[]>();
-  for (const [currency, digits] of ISO_4217) {
-    if (digits !== 2) byDigits.set(digits, [...(byDigits.get(digits) ?? []), currency]);
-  }
   const limit = (digits: number) => {
     let units = Number(whole + fraction.slice(0, digits).padEnd(digits, '0'));
     if (op === '$gte' && /[1-9]/.test(fraction.slice(digits))) units += 1;
     return { [op]: units };
   };
-  // Two places is every other code, a stored one outside the list included (see minorDigits).
-  const others = [...byDigits.values()].flat();
   return {
     $or: [
-      { currency: { $nin: others }, [field]: limit(2) },
-      ...[...byDigits].map(([digits, currencies]) => ({ currency: { $in: currencies }, [field]: limit(digits) })),
+      // Two places is every other code, a stored one outside the list included (see minorDigits).
+      { currency: { $nin: NOT_TWO_PLACES }, [field]: limit(2) },
+      ...[...CODES_BY_PLACES].map(([digits, currencies]) => ({ currency: { $in: currencies }, [field]: limit(digits) })),
     ],
   };
 }

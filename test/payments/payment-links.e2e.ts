@@ -184,7 +184,7 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
       expect((await paymentLinksCollection(stack.mongo.db('payments')).findOne({ _id: noEmail.svcTransactionId }))!.status).toBe('Initiated');
       const before = await paymentLinksCollection(stack.mongo.db('payments')).countDocuments();
       for (const [body, field] of [
-        [{ amount: -5 }, 'amount'], [{ amount: 1.005 }, 'amount'], [{ currency: 'usd' }, 'currency'], [{ invoiceNumber: 'a<b' }, 'invoiceNumber'],
+        [{ amount: -5 }, 'amount'], [{ amount: 1.005 }, 'amount'], [{ currency: 'usd' }, 'currency'], [{ currency: 'XYZ' }, 'currency'], [{ amount: 12.5, currency: 'JPY' }, 'amount'], [{ invoiceNumber: 'a<b' }, 'invoiceNumber'],
         [{ dueDate: '2020-01-01' }, 'dueDate'], [{ fields: [{ code: 'email', value: 'not-an-email' }] }, 'fields[0].value'], [{ availablePaymentType: ['cash'] }, 'availablePaymentType[0]'],
       ] as const) {
         const response = await stack.rest<Envelope<null>>('POST', '/public/merchant/payment/create', { headers: asMerchant(), body: Object.assign({ amount: 10, currency: 'USD' }, body) });

@@ -271,6 +271,33 @@ describe('accounts, transactions, beneficiaries, IOUs and funds', () => {
       const nameless = await stack.graphql('mutation { createBeneficiary(input: { bankName: "x" }) { SvcBeneficiaryId } }', {}, { token });
       expect(nameless.body.errors?.[0]?.extensions).toMatchObject({ code: 'REQUIRED_ELEMENT_MISSING', field: 'name' });
     });
+
+    it("keeps a default amount's value when only the currency changes, and refuses a currency that cannot hold it, changing nothing", async () => {
+      type Saved = { SvcBeneficiaryId: string; defaultAmount: string | null; defaultCurrency: string | null };
+      const selection = 'SvcBeneficiaryId defaultAmount defaultCurrency';
+      const create = async (input: Record<string, unknown>) => (await stack.graphql<{ createBeneficiary: Saved }>(
+        `mutation ($input: BeneficiaryInput!) { createBeneficiary(input: $input) { ${selection} } }`, { input: { name: 'Travel fund', ...input } }, { token },
+      )).body.data!.createBeneficiary;
+      const modify = (id: string, input: Record<string, unknown>) => stack.graphql<{ modifyBeneficiary: { beneficiary: Saved } }>(
+        `mutation ($id: ID!, $input: BeneficiaryInput!) { modifyBeneficiary(SvcBeneficiaryId: $id, input: $input) { beneficiary { ${selection} } } }`, { id, input }, { token },
+      );
+      const stored = (id: string) => stack.mongo.db('payments').collection('beneficiaries').findOne({ _id: id as never });
+
+      // Without a currency the amount is in USD; 1450.00 USD becomes 1450 JPY, not 145000.
+      const whole = await create({ defaultAmount: '1450.00' });
+      expect(whole).toMatchObject({ defaultAmount: '1450.00', defaultCurrency: null });
+      expect((await modify(whole.SvcBeneficiaryId, { defaultCurrency: 'JPY' })).body.data?.modifyBeneficiary.beneficiary).toMatchObject({ defaultAmount: '1450', defaultCurrency: 'JPY' });
+      expect(await stored(whole.SvcBeneficiaryId)).toMatchObject({ defaultAmount: 1450, defaultCurrency: 'JPY' });
+
+      // 12.34 USD has no value in yen: refused, naming the currency, and nothing changes.
+      const cents = await create({ defaultAmount: '12.34', defaultCurrency: 'USD' });
+      const before = await stored(cents.SvcBeneficiaryId);
+      const refused = await modify(cents.SvcBeneficiaryId, { defaultCurrency: 'JPY' });
+      expect(refused.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'defaultCurrency' });
+      expect(await stored(cents.SvcBeneficiaryId)).toEqual(before);
+      // With a new amount the change goes through.
+      expect((await modify(cents.SvcBeneficiaryId, { defaultCurrency: 'JPY', defaultAmount: '1234' })).body.data?.modifyBeneficiary.beneficiary).toMatchObject({ defaultAmount: '1234', defaultCurrency: 'JPY' });
+    });
   });
 
   describe('IOUs', () => {

@@ -72,6 +72,7 @@ describe('the user profile, confirmations and alerts', () => {
     ['an email without a domain', { email: 'dana@' }, 'email'],
     ['a mobile with letters', { mobile: '+1 555 CALL' }, 'mobile'],
     ['a lower-case currency', { homecurrency: 'usd' }, 'homecurrency'],
+    ['a currency code that is none of ISO 4217', { homecurrency: 'XYZ' }, 'homecurrency'],
     ['a language code that is not one', { languageCode: 'English' }, 'languageCode'],
     ['an address without city', { newAddresses: [{ ...home, city: undefined, countryCode: 'USA' }] }, 'newAddresses[0].city'],
     ['an address without any country', { newAddresses: [home] }, 'newAddresses[0].countryCode'],

@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { convertOnce, type Migration, type MigrationLog } from '../../../platform/mongo/migrations.js';
 import { legacyAmounts } from '../../../platform/money/legacy.js';
+import { HOME_CURRENCY } from '../../../platform/money/money.js';
 import { restrictionsCollection } from './restrictions/datasource.js';
 import { returnRateCollections } from './return-rates/datasource.js';
 
@@ -26,7 +27,7 @@ export const MONEY_IN_MINOR_UNITS: Migration = {
         if (typeof doc[`${side}Amount`] !== 'number') continue;
         let currency = doc[`${side}AmountCurrency`];
         if (typeof currency !== 'string') {
-          currency = listed.length === 1 && typeof listed[0] === 'string' ? listed[0] : 'USD';
+          currency = listed.length === 1 && typeof listed[0] === 'string' ? listed[0] : HOME_CURRENCY;
           if (listed.length !== 1) log('restriction bound without a currency given USD', { migration: MONEY_ID, _id: doc._id, field: `${side}Amount` });
         }
         Object.assign(changes, legacyAmounts(log, { migration: MONEY_ID, collection: restrictions }, doc, [`${side}Amount`], currency), { [`${side}AmountCurrency`]: currency });
@@ -34,7 +35,7 @@ export const MONEY_IN_MINOR_UNITS: Migration = {
       return Object.keys(changes).length > 0 ? changes : null;
     });
     const reports = returnRateCollections(db).reports.collectionName;
-    await convertOnce(db, reports, MONEY_ID, (doc) => legacyAmounts(log, { migration: MONEY_ID, collection: reports }, doc, REPORT_AMOUNTS, 'USD'));
+    await convertOnce(db, reports, MONEY_ID, (doc) => legacyAmounts(log, { migration: MONEY_ID, collection: reports }, doc, REPORT_AMOUNTS, HOME_CURRENCY));
   },
 };
 

@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { convertOnce, type Migration, type MigrationLog, type StoredDocument } from '../../../platform/mongo/migrations.js';
 import { legacyAmounts } from '../../../platform/money/legacy.js';
+import { HOME_CURRENCY } from '../../../platform/money/money.js';
 import { accountsCollection } from './accounts/datasource.js';
 import { transactionsCollection } from './accounts/transactions-datasource.js';
 import { achPaymentsCollection } from './ach/datasource.js';
@@ -30,7 +31,7 @@ export const MONEY_IN_MINOR_UNITS: Migration = {
       return amount ? { 'previous.defaultAmount': amount.defaultAmount } : null;
     });
     await convert(iouTransactionsCollection(db).collectionName, (doc) => amounts('iouTransactions', doc, ['lent'], doc.currency));
-    await convert(fundsTransactionsCollection(db).collectionName, (doc) => amounts('fundsTransactions', doc, ['fee', 'balance', 'lastDepositAmount', 'ledgerBalance'], 'USD'));
+    await convert(fundsTransactionsCollection(db).collectionName, (doc) => amounts('fundsTransactions', doc, ['fee', 'balance', 'lastDepositAmount', 'ledgerBalance'], HOME_CURRENCY));
     await convert(achPaymentsCollection(db).collectionName, (doc) => amounts('achPayments', doc, ['amount'], doc.currency));
     // The refunded total was kept as a hundredth of the link's units in every currency, under another name.
     await convert(paymentLinksCollection(db).collectionName, (doc) => {

@@ -5,7 +5,7 @@ import type { Logger } from '../../../../platform/runtime/logger.js';
 import { recordEvent } from '../../../../platform/messaging/outbox.js';
 import { isOwnKey } from '../../../../platform/security/own.js';
 import { checkString } from '../../../../platform/security/validate.js';
-import { fromMinor, isCurrencyCode, toJsonNumber, toMinor, type MinorUnits } from '../../../../platform/money/money.js';
+import { fromMinor, isCurrencyCode, minor, toJsonNumber, toMinor, ZERO, type MinorUnits } from '../../../../platform/money/money.js';
 import type { Deliveries } from '../../../../platform/messaging/deliveries.js';
 import { deliverWebhook, type WebhookOutcome } from '../../../../platform/messaging/webhooks.js';
 import { cardMessagesCollection, type CardMessageDocument } from './datasource.js';
@@ -176,10 +176,10 @@ export class CardAuthorizer {
         ? await messages.findOneAndUpdate({ _id: original._id, reversedBy: null }, { $set: { reversedBy: messageId } })
         : null;
       if (!claimed) {
-        amount = 0 as MinorUnits;
+        amount = ZERO;
         reason = original ? 'Advice acknowledged; the original is already reversed.' : 'Advice acknowledged; no approved original to reverse.';
       } else {
-        amount = Math.min(types.amount, claimed.amount) as MinorUnits;
+        amount = minor(Math.min(types.amount, claimed.amount));
       }
     }
     const financial = types.messageType === '0200' || types.messageType === '0220' || types.messageType === '0420';

@@ -1,7 +1,7 @@
 import { appendAuditRecords } from '../audit/audit-log.js';
 import type { AchActivity } from '../../../../platform/messaging/events.js';
 import { requireAggregator, requireService } from '../../../../platform/security/authorize.js';
-import { checkAmount } from '../../../../platform/money/money.js';
+import { checkAmount, HOME_CURRENCY } from '../../../../platform/money/money.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
 
 export const Mutation: MutationResolvers = {
@@ -13,7 +13,7 @@ export const Mutation: MutationResolvers = {
     requireService(principal, ['payments']);
     const checked = activities.map((activity): AchActivity => {
       // ACH moves US dollars.
-      checkAmount(activity.amount, 'USD', 'amount');
+      checkAmount(activity.amount, HOME_CURRENCY, 'amount');
       return { ...activity, kind: activity.kind, returnCode: activity.returnCode ?? null };
     });
     return { applied: await returnRates.apply(checked) };

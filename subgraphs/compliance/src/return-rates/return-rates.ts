@@ -1,7 +1,7 @@
 import { MongoServerError, type AnyBulkWriteOperation, type Db } from 'mongodb';
 import type { AchActivity } from '../../../../platform/messaging/events.js';
 import { RETURN_CODE_PATTERN } from '../../../../platform/security/validate.js';
-import { minor, toMinor } from '../../../../platform/money/money.js';
+import { HOME_CURRENCY, minor, toMinor } from '../../../../platform/money/money.js';
 import { ADMINISTRATIVE_RETURN_CODES, NSF_RETURN_CODES, THRESHOLDS, UNAUTHORIZED_RETURN_CODES, WINDOW_DAYS } from './ach-rules.js';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
@@ -151,7 +151,7 @@ export class ReturnRates {
     let applied = 0;
     const changed = new Map<string, string>();
     for (const activity of activities) {
-      const cents = toMinor(activity.amount, 'USD', 'amount');
+      const cents = toMinor(activity.amount, HOME_CURRENCY, 'amount');
       const inc = activity.kind === 'debit' ? { debits: 1, debitCents: cents } : { [`returns.${activity.returnCode}.count`]: 1, [`returns.${activity.returnCode}.cents`]: cents };
       const filter = { _id: `${activity.svcAggregatorId}:${activity.entryDate}`, appliedEvents: { $ne: activity.eventId } };
       const update = { $inc: inc, $push: { appliedEvents: activity.eventId }, $setOnInsert: { svcAggregatorId: activity.svcAggregatorId, date: activity.entryDate } };

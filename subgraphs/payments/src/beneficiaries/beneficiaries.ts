@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { newId } from '../../../../platform/security/secrets.js';
 import { checkString, CURRENCY_RULE, ID_RULE, ROUTING_NUMBER_RULE, type StringRule } from '../../../../platform/security/validate.js';
-import { canonicalDecimal, checkAmount, fromMinor, minorDigits } from '../../../../platform/money/money.js';
+import { canonicalDecimal, checkAmount, fromMinor, HOME_CURRENCY, minorDigits } from '../../../../platform/money/money.js';
 import { beneficiariesCollection, beneficiaryUndosCollection, type BeneficiaryDocument, type BeneficiaryState, type UndoDocument } from './datasource.js';
 import { isOwnKey, ownValue } from '../../../../platform/security/own.js';
 
@@ -26,9 +26,6 @@ const STRING_RULES: Record<string, StringRule> = {
 const BOOLEANS = ['isActive', 'isHidden', 'isFavourite'] as const;
 /** Numbers the spec keeps only masked: the last four are stored, nothing else. */
 const MASKED = { accountNumber: { stored: 'accountNumberLastFour', pattern: /^[A-Za-z0-9]{4,34}$/, text: '4-34 letters or digits' }, destinationPAN: { stored: 'destinationPANLastFour', pattern: /^\d{12,19}$/, text: '12-19 digits' } } as const;
-
-/** The currency of a default amount whose beneficiary names none. */
-const HOME_CURRENCY = 'USD';
 
 /** The beneficiary's default amount as decimal text, or null. */
 export function defaultAmountOf(beneficiary: Pick<BeneficiaryDocument, 'defaultAmount' | 'defaultCurrency'>): string | null {

@@ -1,14 +1,11 @@
 import { globalId } from '../../../../platform/graphql/global-id.js';
-import { fromMinor } from '../../../../platform/money/money.js';
+import { fromMinor, HOME_CURRENCY } from '../../../../platform/money/money.js';
 import type { FundsTransactionResolvers } from '../__generated__/resolvers-types.js';
-
-/** An aggregator's funding is in US dollars. */
-const FUNDS_CURRENCY = 'USD';
 
 export const FundsTransaction: FundsTransactionResolvers = {
   id: (funds) => globalId('FundsTransaction', funds.svcFundsId),
-  fee: (funds) => fromMinor(funds.fee, FUNDS_CURRENCY),
-  balance: (funds) => fromMinor(funds.balance, FUNDS_CURRENCY),
-  lastDepositAmount: (funds) => fromMinor(funds.lastDepositAmount, FUNDS_CURRENCY),
-  ledgerBalance: (funds) => fromMinor(funds.ledgerBalance, FUNDS_CURRENCY),
+  fee: (funds) => fromMinor(funds.fee, HOME_CURRENCY),
+  balance: (funds) => fromMinor(funds.balance, HOME_CURRENCY),
+  lastDepositAmount: (funds) => fromMinor(funds.lastDepositAmount, HOME_CURRENCY),
+  ledgerBalance: (funds) => fromMinor(funds.ledgerBalance, HOME_CURRENCY),
 };
