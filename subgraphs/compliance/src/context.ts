@@ -11,6 +11,7 @@ import {
   type RestrictionDocument,
   type TransactionTypeDocument,
 } from './restrictions/datasource.js';
+import { effectiveRestrictions } from '../../../platform/restrictions/engine.js';
 import { Kyc } from './kyc/kyc.js';
 import { kycCollections, type ApplicationDocument } from './kyc/datasource.js';
 import { ReturnRates } from './return-rates/return-rates.js';
@@ -39,9 +40,9 @@ export function createComplianceContext(base: RequestBase, db: Db): ComplianceCo
     restrictions: loaderByKey(restrictions),
     effectiveRestrictions: async (SvcUserId) => {
       const own = await ofUser.load(SvcUserId);
-      if (own.length > 0) return own;
-      defaults ??= restrictions.find({ SvcUserId: null }).toArray();
-      return defaults;
+      // The defaults are read only for a user who has none of their own.
+      if (own.length === 0) defaults ??= restrictions.find({ SvcUserId: null }).toArray();
+      return [...effectiveRestrictions(own, own.length === 0 ? await defaults! : [])];
     },
     proceduralOfUser: loaderOfGroups(proceduralRestrictionsCollection(db), 'SvcUserId', { sort: { dtsCreated: 1, _id: 1 } }),
     transactionTypes: () => (types ??= transactionTypesCollection(db).find({}).sort({ _id: 1 }).toArray()),

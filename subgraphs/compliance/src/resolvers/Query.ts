@@ -4,7 +4,7 @@ import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { checkString, ID_RULE } from '../../../../platform/security/validate.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
 import { offsetConnection } from '../../../../platform/graphql/paging.js';
-import { evaluate } from '../restrictions/engine.js';
+import { evaluate } from '../../../../platform/restrictions/engine.js';
 import { checkAmount, isCurrencyCode } from '../../../../platform/money/money.js';
 import { applicationView } from '../kyc/kyc.js';
 

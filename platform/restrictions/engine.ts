@@ -1,5 +1,42 @@
-import type { MinorUnits } from '../../../../platform/money/money.js';
-import type { ProceduralRestrictionDocument, RestrictionDocument, TransactionTypeDocument } from './datasource.js';
+import type { MinorUnits } from '../money/money.js';
+
+/** A rule that allows or refuses a user's transactions, or a platform default (SvcUserId null) for users without their own. */
+export interface RestrictionDocument {
+  _id: string;
+  restrictionId: string;
+  SvcUserId: string | null;
+  restrictionName: string;
+  description: string | null;
+  txnTypes: string[];
+  transactionCurrencies: string[];
+  /** Bounds in the minor units of their currencies; a bound always has its currency. */
+  fromAmount: MinorUnits | null;
+  toAmount: MinorUnits | null;
+  fromAmountCurrency: string | null;
+  toAmountCurrency: string | null;
+  isAllowed: boolean;
+  isIgnoreRest: boolean;
+  priority: number;
+}
+
+/** A transaction type of the platform and what it allows. `_id` is the type name. */
+export interface TransactionTypeDocument {
+  _id: string;
+  name: string;
+  isAllowed: boolean;
+  sourceAccountTypes: string[];
+  destinationAccountTypes: string[] | null;
+  allowedTransactionCurrencies: string[];
+}
+
+/** A procedural restriction on a user (an AML review, a dormant account...): while it stands, every transaction is refused. */
+export interface ProceduralRestrictionDocument {
+  _id: string;
+  SvcUserId: string;
+  name: string;
+  reason: string;
+  dtsCreated: Date;
+}
 
 /** A transaction to decide on. */
 export interface TransactionProposal {
@@ -34,6 +71,11 @@ export function matches(restriction: RestrictionDocument, proposal: TransactionP
   if (from !== null && (restriction.fromAmountCurrency !== proposal.currency || proposal.amount < from)) return false;
   if (to !== null && (restriction.toAmountCurrency !== proposal.currency || proposal.amount > to)) return false;
   return true;
+}
+
+/** The restrictions that apply to a user: their own, or the platform defaults where they have none. */
+export function effectiveRestrictions<T extends RestrictionDocument>(own: readonly T[], defaults: readonly T[]): readonly T[] {
+  return own.length > 0 ? own : defaults;
 }
 
 /** The evaluation order: ascending priority, then restrictionName, then id (stable). */

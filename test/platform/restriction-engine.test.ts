@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ProceduralRestrictionDocument, RestrictionDocument } from '../../subgraphs/compliance/src/restrictions/datasource.js';
-import { evaluate, type TransactionProposal } from '../../subgraphs/compliance/src/restrictions/engine.js';
+import { evaluate, type ProceduralRestrictionDocument, type RestrictionDocument, type TransactionProposal } from '../../platform/restrictions/engine.js';
 import { TRANSACTION_TYPES } from '../../subgraphs/compliance/src/seed.js';
 import { toMinor } from '../../platform/money/money.js';
 
