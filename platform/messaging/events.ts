@@ -33,7 +33,7 @@ export interface EventPayloads {
   /** Sessions ended before their expiry; only gateways listen (their memory of live sessions). */
   'sessions.ended': { sessionId: string } | { SvcUserId: string } | { aggregatorLogin: string };
   'card.status': { SvcCardId: string; status: string; isActive: boolean };
-  'card.authorization': { messageId: string; messageType: string; SvcCardId: string; responseCode: string; decidedBy: string; transactionId: string | null };
+  'card.authorization': { messageId: string; messageType: string; SvcCardId: string; responseCode: string; decidedBy: string; transactionId: string | null; /** On an approved message that moves money: what payments records (missing on events stored before). */ transaction?: CardTransactionPayload | null };
   'payment_link.status': { svcTransactionId: string; svcMerchantId: string; status: string; previousStatus: string | null };
   'ach.debit': { svcTransactionId: string; entryDate: string; /** Decimal text, USD. */ amount: string };
   'ach.return': { svcTransactionId: string; entryDate: string; /** Decimal text, USD. */ amount: string; returnCode: string | null };
@@ -41,6 +41,19 @@ export interface EventPayloads {
   'application.completed': { applicationId: string; customerId: string; outcome: string | null };
   'webhook.attempt': { deliveryId: string; number: number; outcome: 'delivered' | 'failed'; httpStatus: number | null };
   'audit.recorded': AuditRecordPayload;
+}
+
+/** What payments records of an approved card message that moves money: the schema's CardTransactionInput, less the messageId. */
+export interface CardTransactionPayload {
+  SvcAccountId: string;
+  SvcUserId: string;
+  SvcCardId: string;
+  direction: 'debit' | 'credit';
+  /** Decimal text, in `currency`. */
+  amount: string;
+  currency: string;
+  narrative: string | null;
+  reference: string | null;
 }
 
 /** What compliance counts of an `ach.debit` or `ach.return` event: a debit entered, or a debit returned with a code. */
@@ -69,12 +82,12 @@ export interface EventRoute {
 /**
  * Where each event goes. `bus`: published to every gateway (subscriptions, session memory).
  * `forwarded`: carried through the graph to the subgraph that consumes it (compliance counts ACH
- * debits and returns, and keeps the audit log).
+ * debits and returns, and keeps the audit log; payments records approved card messages).
  */
 const EVENT_ROUTES: { readonly [T in EventType]: EventRoute } = {
   'sessions.ended': { bus: true, forwarded: false },
   'card.status': { bus: true, forwarded: false },
-  'card.authorization': { bus: true, forwarded: false },
+  'card.authorization': { bus: true, forwarded: true },
   'payment_link.status': { bus: true, forwarded: false },
   'ach.debit': { bus: true, forwarded: true },
   'ach.return': { bus: true, forwarded: true },
@@ -106,6 +119,8 @@ export type OutboxEvent<T extends EventType = EventType> = {
     dtsPublished: Date | null;
     /** When a forwarding dispatcher carried it; set at once for an event nobody forwards. */
     dtsForwarded?: Date | null;
+    /** When the producing service's own handler took it (an outbox of records that are events). */
+    dtsHandled?: Date | null;
     /** Why the receiver refused it, when a dispatcher parked it instead of carrying it. */
     refusal?: { dispatcher: string; error: string; dts: Date };
   };

@@ -28,7 +28,7 @@ export interface Dispatcher {
   /** Names it in logs. */
   readonly name: string;
   /** The outbox field it sets once it has carried an event. */
-  readonly mark: 'dtsPublished' | 'dtsForwarded';
+  readonly mark: OutboxMark;
   /** The event types it carries; every event unmarked on its field when absent. */
   readonly types?: readonly EventType[];
   /** Events per `send`. */
@@ -52,6 +52,25 @@ export class CarriedInPart extends Error {
   constructor(readonly carried: number, override readonly cause: unknown) {
     super((cause as Error).message);
   }
+}
+
+/**
+ * The fields dispatchers mark events carried on: published to the bus, forwarded through the
+ * graph, handled by the producing service itself (say, an advice webhook enqueued).
+ */
+export type OutboxMark = 'dtsPublished' | 'dtsForwarded' | 'dtsHandled';
+
+/** Where an outbox keeps its events, and whether it deletes them once carried. */
+export interface OutboxOptions {
+  /** Sweep period. */
+  everyMs?: number;
+  /**
+   * The collection of events; `outbox` by default. A service whose record of a state change is
+   * itself the event (a decided card message) keeps it there, so that one write stores both.
+   */
+  collection?: string;
+  /** Deletes events carried everywhere a week ago; off where the events are the service's own records. */
+  prune?: boolean;
 }
 
 /** The error codes a receiver answers when an event's content is at fault, not the receiver's state. */
@@ -158,8 +177,12 @@ export class Outbox {
   private stopping = false;
   private unreport: Array<() => void> = [];
 
-  constructor(private readonly db: Db, dispatchers: readonly Dispatcher[], private readonly logger: Logger, everyMs = SWEEP_EVERY_MS) {
-    this.outbox = outboxCollection(db);
+  private readonly prunes: boolean;
+
+  constructor(private readonly db: Db, dispatchers: readonly Dispatcher[], private readonly logger: Logger, options: OutboxOptions | number = {}) {
+    const { everyMs = SWEEP_EVERY_MS, collection = 'outbox', prune = true } = typeof options === 'number' ? { everyMs: options } : options;
+    this.outbox = db.collection<OutboxEvent>(collection);
+    this.prunes = prune;
     this.lanes = dispatchers.map((dispatcher) => {
       const lane: Lane = { dispatcher, unmarked: new Set(), marking: null, sweep: new SweepLoop(`${dispatcher.name} sweep`, () => this.sweep(lane), everyMs, logger) };
       return lane;
@@ -168,19 +191,21 @@ export class Outbox {
   }
 
   /** The indexes of the sweeps (unmarked events, oldest first, by field and by type) and of the pruning. */
-  static async createIndexes(db: Db): Promise<void> {
-    await outboxCollection(db).createIndex({ dtsPublished: 1, dtsCreated: 1 });
-    await outboxCollection(db).createIndex({ type: 1, dtsForwarded: 1, dtsCreated: 1 });
+  static async createIndexes(db: Db, collection = 'outbox', marks: readonly OutboxMark[] = ['dtsPublished', 'dtsForwarded']): Promise<void> {
+    const events = db.collection(collection);
+    if (marks.includes('dtsPublished')) await events.createIndex({ dtsPublished: 1, dtsCreated: 1 });
+    for (const mark of marks.filter((m) => m !== 'dtsPublished')) await events.createIndex({ type: 1, [mark]: 1, dtsCreated: 1 });
   }
 
   start(): this {
     const name = this.db.databaseName;
     if (!engines.has(name)) engines.set(name, new Set());
-    engines.get(name)!.add(this);
+    // recordEvent stores in `outbox`: only engines of that collection carry what it stores.
+    if (this.outbox.collectionName === 'outbox') engines.get(name)!.add(this);
     // The bus sweeps at once; forwarding waits a tick, for the gateway it goes through to be up.
     for (const lane of this.lanes) lane.sweep.start(lane.dispatcher.eager);
-    this.pruning.start();
-    this.unreport = this.lanes.map(({ dispatcher }) => reportQueueDepth(name, `outbox: ${dispatcher.name}`, () => this.outbox.countDocuments(this.pendingFor(dispatcher))));
+    if (this.prunes) this.pruning.start();
+    this.unreport = this.lanes.map(({ dispatcher }) => reportQueueDepth(name, `${this.outbox.collectionName}: ${dispatcher.name}`, () => this.outbox.countDocuments(this.pendingFor(dispatcher))));
     return this;
   }
 

@@ -5,7 +5,7 @@ import type { Deliveries } from '../../../platform/messaging/deliveries.js';
 import type { GraphClient } from '../../../platform/graphql/graph-client.js';
 import { loaderByKey, loaderOfGroups } from '../../../platform/graphql/loaders.js';
 import type { RequestBase } from '../../../platform/graphql/subgraph.js';
-import { CardAuthorizer } from './authorization/card-authorizer.js';
+import type { CardAuthorizer } from './authorization/card-authorizer.js';
 import { CardManagement } from './cards/card-management.js';
 import { addCondorCard } from './cards/condor.js';
 import { runSandbox } from './sandbox/sandbox.js';
@@ -22,6 +22,7 @@ export interface CardsContext extends RequestBase {
   /** Decided card messages by messageId. */
   cardMessages: DataLoader<string, CardMessageDocument | null>;
   management: CardManagement;
+  /** Decides card messages: one per process, so that copies of a message in flight meet. */
   authorizer: CardAuthorizer;
   /** The aggregator's card webhook: configuration, enabling, and its advices' delivery log. */
   webhooks: CardWebhooks;
@@ -31,7 +32,7 @@ export interface CardsContext extends RequestBase {
   condor: (svcAggregatorId: string, input: Parameters<typeof addCondorCard>[4]) => ReturnType<typeof addCondorCard>;
 }
 
-export function createCardsContext(base: RequestBase, db: Db, graph: GraphClient, config: Config, deliveries: Deliveries): CardsContext {
+export function createCardsContext(base: RequestBase, db: Db, graph: GraphClient, config: Config, deliveries: Deliveries, authorizer: CardAuthorizer): CardsContext {
   const cards = cardsCollection(db);
   return {
     ...base,
@@ -39,7 +40,7 @@ export function createCardsContext(base: RequestBase, db: Db, graph: GraphClient
     cardsOfUser: loaderOfGroups(cards, 'SvcUserId', { sort: { isMain: -1, _id: 1 }, filter: { isTestCard: false } }),
     cardMessages: loaderByKey(cardMessagesCollection(db)),
     management: new CardManagement(db, base.logger, base.audit),
-    authorizer: new CardAuthorizer(db, graph, base.logger, config.webhookAllowInternal, deliveries),
+    authorizer,
     webhooks: new CardWebhooks(db, deliveries, base.logger, base.audit, config.webhookAllowInternal),
     sandbox: (svcAggregatorId, input) => runSandbox(db, base.logger, svcAggregatorId, input, config.webhookAllowInternal),
     condor: (svcAggregatorId, input) => addCondorCard(db, graph, base.logger, svcAggregatorId, input),

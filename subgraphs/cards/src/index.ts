@@ -2,10 +2,14 @@ import { applyMigrations } from '../../../platform/mongo/migrations.js';
 import { createGraphClient } from '../../../platform/graphql/graph-client.js';
 import type { HttpService } from '../../../platform/http/server.js';
 import { Deliveries } from '../../../platform/messaging/deliveries.js';
+import { busDispatcher, Outbox } from '../../../platform/messaging/outbox.js';
 import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
 import { aggregatorEndpoints } from './webhooks/advice-deliveries.js';
 import { createCardsContext } from './context.js';
 import { createCardIndexes } from './cards/datasource.js';
+import { adviceDispatcher, CardAuthorizer, cardTransactionForwarder } from './authorization/card-authorizer.js';
+import { cardMessagesCollection, createCardMessageIndexes } from './authorization/datasource.js';
+import { RestrictionReadModel } from './authorization/restriction-model.js';
 import { resolvers } from './resolvers/index.js';
 import { CARDS_MIGRATIONS } from './migrations.js';
 
@@ -15,18 +19,32 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   // Stored documents take the shape this code reads before anything serves them.
   await applyMigrations(db, CARDS_MIGRATIONS, (message, fields) => options.logger.info(message, fields));
   await createCardIndexes(db);
+  await createCardMessageIndexes(db);
   await Deliveries.createIndexes(db);
   const { config } = options;
   const graph = createGraphClient(config, 'cards', options.transport);
   const logger = options.logger.child({ service: 'cards-subgraph' });
   const deliveries = new Deliveries(db, null, logger, { scheduleMs: config.webhookRetryScheduleMs, disableAfter: config.webhookDisableAfter, allowInternal: config.webhookAllowInternal }, aggregatorEndpoints(db));
+  // Decided messages are their own outbox: published, forwarded to payments, their advices enqueued.
+  const messageOutbox = new Outbox(db, [busDispatcher(options.bus), cardTransactionForwarder(graph), adviceDispatcher(db, deliveries)], logger, { collection: cardMessagesCollection(db).collectionName, prune: false });
+  const rules = new RestrictionReadModel(options.bus, graph, logger);
+  const authorizer = new CardAuthorizer({ db, graph, rules, messageOutbox, allowInternalWebhooks: config.webhookAllowInternal });
   const service = await startSubgraph({
     ...options,
     name: 'cards',
     resolvers,
-    createContext: (base) => createCardsContext(base, db, graph, config, deliveries),
+    createContext: (base) => createCardsContext(base, db, graph, config, deliveries, authorizer),
   });
-  const withTimers = { ...service, close: async () => { deliveries.close(); await service.close(); } };
+  messageOutbox.start();
+  rules.start();
+  const withTimers = {
+    ...service,
+    close: async () => {
+      deliveries.close();
+      await service.close();
+      await Promise.all([messageOutbox.stop(), rules.stop()]);
+    },
+  };
   // Advices a crash left unattempted, and retries that are due, go on a timer.
   return withRecurringTask(withTimers, 5000, () => deliveries.retryDue(), logger);
 }

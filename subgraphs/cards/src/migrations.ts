@@ -12,10 +12,38 @@ export const MONEY_IN_MINOR_UNITS: Migration = {
     const messages = cardMessagesCollection(db);
     // A claim still pending belongs to a process that stopped before it decided; without it, the
     // network's retransmission is decided afresh instead of being compared with an old-unit amount.
-    await messages.deleteMany({ state: 'pending' });
+    await messages.deleteMany({ state: 'pending' as never });
     await convertOnce(db, messages.collectionName, MONEY_ID, (doc) => legacyAmounts(log, { migration: MONEY_ID, collection: messages.collectionName }, doc, ['amount'], doc.currency));
   },
 };
 
+const EVENTS_ID = 'cards-messages-are-events';
+
+/**
+ * A decided message is now also its `card.authorization` event, and a crediting reversal is bound
+ * to its original by a unique `bindingKey`. Messages stored before were published from the outbox
+ * then: they are marked carried, and reversals that credited take their original's binding.
+ */
+export const MESSAGES_ARE_EVENTS: Migration = {
+  id: EVENTS_ID,
+  async run(db: Db) {
+    const messages = cardMessagesCollection(db);
+    const reversalOf = new Map<string, string>();
+    for await (const original of messages.find({ reversedBy: { $nin: [null] } }, { projection: { reversedBy: 1 } })) {
+      if (typeof original.reversedBy === 'string') reversalOf.set(original.reversedBy, original._id);
+    }
+    await convertOnce(db, messages.collectionName, EVENTS_ID, (doc) => {
+      const reverses = reversalOf.get(doc._id) ?? null;
+      const decided = doc.dtsReceived instanceof Date ? doc.dtsReceived : new Date(0);
+      return {
+        bindingKey: reverses ? `reverses:${reverses}` : doc._id, reverses, advice: null, type: 'card.authorization',
+        audience: { ...(typeof doc.SvcUserId === 'string' ? { SvcUserId: doc.SvcUserId } : {}), ...(typeof doc.svcAggregatorId === 'string' ? { svcAggregatorId: doc.svcAggregatorId } : {}) },
+        payload: { messageId: doc._id, messageType: doc.messageType, SvcCardId: doc.SvcCardId, responseCode: doc.responseCode, decidedBy: doc.decidedBy, transactionId: doc.transactionId ?? null },
+        dtsCreated: decided, dtsPublished: decided, dtsForwarded: decided, dtsHandled: decided,
+      };
+    });
+  },
+};
+
 /** The cards database's migrations, oldest first. */
-export const CARDS_MIGRATIONS: readonly Migration[] = [MONEY_IN_MINOR_UNITS];
+export const CARDS_MIGRATIONS: readonly Migration[] = [MONEY_IN_MINOR_UNITS, MESSAGES_ARE_EVENTS];

@@ -2,15 +2,18 @@ import { MongoServerError, type Db } from 'mongodb';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import type { GraphClient } from '../../../../platform/graphql/graph-client.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
-import { recordEvent } from '../../../../platform/messaging/outbox.js';
+import { CarriedInPart, graphForwarder, type Dispatcher, type Outbox } from '../../../../platform/messaging/outbox.js';
+import type { CardTransactionPayload, OutboxEvent } from '../../../../platform/messaging/events.js';
 import { isOwnKey } from '../../../../platform/security/own.js';
 import { checkString } from '../../../../platform/security/validate.js';
 import { fromMinor, isCurrencyCode, minor, toJsonNumber, toMinor, ZERO, type MinorUnits } from '../../../../platform/money/money.js';
 import type { Deliveries } from '../../../../platform/messaging/deliveries.js';
 import { deliverWebhook, type WebhookOutcome } from '../../../../platform/messaging/webhooks.js';
+import type { RestrictionDecision } from '../../../../platform/restrictions/engine.js';
 import { cardMessagesCollection, type CardMessageDocument } from './datasource.js';
+import type { RestrictionReadModel } from './restriction-model.js';
 import { cardsCollection, type CardDocument } from '../cards/datasource.js';
-import { webhookConfigsCollection, type WebhookConfigDocument } from '../webhooks/datasource.js';
+import { webhookConfigsCollection } from '../webhooks/datasource.js';
 
 export const MESSAGE_TYPES = { '0100': 'authorization request', '0200': 'financial request', '0220': 'advice', '0420': 'reversal advice' } as const;
 export type MessageType = keyof typeof MESSAGE_TYPES;
@@ -31,7 +34,7 @@ export interface CardMessage {
 }
 
 const EVALUATE = `query ($input: TransactionProposalInput!) { evaluateTransaction(input: $input) { allowed rule reason } }`;
-const RECORD = `mutation ($input: CardTransactionInput!) { recordCardTransaction(input: $input) { transactionId } }`;
+const RECORD = `mutation ($input: [CardTransactionInput!]!) { recordCardTransactions(input: $input) { recorded alreadyRecorded } }`;
 
 /** A checked message: its types, and its amount in minor units. */
 export interface CheckedMessage {
@@ -85,75 +88,99 @@ export function replyCode(outcome: WebhookOutcome): string | null {
   return typeof code === 'string' && /^[0-9A-Z]{2}$/.test(code) ? code : null;
 }
 
-/** The authorization engine for ISO 8583-style card messages. */
-export class CardAuthorizer {
-  constructor(
-    private readonly db: Db,
-    private readonly graph: GraphClient,
-    private readonly logger: Logger,
-    /** Whether webhooks may target internal addresses (WEBHOOK_ALLOW_INTERNAL). */
-    private readonly allowInternalWebhooks: boolean,
-    /** Where advices go: stored, retried on the schedule, logged. */
-    private readonly deliveries: Deliveries,
-  ) {}
+/** What a card message is answered. */
+export interface CardAuthorizationView {
+  messageId: string;
+  messageType: string;
+  responseCode: string;
+  approved: boolean;
+  decidedBy: CardMessageDocument['decidedBy'];
+  reason: string;
+  transactionId: string | null;
+  decisionMs: number;
+}
 
-  async decide(message: CardMessage) {
+/** What the authorizer works with: the cards database, its read model of restrictions, and the outbox of decided messages. */
+export interface CardAuthorizerOptions {
+  db: Db;
+  /** Asks compliance when the read model may be behind. */
+  graph: GraphClient;
+  rules: RestrictionReadModel;
+  /** Carries each decided message's event at once, once it is stored. */
+  messageOutbox: Outbox;
+  /** Whether webhooks may target internal addresses (WEBHOOK_ALLOW_INTERNAL). */
+  allowInternalWebhooks: boolean;
+}
+
+/** A message being decided in this process, so that a copy arriving meanwhile waits for its answer. */
+interface InFlight {
+  SvcCardId: string;
+  amount: MinorUnits;
+  answer: Promise<CardAuthorizationView>;
+}
+
+/**
+ * The authorization engine for ISO 8583-style card messages. A decision reads the card, the
+ * message's earlier copy (and a reversal's original), the aggregator's webhook configuration for a
+ * request, and decides from local state: the restrictions come from the read model. It then writes
+ * once: the message document is the claim on its messageId, the decision and the event that
+ * payments, subscribers and the advice webhook follow from, asynchronously.
+ */
+export class CardAuthorizer {
+  private readonly inFlight = new Map<string, InFlight>();
+
+  constructor(private readonly options: CardAuthorizerOptions) {}
+
+  async decide(message: CardMessage, logger: Logger): Promise<CardAuthorizationView> {
     const started = performance.now();
     const types = checkMessage(message);
     const messageId = `msg_${types.messageType}_${message.svcCardId}_${message.stan}_${message.rrn}`;
-    const messages = cardMessagesCollection(this.db);
-    // The card is read while the message is claimed (a read decides nothing; a copy that loses the claim ignores it).
-    const cardRead = cardsCollection(this.db).findOne({ _id: message.svcCardId });
-    cardRead.catch(() => {});
-    // A network retransmits: the same message gets the same answer. The message is claimed before
-    // anything is decided, so of two copies arriving together one decides and the other waits.
-    const claim = await this.claim(messageId, message, types.amount);
-    if (claim) return claim;
+    // A network retransmits: the same message gets the same answer. A copy arriving while this
+    // process decides the first waits for it; a copy at another replica loses the insert and reads it.
+    const running = this.inFlight.get(messageId);
+    if (running) return running.SvcCardId === message.svcCardId && running.amount === types.amount ? running.answer : differentMessage(messageId, message.messageType);
+    const answer = this.decideFirst(messageId, message, types, started, logger);
+    this.inFlight.set(messageId, { SvcCardId: message.svcCardId, amount: types.amount, answer });
     try {
-      return await this.decideClaimed(messageId, message, types, started, cardRead);
-    } catch (error) {
-      // Free the claim, so that the network's retransmission is decided afresh.
-      await messages.deleteOne({ _id: messageId, state: 'pending' });
-      throw error;
+      return await answer;
+    } finally {
+      this.inFlight.delete(messageId);
     }
   }
 
-  private async decideClaimed(messageId: string, message: CardMessage, types: ReturnType<typeof checkMessage>, started: number, cardRead: Promise<CardDocument | null>) {
-    let waitedMs = 0;
-    const messages = cardMessagesCollection(this.db);
+  private async decideFirst(messageId: string, message: CardMessage, types: CheckedMessage, started: number, logger: Logger): Promise<CardAuthorizationView> {
+    const { db } = this.options;
+    const messages = cardMessagesCollection(db);
+    const reversal = types.messageType === '0420';
+    const [card, earlier, original] = await Promise.all([
+      cardsCollection(db).findOne({ _id: message.svcCardId }),
+      messages.findOne({ _id: messageId }),
+      reversal ? messages.findOne({ SvcCardId: message.svcCardId, stan: message.originalStan!, messageType: { $in: ['0200', '0220'] }, responseCode: '00' }) : null,
+    ]);
+    if (earlier) return answerTo(earlier, message, types.amount);
 
-    const card = await cardRead;
+    let waitedMs = 0;
     let responseCode = '00';
     let decidedBy: CardMessageDocument['decidedBy'] = 'card';
     let reason = types.actionType === 'advice' ? 'Advice acknowledged.' : 'Approved.';
-    let config: WebhookConfigDocument | null = null;
     if (!card) {
       [responseCode, reason] = ['14', 'Unknown card.'];
     } else if (card.status !== 'active' || !card.isActive || card.isClosed) {
       [responseCode, reason] = ['62', 'The card is off (blocked): no transaction is authorized.'];
+    } else if (card.currency && message.currency !== card.currency) {
+      [responseCode, decidedBy, reason] = ['57', 'card', `The card is in ${card.currency}; currency conversion is not supported.`];
     } else {
-      // The aggregator's webhook configuration is read while the restrictions are evaluated.
-      const configRead = card.svcAggregatorId ? webhookConfigsCollection(this.db).findOne({ _id: card.svcAggregatorId }) : Promise.resolve(null);
-      configRead.catch(() => {});
-      if (card.currency && message.currency !== card.currency) {
-        [responseCode, decidedBy, reason] = ['57', 'card', `The card is in ${card.currency}; currency conversion is not supported.`];
-      } else if (types.messageType !== '0420') {
-        try {
-          const { evaluateTransaction: decision } = await this.graph.request<{ evaluateTransaction: { allowed: boolean; rule: string | null; reason: string } }>(EVALUATE, {
-            input: { SvcUserId: card.SvcUserId, txnType: message.currency === 'USD' ? 'USA' : 'international', amount: fromMinor(types.amount, message.currency), currency: message.currency, sourceAccountType: 'checking' },
-          });
-          if (!decision.allowed) [responseCode, decidedBy, reason] = ['57', 'restriction', decision.reason];
-        } catch (error) {
-          this.logger.error('restriction evaluation failed', { error: (error as Error).message, cause: ((error as Error).cause as Error | undefined)?.message });
-          [responseCode, decidedBy, reason] = ['91', 'restriction', 'The restrictions could not be evaluated.'];
-        }
+      if (!reversal) {
+        const decision = await this.restrictionDecision(card, message, types, logger);
+        if (!decision) [responseCode, decidedBy, reason] = ['91', 'restriction', 'The restrictions could not be evaluated.'];
+        else if (!decision.allowed) [responseCode, decidedBy, reason] = ['57', 'restriction', decision.reason];
       }
-      config = await configRead;
       if (responseCode === '00' && types.actionType === 'request') {
+        const config = card.svcAggregatorId ? await webhookConfigsCollection(db).findOne({ _id: card.svcAggregatorId }) : null;
         if (!config) {
           [responseCode, decidedBy, reason] = ['05', 'defaultStrategy', 'No webhook is arranged for the card program.'];
         } else {
-          const outcome = await deliverWebhook(config, webhookPayload(messageId, message, types, card), config.timeoutMs, { allowInternal: this.allowInternalWebhooks });
+          const outcome = await deliverWebhook(config, webhookPayload(messageId, message, types, card), config.timeoutMs, { allowInternal: this.options.allowInternalWebhooks });
           waitedMs = outcome.ms;
           const code = replyCode(outcome);
           if (code) {
@@ -167,82 +194,130 @@ export class CardAuthorizer {
       }
     }
 
-    let transactionId: string | null = null;
-    let amount = types.amount;
-    if (card && responseCode === '00' && types.messageType === '0420') {
-      // A reversal credits back at most what an approved purchase of this card debited, once.
-      const original = await messages.findOne({ SvcCardId: card.SvcCardId, stan: message.originalStan!, messageType: { $in: ['0200', '0220'] }, responseCode: '00', state: 'decided' });
-      const claimed = original?.transactionId
-        ? await messages.findOneAndUpdate({ _id: original._id, reversedBy: null }, { $set: { reversedBy: messageId } })
-        : null;
-      if (!claimed) {
-        amount = ZERO;
-        reason = original ? 'Advice acknowledged; the original is already reversed.' : 'Advice acknowledged; no approved original to reverse.';
-      } else {
-        amount = minor(Math.min(types.amount, claimed.amount));
-      }
+    // A reversal credits back at most what an approved purchase of this card debited, once.
+    let credited: { original: CardMessageDocument; amount: MinorUnits } | null = null;
+    if (card && responseCode === '00' && reversal) {
+      if (original?.transactionId && !original.reversedBy) credited = { original, amount: minor(Math.min(types.amount, original.amount)) };
+      else reason = original ? 'Advice acknowledged; the original is already reversed.' : 'Advice acknowledged; no approved original to reverse.';
     }
-    const financial = types.messageType === '0200' || types.messageType === '0220' || types.messageType === '0420';
-    if (card && responseCode === '00' && financial && amount > 0) {
-      const recorded = await this.graph.request<{ recordCardTransaction: { transactionId: string } }>(RECORD, {
-        input: {
-          messageId, SvcAccountId: card.SvcAccountId, SvcUserId: card.SvcUserId, SvcCardId: card.SvcCardId,
-          direction: types.messageType === '0420' ? 'credit' : 'debit', amount: fromMinor(amount, message.currency), currency: message.currency,
-          narrative: message.merchantName ?? MESSAGE_TYPES[types.messageType], reference: message.rrn,
-        },
-      });
-      transactionId = recorded.recordCardTransaction.transactionId;
-    }
+    const moved = credited ? credited.amount : types.amount;
+    const financial = types.messageType === '0200' || types.messageType === '0220' || (reversal && credited !== null);
+    const transaction: CardTransactionPayload | null = card && responseCode === '00' && financial && moved > 0
+      ? {
+          SvcAccountId: card.SvcAccountId, SvcUserId: card.SvcUserId, SvcCardId: card.SvcCardId, direction: reversal ? 'credit' : 'debit',
+          amount: fromMinor(moved, message.currency), currency: message.currency, narrative: message.merchantName ?? MESSAGE_TYPES[types.messageType], reference: message.rrn,
+        }
+      : null;
     const decisionMs = Math.round((performance.now() - started - waitedMs) * 100) / 100;
+    const now = new Date();
+    // Advices inform the aggregator; nobody waits for the answer. Enqueued from the stored message.
+    const advice = card?.svcAggregatorId && types.actionType === 'advice' ? webhookPayload(messageId, message, types, card, { responseCode }) : null;
+    const transactionId = transaction ? `txn_${messageId}` : null;
     const record: CardMessageDocument = {
-      _id: messageId, state: 'decided', reversedBy: null, messageType: types.messageType, actionType: types.actionType, SvcCardId: message.svcCardId, SvcUserId: card?.SvcUserId ?? null,
+      _id: messageId, state: 'decided', bindingKey: credited ? `reverses:${credited.original._id}` : messageId, reverses: credited?.original._id ?? null,
+      messageType: types.messageType, actionType: types.actionType, SvcCardId: message.svcCardId, SvcUserId: card?.SvcUserId ?? null,
       svcAggregatorId: card?.svcAggregatorId ?? null, amount: types.amount, currency: message.currency, stan: message.stan, rrn: message.rrn,
-      originalStan: message.originalStan ?? null, responseCode, decidedBy, reason, transactionId, decisionMs, dtsReceived: new Date(),
+      originalStan: message.originalStan ?? null, responseCode, decidedBy, reason, transactionId, decisionMs, dtsReceived: now, advice,
+      type: 'card.authorization',
+      audience: { ...(card?.SvcUserId ? { SvcUserId: card.SvcUserId } : {}), ...(card?.svcAggregatorId ? { svcAggregatorId: card.svcAggregatorId } : {}) },
+      payload: { messageId, messageType: types.messageType, SvcCardId: message.svcCardId, responseCode, decidedBy, transactionId, transaction },
+      dtsCreated: now, dtsPublished: null, dtsForwarded: transaction ? null : now, dtsHandled: advice ? null : now,
     };
-    await messages.replaceOne({ _id: messageId, state: 'pending' }, record);
-    await recordEvent(this.db, 'card.authorization', { ...(record.SvcUserId ? { SvcUserId: record.SvcUserId } : {}), ...(record.svcAggregatorId ? { svcAggregatorId: record.svcAggregatorId } : {}) }, {
-      messageId, messageType: record.messageType, SvcCardId: record.SvcCardId, responseCode, decidedBy, transactionId,
-    });
-    // Advices inform the aggregator; nobody waits for the answer. Stored after the decision's
-    // event (never an advice without it) and before the decision is answered, then delivered at
-    // least once on the retry schedule.
-    if (card && config && card.svcAggregatorId && types.actionType === 'advice') {
-      await this.deliveries.enqueue(
-        { _id: `dlv_${messageId}_advice`, kind: 'webhook', svcMerchantId: null, svcAggregatorId: card.svcAggregatorId, eventType: 'card_authorization.advice', to: config.url, payload: webhookPayload(messageId, message, types, card, { responseCode }) },
-        { wait: false },
-      );
-    }
-    this.logger.info('card message decided', { messageId, messageType: record.messageType, responseCode, decidedBy, decisionMs });
-    return this.view(record);
+    const outcome = await this.store(record, message, types.amount);
+    if ('answer' in outcome) return outcome.answer;
+    this.options.messageOutbox.stored(outcome.stored);
+    logger.info('card message decided', { messageId, messageType: record.messageType, responseCode, decidedBy, decisionMs });
+    return view(outcome.stored);
   }
 
   /**
-   * Claims a message id. Returns null when this call won the claim and decides; otherwise the
-   * stored answer once the winner has decided (a copy for another card or amount is refused 94).
+   * The one write: inserts the decided message. Of two copies decided at once in two processes,
+   * the second finds the first's and answers with it; of two reversals of one original, the second
+   * is stored as finding it reversed already.
    */
-  private async claim(messageId: string, message: CardMessage, amount: MinorUnits) {
-    const messages = cardMessagesCollection(this.db);
+  private async store(record: CardMessageDocument, message: CardMessage, amount: MinorUnits): Promise<{ stored: CardMessageDocument } | { answer: CardAuthorizationView }> {
+    const messages = cardMessagesCollection(this.options.db);
     try {
-      await messages.insertOne({ _id: messageId, state: 'pending', SvcCardId: message.svcCardId, amount, dtsReceived: new Date() } as CardMessageDocument);
-      return null;
+      await messages.insertOne(record);
+      return { stored: record };
     } catch (error) {
       if (!(error instanceof MongoServerError && error.code === 11000)) throw error;
     }
-    for (let i = 0; i < 300; i += 1) {
-      const earlier = await messages.findOne({ _id: messageId });
-      if (earlier && (earlier.SvcCardId !== message.svcCardId || earlier.amount !== amount)) {
-        return { messageId, messageType: message.messageType, responseCode: '94', approved: false, decidedBy: 'card' as const, reason: 'A different message was sent under the same stan and rrn.', transactionId: null, decisionMs: 0 };
-      }
-      if (earlier?.state === 'decided') return this.view(earlier);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw appError(ErrorCode.UNAVAILABLE, 'The first copy of this message is still being decided.');
+    const winner = await messages.findOne({ _id: record._id });
+    if (winner) return { answer: answerTo(winner, message, amount) };
+    if (!record.reverses) throw new Error(`card message ${record._id} collided on its binding without a stored copy`);
+    const unbound: CardMessageDocument = {
+      ...record, bindingKey: record._id, reverses: null, transactionId: null, reason: 'Advice acknowledged; the original is already reversed.',
+      payload: { ...record.payload, transactionId: null, transaction: null }, dtsForwarded: record.dtsCreated,
+    };
+    return this.store(unbound, message, amount);
   }
 
-  private view(record: CardMessageDocument) {
-    return {
-      messageId: record._id, messageType: record.messageType, responseCode: record.responseCode, approved: record.responseCode === '00',
-      decidedBy: record.decidedBy, reason: record.reason, transactionId: record.transactionId, decisionMs: record.decisionMs,
-    };
+  /** The restrictions' decision: from the read model, or from compliance while the model may be behind; null when neither answers. */
+  private async restrictionDecision(card: CardDocument, message: CardMessage, types: CheckedMessage, logger: Logger): Promise<Pick<RestrictionDecision, 'allowed' | 'reason'> | null> {
+    const proposal = { txnType: message.currency === 'USD' ? 'USA' : 'international', amount: types.amount, currency: message.currency, sourceAccountType: 'checking' };
+    const local = this.options.rules.evaluate(card.SvcUserId, proposal);
+    if (local) return local;
+    try {
+      const { evaluateTransaction } = await this.options.graph.request<{ evaluateTransaction: { allowed: boolean; reason: string } }>(EVALUATE, {
+        input: { SvcUserId: card.SvcUserId, ...proposal, amount: fromMinor(types.amount, message.currency) },
+      });
+      return evaluateTransaction;
+    } catch (error) {
+      logger.error('restriction evaluation failed', { error: (error as Error).message, cause: ((error as Error).cause as Error | undefined)?.message });
+      return null;
+    }
   }
+}
+
+/** The answer to a message already decided: its stored answer, or 94 when a different message came under its stan and rrn. */
+function answerTo(stored: CardMessageDocument, message: CardMessage, amount: MinorUnits): CardAuthorizationView {
+  if (stored.SvcCardId !== message.svcCardId || stored.amount !== amount) return differentMessage(stored._id, message.messageType);
+  return view(stored);
+}
+
+function differentMessage(messageId: string, messageType: string): CardAuthorizationView {
+  return { messageId, messageType, responseCode: '94', approved: false, decidedBy: 'card', reason: 'A different message was sent under the same stan and rrn.', transactionId: null, decisionMs: 0 };
+}
+
+function view(record: CardMessageDocument): CardAuthorizationView {
+  return {
+    messageId: record._id, messageType: record.messageType, responseCode: record.responseCode, approved: record.responseCode === '00',
+    decidedBy: record.decidedBy, reason: record.reason, transactionId: record.transactionId, decisionMs: record.decisionMs,
+  };
+}
+
+/** Forwards the transactions of approved card messages to payments, which records each once by messageId. */
+export function cardTransactionForwarder(graph: GraphClient): Dispatcher {
+  return graphForwarder({
+    name: 'card transactions to payments', types: ['card.authorization'], batch: 100, graph, mutation: RECORD,
+    variablesOf: (events) => ({ input: events.flatMap((event) => (event.payload.transaction ? [{ messageId: event.payload.messageId, ...event.payload.transaction }] : [])) }),
+  });
+}
+
+/** Enqueues the advice webhook of each decided advice: delivered at least once, on the retry schedule. */
+export function adviceDispatcher(db: Db, deliveries: Deliveries): Dispatcher {
+  return {
+    name: 'card advice webhooks',
+    mark: 'dtsHandled',
+    types: ['card.authorization'],
+    batch: 50,
+    eager: true,
+    async send(events: OutboxEvent[]) {
+      for (const [carried, event] of events.entries()) {
+        const message = event as CardMessageDocument;
+        try {
+          if (!message.advice || !message.svcAggregatorId) continue;
+          const config = await webhookConfigsCollection(db).findOne({ _id: message.svcAggregatorId });
+          if (!config) continue;
+          await deliveries.enqueue(
+            { _id: `dlv_${message._id}_advice`, kind: 'webhook', svcMerchantId: null, svcAggregatorId: message.svcAggregatorId, eventType: 'card_authorization.advice', to: config.url, payload: message.advice },
+            { wait: false },
+          );
+        } catch (error) {
+          throw new CarriedInPart(carried, error);
+        }
+      }
+    },
+  };
 }

@@ -1,21 +1,37 @@
 import type { Collection, Db } from 'mongodb';
 import type { MinorUnits } from '../../../../platform/money/money.js';
+import { Outbox, type OutboxMark } from '../../../../platform/messaging/outbox.js';
+import type { OutboxEvent } from '../../../../platform/messaging/events.js';
 
 /** What decides a card message (the schema's CardDecisionSource). */
 export const CARD_DECIDERS = ['card', 'restriction', 'aggregator', 'defaultStrategy'] as const;
 
-/** A card message: the authorization log. `_id` is the messageId; `pending` while it is being decided. */
-export interface CardMessageDocument {
-  _id: string;
-  state: 'pending' | 'decided';
-  /** On an approved purchase: the reversal that credited it back. */
-  reversedBy: string | null;
+/** The marks of the events a decided message is: published, forwarded to payments, its advice enqueued. */
+export const CARD_MESSAGE_MARKS: readonly OutboxMark[] = ['dtsPublished', 'dtsForwarded', 'dtsHandled'];
+
+/**
+ * A decided card message: the authorization log, and at once the `card.authorization` event its
+ * decision causes (its outbox fields), so that one insert stores the claim on the messageId, the
+ * decision and what follows from it. `_id` is the messageId.
+ */
+export type CardMessageDocument = OutboxEvent<'card.authorization'> & {
+  /** Every stored message is decided: nothing is stored before its decision. */
+  state: 'decided';
+  /**
+   * Unique: the messageId, or `reverses:<original's messageId>` on a reversal that credits an
+   * original back, so that of two reversals of one original only one is stored as crediting it.
+   */
+  bindingKey: string;
+  /** On a reversal that credits back: the original it reverses. */
+  reverses: string | null;
+  /** On an approved purchase decided before reversals were bound by `bindingKey`: the reversal that credited it. */
+  reversedBy?: string | null;
   messageType: string;
   actionType: 'request' | 'advice';
   SvcCardId: string;
   SvcUserId: string | null;
   svcAggregatorId: string | null;
-  /** In `currency`'s minor units. */
+  /** In `currency`'s minor units, as asked. */
   amount: MinorUnits;
   currency: string;
   stan: string;
@@ -27,8 +43,18 @@ export interface CardMessageDocument {
   transactionId: string | null;
   decisionMs: number;
   dtsReceived: Date;
-}
+  /** The advice webhook's payload, on an advice to a card program's aggregator: enqueued once it is handled. */
+  advice: Record<string, unknown> | null;
+};
 
 export function cardMessagesCollection(db: Db): Collection<CardMessageDocument> {
   return db.collection<CardMessageDocument>('cardMessages');
+}
+
+/** The indexes of the decision (a reversal's original by card and stan; the binding) and of the message outbox's sweeps. */
+export async function createCardMessageIndexes(db: Db): Promise<void> {
+  const messages = cardMessagesCollection(db);
+  await messages.createIndex({ bindingKey: 1 }, { unique: true });
+  await messages.createIndex({ SvcCardId: 1, stan: 1 });
+  await Outbox.createIndexes(db, messages.collectionName, CARD_MESSAGE_MARKS);
 }

@@ -12,10 +12,10 @@ export const Mutation: MutationResolvers = {
     const card = await management.setStatus(userId, SvcCardId, onoff);
     return { success: true, status: card.status, isActive: card.isActive, card, userId };
   },
-  authorizeCardMessage: (_parent, { input }, { principal, authorizer }) => {
+  authorizeCardMessage: (_parent, { input }, { principal, authorizer, logger }) => {
     // Card messages come from the card processor's link, an internal service.
     requireService(principal, ['card-processor']);
-    return authorizer.decide(input);
+    return authorizer.decide(input, logger);
   },
   resendCardWebhookDelivery: (_parent, { deliveryId }, { principal, webhooks }) => webhooks.resend(requireAggregator(principal, 'write').svcAggregatorId, deliveryId),
   enableCardWebhook: async (_parent, _args, { principal, webhooks }) => {
