@@ -123,7 +123,7 @@ const FIELD_ACCESS: Readonly<Record<string, Access>> = {
   paymentLink: ['customer', 'merchant', 'aggregator'],
   // Internal services only.
   user: ['service'], authorizeCardMessage: ['service'], recordAchSettlement: ['service'], recordAchDebit: ['service'], recordAchReturn: ['service'],
-  recordCardTransaction: ['service'], openCheckingAccount: ['service'], applyAchActivity: ['service'], appendAuditRecords: ['service'], auditLog: ['service'], setUserActive: ['service'],
+  recordCardTransaction: ['service'], recordCardTransactions: ['service'], openCheckingAccount: ['service'], applyAchActivity: ['service'], appendAuditRecords: ['service'], auditLog: ['service'], setUserActive: ['service'],
 };
 
 const SUPERGRAPH = buildSchema(readFileSync(new URL('../../schema/supergraph.graphql', import.meta.url), 'utf8'), { assumeValidSDL: true });

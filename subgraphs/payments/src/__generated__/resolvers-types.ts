@@ -658,6 +658,15 @@ export type Mutation = {
    * same messageId records once.
    */
   recordCardTransaction: Transaction;
+  /**
+   * Records the transactions of a batch of approved card messages (internal services only: card
+   * authorization forwards them from its outbox, at least once). Each messageId is recorded, and
+   * its account's balance moved, exactly once, however the batch is retried or sent twice at once,
+   * and after a crash at any point. The whole batch (at most 500 messages) is checked before
+   * anything is written: any fault, an unknown account or one in another currency included, is
+   * VALIDATION_FAILED naming the message's field (`input[3].SvcAccountId`), and nothing is recorded.
+   */
+  recordCardTransactions: RecordedCardTransactions;
   /** Records an IOU transaction with another user; it is pending until they accept it. */
   recordIouTransaction: IouTransaction;
   /** Refunds a Completed or Settled link of the calling merchant (REST: `POST /public/merchant/payment/refund`). */
@@ -782,6 +791,12 @@ export type MutationRecordAchSettlementArgs = {
 /** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationRecordCardTransactionArgs = {
   input: CardTransactionInput;
+};
+
+
+/** The graph's changes. The caller is known by its credential header, as for Query. */
+export type MutationRecordCardTransactionsArgs = {
+  input: Array<CardTransactionInput>;
 };
 
 
@@ -1216,6 +1231,15 @@ export type QueryRefundsConnectionArgs = {
   filter?: InputMaybe<RefundFilter>;
   first?: InputMaybe<Scalars['Int']['input']>;
   last?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** The answer of recordCardTransactions. */
+export type RecordedCardTransactions = {
+  __typename?: 'RecordedCardTransactions';
+  /** Messages recorded before (sent again). */
+  alreadyRecorded: Scalars['Int']['output'];
+  /** Messages whose transaction this call recorded. */
+  recorded: Scalars['Int']['output'];
 };
 
 /** The ACH part of a refund: the payment instruction and its result. */
@@ -1702,6 +1726,7 @@ export type ResolversTypes = ResolversObject<{
   PaymentLinkStatus: PaymentLinkStatus;
   PaymentType: PaymentType;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  RecordedCardTransactions: ResolverTypeWrapper<RecordedCardTransactions>;
   RefundAch: ResolverTypeWrapper<RefundAch>;
   RefundFilter: RefundFilter;
   RefundInput: RefundInput;
@@ -1776,6 +1801,7 @@ export type ResolversParentTypes = ResolversObject<{
   PaymentLinkInput: PaymentLinkInput;
   PaymentLinkList: Omit<PaymentLinkList, 'items'> & { items: Array<ResolversParentTypes['PaymentLink']> };
   Query: Record<PropertyKey, never>;
+  RecordedCardTransactions: RecordedCardTransactions;
   RefundAch: RefundAch;
   RefundFilter: RefundFilter;
   RefundInput: RefundInput;
@@ -2061,6 +2087,7 @@ export type MutationResolvers<ContextType = PaymentsContext, ParentType extends 
   recordAchReturn?: Resolver<ResolversTypes['AchPayment'], ParentType, ContextType, RequireFields<MutationRecordAchReturnArgs, 'input'>>;
   recordAchSettlement?: Resolver<ResolversTypes['AchPayment'], ParentType, ContextType, RequireFields<MutationRecordAchSettlementArgs, 'svcTransactionId'>>;
   recordCardTransaction?: Resolver<ResolversTypes['Transaction'], ParentType, ContextType, RequireFields<MutationRecordCardTransactionArgs, 'input'>>;
+  recordCardTransactions?: Resolver<ResolversTypes['RecordedCardTransactions'], ParentType, ContextType, RequireFields<MutationRecordCardTransactionsArgs, 'input'>>;
   recordIouTransaction?: Resolver<ResolversTypes['IouTransaction'], ParentType, ContextType, RequireFields<MutationRecordIouTransactionArgs, 'input'>>;
   refundPaymentLink?: Resolver<ResolversTypes['RefundTransaction'], ParentType, ContextType, RequireFields<MutationRefundPaymentLinkArgs, 'input'>>;
   resendDelivery?: Resolver<ResolversTypes['Delivery'], ParentType, ContextType, RequireFields<MutationResendDeliveryArgs, 'deliveryId'>>;
@@ -2144,6 +2171,11 @@ export type QueryResolvers<ContextType = PaymentsContext, ParentType extends Res
   paymentPage?: Resolver<ResolversTypes['String'], ParentType, ContextType, RequireFields<QueryPaymentPageArgs, 'link'>>;
   refundList?: Resolver<ResolversTypes['RefundList'], ParentType, ContextType, Partial<QueryRefundListArgs>>;
   refundsConnection?: Resolver<ResolversTypes['RefundTransactionConnection'], ParentType, ContextType, Partial<QueryRefundsConnectionArgs>>;
+}>;
+
+export type RecordedCardTransactionsResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['RecordedCardTransactions'] = ResolversParentTypes['RecordedCardTransactions']> = ResolversObject<{
+  alreadyRecorded?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  recorded?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 }>;
 
 export type RefundAchResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['RefundAch'] = ResolversParentTypes['RefundAch']> = ResolversObject<{
@@ -2307,6 +2339,7 @@ export type Resolvers<ContextType = PaymentsContext> = ResolversObject<{
   PaymentLinkField?: PaymentLinkFieldResolvers<ContextType>;
   PaymentLinkList?: PaymentLinkListResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
+  RecordedCardTransactions?: RecordedCardTransactionsResolvers<ContextType>;
   RefundAch?: RefundAchResolvers<ContextType>;
   RefundList?: RefundListResolvers<ContextType>;
   RefundTransaction?: RefundTransactionResolvers<ContextType>;

@@ -14,6 +14,10 @@ export interface AccountDocument {
   balance: MinorUnits;
   availableBalance: MinorUnits;
   dtsOpened: Date | null;
+  /** How many card postings have moved the balance (`card-postings.ts`); missing until the first. */
+  postingSeq?: number;
+  /** The ids of the transactions the last card posting moved the balance by. */
+  lastPostings?: string[];
 }
 
 export function accountsCollection(db: Db): Collection<AccountDocument> {

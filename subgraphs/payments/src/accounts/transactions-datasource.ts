@@ -44,6 +44,11 @@ export interface TransactionDocument {
   dtsCompleted: Date | null;
   /** The account and the month of dtsValue (`accountMonth`): what reads of an account's newest transactions narrow by. */
   accountMonth: string;
+  /**
+   * False from a card transaction's insertion until it is marked as posted (`card-postings.ts`);
+   * a record without the member (every other writer, and card transactions recorded before) is posted.
+   */
+  posted?: boolean;
 }
 
 export function transactionsCollection(db: Db): Collection<TransactionDocument> {

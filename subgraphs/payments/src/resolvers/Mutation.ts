@@ -44,6 +44,10 @@ export const Mutation: MutationResolvers = {
     requireService(principal, CARDS);
     return accountBook.recordCardTransaction(input);
   },
+  recordCardTransactions: (_parent, { input }, { principal, accountBook }) => {
+    requireService(principal, CARDS);
+    return accountBook.recordCardTransactions(input);
+  },
   openCheckingAccount: (_parent, { SvcUserId, currency }, { principal, accountBook }) => {
     requireService(principal, CARDS);
     return accountBook.openChecking(SvcUserId, currency);
