@@ -28,6 +28,8 @@ import type { Mongo } from '../platform/mongo/mongo.js';
 import { PRINCIPAL_HEADER, signPrincipal, type Principal } from '../platform/security/principal.js';
 import { SUPERGRAPH_PATH } from '../schema/compose.js';
 import { webhookConfigsCollection } from '../subgraphs/cards/src/webhooks/datasource.js';
+import { cardMessagesCollection } from '../subgraphs/cards/src/authorization/datasource.js';
+import { transactionsCollection } from '../subgraphs/payments/src/accounts/transactions-datasource.js';
 import { start as startGateway, type GatewayService } from '../gateway/src/index.js';
 import { createEventBus } from '../platform/messaging/event-bus.js';
 import { sha256 } from '../platform/security/secrets.js';
@@ -147,6 +149,21 @@ async function growCards(mongo: Mongo, count: number): Promise<void> {
     await accounts.insertOne({ ...account, _id: SvcAccountId, SvcAccountId, name: `Bench ${i}` });
     await cards.insertOne({ ...card, _id: SvcCardId, SvcCardId, SvcAccountId, isMain: false, name: `Bench ${i}` });
   }
+}
+
+/** The delay from each decided card message that moves money to its transaction in payments, in ms (null: not recorded yet). */
+async function cardVisibility(mongo: Mongo, since: Date): Promise<Array<number | null>> {
+  const decided = await cardMessagesCollection(mongo.db('cards')).find({ dtsCreated: { $gte: since }, transactionId: { $ne: null } }, { projection: { transactionId: 1, dtsCreated: 1 } }).toArray();
+  const recorded = new Map<string, Date>();
+  const ids = decided.map((message) => message.transactionId!);
+  for (let i = 0; i < ids.length; i += 1000) {
+    const page = await transactionsCollection(mongo.db('payments')).find({ _id: { $in: ids.slice(i, i + 1000) } }, { projection: { dtsRecorded: 1 } }).toArray();
+    for (const transaction of page) if (transaction.dtsRecorded) recorded.set(transaction._id, transaction.dtsRecorded);
+  }
+  return decided.map((message) => {
+    const at = recorded.get(message.transactionId!);
+    return at ? at.getTime() - message.dtsCreated.getTime() : null;
+  });
 }
 
 /** Adds `count` more live sessions, spread over the population's users, and returns their tokens. */
@@ -271,6 +288,12 @@ if (tier === 'stack') {
       // Points the demo aggregator's card-authorization webhook at a receiver of the benchmark's own.
       const target = url.searchParams.get('url') ?? '';
       answerLater(webhookConfigsCollection(mongo.db('cards')).updateOne({ _id: DEMO.aggregatorId }, { $set: { url: target } }).then(() => ({ ok: true })));
+      return;
+    }
+    if (url.pathname === '/card-visibility') {
+      // For each approved card message that moves money, decided since `since`: how long after its
+      // decision was stored its transaction was recorded in payments (null: not yet).
+      answerLater(cardVisibility(mongo, new Date(url.searchParams.get('since') ?? 0)));
       return;
     }
     if (url.pathname === '/grow-cards') {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../../platform/demo/demo.js';
 import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
 import { usersCollection } from '../../subgraphs/user/src/profile/datasource.js';
-import { startTestStack, type TestStack } from '../support/harness.js';
+import { startTestStack, until, type TestStack } from '../support/harness.js';
 
 interface CardBody {
   SvcCardId: string;
@@ -105,7 +105,9 @@ describe('cards, card authorization and the webhook sandbox', () => {
     expect(again).toMatchObject({ approved: true, transactionId: null });
     const unknown = await authorize(message({ messageType: '0420', amount: 40, originalStan: '999999' }));
     expect(unknown).toMatchObject({ approved: true, transactionId: null });
-    const transactions = await stack.mongo.db('payments').collection<{ amount: number }>('transactions').find({ _id: { $in: [purchase.transactionId, reversal.transactionId] } as never }).toArray();
+    // Payments records them from the decided messages' events, after the answers: within the documented bound.
+    const recorded = () => stack.mongo.db('payments').collection<{ amount: number }>('transactions').find({ _id: { $in: [purchase.transactionId, reversal.transactionId] } as never, posted: { $ne: false } }).toArray();
+    const transactions = await until(recorded, (found) => found.length === 2, 5000);
     // Stored in cents.
     expect(transactions.map((t) => t.amount).sort()).toEqual([-4000, 4000]);
     const after = await stack.mongo.db('payments').collection('accounts').findOne({ _id: DEMO.accountId as never });
@@ -122,7 +124,8 @@ describe('cards, card authorization and the webhook sandbox', () => {
     expect(await authorize(input)).toEqual(first);
     // Advices of earlier tests may still arrive (they are delivered after the decision): count this message's.
     expect(receiver.received.filter((w) => w.payload.rrn === input.rrn)).toHaveLength(1);
-    expect(await stack.mongo.db('payments').collection('transactions').countDocuments({ _id: first.transactionId as never })).toBe(1);
+    const recorded = () => stack.mongo.db('payments').collection('transactions').countDocuments({ _id: first.transactionId as never });
+    expect(await until(recorded, (n) => n > 0, 5000)).toBe(1);
     const otherAmount = await authorize({ ...input, amount: 8 });
     expect(otherAmount).toMatchObject({ responseCode: '94', approved: false });
   });

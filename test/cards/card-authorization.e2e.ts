@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO } from '../../platform/demo/demo.js';
+import type { HttpService } from '../../platform/http/server.js';
+import { createLogger } from '../../platform/runtime/logger.js';
+import { signPrincipal } from '../../platform/security/principal.js';
+import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
+import { start as startCards } from '../../subgraphs/cards/src/index.js';
+import { start as startPayments } from '../../subgraphs/payments/src/index.js';
+import { startTestStack, until, type GraphQLBody, type TestStack } from '../support/harness.js';
+
+interface Decision {
+  messageId: string;
+  responseCode: string;
+  approved: boolean;
+  decidedBy: string;
+  reason: string;
+  transactionId: string | null;
+  decisionMs: number;
+}
+interface StoredTransaction {
+  _id: string;
+  amount: number;
+  posted?: boolean;
+}
+
+const PROCESSOR_KEY = 'card-processor-key-0123456789abcdefgh';
+const OPERATOR_KEY = 'operator-key-0123456789abcdefghijklmn';
+const AUTHORIZE = 'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { messageId responseCode approved decidedBy reason transactionId decisionMs } }';
+let stanCounter = 300000;
+const message = (overrides: Record<string, unknown> = {}) => ({
+  messageType: '0200', svcCardId: DEMO.cardIds[0], amount: 10, currency: 'USD', merchantName: 'Corner Grocery', mcc: '5411',
+  stan: String((stanCounter += 1)), rrn: `CAE${String(stanCounter).padStart(9, '0')}`, ...overrides,
+});
+
+describe('card authorization on local state: the restriction read model, one write, payments after', () => {
+  let stack: TestStack;
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
+  const started: HttpService[] = [];
+
+  const authorize = async (input: Record<string, unknown>) => {
+    const response = await stack.graphql<{ authorizeCardMessage: Decision }>(AUTHORIZE, { input }, { 'x-service-key': PROCESSOR_KEY });
+    if (response.body.errors) throw new Error(JSON.stringify(response.body.errors));
+    return response.body.data!.authorizeCardMessage;
+  };
+  const operate = async <T>(query: string, variables: Record<string, unknown>) => {
+    const response = await stack.graphql<T>(query, variables, { 'x-service-key': OPERATOR_KEY });
+    if (response.body.errors) throw new Error(JSON.stringify(response.body.errors));
+    return response.body.data!;
+  };
+  const payments = () => stack.mongo.db('payments');
+  const balance = async () => (await payments().collection<{ _id: string; balance: number }>('accounts').findOne({ _id: DEMO.accountId }))!.balance;
+  /** The recorded transactions among `ids`, once each has moved its balance. */
+  const posted = (ids: string[]) => payments().collection<StoredTransaction>('transactions').find({ _id: { $in: ids }, posted: { $ne: false } }).toArray();
+
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver(DEMO.webhook.secret);
+    stack = await startTestStack({ SERVICE_KEYS: `card-processor=${PROCESSOR_KEY},operator=${OPERATOR_KEY}` });
+    await stack.mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: receiver.url, timeoutMs: 500 } });
+    receiver.setMode({ reply: '00' });
+  });
+  afterAll(async () => {
+    for (const service of started) await service.close();
+    await stack.stop();
+    await receiver.close();
+  });
+
+  it("declines the user's next message once compliance places a procedural restriction, and approves again once it is lifted", async () => {
+    // The first message loads the read model; the ones after decide from it.
+    expect(await authorize(message({ messageType: '0100' }))).toMatchObject({ responseCode: '00' });
+    const placed = await operate<{ placeProceduralRestriction: { id: string } }>(
+      'mutation ($input: ProceduralRestrictionInput!) { placeProceduralRestriction(input: $input) { id } }',
+      { input: { SvcUserId: DEMO.userId, name: 'AML review', reason: 'Unusual activity under review.' } },
+    );
+    const asked = receiver.received.length;
+    const refused = await authorize(message({ messageType: '0100' }));
+    expect(refused).toMatchObject({ responseCode: '57', approved: false, decidedBy: 'restriction' });
+    expect(refused.reason).toContain('AML review');
+    // Refused before the aggregator was asked.
+    expect(receiver.received.length).toBe(asked);
+    await operate('mutation ($id: ID!) { liftProceduralRestriction(id: $id) }', { id: placed.placeProceduralRestriction.id });
+    expect(await authorize(message({ messageType: '0100' }))).toMatchObject({ responseCode: '00', decidedBy: 'aggregator' });
+  });
+
+  it('stores a decided message once, as its own event, and answers a copy with the stored answer', async () => {
+    const input = message();
+    const decision = await authorize(input);
+    const stored = await stack.mongo.db('cards').collection('cardMessages').find({ rrn: input.rrn }).toArray();
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).toMatchObject({
+      _id: decision.messageId, state: 'decided', bindingKey: decision.messageId, type: 'card.authorization', audience: { SvcUserId: DEMO.userId, svcAggregatorId: DEMO.aggregatorId },
+      payload: { messageId: decision.messageId, responseCode: '00', transactionId: decision.transactionId, transaction: { SvcAccountId: DEMO.accountId, direction: 'debit', amount: '10.00', currency: 'USD' } },
+    });
+    // Carried to the bus and to payments from that one document; the outbox holds no copy of it.
+    await until(() => stack.mongo.db('cards').collection('cardMessages').findOne({ _id: decision.messageId as never }), (doc) => doc?.dtsPublished instanceof Date && doc.dtsForwarded instanceof Date, 5000);
+    expect(await stack.mongo.db('cards').collection('outbox').countDocuments({ type: 'card.authorization', 'payload.messageId': decision.messageId })).toBe(0);
+    expect(await authorize(input)).toEqual(decision);
+  });
+
+  it('decides once when copies reach two replicas at once, and credits an original once when two reversals race', async () => {
+    // A second cards replica on the same database, called as the gateway calls it.
+    const replica = await startCards({ config: { ...stack.config, ports: { ...stack.config.ports, cards: 0 } }, logger: createLogger('error'), mongo: stack.mongo, bus: stack.bus });
+    started.push(replica);
+    const principal = signPrincipal({ kind: 'service', service: 'card-processor' }, stack.config.internalSecret);
+    const atReplica = async (input: Record<string, unknown>) => {
+      const response = await fetch(`${replica.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-internal-principal': principal }, body: JSON.stringify({ query: AUTHORIZE, variables: { input } }) });
+      const body = (await response.json()) as GraphQLBody<{ authorizeCardMessage: Decision }>;
+      if (body.errors) throw new Error(JSON.stringify(body.errors));
+      return body.data!.authorizeCardMessage;
+    };
+    const before = await balance();
+    const purchase = message({ amount: 30 });
+    const [first, second] = await Promise.all([authorize(purchase), atReplica(purchase)]);
+    expect(second).toEqual(first);
+    expect(first).toMatchObject({ approved: true });
+    expect(await stack.mongo.db('cards').collection('cardMessages').countDocuments({ rrn: purchase.rrn })).toBe(1);
+
+    const reversals = [message({ messageType: '0420', amount: 30, originalStan: purchase.stan }), message({ messageType: '0420', amount: 30, originalStan: purchase.stan })];
+    const [one, other] = await Promise.all([authorize(reversals[0]!), atReplica(reversals[1]!)]);
+    const crediting = [one, other].filter((d) => d.transactionId !== null);
+    expect(crediting).toHaveLength(1);
+    expect([one, other].find((d) => d.transactionId === null)?.reason).toMatch(/already reversed/);
+    const ids = [first.transactionId!, crediting[0]!.transactionId!];
+    const recorded = await until(() => posted(ids), (found) => found.length === 2, 5000);
+    expect(recorded.map((t) => t.amount).sort((a, b) => a - b)).toEqual([-3000, 3000]);
+    expect(await balance()).toBe(before);
+  });
+
+  it('decides while payments is down, and payments records each approved message exactly once when it is back', async () => {
+    const paymentsService = stack.subgraphs.payments;
+    const before = await balance();
+    paymentsService.server.closeAllConnections();
+    await paymentsService.close();
+    const purchases = [message({ amount: 12.5 }), message({ amount: 7.25 }), message({ messageType: '0220', amount: 3 })];
+    const decisions: Decision[] = [];
+    for (const input of purchases) decisions.push(await authorize(input));
+    const reversal = await authorize(message({ messageType: '0420', amount: 2, originalStan: purchases[0]!.stan }));
+    // Every decision was answered from local state, payments being away.
+    expect(decisions.map((d) => d.responseCode)).toEqual(['00', '00', '00']);
+    expect(reversal).toMatchObject({ approved: true });
+    const ids = [...decisions, reversal].map((d) => d.transactionId!);
+    expect(ids.every((id) => id.startsWith('txn_msg_'))).toBe(true);
+    expect(await payments().collection('transactions').countDocuments({ _id: { $in: ids } as never })).toBe(0);
+
+    const restarted = await startPayments({ config: { ...stack.config, ports: { ...stack.config.ports, payments: paymentsService.port } }, logger: createLogger('error'), mongo: stack.mongo, bus: stack.bus });
+    started.push(restarted);
+    // The cards outbox's sweep carries the backlog once payments answers again.
+    const recorded = await until(() => posted(ids), (found) => found.length === ids.length, 15_000);
+    expect(new Map(recorded.map((t) => [t._id, t.amount]))).toEqual(new Map([[ids[0], -1250], [ids[1], -725], [ids[2], -300], [ids[3], 200]]));
+    expect(await balance()).toBe(before - 1250 - 725 - 300 + 200);
+
+    // Carried again (as after a crash between carrying and marking): nothing is recorded or moved twice.
+    await stack.mongo.db('cards').collection('cardMessages').updateMany({ transactionId: { $in: ids } }, { $set: { dtsForwarded: null } });
+    await until(() => stack.mongo.db('cards').collection('cardMessages').countDocuments({ transactionId: { $in: ids }, dtsForwarded: null }), (n) => n === 0, 15_000);
+    expect(await payments().collection('transactions').countDocuments({ _id: { $in: ids } as never })).toBe(ids.length);
+    expect(await balance()).toBe(before - 1250 - 725 - 300 + 200);
+
+    // And the user sees them through the graph.
+    const token = await stack.loginDemo();
+    const seen = await stack.graphql<{ me: { accounts: Array<{ SvcAccountId: string; transactions: { edges: Array<{ node: { transactionId: string; amount: string } }> } }> } }>(
+      '{ me { accounts { SvcAccountId transactions(first: 20) { edges { node { transactionId amount } } } } } }', {}, { token },
+    );
+    const account = seen.body.data?.me.accounts.find((a) => a.SvcAccountId === DEMO.accountId);
+    expect(account?.transactions.edges.filter((e) => ids.includes(e.node.transactionId)).map((e) => e.node.amount).sort()).toEqual(['-12.50', '-3.00', '-7.25', '2.00']);
+  });
+});
