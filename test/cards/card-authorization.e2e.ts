@@ -1,9 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../../platform/demo/demo.js';
+import { createGraphClient } from '../../platform/graphql/graph-client.js';
 import type { HttpService } from '../../platform/http/server.js';
+import { Outbox } from '../../platform/messaging/outbox.js';
+import { connectMongo } from '../../platform/mongo/mongo.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import { signPrincipal } from '../../platform/security/principal.js';
 import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
+import { CardAuthorizer } from '../../subgraphs/cards/src/authorization/card-authorizer.js';
+import { cardMessagesCollection } from '../../subgraphs/cards/src/authorization/datasource.js';
+import { RestrictionReadModel } from '../../subgraphs/cards/src/authorization/restriction-model.js';
 import { start as startCards } from '../../subgraphs/cards/src/index.js';
 import { start as startPayments } from '../../subgraphs/payments/src/index.js';
 import { startTestStack, until, type GraphQLBody, type TestStack } from '../support/harness.js';
@@ -94,6 +100,43 @@ describe('card authorization on local state: the restriction read model, one wri
     await until(() => stack.mongo.db('cards').collection('cardMessages').findOne({ _id: decision.messageId as never }), (doc) => doc?.dtsPublished instanceof Date && doc.dtsForwarded instanceof Date, 5000);
     expect(await stack.mongo.db('cards').collection('outbox').countDocuments({ type: 'card.authorization', 'payload.messageId': decision.messageId })).toBe(0);
     expect(await authorize(input)).toEqual(decision);
+  });
+
+  it('decides each kind of message with at most four database commands, and no graph call once the read model holds', async () => {
+    // An authorizer on a client of its own, so that only its commands are counted; its outbox is not started.
+    const mongo = await connectMongo(stack.config.mongodbUri!, stack.config.dbPrefix, 'decision-path-test');
+    const db = mongo.db('cards');
+    let graphCalls = 0;
+    const graph = createGraphClient(stack.config, 'cards');
+    const counted = { request: <T>(query: string, variables?: Record<string, unknown>) => ((graphCalls += 1), graph.request<T>(query, variables)) };
+    const rules = new RestrictionReadModel(stack.bus, counted, createLogger('silent')).start();
+    const authorizer = new CardAuthorizer({ db, graph: counted, rules, messageOutbox: new Outbox(db, [], createLogger('silent'), { collection: cardMessagesCollection(db).collectionName, prune: false }), allowInternalWebhooks: true });
+    try {
+      const direct = (overrides: Record<string, unknown>) => {
+        const input = message(overrides);
+        return { ...input, amount: String(input.amount) };
+      };
+      await authorizer.decide(direct({ messageType: '0100' }), createLogger('silent'));
+      await rules.settled();
+      const commandsOf = async (overrides: Record<string, unknown>) => {
+        const [before, calls] = [mongo.commands.snapshot(mongo.databaseName('cards')), graphCalls];
+        const decision = await authorizer.decide(direct(overrides), createLogger('silent'));
+        const after = mongo.commands.snapshot(mongo.databaseName('cards'));
+        const commands = Object.entries(after).reduce((n, [name, count]) => n + count - (before[name] ?? 0), 0);
+        return { decision, commands, graphCalls: graphCalls - calls };
+      };
+      const stan = String((stanCounter += 1));
+      const purchase = await commandsOf({ messageType: '0200', amount: 5, stan });
+      expect(purchase).toMatchObject({ decision: { responseCode: '00', decidedBy: 'aggregator' }, commands: 4, graphCalls: 0 });
+      const request = await commandsOf({ messageType: '0100' });
+      expect(request).toMatchObject({ decision: { responseCode: '00' }, commands: 4, graphCalls: 0 });
+      expect(await commandsOf({ messageType: '0220', amount: 2 })).toMatchObject({ decision: { responseCode: '00', decidedBy: 'card' }, commands: 3, graphCalls: 0 });
+      expect(await commandsOf({ messageType: '0420', amount: 5, originalStan: stan })).toMatchObject({ decision: { responseCode: '00' }, commands: 4, graphCalls: 0 });
+      expect(await commandsOf({ messageType: '0200', amount: 7500 })).toMatchObject({ decision: { responseCode: '57', decidedBy: 'restriction' }, commands: 3, graphCalls: 0 });
+    } finally {
+      await rules.stop();
+      await mongo.close();
+    }
   });
 
   it('decides once when copies reach two replicas at once, and credits an original once when two reversals race', async () => {
