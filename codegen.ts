@@ -32,6 +32,9 @@ const subgraphs: Record<string, { context: string; mappers: Record<string, strin
     context: '../context.js#ComplianceContext',
     mappers: {
       Restriction: '../restrictions/datasource.js#RestrictionDocument',
+      ProceduralRestriction: '../restrictions/datasource.js#ProceduralRestrictionDocument',
+      UserRestrictionRules: '../restrictions/rules.js#UserRulesView',
+      RestrictionRules: '../restrictions/rules.js#RestrictionRulesView',
       AchReturnRates: '../return-rates/datasource.js#ReturnRatesFigures',
       GeneratedDocument: '../kyc/kyc.js#GeneratedDocumentView',
       UploadedDocument: '../kyc/kyc.js#UploadedDocumentView',

@@ -41,6 +41,12 @@ export interface EventPayloads {
   'application.completed': { applicationId: string; customerId: string; outcome: string | null };
   'webhook.attempt': { deliveryId: string; number: number; outcome: 'delivered' | 'failed'; httpStatus: number | null };
   'audit.recorded': AuditRecordPayload;
+  /**
+   * A user's restrictions or procedural restrictions changed (compliance's operator mutations),
+   * so that a read model of them (card authorization's) refetches that user. SvcUserId null: the
+   * platform defaults changed, which concerns every user without restrictions of their own.
+   */
+  'restrictions.changed': { SvcUserId: string | null };
 }
 
 /** What payments records of an approved card message that moves money: the schema's CardTransactionInput, less the messageId. */
@@ -95,6 +101,7 @@ const EVENT_ROUTES: { readonly [T in EventType]: EventRoute } = {
   'application.completed': { bus: true, forwarded: false },
   'webhook.attempt': { bus: true, forwarded: false },
   'audit.recorded': { bus: false, forwarded: true },
+  'restrictions.changed': { bus: true, forwarded: false },
 };
 
 /** Where events of `type` go. */

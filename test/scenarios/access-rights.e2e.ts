@@ -124,6 +124,8 @@ const FIELD_ACCESS: Readonly<Record<string, Access>> = {
   // Internal services only.
   user: ['service'], authorizeCardMessage: ['service'], recordAchSettlement: ['service'], recordAchDebit: ['service'], recordAchReturn: ['service'],
   recordCardTransaction: ['service'], recordCardTransactions: ['service'], openCheckingAccount: ['service'], applyAchActivity: ['service'], appendAuditRecords: ['service'], auditLog: ['service'], setUserActive: ['service'],
+  // Operators change the rules of transactions; card authorization's read model exports them.
+  setRestriction: ['service'], removeRestriction: ['service'], placeProceduralRestriction: ['service'], liftProceduralRestriction: ['service'], restrictionRules: ['service'],
 };
 
 const SUPERGRAPH = buildSchema(readFileSync(new URL('../../schema/supergraph.graphql', import.meta.url), 'utf8'), { assumeValidSDL: true });

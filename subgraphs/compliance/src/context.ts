@@ -12,6 +12,8 @@ import {
   type TransactionTypeDocument,
 } from './restrictions/datasource.js';
 import { effectiveRestrictions } from '../../../platform/restrictions/engine.js';
+import { readRestrictionRules, type RestrictionRulesView } from './restrictions/rules.js';
+import { RestrictionWrites } from './restrictions/writes.js';
 import { Kyc } from './kyc/kyc.js';
 import { kycCollections, type ApplicationDocument } from './kyc/datasource.js';
 import { ReturnRates } from './return-rates/return-rates.js';
@@ -23,6 +25,10 @@ export interface ComplianceContext extends RequestBase {
   effectiveRestrictions: (SvcUserId: string) => Promise<RestrictionDocument[]>;
   proceduralOfUser: DataLoader<string, ProceduralRestrictionDocument[]>;
   transactionTypes: () => Promise<TransactionTypeDocument[]>;
+  /** The operators' writes of restrictions, each announced (`restrictions.changed`) and audited. */
+  restrictionWrites: RestrictionWrites;
+  /** Every rule, or those of some users, for a read model (Query.restrictionRules). */
+  restrictionRules: (SvcUserIds: readonly string[] | null) => Promise<RestrictionRulesView>;
   applications: DataLoader<string, ApplicationDocument | null>;
   kyc: Kyc;
   returnRates: ReturnRates;
@@ -30,11 +36,13 @@ export interface ComplianceContext extends RequestBase {
   auditLog: Collection<AuditRecordDocument>;
 }
 
+/** The context of one request to the compliance subgraph. */
 export function createComplianceContext(base: RequestBase, db: Db): ComplianceContext {
   const restrictions = restrictionsCollection(db);
   const ofUser = loaderOfGroups(restrictions, 'SvcUserId');
   let defaults: Promise<RestrictionDocument[]> | undefined;
   let types: Promise<TransactionTypeDocument[]> | undefined;
+  const transactionTypes = () => (types ??= transactionTypesCollection(db).find({}).sort({ _id: 1 }).toArray());
   return {
     ...base,
     restrictions: loaderByKey(restrictions),
@@ -45,7 +53,9 @@ export function createComplianceContext(base: RequestBase, db: Db): ComplianceCo
       return [...effectiveRestrictions(own, own.length === 0 ? await defaults! : [])];
     },
     proceduralOfUser: loaderOfGroups(proceduralRestrictionsCollection(db), 'SvcUserId', { sort: { dtsCreated: 1, _id: 1 } }),
-    transactionTypes: () => (types ??= transactionTypesCollection(db).find({}).sort({ _id: 1 }).toArray()),
+    transactionTypes,
+    restrictionWrites: new RestrictionWrites(db, base.audit, transactionTypes),
+    restrictionRules: (SvcUserIds) => readRestrictionRules(db, SvcUserIds),
     applications: loaderByKey(kycCollections(db).applications),
     kyc: new Kyc(db, base.logger),
     returnRates: new ReturnRates(db, base.logger),

@@ -24,4 +24,21 @@ export const Mutation: MutationResolvers = {
     return { appended: await appendAuditRecords(auditLog, records) };
   },
   updateApplication: (_parent, { input }, { principal, kyc }) => kyc.update(requireAggregator(principal, 'write').svcAggregatorId, input),
+  // The rules of transactions are the bank's operators' to change, as blocking a user is.
+  setRestriction: (_parent, { input }, { principal, restrictionWrites }) => {
+    requireService(principal, ['operator']);
+    return restrictionWrites.set(input);
+  },
+  removeRestriction: (_parent, { restrictionId }, { principal, restrictionWrites }) => {
+    requireService(principal, ['operator']);
+    return restrictionWrites.remove(restrictionId);
+  },
+  placeProceduralRestriction: (_parent, { input }, { principal, restrictionWrites }) => {
+    requireService(principal, ['operator']);
+    return restrictionWrites.placeProcedural(input);
+  },
+  liftProceduralRestriction: (_parent, { id }, { principal, restrictionWrites }) => {
+    requireService(principal, ['operator']);
+    return restrictionWrites.liftProcedural(id);
+  },
 };

@@ -8,6 +8,11 @@ import { evaluate } from '../../../../platform/restrictions/engine.js';
 import { checkAmount, isCurrencyCode } from '../../../../platform/money/money.js';
 import { applicationView } from '../kyc/kyc.js';
 
+/** The internal services that may export the rules: card authorization's read model, and operators. */
+const RULE_READERS = ['cards', 'operator'];
+/** Users per export by id: what a burst of events names, not a whole population. */
+const MAX_RULE_USERS = 1000;
+
 export const Query: QueryResolvers = {
   transactionTypes: (_parent, _args, { transactionTypes }) => transactionTypes(),
   evaluateTransaction: async (_parent, { input }, { principal, effectiveRestrictions, proceduralOfUser, transactionTypes }) => {
@@ -48,6 +53,15 @@ export const Query: QueryResolvers = {
       if (error instanceof AuditCursorError) throw appError(ErrorCode.VALIDATION_FAILED, error.message, { field: 'after' });
       throw error;
     }
+  },
+  restrictionRules: (_parent, { SvcUserIds }, { principal, restrictionRules }) => {
+    // Card authorization's read model, and operators checking what it was given.
+    requireService(principal, RULE_READERS);
+    if (SvcUserIds && (SvcUserIds.length < 1 || SvcUserIds.length > MAX_RULE_USERS)) {
+      throw appError(ErrorCode.VALIDATION_FAILED, `SvcUserIds holds 1-${MAX_RULE_USERS} ids; leave it out for every user.`, { field: 'SvcUserIds' });
+    }
+    SvcUserIds?.forEach((SvcUserId, index) => checkString(SvcUserId, `SvcUserIds[${index}]`, ID_RULE));
+    return restrictionRules(SvcUserIds ?? null);
   },
   achReturnRates: (_parent, { input }, { principal, returnRates }) => returnRates.list(requireAggregator(principal, 'read').svcAggregatorId, input),
   achReturnRatesConnection: (_parent, { date, ...args }, { principal, returnRates }) => {

@@ -4,6 +4,7 @@ import { AchReturnRates } from './AchReturnRates.js';
 import { Application, GeneratedDocument, UploadedDocument } from './Application.js';
 import { AuditRecord } from './AuditRecord.js';
 import { Mutation } from './Mutation.js';
+import { ProceduralRestriction, UserRestrictionRules } from './ProceduralRestriction.js';
 import { Query } from './Query.js';
 import { Restriction } from './Restriction.js';
 import { User } from './User.js';
@@ -17,6 +18,8 @@ export const resolvers: Resolvers = {
   Query,
   Mutation,
   Restriction,
+  ProceduralRestriction,
+  UserRestrictionRules,
   AchReturnRates,
   Application,
   GeneratedDocument,
