@@ -133,6 +133,8 @@ describe('card authorization on local state: the restriction read model, one wri
       expect(await commandsOf({ messageType: '0220', amount: 2 })).toMatchObject({ decision: { responseCode: '00', decidedBy: 'card' }, commands: 3, graphCalls: 0 });
       expect(await commandsOf({ messageType: '0420', amount: 5, originalStan: stan })).toMatchObject({ decision: { responseCode: '00' }, commands: 4, graphCalls: 0 });
       expect(await commandsOf({ messageType: '0200', amount: 7500 })).toMatchObject({ decision: { responseCode: '57', decidedBy: 'restriction' }, commands: 3, graphCalls: 0 });
+      // This authorizer's outbox never ran: the service's sweep carries what it stored to payments.
+      await until(() => cardMessagesCollection(stack.mongo.db('cards')).countDocuments({ dtsForwarded: null }), (n) => n === 0, 15_000);
     } finally {
       await rules.stop();
       await mongo.close();
