@@ -290,6 +290,11 @@ if (tier === 'stack') {
       answerLater(webhookConfigsCollection(mongo.db('cards')).updateOne({ _id: DEMO.aggregatorId }, { $set: { url: target } }).then(() => ({ ok: true })));
       return;
     }
+    if (url.pathname === '/card-backlog') {
+      // Decided card messages not yet carried to payments (read by the outbox sweep's own index).
+      answerLater(cardMessagesCollection(mongo.db('cards')).countDocuments({ type: 'card.authorization', dtsForwarded: null }).then((pending) => ({ pending })));
+      return;
+    }
     if (url.pathname === '/card-visibility') {
       // For each approved card message that moves money, decided since `since`: how long after its
       // decision was stored its transaction was recorded in payments (null: not yet).

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { MongoBulkWriteError, MongoServerError, type Db } from 'mongodb';
 import { sumMinor } from '../../../../platform/money/money.js';
 import { accountsCollection } from './datasource.js';
@@ -5,8 +6,8 @@ import { transactionsCollection, type TransactionDocument } from './transactions
 
 /*
  * Exactly-once posting of card transactions, without multi-document transactions (FerretDB has
- * none). A transaction is inserted `posted: false`; then, per account, one compare-and-set on the
- * account's `postingSeq` moves the balance by the sum of its unposted transactions and names them
+ * none). A transaction is inserted `posted: false`; then, per account (all of a batch's accounts in
+ * one bulk write), one compare-and-set on the account's `postingSeq` moves the balance by the sum of its unposted transactions and names them
  * in `lastPostings`; then they are marked `posted: true`. A crash at any point leaves a state the
  * next posting for the account finishes.
  *
@@ -41,34 +42,65 @@ async function markPosted(db: Db, ids: readonly string[]): Promise<void> {
   if (ids.length > 0) await transactionsCollection(db).updateMany({ _id: { $in: [...ids] }, posted: false }, { $set: { posted: true } });
 }
 
+/** An account's posting state as read, and the compare-and-set that would post `moved` on it. */
+interface Posting {
+  SvcAccountId: string;
+  postingSeq: number | undefined;
+  moved: string[];
+}
+
 /**
- * Moves the account's balance by those of `ids` (its transactions) not yet posted, each once
- * however many callers post them at the same time; answers the ids this call moved it by.
+ * Moves each account's balance by those of its transactions in `idsByAccount` not yet posted, each
+ * once however many callers post them at the same time, with one compare-and-set per account sent
+ * in one bulk write for the whole batch. Answers the ids this call is known to have moved.
  */
-async function postToAccount(db: Db, SvcAccountId: string, ids: readonly string[]): Promise<string[]> {
+async function postToAccounts(db: Db, idsByAccount: ReadonlyMap<string, readonly string[]>): Promise<Set<string>> {
   const accounts = accountsCollection(db);
   const transactions = transactionsCollection(db);
-  for (;;) {
-    const account = await accounts.findOne({ _id: SvcAccountId }, { projection: { postingSeq: 1, lastPostings: 1 } });
-    if (!account) return [];
-    const last = new Set(account.lastPostings ?? []);
-    // One read for both: ours not posted yet, and the last posting's not marked yet.
-    const found = await transactions.find({ _id: { $in: [...new Set([...ids, ...last])] }, posted: false }, { projection: { _id: 1, SvcAccountId: 1, amount: 1 } }).toArray();
-    // The last posting's balance move is done: mark its transactions before anything may replace the list.
+  const moved = new Set<string>();
+  // Names this call's compare-and-sets, so that after a partial bulk write it can tell which went through.
+  const poster = randomUUID();
+  let pending = new Map(idsByAccount);
+  while (pending.size > 0) {
+    const states = await accounts.find({ _id: { $in: [...pending.keys()] } }, { projection: { postingSeq: 1, lastPostings: 1 } }).toArray();
+    const last = new Set(states.flatMap((account) => account.lastPostings ?? []));
+    // One read for both: ours not posted yet, and the last postings' not marked yet.
+    const ours = [...pending.values()].flat();
+    const found = await transactions.find({ _id: { $in: [...new Set([...ours, ...last])] }, posted: false }, { projection: { _id: 1, SvcAccountId: 1, amount: 1 } }).toArray();
+    // The last postings' balance moves are done: mark their transactions before anything may replace the lists.
     await markPosted(db, found.filter((doc) => last.has(doc._id)).map((doc) => doc._id));
-    const unposted = found.filter((doc) => !last.has(doc._id) && doc.SvcAccountId === SvcAccountId);
-    if (unposted.length === 0) return [];
-    const moved = unposted.map((doc) => doc._id);
-    const sum = sumMinor(...unposted.map((doc) => doc.amount));
-    const posted = await accounts.updateOne(
-      { _id: SvcAccountId, postingSeq: account.postingSeq ?? { $exists: false } },
-      { $inc: { balance: sum, availableBalance: sum, postingSeq: 1 }, $set: { lastPostings: moved } },
+    const postings: Posting[] = [];
+    const sums = new Map<string, ReturnType<typeof sumMinor>>();
+    for (const account of states) {
+      const wanted = new Set(pending.get(account._id));
+      const unposted = found.filter((doc) => wanted.has(doc._id) && !last.has(doc._id) && doc.SvcAccountId === account._id);
+      if (unposted.length === 0) continue;
+      postings.push({ SvcAccountId: account._id, postingSeq: account.postingSeq, moved: unposted.map((doc) => doc._id) });
+      sums.set(account._id, sumMinor(...unposted.map((doc) => doc.amount)));
+    }
+    if (postings.length === 0) break;
+    const result = await accounts.bulkWrite(
+      postings.map((posting) => ({
+        updateOne: {
+          filter: { _id: posting.SvcAccountId, postingSeq: posting.postingSeq ?? { $exists: false } },
+          update: { $inc: { balance: sums.get(posting.SvcAccountId)!, availableBalance: sums.get(posting.SvcAccountId)!, postingSeq: 1 }, $set: { lastPostings: posting.moved, lastPostedBy: poster } },
+        },
+      })),
+      { ordered: false },
     );
-    // Another poster moved the balance since the read: read again (its transactions may be among ours).
-    if (posted.matchedCount === 0) continue;
-    await markPosted(db, moved);
-    return moved;
+    if (result.matchedCount === postings.length) {
+      await markPosted(db, postings.flatMap((posting) => posting.moved));
+      for (const posting of postings) for (const id of posting.moved) moved.add(id);
+      break;
+    }
+    // Another poster moved some balance since the read. The postings that went through hold
+    // their ids in `lastPostings` (or, if replaced since, marked posted): the next round leaves them.
+    const after = await accounts.find({ _id: { $in: postings.map((posting) => posting.SvcAccountId) } }, { projection: { postingSeq: 1, lastPostedBy: 1 } }).toArray();
+    const went = new Set(after.filter((account) => postings.some((p) => p.SvcAccountId === account._id && account.postingSeq === (p.postingSeq ?? 0) + 1 && account.lastPostedBy === poster)).map((account) => account._id));
+    for (const posting of postings) if (went.has(posting.SvcAccountId)) for (const id of posting.moved) moved.add(id);
+    pending = new Map(postings.map((posting) => [posting.SvcAccountId, pending.get(posting.SvcAccountId)!]));
   }
+  return moved;
 }
 
 /**
@@ -85,9 +117,5 @@ export async function postCardTransactions(db: Db, docs: readonly TransactionDoc
     if (ids) ids.push(doc._id);
     else idsByAccount.set(doc.SvcAccountId, [doc._id]);
   }
-  const moved = new Set<string>();
-  for (const [SvcAccountId, ids] of idsByAccount) {
-    for (const id of await postToAccount(db, SvcAccountId, ids)) moved.add(id);
-  }
-  return moved;
+  return postToAccounts(db, idsByAccount);
 }

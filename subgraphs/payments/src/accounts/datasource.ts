@@ -18,6 +18,8 @@ export interface AccountDocument {
   postingSeq?: number;
   /** The ids of the transactions the last card posting moved the balance by. */
   lastPostings?: string[];
+  /** Which call made the last card posting (a random id per call). */
+  lastPostedBy?: string;
 }
 
 export function accountsCollection(db: Db): Collection<AccountDocument> {
