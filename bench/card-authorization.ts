@@ -74,7 +74,7 @@ try {
     const input = nextMessage();
     const started = performance.now();
     try {
-      const response = await postJson(addresses.gateway!, { 'content-type': 'application/json', 'x-service-key': KEY }, JSON.stringify({ query: AUTHORIZE, variables: { input } }), 30_000, pool);
+      const response = await postJson(addresses.gateway, { 'content-type': 'application/json', 'x-service-key': KEY }, JSON.stringify({ query: AUTHORIZE, variables: { input } }), 30_000, pool);
       const roundTripMs = performance.now() - started;
       let body: { data?: { authorizeCardMessage: { responseCode: string; decisionMs: number } } | null; errors?: Array<{ message: string; extensions?: { code?: string } }> };
       try {

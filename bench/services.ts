@@ -292,7 +292,7 @@ if (tier === 'stack') {
     }
     if (url.pathname === '/card-backlog') {
       // Decided card messages not yet carried to payments (read by the outbox sweep's own index).
-      answerLater(cardMessagesCollection(mongo.db('cards')).countDocuments({ type: 'card.authorization', dtsForwarded: null }).then((pending) => ({ pending })));
+      answerLater(cardMessagesCollection(mongo.db('cards')).countDocuments({ dtsPublished: null }).then((pending) => ({ pending })));
       return;
     }
     if (url.pathname === '/card-visibility') {

@@ -126,8 +126,6 @@ export type OutboxEvent<T extends EventType = EventType> = {
     dtsPublished: Date | null;
     /** When a forwarding dispatcher carried it; set at once for an event nobody forwards. */
     dtsForwarded?: Date | null;
-    /** When the producing service's own handler took it (an outbox of records that are events). */
-    dtsHandled?: Date | null;
     /** Why the receiver refused it, when a dispatcher parked it instead of carrying it. */
     refusal?: { dispatcher: string; error: string; dts: Date };
   };

@@ -54,11 +54,8 @@ export class CarriedInPart extends Error {
   }
 }
 
-/**
- * The fields dispatchers mark events carried on: published to the bus, forwarded through the
- * graph, handled by the producing service itself (say, an advice webhook enqueued).
- */
-export type OutboxMark = 'dtsPublished' | 'dtsForwarded' | 'dtsHandled';
+/** The fields dispatchers mark events carried on: published to the bus, forwarded through the graph. */
+export type OutboxMark = 'dtsPublished' | 'dtsForwarded';
 
 /** Where an outbox keeps its events, and whether it deletes them once carried. */
 export interface OutboxOptions {

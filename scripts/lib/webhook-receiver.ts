@@ -4,7 +4,8 @@ import { timingSafeEqual } from 'node:crypto';
 import { signWebhook } from '../../platform/messaging/webhooks.js';
 
 /** What an aggregator's endpoint does with a card-authorization webhook. */
-export type ReceiverMode = { reply: string } | { silent: true } | { status: number };
+/** How the receiver answers: a responseCode (after `delayMs`, to hold requests in flight), silence, or an HTTP status. */
+export type ReceiverMode = { reply: string; delayMs?: number } | { silent: true } | { status: number };
 
 /** A webhook the receiver got, with whether its Standard Webhooks signature verified. */
 export interface ReceivedWebhook {
@@ -48,7 +49,9 @@ export async function startWebhookReceiver(secret: string, port = 0, host = '127
       const sandbox = webhook.payload.sandbox as { expect?: string } | undefined;
       // An endpoint that follows the sandbox's hint declines when asked to.
       const code = sandbox?.expect === 'decline' && mode.reply === '00' ? '05' : mode.reply;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ responseCode: code }));
+      const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ responseCode: code }));
+      if (mode.delayMs) setTimeout(answer, mode.delayMs);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(port, host, () => resolve()));

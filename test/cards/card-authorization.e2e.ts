@@ -97,7 +97,7 @@ describe('card authorization on local state: the restriction read model, one wri
       payload: { messageId: decision.messageId, responseCode: '00', transactionId: decision.transactionId, transaction: { SvcAccountId: DEMO.accountId, direction: 'debit', amount: '10.00', currency: 'USD' } },
     });
     // Carried to the bus and to payments from that one document; the outbox holds no copy of it.
-    await until(() => stack.mongo.db('cards').collection('cardMessages').findOne({ _id: decision.messageId as never }), (doc) => doc?.dtsPublished instanceof Date && doc.dtsForwarded instanceof Date, 5000);
+    await until(() => stack.mongo.db('cards').collection('cardMessages').findOne({ _id: decision.messageId as never }), (doc) => doc?.dtsPublished instanceof Date, 5000);
     expect(await stack.mongo.db('cards').collection('outbox').countDocuments({ type: 'card.authorization', 'payload.messageId': decision.messageId })).toBe(0);
     expect(await authorize(input)).toEqual(decision);
   });
@@ -134,7 +134,7 @@ describe('card authorization on local state: the restriction read model, one wri
       expect(await commandsOf({ messageType: '0420', amount: 5, originalStan: stan })).toMatchObject({ decision: { responseCode: '00' }, commands: 4, graphCalls: 0 });
       expect(await commandsOf({ messageType: '0200', amount: 7500 })).toMatchObject({ decision: { responseCode: '57', decidedBy: 'restriction' }, commands: 3, graphCalls: 0 });
       // This authorizer's outbox never ran: the service's sweep carries what it stored to payments.
-      await until(() => cardMessagesCollection(stack.mongo.db('cards')).countDocuments({ dtsForwarded: null }), (n) => n === 0, 15_000);
+      await until(() => cardMessagesCollection(stack.mongo.db('cards')).countDocuments({ dtsPublished: null }), (n) => n === 0, 15_000);
     } finally {
       await rules.stop();
       await mongo.close();
@@ -154,10 +154,17 @@ describe('card authorization on local state: the restriction read model, one wri
     };
     const before = await balance();
     const purchase = message({ amount: 30 });
+    // The aggregator holds its answer, so both copies are being decided at once.
+    receiver.setMode({ reply: '00', delayMs: 300 });
     const [first, second] = await Promise.all([authorize(purchase), atReplica(purchase)]);
+    receiver.setMode({ reply: '00' });
     expect(second).toEqual(first);
     expect(first).toMatchObject({ approved: true });
     expect(await stack.mongo.db('cards').collection('cardMessages').countDocuments({ rrn: purchase.rrn })).toBe(1);
+    // Each replica asked the aggregator, under the one webhook-id it can drop the repeat by.
+    const asked = receiver.received.filter((w) => w.payload.rrn === purchase.rrn);
+    expect(asked).toHaveLength(2);
+    expect(new Set(asked.map((w) => w.id))).toEqual(new Set([first.messageId]));
 
     const reversals = [message({ messageType: '0420', amount: 30, originalStan: purchase.stan }), message({ messageType: '0420', amount: 30, originalStan: purchase.stan })];
     const [one, other] = await Promise.all([authorize(reversals[0]!), atReplica(reversals[1]!)]);
@@ -194,8 +201,8 @@ describe('card authorization on local state: the restriction read model, one wri
     expect(await balance()).toBe(before - 1250 - 725 - 300 + 200);
 
     // Carried again (as after a crash between carrying and marking): nothing is recorded or moved twice.
-    await stack.mongo.db('cards').collection('cardMessages').updateMany({ transactionId: { $in: ids } }, { $set: { dtsForwarded: null } });
-    await until(() => stack.mongo.db('cards').collection('cardMessages').countDocuments({ transactionId: { $in: ids }, dtsForwarded: null }), (n) => n === 0, 15_000);
+    await stack.mongo.db('cards').collection('cardMessages').updateMany({ transactionId: { $in: ids } }, { $set: { dtsPublished: null } });
+    await until(() => stack.mongo.db('cards').collection('cardMessages').countDocuments({ transactionId: { $in: ids }, dtsPublished: null }), (n) => n === 0, 15_000);
     expect(await payments().collection('transactions').countDocuments({ _id: { $in: ids } as never })).toBe(ids.length);
     expect(await balance()).toBe(before - 1250 - 725 - 300 + 200);
 

@@ -46,10 +46,12 @@ class FakeCompliance implements GraphClient {
   readonly users = new Map<string, { restrictions: Rule[]; procedural: Array<{ id: string; name: string; reason: string }> }>();
   reads: Array<string[] | null> = [];
   hold: Promise<void> | null = null;
+  down = false;
 
   async request<T>(_query: string, variables: Record<string, unknown> = {}): Promise<T> {
     const ids = variables.ids as string[] | null;
     this.reads.push(ids);
+    if (this.down) throw new Error('compliance is unavailable');
     // Read now, answered after the hold: what a slow answer carries is what was true when it was read.
     const answer = {
       restrictionRules: {
@@ -137,6 +139,18 @@ describe('the restriction read model of card authorization', () => {
     compliance.defaults.splice(0, 1, allowUpTo('default', '2000.00'));
     expect(rules.evaluate('u1', purchase(1500))).toMatchObject({ allowed: false });
     await until(() => rules.evaluate('u1', purchase(1500))?.allowed === true);
+    await rules.stop();
+  });
+
+  it('stops deciding from the model when its full reads keep failing, so an unannounced change cannot go unseen past the bound', async () => {
+    const { compliance, rules } = model(50);
+    rules.evaluate('u1', purchase(1));
+    await rules.settled();
+    expect(rules.evaluate('u1', purchase(10))).not.toBeNull();
+    compliance.down = true;
+    await until(() => rules.evaluate('u1', purchase(10)) === null);
+    compliance.down = false;
+    await until(() => rules.evaluate('u1', purchase(10)) !== null);
     await rules.stop();
   });
 

@@ -4,6 +4,7 @@ import { connectMongo, type Mongo } from '../../platform/mongo/mongo.js';
 import { PAYMENTS_MIGRATIONS } from '../../subgraphs/payments/src/migrations.js';
 import { COMPLIANCE_MIGRATIONS } from '../../subgraphs/compliance/src/migrations.js';
 import { CARDS_MIGRATIONS } from '../../subgraphs/cards/src/migrations.js';
+import { createCardMessageIndexes } from '../../subgraphs/cards/src/authorization/datasource.js';
 
 describe('migrations of stored documents', () => {
   let mongo: Mongo;
@@ -101,6 +102,35 @@ describe('migrations of stored documents', () => {
     await applyMigrations(db, CARDS_MIGRATIONS);
     expect(await db.collection('cardMessages').findOne({ _id: 'm1' as never })).toBeNull();
     expect(await db.collection('cardMessages').findOne({ _id: 'm2' as never })).toMatchObject({ amount: 4250 });
+  });
+
+  it('makes decided card messages their own events, binds a crediting reversal to its original, and drops later pending claims', async () => {
+    // A cards database of its own: the test above applied every cards migration to the shared one.
+    const own = await connectMongo(inject('mongodbUri'), `migrate_events_${process.pid}_`);
+    const db = own.db('cards');
+    try {
+      const dts = new Date('2026-11-01T10:00:00Z');
+      const decided = { state: 'decided', SvcCardId: 'c2', SvcUserId: 'u2', svcAggregatorId: 'agg', currency: 'USD', responseCode: '00', decidedBy: 'card', dtsReceived: dts };
+      // As the code before wrote them, after the money migration ran: a purchase its reversal credited, that reversal, and a claim left pending since.
+      await db.collection('cardMessages').insertMany([
+        { _id: 'p1' as never, ...decided, messageType: '0200', amount: 500, stan: '000001', transactionId: 'txn_p1', reversedBy: 'r1', migratedBy: ['cards-money-in-minor-units'] },
+        { _id: 'r1' as never, ...decided, messageType: '0420', amount: 500, stan: '000002', transactionId: 'txn_r1', reversedBy: null, migratedBy: ['cards-money-in-minor-units'] },
+        { _id: 'x1' as never, state: 'pending', SvcCardId: 'c2', amount: 100, migratedBy: ['cards-money-in-minor-units'] },
+      ]);
+      await applyMigrations(db, CARDS_MIGRATIONS);
+      expect(await db.collection('cardMessages').findOne({ _id: 'x1' as never })).toBeNull();
+      expect(await db.collection('cardMessages').findOne({ _id: 'p1' as never })).toMatchObject({
+        bindingKey: 'p1', reverses: null, type: 'card.authorization', audience: { SvcUserId: 'u2', svcAggregatorId: 'agg' },
+        payload: { messageId: 'p1', messageType: '0200', SvcCardId: 'c2', responseCode: '00', transactionId: 'txn_p1' }, dtsCreated: dts, dtsPublished: dts,
+      });
+      expect(await db.collection('cardMessages').findOne({ _id: 'r1' as never })).toMatchObject({ bindingKey: 'reverses:p1', reverses: 'p1' });
+      // The binding index builds on the converted log, and holds: a second reversal of p1 cannot be stored as crediting it.
+      await createCardMessageIndexes(db);
+      await expect(db.collection('cardMessages').insertOne({ _id: 'r2' as never, bindingKey: 'reverses:p1' })).rejects.toMatchObject({ code: 11000 });
+    } finally {
+      await db.dropDatabase();
+      await own.close();
+    }
   });
 
   it('frees its claim when a migration fails, so the next start runs it again at once', async () => {

@@ -2,12 +2,12 @@ import { applyMigrations } from '../../../platform/mongo/migrations.js';
 import { createGraphClient } from '../../../platform/graphql/graph-client.js';
 import type { HttpService } from '../../../platform/http/server.js';
 import { Deliveries } from '../../../platform/messaging/deliveries.js';
-import { busDispatcher, Outbox } from '../../../platform/messaging/outbox.js';
+import { Outbox } from '../../../platform/messaging/outbox.js';
 import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
 import { aggregatorEndpoints } from './webhooks/advice-deliveries.js';
 import { createCardsContext } from './context.js';
 import { createCardIndexes } from './cards/datasource.js';
-import { adviceDispatcher, CardAuthorizer, cardTransactionForwarder } from './authorization/card-authorizer.js';
+import { CardAuthorizer, decisionFollowers } from './authorization/card-authorizer.js';
 import { cardMessagesCollection, createCardMessageIndexes } from './authorization/datasource.js';
 import { RestrictionReadModel } from './authorization/restriction-model.js';
 import { resolvers } from './resolvers/index.js';
@@ -25,8 +25,8 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   const graph = createGraphClient(config, 'cards', options.transport);
   const logger = options.logger.child({ service: 'cards-subgraph' });
   const deliveries = new Deliveries(db, null, logger, { scheduleMs: config.webhookRetryScheduleMs, disableAfter: config.webhookDisableAfter, allowInternal: config.webhookAllowInternal }, aggregatorEndpoints(db));
-  // Decided messages are their own outbox: published, forwarded to payments, their advices enqueued.
-  const messageOutbox = new Outbox(db, [busDispatcher(options.bus), cardTransactionForwarder(graph), adviceDispatcher(db, deliveries)], logger, { collection: cardMessagesCollection(db).collectionName, prune: false });
+  // Decided messages are their own outbox: published, their advices enqueued, their transactions sent to payments.
+  const messageOutbox = new Outbox(db, [decisionFollowers(options.bus, graph, db, deliveries)], logger, { collection: cardMessagesCollection(db).collectionName, prune: false });
   const rules = new RestrictionReadModel(options.bus, graph, logger);
   const authorizer = new CardAuthorizer({ db, graph, rules, messageOutbox, allowInternalWebhooks: config.webhookAllowInternal });
   const service = await startSubgraph({

@@ -28,6 +28,8 @@ export const MESSAGES_ARE_EVENTS: Migration = {
   id: EVENTS_ID,
   async run(db: Db) {
     const messages = cardMessagesCollection(db);
+    // Claims a process left pending since the money migration: never decided, so never answered.
+    await messages.deleteMany({ state: 'pending' as never });
     const reversalOf = new Map<string, string>();
     for await (const original of messages.find({ reversedBy: { $nin: [null] } }, { projection: { reversedBy: 1 } })) {
       if (typeof original.reversedBy === 'string') reversalOf.set(original.reversedBy, original._id);
@@ -39,7 +41,7 @@ export const MESSAGES_ARE_EVENTS: Migration = {
         bindingKey: reverses ? `reverses:${reverses}` : doc._id, reverses, advice: null, type: 'card.authorization',
         audience: { ...(typeof doc.SvcUserId === 'string' ? { SvcUserId: doc.SvcUserId } : {}), ...(typeof doc.svcAggregatorId === 'string' ? { svcAggregatorId: doc.svcAggregatorId } : {}) },
         payload: { messageId: doc._id, messageType: doc.messageType, SvcCardId: doc.SvcCardId, responseCode: doc.responseCode, decidedBy: doc.decidedBy, transactionId: doc.transactionId ?? null },
-        dtsCreated: decided, dtsPublished: decided, dtsForwarded: decided, dtsHandled: decided,
+        dtsCreated: decided, dtsPublished: decided,
       };
     });
   },

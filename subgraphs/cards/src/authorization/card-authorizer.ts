@@ -1,12 +1,14 @@
+import { GraphQLError } from 'graphql';
 import { MongoServerError, type Db } from 'mongodb';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import type { GraphClient } from '../../../../platform/graphql/graph-client.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
-import { CarriedInPart, graphForwarder, type Dispatcher, type Outbox } from '../../../../platform/messaging/outbox.js';
+import { busDispatcher, CarriedInPart, graphForwarder, type Dispatcher, type Outbox } from '../../../../platform/messaging/outbox.js';
+import type { EventBus } from '../../../../platform/messaging/event-bus.js';
 import type { CardTransactionPayload, OutboxEvent } from '../../../../platform/messaging/events.js';
 import { isOwnKey } from '../../../../platform/security/own.js';
 import { checkString } from '../../../../platform/security/validate.js';
-import { fromMinor, isCurrencyCode, minor, toJsonNumber, toMinor, ZERO, type MinorUnits } from '../../../../platform/money/money.js';
+import { fromMinor, HOME_CURRENCY, isCurrencyCode, minor, toJsonNumber, toMinor, type MinorUnits } from '../../../../platform/money/money.js';
 import type { Deliveries } from '../../../../platform/messaging/deliveries.js';
 import { deliverWebhook, type WebhookOutcome } from '../../../../platform/messaging/webhooks.js';
 import type { RestrictionDecision } from '../../../../platform/restrictions/engine.js';
@@ -157,7 +159,7 @@ export class CardAuthorizer {
       messages.findOne({ _id: messageId }),
       reversal ? messages.findOne({ SvcCardId: message.svcCardId, stan: message.originalStan!, messageType: { $in: ['0200', '0220'] }, responseCode: '00' }) : null,
     ]);
-    if (earlier) return answerTo(earlier, message, types.amount);
+    if (earlier?.state === 'decided') return answerTo(earlier, message, types.amount);
 
     let waitedMs = 0;
     let responseCode = '00';
@@ -167,8 +169,9 @@ export class CardAuthorizer {
       [responseCode, reason] = ['14', 'Unknown card.'];
     } else if (card.status !== 'active' || !card.isActive || card.isClosed) {
       [responseCode, reason] = ['62', 'The card is off (blocked): no transaction is authorized.'];
-    } else if (card.currency && message.currency !== card.currency) {
-      [responseCode, decidedBy, reason] = ['57', 'card', `The card is in ${card.currency}; currency conversion is not supported.`];
+    } else if (message.currency !== (card.currency ?? HOME_CURRENCY)) {
+      // A card that names no currency is in the home currency, as every record that names none.
+      [responseCode, decidedBy, reason] = ['57', 'card', `The card is in ${card.currency ?? HOME_CURRENCY}; currency conversion is not supported.`];
     } else {
       if (!reversal) {
         const decision = await this.restrictionDecision(card, message, types, logger);
@@ -180,7 +183,8 @@ export class CardAuthorizer {
         if (!config) {
           [responseCode, decidedBy, reason] = ['05', 'defaultStrategy', 'No webhook is arranged for the card program.'];
         } else {
-          const outcome = await deliverWebhook(config, webhookPayload(messageId, message, types, card), config.timeoutMs, { allowInternal: this.options.allowInternalWebhooks });
+          // The messageId is the webhook-id: copies asked at two replicas at once are one webhook to the aggregator, which may drop the repeat.
+          const outcome = await deliverWebhook(config, webhookPayload(messageId, message, types, card), config.timeoutMs, { allowInternal: this.options.allowInternalWebhooks, id: messageId });
           waitedMs = outcome.ms;
           const code = replyCode(outcome);
           if (code) {
@@ -210,7 +214,7 @@ export class CardAuthorizer {
       : null;
     const decisionMs = Math.round((performance.now() - started - waitedMs) * 100) / 100;
     const now = new Date();
-    // Advices inform the aggregator; nobody waits for the answer. Enqueued from the stored message.
+    // Advices inform the aggregator; nobody waits for the answer. Enqueued once the message is stored.
     const advice = card?.svcAggregatorId && types.actionType === 'advice' ? webhookPayload(messageId, message, types, card, { responseCode }) : null;
     const transactionId = transaction ? `txn_${messageId}` : null;
     const record: CardMessageDocument = {
@@ -221,7 +225,7 @@ export class CardAuthorizer {
       type: 'card.authorization',
       audience: { ...(card?.SvcUserId ? { SvcUserId: card.SvcUserId } : {}), ...(card?.svcAggregatorId ? { svcAggregatorId: card.svcAggregatorId } : {}) },
       payload: { messageId, messageType: types.messageType, SvcCardId: message.svcCardId, responseCode, decidedBy, transactionId, transaction },
-      dtsCreated: now, dtsPublished: null, dtsForwarded: transaction ? null : now, dtsHandled: advice ? null : now,
+      dtsCreated: now, dtsPublished: null,
     };
     const outcome = await this.store(record, message, types.amount);
     if ('answer' in outcome) return outcome.answer;
@@ -244,11 +248,11 @@ export class CardAuthorizer {
       if (!(error instanceof MongoServerError && error.code === 11000)) throw error;
     }
     const winner = await messages.findOne({ _id: record._id });
-    if (winner) return { answer: answerTo(winner, message, amount) };
+    if (winner?.state === 'decided') return { answer: answerTo(winner, message, amount) };
     if (!record.reverses) throw new Error(`card message ${record._id} collided on its binding without a stored copy`);
     const unbound: CardMessageDocument = {
       ...record, bindingKey: record._id, reverses: null, transactionId: null, reason: 'Advice acknowledged; the original is already reversed.',
-      payload: { ...record.payload, transactionId: null, transaction: null }, dtsForwarded: record.dtsCreated,
+      payload: { ...record.payload, transactionId: null, transaction: null },
     };
     return this.store(unbound, message, amount);
   }
@@ -287,37 +291,49 @@ function view(record: CardMessageDocument): CardAuthorizationView {
   };
 }
 
-/** Forwards the transactions of approved card messages to payments, which records each once by messageId. */
-export function cardTransactionForwarder(graph: GraphClient): Dispatcher {
-  return graphForwarder({
+/**
+ * Carries decided messages to all that follows from them, in one lane with one mark per message
+ * (marking rewrites the document, the dearest part of carrying on the embedded database): to the
+ * event bus (subscriptions), into the delivery log (advice webhooks), and to payments (the
+ * transactions of a batch in one call). Each receiver drops repeats by id, so a batch carried
+ * again after a failure changes nothing twice.
+ */
+export function decisionFollowers(bus: EventBus, graph: GraphClient, db: Db, deliveries: Deliveries): Dispatcher {
+  const toBus = busDispatcher(bus);
+  const toPayments = graphForwarder({
     name: 'card transactions to payments', types: ['card.authorization'], batch: 100, graph, mutation: RECORD,
     variablesOf: (events) => ({ input: events.flatMap((event) => (event.payload.transaction ? [{ messageId: event.payload.messageId, ...event.payload.transaction }] : [])) }),
   });
+  return {
+    name: 'card decisions',
+    mark: 'dtsPublished',
+    batch: 100,
+    eager: false,
+    async send(events: OutboxEvent[]) {
+      try {
+        await toBus.send(events);
+      } catch (error) {
+        // Published in part: the whole batch goes again, advices and payments included.
+        throw error instanceof CarriedInPart ? error.cause : error;
+      }
+      await enqueueAdvices(db, deliveries, events as CardMessageDocument[]);
+      if (events.some((event) => (event as CardMessageDocument).payload.transaction)) await toPayments.send(events);
+    },
+    // Parked only for what payments refuses in the message itself; a gateway or payments that does
+    // not know the mutation yet (a rolling upgrade) is away, and the batch waits for it.
+    refuses: (error) => error instanceof GraphQLError && error.extensions.code === 'VALIDATION_FAILED',
+  };
 }
 
-/** Enqueues the advice webhook of each decided advice: delivered at least once, on the retry schedule. */
-export function adviceDispatcher(db: Db, deliveries: Deliveries): Dispatcher {
-  return {
-    name: 'card advice webhooks',
-    mark: 'dtsHandled',
-    types: ['card.authorization'],
-    batch: 50,
-    eager: true,
-    async send(events: OutboxEvent[]) {
-      for (const [carried, event] of events.entries()) {
-        const message = event as CardMessageDocument;
-        try {
-          if (!message.advice || !message.svcAggregatorId) continue;
-          const config = await webhookConfigsCollection(db).findOne({ _id: message.svcAggregatorId });
-          if (!config) continue;
-          await deliveries.enqueue(
-            { _id: `dlv_${message._id}_advice`, kind: 'webhook', svcMerchantId: null, svcAggregatorId: message.svcAggregatorId, eventType: 'card_authorization.advice', to: config.url, payload: message.advice },
-            { wait: false },
-          );
-        } catch (error) {
-          throw new CarriedInPart(carried, error);
-        }
-      }
-    },
-  };
+/** Enqueues the advice webhook of each decided advice once (by its delivery id): delivered at least once, on the retry schedule. */
+async function enqueueAdvices(db: Db, deliveries: Deliveries, messages: readonly CardMessageDocument[]): Promise<void> {
+  for (const message of messages) {
+    if (!message.advice || !message.svcAggregatorId) continue;
+    const config = await webhookConfigsCollection(db).findOne({ _id: message.svcAggregatorId });
+    if (!config) continue;
+    await deliveries.enqueue(
+      { _id: `dlv_${message._id}_advice`, kind: 'webhook', svcMerchantId: null, svcAggregatorId: message.svcAggregatorId, eventType: 'card_authorization.advice', to: config.url, payload: message.advice },
+      { wait: false },
+    );
+  }
 }

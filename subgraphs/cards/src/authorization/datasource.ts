@@ -1,22 +1,20 @@
 import type { Collection, Db } from 'mongodb';
 import type { MinorUnits } from '../../../../platform/money/money.js';
-import { Outbox, type OutboxMark } from '../../../../platform/messaging/outbox.js';
+import { Outbox } from '../../../../platform/messaging/outbox.js';
 import type { OutboxEvent } from '../../../../platform/messaging/events.js';
 
 /** What decides a card message (the schema's CardDecisionSource). */
 export const CARD_DECIDERS = ['card', 'restriction', 'aggregator', 'defaultStrategy'] as const;
 
-/** The marks of the events a decided message is: published, forwarded to payments, its advice enqueued. */
-export const CARD_MESSAGE_MARKS: readonly OutboxMark[] = ['dtsPublished', 'dtsForwarded', 'dtsHandled'];
-
 /**
  * A decided card message: the authorization log, and at once the `card.authorization` event its
  * decision causes (its outbox fields), so that one insert stores the claim on the messageId, the
- * decision and what follows from it. `_id` is the messageId.
+ * decision and what follows from it; `dtsPublished` marks it carried to all that follows
+ * (`decisionFollowers`). `_id` is the messageId.
  */
 export type CardMessageDocument = OutboxEvent<'card.authorization'> & {
-  /** Every stored message is decided: nothing is stored before its decision. */
-  state: 'decided';
+  /** Every message this version stores is decided; `pending` is a claim an older version left (the migrations drop them). */
+  state: 'decided' | 'pending';
   /**
    * Unique: the messageId, or `reverses:<original's messageId>` on a reversal that credits an
    * original back, so that of two reversals of one original only one is stored as crediting it.
@@ -56,5 +54,5 @@ export async function createCardMessageIndexes(db: Db): Promise<void> {
   const messages = cardMessagesCollection(db);
   await messages.createIndex({ bindingKey: 1 }, { unique: true });
   await messages.createIndex({ SvcCardId: 1, stan: 1 });
-  await Outbox.createIndexes(db, messages.collectionName, CARD_MESSAGE_MARKS);
+  await Outbox.createIndexes(db, messages.collectionName, ['dtsPublished']);
 }

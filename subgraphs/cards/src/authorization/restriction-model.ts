@@ -100,8 +100,10 @@ export class RestrictionReadModel {
   private failedAt = -Infinity;
   private unsubscribe: (() => void) | null = null;
   private readonly loop: SweepLoop;
+  /** When the last full read landed (performance.now()). */
+  private readAt = -Infinity;
 
-  constructor(private readonly bus: EventBus, private readonly graph: GraphClient, private readonly logger: Logger, everyMs = RESYNC_EVERY_MS) {
+  constructor(private readonly bus: EventBus, private readonly graph: GraphClient, private readonly logger: Logger, private readonly everyMs = RESYNC_EVERY_MS) {
     this.loop = new SweepLoop('restriction model resync', () => this.resync(), everyMs, logger);
   }
 
@@ -121,10 +123,14 @@ export class RestrictionReadModel {
     await this.resyncing;
   }
 
-  /** Whether the model holds now: loaded, and no event missed since. */
+  /**
+   * Whether the model holds now: loaded, no event missed since, and read in full within two
+   * periods (full reads that keep failing must not leave a change that was never announced out
+   * for longer than the bound).
+   */
   holds(): boolean {
     const continuity = this.bus.continuity();
-    return continuity !== null && continuity === this.heldUnder;
+    return continuity !== null && continuity === this.heldUnder && performance.now() - this.readAt <= 2 * this.everyMs;
   }
 
   /**
@@ -183,7 +189,7 @@ export class RestrictionReadModel {
       this.resyncAgain ||= again;
       return;
     }
-    if (!again && performance.now() - this.failedAt < RETRY_AFTER_MS) return;
+    if (!again && performance.now() - this.failedAt < Math.min(RETRY_AFTER_MS, this.everyMs)) return;
     this.resync().catch((error: unknown) => this.logger.warn('restriction model: reading the rules failed; card messages are evaluated by compliance', { error: (error as Error).message }));
   }
 
@@ -222,12 +228,18 @@ export class RestrictionReadModel {
         this.defaults = rules.defaults.map((rule) => ruleOf(rule, null));
         this.users = users;
         // A platform-wide change announced during the read may not be in it.
-        this.heldUnder = this.resyncAgain ? null : continuity;
-      } while (this.resyncAgain || (this.bus.continuity() !== null && this.bus.continuity() !== this.heldUnder));
+        this.heldUnder = this.announcedDuringRead() ? null : continuity;
+        this.readAt = performance.now();
+      } while (this.announcedDuringRead() || (this.bus.continuity() !== null && this.bus.continuity() !== this.heldUnder));
     })().finally(() => {
       this.resyncing = null;
     });
     return this.resyncing;
+  }
+
+  /** Whether a platform-wide change was announced since the read under way started. */
+  private announcedDuringRead(): boolean {
+    return this.resyncAgain;
   }
 
   private async fetch(SvcUserIds: string[] | null): Promise<RulesView> {

@@ -7,9 +7,10 @@ import { transactionsCollection, type TransactionDocument } from './transactions
 /*
  * Exactly-once posting of card transactions, without multi-document transactions (FerretDB has
  * none). A transaction is inserted `posted: false`; then, per account (all of a batch's accounts in
- * one bulk write), one compare-and-set on the account's `postingSeq` moves the balance by the sum of its unposted transactions and names them
- * in `lastPostings`; then they are marked `posted: true`. A crash at any point leaves a state the
- * next posting for the account finishes.
+ * one bulk write), one compare-and-set on the account's `postingSeq` moves the balance by the sum
+ * of its unposted transactions and names them in `lastPostings`; then they are marked
+ * `posted: true`. A crash at any point leaves a state that sending the message again finishes
+ * (the sender's outbox does, as it was never marked carried).
  *
  * Invariant: a transaction with `posted: false` has moved its account's balance iff its id is in
  * the account's `lastPostings`. So `lastPostings` is marked posted before a compare-and-set may
