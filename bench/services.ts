@@ -291,8 +291,8 @@ if (tier === 'stack') {
       return;
     }
     if (url.pathname === '/card-backlog') {
-      // Decided card messages not yet carried to payments (read by the outbox sweep's own index).
-      answerLater(cardMessagesCollection(mongo.db('cards')).countDocuments({ dtsPublished: null }).then((pending) => ({ pending })));
+      // Decided card messages not yet carried (read by the outbox sweep's own index, as a find: the embedded database narrows finds, not counts).
+      answerLater(cardMessagesCollection(mongo.db('cards')).find({ dtsPublished: null }, { projection: { _id: 1 } }).toArray().then((pending) => ({ pending: pending.length })));
       return;
     }
     if (url.pathname === '/card-visibility') {

@@ -310,14 +310,15 @@ export function decisionFollowers(bus: EventBus, graph: GraphClient, db: Db, del
     batch: 100,
     eager: false,
     async send(events: OutboxEvent[]) {
-      try {
-        await toBus.send(events);
-      } catch (error) {
-        // Published in part: the whole batch goes again, advices and payments included.
-        throw error instanceof CarriedInPart ? error.cause : error;
-      }
-      await enqueueAdvices(db, deliveries, events as CardMessageDocument[]);
-      if (events.some((event) => (event as CardMessageDocument).payload.transaction)) await toPayments.send(events);
+      const messages = events as CardMessageDocument[];
+      // The three go at once; if any fails, the whole batch goes again (published in part included).
+      await Promise.all([
+        toBus.send(events).catch((error: unknown) => {
+          throw error instanceof CarriedInPart ? error.cause : error;
+        }),
+        enqueueAdvices(db, deliveries, messages),
+        messages.some((message) => message.payload.transaction) ? toPayments.send(events) : null,
+      ]);
     },
     // Parked only for what payments refuses in the message itself; a gateway or payments that does
     // not know the mutation yet (a rolling upgrade) is away, and the batch waits for it.
@@ -327,13 +328,16 @@ export function decisionFollowers(bus: EventBus, graph: GraphClient, db: Db, del
 
 /** Enqueues the advice webhook of each decided advice once (by its delivery id): delivered at least once, on the retry schedule. */
 async function enqueueAdvices(db: Db, deliveries: Deliveries, messages: readonly CardMessageDocument[]): Promise<void> {
-  for (const message of messages) {
-    if (!message.advice || !message.svcAggregatorId) continue;
-    const config = await webhookConfigsCollection(db).findOne({ _id: message.svcAggregatorId });
-    if (!config) continue;
+  const advices = messages.filter((message) => message.advice && message.svcAggregatorId);
+  if (advices.length === 0) return;
+  const aggregators = [...new Set(advices.map((message) => message.svcAggregatorId!))];
+  const configs = new Map((await webhookConfigsCollection(db).find({ _id: { $in: aggregators } }).toArray()).map((config) => [config._id, config]));
+  await Promise.all(advices.map(async (message) => {
+    const config = configs.get(message.svcAggregatorId!);
+    if (!config) return;
     await deliveries.enqueue(
-      { _id: `dlv_${message._id}_advice`, kind: 'webhook', svcMerchantId: null, svcAggregatorId: message.svcAggregatorId, eventType: 'card_authorization.advice', to: config.url, payload: message.advice },
+      { _id: `dlv_${message._id}_advice`, kind: 'webhook', svcMerchantId: null, svcAggregatorId: config._id, eventType: 'card_authorization.advice', to: config.url, payload: message.advice! },
       { wait: false },
     );
-  }
+  }));
 }
