@@ -567,6 +567,7 @@ const SERVICE_KEYS: Record<string, string> = {
   'ach-processor': 'fuzz-ach-processor-service-key-01234567890',
   cards: 'fuzz-cards-service-key-0123456789abcdefghij',
   payments: 'fuzz-payments-service-key-0123456789abcdef',
+  operator: 'fuzz-operator-service-key-0123456789abcdefg',
 };
 type CredentialKind = 'none' | 'user' | 'freshUser' | 'prospect' | 'aggregator' | 'throwawayAggregator' | 'merchant' | 'customer' | `service:${string}`;
 
@@ -589,7 +590,8 @@ const CREDENTIAL_OF_FIELD: Record<string, CredentialKind> = {
   merchantToken: 'aggregator', customerToken: 'none', createPaymentLink: 'merchant', sendPaymentLink: 'merchant', cancelPaymentLink: 'merchant',
   uploadMerchantLogo: 'merchant', refundPaymentLink: 'merchant', resendDelivery: 'merchant', enableMerchantWebhook: 'aggregator',
   recordAchSettlement: 'service:ach-processor', recordAchDebit: 'service:ach-processor', recordAchReturn: 'service:ach-processor',
-  recordCardTransaction: 'service:cards', openCheckingAccount: 'service:cards', login: 'none', logout: 'freshUser', updateUser: 'user',
+  recordCardTransaction: 'service:cards', recordCardTransactions: 'service:cards', openCheckingAccount: 'service:cards',
+  setRestriction: 'service:operator', removeRestriction: 'service:operator', placeProceduralRestriction: 'service:operator', liftProceduralRestriction: 'service:operator', login: 'none', logout: 'freshUser', updateUser: 'user',
   confirmEmail: 'user', confirmMobile: 'user', syncAlerts: 'user', submitProspectData: 'none', uploadProspectImage: 'prospect', registerDevice: 'prospect',
   requestRecoveryCode: 'user', connectOnboardingSocket: 'prospect', aggregatorGetToken: 'none', aggregatorChangePassword: 'throwawayAggregator',
   // Queries behind GET routes.
