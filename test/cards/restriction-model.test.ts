@@ -5,7 +5,7 @@ import { toMinor } from '../../platform/money/money.js';
 import type { TransactionProposal } from '../../platform/restrictions/engine.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import { TRANSACTION_TYPES } from '../../subgraphs/compliance/src/seed.js';
-import { RestrictionReadModel } from '../../subgraphs/cards/src/authorization/restriction-model.js';
+import { RestrictionReadModel, type RuleView } from '../../subgraphs/cards/src/authorization/restriction-model.js';
 
 /** A bus whose connection can be cut: while cut it delivers nothing and reports no continuity, and each cut starts a new one. */
 class CuttableBus extends InProcessBus {
@@ -26,24 +26,10 @@ class CuttableBus extends InProcessBus {
   }
 }
 
-interface Rule {
-  restrictionId: string;
-  restrictionName: string;
-  txnTypes: string[];
-  transactionCurrencies: string[];
-  fromAmount: string | null;
-  fromAmountCurrency: string | null;
-  toAmount: string | null;
-  toAmountCurrency: string | null;
-  isAllowed: boolean;
-  isIgnoreRest: boolean;
-  priority: number;
-}
-
 /** Compliance as the model reads it through the graph: the rules it holds now, answered after an optional hold. */
 class FakeCompliance implements GraphClient {
-  readonly defaults: Rule[] = [allowUpTo('default', '1000.00')];
-  readonly users = new Map<string, { restrictions: Rule[]; procedural: Array<{ id: string; name: string; reason: string }> }>();
+  readonly defaults: RuleView[] = [allowUpTo('default', '1000.00')];
+  readonly users = new Map<string, { restrictions: RuleView[]; procedural: Array<{ id: string; name: string; reason: string }> }>();
   reads: Array<string[] | null> = [];
   hold: Promise<void> | null = null;
   down = false;
@@ -65,7 +51,7 @@ class FakeCompliance implements GraphClient {
   }
 }
 
-function allowUpTo(restrictionName: string, toAmount: string): Rule {
+function allowUpTo(restrictionName: string, toAmount: string): RuleView {
   return { restrictionId: restrictionName, restrictionName, txnTypes: ['*'], transactionCurrencies: ['USD'], fromAmount: null, fromAmountCurrency: null, toAmount, toAmountCurrency: 'USD', isAllowed: true, isIgnoreRest: false, priority: 1 };
 }
 

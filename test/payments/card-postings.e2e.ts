@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CardTransactionPayload } from '../../platform/messaging/events.js';
 import { DEMO } from '../../platform/demo/demo.js';
 import { minor, toMinor, ZERO } from '../../platform/money/money.js';
 import { accountsCollection } from '../../subgraphs/payments/src/accounts/datasource.js';
@@ -15,17 +16,8 @@ import { startTestStack, type TestStack } from '../support/harness.js';
 const CARDS_KEY = 'cards-key-for-the-card-postings-tests-0123456789';
 const PROCESSOR_KEY = 'card-processor-key-for-the-card-postings-tests-01';
 
-interface CardTransactionInput {
-  messageId: string;
-  SvcAccountId: string;
-  SvcUserId: string;
-  SvcCardId: string;
-  direction: 'debit' | 'credit';
-  amount: string;
-  currency: string;
-  narrative?: string;
-  reference?: string;
-}
+/** What the card authorization's forwarder sends: the event's transaction with its messageId. */
+type CardTransactionInput = Omit<CardTransactionPayload, 'narrative' | 'reference'> & { messageId: string; narrative?: string; reference?: string };
 interface Recorded {
   recorded: number;
   alreadyRecorded: number;

@@ -28,7 +28,8 @@ const RULES = `query ($ids: [ID!]) { restrictionRules(SvcUserIds: $ids) {
 } }
 fragment rule on Restriction { restrictionId restrictionName txnTypes transactionCurrencies fromAmount fromAmountCurrency toAmount toAmountCurrency isAllowed isIgnoreRest priority }`;
 
-interface RuleView {
+/** A restriction as `restrictionRules` answers it: amounts are Decimal text. */
+export interface RuleView {
   restrictionId: string;
   restrictionName: string;
   txnTypes: string[];
