@@ -115,6 +115,9 @@ const REFUSAL_SIDE_EFFECTS: {
     'user.recoveryCodes': { fields: ['attempts', 'leases', 'version'], why: 'tries of a recovery code' },
     // The mark an outbox's forwarding dispatcher sets once it has carried an event, in the background.
     ...Object.fromEntries(AUDITING_SUBGRAPHS.map((name) => [`${name}.outbox`, { fields: ['dtsForwarded'], why: 'marks of events forwarded to compliance' }])),
+    // Compliance's own events (a restriction an earlier, accepted request changed) are marked
+    // published in the background, possibly while a later request is being refused.
+    'compliance.outbox': { fields: ['dtsPublished'], why: 'marks of events published to the bus' },
   },
   documents: Object.fromEntries(
     // The audit records of refusals travel to compliance as events of the acting subgraph's outbox.
