@@ -90,8 +90,8 @@ const MAX_DETERMINISTIC_PER_MUTATION = 45;
  * Documented side effects of refused requests, excluded from the "nothing changed" comparison.
  * Whole collections, or fields of the documents of a collection (`<subgraph>.<collection>`).
  */
-/** The subgraphs whose outboxes carry audit records. */
-const AUDITING_SUBGRAPHS = ['user', 'cards', 'payments'] as const;
+/** The subgraphs whose outboxes carry audit records (compliance's own acts: the restriction writes). */
+const AUDITING_SUBGRAPHS = ['user', 'cards', 'payments', 'compliance'] as const;
 
 const REFUSAL_SIDE_EFFECTS: {
   collections: Record<string, string>;
@@ -115,9 +115,9 @@ const REFUSAL_SIDE_EFFECTS: {
     'user.recoveryCodes': { fields: ['attempts', 'leases', 'version'], why: 'tries of a recovery code' },
     // The mark an outbox's forwarding dispatcher sets once it has carried an event, in the background.
     ...Object.fromEntries(AUDITING_SUBGRAPHS.map((name) => [`${name}.outbox`, { fields: ['dtsForwarded'], why: 'marks of events forwarded to compliance' }])),
-    // Compliance's own events (a restriction an earlier, accepted request changed) are marked
-    // published in the background, possibly while a later request is being refused.
-    'compliance.outbox': { fields: ['dtsPublished'], why: 'marks of events published to the bus' },
+    // Compliance's own events (a restriction an earlier, accepted request changed, and its audit
+    // record) are marked carried in the background, possibly while a later request is refused.
+    'compliance.outbox': { fields: ['dtsForwarded', 'dtsPublished'], why: 'marks of events carried to the bus and to the audit log' },
   },
   documents: Object.fromEntries(
     // The audit records of refusals travel to compliance as events of the acting subgraph's outbox.
