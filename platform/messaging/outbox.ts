@@ -176,8 +176,8 @@ export class Outbox {
 
   private readonly prunes: boolean;
 
-  constructor(private readonly db: Db, dispatchers: readonly Dispatcher[], private readonly logger: Logger, options: OutboxOptions | number = {}) {
-    const { everyMs = SWEEP_EVERY_MS, collection = 'outbox', prune = true } = typeof options === 'number' ? { everyMs: options } : options;
+  constructor(private readonly db: Db, dispatchers: readonly Dispatcher[], private readonly logger: Logger, options: OutboxOptions = {}) {
+    const { everyMs = SWEEP_EVERY_MS, collection = 'outbox', prune = true } = options;
     this.outbox = db.collection<OutboxEvent>(collection);
     this.prunes = prune;
     this.lanes = dispatchers.map((dispatcher) => {

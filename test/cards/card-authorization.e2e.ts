@@ -87,6 +87,20 @@ describe('card authorization on local state: the restriction read model, one wri
     expect(await authorize(message({ messageType: '0100' }))).toMatchObject({ responseCode: '00', decidedBy: 'aggregator' });
   });
 
+  it('takes a card that names no currency to be in USD: a message in another currency declines 57, one in USD is recorded', async () => {
+    const cards = stack.mongo.db('cards').collection<{ _id: string; currency?: string | null }>('cards');
+    const card = await cards.findOne({ _id: DEMO.cardIds[0] });
+    await cards.updateOne({ _id: DEMO.cardIds[0] }, { $set: { currency: null } });
+    try {
+      expect(await authorize(message({ currency: 'EUR' }))).toMatchObject({ responseCode: '57', decidedBy: 'card', transactionId: null });
+      const inUsd = await authorize(message({ amount: 1 }));
+      expect(inUsd).toMatchObject({ responseCode: '00' });
+      expect(await until(() => posted([inUsd.transactionId!]), (found) => found.length === 1, 5000)).toHaveLength(1);
+    } finally {
+      await cards.updateOne({ _id: DEMO.cardIds[0] }, { $set: { currency: card?.currency ?? 'USD' } });
+    }
+  });
+
   it('stores a decided message once, as its own event, and answers a copy with the stored answer', async () => {
     const input = message();
     const decision = await authorize(input);

@@ -235,7 +235,7 @@ describe('subscriptions over graphql-ws', () => {
     };
     const events: OutboxEvent[] = Array.from({ length: 5 }, (_, i) => ({ _id: `evt_partial_${i}`, type: 'card.status', audience: {}, payload: { SvcCardId: `card_${i}`, status: 'blocked', isActive: false }, dtsCreated: new Date(Date.now() + i), dtsPublished: null }));
     await db.collection<OutboxEvent>('outbox').insertMany(events);
-    const engine = new Outbox(db, [busDispatcher(bus)], createLogger('silent'), 60_000).start();
+    const engine = new Outbox(db, [busDispatcher(bus)], createLogger('silent'), { everyMs: 60_000 }).start();
     await engine.idle();
     const unpublished = async () => (await db.collection<OutboxEvent>('outbox').find({ dtsPublished: null }).sort({ _id: 1 }).toArray()).map((event) => event._id);
     expect(published).toEqual(['evt_partial_0', 'evt_partial_1']);
@@ -251,7 +251,7 @@ describe('subscriptions over graphql-ws', () => {
 
   it('marks events published with a write per batch, and leaves none unmarked', async () => {
     const db = stack.mongo.client.db(`${stack.mongo.databaseName('user')}_marks`);
-    const engine = new Outbox(db, [busDispatcher(new InProcessBus())], createLogger('silent'), 60_000).start();
+    const engine = new Outbox(db, [busDispatcher(new InProcessBus())], createLogger('silent'), { everyMs: 60_000 }).start();
     const events: OutboxEvent[] = Array.from({ length: 40 }, (_, i) => ({ _id: `evt_mark_${i}`, type: 'card.status', audience: {}, payload: { SvcCardId: `card_${i}`, status: 'blocked', isActive: false }, dtsCreated: new Date(), dtsPublished: null }));
     await db.collection<OutboxEvent>('outbox').insertMany(events);
     await engine.idle();

@@ -124,6 +124,22 @@ describe('recordCardTransactions: exactly-once card postings', () => {
     expect(await postedFlags(pool)).toEqual(pool.map(() => true));
   });
 
+  it('posts a batch that spans accounts with one compare-and-set each, once, when two copies of it arrive at once', async () => {
+    const others = ['post_account_a', 'post_account_b'];
+    await accounts().insertMany(others.map((id, i) => ({
+      _id: id, SvcAccountId: id, SvcUserId: DEMO.userId, type: 'checking', name: `Other ${i}`, currency: 'USD', accountNumberLastFour: `000${i}`, balance: ZERO, availableBalance: ZERO, dtsOpened: new Date(),
+    })));
+    const batch = [message('debit', '10.00'), message('debit', '1.25', { SvcAccountId: others[0] }), message('credit', '2.50', { SvcAccountId: others[1] }), message('debit', '0.75', { SvcAccountId: others[0] })];
+    const before = await balances();
+    const answers = await Promise.all([record(batch), record(batch)]);
+    expect(answers.reduce((sum, answer) => sum + answer.recorded, 0)).toBe(batch.length);
+    expect((await balances()).balance - before.balance).toBe(-1000);
+    const balanceOf = async (id: string) => (await accounts().findOne({ _id: id }))!.balance;
+    expect(await balanceOf(others[0]!)).toBe(-200);
+    expect(await balanceOf(others[1]!)).toBe(250);
+    expect(await postedFlags(batch)).toEqual(batch.map(() => true));
+  });
+
   it('posts, once, a message whose record a crash left inserted and not posted', async () => {
     const crashed = message('debit', '42.42');
     await transactions().insertOne(unposted(crashed));
