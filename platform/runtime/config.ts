@@ -74,10 +74,18 @@ export interface Config {
    * adapter's; `none`.
    */
   inProcessCalls: 'none' | 'adapter' | 'all';
-  /** Largest accepted request body, in bytes. */
+  /** Largest accepted request body, in bytes: the REST adapter's, and the gateway's from the adapter and the subgraphs (uploads travel base64). */
   bodyLimitBytes: number;
-  /** Requests per window at the gateway, per root field: per credential, per client address, and for the sensitive fields. */
-  rateLimits: { windowSeconds: number; perCredential: number; perAddress: number; sensitive: number };
+  /** Largest request body the gateway's `/graphql` reads from any other client, in bytes. */
+  graphqlBodyLimitBytes: number;
+  /** Bounds of a GraphQL document's text at the gateway, checked before it is parsed (HTTP and subscriptions). */
+  documentLimits: { maxBytes: number; maxTokens: number };
+  /**
+   * Requests per window at the gateway: per root field (per credential, per client address, and
+   * for the sensitive fields, counted once the operation is parsed), and whole requests per
+   * credential and per address (counted before the document is parsed).
+   */
+  rateLimits: { windowSeconds: number; perCredential: number; perAddress: number; sensitive: number; requestsPerCredential: number; requestsPerAddress: number };
   /** How long an Idempotency-Key and its answer are kept. */
   idempotencyKeyTtlSeconds: number;
   /**
@@ -329,6 +337,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logLevel: logLevelRaw as LogLevel,
     // Uploads of 5 MiB travel base64 in JSON from the adapter to the subgraph: 8 MiB leaves room.
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 8 * 1024 * 1024, 1024, 50 * 1024 * 1024),
+    // Apollo Router's default: an ad hoc client has no business sending more; uploads go through the REST routes.
+    graphqlBodyLimitBytes: int('GRAPHQL_BODY_LIMIT_BYTES', 2 * 1024 * 1024, 1024, 50 * 1024 * 1024),
+    documentLimits: {
+      maxBytes: int('GRAPHQL_MAX_DOCUMENT_BYTES', 64 * 1024, 1024, 8 * 1024 * 1024),
+      maxTokens: int('GRAPHQL_MAX_TOKENS', 5000, 100, 1_000_000),
+    },
     subgraphTimeoutMs: int('SUBGRAPH_TIMEOUT_MS', 30_000, 100, 600_000),
     inProcessCalls: oneOf('IN_PROCESS_CALLS', ['none', 'adapter', 'all'] as const, 'all'),
     rateLimits: {
@@ -336,6 +350,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       perCredential: int('RATE_LIMIT_PER_CREDENTIAL', 600, 1, 10_000_000),
       perAddress: int('RATE_LIMIT_PER_ADDRESS', 1200, 1, 10_000_000),
       sensitive: int('RATE_LIMIT_SENSITIVE', 20, 1, 10_000_000),
+      requestsPerCredential: int('RATE_LIMIT_REQUESTS_PER_CREDENTIAL', 1200, 1, 10_000_000),
+      requestsPerAddress: int('RATE_LIMIT_REQUESTS_PER_ADDRESS', 2400, 1, 10_000_000),
     },
     idempotencyKeyTtlSeconds: int('IDEMPOTENCY_KEY_TTL_SECONDS', 24 * 3600, 60, 30 * 24 * 3600),
     trustedDocuments: oneOf('TRUSTED_DOCUMENTS', ['off', 'require'] as const, 'off'),

@@ -78,6 +78,22 @@ export const rateLimitRefusals = new Counter({
   registers: [registry],
 });
 
+/** GraphQL documents refused before parsing, by the limit they broke and the path they came by. */
+export const documentRefusals = new Counter({
+  name: 'gateway_document_refusals_total',
+  help: 'GraphQL documents refused before parsing (too many bytes or tokens), by limit and path (http, subscription).',
+  labelNames: ['limit', 'via'] as const,
+  registers: [registry],
+});
+
+/** Request bodies refused for their size before they were read, by service. */
+export const bodyRefusals = new Counter({
+  name: 'http_body_refusals_total',
+  help: 'Request bodies refused as too large (413), by service.',
+  labelNames: ['service'] as const,
+  registers: [registry],
+});
+
 /** Subscriptions registered on this gateway now. */
 export const subscriptions = new Gauge({
   name: 'gateway_subscriptions',
@@ -158,7 +174,8 @@ export const reportSubscriptions = (service: string, read: () => Promise<number>
 export function zeroGatewayCounters(subgraphs: readonly string[]): void {
   for (const subgraph of subgraphs) deduplicatedFetches.inc({ subgraph }, 0);
   for (const source of ['memory', 'read']) sessionLookups.inc({ source }, 0);
-  for (const limit of ['sensitive', 'per-credential', 'per-address']) rateLimitRefusals.inc({ limit }, 0);
+  for (const limit of ['sensitive', 'per-credential', 'per-address', 'requests-per-credential', 'requests-per-address']) rateLimitRefusals.inc({ limit }, 0);
+  for (const limit of ['bytes', 'tokens']) for (const via of ['http', 'subscription']) documentRefusals.inc({ limit, via }, 0);
 }
 
 /** Starts the delivery attempts at zero for every kind and outcome (see `zeroGatewayCounters`). */

@@ -95,6 +95,8 @@ describe('replicas as processes behind HAProxy', () => {
         // The load writes far more than a client would; the sensitive limit stays strict, to be counted.
         RATE_LIMIT_PER_CREDENTIAL: '1000000',
         RATE_LIMIT_PER_ADDRESS: '1000000',
+        RATE_LIMIT_REQUESTS_PER_CREDENTIAL: '1000000',
+        RATE_LIMIT_REQUESTS_PER_ADDRESS: '1000000',
         RATE_LIMIT_SENSITIVE: String(SENSITIVE_LIMIT),
         // The shortest retention: the keys this run leaves in the machine's Redis go within a minute.
         IDEMPOTENCY_KEY_TTL_SECONDS: '60',

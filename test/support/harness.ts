@@ -62,6 +62,8 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
     RATE_LIMIT_PER_CREDENTIAL: '1000000',
     RATE_LIMIT_PER_ADDRESS: '1000000',
     RATE_LIMIT_SENSITIVE: '1000000',
+    RATE_LIMIT_REQUESTS_PER_CREDENTIAL: '1000000',
+    RATE_LIMIT_REQUESTS_PER_ADDRESS: '1000000',
     ...env,
   });
   const logs: Array<Record<string, unknown>> = [];
