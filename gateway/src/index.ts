@@ -10,19 +10,20 @@ import { SUBGRAPH_NAMES, type Config, type SubgraphName } from '../../platform/r
 import { apolloHandler, apolloLocal, localPost, REQUEST_ID_HEADER, sendJson, startHttpService, type ContextBuilder, type HttpService } from '../../platform/http/server.js';
 import { HTTP_TRANSPORT, type Transport } from '../../platform/http/transport.js';
 import type { Logger } from '../../platform/runtime/logger.js';
-import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal, verifyClientIp, type Principal } from '../../platform/security/principal.js';
+import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal, verifyClientIp, verifyPrincipal, type Principal } from '../../platform/security/principal.js';
 import { formatError, unexpectedErrorLog } from '../../platform/graphql/subgraph.js';
 import { operationTelemetryPlugin } from '../../platform/graphql/telemetry.js';
-import { reportSubgraphReadiness, reportSubscriptions, zeroGatewayCounters } from '../../platform/telemetry/metrics.js';
+import { bodyRefusals, reportSubgraphReadiness, reportSubscriptions, zeroGatewayCounters } from '../../platform/telemetry/metrics.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { createAuthenticator, sessionConfirmationPlugin, sessionEndingPlugin, type SessionLookups } from './authenticate.js';
 import { createSubgraphFetcher, UNSHARED_READ_HEADER, type SubgraphFetchCounts, type SubgraphFetcher } from './subgraph-fetch.js';
 import { createIdempotencyStore, idempotencyPlugin } from './idempotency.js';
 import { errorCountPlugin, operationLimitsPlugin } from './operation-limits.js';
 import { servePage } from './pages.js';
-import { createHitCounter, rateLimitsPlugin } from './rate-limits.js';
+import { countRequest, createHitCounter, rateLimitsPlugin } from './rate-limits.js';
 import { startSubscriptionServer, type ExecuteAs } from './subscriptions.js';
-import { checkTrustedRequest, isTrustedSubscription, persistedQueryCache, trustedDocumentsOf } from './trusted-documents.js';
+import { checkTrustedRequest, isTrustedSubscription, operationOf, persistedQueryCache, trustedDocumentsOf } from './trusted-documents.js';
+import { refuseDocument } from './document-limits.js';
 
 /** The gateway's per-request context: who is calling, established once. */
 export interface GatewayContext {
@@ -156,6 +157,8 @@ export async function start(options: {
     // The service's own SIGTERM handling closes the HTTP server first, then Apollo.
     stopOnTerminationSignals: false,
     formatError: formatError(config, logger),
+    // The context refuses a longer document before this; the parser's own bound stands behind it.
+    parseOptions: { maxTokens: config.documentLimits.maxTokens },
     // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
     // Registered documents may be sent by hash alone; in `require` mode only they run.
     persistedQueries: { cache: persistedQueryCache(trusted, config.trustedDocuments) },
@@ -171,20 +174,28 @@ export async function start(options: {
     apiSchema = loaded;
   });
   await apollo.start();
+  // Everything here runs before Apollo parses the document: the cheapest refusals first.
   const context: ContextBuilder<GatewayContext> = async (source, scope, request) => {
+    const operation = operationOf(request);
+    const tooBig = operation.text === null ? null : refuseDocument(operation.text, config.documentLimits, 'http');
+    if (tooBig) throw tooBig;
     const { principal, confirmed } = await authenticate.early(source.headers, scope.requestId);
+    // The REST adapter passes on its caller's address, signed; a direct caller's is its own.
+    const clientIp = verifyClientIp(source.headers[CLIENT_IP_HEADER], config.internalSecret) ?? clientAddress(source.headers, source.remoteAddress, config.trustProxy);
     // Subgraphs calling the graph (signed internal principal) run their own documents; every client, service keys included, is checked.
     const internal = source.headers[PRINCIPAL_HEADER] !== undefined && principal.kind === 'service' && (SUBGRAPH_NAMES as readonly string[]).includes(principal.service);
-    if (!internal) checkTrustedRequest(trusted, config.trustedDocuments, request);
-    return {
-      principal,
-      sessionConfirmed: confirmed,
-      requestId: scope.requestId,
-      // The REST adapter passes on its caller's address, signed; a direct caller's is its own.
-      clientIp: verifyClientIp(source.headers[CLIENT_IP_HEADER], config.internalSecret) ?? clientAddress(source.headers, source.remoteAddress, config.trustProxy),
-    };
+    if (!internal) {
+      checkTrustedRequest(trusted, config.trustedDocuments, operation);
+      await countRequest(config.rateLimits, hits, logger, { principal, clientIp, sessionConfirmed: confirmed });
+    }
+    return { principal, sessionConfirmed: confirmed, requestId: scope.requestId, clientIp };
   };
-  const handle = apolloHandler(apollo, { bodyLimitBytes: config.bodyLimitBytes, context });
+  const handle = apolloHandler(apollo, {
+    // The REST adapter and the subgraphs sign their calls and may carry uploads; any other client gets the GraphQL body limit.
+    bodyLimitBytes: (headers) => (verifyClientIp(headers[CLIENT_IP_HEADER], config.internalSecret) !== null || verifyPrincipal(headers[PRINCIPAL_HEADER] as string | undefined, config.internalSecret, Date.now(), 'gateway') !== null ? config.bodyLimitBytes : config.graphqlBodyLimitBytes),
+    onBodyTooLarge: () => bodyRefusals.inc({ service: 'gateway' }),
+    context,
+  });
   const dependencies = subgraphReadinessOf(config);
   const service = await startHttpService({
     name: 'gateway',

@@ -1,5 +1,6 @@
 import { isIPv6 } from 'node:net';
 import type { ApolloServerPlugin } from '@apollo/server';
+import type { GraphQLError } from 'graphql';
 import { Redis } from 'ioredis';
 import { appError, ErrorCode } from '../../platform/graphql/errors.js';
 import { rateLimitRefusals } from '../../platform/telemetry/metrics.js';
@@ -16,6 +17,10 @@ export interface RateLimits {
   perAddress: number;
   /** The sensitive fields (log in, get tokens, recovery and confirmation codes), per credential and per address. */
   sensitive: number;
+  /** Whole requests, counted before parsing: per credential. */
+  requestsPerCredential: number;
+  /** Whole requests, counted before parsing: per client address, whoever calls. */
+  requestsPerAddress: number;
 }
 
 /** Fields that guess or issue credentials: they get the strict limit, on top of the lockout. */
@@ -135,6 +140,42 @@ export function addressGroup(ip: string): string {
   return `${numbers.slice(0, 4).map((n) => n.toString(16)).join(':')}::/64`;
 }
 
+/** RATE_LIMITED (HTTP 429, with Retry-After): `what` was asked more than `limit` times in the window. */
+function rateLimited(what: string, limit: number, windowSeconds: number, resetMs: number): GraphQLError {
+  const retryAfterSeconds = Math.max(1, Math.ceil(resetMs / 1000));
+  const error = appError(ErrorCode.RATE_LIMITED, `${what}: at most ${limit} in ${windowSeconds} s; try again in ${retryAfterSeconds} s.`, { retryAfterSeconds });
+  (error.extensions as Record<string, unknown>).http = { status: 429, headers: new Map([['retry-after', String(retryAfterSeconds)]]) };
+  return error;
+}
+
+/**
+ * Counts a whole request against its caller and its client address, before its document is
+ * parsed, so that a flood of requests costs a count each, not a parse and a validation each.
+ * Internal services are not counted. Over a limit: 429 RATE_LIMITED with Retry-After. When the
+ * store does not answer, the request goes on (the per-field limits and the document limits still apply).
+ */
+export async function countRequest(limits: RateLimits, counter: HitCounter, logger: Logger, caller: LimitedContext): Promise<void> {
+  if (caller.principal?.kind === 'service') return;
+  const windowMs = limits.windowSeconds * 1000;
+  const credential = principalIdentity(caller.principal);
+  const checks = [{ key: `q:a:${caller.clientIp ? addressGroup(caller.clientIp) : 'unknown'}`, limit: limits.requestsPerAddress, name: 'requests-per-address' }];
+  if (credential) checks.push({ key: `q:c:${credential}`, limit: limits.requestsPerCredential, name: 'requests-per-credential' });
+  let counted: Hit[];
+  try {
+    counted = await counter.hitEach(checks.map(({ key }) => key), windowMs);
+  } catch (error) {
+    logger.warn('request not counted', { error: (error as Error).message });
+    return;
+  }
+  if (credential) caller.sessionConfirmed?.catch(() => counter.refund(`q:c:${credential}`, windowMs).catch(() => {}));
+  checks.forEach(({ limit, name }, i) => {
+    const { count, resetMs } = counted[i]!;
+    if (count <= limit) return;
+    rateLimitRefusals.inc({ limit: name });
+    throw rateLimited(name === 'requests-per-address' ? 'Too many requests from this address' : 'Too many requests with this credential', limit, limits.windowSeconds, resetMs);
+  });
+}
+
 /** The context the rate limits read. */
 interface LimitedContext {
   principal?: Principal;
@@ -179,10 +220,7 @@ export function rateLimitsPlugin(limits: RateLimits, counter: HitCounter, logger
             const { count, resetMs } = counted[i]!;
             if (count <= limit) return;
             rateLimitRefusals.inc({ limit: SENSITIVE_FIELDS.has(field) ? 'sensitive' : key.startsWith('c:') ? 'per-credential' : 'per-address' });
-            const retryAfterSeconds = Math.max(1, Math.ceil(resetMs / 1000));
-            const error = appError(ErrorCode.RATE_LIMITED, `Too many ${field} requests: at most ${limit} in ${limits.windowSeconds} s; try again in ${retryAfterSeconds} s.`, { retryAfterSeconds });
-            (error.extensions as Record<string, unknown>).http = { status: 429, headers: new Map([['retry-after', String(retryAfterSeconds)]]) };
-            throw error;
+            throw rateLimited(`Too many ${field} requests`, limit, limits.windowSeconds, resetMs);
           });
         },
       };

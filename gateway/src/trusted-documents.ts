@@ -63,13 +63,11 @@ export function persistedQueryCache(trusted: ReadonlyMap<string, string>, mode: 
 }
 
 /**
- * In `require` mode, refuses an HTTP request whose operation is not a trusted document (by its
- * text's SHA-256, or the hash it sends instead of a text) with OPERATION_NOT_TRUSTED (HTTP 400),
- * before Apollo parses or validates it: an untrusted document costs nothing and learns nothing of
- * the schema. A request without either is left to Apollo, which refuses it.
+ * The operation a GraphQL HTTP request names, as sent, before Apollo reads it: its text
+ * (`query`, in the body or the query string) and the hash it sends instead or beside
+ * (`extensions.persistedQuery.sha256Hash`).
  */
-export function checkTrustedRequest(trusted: ReadonlyMap<string, string>, mode: Config['trustedDocuments'], request: { body: unknown; search: string }): void {
-  if (mode === 'off') return;
+export function operationOf(request: { body: unknown; search: string }): { text: string | null; hash: string | null } {
   let query: unknown;
   let extensions: unknown;
   if (request.body !== null && typeof request.body === 'object' && !Array.isArray(request.body)) {
@@ -84,7 +82,18 @@ export function checkTrustedRequest(trusted: ReadonlyMap<string, string>, mode: 
     }
   }
   const hash = (extensions as { persistedQuery?: { sha256Hash?: unknown } } | null)?.persistedQuery?.sha256Hash;
-  const id = typeof query === 'string' && query !== '' ? sha256(query) : typeof hash === 'string' ? hash : null;
+  return { text: typeof query === 'string' && query !== '' ? query : null, hash: typeof hash === 'string' ? hash : null };
+}
+
+/**
+ * In `require` mode, refuses an HTTP request whose operation is not a trusted document (by its
+ * text's SHA-256, or the hash it sends instead of a text) with OPERATION_NOT_TRUSTED (HTTP 400),
+ * before Apollo parses or validates it: an untrusted document costs nothing and learns nothing of
+ * the schema. A request without either is left to Apollo, which refuses it.
+ */
+export function checkTrustedRequest(trusted: ReadonlyMap<string, string>, mode: Config['trustedDocuments'], operation: { text: string | null; hash: string | null }): void {
+  if (mode === 'off') return;
+  const id = operation.text !== null ? sha256(operation.text) : operation.hash;
   if (id !== null && !trusted.has(id)) {
     throw appError(ErrorCode.OPERATION_NOT_TRUSTED, 'This deployment runs registered operations only (trusted documents), and this operation is not one of them.', { httpStatus: 400 });
   }

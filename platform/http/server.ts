@@ -5,6 +5,7 @@ import { HeaderMap, type ApolloServer, type BaseContext } from '@apollo/server';
 import { context } from '@opentelemetry/api';
 import { GraphQLError } from 'graphql';
 import { applyCors, type CorsPolicy } from './cors.js';
+import { ErrorCode } from '../graphql/errors.js';
 import type { LocalPost } from './transport.js';
 import type { Logger } from '../runtime/logger.js';
 import { httpRequests, metricsExposition } from '../telemetry/metrics.js';
@@ -324,8 +325,11 @@ export function localPost(handle: LocalGraphQL): LocalPost {
 export function apolloHandler<TContext extends BaseContext>(
   apollo: ApolloServer<TContext>,
   options: {
-    bodyLimitBytes: number;
+    /** The largest body read, or how to tell it from the request's headers (before any byte of the body is read). */
+    bodyLimitBytes: number | ((headers: IncomingHttpHeaders) => number);
     context: ContextBuilder<TContext>;
+    /** Called when a body is refused for its size. */
+    onBodyTooLarge?: () => void;
   },
 ): Handler {
   return async (req, res, scope) => {
@@ -339,10 +343,12 @@ export function apolloHandler<TContext extends BaseContext>(
     if (req.method === 'POST') {
       let text: string;
       try {
-        text = await readBody(req, options.bodyLimitBytes);
+        text = await readBody(req, typeof options.bodyLimitBytes === 'number' ? options.bodyLimitBytes : options.bodyLimitBytes(req.headers));
       } catch (error) {
         if (error instanceof BodyTooLargeError) {
-          sendJson(res, 413, { errors: [{ message: error.message, extensions: { code: 'BAD_REQUEST' } }] });
+          options.onBodyTooLarge?.();
+          // The rest of the body is not read: the connection is closed after the answer.
+          sendJson(res, 413, { errors: [{ message: error.message, extensions: { code: ErrorCode.PAYLOAD_TOO_LARGE } }] }, { connection: 'close' });
           return;
         }
         throw error;
