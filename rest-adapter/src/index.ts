@@ -5,6 +5,7 @@ import { HTTP_TRANSPORT, type Transport } from '../../platform/http/transport.js
 import { BodyTooLargeError, MAX_JSON_DEPTH, nestsDeeperThan, readBody, REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService, type RequestScope } from '../../platform/http/server.js';
 import type { Logger } from '../../platform/runtime/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, signClientIp } from '../../platform/security/principal.js';
+import { bodyRefusals } from '../../platform/telemetry/metrics.js';
 import { buildPostmanCollection } from './contract/collection.js';
 import { DecimalAnswers } from './contract/decimal-answers.js';
 import { buildOpenApiDocument, supergraphSchema } from './contract/openapi.js';
@@ -14,7 +15,7 @@ import { aggregatorError, aggregatorSuccess, endUserError, type Api, type RouteE
 import { readMultipart } from './multipart.js';
 import { loadOperation } from './operations.js';
 import { createRouter } from './router.js';
-import { changesState, ROUTES, RouteInputError, statusOfCode, type Route, type UploadedFile } from './routes/index.js';
+import { changesState, JSON_BODY_LIMIT_BYTES, ROUTES, RouteInputError, statusOfCode, type Route, type UploadedFile } from './routes/index.js';
 
 interface GraphQLResponse {
   data?: Record<string, unknown> | null;
@@ -160,9 +161,12 @@ export async function start(options: {
     } else if (route.body !== 'none') {
       let text: string;
       try {
-        text = await readBody(req, config.bodyLimitBytes);
+        text = await readBody(req, Math.min(route.maxBodyBytes ?? JSON_BODY_LIMIT_BYTES, config.bodyLimitBytes));
       } catch (error) {
         if (error instanceof BodyTooLargeError) {
+          bodyRefusals.inc({ service: 'rest-adapter' });
+          // The rest of the body is not read: the connection is closed after the answer.
+          res.setHeader('connection', 'close');
           fail(413, { code: ErrorCode.PAYLOAD_TOO_LARGE, message: error.message });
           return;
         }

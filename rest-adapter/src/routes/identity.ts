@@ -214,6 +214,8 @@ export const IDENTITY_ROUTES: Route[] = [
     api: 'end-user',
     credential: 'token',
     body: 'object',
+    // A 2 MiB image (the user subgraph's limit, 413 beyond) in base64, with room to spare, so that the subgraph's answer names the field.
+    maxBodyBytes: 4 * 1024 * 1024,
     summary: 'Upload a document image of the prospect (base64)',
     designed: 'request `{documentType, contentType, imageBase64}` and response `{success, imageId}`.',
     requestSchema: object(

@@ -82,6 +82,8 @@ export interface Route {
   body: 'object' | 'array' | 'multipart' | 'none';
   /** For multipart routes: the largest file accepted. */
   maxFileBytes?: number;
+  /** For JSON routes: the largest body read; JSON_BODY_LIMIT_BYTES when absent (a route whose body carries a file in base64 says more). */
+  maxBodyBytes?: number;
   /** Headers passed on to the gateway when present, besides the credential (e.g. a service key). */
   optionalHeaders?: string[];
   /** The aggregator envelope's requestId: the client's own where the spec echoes it. */
@@ -214,3 +216,6 @@ export function rootField(name: string): (fields: Record<string, JsonSchema>) =>
     return schema;
   };
 }
+
+/** The largest JSON body a route reads unless it says otherwise: every documented body but a base64 image is a few kilobytes. */
+export const JSON_BODY_LIMIT_BYTES = 256 * 1024;
