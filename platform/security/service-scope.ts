@@ -6,7 +6,7 @@ import { isOneOf, ownValue } from './own.js';
  * resolvers are reserved for the key's name. Any other name gets nothing.
  */
 const FIELDS_OF_NAMED_SERVICES: Readonly<Record<string, readonly string[]>> = {
-  operator: ['setUserActive', 'auditLog', 'restrictionRules', 'setRestriction', 'removeRestriction', 'placeProceduralRestriction', 'liftProceduralRestriction'],
+  operator: ['setUserActive', 'auditLog', 'restrictionRules', 'evaluateTransaction', 'setRestriction', 'removeRestriction', 'placeProceduralRestriction', 'liftProceduralRestriction'],
   'card-processor': ['authorizeCardMessage'],
   'ach-processor': ['recordAchDebit', 'recordAchReturn', 'recordAchSettlement'],
 };

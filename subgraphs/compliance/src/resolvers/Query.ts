@@ -7,7 +7,6 @@ import { offsetConnection } from '../../../../platform/graphql/paging.js';
 import { evaluate } from '../../../../platform/restrictions/engine.js';
 import { checkAmount, isCurrencyCode } from '../../../../platform/money/money.js';
 import { applicationView } from '../kyc/kyc.js';
-import { isInternalService } from '../../../../platform/security/service-scope.js';
 
 /** The internal services that may export the rules: card authorization's read model, and operators. */
 const RULE_READERS = ['cards', 'operator'];
@@ -18,7 +17,8 @@ export const Query: QueryResolvers = {
   transactionTypes: (_parent, _args, { transactionTypes }) => transactionTypes(),
   evaluateTransaction: async (_parent, { input }, { principal, effectiveRestrictions, proceduralOfUser, transactionTypes }) => {
     let SvcUserId: string;
-    if (isInternalService(principal)) {
+    // A service key reaches this only where its scope names it (the operator's, checking the rules it writes).
+    if (principal.kind === 'service') {
       SvcUserId = checkString(input.SvcUserId ?? '', 'SvcUserId', ID_RULE)!;
     } else if (principal.kind === 'user') {
       if (input.SvcUserId && input.SvcUserId !== principal.userId) throw appError(ErrorCode.FORBIDDEN, 'An end user evaluates only their own transactions.', { field: 'SvcUserId' });
