@@ -16,8 +16,11 @@ export function defaultServiceScope(name: string): ServiceScope {
   return { channels: [], users: [], fields: ownValue(FIELDS_OF_NAMED_SERVICES, name) ?? [] };
 }
 
-/** Users one scope may list by id; past that, `'*'` says what is meant. */
-export const MAX_SCOPE_USERS = 1000;
+/**
+ * Users one scope may list by id: the scope travels in the signed principal header of every call
+ * the key makes, which must stay well under Node's 16 KiB of headers. Past that, `'*'`.
+ */
+export const MAX_SCOPE_USERS = 100;
 const SVC_USER_ID = /^[A-Za-z0-9_]{1,36}$/;
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,99}$/;
 const SCOPE_MEMBERS = ['channels', 'users', 'fields'];

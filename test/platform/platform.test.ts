@@ -77,6 +77,9 @@ describe('configuration', () => {
     expect(refused({ statements: { channels: ['internet'] } })).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements\.channels must list service login channels/) as unknown]);
     // "*" is written out as itself, not inside a list.
     expect(refused({ statements: { channels: ['statementGenerator'], users: ['*'] } })).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements\.users must be "\*"/) as unknown]);
+    // The scope travels in a signed header: 100 users at most.
+    expect(refused({ statements: { users: Array.from({ length: 100 }, (_, i) => `user_${i}`) } })).toEqual([]);
+    expect(refused({ statements: { users: Array.from({ length: 101 }, (_, i) => `user_${i}`) } })).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements\.users must be "\*" \(every user\) or a list of at most 100 SvcUserIds/) as unknown]);
     expect(refused({ statements: { users: 'all' } })).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements\.users/) as unknown]);
     expect(refused({ statements: { fields: ['node', 'not a field'] } })).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements\.fields/) as unknown]);
     expect(refused({ statements: { channel: ['chat'] } })).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements has unknown members \(channel\)/) as unknown]);

@@ -20,6 +20,9 @@ const CHAT_KEY = 'chat-key-for-the-scope-tests-0123456789abcdef';
 const OTHER_CHAT_KEY = 'other-chat-key-for-the-scope-tests-01234567';
 const NODE_READER_KEY = 'node-reader-key-for-the-scope-tests-0123456';
 const UNSCOPED_KEY = 'unscoped-key-for-the-scope-tests-0123456789ab';
+const WIDE_KEY = 'wide-key-for-the-scope-tests-0123456789abcdefgh';
+/** The most users a scope may list, each of the longest SvcUserId, the demo user last. */
+const WIDE_USERS = [...Array.from({ length: 99 }, (_, i) => `wide_user_${String(i).padStart(26, '0')}`), DEMO.userId];
 
 /** Values of the demo user's that no service key may read. */
 const PERSONAL = [DEMO.userId, 'Dana', DEMO.chat.transportUserId];
@@ -31,12 +34,13 @@ describe('service keys hold to their scope', () => {
 
   beforeAll(async () => {
     stack = await startTestStack({
-      SERVICE_KEYS: [`statements=${STATEMENTS_KEY}`, `chat=${CHAT_KEY}`, `other-chat=${OTHER_CHAT_KEY}`, `node-reader=${NODE_READER_KEY}`, `unscoped=${UNSCOPED_KEY}`].join(','),
+      SERVICE_KEYS: [`statements=${STATEMENTS_KEY}`, `chat=${CHAT_KEY}`, `other-chat=${OTHER_CHAT_KEY}`, `node-reader=${NODE_READER_KEY}`, `unscoped=${UNSCOPED_KEY}`, `wide=${WIDE_KEY}`].join(','),
       SERVICE_KEY_SCOPES: JSON.stringify({
         statements: { channels: ['statementGenerator'], users: [DEMO.userId] },
         chat: { channels: ['chat'], users: '*' },
         'other-chat': { channels: ['chat'], users: ['someone_else'] },
         'node-reader': { fields: ['node'] },
+        wide: { channels: ['dicBuilder'], users: WIDE_USERS },
       }),
     });
     // User B onboards as any end user does.
@@ -75,6 +79,14 @@ describe('service keys hold to their scope', () => {
     // Its scope has one channel: dicBuilder is refused even for its own user, and so is a device channel.
     expect((await login({ channel: 'dicBuilder', userId: DEMO.userId }, STATEMENTS_KEY)).body.error?.code).toBe('CHANNEL_NOT_PERMITTED');
     expect((await login({ channel: 'internet', userName: DEMO.userName, password: DEMO.password }, STATEMENTS_KEY)).body.error?.code).toBe('CHANNEL_NOT_PERMITTED');
+  });
+
+  it('carries a scope of the most users it may list through every hop', async () => {
+    expect(WIDE_USERS.every((id) => id.length === 36 || id === DEMO.userId)).toBe(true);
+    const own = await login({ channel: 'dicBuilder', userId: DEMO.userId }, WIDE_KEY);
+    expect(own.status).toBe(200);
+    expect(own.body.SvcUserId).toBe(DEMO.userId);
+    expect((await login({ channel: 'dicBuilder', userId: userB }, WIDE_KEY)).body.error?.code).toBe('CHANNEL_NOT_PERMITTED');
   });
 
   it('holds the chat channel to the users of the key', async () => {
