@@ -8,6 +8,7 @@ import type { EventBus } from '../../platform/messaging/event-bus.js';
 import { endsSession, PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, SESSIONS_ENDED, signPrincipal, verifyPrincipal, type Principal, type ResolvedSession } from '../../platform/security/principal.js';
 import { verifyJwt } from '../../platform/security/jwt.js';
 import { sha256 } from '../../platform/security/secrets.js';
+import { defaultServiceScope } from '../../platform/security/service-scope.js';
 import { fragmentsOf, rootFieldNames } from './operation-limits.js';
 import type { PostAnswer } from '../../platform/http/client.js';
 import { HTTP_TRANSPORT, type Transport } from '../../platform/http/transport.js';
@@ -165,7 +166,9 @@ export function createAuthenticator(config: Config, sessionEvents?: EventBus, tr
     if (header === 'x-service-key') {
       const service = config.serviceKeyHashes.get(sha256(value));
       if (!service) throw unauthenticated('The service key is not known.');
-      return { kind: 'service', service };
+      // A key's principal carries its scope, so that every subgraph holds it to that; only a test's key named after one of our own services acts as it.
+      const scope = config.serviceKeyScopes.get(service);
+      return scope === null ? { kind: 'service', service } : { kind: 'service', service, scope: scope ?? defaultServiceScope(service) };
     }
     if (header === 'x-svc-jwtoken') {
       const claims = verifyJwt(value, config.jwtSecret);

@@ -19,6 +19,7 @@ import { createAuthenticator, sessionConfirmationPlugin, sessionEndingPlugin, ty
 import { createSubgraphFetcher, UNSHARED_READ_HEADER, type SubgraphFetchCounts, type SubgraphFetcher } from './subgraph-fetch.js';
 import { createIdempotencyStore, idempotencyPlugin } from './idempotency.js';
 import { errorCountPlugin, operationLimitsPlugin } from './operation-limits.js';
+import { serviceScopePlugin } from './service-scope.js';
 import { servePage } from './pages.js';
 import { countRequest, createHitCounter, rateLimitsPlugin } from './rate-limits.js';
 import { startSubscriptionServer, type ExecuteAs } from './subscriptions.js';
@@ -162,7 +163,7 @@ export async function start(options: {
     // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
     // Registered documents may be sent by hash alone; in `require` mode only they run.
     persistedQueries: { cache: persistedQueryCache(trusted, config.trustedDocuments) },
-    plugins: [ApolloServerPluginLandingPageDisabled(), operationTelemetryPlugin('gateway'), unexpectedErrorLog(logger), sessionConfirmationPlugin(), sessionEndingPlugin(authenticate), operationLimitsPlugin(config.operationLimits, trusted), errorCountPlugin(), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
+    plugins: [ApolloServerPluginLandingPageDisabled(), operationTelemetryPlugin('gateway'), unexpectedErrorLog(logger), sessionConfirmationPlugin(), sessionEndingPlugin(authenticate), operationLimitsPlugin(config.operationLimits, trusted), serviceScopePlugin(), errorCountPlugin(), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
     // Explicit, though both are Apollo Server's defaults: a simple request without a preflight-forcing
     // header is refused (CSRF), and one HTTP request carries one operation (no batching past the limits).
     csrfPrevention: true,

@@ -3,6 +3,8 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ownValue } from '../security/own.js';
+import type { ServiceScope } from '../security/principal.js';
+import { defaultServiceScope, parseServiceKeyScopes } from '../security/service-scope.js';
 
 /** The four subgraphs, in the order the supergraph lists them. */
 export const SUBGRAPH_NAMES = ['user', 'cards', 'payments', 'compliance'] as const;
@@ -105,8 +107,14 @@ export interface Config {
   prospectTokenLifetimeSeconds: number;
   /** How far a device's proof time stamp may be from the server's clock. */
   deviceProofWindowSeconds: number;
-  /** Internal services allowed to use the service login channels, by the SHA-256 of their key. */
+  /** Service keys' names, by the SHA-256 of the key (SERVICE_KEYS). */
   serviceKeyHashes: ReadonlyMap<string, string>;
+  /**
+   * What each service key may do, by its name (SERVICE_KEY_SCOPES; a key it does not name gets
+   * the fields reserved for its name and nothing else). Null only outside production, for a key
+   * named after one of the platform's own services: tests use such keys to act as that service.
+   */
+  serviceKeyScopes: ReadonlyMap<string, ServiceScope | null>;
   /** SMTP server for emails (`smtp://user:pass@host:port`); unset writes them to `outboxDir`. */
   smtpUrl: string | undefined;
   mailFrom: string;
@@ -274,6 +282,17 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     }
     serviceKeyHashes.set(createHash('sha256').update(key).digest('hex'), name);
   }
+  const serviceKeyScopes = new Map<string, ServiceScope | null>();
+  const scoped = env.SERVICE_KEY_SCOPES?.trim() ? parseServiceKeyScopes(env.SERVICE_KEY_SCOPES) : { scopes: new Map<string, ServiceScope>(), problems: [] };
+  problems.push(...scoped.problems);
+  const keyNames = new Set(serviceKeyHashes.values());
+  for (const name of scoped.scopes.keys()) {
+    if (!keyNames.has(name)) problems.push(`SERVICE_KEY_SCOPES names ${name}, which SERVICE_KEYS does not name`);
+    else if (INTERNAL_SERVICE_NAMES.includes(name)) problems.push(`SERVICE_KEY_SCOPES must not scope ${name}: that name is one of the services' own`);
+  }
+  for (const name of keyNames) {
+    serviceKeyScopes.set(name, INTERNAL_SERVICE_NAMES.includes(name) ? null : (scoped.scopes.get(name) ?? defaultServiceScope(name)));
+  }
   /** A comma-separated list of browser origins: scheme, host and port, or a host with `:*`. */
   const origins = (name: string, fallback: string): string[] => {
     // Browsers send origins in lower case.
@@ -367,6 +386,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     prospectTokenLifetimeSeconds: int('PROSPECT_TOKEN_LIFETIME_SECONDS', 3600, 60, 7 * 24 * 3600),
     deviceProofWindowSeconds: int('DEVICE_PROOF_WINDOW_SECONDS', 300, 5, 3600),
     serviceKeyHashes,
+    serviceKeyScopes,
     smtpUrl: optionalUrl('SMTP_URL'),
     mailFrom: env.MAIL_FROM || 'Banking graph <no-reply@banking-graph.local>',
     smsWebhookUrl: optionalUrl('SMS_WEBHOOK_URL'),

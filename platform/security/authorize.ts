@@ -1,5 +1,6 @@
 import { appError, ErrorCode } from '../graphql/errors.js';
 import type { Principal } from './principal.js';
+import { isInternalService } from './service-scope.js';
 
 /** The id of the end user behind the principal; anyone else is refused as unauthenticated. */
 export function requireUser(principal: Principal): string {
@@ -8,11 +9,13 @@ export function requireUser(principal: Principal): string {
 }
 
 /**
- * True when the principal may read the user's data: the user themselves, or an internal service.
- * Objects of other users answer as if they did not exist, so ids cannot be probed.
+ * True when the principal may read the user's data: the user themselves, or one of the platform's
+ * own services (a subgraph calling the graph); never the holder of a service key, whose job is to
+ * open sessions, not to read people. Objects of other users answer as if they did not exist, so
+ * ids cannot be probed.
  */
 export function maySeeUser(principal: Principal, userId: string): boolean {
-  return (principal.kind === 'user' && principal.userId === userId) || principal.kind === 'service';
+  return (principal.kind === 'user' && principal.userId === userId) || isInternalService(principal);
 }
 
 /**

@@ -2,6 +2,21 @@ import type { EventPayloads, EventType } from '../messaging/events.js';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 
+/** The login channels only a service key may use: the caller is a service acting for a user, not the user's device. */
+export const SERVICE_CHANNELS = ['statementGenerator', 'dicBuilder', 'chat'] as const;
+export type ServiceChannel = (typeof SERVICE_CHANNELS)[number];
+
+/**
+ * What one service key may do, as configured (SERVICE_KEY_SCOPES): which service login channels
+ * it may open sessions over, for which users (`'*'`, written out, for every user), and which root
+ * fields it may call with its own key. Nothing else: a service key never reads a user's data.
+ */
+export interface ServiceScope {
+  channels: readonly ServiceChannel[];
+  users: readonly string[] | '*';
+  fields: readonly string[];
+}
+
 /** Who is calling, as established once by the gateway. */
 export type Principal =
   | { kind: 'anonymous' }
@@ -17,7 +32,11 @@ export type Principal =
   | { kind: 'merchant'; svcMerchantId: string; svcAggregatorId: string }
   /** A customer holding one payment link, from a customer JWT (`x-svc-jwtoken` on /public/customer routes). */
   | { kind: 'customer'; svcTransactionId: string; svcMerchantId: string; svcAggregatorId: string }
-  | { kind: 'service'; service: string };
+  /**
+   * A service: one of the platform's own (no `scope`), or the holder of a service key, limited to
+   * its key's `scope` (SERVICE_KEY_SCOPES).
+   */
+  | { kind: 'service'; service: string; scope?: ServiceScope };
 
 /** The user subgraph's route that turns a `token` header into a principal, for the gateway only. Not part of the graph. */
 export const SESSION_RESOLVE_PATH = '/internal/sessions/resolve';

@@ -236,7 +236,8 @@ describe('cards, card authorization and the webhook sandbox', () => {
       const none = await run({ svcCardId: DEMO.testCardId });
       expect(none.status).toBe(409);
       const asService = await stack.graphql('mutation ($input: WebhookConfigInput!) { configureWebhook(input: $input) { secret } }', { input: { svcAggregatorId: DEMO.aggregatorId, url: 'http://127.0.0.1:1/steal', defaultStrategy: 'approve', rotateSecret: true } }, { 'x-service-key': SERVICE_KEY });
-      expect(asService.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+      // Outside the card processor key's scope: refused at the gateway.
+      expect(asService.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
       const configured = await stack.graphql<{ configureWebhook: { secret: string | null; defaultStrategy: string } }>(
         'mutation ($input: WebhookConfigInput!) { configureWebhook(input: $input) { secret defaultStrategy timeoutMs } }',
         { input: { url: receiver.url, defaultStrategy: 'decline', timeoutMs: 500 } }, { 'x-svc-token': aggregatorToken },

@@ -54,6 +54,39 @@ describe('configuration', () => {
     expect(loadConfig({ NODE_ENV: 'test', SERVICE_KEYS: `payments=${key}` }).serviceKeyHashes.size).toBe(1);
   });
 
+  it('gives a service key least privilege unless SERVICE_KEY_SCOPES says more, and refuses a bad scope naming the variable', () => {
+    const key = (c: string) => c.repeat(40);
+    const keys = `statements=${key('s')},operator=${key('o')},chat=${key('c')}`;
+    const config = loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET, SERVICE_KEYS: keys, SERVICE_KEY_SCOPES: JSON.stringify({ chat: { channels: ['chat'], users: '*' } }) });
+    // No scope: nothing, or the fields reserved for the key's name.
+    expect(config.serviceKeyScopes.get('statements')).toEqual({ channels: [], users: [], fields: [] });
+    expect(config.serviceKeyScopes.get('operator')).toMatchObject({ channels: [], users: [], fields: expect.arrayContaining(['setUserActive', 'auditLog']) as unknown });
+    expect(config.serviceKeyScopes.get('chat')).toEqual({ channels: ['chat'], users: '*', fields: [] });
+    // Outside production a key named after our own services acts as it (null: no scope).
+    expect(loadConfig({ NODE_ENV: 'test', SERVICE_KEYS: `payments=${key('p')}` }).serviceKeyScopes.get('payments')).toBeNull();
+    const refused = (scopes: unknown) => {
+      try {
+        loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET, SERVICE_KEYS: keys, SERVICE_KEY_SCOPES: typeof scopes === 'string' ? scopes : JSON.stringify(scopes) });
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as ConfigError).problems;
+      }
+      return [];
+    };
+    expect(refused('statements: everything')).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES must be a JSON object/) as unknown]);
+    expect(refused({ statements: { channels: ['internet'] } })).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements\.channels must list service login channels/) as unknown]);
+    // "*" is written out as itself, not inside a list.
+    expect(refused({ statements: { channels: ['statementGenerator'], users: ['*'] } })).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements\.users must be "\*"/) as unknown]);
+    // The scope travels in a signed header: 100 users at most.
+    expect(refused({ statements: { users: Array.from({ length: 100 }, (_, i) => `user_${i}`) } })).toEqual([]);
+    expect(refused({ statements: { users: Array.from({ length: 101 }, (_, i) => `user_${i}`) } })).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements\.users must be "\*" \(every user\) or a list of at most 100 SvcUserIds/) as unknown]);
+    expect(refused({ statements: { users: 'all' } })).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements\.users/) as unknown]);
+    expect(refused({ statements: { fields: ['node', 'not a field'] } })).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements\.fields/) as unknown]);
+    expect(refused({ statements: { channel: ['chat'] } })).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements has unknown members \(channel\)/) as unknown]);
+    expect(refused({ reporting: { fields: ['node'] } })).toEqual(['SERVICE_KEY_SCOPES names reporting, which SERVICE_KEYS does not name']);
+    expect(refused({ constructor: {} })).toEqual(['SERVICE_KEY_SCOPES names constructor, which SERVICE_KEYS does not name']);
+  });
+
   it('turns the test channel off by default in production only', () => {
     expect(loadConfig({ NODE_ENV: 'development' }).testChannelEnabled).toBe(true);
     expect(loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET }).testChannelEnabled).toBe(false);

@@ -56,6 +56,30 @@ type Access = 'public' | readonly PrincipalKind[];
 const CARD_PROCESSOR_KEY = 'card-processor-key-for-the-access-rights-tests';
 /** A service key of an internal service that no operation names (the statement generator's logins). */
 const STATEMENTS_KEY = 'statements-key-for-the-access-rights-tests-0001';
+const CHAT_KEY = 'chat-key-for-the-access-rights-tests-000000001';
+const OPERATOR_KEY = 'operator-key-for-the-access-rights-tests-0000001';
+const READER_KEY = 'reader-key-for-the-access-rights-tests-00000001';
+const UNSCOPED_KEY = 'unscoped-key-for-the-access-rights-tests-000001';
+
+/**
+ * The service keys of the matrix and what each may do: its scope as configured (SERVICE_KEY_SCOPES),
+ * or for a key it does not name, the documented default (the fields reserved for the key's name,
+ * no channel, no user). `users` are the users it may open sessions for.
+ */
+const SERVICE_KEY_ROWS: ReadonlyArray<{ name: string; key: string; configured: boolean; channels: readonly string[]; users: 'victim' | 'any' | 'none'; fields: readonly string[] }> = [
+  { name: 'card-processor', key: CARD_PROCESSOR_KEY, configured: false, channels: [], users: 'none', fields: ['authorizeCardMessage'] },
+  {
+    name: 'operator', key: OPERATOR_KEY, configured: false, channels: [], users: 'none',
+    fields: ['setUserActive', 'auditLog', 'restrictionRules', 'evaluateTransaction', 'setRestriction', 'removeRestriction', 'placeProceduralRestriction', 'liftProceduralRestriction'],
+  },
+  { name: 'statements', key: STATEMENTS_KEY, configured: true, channels: ['statementGenerator'], users: 'victim', fields: [] },
+  { name: 'chat', key: CHAT_KEY, configured: true, channels: ['chat'], users: 'any', fields: [] },
+  { name: 'reader', key: READER_KEY, configured: true, channels: [], users: 'none', fields: ['node', 'transactionTypes'] },
+  { name: 'unscoped', key: UNSCOPED_KEY, configured: false, channels: [], users: 'none', fields: [] },
+];
+const SERVICE_KEY_SCOPES = JSON.stringify(Object.fromEntries(SERVICE_KEY_ROWS.filter((row) => row.configured).map((row) => [
+  row.name, { channels: row.channels, users: row.users === 'any' ? '*' : row.users === 'victim' ? [DEMO.userId] : [], fields: row.fields },
+])));
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 1)]);
 const OPS_PASSWORD = 'Ops#Pass2026';
 const RIVAL_PASSWORD = 'Rival#Pass2026';
@@ -364,7 +388,7 @@ describe('access rights (a matrix) over every REST route and every GraphQL root 
   };
 
   beforeAll(async () => {
-    stack = await startTestStack({ SERVICE_KEYS: `card-processor=${CARD_PROCESSOR_KEY},statements=${STATEMENTS_KEY}`, OUTBOX_DIR: outboxDir });
+    stack = await startTestStack({ SERVICE_KEYS: SERVICE_KEY_ROWS.map((row) => `${row.name}=${row.key}`).join(','), SERVICE_KEY_SCOPES, OUTBOX_DIR: outboxDir });
     receiver = await startWebhookReceiver(DEMO.webhook.secret);
     const userDb = stack.mongo.db('user');
     const { aggregators, aggregatorUsers, sessions } = authCollections(userDb);
@@ -466,6 +490,8 @@ describe('access rights (a matrix) over every REST route and every GraphQL root 
       'achPayment.svcTransactionId': String(achPayment._id), 'recordAchSettlement.svcTransactionId': String(achPayment._id), 'recordAchReturn.input.svcTransactionId': String(achPayment._id),
       svcMerchantId: DEMO.merchantId, customerId: 'demo_customer_2', 'addCondorCard.input.customerId': DEMO.userId, entityId: 'demo_customer_2',
       applicationId: 'demo_application_2', documentId: document, 'fundsTransactions.input.reference': 'FUNDREF1000', svcAggregatorId: DEMO.aggregatorId,
+      // The victim user by global id: what a service key asked of node(id:) before keys were scoped.
+      'node.id': `User:${DEMO.userId}`,
     };
     for (const [name, id] of Object.entries(ids)) victimIds.set(name, id);
 
@@ -771,6 +797,63 @@ describe('access rights (a matrix) over every REST route and every GraphQL root 
         expect(failures.filter((f) => f !== null)).toEqual([]);
       },
     );
+  });
+
+  describe('service keys: each does what its scope says, nothing else', () => {
+    const SERVICE_CHANNEL_LOGINS: ReadonlyArray<{ channel: string; body: Record<string, string>; user: 'victim' | 'other' }> = [
+      { channel: 'statementGenerator', body: { channel: 'statementGenerator', userId: DEMO.userId }, user: 'victim' },
+      { channel: 'statementGenerator', body: { channel: 'statementGenerator', userId: DEMO.friendUserId }, user: 'other' },
+      { channel: 'dicBuilder', body: { channel: 'dicBuilder', userId: DEMO.userId }, user: 'victim' },
+      { channel: 'dicBuilder', body: { channel: 'dicBuilder', userId: DEMO.friendUserId }, user: 'other' },
+      { channel: 'chat', body: { channel: 'chat', transport: DEMO.chat.transport, transportUserId: DEMO.chat.transportUserId }, user: 'victim' },
+      { channel: 'internet', body: { channel: 'internet', userName: DEMO.userName, password: DEMO.password }, user: 'victim' },
+    ];
+
+    it.each(SERVICE_KEY_ROWS.map((row) => [row.name, row] as const))('the %s key, against every login channel, root field and route', async (_name, row) => {
+      const headers = { 'x-service-key': row.key };
+      const failures: string[] = [];
+
+      // Logins (PUT /token): a session only over its channels and for its users; every other is the channel's refusal, 404 CHANNEL_NOT_PERMITTED.
+      for (const login of SERVICE_CHANNEL_LOGINS) {
+        const allowed = row.channels.includes(login.channel) && (row.users === 'any' || (row.users === 'victim' && login.user === 'victim'));
+        const answer = await send({ method: 'PUT', path: '/token', body: login.body, multipart: false }, headers);
+        const label = `login ${login.channel} for the ${login.user} user`;
+        if (allowed && answer.status !== 200) failures.push(`${label}: ${answer.status}, expected 200 — ${answer.text.slice(0, 200)}`);
+        if (!allowed && (answer.status !== 404 || restErrorCode(answer.json) !== ErrorCode.CHANNEL_NOT_PERMITTED || answer.text.includes('"token"'))) {
+          failures.push(`${label}: ${answer.status} ${restErrorCode(answer.json) ?? ''}, expected 404 CHANNEL_NOT_PERMITTED — ${answer.text.slice(0, 200)}`);
+        }
+      }
+
+      // Root fields: outside the scope, 403 FORBIDDEN before any subgraph, nothing of the victims'; inside it, not refused
+      // (called on ids that name nothing, so that the victims' objects stay as they are; node on the victim user, who answers null).
+      const unknownIds = new Map([...victimIds.keys()].map((name) => [name, 'matrix_no_such_object']));
+      const fieldFailures = await inBatches(ROOT_FIELDS.filter(({ field }) => field.name !== 'login'), 8, async ({ root, field }) => {
+        const inScope = row.fields.includes(field.name);
+        const probe = probeOf(root, field, inScope && field.name !== 'node' ? unknownIds : victimIds, victimIdSet);
+        const response = await stack.graphql(probe.query, probe.variables, headers);
+        const text = JSON.stringify(response.body);
+        const code = response.body.errors?.[0]?.extensions?.code;
+        // A field in the scope answers what it is for (the operator's restriction rules name every user); node never a user.
+        const problems = !inScope || field.name === 'node' ? leaked(text, JSON.stringify(probe.variables)).map((v) => `victim data: ${v}`) : [];
+        if (inScope && (response.status === 401 || response.status === 403 || code === ErrorCode.FORBIDDEN || code === ErrorCode.UNAUTHENTICATED)) problems.push(`in its scope, refused: ${response.status} ${code ?? ''}`);
+        if (!inScope && (response.status !== 403 || code !== ErrorCode.FORBIDDEN || (response.body.data?.[field.name] ?? null) !== null)) problems.push(`outside its scope: ${response.status} ${code ?? '(no error)'}, expected 403 FORBIDDEN`);
+        if (inScope && field.name === 'node' && (response.body.data?.node ?? null) !== null) problems.push(`node answered another party's object: ${text.slice(0, 200)}`);
+        return problems.length ? `${root} ${field.name}: ${problems.join('; ')} — ${text.slice(0, 200)}` : null;
+      });
+      failures.push(...fieldFailures.filter((f) => f !== null));
+
+      // REST routes: the adapter passes a service key on to PUT /token only; every protected route answers it as no credential.
+      const routeFailures = await inBatches(PROTECTED_ROUTES, 8, async (route) => {
+        const request = requestOf(route);
+        const answer = await send(request, headers);
+        const want = route.api === 'aggregator' ? aggregatorCode(ErrorCode.TOKEN_MISSING) : ErrorCode.TOKEN_MISSING;
+        const problems = leaked(answer.text, JSON.stringify(request)).map((v) => `victim data: ${v}`);
+        if (answer.status !== statusOfCode(route, ErrorCode.TOKEN_MISSING) || restErrorCode(answer.json) !== want) problems.push(`${answer.status} ${restErrorCode(answer.json) ?? ''}, expected ${statusOfCode(route, ErrorCode.TOKEN_MISSING)} ${want}`);
+        return problems.length ? `${routeLabel(route)}: ${problems.join('; ')} — ${answer.text.slice(0, 200)}` : null;
+      });
+      failures.push(...routeFailures.filter((f) => f !== null));
+      expect(failures).toEqual([]);
+    });
   });
 
   it("leaves every object of the victims as it was, and their own credentials working", async () => {

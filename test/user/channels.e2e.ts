@@ -32,7 +32,7 @@ describe('the device and service login channels', () => {
   const login = (body: unknown, headers: Record<string, string> = {}) => stack.rest<LoginBody & ErrorBody>('PUT', '/token', { body, headers });
 
   beforeAll(async () => {
-    stack = await startTestStack({ SERVICE_KEYS: `statements=${SERVICE_KEY}`, DEVICE_PROOF_WINDOW_SECONDS: '60', LOGIN_MAX_FAILURES: '3', LOCK_PERIOD_SECONDS: '2' });
+    stack = await startTestStack({ SERVICE_KEYS: `statements=${SERVICE_KEY}`, SERVICE_KEY_SCOPES: JSON.stringify({ statements: { channels: ['statementGenerator', 'dicBuilder', 'chat'], users: '*' } }), DEVICE_PROOF_WINDOW_SECONDS: '60', LOGIN_MAX_FAILURES: '3', LOCK_PERIOD_SECONDS: '2' });
   });
   afterAll(async () => {
     await stack.stop();

@@ -225,7 +225,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string; demoCredenti
               in: 'header',
               required: false,
               schema: { type: 'string' },
-              description: name === 'x-service-key' ? 'A service key: the service login channels (statementGenerator, dicBuilder) need it.' : 'Optional here: with it, the call updates the prospect the token belongs to.',
+              description: name === 'x-service-key' ? 'A service key: the service login channels (statementGenerator, dicBuilder, chat) need one whose scope (SERVICE_KEY_SCOPES) names the channel and the user.' : 'Optional here: with it, the call updates the prospect the token belongs to.',
             });
           }
           const responses: Record<string, unknown> = {};

@@ -2,11 +2,12 @@ import { maySeeUser, requireAggregator, requireUser } from '../../../../platform
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
 import { offsetConnection } from '../../../../platform/graphql/paging.js';
 import { mayReadMessage } from './CardAuthorization.js';
+import { isInternalService } from '../../../../platform/security/service-scope.js';
 
 export const Query: QueryResolvers = {
   card: async (_parent, { SvcCardId }, { cards, principal }) => {
     // Only end users (and internal services) ask for cards; anyone else is refused, whatever the id.
-    if (principal.kind !== 'service') requireUser(principal);
+    if (!isInternalService(principal)) requireUser(principal);
     const card = await cards.load(SvcCardId);
     return card && maySeeUser(principal, card.SvcUserId) ? card : null;
   },
@@ -17,7 +18,7 @@ export const Query: QueryResolvers = {
   },
   cardAuthorization: async (_parent, { messageId }, { cardMessages, principal }) => {
     // A message is its card user's and its program aggregator's; any other kind of caller is refused, whatever the id.
-    if (principal.kind !== 'service' && principal.kind !== 'aggregator') requireUser(principal);
+    if (!isInternalService(principal) && principal.kind !== 'aggregator') requireUser(principal);
     const message = await cardMessages.load(messageId);
     return message && mayReadMessage(principal, message) ? message : null;
   },

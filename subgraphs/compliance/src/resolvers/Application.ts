@@ -1,6 +1,7 @@
 import type { ApplicationResolvers, GeneratedDocumentResolvers, UploadedDocumentResolvers } from '../__generated__/resolvers-types.js';
 import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 import { applicationView } from '../kyc/kyc.js';
+import { isInternalService } from '../../../../platform/security/service-scope.js';
 
 export const Application: ApplicationResolvers = {
   id: (parent) => globalId('Application', parent.applicationId),
@@ -9,7 +10,7 @@ export const Application: ApplicationResolvers = {
     const applicationId = ownKey(reference, 'Application', 'applicationId');
     if (applicationId === null) return null;
     const application = await applications.load(applicationId);
-    const visible = application && (principal.kind === 'service' || (principal.kind === 'aggregator' && principal.svcAggregatorId === application.svcAggregatorId));
+    const visible = application && (isInternalService(principal) || (principal.kind === 'aggregator' && principal.svcAggregatorId === application.svcAggregatorId));
     return visible ? applicationView(application) : null;
   },
 };

@@ -17,6 +17,7 @@ export const Query: QueryResolvers = {
   transactionTypes: (_parent, _args, { transactionTypes }) => transactionTypes(),
   evaluateTransaction: async (_parent, { input }, { principal, effectiveRestrictions, proceduralOfUser, transactionTypes }) => {
     let SvcUserId: string;
+    // A service key reaches this only where its scope names it (the operator's, checking the rules it writes).
     if (principal.kind === 'service') {
       SvcUserId = checkString(input.SvcUserId ?? '', 'SvcUserId', ID_RULE)!;
     } else if (principal.kind === 'user') {

@@ -1,6 +1,7 @@
 import type { RestrictionResolvers } from '../__generated__/resolvers-types.js';
 import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 import { fromMinor, type MinorUnits } from '../../../../platform/money/money.js';
+import { isInternalService } from '../../../../platform/security/service-scope.js';
 
 /** A bound as decimal text; a stored document may lack one that is null. */
 function boundOf(amount: MinorUnits | null | undefined, currency: string | null | undefined): string | null {
@@ -16,7 +17,7 @@ export const Restriction: RestrictionResolvers = {
     const restriction = await restrictions.load(restrictionId);
     if (!restriction) return null;
     // Platform defaults are public; a user's own are theirs.
-    const visible = restriction.SvcUserId === null || principal.kind === 'service' || (principal.kind === 'user' && principal.userId === restriction.SvcUserId);
+    const visible = restriction.SvcUserId === null || isInternalService(principal) || (principal.kind === 'user' && principal.userId === restriction.SvcUserId);
     return visible ? restriction : null;
   },
   fromAmount: (restriction) => boundOf(restriction.fromAmount, restriction.fromAmountCurrency),

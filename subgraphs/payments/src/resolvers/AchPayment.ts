@@ -1,6 +1,7 @@
 import type { AchPaymentResolvers } from '../__generated__/resolvers-types.js';
 import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 import { fromMinor } from '../../../../platform/money/money.js';
+import { isInternalService } from '../../../../platform/security/service-scope.js';
 
 export const AchPayment: AchPaymentResolvers = {
   id: (parent) => globalId('AchPayment', parent.svcTransactionId),
@@ -11,7 +12,7 @@ export const AchPayment: AchPaymentResolvers = {
     const payment = await achPayments.load(svcTransactionId);
     const visible =
       payment &&
-      (principal.kind === 'service' ||
+      (isInternalService(principal) ||
         (principal.kind === 'aggregator' && principal.svcAggregatorId === payment.svcAggregatorId) ||
         (principal.kind === 'merchant' && payment.svcMerchantId !== null && principal.svcMerchantId === payment.svcMerchantId));
     return visible ? payment : null;

@@ -3,11 +3,12 @@ import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 import type { Principal } from '../../../../platform/security/principal.js';
 import type { DeliveryResolvers } from '../__generated__/resolvers-types.js';
 import type { DeliveryDocument } from '../merchants/deliveries.js';
+import { isInternalService } from '../../../../platform/security/service-scope.js';
 
 /** A delivery is its aggregator's (base or confined token) and its merchant's; internal services see all. */
 export function maySeeDelivery(principal: Principal, delivery: Pick<DeliveryDocument, 'svcAggregatorId' | 'svcMerchantId'>): boolean {
   return (
-    principal.kind === 'service' ||
+    isInternalService(principal) ||
     (principal.kind === 'aggregator' && principal.svcAggregatorId === delivery.svcAggregatorId) ||
     (principal.kind === 'merchant' && principal.svcMerchantId === delivery.svcMerchantId)
   );

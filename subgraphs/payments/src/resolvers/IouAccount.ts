@@ -3,11 +3,12 @@ import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 import type { IouAccountResolvers, IouTransactionResolvers } from '../__generated__/resolvers-types.js';
 import { amountFor } from '../ious/ious.js';
 import { fromMinor, sumMinor } from '../../../../platform/money/money.js';
+import { isInternalService } from '../../../../platform/security/service-scope.js';
 
 /** Whose side amounts are read from: the end user, or (internal services) the borrower's. */
 const viewerOf = (principal: Principal, borrower: string) => (principal.kind === 'user' ? principal.userId : borrower);
 const isParty = (principal: Principal, lender: string, borrower: string) =>
-  principal.kind === 'service' || (principal.kind === 'user' && (principal.userId === lender || principal.userId === borrower));
+  isInternalService(principal) || (principal.kind === 'user' && (principal.userId === lender || principal.userId === borrower));
 
 export const IouAccount: IouAccountResolvers = {
   id: (parent) => globalId('IouAccount', parent.IOUAccountId),

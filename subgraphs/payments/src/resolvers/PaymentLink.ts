@@ -2,6 +2,7 @@ import type { MerchantResolvers, PaymentLinkResolvers, RefundTransactionResolver
 import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 import { maskLastFour } from '../../../../platform/security/masking.js';
 import { fromMinor } from '../../../../platform/money/money.js';
+import { isInternalService } from '../../../../platform/security/service-scope.js';
 
 export const PaymentLink: PaymentLinkResolvers = {
   id: (parent) => globalId('PaymentLink', parent.svcTransactionId),
@@ -12,7 +13,7 @@ export const PaymentLink: PaymentLinkResolvers = {
     const link = await paymentLinks.load(svcTransactionId);
     if (!link) return null;
     const visible =
-      principal.kind === 'service' ||
+      isInternalService(principal) ||
       (principal.kind === 'aggregator' && principal.svcAggregatorId === link.svcAggregatorId) ||
       (principal.kind === 'merchant' && principal.svcMerchantId === link.svcMerchantId) ||
       (principal.kind === 'customer' && principal.svcTransactionId === link._id);
@@ -31,12 +32,12 @@ export const Merchant: MerchantResolvers = {
     const merchant = await merchants.load(svcMerchantId);
     if (!merchant) return null;
     const visible =
-      principal.kind === 'service' ||
+      isInternalService(principal) ||
       ((principal.kind === 'aggregator' || principal.kind === 'merchant' || principal.kind === 'customer') && principal.svcAggregatorId === merchant.svcAggregatorId && (principal.kind === 'aggregator' || principal.svcMerchantId === merchant._id));
     return visible ? merchant : null;
   },
   // A customer sees the merchant's name and logos, not where its webhooks go.
-  webhookUrl: (merchant, _args, { principal }) => (principal.kind === 'aggregator' || principal.kind === 'merchant' || principal.kind === 'service' ? merchant.webhookUrl : null),
+  webhookUrl: (merchant, _args, { principal }) => (principal.kind === 'aggregator' || principal.kind === 'merchant' || isInternalService(principal) ? merchant.webhookUrl : null),
 };
 
 export const RefundTransaction: RefundTransactionResolvers = {

@@ -7,6 +7,7 @@ import { maySeeDelivery } from './Delivery.js';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { offsetConnection } from '../../../../platform/graphql/paging.js';
 import type { PaymentsContext } from '../context.js';
+import { isInternalService } from '../../../../platform/security/service-scope.js';
 
 export const Query: QueryResolvers = {
   latestTransactions: (_parent, { SvcAccountId }, { principal, accountBook }) => accountBook.latest(requireUser(principal), SvcAccountId),
@@ -45,7 +46,7 @@ export const Query: QueryResolvers = {
     return payment.svcAggregatorId === requireAggregator(principal, 'read').svcAggregatorId ? payment : null;
   },
   delivery: async (_parent, { deliveryId }, { principal, deliveryLoader }) => {
-    if (principal.kind !== 'service' && principal.kind !== 'merchant') requireAggregator(principal, 'read');
+    if (!isInternalService(principal) && principal.kind !== 'merchant') requireAggregator(principal, 'read');
     const delivery = await deliveryLoader.load(deliveryId);
     return delivery && maySeeDelivery(principal, delivery) ? delivery : null;
   },

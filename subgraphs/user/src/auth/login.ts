@@ -12,6 +12,7 @@ import { verifyAndroidSignature, verifyCryptotext } from './device-proof.js';
 import type { Lockouts } from './lockout.js';
 import type { Sessions } from './sessions.js';
 import { isOwnKey } from '../../../../platform/security/own.js';
+import { keyScopeOf, scopeAllowsChannel, scopeAllowsUser } from '../../../../platform/security/service-scope.js';
 
 /** The ten documented login channels and the properties each one requires. */
 export const CHANNEL_REQUIREMENTS = {
@@ -108,6 +109,16 @@ export class Authenticator {
     if (SERVICE_CHANNELS.has(channel) && caller.kind !== 'service') {
       throw appError(ErrorCode.CHANNEL_NOT_PERMITTED, `The ${channel} channel is for internal services only (header x-service-key).`, { field: 'channel' });
     }
+    // A service key logs in only over the channels its scope names, and (statement generator, DIC
+    // builder) only for the users it names: checked before the user is looked at, so the answer
+    // says nothing about whether the user exists.
+    const scope = keyScopeOf(caller);
+    if (scope && !scopeAllowsChannel(scope, channel)) {
+      throw appError(ErrorCode.CHANNEL_NOT_PERMITTED, `This service key's scope does not include the ${channel} channel.`, { field: 'channel' });
+    }
+    if (scope && (channel === 'statementGenerator' || channel === 'dicBuilder') && !scopeAllowsUser(scope, text('userId'))) {
+      throw appError(ErrorCode.CHANNEL_NOT_PERMITTED, "This service key's scope does not include this user.", { field: 'userId' });
+    }
 
     const actor = this.actorOf(channel, input);
     // A test-channel device tag is that channel's whole credential, and a name no user has may be
@@ -140,6 +151,12 @@ export class Authenticator {
       await attempt.release();
     }
     if (!user) throw appError(ErrorCode.UNAUTHENTICATED, 'Authentication unsuccessful.');
+    // The chat channel finds its user from the transport identity: held to the key's users here.
+    if (scope && !scopeAllowsUser(scope, user.SvcUserId)) {
+      this.logger.info('login refused', { channel, SvcUserId: user.SvcUserId, reason: 'outside the service key scope' });
+      await this.audit.record('LOGIN_REFUSED', { type: 'user', id: user.SvcUserId }, { channel, reason: 'service key scope' });
+      throw appError(ErrorCode.CHANNEL_NOT_PERMITTED, "This service key's scope does not include this user.", { field: 'transportUserId' });
+    }
     if (!user.isActive) {
       this.logger.info('login refused', { channel, SvcUserId: user.SvcUserId, reason: 'blocked' });
       await this.audit.record('LOGIN_REFUSED', { type: 'user', id: user.SvcUserId }, { channel, reason: 'blocked' });
