@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { buildSchema, type GraphQLSchema } from 'graphql';
+import { buildSchema, parse, type GraphQLSchema } from 'graphql';
+import { buildSubgraphSchema } from '@apollo/subgraph';
+import { subgraphSdl } from '../../platform/graphql/subgraph.js';
 import { describe, expect, it } from 'vitest';
 import { API_SCHEMA_PATH } from '../../schema/compose.js';
 import { listCoordinates, type ListCaps } from '../../platform/graphql/list-caps.js';
@@ -11,7 +13,7 @@ import { ROUTES } from '../../rest-adapter/src/routes/index.js';
 import type { JsonSchema } from '../../rest-adapter/src/contract/json-schema.js';
 
 const api = buildSchema(readFileSync(API_SCHEMA_PATH, 'utf8'));
-const TABLES: ReadonlyArray<[string, ListCaps]> = [
+const TABLES: ReadonlyArray<['user' | 'payments' | 'cards' | 'compliance', ListCaps]> = [
   ['user', USER_LIST_CAPS], ['payments', PAYMENTS_LIST_CAPS], ['cards', CARDS_LIST_CAPS], ['compliance', COMPLIANCE_LIST_CAPS],
 ];
 const caps = new Map<string, number>(TABLES.flatMap(([, table]) => Object.entries(table)));
@@ -72,6 +74,13 @@ describe('bounded lists', () => {
     const named = TABLES.flatMap(([, table]) => Object.keys(table));
     expect(named.filter((coordinate) => !lists.has(coordinate))).toEqual([]);
     expect(named.length).toBe(new Set(named).size);
+  });
+
+  it("keeps each subgraph's caps in its own table: every list of its SDL, and nothing else (the gateway's entity fetches aside)", () => {
+    for (const [name, table] of TABLES) {
+      const lists = listCoordinates(buildSubgraphSchema({ typeDefs: parse(subgraphSdl(name)) })).filter((coordinate) => coordinate !== 'Query._entities(representations:)');
+      expect(Object.keys(table).sort(), name).toEqual(lists);
+    }
   });
 
   it('says each cap in the SDL description', () => {
