@@ -15,6 +15,7 @@ import { busDispatcher, Outbox, type Dispatcher } from '../messaging/outbox.js';
 import { SweepLoop } from '../messaging/sweep.js';
 import { appError, ErrorCode } from './errors.js';
 import { operationTelemetryPlugin } from './telemetry.js';
+import { enforceListCaps, type ListCaps } from './list-caps.js';
 import { HTTP_TRANSPORT, type Transport } from '../http/transport.js';
 import { apolloHandler, apolloLocal, localPost, startHttpService, type ContextBuilder, type Handler, type HttpService, type RequestScope } from '../http/server.js';
 import type { Logger } from '../runtime/logger.js';
@@ -153,6 +154,8 @@ export interface SubgraphOptions<TContext extends RequestBase> extends SubgraphS
   name: SubgraphName;
   /** The subgraph's resolver map (codegen's `Resolvers` type, which Apollo's map type does not name). */
   resolvers: object;
+  /** The cap of every list its SDL takes from clients (its `list-caps.ts`), enforced before the resolvers run. */
+  listCaps: ListCaps;
   /** Dispatchers of the subgraph's own events, besides the bus and the audit forwarding every subgraph has. */
   dispatchers?: readonly Dispatcher[];
   /** Adds the subgraph's own per-request state (DataLoaders, data sources) to the base. */
@@ -169,7 +172,7 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
   const { config, name } = options;
   const logger = options.logger.child({ service: `${name}-subgraph` });
   const apollo = new ApolloServer<TContext>({
-    schema: buildSubgraphSchema({ typeDefs: parse(subgraphSdl(name)), resolvers: options.resolvers as GraphQLResolverMap<unknown> }),
+    schema: enforceListCaps(buildSubgraphSchema({ typeDefs: parse(subgraphSdl(name)), resolvers: options.resolvers as GraphQLResolverMap<unknown> }), options.listCaps),
     introspection: config.nodeEnv !== 'production',
     includeStacktraceInErrorResponses: config.exposeErrorDetails,
     // The service's own SIGTERM handling closes the HTTP server first, then Apollo.

@@ -59,6 +59,10 @@ function describe(error: ErrorObject, field: string): string {
       const range = minLength !== undefined && maxLength !== undefined ? `${minLength}-${maxLength}` : minLength !== undefined ? `at least ${minLength}` : `at most ${maxLength}`;
       return `${subject} must be ${range} characters long.`;
     }
+    case 'maxItems':
+      return `${subject} may hold at most ${String(error.params.limit)} items.`;
+    case 'minItems':
+      return `${subject} must hold at least ${String(error.params.limit)} items.`;
     default:
       return `${subject} ${error.message ?? 'is not valid'}.`;
   }

@@ -53,7 +53,7 @@ export const CARD_ROUTES: Route[] = [
     credential: 'x-svc-token',
     body: 'object',
     requestSchema: object(
-      { svcCardId: FIELD.id, sandBoxCases: arrayOf({ type: 'string', pattern: '^t[0-9]{3}_[0-9]{2}$', description: 'test and case, such as t002_01' }) },
+      { svcCardId: FIELD.id, sandBoxCases: arrayOf({ type: 'string', pattern: '^t[0-9]{3}_[0-9]{2}$', description: 'test and case, such as t002_01' }, { maxItems: 20 }) },
       ['svcCardId'],
     ),
     operation: 'sandbox.graphql',

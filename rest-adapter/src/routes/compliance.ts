@@ -164,7 +164,7 @@ export const COMPLIANCE_ROUTES: Route[] = [
     requestSchema: object(
       {
         customerId: FIELD.id, applicationId: FIELD.id,
-        documents: arrayOf(object({ entityId: FIELD.id, documentId: FIELD.id, view: { type: 'string', enum: ['front', 'back', 'selfie'] } }, ['entityId', 'documentId', 'view'])),
+        documents: arrayOf(object({ entityId: FIELD.id, documentId: FIELD.id, view: { type: 'string', enum: ['front', 'back', 'selfie'] } }, ['entityId', 'documentId', 'view']), { maxItems: 10 }),
       },
       ['customerId', 'applicationId'],
     ),

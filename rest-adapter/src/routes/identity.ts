@@ -132,7 +132,8 @@ export const IDENTITY_ROUTES: Route[] = [
       phoneNumber: nullable(FIELD.phone), phoneNumbers: arrayOf(FIELD.phone, { maxItems: 10 }),
       mobile: nullable(FIELD.phone),
       email: nullable(FIELD.email), emails: arrayOf(FIELD.email, { maxItems: 10 }),
-      newAddresses: arrayOf(ADDRESS_CHANGE), deletedAddresses: arrayOf(ADDRESS_DELETION), addresses: arrayOf(FIELD.object),
+      newAddresses: arrayOf(ADDRESS_CHANGE, { maxItems: 10, description: 'A user keeps at most 10 addresses in all.' }), deletedAddresses: arrayOf(ADDRESS_DELETION, { maxItems: 10 }),
+      addresses: arrayOf(FIELD.object, { maxItems: 10, description: 'A user keeps at most 10 addresses in all.' }),
       firstName: { type: 'string', minLength: 1, maxLength: 100 }, lastName: { type: 'string', minLength: 1, maxLength: 100 },
       languageCode: { type: 'string', pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$', description: 'a language code such as en or en-US' },
       isMetric: FIELD.boolean,
@@ -300,7 +301,7 @@ export const IDENTITY_ROUTES: Route[] = [
     requestSchema: arrayOf(object(
       { alertTypeId: { type: 'string', maxLength: 64 }, category: nullable({ type: 'string', maxLength: 64 }), name: nullable({ type: 'string', maxLength: 100 }), isEnabled: nullable(FIELD.boolean), parameters: nullable(FIELD.object) },
       ['alertTypeId'],
-    )),
+    ), { maxItems: 20 }),
     responseSchema: (fields) => {
       const result = rootField('syncAlerts')(fields) as { properties: { alerts: { items: JsonSchema } } };
       return object({ alerts: arrayOf(omittingNulls(result.properties.alerts.items, conditionalMembers(ALERT))), success: FIELD.boolean }, ['alerts', 'success'], { additionalProperties: false });

@@ -62,7 +62,7 @@ export const PAYMENT_ROUTES: Route[] = [
     summary: 'Change a transaction\'s comment and labels',
     designed: 'the response `{success, transaction}`, the transaction after the change; the comment is kept as a memo.',
     requestSchema: object({
-      changes: nullable(object({ comment: { type: 'string', minLength: 1, maxLength: 500 }, labels: arrayOf({ type: 'string', minLength: 1, maxLength: 50 }, { description: 'at most 20 different labels' }) })),
+      changes: nullable(object({ comment: { type: 'string', minLength: 1, maxLength: 500 }, labels: arrayOf({ type: 'string', minLength: 1, maxLength: 50 }, { maxItems: 20, description: 'at most 20 labels' }) })),
     }),
     responseSchema: rootField('modifyTransaction'),
     // Designed as {success, transaction}; the transaction is the spec's Transaction record.
@@ -241,7 +241,7 @@ export const PAYMENT_ROUTES: Route[] = [
         amount: { type: 'number', exclusiveMinimum: 0, maximum: 1000000, description: 'positive, with at most the decimal places of the currency' },
         currency: FIELD.currency, dueDate: nullable({ ...FIELD.date, description: 'YYYY-MM-DD, not in the past' }), description: nullable({ type: 'string', maxLength: 500 }),
         fields: arrayOf(object({ index: { type: 'integer' }, code: { type: 'string', enum: ['firstName', 'lastName', 'email', 'phone'] }, label: { type: 'string', maxLength: 100 }, value: FIELD.string }, ['code', 'value']), { maxItems: 10 }),
-        availablePaymentType: nullable(arrayOf({ type: 'string', enum: ['card', 'ach'] }, { minItems: 1 })),
+        availablePaymentType: nullable(arrayOf({ type: 'string', enum: ['card', 'ach'] }, { minItems: 1, maxItems: 2 })),
       },
       ['amount', 'currency'],
     ),
@@ -355,12 +355,12 @@ export const PAYMENT_ROUTES: Route[] = [
     body: 'object',
     summary: 'List payment-link refund transactions, filtered and paged',
     requestSchema: object({
-      svcTransactionId: FIELD.id, svcTransactionIds: arrayOf(FIELD.id), status: nullable({ type: 'string', enum: [...PAYMENT_LINK_STATUSES] }),
+      svcTransactionId: FIELD.id, svcTransactionIds: arrayOf(FIELD.id, { maxItems: 1000 }), status: nullable({ type: 'string', enum: [...PAYMENT_LINK_STATUSES] }),
       payerName: nullable({ type: 'string', maxLength: 100 }),
       dateCreateFrom: nullable(DATE_FILTER), dateCreateTo: nullable(DATE_FILTER), dueDateFrom: nullable(DATE_FILTER), dueDateTo: nullable(DATE_FILTER),
       invoiceNumber: { type: 'string', maxLength: 50, pattern: '^[^<>]*$' }, amountFrom: { type: 'number', minimum: 0 }, amountTo: { type: 'number', minimum: 0 },
       paymentType: nullable({ type: 'string', enum: ['card', 'ach'] }), ...PAGING,
-      svcMerchantId: FIELD.id, svcMerchantIds: arrayOf(FIELD.id), svcMerchantRef: FIELD.reference,
+      svcMerchantId: FIELD.id, svcMerchantIds: arrayOf(FIELD.id, { maxItems: 1000 }), svcMerchantRef: FIELD.reference,
     }),
     responseSchema: rootField('refundList'),
     documentedResponse: listResult(REFUND_TRANSACTION),

@@ -11,6 +11,7 @@ import { CardAuthorizer, decisionFollowers } from './authorization/card-authoriz
 import { cardMessagesCollection, createCardMessageIndexes } from './authorization/datasource.js';
 import { RestrictionReadModel } from './authorization/restriction-model.js';
 import { resolvers } from './resolvers/index.js';
+import { CARDS_LIST_CAPS } from './list-caps.js';
 import { CARDS_MIGRATIONS } from './migrations.js';
 
 /** Starts the cards subgraph. */
@@ -33,6 +34,7 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
     ...options,
     name: 'cards',
     resolvers,
+    listCaps: CARDS_LIST_CAPS,
     createContext: (base) => createCardsContext(base, db, graph, config, deliveries, authorizer),
   });
   messageOutbox.start();

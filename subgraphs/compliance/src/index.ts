@@ -8,6 +8,7 @@ import { createKycIndexes } from './kyc/datasource.js';
 import { ReturnRates } from './return-rates/return-rates.js';
 import { createReturnRateIndexes } from './return-rates/datasource.js';
 import { resolvers } from './resolvers/index.js';
+import { COMPLIANCE_LIST_CAPS } from './list-caps.js';
 import { COMPLIANCE_MIGRATIONS } from './migrations.js';
 
 /** Starts the compliance subgraph. */
@@ -23,6 +24,7 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
     ...options,
     name: 'compliance',
     resolvers,
+    listCaps: COMPLIANCE_LIST_CAPS,
     createContext: (base) => createComplianceContext(base, db),
   });
   // The daily job: bring every aggregator's return-rate reports up to today, at start and hourly.

@@ -17,6 +17,7 @@ import { Deliveries, merchantEndpoints } from './merchants/deliveries.js';
 import { createPaymentLinkIndexes } from './payment-links/datasource.js';
 import { PaymentLinks } from './payment-links/payment-links.js';
 import { resolvers } from './resolvers/index.js';
+import { PAYMENTS_LIST_CAPS } from './list-caps.js';
 import { PAYMENTS_MIGRATIONS } from './migrations.js';
 
 /** Starts the payments subgraph. */
@@ -45,6 +46,7 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
     ...options,
     name: 'payments',
     resolvers,
+    listCaps: PAYMENTS_LIST_CAPS,
     dispatchers: [achForwarder(graph)],
     createContext: (base) => createPaymentsContext(base, { db, deliveries, graph, links, allowInternalWebhooks: config.webhookAllowInternal }),
   });

@@ -16,6 +16,7 @@ import { OfflineGeocoder } from './geocode/offline.js';
 import { createAlertIndexes } from './alerts/datasource.js';
 import { createOnboardingIndexes } from './onboarding/datasource.js';
 import { resolvers } from './resolvers/index.js';
+import { USER_LIST_CAPS } from './list-caps.js';
 
 /** The largest body the session route reads. */
 const MAX_RESOLVE_BODY = 4096;
@@ -61,6 +62,7 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
     ...options,
     name: 'user',
     resolvers,
+    listCaps: USER_LIST_CAPS,
     createContext: (base) => createUserContext(base, services),
     extraRoutes: async (req, res, scope) => {
       if (req.method !== 'POST' || req.url !== SESSION_RESOLVE_PATH) return false;

@@ -586,7 +586,7 @@ export type SandboxError = {
 /** The body of `POST /ibis-sandbox/webhook/init`. */
 export type SandboxInput = {
   /**
-   * Cases to run, each like t002_01 (test 2, case 1); all when absent. String, not an enum, on
+   * Cases to run, at most 20, each like t002_01 (test 2, case 1); all when absent. String, not an enum, on
    * purpose: an unknown case is refused with VALIDATION_FAILED naming the catalogue, which REST
    * clients get today (an enum's coercion error would make it BAD_REQUEST).
    */

@@ -236,7 +236,7 @@ export type ApplicationStatus =
 export type ApplicationUpdateInput = {
   applicationId?: InputMaybe<Scalars['String']['input']>;
   customerId?: InputMaybe<Scalars['String']['input']>;
-  /** Documents to link; front and back of an entity go in the same request. */
+  /** Documents to link, at most 10; front and back of an entity go in the same request. */
   documents?: InputMaybe<Array<DocumentAttachmentInput>>;
 };
 
@@ -890,9 +890,9 @@ export type RestrictionInput = {
   toAmount?: InputMaybe<Scalars['Decimal']['input']>;
   /** The currency of toAmount: given exactly when toAmount is, and fromAmountCurrency where both bounds are given. */
   toAmountCurrency?: InputMaybe<Scalars['CurrencyCode']['input']>;
-  /** ISO 4217 codes, or `*` for all; an empty list covers none. String, since `*` is no CurrencyCode. */
+  /** ISO 4217 codes (at most 50), or `*` for all; an empty list covers none. String, since `*` is no CurrencyCode. */
   transactionCurrencies: Array<Scalars['String']['input']>;
-  /** Names of Query.transactionTypes, or `*` for all; an empty list covers none. String: `*` and the type `1` cannot be enum values. */
+  /** Names of Query.transactionTypes (at most 50), or `*` for all; an empty list covers none. String: `*` and the type `1` cannot be enum values. */
   txnTypes: Array<Scalars['String']['input']>;
 };
 

@@ -1,4 +1,5 @@
 import { AuditCursorError, readAuditLog } from '../audit/audit-log.js';
+import { COMPLIANCE_LIST_CAPS } from '../list-caps.js';
 import { requireAggregator, requireService } from '../../../../platform/security/authorize.js';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { checkString, ID_RULE } from '../../../../platform/security/validate.js';
@@ -11,7 +12,7 @@ import { applicationView } from '../kyc/kyc.js';
 /** The internal services that may export the rules: card authorization's read model, and operators. */
 const RULE_READERS = ['cards', 'operator'];
 /** Users per export by id: what a burst of events names, not a whole population. */
-const MAX_RULE_USERS = 1000;
+const MAX_RULE_USERS = COMPLIANCE_LIST_CAPS['Query.restrictionRules(SvcUserIds:)'];
 
 export const Query: QueryResolvers = {
   transactionTypes: (_parent, _args, { transactionTypes }) => transactionTypes(),

@@ -1,4 +1,5 @@
 import { MongoServerError, type Db } from 'mongodb';
+import { COMPLIANCE_LIST_CAPS } from '../list-caps.js';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { parseGlobalId } from '../../../../platform/graphql/global-id.js';
 import { recordEvent } from '../../../../platform/messaging/outbox.js';
@@ -22,7 +23,7 @@ export const PROCEDURAL_RESTRICTION = 'ProceduralRestriction';
 const text = (max: number): StringRule => ({ min: 1, max, safeText: true });
 const NO_ANGLES: StringRule = { max: 500, pattern: /^[^<>]*$/, patternText: 'free of < and >' };
 /** A bound list longer than this is a mistake, not a rule. */
-const MAX_LIST = 50;
+const MAX_LIST = Math.min(COMPLIANCE_LIST_CAPS['RestrictionInput.transactionCurrencies'], COMPLIANCE_LIST_CAPS['RestrictionInput.txnTypes']);
 
 const invalid = (field: string, message: string) => appError(ErrorCode.VALIDATION_FAILED, message, { field });
 

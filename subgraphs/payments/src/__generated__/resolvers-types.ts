@@ -960,7 +960,7 @@ export type PaymentLinkFieldInput = {
 export type PaymentLinkInput = {
   /** Positive, with at most the decimal places of `currency`, up to 1000000. */
   amount?: InputMaybe<Scalars['Decimal']['input']>;
-  /** card and/or ach; default both. */
+  /** card and/or ach (at most 2 items); default both. */
   availablePaymentType?: InputMaybe<Array<PaymentType>>;
   /** ISO 4217. */
   currency?: InputMaybe<Scalars['CurrencyCode']['input']>;
@@ -968,7 +968,7 @@ export type PaymentLinkInput = {
   description?: InputMaybe<Scalars['String']['input']>;
   /** YYYY-MM-DD, not in the past. */
   dueDate?: InputMaybe<Scalars['String']['input']>;
-  /** The customer's details; an `email` field is where the link is emailed. */
+  /** The customer's details, at most 10; an `email` field is where the link is emailed. */
   fields?: InputMaybe<Array<PaymentLinkFieldInput>>;
   /** 0-50 characters, no < or >. */
   invoiceNumber?: InputMaybe<Scalars['String']['input']>;
@@ -1272,10 +1272,12 @@ export type RefundFilter = {
   /** A payment-link status. */
   status?: InputMaybe<PaymentLinkStatus>;
   svcMerchantId?: InputMaybe<Scalars['String']['input']>;
+  /** At most 1000 ids. */
   svcMerchantIds?: InputMaybe<Array<Scalars['String']['input']>>;
   /** Letters and digits, 1-32. */
   svcMerchantRef?: InputMaybe<Scalars['String']['input']>;
   svcTransactionId?: InputMaybe<Scalars['String']['input']>;
+  /** At most 1000 ids. */
   svcTransactionIds?: InputMaybe<Array<Scalars['String']['input']>>;
 };
 
@@ -1440,7 +1442,7 @@ export type Transaction = {
 export type TransactionChangesInput = {
   /** The user's own note (1-500 characters), kept as the transaction's memo; null removes it. */
   comment?: InputMaybe<Scalars['String']['input']>;
-  /** Replaces the labels: at most 20, each 1-50 characters; duplicates are dropped. */
+  /** Replaces the labels: at most 20 items, each 1-50 characters; duplicates are dropped. */
   labels?: InputMaybe<Array<Scalars['String']['input']>>;
 };
 

@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import { PAYMENTS_LIST_CAPS } from '../list-caps.js';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { checkString } from '../../../../platform/security/validate.js';
 import { accountsCollection } from './datasource.js';
@@ -46,7 +47,8 @@ export async function modifyTransaction(
   if (changes && 'labels' in changes) {
     if (changes.labels === null) throw appError(ErrorCode.VALIDATION_FAILED, 'changes.labels must be an array of strings (send [] to remove every label).', { field: 'changes.labels' });
     const labels = [...new Set(changes.labels!.map((label, i) => checkString(label, `changes.labels[${i}]`, { min: 1, max: 50, safeText: true })!.trim()))];
-    if (labels.length > 20) throw appError(ErrorCode.VALIDATION_FAILED, 'changes.labels may hold at most 20 labels.', { field: 'changes.labels' });
+    const cap = PAYMENTS_LIST_CAPS['TransactionChangesInput.labels'];
+    if (labels.length > cap) throw appError(ErrorCode.VALIDATION_FAILED, `changes.labels may hold at most ${cap} labels.`, { field: 'changes.labels' });
     set.labels = labels;
   }
   const transactions = transactionsCollection(db);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { PAYMENTS_LIST_CAPS } from '../list-caps.js';
 import type { Db, Filter } from 'mongodb';
 import type { AuditTrail } from '../../../../platform/security/audit.js';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
@@ -67,7 +68,7 @@ export class PaymentLinks {
       const value = checkString(required(field.value, `${at}.value`), `${at}.value`, code === 'email' ? EMAIL_RULE : { max: 100, safeText: true })!;
       return { index: typeof field.index === 'number' ? field.index : i, code, label: checkString(field.label, `${at}.label`, { max: 100 }) ?? code, value };
     });
-    if (fields.length > 10) throw appError(ErrorCode.VALIDATION_FAILED, 'fields may hold at most 10 items.', { field: 'fields' });
+    if (fields.length > PAYMENTS_LIST_CAPS['PaymentLinkInput.fields']) throw appError(ErrorCode.VALIDATION_FAILED, `fields may hold at most ${PAYMENTS_LIST_CAPS['PaymentLinkInput.fields']} items.`, { field: 'fields' });
     const types = (input.availablePaymentType as string[] | null | undefined) ?? ['card', 'ach'];
     if (types.length === 0 || types.some((type) => type !== 'card' && type !== 'ach')) throw appError(ErrorCode.VALIDATION_FAILED, 'availablePaymentType must hold card and/or ach.', { field: 'availablePaymentType' });
     const now = new Date();

@@ -1,4 +1,5 @@
 import type { Db, Filter } from 'mongodb';
+import { PAYMENTS_LIST_CAPS } from '../list-caps.js';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { checkPage, readPage } from '../../../../platform/graphql/paging.js';
 import { isIsoDate } from '../../../../platform/graphql/scalars.js';
@@ -28,10 +29,12 @@ function dayBound(value: unknown, field: string): string | null {
   return day;
 }
 
+const MAX_IDS = Math.min(PAYMENTS_LIST_CAPS['RefundFilter.svcMerchantIds'], PAYMENTS_LIST_CAPS['RefundFilter.svcTransactionIds']);
+
 function idList(value: unknown, field: string): string[] | null {
   if (value === null || value === undefined) return null;
   const list = value as unknown[];
-  if (list.length > 1000) throw appError(ErrorCode.VALIDATION_FAILED, `${field} may hold at most 1000 ids.`, { field });
+  if (list.length > MAX_IDS) throw appError(ErrorCode.VALIDATION_FAILED, `${field} may hold at most ${MAX_IDS} ids.`, { field });
   return list.map((id, i) => checkString(id, `${field}[${i}]`, ID_RULE)!);
 }
 

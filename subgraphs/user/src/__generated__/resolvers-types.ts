@@ -857,9 +857,9 @@ export type UserExtras = {
 
 /** Changes to the user; only sent fields change. Strings are trimmed of nothing: they are stored as sent. */
 export type UserUpdateInput = {
-  /** The user's full address list; when sent it replaces the stored list (known SvcUserAddressIds keep their ids). */
+  /** The user's full address list, at most 10; when sent it replaces the stored list (known SvcUserAddressIds keep their ids). */
   addresses?: InputMaybe<Array<AddressInput>>;
-  /** Addresses to delete, identified by SvcUserAddressId or by their required fields. */
+  /** Addresses to delete, at most 10, identified by SvcUserAddressId or by their required fields. */
   deletedAddresses?: InputMaybe<Array<AddressInput>>;
   /** The time the client last modified the details: free-form date text, kept as sent. */
   dtsModified?: InputMaybe<Scalars['String']['input']>;
@@ -881,7 +881,10 @@ export type UserUpdateInput = {
   lastName?: InputMaybe<Scalars['String']['input']>;
   /** A new number is sent a confirmation code and stays unconfirmed until confirmMobile. */
   mobile?: InputMaybe<Scalars['String']['input']>;
-  /** Addresses to add; one sent with `isMain: true` becomes the main address. */
+  /**
+   * Addresses to add, at most 10; one sent with `isMain: true` becomes the main address. A user keeps
+   * at most 10 addresses in all: a change that would store more is refused (VALIDATION_FAILED).
+   */
   newAddresses?: InputMaybe<Array<AddressInput>>;
   phoneNumber?: InputMaybe<Scalars['String']['input']>;
   /** Replaces the list; at most 10. */

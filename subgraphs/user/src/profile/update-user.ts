@@ -5,6 +5,8 @@ import { checkString, EMAIL_RULE, PHONE_RULE, type StringRule } from '../../../.
 import type { AddressDocument, UserDocument } from './datasource.js';
 import { findAddress, toAddressDocument, withOneMain, type AddressRequest } from './addresses.js';
 import type { Confirmations } from './confirmation.js';
+import { MAX_ADDRESSES, USER_LIST_CAPS } from '../list-caps.js';
+import { checkListTotal } from '../../../../platform/graphql/list-caps.js';
 
 /** `POST /user`'s body as the graph receives it. */
 export interface UserUpdateRequest {
@@ -27,11 +29,10 @@ export interface UserUpdateRequest {
 }
 
 const NAME: StringRule = { min: 1, max: 100, safeText: true };
-const MAX_LIST = 10;
-
-function list(values: string[] | null | undefined, field: string, rule: StringRule): string[] | undefined {
+function list(values: string[] | null | undefined, field: 'emails' | 'phoneNumbers', rule: StringRule): string[] | undefined {
   if (values === undefined || values === null) return undefined;
-  if (values.length > MAX_LIST) throw appError(ErrorCode.VALIDATION_FAILED, `${field} may hold at most ${MAX_LIST} items.`, { field });
+  const cap = USER_LIST_CAPS[`UserUpdateInput.${field}`];
+  if (values.length > cap) throw appError(ErrorCode.VALIDATION_FAILED, `${field} may hold at most ${cap} items.`, { field });
   return values.map((value, i) => checkString(value, `${field}[${i}]`, rule)!);
 }
 
@@ -85,6 +86,11 @@ function plan(user: UserDocument, input: UserUpdateRequest, now: Date): { set: P
       if (!found) throw appError(ErrorCode.VALIDATION_FAILED, `${field} matches no address of the user.`, { field });
       addresses = addresses.filter((a) => a._id !== found._id);
     });
+    // The stored list is bounded, not only each request's: a user already past the cap (stored
+    // before it existed) may still delete or replace, but not grow it.
+    if (addresses.length > MAX_ADDRESSES && addresses.length > user.addresses.length) {
+      checkListTotal(addresses.length, MAX_ADDRESSES, input.newAddresses?.length ? 'newAddresses' : 'addresses', "A user's addresses");
+    }
     set.addresses = withOneMain(addresses, preferredMain);
   }
   // A changed value needs confirming; so does the same value sent again while still unconfirmed
