@@ -49,7 +49,7 @@ export function createUserContext(base: RequestBase, services: UserServices): Us
   const auth = authCollections(db);
   const announce = announceThrough(db);
   const sessions = new Sessions(auth.sessions, users, base.audit, announce);
-  const lockouts = new Lockouts(auth.lockouts, config, base.logger, base.audit);
+  const lockouts = new Lockouts(auth.lockouts, auth.knownSources, config, base.logger, base.audit, base.clientIp);
   const confirmations = new Confirmations(confirmationsCollection(db), users, notifier, base.logger);
   return {
     ...base,
