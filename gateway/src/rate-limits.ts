@@ -1,4 +1,3 @@
-import { isIPv6 } from 'node:net';
 import type { ApolloServerPlugin } from '@apollo/server';
 import type { GraphQLError } from 'graphql';
 import { Redis } from 'ioredis';
@@ -6,6 +5,7 @@ import { appError, ErrorCode } from '../../platform/graphql/errors.js';
 import { rateLimitRefusals } from '../../platform/telemetry/metrics.js';
 import type { Logger } from '../../platform/runtime/logger.js';
 import { principalIdentity, type Principal } from '../../platform/security/principal.js';
+import { addressGroup } from '../../platform/http/address-group.js';
 import { fragmentsOf, rootFieldNames } from './operation-limits.js';
 
 /** Requests per window, by who is counted. */
@@ -118,27 +118,7 @@ export function createHitCounter(redisUrl: string | undefined, namespace: string
   };
 }
 
-/**
- * The address a limit counts against: an IPv4 address itself, an IPv6 address by its /64 (one
- * subscriber's network: a client given a /64 could otherwise take a fresh address per request).
- */
-export function addressGroup(ip: string): string {
-  const bare = ip.split('%')[0]!.toLowerCase();
-  if (!isIPv6(bare)) return bare;
-  // Every spelling to eight numbers: a dotted IPv4 tail is two groups, `::` the zeros it stands for.
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(bare);
-  const text = dotted ? `${bare.slice(0, dotted.index)}${((Number(dotted[1]) << 8) | Number(dotted[2])).toString(16)}:${((Number(dotted[3]) << 8) | Number(dotted[4])).toString(16)}` : bare;
-  const [head = '', tail = ''] = text.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = text.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
-  const numbers = groups.map((group) => parseInt(group, 16));
-  // An IPv4-mapped address (::ffff:a.b.c.d, however written) is its IPv4 client.
-  if (numbers.slice(0, 5).every((n) => n === 0) && numbers[5] === 0xffff) {
-    return [numbers[6]! >> 8, numbers[6]! & 255, numbers[7]! >> 8, numbers[7]! & 255].join('.');
-  }
-  return `${numbers.slice(0, 4).map((n) => n.toString(16)).join(':')}::/64`;
-}
+export { addressGroup };
 
 /** RATE_LIMITED (HTTP 429, with Retry-After): `what` was asked more than `limit` times in the window. */
 function rateLimited(what: string, limit: number, windowSeconds: number, resetMs: number): GraphQLError {

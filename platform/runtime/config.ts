@@ -57,8 +57,18 @@ export interface Config {
    * events on the bus and end it at once; the age bounds only changes made beside the services.
    */
   sessionCacheSeconds: number;
+  /** Failed credential checks of one actor from one address group that lock that pair for `lockPeriodSeconds`. */
   loginMaxFailures: number;
   lockPeriodSeconds: number;
+  /**
+   * Failed credential checks of one actor from all addresses together within
+   * `loginAccountWindowSeconds` of the last one; past it, checks from an address the actor never
+   * logged in from are refused with 429 TOO_MANY_ATTEMPTS (docs/security.md: Login lockout).
+   */
+  loginAccountMaxFailures: number;
+  loginAccountWindowSeconds: number;
+  /** How long an address group the actor logged in from stays known (passes the account-wide bound). */
+  loginKnownSourceDays: number;
   /**
    * Whether an unexpected error's own message and stack trace reach the client (a developer turns
    * it on). Off in every mode by default: the detail goes to the log with the request id.
@@ -352,6 +362,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     sessionCacheSeconds: int('SESSION_CACHE_SECONDS', 30, 0, 300),
     loginMaxFailures: int('LOGIN_MAX_FAILURES', 5, 1, 100),
     lockPeriodSeconds: int('LOCK_PERIOD_SECONDS', 900, 1, 7 * 24 * 3600),
+    loginAccountMaxFailures: int('LOGIN_ACCOUNT_MAX_FAILURES', 20, 1, 10_000),
+    loginAccountWindowSeconds: int('LOGIN_ACCOUNT_WINDOW_SECONDS', 3600, 1, 30 * 24 * 3600),
+    loginKnownSourceDays: int('LOGIN_KNOWN_SOURCE_DAYS', 90, 1, 3650),
     testChannelEnabled: bool('TEST_CHANNEL_ENABLED', nodeEnv !== 'production'),
     logLevel: logLevelRaw as LogLevel,
     // Uploads of 5 MiB travel base64 in JSON from the adapter to the subgraph: 8 MiB leaves room.

@@ -26,15 +26,24 @@ const times = <T>(n: number, make: () => Promise<T>) => Promise.all(Array.from({
 const lease = (msFromNow: number, id: string): Lease => ({ id, until: new Date(Date.now() + msFromNow) });
 
 // LOGIN_MAX_FAILURES and LOCK_PERIOD_SECONDS at their defaults, 5 and 900, as docs/decisions.md states the rule.
+// Every request here comes from one address: the per-address count (`from:<group> <actor>`)
+// locks, the actor's count across addresses (`<actor>`) counts along (docs/security.md).
 describe('the lockout counts failures, not attempts (LOGIN_MAX_FAILURES 5)', () => {
   let stack: TestStack;
   let lockouts: Collection<LockoutDocument>;
+  /** The id of an actor's count from this test's address group, learnt from a probe's failure. */
+  let fromHere: (actor: string) => string;
   const login = (password: string, userName: string = DEMO.userName) => stack.rest<ErrorBody>('PUT', '/token', { body: { channel: 'internet', userName, password } });
   const getToken = (password: string) => stack.rest<AggregatorBody>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password } } });
 
   beforeAll(async () => {
     stack = await startTestStack();
     lockouts = stack.mongo.db('user').collection<LockoutDocument>('lockouts');
+    expect(outcome(await login('Wrong#Pass1', 'address.probe'))).toBe('401 UNAUTHENTICATED');
+    const probe = (await lockouts.find().toArray()).find((document) => document._id.startsWith('from:') && document._id.endsWith(' internet:address.probe'));
+    const group = probe?._id.slice('from:'.length, probe._id.indexOf(' '));
+    expect(group).toBeTruthy();
+    fromHere = (actor) => `from:${group} ${actor}`;
   });
   afterAll(async () => {
     await stack.stop();
@@ -48,7 +57,7 @@ describe('the lockout counts failures, not attempts (LOGIN_MAX_FAILURES 5)', () 
 
   it('lets a correct login wait for a slot held by a check in flight on another replica, and refuses it with 429 and Retry-After when none frees', async () => {
     // Five leases of checks in flight elsewhere (the state is the database's, whichever replica wrote it).
-    const actor = 'internet:waiting.user';
+    const actor = fromHere('internet:waiting.user');
     await lockouts.insertOne({ _id: actor, failures: 0, dtsLastFailure: null, lockedUntil: null, leases: ['a', 'b', 'c', 'd', 'e'].map((id) => lease(LEASE_MS, id)), version: 'v1' });
     const freed = new Promise<void>((resolve) => setTimeout(() => void lockouts.updateOne({ _id: actor }, { $set: { leases: ['a', 'b', 'c', 'd'].map((id) => lease(LEASE_MS, id)), version: 'v2' } }).then(() => resolve()), 700));
     const began = Date.now();
@@ -87,8 +96,8 @@ describe('the lockout counts failures, not attempts (LOGIN_MAX_FAILURES 5)', () 
     expect(await lockouts.findOne({ _id: actor })).toMatchObject({ failures: 2 });
   });
 
-  it('locks, rather than refusing over and over, an actor whose failures reached the limit without a lock (a document an older version wrote)', async () => {
-    const actor = 'internet:older.user';
+  it('locks, rather than refusing over and over, an actor whose failures from one address reached the limit without a lock (as under a lowered limit)', async () => {
+    const actor = fromHere('internet:older.user');
     await lockouts.insertOne({ _id: actor, failures: 5, dtsLastFailure: new Date(), lockedUntil: null });
     const began = Date.now();
     expect(outcome(await login(DEMO.password, 'older.user'))).toBe('401 ACTOR_LOCKED');
@@ -99,9 +108,11 @@ describe('the lockout counts failures, not attempts (LOGIN_MAX_FAILURES 5)', () 
   it('checks only five of six wrong passwords sent at once: five 401 UNAUTHENTICATED, the fifth failure locks, the sixth is 401 ACTOR_LOCKED, and so is the right password after', async () => {
     const answers = await times(6, () => login('Wrong#Pass1'));
     expect(counted(answers.map(outcome))).toEqual({ '401 ACTOR_LOCKED': 1, '401 UNAUTHENTICATED': 5 });
-    const lock = await lockouts.findOne({ _id: `internet:${DEMO.userName}` });
+    // The lock is this address's; the count across addresses holds the same five failures and no lock.
+    const lock = await lockouts.findOne({ _id: fromHere(`internet:${DEMO.userName}`) });
     expect(lock).toMatchObject({ failures: 5, leases: [] });
     expect(lock?.lockedUntil?.getTime()).toBeGreaterThan(Date.now() + 890_000);
+    expect(await lockouts.findOne({ _id: `internet:${DEMO.userName}` })).toMatchObject({ failures: 5, leases: [], lockedUntil: null });
     expect(outcome(await login(DEMO.password))).toBe('401 ACTOR_LOCKED');
   });
 
@@ -111,6 +122,7 @@ describe('the lockout counts failures, not attempts (LOGIN_MAX_FAILURES 5)', () 
     const wrong = await times(6, () => getToken('Wrong#Pass1'));
     expect(counted(wrong.map(aggregatorOutcome))).toEqual({ '401 unauthorized': 5, '401 unauthorized (locked)': 1 });
     expect(aggregatorOutcome(await getToken(DEMO.aggregatorPassword))).toBe('401 unauthorized (locked)');
+    expect(await lockouts.findOne({ _id: fromHere(`aggregator:${DEMO.aggregatorLogin}`) })).toMatchObject({ failures: 5, leases: [] });
     expect(await lockouts.findOne({ _id: `aggregator:${DEMO.aggregatorLogin}` })).toMatchObject({ failures: 5, leases: [] });
   });
 

@@ -94,7 +94,7 @@ describe('prospects, device registration and recovery', () => {
     expect(await stack.mongo.db('user').collection('prospectImages.files').countDocuments()).toBe(1);
   });
 
-  it('turns a prospect into a user with a new device, registers the referral, and the device then logs in with its secret', async () => {
+  it('turns a prospect into a user with a new device, records the referral without a task yet, and the device then logs in with its secret', async () => {
     const deviceTag = tag();
     const { token } = await prospect(deviceTag);
     const response = await stack.rest<RegistrationBody>('POST', '/prospect/registration', {
@@ -108,7 +108,10 @@ describe('prospects, device registration and recovery', () => {
     expect(user).toMatchObject({ isIdleUser: false, isActive: true, segment: 'retail', firstName: 'Pat' });
     const device = await authCollections(stack.mongo.db('user')).devices.findOne({ _id: deviceTag });
     expect(device).toMatchObject({ SvcUserId: response.body.SvcUserId, channels: ['mobile'], ipAddress: '203.0.113.7' });
-    expect(await prospectCollections(stack.mongo.db('user')).referralTasks.findOne({ referredSvcUserId: response.body.SvcUserId })).toMatchObject({ referrerSvcUserId: DEMO.userId, referralCode: 'DANA2026' });
+    // The bonus task waits for the new user's confirmed email and mobile (see the referral tests below).
+    const { referralTasks, referralClaims } = prospectCollections(stack.mongo.db('user'));
+    expect(await referralTasks.findOne({ referredSvcUserId: response.body.SvcUserId })).toBeNull();
+    expect(await referralClaims.findOne({ _id: response.body.SvcUserId })).toMatchObject({ referrerSvcUserId: DEMO.userId, referralCode: 'DANA2026' });
 
     // The prospect token is spent; the new device logs in with the secret it was given.
     const reuse = await stack.rest<ErrorBody>('POST', '/prospect/image', { headers: { token }, body: { documentType: 'selfie', contentType: 'image/png', imageBase64: PNG } });
@@ -119,6 +122,86 @@ describe('prospects, device registration and recovery', () => {
     });
     expect(login.status).toBe(200);
     expect(login.body.SvcUserId).toBe(response.body.SvcUserId);
+  });
+
+  describe('referral bonuses', () => {
+    let line = 0;
+    /** A fresh mobile number for each call (the stack's database is new). */
+    const mobile = () => `+1312555${String((line += 1)).padStart(4, '0')}`;
+    const tasksFor = (SvcUserId: string) => prospectCollections(stack.mongo.db('user')).referralTasks.find({ referredSvcUserId: SvcUserId }).toArray();
+    /** Registers a referred prospect with DANA2026; nothing is confirmed yet. */
+    const referred = async (email: string, phone: string, deviceData: Record<string, unknown> = { channel: 'mobile' }) => {
+      const deviceTag = tag();
+      const { token } = await prospect(deviceTag, { email, mobile: phone });
+      const response = await stack.rest<RegistrationBody>('POST', '/prospect/registration', { headers: { token }, body: { deviceTag, preSegment: 'retail', deviceData, referral: 'DANA2026' } });
+      expect(response.status).toBe(200);
+      return response.body;
+    };
+    /** Asks for a code to the user's own email or mobile and returns it. */
+    const codeFor = async (user: RegistrationBody, kind: 'email' | 'mobile', to: string) => {
+      const sent = await stack.rest('POST', '/user', { headers: { token: user.token }, body: { [kind]: to } });
+      expect(sent.status).toBe(200);
+      return inbox.codeFor(to, kind === 'email' ? 'email' : 'sms');
+    };
+    const confirm = (user: RegistrationBody, kind: 'email' | 'mobile', code: string) => stack.rest('GET', `/confirm/${kind}/${user.SvcUserId}/${code}`, { headers: { token: user.token } });
+    const confirmBoth = async (user: RegistrationBody, email: string, phone: string) => {
+      expect((await confirm(user, 'email', await codeFor(user, 'email', email))).status).toBe(200);
+      expect((await confirm(user, 'mobile', await codeFor(user, 'mobile', phone))).status).toBe(200);
+    };
+
+    it('creates the task only once the referred user confirmed both email and mobile, and never for one who does not', async () => {
+      const phone = mobile();
+      const verified = await referred('ref.verified@example.com', phone);
+      const unverified = await referred('ref.unverified@example.com', mobile());
+      expect(await tasksFor(verified.SvcUserId)).toEqual([]);
+      expect((await confirm(verified, 'email', await codeFor(verified, 'email', 'ref.verified@example.com'))).status).toBe(200);
+      expect(await tasksFor(verified.SvcUserId)).toEqual([]);
+      expect((await confirm(verified, 'mobile', await codeFor(verified, 'mobile', phone))).status).toBe(200);
+      expect(await tasksFor(verified.SvcUserId)).toEqual([expect.objectContaining({ referrerSvcUserId: DEMO.userId, referralCode: 'DANA2026', status: 'pending' })]);
+      // Confirming only the email is not enough.
+      expect((await confirm(unverified, 'email', await codeFor(unverified, 'email', 'ref.unverified@example.com'))).status).toBe(200);
+      expect(await tasksFor(unverified.SvcUserId)).toEqual([]);
+    });
+
+    it('pays at most once per person: the same mailbox (a +tag included), the same mobile line or the same device refers nobody again', async () => {
+      const phone = mobile();
+      const first = await referred('ref.once@example.com', phone, { channel: 'android', uuid: 'aaaaaaaa-bbbb-cccc-dddd-000000000001' });
+      await confirmBoth(first, 'ref.once@example.com', phone);
+      expect(await tasksFor(first.SvcUserId)).toHaveLength(1);
+
+      const sameMailbox = await referred('ref.once+2@example.com', mobile());
+      const sameLine = await referred('ref.once.line@example.com', phone);
+      const sameDevice = await referred('ref.once.device@example.com', mobile(), { channel: 'android', uuid: 'AAAAAAAA-BBBB-CCCC-DDDD-000000000001' });
+      for (const [user, email] of [[sameMailbox, 'ref.once+2@example.com'], [sameLine, 'ref.once.line@example.com'], [sameDevice, 'ref.once.device@example.com']] as const) {
+        const users = await usersCollection(stack.mongo.db('user')).findOne({ _id: user.SvcUserId });
+        await confirmBoth(user, email, users!.mobile!);
+        expect(await tasksFor(user.SvcUserId)).toEqual([]);
+      }
+      expect(await prospectCollections(stack.mongo.db('user')).referralTasks.countDocuments({ referredSvcUserId: { $in: [first.SvcUserId, sameMailbox.SvcUserId, sameLine.SvcUserId, sameDevice.SvcUserId] } })).toBe(1);
+    });
+
+    it('creates one task when two registrations of one person confirm at once', async () => {
+      const phone = mobile();
+      const a = await referred('ref.race@example.com', phone);
+      const b = await referred('ref.race@example.com', phone);
+      for (const user of [a, b]) expect((await confirm(user, 'email', await codeFor(user, 'email', 'ref.race@example.com'))).status).toBe(200);
+      const codeA = await codeFor(a, 'mobile', phone);
+      const codeB = await codeFor(b, 'mobile', phone);
+      const answers = await Promise.all([confirm(a, 'mobile', codeA), confirm(b, 'mobile', codeB)]);
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+      const tasks = [...(await tasksFor(a.SvcUserId)), ...(await tasksFor(b.SvcUserId))];
+      expect(tasks).toHaveLength(1);
+    });
+
+    it("creates none for a referral of oneself: the referrer's own email or mobile", async () => {
+      const ownEmail = await referred('dana.demo@example.com', mobile());
+      const ownLine = await referred('ref.self@example.com', '+12125550101');
+      for (const [user, email] of [[ownEmail, 'dana.demo@example.com'], [ownLine, 'ref.self@example.com']] as const) {
+        const users = await usersCollection(stack.mongo.db('user')).findOne({ _id: user.SvcUserId });
+        await confirmBoth(user, email, users!.mobile!);
+        expect(await tasksFor(user.SvcUserId)).toEqual([]);
+      }
+    });
   });
 
   it('refuses a registration that lacks deviceData with 401 and locks the prospect for the set period', async () => {

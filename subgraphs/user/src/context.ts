@@ -18,6 +18,7 @@ import { Confirmations } from './profile/confirmation.js';
 import { confirmationsCollection } from './profile/datasource.js';
 import { UserUpdater } from './profile/update-user.js';
 import { Onboarding } from './onboarding/onboarding.js';
+import { Referrals } from './onboarding/referrals.js';
 
 /** What the user subgraph creates once at start and every request shares. */
 export interface UserServices {
@@ -49,8 +50,9 @@ export function createUserContext(base: RequestBase, services: UserServices): Us
   const auth = authCollections(db);
   const announce = announceThrough(db);
   const sessions = new Sessions(auth.sessions, users, base.audit, announce);
-  const lockouts = new Lockouts(auth.lockouts, config, base.logger, base.audit);
-  const confirmations = new Confirmations(confirmationsCollection(db), users, notifier, base.logger);
+  const lockouts = new Lockouts(auth.lockouts, auth.knownSources, config, base.logger, base.audit, base.clientIp);
+  const referrals = new Referrals(db, base.logger);
+  const confirmations = new Confirmations(confirmationsCollection(db), users, notifier, base.logger, referrals);
   return {
     ...base,
     config,
@@ -62,7 +64,7 @@ export function createUserContext(base: RequestBase, services: UserServices): Us
     updater: new UserUpdater(users, confirmations, base.logger),
     confirmations,
     alerts: new Alerts(alertSettingsCollection(db)),
-    onboarding: new Onboarding(db, sessions, lockouts, notifier, config, base.logger),
+    onboarding: new Onboarding(db, sessions, lockouts, referrals, notifier, config, base.logger),
     geocoder: services.geocoder,
   };
 }

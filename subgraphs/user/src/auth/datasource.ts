@@ -58,13 +58,26 @@ export interface SessionDocument {
 
 /**
  * Failed logins of one actor (a user name or a device), the lock they lead to, and the credential
- * checks in flight (`leases`, see auth/lockout.ts).
+ * checks in flight (`leases`, see auth/lockout.ts). `_id` is the actor for its count across all
+ * addresses, and `from:<address group> <actor>` for its count from one address group.
  */
 export interface LockoutDocument extends Leased {
   _id: string;
   failures: number;
   dtsLastFailure: Date | null;
   lockedUntil: Date | null;
+}
+
+/**
+ * An address group an actor logged in from with the right credential: it is still checked when the
+ * actor's failures from all addresses reached their bound. `_id` is `<address group> <actor>`;
+ * it counts until `dtsExpiry`, and the actor's next login deletes those past it.
+ */
+export interface KnownSourceDocument {
+  _id: string;
+  actor: string;
+  dtsLastSuccess: Date;
+  dtsExpiry: Date;
 }
 
 /** An aggregator client (a platform) of the aggregator API. */
@@ -94,6 +107,7 @@ export interface AuthCollections {
   devices: Collection<DeviceDocument>;
   sessions: Collection<SessionDocument>;
   lockouts: Collection<LockoutDocument>;
+  knownSources: Collection<KnownSourceDocument>;
 }
 
 export function authCollections(db: Db): AuthCollections {
@@ -105,12 +119,14 @@ export function authCollections(db: Db): AuthCollections {
     devices: db.collection<DeviceDocument>('devices'),
     sessions: db.collection<SessionDocument>('sessions'),
     lockouts: db.collection<LockoutDocument>('lockouts'),
+    knownSources: db.collection<KnownSourceDocument>('knownLoginSources'),
   };
 }
 
-/** The indexes of every query on these collections: sessions by token hash (unique), user and login; credentials and devices by user; devices by id hash; aggregator users by aggregator. */
+/** The indexes of every query on these collections: sessions by token hash (unique), user and login; credentials and devices by user; devices by id hash; aggregator users by aggregator; known login sources by actor. */
 export async function createAuthIndexes(db: Db): Promise<void> {
-  const { credentials, sessions, devices, aggregatorUsers } = authCollections(db);
+  const { credentials, sessions, devices, aggregatorUsers, knownSources } = authCollections(db);
+  await knownSources.createIndex({ actor: 1 });
   await sessions.createIndex({ tokenHash: 1 }, { unique: true });
   await sessions.createIndex({ SvcUserId: 1 });
   await sessions.createIndex({ login: 1 });

@@ -29,7 +29,10 @@ export interface RecoveryCodeDocument {
   dtsExpiry: Date;
 }
 
-/** A task for the rewards team: pay the referrer once the referred user is registered. */
+/**
+ * A task for the rewards team: pay the referrer. Written once the referred user has confirmed an
+ * email and a mobile number, at most once per referred person (see onboarding/referrals.ts).
+ */
 export interface ReferralTaskDocument {
   _id: string;
   referrerSvcUserId: string;
@@ -37,6 +40,23 @@ export interface ReferralTaskDocument {
   referredSvcUserId: string;
   status: 'pending';
   dtsCreated: Date;
+}
+
+/** A registration's referral code, waiting for the referred user's confirmations. `_id` is the referred SvcUserId. */
+export interface ReferralClaimDocument {
+  _id: string;
+  referrerSvcUserId: string;
+  referralCode: string;
+  /** The registration device (see `deviceKeyOf`). */
+  deviceKey: string;
+  dtsCreated: Date;
+}
+
+/** A mailbox, mobile line or device that a referral bonus was paid for. `_id` is `mailbox:…`, `line:…` or `device:…`. */
+export interface ReferralKeyDocument {
+  _id: string;
+  referredSvcUserId: string;
+  dtsClaimed: Date;
 }
 
 export interface OnboardingSocketDocument {
@@ -48,17 +68,21 @@ export interface OnboardingSocketDocument {
   dtsExpiry: Date;
 }
 
-/** The onboarding collections: prospects, recovery codes, referral tasks and onboarding sockets. */
+/** The onboarding collections: prospects, recovery codes, referral claims, keys and tasks, and onboarding sockets. */
 export function prospectCollections(db: Db) {
   return {
     prospects: db.collection<ProspectDocument>('prospects'),
     recoveryCodes: db.collection<RecoveryCodeDocument>('recoveryCodes'),
     referralTasks: db.collection<ReferralTaskDocument>('referralTasks'),
+    referralClaims: db.collection<ReferralClaimDocument>('referralClaims'),
+    referralKeys: db.collection<ReferralKeyDocument>('referralKeys'),
     onboardingSockets: db.collection<OnboardingSocketDocument>('onboardingSockets'),
   };
 }
 
 /** The indexes of every query on these collections. */
 export async function createOnboardingIndexes(db: Db): Promise<void> {
-  await prospectCollections(db).prospects.createIndex({ deviceTag: 1 });
+  const { prospects, referralKeys } = prospectCollections(db);
+  await prospects.createIndex({ deviceTag: 1 });
+  await referralKeys.createIndex({ referredSvcUserId: 1 });
 }

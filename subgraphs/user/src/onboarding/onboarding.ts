@@ -16,6 +16,7 @@ import type { Sessions } from '../auth/sessions.js';
 import { authCollections, type AuthCollections, type DeviceDocument } from '../auth/datasource.js';
 import { usersCollection, type Segment, type UserDocument } from '../profile/datasource.js';
 import { prospectCollections, type ProspectDocument } from './datasource.js';
+import type { Referrals } from './referrals.js';
 import { isOneOf, ownValue } from '../../../../platform/security/own.js';
 
 /** Where each preSegment leads: the segment a new user gets. `recovery` is for existing users. */
@@ -46,6 +47,7 @@ export class Onboarding {
     db: Db,
     private readonly sessions: Sessions,
     private readonly lockouts: Lockouts,
+    private readonly referrals: Referrals,
     private readonly notifier: Notifier,
     private readonly config: Config,
     private readonly logger: Logger,
@@ -202,9 +204,8 @@ export class Onboarding {
       throw appError(ErrorCode.INTERNAL, 'Converting the prospect into a user failed.');
     }
     await this.collections.prospects.updateOne({ _id: prospect._id }, { $set: { status: 'registered', SvcUserId, dtsModified: new Date() } });
-    if (referral && referrer) {
-      await this.collections.referralTasks.insertOne({ _id: newId('ref_'), referrerSvcUserId: referrer._id, referralCode: referral, referredSvcUserId: SvcUserId, status: 'pending', dtsCreated: new Date() });
-    }
+    // Only a claim: the bonus task waits for the new user's confirmed email and mobile (Referrals).
+    if (referral && referrer) await this.referrals.claim(SvcUserId, referrer._id, referral, device.document);
     await this.sessions.revoke(principal.sessionId);
     this.logger.info('prospect registered', { prospectId: prospect._id, SvcUserId, channel: device.channel });
     return this.registered(SvcUserId, device, segment, false);

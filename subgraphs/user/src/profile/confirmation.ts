@@ -6,6 +6,7 @@ import type { Notifier } from '../../../../platform/messaging/notify.js';
 import { sha256 } from '../../../../platform/security/secrets.js';
 import { consumeCode } from '../codes.js';
 import type { ConfirmationDocument, UserDocument } from './datasource.js';
+import type { Referrals } from '../onboarding/referrals.js';
 
 /** Codes live a day; at most five are sent per hour for one user and kind. */
 const CODE_LIFETIME_MS = 24 * 3600 * 1000;
@@ -20,6 +21,7 @@ export class Confirmations {
     private readonly users: Collection<UserDocument>,
     private readonly notifier: Notifier,
     private readonly logger: Logger,
+    private readonly referrals: Referrals,
   ) {}
 
   /** Refuses with RATE_LIMITED when MAX_CODES_PER_HOUR codes of this kind went to the user in the last hour. */
@@ -83,6 +85,7 @@ export class Confirmations {
     );
     if (!updated) throw appError(ErrorCode.CODE_INVALID, `The ${kind} changed after the code was sent.`, { field });
     this.logger.info('confirmed', { kind, SvcUserId });
+    await this.referrals.confirmed(updated);
     return updated;
   }
 }
