@@ -13,6 +13,7 @@ import type { Logger } from '../../platform/runtime/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal, verifyClientIp, type Principal } from '../../platform/security/principal.js';
 import { formatError, unexpectedErrorLog } from '../../platform/graphql/subgraph.js';
 import { operationTelemetryPlugin } from '../../platform/graphql/telemetry.js';
+import { offerOperatorRoute } from '../../platform/telemetry/observe.js';
 import { reportSubgraphReadiness, reportSubscriptions, zeroGatewayCounters } from '../../platform/telemetry/metrics.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { createAuthenticator, sessionConfirmationPlugin, sessionEndingPlugin, type SessionLookups } from './authenticate.js';
@@ -81,8 +82,8 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
 }
 
 /**
- * Each subgraph's own readiness, for operators (`GET /dependencies`); never the gateway's. One
- * check a second at most, shared by the callers meanwhile: the route needs no credential.
+ * Each subgraph's own readiness, for operators (`GET /dependencies`, on the metrics port when there
+ * is one); never the gateway's. One check a second at most, shared by the callers meanwhile.
  */
 function subgraphReadinessOf(config: Config): () => Promise<Record<string, 'ready' | 'unavailable'>> {
   let last: { at: number; states: Promise<Record<string, 'ready' | 'unavailable'>> } | null = null;
@@ -197,7 +198,8 @@ export async function start(options: {
     cors: { origins: config.corsOrigins },
     metrics: config.metricsPort === undefined,
     handle: async (req, res, scope) => {
-      if (req.method === 'GET' && req.url === '/dependencies') {
+      // With a metrics port (always in production) the route is there only, off the public port.
+      if (config.metricsPort === undefined && req.method === 'GET' && req.url === '/dependencies') {
         scope.route = '/dependencies';
         sendJson(res, 200, await dependencies());
         return;
@@ -206,6 +208,7 @@ export async function start(options: {
       await handle(req, res, scope);
     },
   });
+  const withdrawDependencies = config.metricsPort === undefined ? () => {} : offerOperatorRoute('/dependencies', dependencies);
   const withdraw = transport.serve(`${service.url}/graphql`, localPost(apolloLocal(apollo, context, logger, 'gateway')));
   const executeAs: ExecuteAs = async (document, variables, principal) => {
     const response = await apollo.executeOperation({ query: document, variables }, { contextValue: { principal, sessionConfirmed: null, requestId: newId('evt_req_'), clientIp: null } });
@@ -237,6 +240,7 @@ export async function start(options: {
     close: async () => {
       for (const stop of unreport) stop();
       withdraw();
+      withdrawDependencies();
       await subscriptions.close();
       await service.close();
       await apollo.stop();

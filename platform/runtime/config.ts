@@ -128,7 +128,11 @@ export interface Config {
   otlpEndpoint: string | undefined;
   /** Share of traces recorded and exported (OTEL_TRACES_SAMPLER_ARG, 0 to 1), decided by trace id; a caller's sampled flag is not obeyed. */
   traceSampleRatio: number;
-  /** A port of its own for `GET /metrics` (METRICS_PORT); unset serves it on the service's own port. */
+  /**
+   * A port of its own for `GET /metrics` and the gateway's `GET /dependencies` (METRICS_PORT): 9464
+   * by default in production, so that neither is on the public port; unset elsewhere serves them on
+   * the service's own port.
+   */
   metricsPort: number | undefined;
 }
 
@@ -142,6 +146,9 @@ export class ConfigError extends Error {
 /** The repository root, found from this module's own location. */
 /** The names our own services sign their internal calls with, which no outside key may take in production. */
 const INTERNAL_SERVICE_NAMES: readonly string[] = ['user', 'cards', 'payments', 'compliance', 'gateway', 'provision'];
+
+/** Where production serves `/metrics` and `/dependencies` when METRICS_PORT is unset: never on the public port. */
+export const DEFAULT_PRODUCTION_METRICS_PORT = 9464;
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -361,7 +368,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     drainSeconds: int('DRAIN_SECONDS', 5, 0, 300),
     otlpEndpoint: optionalUrl('OTEL_EXPORTER_OTLP_ENDPOINT'),
     traceSampleRatio: ratio('OTEL_TRACES_SAMPLER_ARG', 1),
-    metricsPort: env.METRICS_PORT ? int('METRICS_PORT', 0, 1, 65535) : undefined,
+    metricsPort: env.METRICS_PORT ? int('METRICS_PORT', 0, 1, 65535) : nodeEnv === 'production' ? DEFAULT_PRODUCTION_METRICS_PORT : undefined,
     seedDemo: bool('SEED_DEMO', nodeEnv !== 'production'),
     outboxChosen: Boolean(env.OUTBOX_DIR),
     geocoderPreload: bool('GEOCODER_PRELOAD', true),
