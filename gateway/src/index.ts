@@ -23,7 +23,7 @@ import { errorCountPlugin, operationLimitsPlugin } from './operation-limits.js';
 import { servePage } from './pages.js';
 import { createHitCounter, rateLimitsPlugin } from './rate-limits.js';
 import { startSubscriptionServer, type ExecuteAs } from './subscriptions.js';
-import { checkTrustedRequest, isTrustedSubscription, persistedQueryCache, trustedDocumentsOf } from './trusted-documents.js';
+import { checkPersistedQueryHash, checkTrustedRequest, isTrustedSubscription, persistedQueryCache, trustedDocumentsOf } from './trusted-documents.js';
 
 /** The gateway's per-request context: who is calling, established once. */
 export interface GatewayContext {
@@ -173,6 +173,8 @@ export async function start(options: {
   });
   await apollo.start();
   const context: ContextBuilder<GatewayContext> = async (source, scope, request) => {
+    // A client's mistake, refused before any work with its own code (Apollo's refusal has none).
+    checkPersistedQueryHash(request);
     const { principal, confirmed } = await authenticate.early(source.headers, scope.requestId);
     // Subgraphs calling the graph (signed internal principal) run their own documents; every client, service keys included, is checked.
     const internal = source.headers[PRINCIPAL_HEADER] !== undefined && principal.kind === 'service' && (SUBGRAPH_NAMES as readonly string[]).includes(principal.service);

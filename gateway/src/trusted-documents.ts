@@ -62,14 +62,8 @@ export function persistedQueryCache(trusted: ReadonlyMap<string, string>, mode: 
   };
 }
 
-/**
- * In `require` mode, refuses an HTTP request whose operation is not a trusted document (by its
- * text's SHA-256, or the hash it sends instead of a text) with OPERATION_NOT_TRUSTED (HTTP 400),
- * before Apollo parses or validates it: an untrusted document costs nothing and learns nothing of
- * the schema. A request without either is left to Apollo, which refuses it.
- */
-export function checkTrustedRequest(trusted: ReadonlyMap<string, string>, mode: Config['trustedDocuments'], request: { body: unknown; search: string }): void {
-  if (mode === 'off') return;
+/** The text and the persisted-query hash of a GraphQL request over POST (its body) or GET (its query string), as sent. */
+function operationOf(request: { body: unknown; search: string }): { query: unknown; hash: unknown } {
   let query: unknown;
   let extensions: unknown;
   if (request.body !== null && typeof request.body === 'object' && !Array.isArray(request.body)) {
@@ -84,6 +78,31 @@ export function checkTrustedRequest(trusted: ReadonlyMap<string, string>, mode: 
     }
   }
   const hash = (extensions as { persistedQuery?: { sha256Hash?: unknown } } | null)?.persistedQuery?.sha256Hash;
+  return { query, hash };
+}
+
+/**
+ * Refuses a request that sends both a text and a persisted-query hash that is not the text's
+ * SHA-256, with 400 PERSISTED_QUERY_HASH_MISMATCH: a client's mistake, answered as such. Apollo
+ * Server's own refusal has no code, which the gateway would answer as an internal error and log.
+ */
+export function checkPersistedQueryHash(request: { body: unknown; search: string }): void {
+  const { query, hash } = operationOf(request);
+  if (typeof query !== 'string' || query === '' || typeof hash !== 'string') return;
+  if (sha256(query) !== hash) {
+    throw appError(ErrorCode.PERSISTED_QUERY_HASH_MISMATCH, 'provided sha does not match query: extensions.persistedQuery.sha256Hash must be the SHA-256 of the query text (hex).', { field: 'extensions.persistedQuery.sha256Hash', httpStatus: 400 });
+  }
+}
+
+/**
+ * In `require` mode, refuses an HTTP request whose operation is not a trusted document (by its
+ * text's SHA-256, or the hash it sends instead of a text) with OPERATION_NOT_TRUSTED (HTTP 400),
+ * before Apollo parses or validates it: an untrusted document costs nothing and learns nothing of
+ * the schema. A request without either is left to Apollo, which refuses it.
+ */
+export function checkTrustedRequest(trusted: ReadonlyMap<string, string>, mode: Config['trustedDocuments'], request: { body: unknown; search: string }): void {
+  if (mode === 'off') return;
+  const { query, hash } = operationOf(request);
   const id = typeof query === 'string' && query !== '' ? sha256(query) : typeof hash === 'string' ? hash : null;
   if (id !== null && !trusted.has(id)) {
     throw appError(ErrorCode.OPERATION_NOT_TRUSTED, 'This deployment runs registered operations only (trusted documents), and this operation is not one of them.', { httpStatus: 400 });
