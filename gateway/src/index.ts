@@ -199,6 +199,7 @@ export async function start(options: {
     ready: async () => true,
     cors: { origins: config.corsOrigins },
     metrics: config.metricsPort === undefined,
+    limits: config.httpLimits,
     handle: async (req, res, scope) => {
       // With a metrics port (always in production) the route is there only, off the public port.
       if (config.metricsPort === undefined && req.method === 'GET' && req.url === '/dependencies') {

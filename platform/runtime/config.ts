@@ -76,6 +76,8 @@ export interface Config {
   inProcessCalls: 'none' | 'adapter' | 'all';
   /** Largest accepted request body, in bytes. */
   bodyLimitBytes: number;
+  /** What every HTTP server allows a client: time to send its headers and its request, pace of its body, connections. */
+  httpLimits: HttpLimits;
   /** Requests per window at the gateway, per root field: per credential, per client address, and for the sensitive fields. */
   rateLimits: { windowSeconds: number; perCredential: number; perAddress: number; sensitive: number };
   /** How long an Idempotency-Key and its answer are kept. */
@@ -134,6 +136,22 @@ export interface Config {
    * the service's own port.
    */
   metricsPort: number | undefined;
+}
+
+/**
+ * The limits every HTTP server puts on its clients, so that slow or numerous connections cannot
+ * hold it: headers within `headersTimeoutMs`, a whole request within `requestTimeoutMs`, a body
+ * that never pauses `bodyIdleTimeoutMs` and, once that long under way, averages
+ * `bodyMinBytesPerSecond`; at most `maxConnections` connections, `maxConnectionsPerAddress` of them
+ * from one client address (0: no cap by address).
+ */
+export interface HttpLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  bodyIdleTimeoutMs: number;
+  bodyMinBytesPerSecond: number;
+  maxConnections: number;
+  maxConnectionsPerAddress: number;
 }
 
 export class ConfigError extends Error {
@@ -337,6 +355,15 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     // Uploads of 5 MiB travel base64 in JSON from the adapter to the subgraph: 8 MiB leaves room.
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 8 * 1024 * 1024, 1024, 50 * 1024 * 1024),
     subgraphTimeoutMs: int('SUBGRAPH_TIMEOUT_MS', 30_000, 100, 600_000),
+    httpLimits: {
+      headersTimeoutMs: int('HTTP_HEADERS_TIMEOUT_MS', 20_000, 500, 300_000),
+      requestTimeoutMs: int('HTTP_REQUEST_TIMEOUT_MS', 300_000, 1000, 3_600_000),
+      bodyIdleTimeoutMs: int('HTTP_BODY_IDLE_TIMEOUT_MS', 10_000, 100, 300_000),
+      bodyMinBytesPerSecond: int('HTTP_BODY_MIN_BYTES_PER_SECOND', 1024, 0, 100 * 1024 * 1024),
+      maxConnections: int('HTTP_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+      // Behind a proxy every connection comes from the proxy's address: no cap by address unless set.
+      maxConnectionsPerAddress: int('HTTP_MAX_CONNECTIONS_PER_ADDRESS', bool('TRUST_PROXY', false) ? 0 : 256, 0, 1_000_000),
+    },
     inProcessCalls: oneOf('IN_PROCESS_CALLS', ['none', 'adapter', 'all'] as const, 'all'),
     rateLimits: {
       windowSeconds: int('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 3600),
@@ -375,6 +402,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     webhookAllowInternal: bool('WEBHOOK_ALLOW_INTERNAL', nodeEnv !== 'production'),
     ...overrides,
   };
+  if (config.httpLimits.headersTimeoutMs >= config.httpLimits.requestTimeoutMs) problems.push('HTTP_HEADERS_TIMEOUT_MS must be shorter than HTTP_REQUEST_TIMEOUT_MS');
   if (nodeEnv === 'production' && config.exposeErrorDetails) problems.push('EXPOSE_ERROR_DETAILS is for a developer at work, never in production (it puts internal details in answers)');
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
