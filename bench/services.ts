@@ -213,6 +213,7 @@ const config = loadConfig({
   // The load generator is one client at one address; the limits would measure themselves.
   RATE_LIMIT_PER_CREDENTIAL: '10000000',
   RATE_LIMIT_PER_ADDRESS: '10000000',
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0',
 });
 const logger = createLogger(config.logLevel);
 let stopTier: () => Promise<void>;
