@@ -215,6 +215,7 @@ const config = loadConfig({
   RATE_LIMIT_PER_ADDRESS: '10000000',
   RATE_LIMIT_REQUESTS_PER_CREDENTIAL: '10000000',
   RATE_LIMIT_REQUESTS_PER_ADDRESS: '10000000',
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0',
 });
 const logger = createLogger(config.logLevel);
 let stopTier: () => Promise<void>;

@@ -32,7 +32,7 @@ const embedded = await startEmbeddedMongo({ dataDir, ferretdbBin: process.env.FE
 const config = loadConfig({
   NODE_ENV: 'test', MONGODB_URI: embedded.uri, MONGODB_DB_PREFIX: 'soak_', LOG_LEVEL: 'error', GEOCODER_PRELOAD: 'false', ...EVERY_PORT_FREE,
   // One client address carries every user here; the limits themselves are tested elsewhere.
-  RATE_LIMIT_PER_CREDENTIAL: '10000000', RATE_LIMIT_PER_ADDRESS: '10000000', RATE_LIMIT_SENSITIVE: '10000000',
+  RATE_LIMIT_PER_CREDENTIAL: '10000000', RATE_LIMIT_PER_ADDRESS: '10000000', RATE_LIMIT_SENSITIVE: '10000000', HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0',
   RATE_LIMIT_REQUESTS_PER_CREDENTIAL: '10000000', RATE_LIMIT_REQUESTS_PER_ADDRESS: '10000000',
 });
 const mongo = await connectMongo(config.mongodbUri!, config.dbPrefix);

@@ -13,6 +13,7 @@ import type { Logger } from '../../platform/runtime/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal, verifyClientIp, verifyPrincipal, type Principal } from '../../platform/security/principal.js';
 import { formatError, unexpectedErrorLog } from '../../platform/graphql/subgraph.js';
 import { operationTelemetryPlugin } from '../../platform/graphql/telemetry.js';
+import { offerOperatorRoute } from '../../platform/telemetry/observe.js';
 import { bodyRefusals, reportSubgraphReadiness, reportSubscriptions, zeroGatewayCounters } from '../../platform/telemetry/metrics.js';
 import { SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { createAuthenticator, sessionConfirmationPlugin, sessionEndingPlugin, type SessionLookups } from './authenticate.js';
@@ -23,7 +24,7 @@ import { serviceScopePlugin } from './service-scope.js';
 import { servePage } from './pages.js';
 import { countRequest, createHitCounter, rateLimitsPlugin } from './rate-limits.js';
 import { startSubscriptionServer, type ExecuteAs } from './subscriptions.js';
-import { checkTrustedRequest, isTrustedSubscription, operationOf, persistedQueryCache, trustedDocumentsOf } from './trusted-documents.js';
+import { checkPersistedQueryHash, checkTrustedRequest, isTrustedSubscription, operationOf, persistedQueryCache, trustedDocumentsOf } from './trusted-documents.js';
 import { refuseDocument } from './document-limits.js';
 
 /** The gateway's per-request context: who is calling, established once. */
@@ -83,8 +84,8 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
 }
 
 /**
- * Each subgraph's own readiness, for operators (`GET /dependencies`); never the gateway's. One
- * check a second at most, shared by the callers meanwhile: the route needs no credential.
+ * Each subgraph's own readiness, for operators (`GET /dependencies`, on the metrics port when there
+ * is one); never the gateway's. One check a second at most, shared by the callers meanwhile.
  */
 function subgraphReadinessOf(config: Config): () => Promise<Record<string, 'ready' | 'unavailable'>> {
   let last: { at: number; states: Promise<Record<string, 'ready' | 'unavailable'>> } | null = null;
@@ -180,6 +181,8 @@ export async function start(options: {
     const operation = operationOf(request);
     const tooBig = operation.text === null ? null : refuseDocument(operation.text, config.documentLimits, 'http');
     if (tooBig) throw tooBig;
+    // A client's mistake, refused before any work with its own code (Apollo's refusal has none).
+    checkPersistedQueryHash(operation);
     const { principal, confirmed } = await authenticate.early(source.headers, scope.requestId);
     // The REST adapter passes on its caller's address, signed; a direct caller's is its own.
     const clientIp = verifyClientIp(source.headers[CLIENT_IP_HEADER], config.internalSecret) ?? clientAddress(source.headers, source.remoteAddress, config.trustProxy);
@@ -208,8 +211,10 @@ export async function start(options: {
     ready: async () => true,
     cors: { origins: config.corsOrigins },
     metrics: config.metricsPort === undefined,
+    limits: config.httpLimits,
     handle: async (req, res, scope) => {
-      if (req.method === 'GET' && req.url === '/dependencies') {
+      // With a metrics port (always in production) the route is there only, off the public port.
+      if (config.metricsPort === undefined && req.method === 'GET' && req.url === '/dependencies') {
         scope.route = '/dependencies';
         sendJson(res, 200, await dependencies());
         return;
@@ -218,6 +223,7 @@ export async function start(options: {
       await handle(req, res, scope);
     },
   });
+  const withdrawDependencies = config.metricsPort === undefined ? () => {} : offerOperatorRoute('/dependencies', dependencies);
   const withdraw = transport.serve(`${service.url}/graphql`, localPost(apolloLocal(apollo, context, logger, 'gateway')));
   const executeAs: ExecuteAs = async (document, variables, principal) => {
     const response = await apollo.executeOperation({ query: document, variables }, { contextValue: { principal, sessionConfirmed: null, requestId: newId('evt_req_'), clientIp: null } });
@@ -249,6 +255,7 @@ export async function start(options: {
     close: async () => {
       for (const stop of unreport) stop();
       withdraw();
+      withdrawDependencies();
       await subscriptions.close();
       await service.close();
       await apollo.stop();

@@ -27,6 +27,8 @@ export interface RateLimits {
 export const SENSITIVE_FIELDS = new Set([
   'login', 'aggregatorGetToken', 'aggregatorChangePassword', 'merchantToken', 'customerToken',
   'requestRecoveryCode', 'confirmEmail', 'confirmMobile', 'registerDevice', 'submitProspectData',
+  // Merchant ids are global: registering one tells whether it is in use, so guesses are few.
+  'saveMerchant',
 ]);
 
 /** One key's count in its current window, and the milliseconds left in that window. */

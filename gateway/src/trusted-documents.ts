@@ -86,6 +86,18 @@ export function operationOf(request: { body: unknown; search: string }): { text:
 }
 
 /**
+ * Refuses a request that sends both a text and a persisted-query hash that is not the text's
+ * SHA-256, with 400 PERSISTED_QUERY_HASH_MISMATCH: a client's mistake, answered as such. Apollo
+ * Server's own refusal has no code, which the gateway would answer as an internal error and log.
+ */
+export function checkPersistedQueryHash(operation: { text: string | null; hash: string | null }): void {
+  if (operation.text === null || operation.hash === null) return;
+  if (sha256(operation.text) !== operation.hash) {
+    throw appError(ErrorCode.PERSISTED_QUERY_HASH_MISMATCH, 'provided sha does not match query: extensions.persistedQuery.sha256Hash must be the SHA-256 of the query text (hex).', { field: 'extensions.persistedQuery.sha256Hash', httpStatus: 400 });
+  }
+}
+
+/**
  * In `require` mode, refuses an HTTP request whose operation is not a trusted document (by its
  * text's SHA-256, or the hash it sends instead of a text) with OPERATION_NOT_TRUSTED (HTTP 400),
  * before Apollo parses or validates it: an untrusted document costs nothing and learns nothing of

@@ -40,6 +40,8 @@ export enum ErrorCode {
   OPERATION_LIMIT_EXCEEDED = 'OPERATION_LIMIT_EXCEEDED',
   /** An operation that is not a registered (trusted) document, where only those may run. */
   OPERATION_NOT_TRUSTED = 'OPERATION_NOT_TRUSTED',
+  /** An automatic persisted query whose `sha256Hash` is not the SHA-256 of the text sent with it. */
+  PERSISTED_QUERY_HASH_MISMATCH = 'PERSISTED_QUERY_HASH_MISMATCH',
   /** An Idempotency-Key sent again with a different request. */
   IDEMPOTENCY_KEY_REUSED = 'IDEMPOTENCY_KEY_REUSED',
   /** Too many requests of a kind in a period. */

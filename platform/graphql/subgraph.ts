@@ -202,6 +202,8 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
     logger,
     ready: () => options.mongo.ping(),
     metrics: config.metricsPort === undefined,
+    // Its callers are the gateways, each with many connections from one address: no cap by address.
+    limits: { ...config.httpLimits, maxConnectionsPerAddress: 0 },
     handle: async (req, res, scope) => {
       if (options.extraRoutes && (await options.extraRoutes(req, res, scope))) return;
       await graphql(req, res, scope);

@@ -15,8 +15,12 @@ export function connectionPool(maxSockets = Infinity): ConnectionPool {
   return { 'http:': new http.Agent({ keepAlive: true, maxSockets, timeout: 30_000 }), 'https:': new https.Agent({ keepAlive: true, maxSockets, timeout: 30_000 }) };
 }
 
-/** The pool of the REST adapter's and the gateway's own calls. */
-const defaultPool = connectionPool(256);
+/**
+ * The pool of the REST adapter's and the gateway's own calls: at most 128 sockets to one target,
+ * half the gateway's default cap of connections from one address (HTTP_MAX_CONNECTIONS_PER_ADDRESS),
+ * so that the adapter's calls queue here rather than being refused there.
+ */
+const defaultPool = connectionPool(128);
 /** The largest answer read. */
 const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 

@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import http, { STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { HeaderMap, type ApolloServer, type BaseContext } from '@apollo/server';
 import { context } from '@opentelemetry/api';
 import { GraphQLError } from 'graphql';
 import { applyCors, type CorsPolicy } from './cors.js';
 import { ErrorCode } from '../graphql/errors.js';
 import type { LocalPost } from './transport.js';
+import type { HttpLimits } from '../runtime/config.js';
 import type { Logger } from '../runtime/logger.js';
-import { httpRequests, metricsExposition } from '../telemetry/metrics.js';
+import { connectionRefusals, httpRequests, metricsExposition } from '../telemetry/metrics.js';
 import { inSpan, serveInSpan, SpanKind, SpanStatusCode } from '../telemetry/tracing.js';
 
 /** The header that carries the request id from the REST adapter through the gateway to the subgraphs. */
@@ -106,11 +107,22 @@ export async function startHttpService(options: {
   cors?: CorsPolicy;
   /** Whether `GET /metrics` is answered here (not when the process serves it on a port of its own). */
   metrics: boolean;
+  /** What a client is allowed: time, body pace and connections (`config.httpLimits`). */
+  limits: HttpLimits;
 }): Promise<HttpService> {
-  const { logger } = options;
+  const { logger, limits } = options;
   let closing = false;
   let draining = false;
-  const server = http.createServer((req, res) => {
+  const server = http.createServer({
+    // Node's own limits, checked every second rather than every 30 s, so that they bound what they say.
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionsCheckingInterval: 1000,
+  }, (req, res) => {
+    watchBody(req, res, limits, () => {
+      connectionRefusals.inc({ service: options.name, reason: 'slow_body' });
+      logger.warn('slow request body dropped', { path: (req.url ?? '').split('?')[0], remoteAddress: req.socket.remoteAddress });
+    });
     const requestId = requestIdOf(req);
     // While closing, no connection is kept for another request, and one freed by its last answer is closed.
     if (closing) res.setHeader('connection', 'close');
@@ -183,9 +195,7 @@ export async function startHttpService(options: {
     }
   };
   server.keepAliveTimeout = 65_000;
-  // Node's own limits stay: 60 s to send the headers (slowloris), 300 s for a whole request (a
-  // 5 MiB upload over a slow line). A shorter header limit would also close the connections of
-  // requests merely queued behind an overloaded server.
+  capConnections(server, limits, (reason) => connectionRefusals.inc({ service: options.name, reason }));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
@@ -210,6 +220,70 @@ export async function startHttpService(options: {
         setTimeout(() => server.closeAllConnections(), 5000).unref();
       }),
   };
+}
+
+/**
+ * Drops a request whose body stalls for `bodyIdleTimeoutMs`, or that, once that long under way,
+ * has averaged less than `bodyMinBytesPerSecond`: a client trickling a body would otherwise hold
+ * its connection until the request timeout. Progress is read from the socket's byte count, so
+ * that the handler's own reading of the body is left alone.
+ */
+function watchBody(req: IncomingMessage, res: ServerResponse, limits: HttpLimits, dropped: () => void): void {
+  const length = Number(req.headers['content-length'] ?? 0);
+  if (req.complete || (!(length > 0) && req.headers['transfer-encoding'] === undefined)) return;
+  const { socket } = req;
+  const started = performance.now();
+  const startBytes = socket.bytesRead;
+  let lastBytes = startBytes;
+  let lastProgress = started;
+  const timer = setInterval(() => {
+    if (req.complete || socket.destroyed) {
+      clearInterval(timer);
+      return;
+    }
+    const now = performance.now();
+    if (socket.bytesRead > lastBytes) {
+      lastBytes = socket.bytesRead;
+      lastProgress = now;
+    }
+    const elapsed = now - started;
+    const tooSlow = elapsed >= limits.bodyIdleTimeoutMs && ((lastBytes - startBytes) * 1000) / elapsed < limits.bodyMinBytesPerSecond;
+    if (now - lastProgress >= limits.bodyIdleTimeoutMs || tooSlow) {
+      clearInterval(timer);
+      dropped();
+      socket.destroy();
+    }
+  }, Math.max(25, Math.min(1000, limits.bodyIdleTimeoutMs / 4)));
+  timer.unref();
+  res.once('close', () => clearInterval(timer));
+}
+
+/**
+ * Caps a server's connections: `maxConnections` in all (Node refuses the rest), and
+ * `maxConnectionsPerAddress` from one client address (0: none), counted by the connection's own
+ * peer address; a connection over either cap is closed as it arrives.
+ */
+function capConnections(server: http.Server, limits: HttpLimits, refused: (reason: 'server_cap' | 'address_cap') => void): void {
+  server.maxConnections = limits.maxConnections;
+  server.on('drop', () => refused('server_cap'));
+  if (limits.maxConnectionsPerAddress === 0) return;
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress;
+    if (address === undefined) return;
+    const count = (open.get(address) ?? 0) + 1;
+    if (count > limits.maxConnectionsPerAddress) {
+      refused('address_cap');
+      socket.destroy();
+      return;
+    }
+    open.set(address, count);
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left === 0) open.delete(address);
+      else open.set(address, left);
+    });
+  });
 }
 
 /** Milliseconds since `started` (process.hrtime.bigint()), to the microsecond: the access log's `ms`. */

@@ -20,20 +20,74 @@ export function signWebhook(secret: string, id: string, timestamp: number, body:
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }
 
-/** Loopback, private, link-local and other internal ranges a webhook must not reach in production. */
-const INTERNAL = new BlockList();
+/**
+ * IPv4 ranges a webhook must not reach in production: every range of IANA's special-purpose
+ * registry that is not globally reachable (loopback, private, shared, link-local, documentation,
+ * benchmarking, the 6to4 relay, multicast, reserved and broadcast).
+ */
+const INTERNAL_IPV4 = new BlockList();
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16],
-  ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) INTERNAL.addSubnet(net, prefix, 'ipv4');
-// ::/96 holds ::, ::1 and the IPv4-compatible addresses (::7f00:1 is 127.0.0.1); 64:ff9b::/96 is NAT64.
-for (const [net, prefix] of [['::', 96], ['64:ff9b::', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]] as const) INTERNAL.addSubnet(net, prefix, 'ipv6');
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24],
+  ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) INTERNAL_IPV4.addSubnet(net, prefix, 'ipv4');
 
-/** Whether an address is internal (IPv4-mapped IPv6 addresses are judged by their IPv4 part). */
+/**
+ * IPv6 ranges refused whole: the unspecified and loopback addresses with the deprecated
+ * IPv4-compatible ones (::/96), local-use NAT64, discard-only, the IETF protocol assignments
+ * (2001::/23: Teredo, benchmarking, ORCHID), documentation, 6to4 (2002::/16, which tunnels to
+ * the IPv4 address it embeds), SRv6, unique-local, link-local, site-local and multicast. Tunnel
+ * prefixes are refused rather than decoded: where a tunnel ends up is not the address's to say.
+ */
+const INTERNAL_IPV6 = new BlockList();
+for (const [net, prefix] of [
+  ['::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['100:0:0:1::', 64], ['2001::', 23], ['2001:db8::', 32], ['2002::', 16], ['3fff::', 20], ['5f00::', 16],
+  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+] as const) INTERNAL_IPV6.addSubnet(net, prefix, 'ipv6');
+
+/** The 16 bytes of an IPv6 address (a trailing dotted IPv4 part and a zone allowed), or null. */
+function ipv6Bytes(address: string): number[] | null {
+  let text = address.replace(/%.*$/, '');
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) return null;
+  const groups = (half: string | undefined) => (half ? half.split(':') : []);
+  const head = groups(halves[0]);
+  const tail = groups(halves[1]);
+  const all = halves.length === 2 ? [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail] : head;
+  if (all.length !== 8 || all.some((group) => !/^[0-9a-f]{1,4}$/i.test(group))) return null;
+  return all.flatMap((group) => {
+    const value = parseInt(group, 16);
+    return [value >> 8, value & 0xff];
+  });
+}
+
+const startsWith = (bytes: number[], prefix: readonly number[]) => prefix.every((byte, i) => bytes[i] === byte);
+/** ::ffff:0:0/96 (IPv4-mapped), ::ffff:0:0:0/96 (IPv4-translated) and 64:ff9b::/96 (NAT64): the last four bytes are an IPv4 address, reached as such. */
+const EMBEDDING_IPV4: ReadonlyArray<readonly number[]> = [
+  [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff],
+  [0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0],
+  [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0],
+];
+
+/**
+ * Whether an address is one a webhook must not reach: an internal IPv4 address, an IPv6 address
+ * that embeds one (IPv4-mapped, IPv4-translated, NAT64: judged by the IPv4 address, so a NAT64
+ * network still reaches public receivers), or one of the IPv6 ranges refused whole (6to4, Teredo,
+ * IPv4-compatible among them). What is not an address at all counts as internal.
+ */
 export function isInternalAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  if (mapped) return INTERNAL.check(mapped, 'ipv4');
-  return INTERNAL.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
+  const family = isIP(address.replace(/%.*$/, ''));
+  if (family === 4) return INTERNAL_IPV4.check(address, 'ipv4');
+  if (family !== 6) return true;
+  const bytes = ipv6Bytes(address);
+  if (!bytes) return true;
+  if (EMBEDDING_IPV4.some((prefix) => startsWith(bytes, prefix))) return INTERNAL_IPV4.check(bytes.slice(12).join('.'), 'ipv4');
+  const canonical = Array.from({ length: 8 }, (_, i) => ((bytes[2 * i]! << 8) | bytes[2 * i + 1]!).toString(16)).join(':');
+  return INTERNAL_IPV6.check(canonical, 'ipv6');
 }
 
 /** The addresses a host name resolves to (an IP literal is its own). */
@@ -217,7 +271,7 @@ export async function checkWebhookTarget(value: string, field: string, allowInte
     } catch {
       throw appError(ErrorCode.VALIDATION_FAILED, `${field}: the host ${url.hostname} does not resolve.`, { field });
     }
-    if (!outside) throw appError(ErrorCode.VALIDATION_FAILED, `${field} must not point at a loopback, private or link-local address.`, { field });
+    if (!outside) throw appError(ErrorCode.VALIDATION_FAILED, `${field} must not point at a loopback, private or link-local address, nor another special-purpose one (an IPv6 form embedding such an IPv4 address included).`, { field });
   }
   return url.toString();
 }

@@ -88,6 +88,8 @@ export interface Config {
   inProcessCalls: 'none' | 'adapter' | 'all';
   /** Largest accepted request body, in bytes: the REST adapter's, and the gateway's from the adapter and the subgraphs (uploads travel base64). */
   bodyLimitBytes: number;
+  /** What every HTTP server allows a client: time to send its headers and its request, pace of its body, connections. */
+  httpLimits: HttpLimits;
   /** Largest request body the gateway's `/graphql` reads from any other client, in bytes. */
   graphqlBodyLimitBytes: number;
   /** Bounds of a GraphQL document's text at the gateway, checked before it is parsed (HTTP and subscriptions). */
@@ -154,8 +156,28 @@ export interface Config {
   otlpEndpoint: string | undefined;
   /** Share of traces recorded and exported (OTEL_TRACES_SAMPLER_ARG, 0 to 1), decided by trace id; a caller's sampled flag is not obeyed. */
   traceSampleRatio: number;
-  /** A port of its own for `GET /metrics` (METRICS_PORT); unset serves it on the service's own port. */
+  /**
+   * A port of its own for `GET /metrics` and the gateway's `GET /dependencies` (METRICS_PORT): 9464
+   * by default in production, so that neither is on the public port; unset elsewhere serves them on
+   * the service's own port.
+   */
   metricsPort: number | undefined;
+}
+
+/**
+ * The limits every HTTP server puts on its clients, so that slow or numerous connections cannot
+ * hold it: headers within `headersTimeoutMs`, a whole request within `requestTimeoutMs`, a body
+ * that never pauses `bodyIdleTimeoutMs` and, once that long under way, averages
+ * `bodyMinBytesPerSecond`; at most `maxConnections` connections, `maxConnectionsPerAddress` of them
+ * from one client address (0: no cap by address).
+ */
+export interface HttpLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  bodyIdleTimeoutMs: number;
+  bodyMinBytesPerSecond: number;
+  maxConnections: number;
+  maxConnectionsPerAddress: number;
 }
 
 export class ConfigError extends Error {
@@ -168,6 +190,9 @@ export class ConfigError extends Error {
 /** The repository root, found from this module's own location. */
 /** The names our own services sign their internal calls with, which no outside key may take in production. */
 const INTERNAL_SERVICE_NAMES: readonly string[] = ['user', 'cards', 'payments', 'compliance', 'gateway', 'provision'];
+
+/** Where production serves `/metrics` and `/dependencies` when METRICS_PORT is unset: never on the public port. */
+export const DEFAULT_PRODUCTION_METRICS_PORT = 9464;
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -376,6 +401,15 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       maxTokens: int('GRAPHQL_MAX_TOKENS', 5000, 100, 1_000_000),
     },
     subgraphTimeoutMs: int('SUBGRAPH_TIMEOUT_MS', 30_000, 100, 600_000),
+    httpLimits: {
+      headersTimeoutMs: int('HTTP_HEADERS_TIMEOUT_MS', 20_000, 500, 300_000),
+      requestTimeoutMs: int('HTTP_REQUEST_TIMEOUT_MS', 300_000, 1000, 3_600_000),
+      bodyIdleTimeoutMs: int('HTTP_BODY_IDLE_TIMEOUT_MS', 10_000, 100, 300_000),
+      bodyMinBytesPerSecond: int('HTTP_BODY_MIN_BYTES_PER_SECOND', 1024, 0, 100 * 1024 * 1024),
+      maxConnections: int('HTTP_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+      // Behind a proxy every connection comes from the proxy's address: no cap by address unless set.
+      maxConnectionsPerAddress: int('HTTP_MAX_CONNECTIONS_PER_ADDRESS', bool('TRUST_PROXY', false) ? 0 : 256, 0, 1_000_000),
+    },
     inProcessCalls: oneOf('IN_PROCESS_CALLS', ['none', 'adapter', 'all'] as const, 'all'),
     rateLimits: {
       windowSeconds: int('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 3600),
@@ -410,13 +444,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     drainSeconds: int('DRAIN_SECONDS', 5, 0, 300),
     otlpEndpoint: optionalUrl('OTEL_EXPORTER_OTLP_ENDPOINT'),
     traceSampleRatio: ratio('OTEL_TRACES_SAMPLER_ARG', 1),
-    metricsPort: env.METRICS_PORT ? int('METRICS_PORT', 0, 1, 65535) : undefined,
+    metricsPort: env.METRICS_PORT ? int('METRICS_PORT', 0, 1, 65535) : nodeEnv === 'production' ? DEFAULT_PRODUCTION_METRICS_PORT : undefined,
     seedDemo: bool('SEED_DEMO', nodeEnv !== 'production'),
     outboxChosen: Boolean(env.OUTBOX_DIR),
     geocoderPreload: bool('GEOCODER_PRELOAD', true),
     webhookAllowInternal: bool('WEBHOOK_ALLOW_INTERNAL', nodeEnv !== 'production'),
     ...overrides,
   };
+  if (config.httpLimits.headersTimeoutMs >= config.httpLimits.requestTimeoutMs) problems.push('HTTP_HEADERS_TIMEOUT_MS must be shorter than HTTP_REQUEST_TIMEOUT_MS');
   if (nodeEnv === 'production' && config.exposeErrorDetails) problems.push('EXPOSE_ERROR_DETAILS is for a developer at work, never in production (it puts internal details in answers)');
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

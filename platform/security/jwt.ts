@@ -21,14 +21,18 @@ export function signJwt(claims: PaymentJwtClaims, secret: string, now = Date.now
 
 /**
  * Verifies an HS256 JWT signed by `signJwt`: exactly this header (no `alg` negotiation, so `none`
- * or an RSA key confusion cannot pass), a valid signature and an `exp` in the future. Returns the
+ * or an RSA key confusion cannot pass), a valid signature spelled exactly as `signJwt` spells it
+ * (canonical base64url) and an `exp` in the future. Returns the
  * claims, or null.
  */
 export function verifyJwt(token: string, secret: string, now = Date.now()): PaymentJwtClaims | null {
   const parts = token.split('.');
   if (parts.length !== 3 || parts[0] !== HEADER) return null;
-  const expected = mac(secret, `${parts[0]}.${parts[1]}`);
-  const given = Buffer.from(parts[2]!, 'base64url');
+  // The signature's text is compared with the canonical spelling (base64url, no padding, trailing
+  // bits zero): a decoder forgives `==` or a changed last character, so one signature would have
+  // several spellings, each a different token string for the same credential.
+  const expected = Buffer.from(mac(secret, `${parts[0]}.${parts[1]}`).toString('base64url'), 'latin1');
+  const given = Buffer.from(parts[2]!, 'latin1');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
   try {
     const claims = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;

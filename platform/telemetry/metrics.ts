@@ -94,6 +94,14 @@ export const bodyRefusals = new Counter({
   registers: [registry],
 });
 
+/** Connections a server refused or dropped: over its cap, over the cap of one address, or a body sent too slowly. */
+export const connectionRefusals = new Counter({
+  name: 'http_server_connections_refused_total',
+  help: 'Connections refused (server_cap, address_cap) or dropped (slow_body), by service and reason.',
+  labelNames: ['service', 'reason'] as const,
+  registers: [registry],
+});
+
 /** Subscriptions registered on this gateway now. */
 export const subscriptions = new Gauge({
   name: 'gateway_subscriptions',

@@ -256,6 +256,7 @@ export async function start(options: {
     ready: async () => true,
     cors: { origins: config.corsOrigins },
     metrics: config.metricsPort === undefined,
+    limits: config.httpLimits,
     handle,
   });
 }

@@ -129,10 +129,14 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   // Held together, so that no two members draw the same port; let go just before the processes bind them.
   const reservations = await Promise.all(MEMBERS.map(() => reservePort()));
   const fronts = await Promise.all([options.restPort, options.graphqlPort].map(async (port) => (port ? null : reservePort())));
+  // Production serves /metrics on a port of its own (METRICS_PORT, 9464 by default): one each, on one machine.
+  const production = (options.env.NODE_ENV ?? process.env.NODE_ENV) === 'production';
+  const metricsReservations = production ? await Promise.all(MEMBERS.map(() => reservePort())) : [];
   const ports = Object.fromEntries(MEMBERS.map((member, i) => [member, reservations[i]!.port])) as Record<Member, number>;
   const restPort = options.restPort || fronts[0]!.port;
   const graphqlPort = options.graphqlPort || fronts[1]!.port;
-  await Promise.all([...reservations, ...fronts].map(async (reservation) => reservation?.release()));
+  const metricsPorts = Object.fromEntries(metricsReservations.map((reservation, i) => [MEMBERS[i]!, reservation.port])) as Partial<Record<Member, number>>;
+  await Promise.all([...reservations, ...fronts, ...metricsReservations].map(async (reservation) => reservation?.release()));
 
   const local = (port: number) => `http://127.0.0.1:${port}`;
   const urls = Object.fromEntries(MEMBERS.map((member) => [member, local(ports[member])])) as Record<Member, string>;
@@ -150,7 +154,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     COMPLIANCE_SUBGRAPH_URL: `${urls.compliance}/graphql`,
   };
   delete shared.SERVICE;
-  // One port of its own would be one for all eight: /metrics stays on each process's own port.
+  // One port of its own would be one for all eight: /metrics stays on each process's own port
+  // (in production, on a port of each process's own).
   delete shared.METRICS_PORT;
 
   const logs = new Map<Member | 'haproxy', string[]>();
@@ -186,7 +191,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const service = serviceOf(member);
     const child = spawn(process.execPath, [...nodeFlagsOf(service), '--import', 'tsx', SERVE, service], {
       cwd: REPO_ROOT,
-      env: { ...shared, [PORT_VARIABLE[service]]: String(ports[member]) },
+      env: { ...shared, [PORT_VARIABLE[service]]: String(ports[member]), ...(metricsPorts[member] ? { METRICS_PORT: String(metricsPorts[member]) } : {}) },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: options.detached ?? false,
     });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addressGroup, createHitCounter } from '../../gateway/src/rate-limits.js';
+import { DEMO } from '../../platform/demo/demo.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
@@ -48,6 +49,21 @@ describe('rate limits at the gateway', () => {
     const other = await stack.graphql<{ aggregatorGetToken: unknown }>(`mutation { ${Array.from({ length: 4 }, (_, i) => `t${i}: aggregatorGetToken(input: { login: "nobody", password: "guess${i}" }) { token }`).join(' ')} }`);
     expect(other.status).toBe(429);
     expect(other.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+  });
+
+  it("gives merchant registration the strict limit: another aggregator's merchant ids cannot be probed at length", async () => {
+    const rival = await stack.issueToken({ kind: 'aggregator', svcAggregatorId: 'rival_aggregator_org', login: 'rival', tokenType: 'base' });
+    const save = (svcMerchantId: string) =>
+      stack.graphql('mutation ($input: MerchantInput!) { saveMerchant(input: $input) { webhookSecret } }', { input: { svcMerchantId, name: 'Rival Cycles' } }, { 'x-svc-token': rival });
+    const probe = await save(DEMO.merchantId);
+    expect(probe.body.errors?.[0]).toMatchObject({ extensions: { code: 'CONFLICT', field: 'svcMerchantId' } });
+    // The refusal says the id cannot be had, not whose it is.
+    expect(JSON.stringify(probe.body)).not.toMatch(new RegExp(`${DEMO.aggregatorId}|taken|Demo`));
+    expect((await save('rival_probe_1')).body.errors).toBeUndefined();
+    expect((await save('rival_probe_2')).body.errors).toBeUndefined();
+    const refused = await save('rival_probe_3');
+    expect(refused.status).toBe(429);
+    expect(refused.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
   });
 
   it('shares counts between gateways through Redis', async () => {

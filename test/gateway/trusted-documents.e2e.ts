@@ -135,6 +135,29 @@ describe('trusted documents', () => {
       const registered = await post(stack, { variables: { input: { channel: 'internet', userName: DEMO.userName, password: DEMO.password } }, extensions: { persistedQuery: { version: 1, sha256Hash: sha256(DASHBOARD_DOCUMENTS.userLogin) } } });
       expect(registered.body.errors).toBeUndefined();
     });
+
+    it('refuses a persisted query whose hash is not its text\'s with 400 PERSISTED_QUERY_HASH_MISMATCH, over POST and GET, and logs no error', async () => {
+      const query = '{ __typename }';
+      const wrong = sha256(`${query} `);
+      const before = stack.logs.length;
+      const posted = await post(stack, { query, extensions: { persistedQuery: { version: 1, sha256Hash: wrong } } });
+      expect(posted.status).toBe(400);
+      expect(posted.body.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_HASH_MISMATCH');
+      expect(posted.body.errors?.[0]?.message).toMatch(/provided sha does not match query/);
+      const search = new URLSearchParams({ query, extensions: JSON.stringify({ persistedQuery: { version: 1, sha256Hash: wrong } }) });
+      const got = await fetch(`${stack.gateway.url}/graphql?${search.toString()}`, { headers: { 'apollo-require-preflight': 'true' } });
+      expect(got.status).toBe(400);
+      expect(((await got.json()) as GraphQLBody).errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_HASH_MISMATCH');
+      // Nothing was registered under the wrong hash.
+      const byHash = await post(stack, { extensions: { persistedQuery: { version: 1, sha256Hash: wrong } } });
+      expect(byHash.body.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+      const logged = stack.logs.slice(before);
+      expect(logged.filter((line) => line.level === 'error' || line.level === 50)).toEqual([]);
+      expect(JSON.stringify(logged)).not.toMatch(/stack|provided sha/);
+      // The right hash with the same text still runs.
+      const right = await post(stack, { query, extensions: { persistedQuery: { version: 1, sha256Hash: sha256(query) } } });
+      expect(right.body).toEqual({ data: { __typename: 'Query' } });
+    });
   });
 
   it('keeps what clients register the APQ way within bounds: no oversized document, and the oldest out past 16 MiB', async () => {

@@ -86,6 +86,26 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
       expect((await stack.rest('POST', '/public/merchant/payment/cancel', { body: { svcTransactionId: 'demo_link_1' } })).status).toBe(401);
     });
 
+    it('refuses a JWT whose signature is not spelled in canonical base64url: padded, or with trailing bits set', async () => {
+      const query = '{ paymentLinks(numberOfRecords: 1) { total { numberOfRecords } } }';
+      const ok = await stack.graphql<{ paymentLinks: { total: { numberOfRecords: number } } }>(query, {}, asMerchant());
+      expect(ok.body.errors).toBeUndefined();
+      const signature = merchantJwt.split('.')[2]!;
+      // 32 bytes in 43 characters: the last character's two low bits are padding, zero in the canonical spelling.
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      const last = alphabet.indexOf(signature.at(-1)!);
+      expect(last & 3).toBe(0);
+      const trailingBits = `${merchantJwt.slice(0, -1)}${alphabet[last | 1]!}`;
+      expect(Buffer.from(trailingBits.split('.')[2]!, 'base64url').equals(Buffer.from(signature, 'base64url'))).toBe(true);
+      for (const spelled of [`${merchantJwt}==`, `${merchantJwt}=`, trailingBits, `${merchantJwt.split('.').slice(0, 2).join('.')}.${Buffer.from(signature, 'base64url').toString('base64')}`]) {
+        if (spelled.split('.')[2] === signature) continue;
+        const refused = await stack.graphql(query, {}, asMerchant(spelled));
+        expect(refused.body.data?.paymentLinks ?? null, spelled).toBeNull();
+        expect(refused.body.errors?.[0]?.extensions?.code, spelled).toBe('UNAUTHENTICATED');
+      }
+      expect((await cancel('demo_link_1', `${merchantJwt}==`)).status).toBe(401);
+    });
+
     it("lists a merchant's own links, newest first, by status", async () => {
       const created = await create();
       const list = await stack.graphql<{ paymentLinks: { items: Array<{ svcTransactionId: string; svcMerchantId: string; status: string }>; total: { numberOfRecords: number } } }>(

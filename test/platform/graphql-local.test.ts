@@ -1,6 +1,7 @@
 import { ApolloServer } from '@apollo/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apolloHandler, apolloLocal, MAX_JSON_DEPTH, startHttpService, type ContextBuilder, type HttpService, type LocalGraphQL } from '../../platform/http/server.js';
+import { loadConfig } from '../../platform/runtime/config.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 
 interface Context {
@@ -22,7 +23,7 @@ describe('a GraphQL POST made in this process', () => {
 
   beforeAll(async () => {
     await apollo.start();
-    service = await startHttpService({ name: 'local-test', host: '127.0.0.1', port: 0, logger: createLogger('silent'), ready: async () => true, metrics: false, handle: apolloHandler(apollo, { bodyLimitBytes: 1024 * 1024, context }) });
+    service = await startHttpService({ name: 'local-test', host: '127.0.0.1', port: 0, logger: createLogger('silent'), ready: async () => true, metrics: false, limits: loadConfig({ NODE_ENV: 'test' }).httpLimits, handle: apolloHandler(apollo, { bodyLimitBytes: 1024 * 1024, context }) });
     local = apolloLocal(apollo, context, logger, 'local-test');
   });
   afterAll(async () => {

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startHttpService, type HttpService } from '../../platform/http/server.js';
+import { loadConfig } from '../../platform/runtime/config.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import { registry } from '../../platform/telemetry/metrics.js';
 
@@ -17,7 +18,7 @@ describe('the HTTP server', () => {
       port: 0,
       logger: createLogger('info', {}, (line) => void lines.push(JSON.parse(line) as Record<string, unknown>)),
       ready: async () => true,
-      metrics: false,
+      metrics: false, limits: loadConfig({ NODE_ENV: 'test' }).httpLimits,
       // Never answers: the client gives up first.
       handle: async (_req, _res, scope) => {
         scope.route = '/confirm/email/:SvcUserId/:confirmationCodeEmail';

@@ -284,7 +284,7 @@ describe('the Helm chart', () => {
     }, 60_000);
   });
 
-  it('gives each of the six services a Deployment of the image, with SERVICE naming it, and a Service for its port', () => {
+  it('gives each of the six services a Deployment of the image, with SERVICE naming it, and a Service for its ports', () => {
     const services = of(production, Service.is);
     expect(of(production, Deployment.is)).toHaveLength(SERVICES.length);
     expect(services).toHaveLength(SERVICES.length);
@@ -296,12 +296,15 @@ describe('the Helm chart', () => {
       expect(deployment.spec?.selector.matchLabels, service).toBeDefined();
       expect(selects(deployment.spec?.selector.matchLabels, podLabels(deployment))).toBe(true);
       const ports = container.ports ?? [];
-      expect(ports.map((p) => p.name)).toEqual(['http']);
+      expect(ports.map((p) => p.name)).toEqual(['http', 'metrics']);
       const own = services.find((s) => s.metadata?.name === name(service));
       expect(own, `Service ${name(service)}`).toBeDefined();
       // The Service reaches this service's pods and no other's.
       for (const other of SERVICES) expect(selects(own?.spec?.selector, podLabels(deploymentOf(production, other)))).toBe(other === service);
-      expect(own?.spec?.ports).toEqual([expect.objectContaining({ name: 'http', port: ports[0]!.containerPort, targetPort: 'http' })]);
+      expect(own?.spec?.ports).toEqual([
+        expect.objectContaining({ name: 'http', port: ports[0]!.containerPort, targetPort: 'http' }),
+        expect.objectContaining({ name: 'metrics', port: ports[1]!.containerPort, targetPort: 'metrics' }),
+      ]);
     }
   });
 
@@ -408,19 +411,27 @@ describe('the Helm chart', () => {
     }
   });
 
-  it('scrapes GET /metrics on the http port of every service with one ServiceMonitor', () => {
+  it('scrapes GET /metrics on the metrics port of every service with one ServiceMonitor, never on the http port', async () => {
     const monitors: IServiceMonitor[] = of(production, ServiceMonitor.is);
     expect(monitors).toHaveLength(1);
     const monitor = monitors[0]!;
     // honorLabels keeps the services' own `service` label, which the dashboard reads.
-    expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'http', path: '/metrics', honorLabels: true })]);
+    expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'metrics', path: '/metrics', honorLabels: true })]);
     const services: IService[] = of(production, Service.is);
     for (const service of services) {
       expect(selects(monitor.spec.selector.matchLabels, service.metadata?.labels), service.metadata?.name).toBe(true);
-      expect(service.spec?.ports?.some((p) => p.name === 'http')).toBe(true);
+      expect(service.spec?.ports?.find((p) => p.name === 'metrics'), service.metadata?.name).toMatchObject({ port: 9464, targetPort: 'metrics' });
     }
-    // METRICS_PORT would move /metrics off the port scraped.
-    for (const service of SERVICES) expect(containerOf(deploymentOf(production, service)).env?.some((e) => e.name === 'METRICS_PORT'), service).toBe(false);
+    // The container's metrics port is the one METRICS_PORT sets, apart from its http port.
+    for (const service of SERVICES) {
+      const container = containerOf(deploymentOf(production, service));
+      expect(container.env?.find((e) => e.name === 'METRICS_PORT')?.value, service).toBe('9464');
+      expect(container.ports?.find((p) => p.name === 'metrics')?.containerPort, service).toBe(9464);
+      expect(container.ports?.find((p) => p.name === 'http')?.containerPort, service).not.toBe(9464);
+    }
+    const clash = await template({ ...productionValues, metrics: { port: 4000 } });
+    expect(clash.status).not.toBe(0);
+    expect(clash.stderr).toMatch(/metrics\.port must differ from every service's port \(gateway listens on 4000\)/);
   });
 
   describe('secrets', () => {

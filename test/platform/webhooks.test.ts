@@ -67,6 +67,58 @@ describe('checking a webhook URL when it is configured', () => {
   });
 });
 
+describe('IPv6 forms of internal addresses and special-purpose ranges', () => {
+  // Each form as a URL, so that the URL parser's own spelling (dotted parts turned into hex) is what is judged.
+  it.each([
+    ['6to4 embedding 127.0.0.1', 'https://[2002:7f00:1::1]/'],
+    ['6to4 embedding 10.0.0.1', 'https://[2002:a00:1::]/'],
+    ['6to4 embedding a public address (refused whole: a tunnel)', 'https://[2002:5db8:d822::1]/'],
+    ['IPv4-mapped 127.0.0.1, dotted', 'https://[::ffff:127.0.0.1]/'],
+    ['IPv4-mapped 169.254.169.254, hex', 'https://[::ffff:a9fe:a9fe]/'],
+    ['IPv4-mapped 192.168.1.1, expanded', 'https://[0:0:0:0:0:ffff:c0a8:101]/'],
+    ['IPv4-translated 127.0.0.1', 'https://[::ffff:0:7f00:1]/'],
+    ['IPv4-compatible 127.0.0.1', 'https://[::127.0.0.1]/'],
+    ['IPv4-compatible 8.8.8.8 (deprecated form)', 'https://[::808:808]/'],
+    ['NAT64 embedding 127.0.0.1', 'https://[64:ff9b::127.0.0.1]/'],
+    ['NAT64 embedding 10.1.2.3', 'https://[64:ff9b::a01:203]/'],
+    ['local-use NAT64', 'https://[64:ff9b:1::808:808]/'],
+    ['Teredo', 'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/'],
+    ['Teredo embedding 127.0.0.1 as client', 'https://[2001:0:0:0:0:0:80ff:fffe]/'],
+    ['benchmarking', 'https://[2001:2::1]/'],
+    ['ORCHIDv2', 'https://[2001:20::1]/'],
+    ['documentation', 'https://[2001:db8::1]/'],
+    ['documentation (3fff::/20)', 'https://[3fff::1]/'],
+    ['discard-only', 'https://[100::1]/'],
+    ['SRv6 SIDs', 'https://[5f00::1]/'],
+    ['unspecified', 'https://[::]/'],
+    ['unique-local', 'https://[fc00::1]/'],
+    ['site-local', 'https://[fec0::1]/'],
+    ['link-local', 'https://[fe80::1]/'],
+    ['multicast', 'https://[ff02::1]/'],
+    ['IPv4 documentation TEST-NET-1', 'https://192.0.2.1/'],
+    ['IPv4 documentation TEST-NET-2', 'https://198.51.100.7/'],
+    ['IPv4 documentation TEST-NET-3', 'https://203.0.113.9/'],
+    ['the 6to4 relay anycast', 'https://192.88.99.1/'],
+    ['127.0.0.1 spelt as one number', 'https://2130706433/'],
+    ['127.0.0.1 spelt in hex', 'https://0x7f.1/'],
+  ])('refuses %s in production', async (_form, url) => {
+    await expect(checkWebhookTarget(url, 'webhookUrl', false)).rejects.toThrow(/webhookUrl must not point at a loopback, private or link-local address/);
+  });
+
+  it.each([
+    ['a public IPv6 address', 'https://[2606:4700:4700::1111]/', '2606:4700:4700::1111'],
+    ['NAT64 embedding a public IPv4 address', 'https://[64:ff9b::5db8:d822]/', '64:ff9b::5db8:d822'],
+    ['IPv4-mapped public address', 'https://[::ffff:5db8:d822]/', '::ffff:5db8:d822'],
+  ])('accepts %s', async (_form, url, address) => {
+    expect(isInternalAddress(address)).toBe(false);
+    expect(await checkWebhookTarget(url, 'webhookUrl', false)).toBe(url);
+  });
+
+  it('counts what is not an address as internal', () => {
+    for (const text of ['', 'example.com', '1::2::3', '::ffff:999.1.1.1']) expect(isInternalAddress(text), text).toBe(true);
+  });
+});
+
 describe('calling a webhook at the address that was checked', () => {
   it('connects to the pinned address, not to a fresh resolution of the host name', async () => {
     const receiver = await startWebhookReceiver(newWebhookSecret());

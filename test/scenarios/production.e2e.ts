@@ -3,6 +3,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../../platform/demo/demo.js';
 import { cardsCollection } from '../../subgraphs/cards/src/cards/datasource.js';
+import { createLogger } from '../../platform/runtime/logger.js';
+import { DEFAULT_PRODUCTION_METRICS_PORT, loadConfig } from '../../platform/runtime/config.js';
+import { startMetricsListener } from '../../platform/telemetry/observe.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
 /** A stored card that breaks the schema (no status): reading it is an unexpected, internal error. */
@@ -74,6 +77,27 @@ describe('a production deployment', () => {
 
   it('answers an unexpected error with a generic message, no stack trace and no internals, and logs it', async () => {
     await expectGenericUnexpectedError(stack, token);
+  });
+
+  it('serves /metrics and /dependencies on the metrics port only, never on a public port', async () => {
+    expect(stack.config.metricsPort).toBe(DEFAULT_PRODUCTION_METRICS_PORT);
+    for (const service of [stack.gateway, stack.restAdapter, ...Object.values(stack.subgraphs)]) {
+      for (const route of ['/metrics', '/dependencies']) expect((await fetch(`${service.url}${route}`)).status, `${service.url}${route}`).toBe(404);
+    }
+    // The process's metrics listener (on a free port here, not 9464) answers both.
+    const listener = await startMetricsListener(0, '127.0.0.1', createLogger('silent'));
+    try {
+      const metrics = await fetch(`${listener.url}/metrics`);
+      expect(metrics.status).toBe(200);
+      expect(await metrics.text()).toContain('http_server_request_duration_seconds');
+      const dependencies = await fetch(`${listener.url}/dependencies`);
+      expect(dependencies.status).toBe(200);
+      expect(await dependencies.json()).toEqual({ user: 'ready', cards: 'ready', payments: 'ready', compliance: 'ready' });
+    } finally {
+      await listener.close();
+    }
+    // METRICS_PORT still chooses the port; production has one either way.
+    expect(loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: 'p'.repeat(40), METRICS_PORT: '9100' }).metricsPort).toBe(9100);
   });
 
   it('refuses a request body over the limit with 413 before reading it whole', async () => {

@@ -133,6 +133,7 @@ export const DEFAULT_STATUSES: Record<string, number> = {
   [ErrorCode.TOO_MANY_ATTEMPTS]: 429,
   [ErrorCode.OPERATION_LIMIT_EXCEEDED]: 400,
   [ErrorCode.OPERATION_NOT_TRUSTED]: 400,
+  [ErrorCode.PERSISTED_QUERY_HASH_MISMATCH]: 400,
   [ErrorCode.IDEMPOTENCY_KEY_REUSED]: 422,
   [ErrorCode.UNAVAILABLE]: 503,
   [ErrorCode.INTERNAL]: 500,

@@ -76,7 +76,8 @@ app.kubernetes.io/component: {{ .service }}
 {{/*
 Refuses values that would give a cluster a service that cannot start or cannot stop cleanly,
 with the reason: secrets that are missing, short or given twice, no way to deliver messages, a
-grace period that cuts the drain, more than one compliance process.
+grace period that cuts the drain, more than one compliance process, a metrics port that is a
+service's own.
 */}}
 {{- define "banking-graph.validate" -}}
 {{- $s := .Values.secrets }}
@@ -103,6 +104,11 @@ grace period that cuts the drain, more than one compliance process.
 {{- end }}
 {{- if le (int .Values.terminationGracePeriodSeconds) (add 5 (int .Values.config.drainSeconds)) }}
 {{- fail "terminationGracePeriodSeconds must exceed config.drainSeconds plus 5 s, or the kubelet kills a service before it has drained and closed" }}
+{{- end }}
+{{- range $name, $svc := include "banking-graph.catalog" . | fromYaml }}
+{{- if eq (int $.Values.metrics.port) (int $svc.port) }}
+{{- fail (printf "metrics.port must differ from every service's port (%s listens on %v): /metrics is kept off the public port" $name $svc.port) }}
+{{- end }}
 {{- end }}
 {{- if ne (int (index .Values.services "compliance").replicas) 1 }}
 {{- fail "services.compliance.replicas must be 1: its return-rate reports are computed one at a time within a process, not across processes" }}

@@ -22,6 +22,14 @@ export async function checkWebhookUrl(value: unknown, field: string, allowIntern
   return text ? checkWebhookTarget(text, field, allowInternal) : null;
 }
 
+/**
+ * The refusal of a merchant id in use by another aggregator. Ids are global (docs/security.md says
+ * why): the answer says the id cannot be had, never by whom or since when, and registrations count
+ * against the strict rate limit of the fields that guess.
+ */
+const merchantIdUnavailable = (svcMerchantId: string) =>
+  appError(ErrorCode.CONFLICT, `svcMerchantId ${svcMerchantId} is not available; choose another.`, { field: 'svcMerchantId' });
+
 /** Merchants of aggregators: registration, their JWTs and their logos. */
 export class Merchants {
   constructor(private readonly db: Db, private readonly jwtSecret: string, private readonly logger: Logger, private readonly allowInternalWebhooks: boolean, private readonly audit: AuditTrail) {}
@@ -50,7 +58,7 @@ export class Merchants {
     const svcMerchantId = checkString(required(input.svcMerchantId, 'svcMerchantId'), 'svcMerchantId', ID_RULE)!;
     const merchants = merchantsCollection(this.db);
     const existing = await merchants.findOne({ _id: svcMerchantId });
-    if (existing && existing.svcAggregatorId !== svcAggregatorId) throw appError(ErrorCode.CONFLICT, `svcMerchantId ${svcMerchantId} is taken.`, { field: 'svcMerchantId' });
+    if (existing && existing.svcAggregatorId !== svcAggregatorId) throw merchantIdUnavailable(svcMerchantId);
     const name = checkString(existing ? input.name : required(input.name, 'name'), 'name', { min: 1, max: 100, safeText: true }) ?? existing?.name;
     const linkDelivery = input.linkDelivery ?? existing?.linkDelivery ?? 'email';
     if (linkDelivery !== 'email' && linkDelivery !== 'webhook') throw appError(ErrorCode.VALIDATION_FAILED, 'linkDelivery must be email or webhook.', { field: 'linkDelivery' });
@@ -65,7 +73,7 @@ export class Merchants {
     const { webhookSecret: _lost, ...withoutSecret } = settings;
     const update = existing ? settings : withoutSecret;
     const merchant = created ? await merchants.findOne({ _id: svcMerchantId }) : await merchants.findOneAndUpdate({ _id: svcMerchantId, svcAggregatorId }, { $set: update }, { returnDocument: 'after' });
-    if (!merchant) throw appError(ErrorCode.CONFLICT, `svcMerchantId ${svcMerchantId} is taken.`, { field: 'svcMerchantId' });
+    if (!merchant) throw merchantIdUnavailable(svcMerchantId);
     this.logger.info('merchant saved', { svcAggregatorId, svcMerchantId, linkDelivery, secretRotated: Boolean(secret) });
     // What happened: registered (this request's insert won), or changed (a lost race updates without the secret).
     const secretSet = Boolean(secret) && (created || Boolean(existing));
