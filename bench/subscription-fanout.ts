@@ -28,6 +28,8 @@ const embedded = dataDir ? await startEmbeddedMongo({ dataDir, ferretdbBin: proc
 const config = loadConfig({
   NODE_ENV: 'test', MONGODB_URI: process.env.MONGODB_URI ?? embedded!.uri, MONGODB_DB_PREFIX: `benchfan_${process.pid}_`, LOG_LEVEL: 'error', GEOCODER_PRELOAD: 'false',
   GATEWAY_PORT: '0', REST_PORT: '0', USER_SUBGRAPH_PORT: '0', CARDS_SUBGRAPH_PORT: '0', PAYMENTS_SUBGRAPH_PORT: '0', COMPLIANCE_SUBGRAPH_PORT: '0',
+  // Every subscriber is the demo user here, on its own connection: the caps are raised to let them all in.
+  WS_MAX_CONNECTIONS_PER_PRINCIPAL: String(SUBSCRIBERS), WS_MAX_CONNECTIONS_PER_ADDRESS: String(SUBSCRIBERS), WS_MAX_SUBSCRIPTIONS_PER_PRINCIPAL: String(SUBSCRIBERS), WS_SUBSCRIBE_RATE_PER_PRINCIPAL: String(SUBSCRIBERS),
   ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
 });
 const mongo = await connectMongo(config.mongodbUri!, config.dbPrefix);
