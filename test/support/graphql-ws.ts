@@ -20,12 +20,12 @@ export interface RawConnection {
   frames: Frame[];
   closed: Promise<Closed>;
   /** Sends a subscribe message. */
-  subscribe(id: string, query: string): void;
+  subscribe: (id: string, query: string) => void;
   /** Sends a complete message (the client stops a subscription). */
-  complete(id: string): void;
+  complete: (id: string) => void;
   /** The first `error` or `next` frame for `id`; fails when none arrives in time or the socket closes first. */
-  answer(id: string, timeoutMs?: number): Promise<Frame>;
-  close(): Promise<void>;
+  answer: (id: string, timeoutMs?: number) => Promise<Frame>;
+  close: () => Promise<void>;
 }
 
 /**
