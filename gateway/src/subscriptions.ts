@@ -406,11 +406,6 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
     }
   });
 
-  wss.on('connection', (socket: WebSocket, request: IncomingMessage) => {
-    const address = addressOf(request);
-    socketsAt.add(address, 1);
-    socket.once('close', () => socketsAt.add(address, -1));
-  });
   const addressOf = (request: IncomingMessage): string => {
     const ip = options.clientAddress(request);
     return ip ? addressGroup(ip) : 'unknown';
@@ -539,6 +534,19 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
     },
     wss,
   );
+  // After graphql-ws's own listener, which has given the socket its error handler.
+  wss.on('connection', (socket: WebSocket, request: IncomingMessage) => {
+    const address = addressOf(request);
+    socketsAt.add(address, 1);
+    socket.once('close', () => socketsAt.add(address, -1));
+    // A message over the size limit is a refusal (ws closes the socket with 1009), not the internal error graphql-ws reports on stderr.
+    const reportInternal = socket.listeners('error') as Array<(error: Error) => void>;
+    socket.removeAllListeners('error');
+    socket.on('error', (error: Error & { code?: string }) => {
+      if (error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') logger.info('subscription message over the size limit', { limit: options.maxPayloadBytes });
+      else for (const report of reportInternal) report.call(socket, error);
+    });
+  });
   return {
     subscribers: () => [...groups.values()].reduce((count, group) => count + group.members.size, 0),
     sessionEnded: (headers) => {
