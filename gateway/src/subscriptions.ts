@@ -391,6 +391,8 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
     if (seen.has(event.id)) return;
     seen.add(event.id);
     if (seen.size > 10_000) seen.delete(seen.values().next().value!);
+    const storedAt = Date.parse(event.dtsCreated);
+    if (Number.isFinite(storedAt)) eventBusLag.observe(Math.max(0, Date.now() - storedAt) / 1000);
     if (event.type === SESSIONS_ENDED) {
       announcements += 1;
       announced.push(event.payload);
@@ -398,8 +400,6 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
       for (const [ctx, connection] of connections) if (endsSession(event.payload, connection.principal)) end(ctx, 'The session has ended.');
       return;
     }
-    const storedAt = Date.parse(event.dtsCreated);
-    if (Number.isFinite(storedAt)) eventBusLag.observe(Math.max(0, Date.now() - storedAt) / 1000);
     for (const group of groups.values()) {
       if (!group.prepared.route.events.includes(event.type) || !mayReceive(group.principal, event)) continue;
       group.push(resolveFor(group, event));
