@@ -34,6 +34,8 @@ const config = loadConfig({
   // One client address carries every user here; the limits themselves are tested elsewhere.
   RATE_LIMIT_PER_CREDENTIAL: '10000000', RATE_LIMIT_PER_ADDRESS: '10000000', RATE_LIMIT_SENSITIVE: '10000000', HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0',
   RATE_LIMIT_REQUESTS_PER_CREDENTIAL: '10000000', RATE_LIMIT_REQUESTS_PER_ADDRESS: '10000000',
+  // Its subscribers are one user on connections of their own.
+  WS_MAX_CONNECTIONS_PER_PRINCIPAL: String(SUBSCRIBERS), WS_MAX_SUBSCRIPTIONS_PER_PRINCIPAL: String(SUBSCRIBERS),
 });
 const mongo = await connectMongo(config.mongodbUri!, config.dbPrefix);
 await seedDemo(mongo);

@@ -30,6 +30,8 @@ const config = loadConfig({
   GATEWAY_PORT: '0', REST_PORT: '0', USER_SUBGRAPH_PORT: '0', CARDS_SUBGRAPH_PORT: '0', PAYMENTS_SUBGRAPH_PORT: '0', COMPLIANCE_SUBGRAPH_PORT: '0',
   // Every subscriber's socket comes from this machine's one address: no cap by address.
   HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0',
+  // Every subscriber is the demo user here, on its own connection: the caps are raised to let them all in.
+  WS_MAX_CONNECTIONS_PER_PRINCIPAL: String(SUBSCRIBERS), WS_MAX_CONNECTIONS_PER_ADDRESS: String(SUBSCRIBERS), WS_MAX_SUBSCRIPTIONS_PER_PRINCIPAL: String(SUBSCRIBERS), WS_SUBSCRIBE_RATE_PER_PRINCIPAL: String(SUBSCRIBERS),
   ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
 });
 const mongo = await connectMongo(config.mongodbUri!, config.dbPrefix);

@@ -70,6 +70,19 @@ export interface SessionLookups {
   read: number;
 }
 
+/**
+ * The key of the session token a set of headers carries (the hash of header and token), or null
+ * when they carry no session token, or more than one credential: what the subscription server
+ * matches a connection's credentials by when the session ends.
+ */
+export function sessionTokenKey(headers: IncomingHttpHeaders | Record<string, string | undefined>): string | null {
+  const sent = CREDENTIAL_HEADERS.filter((name) => headers[name] !== undefined);
+  const header = sent[0];
+  if (sent.length !== 1 || (header !== 'token' && header !== 'x-svc-token')) return null;
+  const value = headers[header];
+  return typeof value === 'string' && value !== '' ? sha256(`${header}\n${value}`) : null;
+}
+
 const samePrincipal = (a: Principal, b: Principal) => JSON.stringify(a) === JSON.stringify(b);
 
 /**
@@ -220,8 +233,10 @@ export function createAuthenticator(config: Config, sessionEvents?: EventBus, tr
  * Stops answering the caller's own session from memory once an operation that ends it (logout, an
  * aggregator's password change) has run, before its answer leaves: the next request with the
  * token is read afresh on this gateway even before the announcement has come back on the bus.
+ * `ended` is told the request's headers then too (the subscription server closes the
+ * connections opened with that token).
  */
-export function sessionEndingPlugin(authenticate: Authenticator): ApolloServerPlugin {
+export function sessionEndingPlugin(authenticate: Authenticator, ended?: (headers: Record<string, string | undefined>) => void): ApolloServerPlugin {
   return {
     async requestDidStart() {
       let endsOwnSession = false;
@@ -229,8 +244,12 @@ export function sessionEndingPlugin(authenticate: Authenticator): ApolloServerPl
         async didResolveOperation({ operation, document }) {
           if (operation) endsOwnSession = rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions)).some((field) => OWN_SESSION_ENDING_FIELDS.has(field));
         },
-        async willSendResponse({ request }) {
-          if (endsOwnSession && request.http) authenticate.forget(Object.fromEntries(request.http.headers));
+        async willSendResponse({ request, response }) {
+          if (!endsOwnSession || !request.http) return;
+          const headers: Record<string, string | undefined> = Object.fromEntries(request.http.headers);
+          authenticate.forget(headers);
+          // Only an operation that ran ends the session; a refused one leaves its connections open.
+          if (response.body.kind === 'single' && !response.body.singleResult.errors?.length) ended?.(headers);
         },
       };
     },

@@ -23,7 +23,7 @@ import { errorCountPlugin, operationLimitsPlugin } from './operation-limits.js';
 import { serviceScopePlugin } from './service-scope.js';
 import { servePage } from './pages.js';
 import { countRequest, createHitCounter, rateLimitsPlugin } from './rate-limits.js';
-import { startSubscriptionServer, type ExecuteAs } from './subscriptions.js';
+import { startSubscriptionServer, subscribeMessageLimit, type ExecuteAs, type SubscriptionServer } from './subscriptions.js';
 import { checkPersistedQueryHash, checkTrustedRequest, isTrustedSubscription, operationOf, persistedQueryCache, trustedDocumentsOf } from './trusted-documents.js';
 import { refuseDocument } from './document-limits.js';
 
@@ -150,6 +150,8 @@ export async function start(options: {
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
   const authenticate = createAuthenticator(config, options.bus, transport);
+  /** Closes the connections of a session whose logout this gateway served; none until the subscription server starts. */
+  const sessionSockets: { ended: SubscriptionServer['sessionEnded'] } = { ended: () => {} };
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
     introspection: config.nodeEnv !== 'production',
@@ -164,7 +166,7 @@ export async function start(options: {
     // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
     // Registered documents may be sent by hash alone; in `require` mode only they run.
     persistedQueries: { cache: persistedQueryCache(trusted, config.trustedDocuments) },
-    plugins: [ApolloServerPluginLandingPageDisabled(), operationTelemetryPlugin('gateway'), unexpectedErrorLog(logger), sessionConfirmationPlugin(), sessionEndingPlugin(authenticate), operationLimitsPlugin(config.operationLimits, trusted), serviceScopePlugin(), errorCountPlugin(), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
+    plugins: [ApolloServerPluginLandingPageDisabled(), operationTelemetryPlugin('gateway'), unexpectedErrorLog(logger), sessionConfirmationPlugin(), sessionEndingPlugin(authenticate, (headers) => sessionSockets.ended(headers)), operationLimitsPlugin(config.operationLimits, trusted), serviceScopePlugin(), errorCountPlugin(), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
     // Explicit, though both are Apollo Server's defaults: a simple request without a preflight-forcing
     // header is refused (CSRF), and one HTTP request carries one operation (no batching past the limits).
     csrfPrevention: true,
@@ -240,9 +242,14 @@ export async function start(options: {
     authenticate: (headers) => authenticate(headers, newId('ws_')),
     execute: executeAs,
     logger,
-    maxPayloadBytes: config.bodyLimitBytes,
+    maxPayloadBytes: subscribeMessageLimit(config.documentLimits),
+    documentLimits: config.documentLimits,
+    limits: { ...config.subscriptionLimits, windowSeconds: config.rateLimits.windowSeconds },
+    counter: hits,
+    clientAddress: (request) => clientAddress(request.headers, request.socket.remoteAddress, config.trustProxy),
     isTrusted: (query) => isTrustedSubscription(trusted, config.trustedDocuments, query),
   });
+  sessionSockets.ended = (headers) => subscriptions.sessionEnded(headers);
   const unreport = [
     reportSubscriptions('gateway', async () => subscriptions.subscribers()),
     ...SUBGRAPH_NAMES.map((name) => reportSubgraphReadiness(name, async () => ((await dependencies())[name] === 'ready' ? 1 : 0))),

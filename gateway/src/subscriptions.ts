@@ -1,12 +1,15 @@
-import { ErrorCode } from '../../platform/graphql/errors.js';
-import type { Server } from 'node:http';
+import { appError, ErrorCode } from '../../platform/graphql/errors.js';
+import type { IncomingMessage, Server } from 'node:http';
 import { getOperationAST, GraphQLError, Kind, OperationTypeNode, parseType, print, type DocumentNode, type ExecutionResult, type FormattedExecutionResult, type FieldNode, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { BusEvent, EventBus } from '../../platform/messaging/event-bus.js';
-import { eventBusLag } from '../../platform/telemetry/metrics.js';
+import { eventBusLag, subscriptionRefusals, type SUBSCRIPTION_LIMITS } from '../../platform/telemetry/metrics.js';
 import type { Logger } from '../../platform/runtime/logger.js';
-import { principalIdentity, type Principal } from '../../platform/security/principal.js';
+import { endsSession, principalIdentity, SESSIONS_ENDED, type Principal } from '../../platform/security/principal.js';
+import { sessionTokenKey } from './authenticate.js';
+import { refuseDocument, type DocumentLimits } from './document-limits.js';
+import { addressGroup, type HitCounter } from './rate-limits.js';
 import { ownValue } from '../../platform/security/own.js';
 
 /** How a subscription field is served: the events that trigger it, and the query field that resolves one. */
@@ -149,6 +152,38 @@ class Member implements AsyncIterableIterator<ExecutionResult> {
 /** Runs an operation through the gateway's own execution for a principal. */
 export type ExecuteAs = (document: DocumentNode | string, variables: Record<string, unknown>, principal: Principal) => Promise<FormattedExecutionResult>;
 
+/**
+ * The bounds of one gateway's subscriptions: open connections per principal (who it is, however
+ * its credential is spelled) and per client address (an IPv6 address by its /64), subscriptions
+ * per principal across its connections, and subscribe messages per window per connection and per
+ * principal.
+ */
+export interface SubscriptionLimits {
+  connectionsPerPrincipal: number;
+  connectionsPerAddress: number;
+  subscriptionsPerPrincipal: number;
+  subscribesPerConnection: number;
+  subscribesPerPrincipal: number;
+  windowSeconds: number;
+}
+
+/** Room in a graphql-ws message beside its document: the envelope, the operation name, variables, extensions, or a `connection_init`'s credentials. */
+export const SUBSCRIBE_MESSAGE_ALLOWANCE_BYTES = 64 * 1024;
+
+/**
+ * The largest message a subscription client may send: twice the document limit (a document's
+ * quotes, backslashes and line breaks take two bytes each in JSON) plus the allowance. A larger
+ * message closes the socket (1009) before it is read.
+ */
+export function subscribeMessageLimit(documentLimits: DocumentLimits): number {
+  return 2 * documentLimits.maxBytes + SUBSCRIBE_MESSAGE_ALLOWANCE_BYTES;
+}
+
+/** The close code of a connection over a connection cap (graphql-ws clients do not retry it). */
+export const TOO_MANY_CONNECTIONS = 4429;
+/** The close code of a connection whose session ended or whose credentials no longer hold. */
+export const SESSION_ENDED = 4401;
+
 export interface SubscriptionServerOptions {
   server: Server;
   path: string;
@@ -158,10 +193,25 @@ export interface SubscriptionServerOptions {
   authenticate: (headers: Record<string, string | undefined>) => Promise<Principal>;
   execute: ExecuteAs;
   logger: Logger;
-  /** Largest message a client may send (the HTTP body limit). */
+  /** Largest message a client may send (see `subscribeMessageLimit`). */
   maxPayloadBytes: number;
+  /** Bounds of a subscribe message's document, checked before graphql-ws parses it. */
+  documentLimits: DocumentLimits;
+  limits: SubscriptionLimits;
+  /** Counts subscribe messages per principal (shared by every gateway where it is Redis). */
+  counter: HitCounter;
+  /** The client address of an upgrade request (the socket's, or the proxy's header where it is trusted). */
+  clientAddress: (request: IncomingMessage) => string | null;
   /** Whether a subscription's text may run (trusted documents); every one may when not given. */
   isTrusted?: (query: string) => boolean;
+}
+
+/** The server's handle: its count of subscriptions, the sessions ended on this gateway, and its stop. */
+export interface SubscriptionServer {
+  subscribers(): number;
+  /** Closes (4401) the connections opened with the session token of these headers: its logout ran on this gateway. */
+  sessionEnded(headers: Record<string, string | undefined>): void;
+  close(): Promise<void>;
 }
 
 /** Who a principal is, for telling whether a connection's credentials still name the same one (and with the same rights). */
@@ -218,32 +268,106 @@ class SubscriberGroup {
   }
 }
 
+/** An acknowledged connection: who it is, what it holds, and its subscribe messages in the current window. */
+interface Connection {
+  principal: Principal;
+  /** Who the principal is, for the caps (`principalIdentity`). */
+  identity: string;
+  headers: Record<string, string>;
+  /** The hash of its session token, when it came with one (`sessionTokenKey`). */
+  tokenKey: string | null;
+  socket: WebSocket;
+  /** Subscriptions held, those accepted and not yet started (in `reserved`) included. */
+  subscriptions: number;
+  /** Subscribe messages accepted by `onSubscribe` that have not become a subscription or been refused yet. */
+  reserved: Set<string>;
+  window: { count: number; resetAt: number };
+  timer: NodeJS.Timeout;
+}
+
+/** Session-ended announcements kept, so that a connection authenticated while one arrived is checked against it. */
+const RECENT_ANNOUNCEMENTS = 256;
+
+/** A count by key that forgets keys at zero. */
+class Tally {
+  private readonly counts = new Map<string, number>();
+  get(key: string): number {
+    return this.counts.get(key) ?? 0;
+  }
+  add(key: string, delta: number): void {
+    const count = this.get(key) + delta;
+    if (count > 0) this.counts.set(key, count);
+    else this.counts.delete(key);
+  }
+}
+
 /**
  * Serves subscriptions over graphql-ws on the gateway's HTTP server. One bus listener per gateway
  * fans events out to groups of alike subscribers; each event is resolved with the group's
  * selection through the gateway's query execution, once per event and group however many
  * subscribers the group holds, serialized once, and written to each member's socket. Events
  * already seen (an outbox engine may publish one twice) are dropped.
+ *
+ * Bounded per gateway: connections per principal and per client address (over either, the
+ * connection is closed in `connection_init` with 4429), subscriptions per connection and per
+ * principal, and subscribe messages per window per connection and per principal; each document's
+ * size and tokens are checked before graphql-ws parses it. A session ended (a logout, a
+ * revocation, a block: the `sessions.ended` announcement on the bus, or a logout served by this
+ * gateway) closes its connections with 4401 at once; every connection's credentials are also
+ * checked again on each subscribe and every minute, the bound when the bus carried nothing.
  */
-export function startSubscriptionServer(options: SubscriptionServerOptions): { close(): Promise<void>; subscribers(): number } {
-  const { logger } = options;
+export function startSubscriptionServer(options: SubscriptionServerOptions): SubscriptionServer {
+  const { logger, limits } = options;
+  const windowMs = limits.windowSeconds * 1000;
   const wss = new WebSocketServer({ server: options.server, path: options.path, maxPayload: options.maxPayloadBytes });
-  const connections = new WeakMap<object, { principal: Principal; headers: Record<string, string>; subscriptions: number; timer: NodeJS.Timeout }>();
+  const connections = new Map<object, Connection>();
+  const connectionsOf = new Tally();
+  const subscriptionsOf = new Tally();
+  /** Open sockets by client address group, from the upgrade on (before their `connection_init`). */
+  const socketsAt = new Tally();
+  /** The latest session-ended announcements, numbered from the first. */
+  const announced: Array<Record<string, unknown>> = [];
+  let announcements = 0;
+
+  /** Ends a connection's registration (its subscriptions release themselves as graphql-ws ends them). */
+  const forget = (ctx: object): Connection | undefined => {
+    const connection = connections.get(ctx);
+    if (!connection) return undefined;
+    connections.delete(ctx);
+    clearInterval(connection.timer);
+    connectionsOf.add(connection.identity, -1);
+    for (const id of connection.reserved) release(connection, id);
+    return connection;
+  };
+  /** Gives back a subscription's place (a reserved one by its id). */
+  const release = (connection: Connection, id?: string): void => {
+    if (id !== undefined && !connection.reserved.delete(id)) return;
+    connection.subscriptions -= 1;
+    subscriptionsOf.add(connection.identity, -1);
+  };
+  /** Closes a connection whose session ended or whose credentials no longer hold. */
+  const end = (ctx: object, reason: string): void => {
+    const connection = forget(ctx);
+    connection?.socket.close(SESSION_ENDED, reason);
+  };
   /** Checks a connection's credentials again; closes it (4401) when they no longer hold. */
-  const recheck = async (ctx: object, socket: WebSocket): Promise<boolean> => {
+  const recheck = async (ctx: object): Promise<boolean> => {
     const connection = connections.get(ctx);
     if (!connection) return false;
+    const since = announcements;
     try {
       const principal = await options.authenticate(connection.headers);
-      if (principalKey(principal) === principalKey(connection.principal)) return true;
+      if (principalKey(principal) === principalKey(connection.principal) && !endedSince(since, principal)) return true;
     } catch {
       // Refused: closed below.
     }
-    clearInterval(connection.timer);
-    connections.delete(ctx);
-    socket.close(4401, 'Unauthorized');
+    end(ctx, 'The credentials of this connection are no longer valid.');
     return false;
   };
+  /** Whether an announcement since the `since`-th ended the principal's session (it may have overtaken the read that found it live). */
+  const endedSince = (since: number, principal: Principal): boolean =>
+    announcements - since > announced.length || announced.slice(announced.length - (announcements - since)).some((ended) => endsSession(ended, principal));
+
   /** By the whole principal, query text and variables: only subscribers that are exactly alike share a resolution. */
   const groups = new Map<string, SubscriberGroup>();
   const seen = new Set<string>();
@@ -266,51 +390,120 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
   const unsubscribe = options.bus.subscribe((event) => {
     if (seen.has(event.id)) return;
     seen.add(event.id);
+    if (seen.size > 10_000) seen.delete(seen.values().next().value!);
     const storedAt = Date.parse(event.dtsCreated);
     if (Number.isFinite(storedAt)) eventBusLag.observe(Math.max(0, Date.now() - storedAt) / 1000);
-    if (seen.size > 10_000) seen.delete(seen.values().next().value!);
+    if (event.type === SESSIONS_ENDED) {
+      announcements += 1;
+      announced.push(event.payload);
+      if (announced.length > RECENT_ANNOUNCEMENTS) announced.shift();
+      for (const [ctx, connection] of connections) if (endsSession(event.payload, connection.principal)) end(ctx, 'The session has ended.');
+      return;
+    }
     for (const group of groups.values()) {
       if (!group.prepared.route.events.includes(event.type) || !mayReceive(group.principal, event)) continue;
       group.push(resolveFor(group, event));
     }
   });
 
+  const addressOf = (request: IncomingMessage): string => {
+    const ip = options.clientAddress(request);
+    return ip ? addressGroup(ip) : 'unknown';
+  };
+  /** Closes a connection over a cap, with the reason (the 4403 graphql-ws sends after it is then ignored). */
+  const refuseConnection = (socket: WebSocket, limit: (typeof SUBSCRIPTION_LIMITS)[number], reason: string): false => {
+    subscriptionRefusals.inc({ limit });
+    socket.close(TOO_MANY_CONNECTIONS, reason);
+    return false;
+  };
+  const refusal = (limit: (typeof SUBSCRIPTION_LIMITS)[number], message: string, retryAfterSeconds?: number): GraphQLError[] => {
+    subscriptionRefusals.inc({ limit });
+    return [retryAfterSeconds === undefined ? appError(ErrorCode.OPERATION_LIMIT_EXCEEDED, message) : appError(ErrorCode.RATE_LIMITED, message, { retryAfterSeconds })];
+  };
+
   const disposable = useServer(
     {
       schema: () => options.schema(),
       onConnect: async (ctx) => {
+        const { socket, request } = ctx.extra;
+        if (socketsAt.get(addressOf(request)) > limits.connectionsPerAddress) {
+          return refuseConnection(socket, 'connections-per-address', `Too many connections from this address: at most ${limits.connectionsPerAddress}.`);
+        }
         const params = (ctx.connectionParams ?? {}) as Record<string, unknown>;
-        const headers = Object.fromEntries(Object.entries(params).filter(([, v]) => typeof v === 'string').map(([k, v]) => [k.toLowerCase(), v as string]));
+        const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+        for (const [name, value] of Object.entries(params)) if (typeof value === 'string') headers[name.toLowerCase()] = value;
+        const since = announcements;
+        let principal: Principal;
         try {
-          const principal = await options.authenticate(headers);
-          if (!SUBSCRIBERS.has(principal.kind)) return false;
-          const timer = setInterval(() => void recheck(ctx, ctx.extra.socket), RECHECK_MS);
-          timer.unref();
-          ctx.extra.socket.once('close', () => clearInterval(timer));
-          connections.set(ctx, { principal, headers, subscriptions: 0, timer });
-          return true;
+          principal = await options.authenticate(headers);
         } catch {
           return false;
         }
+        if (!SUBSCRIBERS.has(principal.kind) || endedSince(since, principal) || socket.readyState !== socket.OPEN) return false;
+        const identity = principalIdentity(principal) ?? principal.kind;
+        if (connectionsOf.get(identity) >= limits.connectionsPerPrincipal) {
+          return refuseConnection(socket, 'connections-per-principal', `Too many connections for these credentials: at most ${limits.connectionsPerPrincipal}.`);
+        }
+        const timer = setInterval(() => void recheck(ctx), RECHECK_MS);
+        timer.unref();
+        connectionsOf.add(identity, 1);
+        connections.set(ctx, { principal, identity, headers, tokenKey: sessionTokenKey(headers), socket, subscriptions: 0, reserved: new Set(), window: { count: 0, resetAt: 0 }, timer });
+        socket.once('close', () => forget(ctx));
+        return true;
       },
-      onSubscribe: async (ctx, _id, payload) => {
+      onSubscribe: async (ctx, id, payload) => {
         if (options.isTrusted && !options.isTrusted(payload.query)) {
           return [new GraphQLError('This deployment runs registered operations only (trusted documents), and this operation is not one of them.', { extensions: { code: ErrorCode.OPERATION_NOT_TRUSTED } })];
         }
+        const connection = connections.get(ctx);
+        if (!connection) return [new GraphQLError('The connection credentials are no longer valid.')];
+        const now = Date.now();
+        if (connection.window.resetAt <= now) connection.window = { count: 0, resetAt: now + windowMs };
+        connection.window.count += 1;
+        if (connection.window.count > limits.subscribesPerConnection) {
+          const retryAfterSeconds = Math.max(1, Math.ceil((connection.window.resetAt - now) / 1000));
+          return refusal('subscribe-rate-per-connection', `Too many subscribe messages on this connection: at most ${limits.subscribesPerConnection} in ${limits.windowSeconds} s; try again in ${retryAfterSeconds} s.`, retryAfterSeconds);
+        }
+        const oversized = refuseDocument(payload.query, options.documentLimits, 'subscription');
+        if (oversized) return [oversized];
+        try {
+          const { count, resetMs } = await options.counter.hit(`ws:${connection.identity}`, windowMs);
+          if (count > limits.subscribesPerPrincipal) {
+            const retryAfterSeconds = Math.max(1, Math.ceil(resetMs / 1000));
+            return refusal('subscribe-rate-per-principal', `Too many subscribe messages for these credentials: at most ${limits.subscribesPerPrincipal} in ${limits.windowSeconds} s; try again in ${retryAfterSeconds} s.`, retryAfterSeconds);
+          }
+        } catch (error) {
+          // The store is down: serve rather than refuse everyone; the connection's own rate still holds.
+          logger.warn('subscribe rate not counted', { error: (error as Error).message });
+        }
         // Each operation checks the credentials again, so a logout or revocation takes effect at once.
-        if (!(await recheck(ctx, ctx.extra.socket))) return [new GraphQLError('The connection credentials are no longer valid.')];
-        const connection = connections.get(ctx)!;
-        if (connection.subscriptions >= MAX_SUBSCRIPTIONS_PER_CONNECTION) return [new GraphQLError(`At most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions per connection.`)];
+        if (!(await recheck(ctx))) return [new GraphQLError('The connection credentials are no longer valid.')];
+        // Checked and reserved in one step after the last wait: messages handled side by side cannot all pass the caps.
+        if (connection.subscriptions >= MAX_SUBSCRIPTIONS_PER_CONNECTION) return refusal('subscriptions-per-connection', `At most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions per connection.`);
+        if (subscriptionsOf.get(connection.identity) >= limits.subscriptionsPerPrincipal) {
+          return refusal('subscriptions-per-principal', `At most ${limits.subscriptionsPerPrincipal} subscriptions for these credentials across their connections.`);
+        }
+        connection.subscriptions += 1;
+        subscriptionsOf.add(connection.identity, 1);
+        connection.reserved.add(id);
         return undefined;
       },
-      context: (ctx, id) => ({ principal: connections.get(ctx)?.principal, connection: connections.get(ctx), id, socket: ctx.extra.socket }),
-      execute: async (args) => (await options.execute(args.document, (args.variableValues ?? {}) as Record<string, unknown>, (args.contextValue as { principal: Principal }).principal)) as ExecutionResult,
+      context: (ctx, id) => ({ connection: connections.get(ctx), id }),
+      execute: async (args): Promise<ExecutionResult> => {
+        const { connection } = args.contextValue as { connection: Connection | undefined };
+        if (!connection) return { errors: [new GraphQLError('The connection credentials are no longer valid.')] };
+        const result: FormattedExecutionResult = await options.execute(args.document, args.variableValues ?? {}, connection.principal);
+        // Formatted errors travel to the client as they are.
+        return result as ExecutionResult;
+      },
       subscribe: (args) => {
-        const { principal, connection, id, socket } = args.contextValue as { principal: Principal | undefined; connection: { subscriptions: number } | undefined; id: string; socket: WebSocket };
+        const { connection, id } = args.contextValue as { connection: Connection | undefined; id: string };
         // The connection's credentials were found no longer valid after this subscribe was accepted (it is being closed).
-        if (!principal || !connection) return { errors: [{ message: 'The connection credentials are no longer valid.' }] } as unknown as ExecutionResult;
+        if (!connection || !connection.reserved.has(id)) return { errors: [new GraphQLError('The connection credentials are no longer valid.')] };
         const prepared = prepareSubscription(args.document, args.operationName);
-        if (!prepared) return { errors: [{ message: 'This subscription field is not served.' }] } as unknown as ExecutionResult;
+        // Refused here, its place is given back as graphql-ws completes it.
+        if (!prepared) return { errors: [new GraphQLError('This subscription field is not served.')] };
+        const { principal, socket } = connection;
         const variables = (args.variableValues ?? {}) as Record<string, unknown>;
         const groupKey = `${JSON.stringify(principal)}|${prepared.text}|${JSON.stringify(variables)}`;
         let group = groups.get(groupKey);
@@ -319,23 +512,48 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { c
           groups.set(groupKey, group);
         }
         const joined = group;
+        // The subscription takes over its reserved place, and gives it back when it ends.
+        connection.reserved.delete(id);
         const member = new Member(socket, id, () => {
           joined.members.delete(member);
           if (joined.members.size === 0 && groups.get(groupKey) === joined) groups.delete(groupKey);
-          connection.subscriptions -= 1;
+          release(connection);
         });
-        connection.subscriptions += 1;
         joined.join(member);
         return member;
       },
-      onError: (_ctx, id, _payload, errors) => {
+      onError: (ctx, id, _payload, errors) => {
+        const connection = connections.get(ctx);
+        if (connection) release(connection, id);
         logger.info('subscription refused', { id, errors: errors.map((e) => e.message) });
+      },
+      onComplete: (ctx, id) => {
+        const connection = connections.get(ctx);
+        if (connection) release(connection, id);
       },
     },
     wss,
   );
+  // After graphql-ws's own listener, which has given the socket its error handler.
+  wss.on('connection', (socket: WebSocket, request: IncomingMessage) => {
+    const address = addressOf(request);
+    socketsAt.add(address, 1);
+    socket.once('close', () => socketsAt.add(address, -1));
+    // A message over the size limit is a refusal (ws closes the socket with 1009), not the internal error graphql-ws reports on stderr.
+    const reportInternal = socket.listeners('error') as Array<(error: Error) => void>;
+    socket.removeAllListeners('error');
+    socket.on('error', (error: Error & { code?: string }) => {
+      if (error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') logger.info('subscription message over the size limit', { limit: options.maxPayloadBytes });
+      else for (const report of reportInternal) report.call(socket, error);
+    });
+  });
   return {
     subscribers: () => [...groups.values()].reduce((count, group) => count + group.members.size, 0),
+    sessionEnded: (headers) => {
+      const key = sessionTokenKey(headers);
+      if (key === null) return;
+      for (const [ctx, connection] of connections) if (connection.tokenKey === key) end(ctx, 'The session has ended.');
+    },
     close: async () => {
       unsubscribe();
       // 1012 (service restart): clients reconnect, through the load balancer, to another gateway.

@@ -100,6 +100,14 @@ export interface Config {
    * credential and per address (counted before the document is parsed).
    */
   rateLimits: { windowSeconds: number; perCredential: number; perAddress: number; sensitive: number; requestsPerCredential: number; requestsPerAddress: number };
+  /**
+   * Bounds of the gateway's graphql-ws subscriptions (each gateway counts its own): open
+   * connections per principal and per client address (an IPv6 address by its /64), subscriptions
+   * per principal across its connections, and subscribe messages per `RATE_LIMIT_WINDOW_SECONDS`
+   * per connection and per principal (the latter counted with the rate limits: in Redis where
+   * `REDIS_URL` is set).
+   */
+  subscriptionLimits: { connectionsPerPrincipal: number; connectionsPerAddress: number; subscriptionsPerPrincipal: number; subscribesPerConnection: number; subscribesPerPrincipal: number };
   /** How long an Idempotency-Key and its answer are kept. */
   idempotencyKeyTtlSeconds: number;
   /**
@@ -418,6 +426,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       sensitive: int('RATE_LIMIT_SENSITIVE', 20, 1, 10_000_000),
       requestsPerCredential: int('RATE_LIMIT_REQUESTS_PER_CREDENTIAL', 1200, 1, 10_000_000),
       requestsPerAddress: int('RATE_LIMIT_REQUESTS_PER_ADDRESS', 2400, 1, 10_000_000),
+    },
+    subscriptionLimits: {
+      connectionsPerPrincipal: int('WS_MAX_CONNECTIONS_PER_PRINCIPAL', 10, 1, 100_000),
+      connectionsPerAddress: int('WS_MAX_CONNECTIONS_PER_ADDRESS', 100, 1, 1_000_000),
+      subscriptionsPerPrincipal: int('WS_MAX_SUBSCRIPTIONS_PER_PRINCIPAL', 50, 1, 1_000_000),
+      subscribesPerConnection: int('WS_SUBSCRIBE_RATE_PER_CONNECTION', 60, 1, 1_000_000),
+      subscribesPerPrincipal: int('WS_SUBSCRIBE_RATE_PER_PRINCIPAL', 240, 1, 10_000_000),
     },
     idempotencyKeyTtlSeconds: int('IDEMPOTENCY_KEY_TTL_SECONDS', 24 * 3600, 60, 30 * 24 * 3600),
     trustedDocuments: oneOf('TRUSTED_DOCUMENTS', ['off', 'require'] as const, 'off'),

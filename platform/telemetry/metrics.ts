@@ -78,6 +78,17 @@ export const rateLimitRefusals = new Counter({
   registers: [registry],
 });
 
+/** Subscription connections and subscribe messages refused by a cap or rate at the gateway, by limit. */
+export const subscriptionRefusals = new Counter({
+  name: 'gateway_subscription_refusals_total',
+  help: 'graphql-ws connections and subscribe messages refused by a cap or a rate, by limit.',
+  labelNames: ['limit'] as const,
+  registers: [registry],
+});
+
+/** The limits `subscriptionRefusals` counts, each started at zero. */
+export const SUBSCRIPTION_LIMITS = ['connections-per-principal', 'connections-per-address', 'subscriptions-per-connection', 'subscriptions-per-principal', 'subscribe-rate-per-connection', 'subscribe-rate-per-principal'] as const;
+
 /** GraphQL documents refused before parsing, by the limit they broke and the path they came by. */
 export const documentRefusals = new Counter({
   name: 'gateway_document_refusals_total',
@@ -184,6 +195,7 @@ export function zeroGatewayCounters(subgraphs: readonly string[]): void {
   for (const source of ['memory', 'read']) sessionLookups.inc({ source }, 0);
   for (const limit of ['sensitive', 'per-credential', 'per-address', 'requests-per-credential', 'requests-per-address']) rateLimitRefusals.inc({ limit }, 0);
   for (const limit of ['bytes', 'tokens']) for (const via of ['http', 'subscription']) documentRefusals.inc({ limit, via }, 0);
+  for (const limit of SUBSCRIPTION_LIMITS) subscriptionRefusals.inc({ limit }, 0);
 }
 
 /** Starts the delivery attempts at zero for every kind and outcome (see `zeroGatewayCounters`). */

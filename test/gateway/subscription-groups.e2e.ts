@@ -4,6 +4,7 @@ import { buildSchema, type FormattedExecutionResult } from 'graphql';
 import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { createHitCounter } from '../../gateway/src/rate-limits.js';
 import { startSubscriptionServer } from '../../gateway/src/subscriptions.js';
 import { InProcessBus, type BusEvent } from '../../platform/messaging/event-bus.js';
 import { createLogger } from '../../platform/runtime/logger.js';
@@ -30,6 +31,7 @@ describe('subscribers that are alike share one resolution of each event', () => 
   const held = new Promise<void>((resolve) => (release = resolve));
   const clients: Client[] = [];
   let subscriptions: ReturnType<typeof startSubscriptionServer>;
+  const counter = createHitCounter(undefined, '', createLogger('silent'));
 
   beforeAll(async () => {
     server = createServer();
@@ -49,11 +51,17 @@ describe('subscribers that are alike share one resolution of each event', () => 
       },
       logger: createLogger('silent'),
       maxPayloadBytes: 1024 * 1024,
+      documentLimits: { maxBytes: 64 * 1024, maxTokens: 5000 },
+      // Every connection of a user is the same principal here: the caps are checked in subscription-limits.e2e.ts.
+      limits: { connectionsPerPrincipal: 1000, connectionsPerAddress: 1000, subscriptionsPerPrincipal: 1000, subscribesPerConnection: 1000, subscribesPerPrincipal: 1000, windowSeconds: 60 },
+      counter,
+      clientAddress: (request) => request.socket.remoteAddress ?? null,
     });
   });
   afterAll(async () => {
     for (const client of clients) await client.dispose();
     await subscriptions.close();
+    await counter.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 

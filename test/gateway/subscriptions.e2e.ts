@@ -11,12 +11,14 @@ import type { EventType } from '../../platform/messaging/events.js';
 import { busDispatcher, Outbox, type OutboxEvent } from '../../platform/messaging/outbox.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import { usersCollection } from '../../subgraphs/user/src/profile/datasource.js';
+import { accepted, openConnection } from '../support/graphql-ws.js';
 import { startTestStack, toggleCardUntil, until, type TestStack } from '../support/harness.js';
 
 interface Next<T> { data?: T | null; errors?: Array<{ message: string }> }
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PROCESSOR_KEY = 'card-processor-key-for-subscriptions-0123';
 const ACH_KEY = 'ach-processor-key-for-subscriptions-012345';
+const OPERATOR_KEY = 'operator-key-for-subscriptions-0123456789';
 
 /** A graphql-ws subscriber that collects what arrives. */
 function subscriber(url: string, connectionParams: Record<string, string>) {
@@ -64,7 +66,7 @@ describe('subscriptions over graphql-ws', () => {
   const closers: Array<() => unknown> = [];
 
   beforeAll(async () => {
-    stack = await startTestStack({ REDIS_URL: 'redis://127.0.0.1:6379', SERVICE_KEYS: `card-processor=${PROCESSOR_KEY},ach-processor=${ACH_KEY}` });
+    stack = await startTestStack({ REDIS_URL: 'redis://127.0.0.1:6379', SERVICE_KEYS: `card-processor=${PROCESSOR_KEY},ach-processor=${ACH_KEY},operator=${OPERATOR_KEY}` });
     token = await stack.loginDemo();
     wsUrl = `${stack.gateway.url.replace('http', 'ws')}/graphql`;
   });
@@ -268,18 +270,63 @@ describe('subscriptions over graphql-ws', () => {
     await db.dropDatabase();
   });
 
-  it('closes a connection whose token was logged out', async () => {
+  it('closes a connection at once (4401) when its token is logged out, and delivers it no event caused after the logout', async () => {
     const own = await stack.loginDemo();
-    const user = subscriber(wsUrl, { token: own });
-    closers.push(user.close);
+    const connection = accepted(await openConnection(wsUrl, { token: own }));
+    closers.push(connection.close);
+    // A subscriber with another session of the same user receives the change: the logged-out one must not.
+    const witness = subscriber(wsUrl, { token });
+    closers.push(witness.close);
     const before = stack.gateway.subscribers();
-    user.subscribe('subscription { cardStatusChanged { SvcCardId } }');
-    await registered(before);
+    connection.subscribe('mine', 'subscription { cardStatusChanged { SvcCardId status } }');
+    const seen = witness.subscribe<{ cardStatusChanged: { SvcCardId: string; status: string } }>('subscription { cardStatusChanged { SvcCardId status } }');
+    await registered(before, 2);
     expect((await stack.rest('DELETE', '/token', { headers: { token: own } })).status).toBe(200);
-    const second = user.subscribe('subscription { cardAuthorizations { messageId } }');
-    await expect(second.next(3000)).rejects.toThrow(/subscription failed/);
+    const loggedOut = performance.now();
+    // A change right after the logout: an event caused after it.
+    expect((await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/off`, { headers: { token } })).status).toBe(200);
+    const closed = await connection.closed;
+    expect(closed.code).toBe(4401);
+    expect(closed.at - loggedOut).toBeLessThan(1000);
+    expect((await withLogs(seen.next())).data?.cardStatusChanged).toMatchObject({ SvcCardId: DEMO.cardIds[0], status: 'blocked' });
+    await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/on`, { headers: { token } });
+    await withLogs(seen.next());
+    expect(connection.frames.filter((frame) => frame.type === 'next')).toEqual([]);
     // The closed connection's subscription is released.
-    await until(async () => stack.gateway.subscribers(), (n) => n === before);
+    await until(async () => stack.gateway.subscribers(), (n) => n === before + 1);
+  });
+
+  it('closes the connections of a user an operator blocks (4401) at once, and delivers them no event caused after the block', async () => {
+    const own = await stack.loginDemo();
+    const connection = accepted(await openConnection(wsUrl, { token: own }));
+    closers.push(connection.close);
+    // The demo aggregator sees its card program's authorizations: the blocked user must not.
+    const aggregatorToken = (await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
+    const witness = subscriber(wsUrl, { 'x-svc-token': aggregatorToken });
+    closers.push(witness.close);
+    const before = stack.gateway.subscribers();
+    connection.subscribe('mine', 'subscription { cardAuthorizations { messageId } }');
+    const seen = witness.subscribe<{ cardAuthorizations: { messageId: string } }>('subscription { cardAuthorizations { messageId } }');
+    await registered(before, 2);
+    const setActive = (isActive: boolean) => stack.graphql<{ setUserActive: { SvcUserId: string } }>('mutation ($id: ID!, $active: Boolean!) { setUserActive(SvcUserId: $id, isActive: $active) { SvcUserId } }', { id: DEMO.userId, active: isActive }, { 'x-service-key': OPERATOR_KEY });
+    try {
+      expect((await setActive(false)).body.errors).toBeUndefined();
+      const blocked = performance.now();
+      // An authorization on the user's card right after the block: an event caused after it.
+      const decided = await stack.graphql<{ authorizeCardMessage: { messageId: string } }>(
+        'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { messageId } }',
+        { input: { messageType: '0200', svcCardId: DEMO.cardIds[0], amount: '1.00', currency: 'USD', merchantName: 'After the block', mcc: '5940', stan: '778900', rrn: 'RRN000778900' } },
+        { 'x-service-key': PROCESSOR_KEY },
+      );
+      expect(decided.body.errors).toBeUndefined();
+      const closed = await connection.closed;
+      expect(closed.code).toBe(4401);
+      expect(closed.at - blocked).toBeLessThan(1000);
+      expect((await withLogs(seen.next())).data?.cardAuthorizations.messageId).toBe(decided.body.data?.authorizeCardMessage.messageId);
+      expect(connection.frames.filter((frame) => frame.type === 'next')).toEqual([]);
+    } finally {
+      await setActive(true);
+    }
   });
 
   it('reaches a subscriber on a second gateway instance through Redis', async () => {
@@ -296,6 +343,15 @@ describe('subscriptions over graphql-ws', () => {
     await toggleCardUntil(stack, token, DEMO.cardIds[0], () => sub.received.length > 0);
     const first = sub.received[0] ?? (await sub.next());
     expect(first.data?.cardStatusChanged).toMatchObject({ SvcCardId: DEMO.cardIds[0] });
+    // A logout served by the first gateway closes the session's connection on the second at once, through the bus.
+    const own = await stack.loginDemo();
+    const connection = accepted(await openConnection(`${second.url.replace('http', 'ws')}/graphql`, { token: own }));
+    closers.push(connection.close);
+    expect((await stack.rest('DELETE', '/token', { headers: { token: own } })).status).toBe(200);
+    const loggedOut = performance.now();
+    const closed = await connection.closed;
+    expect(closed.code).toBe(4401);
+    expect(closed.at - loggedOut).toBeLessThan(1000);
   });
 
   it('publishes an event whose process died between storing and publishing it', async () => {
