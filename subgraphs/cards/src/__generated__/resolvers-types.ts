@@ -158,11 +158,13 @@ export type CardAuthorizationResult = {
   transactionId?: Maybe<Scalars['ID']['output']>;
 };
 
-/** What decided a card message: the card itself, the user's restrictions, the aggregator's reply, or its default strategy. */
+/** What decided a card message: the card itself, the user's restrictions, the aggregator's reply, its default strategy, or the account's funds. */
 export type CardDecisionSource =
   | 'aggregator'
   | 'card'
   | 'defaultStrategy'
+  /** The account's spending balance (available balance and overdraft limit, less holds) could not cover the amount: 51. */
+  | 'funds'
   | 'restriction';
 
 /** Whether a card message asks the aggregator (request) or tells it (advice). */
