@@ -107,6 +107,13 @@ describe('a card spends only what its account has', () => {
     expect(await settledBalance()).toBe(1_500);
   });
 
+  it("refuses a completion whose originalStan is not a stan, naming the field, and stores nothing", async () => {
+    const bad = message({ messageType: '0220', amount: 1, originalStan: '12ab' });
+    const response = await stack.graphql<{ authorizeCardMessage: Decision }>(AUTHORIZE, { input: bad }, { 'x-service-key': PROCESSOR_KEY });
+    expect(response.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'originalStan' });
+    expect(await stack.mongo.db('cards').collection('cardMessages').countDocuments({ rrn: bad.rrn })).toBe(0);
+  });
+
   it('completes an authorization with its advice: the hold goes, the completed amount is spent', async () => {
     const authorization = message({ messageType: '0100', amount: 10 });
     expect(await authorize(authorization)).toMatchObject({ responseCode: '00' });
@@ -136,5 +143,32 @@ describe('a card spends only what its account has', () => {
       account(),
     ]);
     expect(kept).toMatchObject({ spendable: ledger!.availableBalance, unposted: [], holdIds: [], holds: [] });
+  });
+});
+
+describe('an overdraft limit', () => {
+  let stack: TestStack;
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
+
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver(DEMO.webhook.secret);
+    stack = await startTestStack({ SERVICE_KEYS: `card-processor=${PROCESSOR_KEY}`, CARD_OVERDRAFT_LIMIT: '50' });
+    await stack.mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: receiver.url, timeoutMs: 1000 } });
+    receiver.setMode({ reply: '00' });
+    await stack.mongo.db('payments').collection('accounts').updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 1_000, availableBalance: 1_000 } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await receiver.close();
+  });
+
+  it('lets a card take its account that far below zero, and not a cent further', async () => {
+    const authorize = async (input: Record<string, unknown>) => (await stack.graphql<{ authorizeCardMessage: Decision }>(AUTHORIZE, { input }, { 'x-service-key': PROCESSOR_KEY })).body.data!.authorizeCardMessage;
+    // 10.00 available and 50 of overdraft.
+    expect(await authorize(message({ amount: 60.01 }))).toMatchObject({ responseCode: '51', decidedBy: 'funds' });
+    expect(await authorize(message({ amount: 60 }))).toMatchObject({ responseCode: '00' });
+    expect(await authorize(message({ amount: 0.01 }))).toMatchObject({ responseCode: '51' });
+    await until(() => stack.mongo.db('cards').collection('cardMessages').countDocuments({ dtsPublished: null }), (n) => n === 0, 15_000);
+    expect((await stack.mongo.db('payments').collection<{ _id: string; balance: number }>('accounts').findOne({ _id: DEMO.accountId }))!.balance).toBe(-5_000);
   });
 });
