@@ -56,6 +56,14 @@ describe('card authorization on local state: the restriction read model, one wri
   };
   const payments = () => stack.mongo.db('payments');
   const balance = async () => (await payments().collection<{ _id: string; balance: number }>('accounts').findOne({ _id: DEMO.accountId }))!.balance;
+  /** Once every decided message is carried: the spending balance is payments' available balance less what authorizations hold, nothing left unposted. */
+  const spendingMatchesPayments = async () => {
+    await until(() => stack.mongo.db('cards').collection('cardMessages').countDocuments({ dtsPublished: null }), (n) => n === 0, 15_000);
+    const kept = await stack.mongo.db('cards').collection<{ _id: string; spendable: number; holds: string[]; unposted: string[] }>('spendingAccounts').findOne({ _id: DEMO.accountId });
+    const account = await payments().collection<{ _id: string; availableBalance: number }>('accounts').findOne({ _id: DEMO.accountId });
+    const held = kept!.holds.reduce((sum, hold) => sum + Number(hold.split('|')[2]), 0);
+    expect({ spendable: kept!.spendable, unposted: kept!.unposted }).toEqual({ spendable: account!.availableBalance - held, unposted: [] });
+  };
   /** The recorded transactions among `ids`, once each has moved its balance. */
   const posted = (ids: string[]) => payments().collection<StoredTransaction>('transactions').find({ _id: { $in: ids }, posted: { $ne: false } }).toArray();
 
@@ -198,6 +206,8 @@ describe('card authorization on local state: the restriction read model, one wri
     const recorded = await until(() => posted(ids), (found) => found.length === 2, 5000);
     expect(recorded.map((t) => t.amount).sort((a, b) => a - b)).toEqual([-3000, 3000]);
     expect(await balance()).toBe(before);
+    // What cards lets the account spend moved once each way too: payments' available balance, less the holds.
+    await spendingMatchesPayments();
   });
 
   it('decides while payments is down, and payments records each approved message exactly once when it is back', async () => {
@@ -222,6 +232,7 @@ describe('card authorization on local state: the restriction read model, one wri
     const recorded = await until(() => posted(ids), (found) => found.length === ids.length, 15_000);
     expect(new Map(recorded.map((t) => [t._id, t.amount]))).toEqual(new Map([[ids[0], -1250], [ids[1], -725], [ids[2], -300], [ids[3], 200]]));
     expect(await balance()).toBe(before - 1250 - 725 - 300 + 200);
+    await spendingMatchesPayments();
 
     // Carried again (as after a crash between carrying and marking): nothing is recorded or moved twice.
     await stack.mongo.db('cards').collection('cardMessages').updateMany({ transactionId: { $in: ids } }, { $set: { dtsPublished: null } });

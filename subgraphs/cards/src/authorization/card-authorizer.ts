@@ -254,7 +254,8 @@ export class CardAuthorizer {
       }
       return outcome.answer;
     }
-    if (credited && card) await this.options.spending.credit(card.SvcAccountId, messageId, credited.amount);
+    // Only the reversal stored as crediting its original (of two racing, the one that won the binding) credits it.
+    if (credited && card && outcome.stored.reverses) await this.options.spending.credit(card.SvcAccountId, messageId, credited.amount);
     this.options.messageOutbox.stored(outcome.stored);
     logger.info('card message decided', { messageId, messageType: record.messageType, responseCode, decidedBy, decisionMs });
     return view(outcome.stored);
