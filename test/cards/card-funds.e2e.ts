@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../../platform/demo/demo.js';
+import { createGraphClient } from '../../platform/graphql/graph-client.js';
 import type { HttpService } from '../../platform/http/server.js';
+import { minor } from '../../platform/money/money.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import { signPrincipal } from '../../platform/security/principal.js';
 import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
+import { SpendingBalances } from '../../subgraphs/cards/src/authorization/spending.js';
 import { start as startCards } from '../../subgraphs/cards/src/index.js';
 import { startTestStack, until, type GraphQLBody, type TestStack } from '../support/harness.js';
 
@@ -162,11 +165,35 @@ describe('an overdraft limit', () => {
     await receiver.close();
   });
 
+  const authorize = async (input: Record<string, unknown>) => (await stack.graphql<{ authorizeCardMessage: Decision }>(AUTHORIZE, { input }, { 'x-service-key': PROCESSOR_KEY })).body.data!.authorizeCardMessage;
+
+  it('gives back, once, what a decision interrupted before its insert took, and answers a later copy with that', async () => {
+    // 10.00 available and 50 of overdraft: 60.00, 55.00 after this purchase.
+    expect(await authorize(message({ amount: 5 }))).toMatchObject({ responseCode: '00' });
+    const spending = new SpendingBalances(stack.mongo.db('cards'), createGraphClient(stack.config, 'cards'), { overdraftLimit: 50, holdExpirySeconds: 3600 }, createLogger('silent'));
+    const kept = () => stack.mongo.db('cards').collection<{ _id: string; spendable: number }>('spendingAccounts').findOne({ _id: DEMO.accountId });
+    // Two decisions that took their amount and stopped there, as a crash would stop them.
+    const purchase = message({ amount: 10 });
+    const authorization = message({ messageType: '0100', amount: 5 });
+    const idOf = (input: ReturnType<typeof message>) => `msg_${input.messageType}_${input.svcCardId}_${input.stan}_${input.rrn}`;
+    expect(await spending.spend(DEMO.accountId, 'USD', idOf(purchase), minor(1_000))).toMatchObject({ kind: 'covered' });
+    expect(await spending.hold(DEMO.accountId, 'USD', { messageId: idOf(authorization), amount: minor(500), holdExpires: new Date(Date.now() + 3_600_000) })).toMatchObject({ kind: 'covered' });
+    expect((await kept())!.spendable).toBe(4_000);
+    // Left alone for a minute after first found unstored, then given back, once.
+    const start = Date.now();
+    expect(await spending.reconcile(60_000, start)).toBe(0);
+    expect(await spending.reconcile(60_000, start + 30_000)).toBe(0);
+    expect(await spending.reconcile(60_000, start + 60_000)).toBe(2);
+    expect(await spending.reconcile(60_000, start + 120_000)).toBe(0);
+    expect((await kept())!.spendable).toBe(5_500);
+    // The message comes again: it finds the record that settled it, and takes nothing.
+    expect(await authorize(purchase)).toMatchObject({ responseCode: '96', approved: false, transactionId: null });
+    expect((await kept())!.spendable).toBe(5_500);
+  });
+
   it('lets a card take its account that far below zero, and not a cent further', async () => {
-    const authorize = async (input: Record<string, unknown>) => (await stack.graphql<{ authorizeCardMessage: Decision }>(AUTHORIZE, { input }, { 'x-service-key': PROCESSOR_KEY })).body.data!.authorizeCardMessage;
-    // 10.00 available and 50 of overdraft.
-    expect(await authorize(message({ amount: 60.01 }))).toMatchObject({ responseCode: '51', decidedBy: 'funds' });
-    expect(await authorize(message({ amount: 60 }))).toMatchObject({ responseCode: '00' });
+    expect(await authorize(message({ amount: 55.01 }))).toMatchObject({ responseCode: '51', decidedBy: 'funds' });
+    expect(await authorize(message({ amount: 55 }))).toMatchObject({ responseCode: '00' });
     expect(await authorize(message({ amount: 0.01 }))).toMatchObject({ responseCode: '51' });
     await until(() => stack.mongo.db('cards').collection('cardMessages').countDocuments({ dtsPublished: null }), (n) => n === 0, 15_000);
     expect((await stack.mongo.db('payments').collection<{ _id: string; balance: number }>('accounts').findOne({ _id: DEMO.accountId }))!.balance).toBe(-5_000);

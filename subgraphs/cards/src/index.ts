@@ -14,6 +14,9 @@ import { createSpendingIndexes, SpendingBalances } from './authorization/spendin
 import { resolvers } from './resolvers/index.js';
 import { CARDS_MIGRATIONS } from './migrations.js';
 
+/** How often the spending balances are checked for what interrupted decisions took, and how long such a take is left first. */
+const RECONCILE_MS = 60_000;
+
 /** Starts the cards subgraph. */
 export async function start(options: SubgraphStartOptions): Promise<HttpService> {
   const db = options.mongo.db('cards');
@@ -50,5 +53,7 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   };
   // Advices a crash left unattempted, and retries that are due, go on a timer; so do expired holds, within a quarter of their period (at most 30 s).
   const holdSweepMs = Math.min(30_000, Math.max(250, (config.cardHoldExpirySeconds * 1000) / 4));
-  return withRecurringTask(withRecurringTask(withTimers, 5000, () => deliveries.retryDue(), logger), holdSweepMs, () => spending.expire(), logger);
+  const withHolds = withRecurringTask(withRecurringTask(withTimers, 5000, () => deliveries.retryDue(), logger), holdSweepMs, () => spending.expire(), logger);
+  // What an interrupted decision took goes back once a pass a minute after the first still finds no approved message.
+  return withRecurringTask(withHolds, RECONCILE_MS, () => spending.reconcile(RECONCILE_MS), logger);
 }

@@ -2,7 +2,7 @@ import { MongoServerError, type AnyBulkWriteOperation, type Collection, type Db,
 import type { GraphClient } from '../../../../platform/graphql/graph-client.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import { minor, minorDigits, negate, sumMinor, toMinor, type MinorUnits } from '../../../../platform/money/money.js';
-import { cardMessagesCollection } from './datasource.js';
+import { cardMessagesCollection, type CardMessageDocument } from './datasource.js';
 
 /*
  * An account's spending balance, kept where card messages are decided, so that the funds check
@@ -67,6 +67,13 @@ export const unpostedEntry = (messageId: string, effect: MinorUnits) => `${messa
 const holdId = (hold: Pick<HeldAuthorization, 'messageId' | 'amount'>) => `${hold.messageId}|${hold.amount}`;
 const holdExpiry = (hold: HeldAuthorization) => `${hold.holdExpires.toISOString()}|${holdId(hold)}`;
 
+/** An `unposted` entry read back: its messageId (null when it is not one) and effect. */
+function splitEntry(entry: string): { messageId: string | null; effect: MinorUnits } {
+  const cut = entry.lastIndexOf('|');
+  const effect = Number(entry.slice(cut + 1));
+  return cut > 0 && Number.isSafeInteger(effect) ? { messageId: entry.slice(0, cut), effect: minor(effect) } : { messageId: null, effect: minor(0) };
+}
+
 /** A hold string read back: its expiry, messageId and amount. */
 function parseHold(text: string): HeldAuthorization | null {
   const [expires, messageId, amount] = text.split('|');
@@ -85,6 +92,8 @@ export interface SpendingOptions {
 /** The accounts' spending balances: the funds check of card authorization, and what keeps it current. */
 export class SpendingBalances {
   private readonly accounts: Collection<SpendingAccountDocument>;
+  /** Entries whose message was not stored when `reconcile` last looked, and since when. */
+  private readonly suspects = new Map<string, number>();
 
   constructor(
     private readonly db: Db,
@@ -177,6 +186,76 @@ export class SpendingBalances {
       updateOne: { filter: { _id: SvcAccountId }, update: { $pullAll: { unposted: [...entries] } } },
     }));
     await this.accounts.bulkWrite(operations, { ordered: false });
+  }
+
+  /**
+   * Gives back what a message took when no approved copy of it was stored: its decision was
+   * interrupted between the funds update and the insert (a crash), or its copy stored first was
+   * declined and the give-back did not happen. A message not stored at all is first seen by one
+   * pass and settled by a pass at least `graceMs` later: an `abandoned` record is inserted under its
+   * messageId (so a decision still under way, or a retransmission, loses its insert to it and gives
+   * back nothing twice), then what it took is given back. Answers how many this call gave back.
+   */
+  async reconcile(graceMs: number, now = Date.now()): Promise<number> {
+    const open = await this.accounts.find({ $or: [{ unposted: { $gte: '' } }, { holdIds: { $gte: '' } }] }, { projection: { currency: 1, unposted: 1, holdIds: 1, holds: 1 } }).toArray();
+    const taken = open.flatMap((account) => [
+      ...account.unposted.map((entry) => ({ account, entry, hold: null as HeldAuthorization | null, ...splitEntry(entry) })),
+      ...account.holds.flatMap((text) => {
+        const hold = parseHold(text);
+        return hold ? [{ account, entry: holdId(hold), hold, messageId: hold.messageId, effect: negate(hold.amount) }] : [];
+      }),
+    ]).filter((item) => item.messageId !== null && item.effect < 0);
+    if (taken.length === 0) {
+      this.suspects.clear();
+      return 0;
+    }
+    const messages = cardMessagesCollection(this.db);
+    const stored = new Map((await messages.find({ _id: { $in: [...new Set(taken.map((item) => item.messageId!))] } }, { projection: { responseCode: 1, amount: 1 } }).toArray()).map((doc) => [doc._id, doc]));
+    const seen = new Set<string>();
+    let given = 0;
+    for (const item of taken) {
+      const amount = negate(item.effect);
+      const message = stored.get(item.messageId!);
+      if (message?.responseCode === '00' && message.amount === amount) continue;
+      if (!message) {
+        seen.add(item.entry);
+        const since = this.suspects.get(item.entry);
+        if (since === undefined) this.suspects.set(item.entry, now);
+        if (since === undefined || now - since < graceMs || !(await this.abandon(item.messageId!, item.account.currency, amount))) continue;
+      }
+      const gave = item.hold
+        ? await this.release(item.account._id, item.hold)
+        : (await this.accounts.updateOne({ _id: item.account._id, unposted: item.entry }, { $inc: { spendable: amount }, $pullAll: { unposted: [item.entry] } })).modifiedCount === 1;
+      if (gave) {
+        given += 1;
+        this.logger.warn('card spending balance given back: its message was not stored approved', { SvcAccountId: item.account._id, messageId: item.messageId });
+      }
+    }
+    for (const entry of [...this.suspects.keys()]) if (!seen.has(entry)) this.suspects.delete(entry);
+    return given;
+  }
+
+  /** Stores an `abandoned` record under a messageId no decision stored; false when one is stored already. */
+  private async abandon(messageId: string, currency: string, amount: MinorUnits): Promise<boolean> {
+    const parts = /^msg_(\d{4})_(.+)_(\d{6})_([A-Za-z0-9]{12})$/.exec(messageId);
+    if (!parts) return false;
+    const [, messageType = '', SvcCardId = '', stan = '', rrn = ''] = parts;
+    const now = new Date();
+    const reason = 'Its decision was interrupted before it was stored; what it took is given back.';
+    const record: CardMessageDocument = {
+      _id: messageId, state: 'decided', bindingKey: messageId, reverses: null, messageType, actionType: messageType === '0100' || messageType === '0200' ? 'request' : 'advice',
+      SvcCardId, SvcUserId: null, svcAggregatorId: null, amount, currency, stan, rrn, originalStan: null, responseCode: '96', decidedBy: 'funds', reason,
+      transactionId: null, decisionMs: 0, dtsReceived: now, advice: null, holdExpires: null,
+      // Already carried: nothing follows from a message nobody was answered for.
+      type: 'card.authorization', audience: {}, payload: { messageId, messageType, SvcCardId, responseCode: '96', decidedBy: 'funds', transactionId: null, transaction: null }, dtsCreated: now, dtsPublished: now,
+    };
+    try {
+      await cardMessagesCollection(this.db).insertOne(record);
+      return true;
+    } catch (error) {
+      if (error instanceof MongoServerError && error.code === 11000) return false;
+      throw error;
+    }
   }
 
   /** Releases every hold expired by `now`; answers how many this call released. */
