@@ -18,7 +18,8 @@ import { cardMessagesCollection, type CardMessageDocument } from './datasource.j
  *             - what decided purchases took, + what reversals credited back, until payments posts them (unposted)
  *             + what payments posted since (which takes each `unposted` entry out, spendable unchanged)
  *
- * Payments moves an account's balance only by card postings, so nothing else changes it.
+ * Payments moves an account's balance only by card postings, so nothing else changes it. What a
+ * decision interrupted between its funds update and its insert took, `reconcile` gives back.
  */
 
 /** One account's spending balance (collection `spendingAccounts`, `_id` = SvcAccountId). */
@@ -51,6 +52,7 @@ export type FundsOutcome =
   | { kind: 'insufficient'; spendable: MinorUnits }
   | { kind: 'unavailable'; reason: string };
 
+/** The accounts' spending balances, one document per account card authorization has met. */
 export function spendingAccountsCollection(db: Db): Collection<SpendingAccountDocument> {
   return db.collection<SpendingAccountDocument>('spendingAccounts');
 }
