@@ -8,21 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { REPO_ROOT } from '../../platform/runtime/config.js';
-import {
-  databaseCommands,
-  deduplicatedFetches,
-  deliveryAttempts,
-  eventBusLag,
-  graphqlOperations,
-  httpRequests,
-  metricsExposition,
-  rateLimitRefusals,
-  reportQueueDepth,
-  reportSubgraphReadiness,
-  reportSubscriptions,
-  sessionLookups,
-  subgraphFetches,
-} from '../../platform/telemetry/metrics.js';
+import { bodyRefusals, connectionRefusals, databaseCommands, deduplicatedFetches, deliveryAttempts, documentRefusals, eventBusLag, graphqlOperations, httpRequests, metricsExposition, rateLimitRefusals, reportQueueDepth, reportSubgraphReadiness, reportSubscriptions, sessionLookups, subgraphFetches, subscriptionRefusals } from '../../platform/telemetry/metrics.js';
 import { ensureDebianPackage } from '../support/debian.js';
 import { freePort } from '../../platform/mongo/ferretdb.js';
 
@@ -127,6 +113,10 @@ describe("the dashboard's PromQL, read by Prometheus", () => {
       deduplicatedFetches.inc({ subgraph: 'payments' });
       for (const source of ['memory', 'read']) sessionLookups.inc({ source });
       rateLimitRefusals.inc({ limit: 'per-address' });
+      bodyRefusals.inc({ service: 'gateway' });
+      documentRefusals.inc({ limit: 'tokens', via: 'http' });
+      connectionRefusals.inc({ service: 'rest-adapter', reason: 'slow_body' });
+      subscriptionRefusals.inc({ limit: 'connections-per-principal' });
       eventBusLag.observe(0.04);
       deliveryAttempts.inc({ kind: 'webhook', outcome: 'delivered' });
       unreport.push(

@@ -118,6 +118,9 @@ const REFUSAL_SIDE_EFFECTS: {
     // Compliance's own events (a restriction an earlier, accepted request changed, and its audit
     // record) are marked carried in the background, possibly while a later request is refused.
     'compliance.outbox': { fields: ['dtsForwarded', 'dtsPublished'], why: 'marks of events carried to the bus and to the audit log' },
+    // A decided card message is its own outbox event: the decisions lane marks an earlier, accepted
+    // one carried (to the bus, the advice log and payments) in the background (docs/cards.md).
+    'cards.cardMessages': { fields: ['dtsPublished'], why: 'marks of decided card messages carried by the decisions lane' },
   },
   documents: Object.fromEntries(
     // The audit records of refusals travel to compliance as events of the acting subgraph's outbox.

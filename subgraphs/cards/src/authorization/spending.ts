@@ -62,7 +62,7 @@ export async function createSpendingIndexes(db: Db): Promise<void> {
   await spendingAccountsCollection(db).createIndex({ holds: 1 });
 }
 
-const BALANCE = 'query ($id: ID!) { cardAccountBalance(SvcAccountId: $id) { SvcAccountId currency availableBalance } }';
+const BALANCE = 'query ($id: ID!) { cardAccountFunds(SvcAccountId: $id) { SvcAccountId currency availableBalance } }';
 
 /** An `unposted` entry: the message and what it moved the spending balance by (negative for what it took). */
 export const unpostedEntry = (messageId: string, effect: MinorUnits) => `${messageId}|${effect}`;
@@ -310,7 +310,7 @@ export class SpendingBalances {
       .toArray();
     let balance: { SvcAccountId: string; currency: string; availableBalance: string } | null;
     try {
-      ({ cardAccountBalance: balance } = await this.graph.request<{ cardAccountBalance: typeof balance }>(BALANCE, { id: SvcAccountId }));
+      ({ cardAccountFunds: balance } = await this.graph.request<{ cardAccountFunds: typeof balance }>(BALANCE, { id: SvcAccountId }));
     } catch (error) {
       this.logger.error('account balance could not be read', { SvcAccountId, error: (error as Error).message });
       return { kind: 'unavailable', reason: "The account's balance could not be read." };

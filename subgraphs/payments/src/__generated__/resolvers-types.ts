@@ -310,8 +310,8 @@ export type BeneficiaryUndoResult = {
 };
 
 /** An account's available balance, for card authorization's spending balance. */
-export type CardAccountBalance = {
-  __typename?: 'CardAccountBalance';
+export type CardAccountFunds = {
+  __typename?: 'CardAccountFunds';
   SvcAccountId: Scalars['ID']['output'];
   /** In `currency`: the balance less what is pending. */
   availableBalance: Scalars['Decimal']['output'];
@@ -1030,7 +1030,7 @@ export type Query = {
    * (internal services only: cards), read once, when card authorization first meets the account.
    * Null: no such account.
    */
-  cardAccountBalance?: Maybe<CardAccountBalance>;
+  cardAccountFunds?: Maybe<CardAccountFunds>;
   /**
    * Deliveries, newest first: an aggregator's merchants' (or one merchant's), optionally only those with
    * this status (pending, delivered, failed, paused). `numberOfRecords`: 1-1000 (default 1000);
@@ -1106,7 +1106,7 @@ export type QueryAchPaymentArgs = {
  * (internal service); without one the caller is anonymous, and a credential that does not resolve is
  * refused with 401.
  */
-export type QueryCardAccountBalanceArgs = {
+export type QueryCardAccountFundsArgs = {
   SvcAccountId: Scalars['ID']['input'];
 };
 
@@ -1712,7 +1712,7 @@ export type ResolversTypes = ResolversObject<{
   BeneficiaryInput: BeneficiaryInput;
   BeneficiaryModification: ResolverTypeWrapper<Omit<BeneficiaryModification, 'beneficiary' | 'undo'> & { beneficiary: ResolversTypes['Beneficiary'], undo: ResolversTypes['Undo'] }>;
   BeneficiaryUndoResult: ResolverTypeWrapper<Omit<BeneficiaryUndoResult, 'beneficiary' | 'undo'> & { beneficiary: ResolversTypes['Beneficiary'], undo: ResolversTypes['Undo'] }>;
-  CardAccountBalance: ResolverTypeWrapper<CardAccountBalance>;
+  CardAccountFunds: ResolverTypeWrapper<CardAccountFunds>;
   CardTransactionInput: CardTransactionInput;
   CurrencyCode: ResolverTypeWrapper<Scalars['CurrencyCode']['output']>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
@@ -1797,7 +1797,7 @@ export type ResolversParentTypes = ResolversObject<{
   BeneficiaryInput: BeneficiaryInput;
   BeneficiaryModification: Omit<BeneficiaryModification, 'beneficiary' | 'undo'> & { beneficiary: ResolversParentTypes['Beneficiary'], undo: ResolversParentTypes['Undo'] };
   BeneficiaryUndoResult: Omit<BeneficiaryUndoResult, 'beneficiary' | 'undo'> & { beneficiary: ResolversParentTypes['Beneficiary'], undo: ResolversParentTypes['Undo'] };
-  CardAccountBalance: CardAccountBalance;
+  CardAccountFunds: CardAccountFunds;
   CardTransactionInput: CardTransactionInput;
   CurrencyCode: Scalars['CurrencyCode']['output'];
   DateTime: Scalars['DateTime']['output'];
@@ -1964,7 +1964,7 @@ export type BeneficiaryUndoResultResolvers<ContextType = PaymentsContext, Parent
   undo?: Resolver<ResolversTypes['Undo'], ParentType, ContextType>;
 }>;
 
-export type CardAccountBalanceResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['CardAccountBalance'] = ResolversParentTypes['CardAccountBalance']> = ResolversObject<{
+export type CardAccountFundsResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['CardAccountFunds'] = ResolversParentTypes['CardAccountFunds']> = ResolversObject<{
   SvcAccountId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   availableBalance?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
   currency?: Resolver<ResolversTypes['CurrencyCode'], ParentType, ContextType>;
@@ -2195,7 +2195,7 @@ export type PaymentLinkListResolvers<ContextType = PaymentsContext, ParentType e
 
 export type QueryResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
   achPayment?: Resolver<Maybe<ResolversTypes['AchPayment']>, ParentType, ContextType, RequireFields<QueryAchPaymentArgs, 'svcTransactionId'>>;
-  cardAccountBalance?: Resolver<Maybe<ResolversTypes['CardAccountBalance']>, ParentType, ContextType, RequireFields<QueryCardAccountBalanceArgs, 'SvcAccountId'>>;
+  cardAccountFunds?: Resolver<Maybe<ResolversTypes['CardAccountFunds']>, ParentType, ContextType, RequireFields<QueryCardAccountFundsArgs, 'SvcAccountId'>>;
   deliveries?: Resolver<ResolversTypes['DeliveryList'], ParentType, ContextType, Partial<QueryDeliveriesArgs>>;
   deliveriesConnection?: Resolver<ResolversTypes['DeliveryConnection'], ParentType, ContextType, Partial<QueryDeliveriesConnectionArgs>>;
   delivery?: Resolver<Maybe<ResolversTypes['Delivery']>, ParentType, ContextType, RequireFields<QueryDeliveryArgs, 'deliveryId'>>;
@@ -2351,7 +2351,7 @@ export type Resolvers<ContextType = PaymentsContext> = ResolversObject<{
   Beneficiary?: BeneficiaryResolvers<ContextType>;
   BeneficiaryModification?: BeneficiaryModificationResolvers<ContextType>;
   BeneficiaryUndoResult?: BeneficiaryUndoResultResolvers<ContextType>;
-  CardAccountBalance?: CardAccountBalanceResolvers<ContextType>;
+  CardAccountFunds?: CardAccountFundsResolvers<ContextType>;
   CurrencyCode?: GraphQLScalarType;
   DateTime?: GraphQLScalarType;
   Decimal?: GraphQLScalarType;

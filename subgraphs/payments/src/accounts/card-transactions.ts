@@ -98,7 +98,7 @@ export async function recordCardTransactions(db: Db, inputs: readonly CardTransa
 }
 
 /** An account's available balance, as card authorization starts its spending balance from it. */
-export interface CardAccountBalance {
+export interface CardAccountFunds {
   SvcAccountId: string;
   currency: string;
   /** Decimal text in `currency`. */
@@ -106,7 +106,7 @@ export interface CardAccountBalance {
 }
 
 /** An account's available balance for card authorization's spending balance; null when there is no such account. */
-export async function cardAccountBalance(db: Db, SvcAccountId: string): Promise<CardAccountBalance | null> {
+export async function cardAccountFunds(db: Db, SvcAccountId: string): Promise<CardAccountFunds | null> {
   const account = await accountsCollection(db).findOne({ _id: SvcAccountId }, { projection: { currency: 1, availableBalance: 1 } });
   return account ? { SvcAccountId: account._id, currency: account.currency, availableBalance: fromMinor(account.availableBalance, account.currency) } : null;
 }

@@ -11,11 +11,11 @@ import { isInternalService } from '../../../../platform/security/service-scope.j
 
 export const Query: QueryResolvers = {
   latestTransactions: (_parent, { SvcAccountId }, { principal, accountBook }) => accountBook.latest(requireUser(principal), SvcAccountId),
-  cardAccountBalance: (_parent, { SvcAccountId }, { principal, accountBook }) => {
+  cardAccountFunds: (_parent, { SvcAccountId }, { principal, accountBook }) => {
     // Card authorization starts an account's spending balance from it.
     requireService(principal, ['cards']);
     checkString(SvcAccountId, 'SvcAccountId', ID_RULE);
-    return accountBook.cardAccountBalance(SvcAccountId);
+    return accountBook.cardAccountFunds(SvcAccountId);
   },
   iousFor: (_parent, { SvcUserId }, { principal, ious }) => ious.for(requireUser(principal), SvcUserId),
   fundsTransactions: (_parent, { input }, { principal, funds }) => funds(requireAggregator(principal, 'read').svcAggregatorId, input),
