@@ -14,6 +14,7 @@ import { SpendingBalances } from '../../subgraphs/cards/src/authorization/spendi
 import { start as startCards } from '../../subgraphs/cards/src/index.js';
 import { start as startPayments } from '../../subgraphs/payments/src/index.js';
 import { startTestStack, until, type GraphQLBody, type TestStack } from '../support/harness.js';
+import { AUTHORIZE, cardMessages, PROCESSOR_KEY } from '../support/card-messages.js';
 
 interface Decision {
   messageId: string;
@@ -30,14 +31,8 @@ interface StoredTransaction {
   posted?: boolean;
 }
 
-const PROCESSOR_KEY = 'card-processor-key-0123456789abcdefgh';
 const OPERATOR_KEY = 'operator-key-0123456789abcdefghijklmn';
-const AUTHORIZE = 'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { messageId responseCode approved decidedBy reason transactionId decisionMs } }';
-let stanCounter = 300000;
-const message = (overrides: Record<string, unknown> = {}) => ({
-  messageType: '0200', svcCardId: DEMO.cardIds[0], amount: 10, currency: 'USD', merchantName: 'Corner Grocery', mcc: '5411',
-  stan: String((stanCounter += 1)), rrn: `CAE${String(stanCounter).padStart(9, '0')}`, ...overrides,
-});
+const { message, nextStan } = cardMessages(300000, 'CAE');
 
 describe('card authorization on local state: the restriction read model, one write, payments after', () => {
   let stack: TestStack;
@@ -149,13 +144,13 @@ describe('card authorization on local state: the restriction read model, one wri
         const commands = Object.entries(after).reduce((n, [name, count]) => n + count - (before[name] ?? 0), 0);
         return { decision, commands, graphCalls: graphCalls - calls };
       };
-      const stan = String((stanCounter += 1));
+      const stan = nextStan();
       // Reads (card, earlier copy, a request's webhook configuration, a reversal's or completion's
       // original, in parallel), the funds update (a purchase, an authorization, a completion; a
       // reversal's release or credit), the insert.
       const purchase = await commandsOf({ messageType: '0200', amount: 5, stan });
       expect(purchase).toMatchObject({ decision: { responseCode: '00', decidedBy: 'aggregator' }, commands: 5, graphCalls: 0 });
-      const authorizationStan = String((stanCounter += 1));
+      const authorizationStan = nextStan();
       const request = await commandsOf({ messageType: '0100', stan: authorizationStan });
       expect(request).toMatchObject({ decision: { responseCode: '00' }, commands: 5, graphCalls: 0 });
       expect(await commandsOf({ messageType: '0220', amount: 2 })).toMatchObject({ decision: { responseCode: '00', decidedBy: 'card' }, commands: 4, graphCalls: 0 });

@@ -9,6 +9,7 @@ import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
 import { SpendingBalances } from '../../subgraphs/cards/src/authorization/spending.js';
 import { start as startCards } from '../../subgraphs/cards/src/index.js';
 import { startTestStack, until, type GraphQLBody, type TestStack } from '../support/harness.js';
+import { AUTHORIZE, cardMessages, PROCESSOR_KEY } from '../support/card-messages.js';
 
 interface Decision {
   messageId: string;
@@ -19,13 +20,7 @@ interface Decision {
   transactionId: string | null;
 }
 
-const PROCESSOR_KEY = 'card-processor-key-0123456789abcdefgh';
-const AUTHORIZE = 'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { messageId responseCode approved decidedBy reason transactionId } }';
-let stanCounter = 500000;
-const message = (overrides: Record<string, unknown> = {}) => ({
-  messageType: '0200', svcCardId: DEMO.cardIds[0], amount: 10, currency: 'USD', merchantName: 'Corner Grocery', mcc: '5411',
-  stan: String((stanCounter += 1)), rrn: `FND${String(stanCounter).padStart(9, '0')}`, ...overrides,
-});
+const { message } = cardMessages(500000, 'FND');
 
 /**
  * The funds check over the whole stack. The demo account starts at 100.00 available, no overdraft;

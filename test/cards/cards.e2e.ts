@@ -3,6 +3,7 @@ import { DEMO } from '../../platform/demo/demo.js';
 import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
 import { usersCollection } from '../../subgraphs/user/src/profile/datasource.js';
 import { startTestStack, until, type TestStack } from '../support/harness.js';
+import { cardMessages, PROCESSOR_KEY } from '../support/card-messages.js';
 
 interface CardBody {
   SvcCardId: string;
@@ -28,12 +29,7 @@ interface Decision {
   decisionMs: number;
 }
 
-const SERVICE_KEY = 'card-processor-key-0123456789abcdefgh';
-let stanCounter = 100000;
-const message = (overrides: Record<string, unknown> = {}) => ({
-  messageType: '0100', svcCardId: DEMO.cardIds[0], amount: 25, currency: 'USD', merchantName: 'Corner Grocery', mcc: '5411',
-  stan: String((stanCounter += 1)), rrn: `RRN${String(stanCounter).padStart(9, '0')}`, ...overrides,
-});
+const { message } = cardMessages(100000, 'RRN', { messageType: '0100', amount: 25 });
 
 describe('cards, card authorization and the webhook sandbox', () => {
   let stack: TestStack;
@@ -44,7 +40,7 @@ describe('cards, card authorization and the webhook sandbox', () => {
   const authorize = async (input: Record<string, unknown>) => {
     const response = await stack.graphql<{ authorizeCardMessage: Decision }>(
       'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { responseCode approved decidedBy reason transactionId decisionMs } }',
-      { input }, { 'x-service-key': SERVICE_KEY },
+      { input }, { 'x-service-key': PROCESSOR_KEY },
     );
     if (response.body.errors) throw new Error(JSON.stringify(response.body.errors));
     return response.body.data!.authorizeCardMessage;
@@ -53,7 +49,7 @@ describe('cards, card authorization and the webhook sandbox', () => {
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver(DEMO.webhook.secret);
-    stack = await startTestStack({ SERVICE_KEYS: `card-processor=${SERVICE_KEY}` });
+    stack = await startTestStack({ PROCESSOR_KEYS: `card-processor=${PROCESSOR_KEY}` });
     await stack.mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: receiver.url, timeoutMs: 500 } });
     token = await stack.loginDemo();
     aggregatorToken = (await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
@@ -154,9 +150,9 @@ describe('cards, card authorization and the webhook sandbox', () => {
 
   it('declines an unknown card and refuses bad messages naming the field', async () => {
     expect(await authorize(message({ svcCardId: 'no_such_card' }))).toMatchObject({ responseCode: '14' });
-    const bad = await stack.graphql('mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { responseCode } }', { input: message({ messageType: '0800' }) }, { 'x-service-key': SERVICE_KEY });
+    const bad = await stack.graphql('mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { responseCode } }', { input: message({ messageType: '0800' }) }, { 'x-service-key': PROCESSOR_KEY });
     expect(bad.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'messageType' });
-    const noOriginal = await stack.graphql('mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { responseCode } }', { input: message({ messageType: '0420' }) }, { 'x-service-key': SERVICE_KEY });
+    const noOriginal = await stack.graphql('mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { responseCode } }', { input: message({ messageType: '0420' }) }, { 'x-service-key': PROCESSOR_KEY });
     expect(noOriginal.body.errors?.[0]?.extensions).toMatchObject({ field: 'originalStan' });
     const fromUser = await stack.graphql('mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { responseCode } }', { input: message() }, { token });
     expect(fromUser.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
@@ -235,7 +231,7 @@ describe('cards, card authorization and the webhook sandbox', () => {
       await stack.mongo.db('cards').collection('webhookConfigs').deleteOne({ _id: DEMO.aggregatorId as never });
       const none = await run({ svcCardId: DEMO.testCardId });
       expect(none.status).toBe(409);
-      const asService = await stack.graphql('mutation ($input: WebhookConfigInput!) { configureWebhook(input: $input) { secret } }', { input: { svcAggregatorId: DEMO.aggregatorId, url: 'http://127.0.0.1:1/steal', defaultStrategy: 'approve', rotateSecret: true } }, { 'x-service-key': SERVICE_KEY });
+      const asService = await stack.graphql('mutation ($input: WebhookConfigInput!) { configureWebhook(input: $input) { secret } }', { input: { svcAggregatorId: DEMO.aggregatorId, url: 'http://127.0.0.1:1/steal', defaultStrategy: 'approve', rotateSecret: true } }, { 'x-service-key': PROCESSOR_KEY });
       // Outside the card processor key's scope: refused at the gateway.
       expect(asService.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
       const configured = await stack.graphql<{ configureWebhook: { secret: string | null; defaultStrategy: string } }>(

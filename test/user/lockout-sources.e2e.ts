@@ -2,20 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEMO } from '../../platform/demo/demo.js';
 import { authCollections } from '../../subgraphs/user/src/auth/datasource.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
+import { aggregatorOutcome, counted, outcome, type AggregatorBody, type ErrorBody } from '../support/login-outcomes.js';
 
-interface ErrorBody {
-  success: false;
-  error: { code: string; message: string };
-}
-interface AggregatorBody {
-  code: string;
-  message?: string;
-}
-
-const outcome = (answer: { status: number; body: ErrorBody }) => (answer.status === 200 ? '200' : `${answer.status} ${answer.body.error.code}`);
-const aggregatorOutcome = (answer: { status: number; body: AggregatorBody }) =>
-  answer.status === 200 ? '200' : `${answer.status} ${answer.body.code}${answer.body.message?.startsWith('Locked') ? ' (locked)' : ''}`;
-const counted = (outcomes: string[]) => Object.fromEntries([...new Set(outcomes)].sort().map((o) => [o, outcomes.filter((x) => x === o).length]));
 const WRONG = 'Wrong#Pass1';
 
 // LOGIN_MAX_FAILURES 5 per actor and address group, LOGIN_ACCOUNT_MAX_FAILURES 20 per actor

@@ -6,22 +6,8 @@ import { LEASE_MS, transact, type Lease } from '../../subgraphs/user/src/attempt
 import { consumeCode, MAX_CODE_ATTEMPTS, type PendingCode } from '../../subgraphs/user/src/codes.js';
 import type { LockoutDocument } from '../../subgraphs/user/src/auth/datasource.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
+import { aggregatorOutcome, counted, outcome, type AggregatorBody, type ErrorBody } from '../support/login-outcomes.js';
 
-interface ErrorBody {
-  success: false;
-  error: { code: string; message: string };
-}
-interface AggregatorBody {
-  code: string;
-  message?: string;
-}
-
-/** What an answer says, in one comparable word: 200, or the status and the error code. */
-const outcome = (answer: { status: number; body: ErrorBody }) => (answer.status === 200 ? '200' : `${answer.status} ${answer.body.error.code}`);
-/** The same for the aggregator envelope, whose 401s all say "unauthorized": the message tells a lock. */
-const aggregatorOutcome = (answer: { status: number; body: AggregatorBody }) =>
-  answer.status === 200 ? '200' : `${answer.status} ${answer.body.code}${answer.body.message?.startsWith('Locked') ? ' (locked)' : ''}`;
-const counted = (outcomes: string[]) => Object.fromEntries([...new Set(outcomes)].sort().map((o) => [o, outcomes.filter((x) => x === o).length]));
 const times = <T>(n: number, make: () => Promise<T>) => Promise.all(Array.from({ length: n }, make));
 const lease = (msFromNow: number, id: string): Lease => ({ id, until: new Date(Date.now() + msFromNow) });
 

@@ -1,0 +1,29 @@
+import { DEMO } from '../../platform/demo/demo.js';
+
+/** The card processor's service key the card tests configure (`SERVICE_KEYS=card-processor=…`). */
+export const PROCESSOR_KEY = 'card-processor-key-0123456789abcdefgh';
+
+/** The card processor's mutation, with every field of the decision the tests read. */
+export const AUTHORIZE = 'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { messageId responseCode approved decidedBy reason transactionId decisionMs } }';
+
+/** A card message as the tests send it: the documented fields, and any other a test adds or overrides. */
+export type CardMessageInput = { messageType: string; svcCardId: string; amount: number; currency: string; merchantName: string; mcc: string; stan: string; rrn: string } & Record<string, unknown>;
+
+/**
+ * Card messages of one test file: the demo user's first card at a grocery, with a STAN of its own
+ * sequence from `firstStan` and a retrieval reference starting with `rrnPrefix` (three letters),
+ * so that files running side by side never send the same message.
+ */
+export function cardMessages(firstStan: number, rrnPrefix: string, defaults: Record<string, unknown> = {}) {
+  let stan = firstStan;
+  return {
+    /** The next STAN of the sequence. */
+    nextStan: (): string => String((stan += 1)),
+    /** A message with the next STAN, `defaults` and then `overrides` applied. */
+    message: (overrides: Record<string, unknown> = {}): CardMessageInput => {
+      stan += 1;
+      const base = { messageType: '0200', svcCardId: DEMO.cardIds[0], amount: 10, currency: 'USD', merchantName: 'Corner Grocery', mcc: '5411', stan: String(stan), rrn: `${rrnPrefix}${String(stan).padStart(9, '0')}`, ...defaults };
+      return { ...base, ...overrides };
+    },
+  };
+}
