@@ -10,6 +10,7 @@ import { request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import WebSocket from 'ws';
 import { backgroundAuditTrail } from '../platform/security/audit.js';
 import { DEMO } from '../platform/demo/demo.js';
 import { startEmbeddedMongo } from '../platform/mongo/ferretdb.js';
@@ -24,9 +25,10 @@ import { usersCollection } from '../subgraphs/user/src/profile/datasource.js';
 const ATTACK_RATE = Number(process.env.ATTACK_RATE ?? 50);
 const SECONDS = Number(process.env.ABUSE_SECONDS ?? 10);
 
-/** One attack: what the attacker sends, as a POST body to the gateway's /graphql. */
+/** One attack: what the attacker sends, as a POST body to the gateway's /graphql or as the document of a graphql-ws `subscribe` (after a `connection_init` with a user's token). */
 interface Attack {
   name: string;
+  via: 'http' | 'subscribe';
   body: string;
 }
 
@@ -34,13 +36,16 @@ interface Attack {
 const aliases = (count: number) => `{ ${Array.from({ length: count }, (_, i) => `a${i}: __typename`).join(' ')} }`;
 
 const ATTACKS: Attack[] = [
-  { name: '7.5 MiB document (400,000 aliases), anonymous', body: JSON.stringify({ query: aliases(400_000) }) },
-  { name: '1.9 MiB document (under the GraphQL body limit, over the document limit)', body: JSON.stringify({ query: aliases(100_000) }) },
-  { name: '60 KiB document of 30,000 tokens (under the document size limit, over the token limit)', body: JSON.stringify({ query: `{ ${'a '.repeat(30_000)}}` }) },
+  { name: '7.5 MiB document (400,000 aliases), anonymous', via: 'http', body: JSON.stringify({ query: aliases(400_000) }) },
+  { name: '1.9 MiB document (under the GraphQL body limit, over the document limit)', via: 'http', body: JSON.stringify({ query: aliases(100_000) }) },
+  { name: '60 KiB document of 30,000 tokens (under the document size limit, over the token limit)', via: 'http', body: JSON.stringify({ query: `{ ${'a '.repeat(30_000)}}` }) },
+  { name: '3.7 MiB subscribe message (200,000 aliases), a user\'s token', via: 'subscribe', body: `subscription ${aliases(200_000)}` },
+  { name: '60 KiB subscribe document of 30,000 tokens, a user\'s token', via: 'subscribe', body: `subscription { ${'a '.repeat(30_000)}}` },
 ];
 
 interface PhaseReport {
   sent: number;
+  /** HTTP statuses (0: reset before an answer), or how a WebSocket ended. */
   statuses: Record<string, number>;
   healthMs: number[];
   userMs: number[];
@@ -61,9 +66,26 @@ if (process.env.ABUSE_CLIENT) {
       req.once('error', () => resolve(0));
       req.end(body);
     });
-  const count = (table: Record<string, number>, status: number) => (table[String(status)] = (table[String(status)] ?? 0) + 1);
+  const count = (table: Record<string, number>, status: number | string) => (table[String(status)] = (table[String(status)] ?? 0) + 1);
   const role = process.env.ABUSE_ROLE;
-  const runPhase = async (message: { type: 'phase'; body: string; rate: number; seconds: number }) => {
+  /** One WebSocket: `connection_init` with the token, then the document as a `subscribe`; answers how it ended (a close code, or the error's code). */
+  const subscribe = (document: string) =>
+    new Promise<string>((resolve) => {
+      const socket = new WebSocket(`${gateway.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
+      const done = (outcome: string) => {
+        resolve(outcome);
+        socket.terminate();
+      };
+      socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: { token } })));
+      socket.on('message', (data: Buffer) => {
+        const message = JSON.parse(data.toString()) as { type: string; payload?: Array<{ extensions?: { code?: string } }> };
+        if (message.type === 'connection_ack') socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: document } }));
+        else if (message.type === 'error') done(`error ${message.payload?.[0]?.extensions?.code ?? ''}`);
+      });
+      socket.on('close', (code) => done(`closed ${code}`));
+      socket.on('error', () => done('reset'));
+    });
+  const runPhase = async (message: { type: 'phase'; via: Attack['via']; body: string; rate: number; seconds: number }) => {
     const report: PhaseReport = { sent: 0, statuses: {}, healthMs: [], userMs: [], userStatuses: {} };
     const until = performance.now() + message.seconds * 1000;
     if (role === 'observer') {
@@ -96,13 +118,13 @@ if (process.env.ABUSE_CLIENT) {
         const wait = due - performance.now();
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
         report.sent += 1;
-        attacks.push(post(`${gateway}/graphql`, message.body).then((status) => void count(report.statuses, status)));
+        attacks.push((message.via === 'http' ? post(`${gateway}/graphql`, message.body) : subscribe(message.body)).then((status) => void count(report.statuses, status)));
       }
       await Promise.all(attacks);
     }
     process.send!({ type: 'report', report });
   };
-  process.on('message', (message: { type: 'phase'; body: string; rate: number; seconds: number }) => void runPhase(message));
+  process.on('message', (message: { type: 'phase'; via: Attack['via']; body: string; rate: number; seconds: number }) => void runPhase(message));
   process.send!({ type: 'ready' });
 } else {
   const dataDir = process.env.MONGODB_URI ? null : await mkdtemp(path.join(tmpdir(), 'bench-abuse-'));
@@ -126,9 +148,9 @@ if (process.env.ABUSE_CLIENT) {
     });
     await Promise.all(children.map((c) => next(c, 'ready')));
     /** Runs one phase in both children; the attacker's report with the observer's timings. */
-    const phase = async (body: string, rate: number): Promise<PhaseReport> => {
+    const phase = async (attack: Pick<Attack, 'via' | 'body'>, rate: number): Promise<PhaseReport> => {
       const reports = children.map((c) => next<{ report: PhaseReport }>(c, 'report'));
-      for (const c of children) c.send({ type: 'phase', body, rate, seconds: SECONDS });
+      for (const c of children) c.send({ type: 'phase', ...attack, rate, seconds: SECONDS });
       const [attacker, observer] = await Promise.all(reports);
       return { ...attacker!.report, healthMs: observer!.report.healthMs, userMs: observer!.report.userMs, userStatuses: observer!.report.userStatuses };
     };
@@ -142,12 +164,12 @@ if (process.env.ABUSE_CLIENT) {
     };
     // The stack's own idle CPU over a phase's length (timers, the prober's and the user's requests are in the phases too).
     const quietBefore = cpuMs();
-    const quietReport = await phase('', 0);
+    const quietReport = await phase({ via: 'http', body: '' }, 0);
     const quiet = { cpuMs: cpuMs() - quietBefore };
     const results = [];
     for (const attack of ATTACKS) {
       const before = cpuMs();
-      const report = await phase(attack.body, ATTACK_RATE);
+      const report = await phase(attack, ATTACK_RATE);
       const spent = cpuMs() - before;
       results.push({
         attack: attack.name,
