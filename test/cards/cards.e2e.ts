@@ -49,7 +49,7 @@ describe('cards, card authorization and the webhook sandbox', () => {
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver(DEMO.webhook.secret);
-    stack = await startTestStack({ PROCESSOR_KEYS: `card-processor=${PROCESSOR_KEY}` });
+    stack = await startTestStack({ SERVICE_KEYS: `card-processor=${PROCESSOR_KEY}` });
     await stack.mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: receiver.url, timeoutMs: 500 } });
     token = await stack.loginDemo();
     aggregatorToken = (await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
