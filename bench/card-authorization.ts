@@ -175,7 +175,7 @@ try {
     population: { users: users.length, cards: cards.length },
     idleCpuMsPerSecond: idleMsPerSecond,
     targets: { p99DecisionMsAt200: 20, cpuMsPerMessage: 4, decisionPathCommands: 4, p99RecordedInPaymentsMsAt200: 1000 },
-    decisionPath: 'the card, the message\'s earlier copy (and a reversal\'s or completion\'s original), the webhook configuration for a request, the funds update of a message that moves money, then one insert: 3 commands for a refusal before funds, 4 for an advice, 5 for a request or a reversal, 6 for a 51, counted by test/cards/card-authorization.e2e.ts; commandsPerMessage counts everything, the asynchronous carrying, recording and spending-balance upkeep included',
+    decisionPath: 'the card, the message\'s earlier copy (and a reversal\'s original), the webhook configuration for a request, then one insert: 3 or 4 commands, counted by test/cards/card-authorization.e2e.ts; commandsPerMessage counts everything, the asynchronous carrying and recording included',
     runs,
     database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB 1.24 (SQLite, with the project patches)',
     services: 'one process, as npm start runs them: the subgraphs, the gateway and the REST adapter calling each other in it',

@@ -56,13 +56,12 @@ export async function seedPopulation(mongo: Mongo, shape: PopulationShape = POPU
   };
   const now = Date.now();
   const population: BenchUser[] = [];
-  const batch = { users: [] as Stored[], sessions: [] as Stored[], cards: [] as Stored[], spending: [] as Stored[], accounts: [] as Stored[], transactions: [] as Stored[], beneficiaries: [] as Stored[], restrictions: [] as Stored[] };
+  const batch = { users: [] as Stored[], sessions: [] as Stored[], cards: [] as Stored[], accounts: [] as Stored[], transactions: [] as Stored[], beneficiaries: [] as Stored[], restrictions: [] as Stored[] };
   const flush = async () => {
     const writes: Array<[Document[], ReturnType<typeof user.collection>]> = [
       [batch.users, user.collection('users')],
       [batch.sessions, user.collection('sessions')],
       [batch.cards, cards.collection('cards')],
-      [batch.spending, cards.collection('spendingAccounts')],
       [batch.accounts, payments.collection('accounts')],
       [batch.transactions, payments.collection('transactions')],
       [batch.beneficiaries, payments.collection('beneficiaries')],
@@ -81,8 +80,6 @@ export async function seedPopulation(mongo: Mongo, shape: PopulationShape = POPU
       channel: 'internet', dtsCreated: new Date(now), dtsExpiry: new Date(now + DAY), dtsRevoked: null,
     });
     batch.accounts.push({ ...template.account, _id: SvcAccountId, SvcAccountId, SvcUserId, balance: Math.round(random() * 1_000_000) / 100 });
-    // Card authorization's spending balance, as a platform running for a while has it for every account (subgraphs/cards/src/authorization/spending.ts).
-    batch.spending.push({ _id: SvcAccountId, currency: template.account.currency, spendable: template.account.availableBalance, overdraftLimit: 0, holdIds: [], holds: [], unposted: [], dtsStarted: new Date(now) });
     const SvcCardIds: string[] = [];
     const cardCount = between(shape.cards);
     for (let c = 0; c < cardCount; c += 1) {

@@ -145,14 +145,6 @@ export interface Config {
   operatorEmail: string;
   /** Whether webhooks may target loopback or private addresses (development and tests; never by default in production). */
   webhookAllowInternal: boolean;
-  /**
-   * How far below zero card authorization lets an account's spending balance go, in whole units of
-   * the account's currency (CARD_OVERDRAFT_LIMIT): taken by every account when card authorization
-   * first meets it. 0: a card spends only what the account has.
-   */
-  cardOverdraftLimit: number;
-  /** How long an approved authorization (0100) holds its amount unless completed or reversed before (CARD_HOLD_EXPIRY_SECONDS). */
-  cardHoldExpirySeconds: number;
   /** Build the offline geocoder's indexes (1-2 s, ~50 MB) right after start rather than on the first query. */
   geocoderPreload: boolean;
   /** Whether the demo data (with its published credentials) may be loaded: always outside production, only with SEED_DEMO=true in it. */
@@ -472,8 +464,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     outboxChosen: Boolean(env.OUTBOX_DIR),
     geocoderPreload: bool('GEOCODER_PRELOAD', true),
     webhookAllowInternal: bool('WEBHOOK_ALLOW_INTERNAL', nodeEnv !== 'production'),
-    cardOverdraftLimit: int('CARD_OVERDRAFT_LIMIT', 0, 0, 1_000_000_000),
-    cardHoldExpirySeconds: int('CARD_HOLD_EXPIRY_SECONDS', 7 * 24 * 3600, 1, 30 * 24 * 3600),
     ...overrides,
   };
   if (config.httpLimits.headersTimeoutMs >= config.httpLimits.requestTimeoutMs) problems.push('HTTP_HEADERS_TIMEOUT_MS must be shorter than HTTP_REQUEST_TIMEOUT_MS');

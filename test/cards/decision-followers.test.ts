@@ -21,14 +21,6 @@ class FakePayments implements GraphClient {
   }
 }
 
-/** The spending balances as the lane tells them what payments posted. */
-class PostedEntries {
-  calls: Array<Map<string, readonly string[]>> = [];
-  async posted(entries: ReadonlyMap<string, readonly string[]>): Promise<void> {
-    this.calls.push(new Map(entries));
-  }
-}
-
 /** A bus that fails from its `failFrom`-th publish on. */
 class FailingBus extends InProcessBus {
   published: string[] = [];
@@ -60,35 +52,24 @@ describe('the lane that carries decided card messages', () => {
   });
 
   it('publishes every message and sends payments only the transactions, in one call', async () => {
-    const [bus, payments, spending] = [new FailingBus(), new FakePayments(), new PostedEntries()];
-    const lane = decisionFollowers(bus, payments, client.db('cards'), unusedDeliveries, spending);
+    const [bus, payments] = [new FailingBus(), new FakePayments()];
+    const lane = decisionFollowers(bus, payments, client.db('cards'), unusedDeliveries);
     await lane.send([decided('m1', true), decided('m2', false), decided('m3', true)]);
     expect(bus.published).toEqual(['m1', 'm2', 'm3']);
     expect(payments.sent.map((batch) => batch.map((t) => t.messageId))).toEqual([['m1', 'm3']]);
-    // Once payments has them, the transactions leave the spending balance's unposted list.
-    expect(spending.calls).toEqual([new Map([['a1', ['m1|-100', 'm3|-100']]])]);
     await lane.send([decided('m4', false)]);
     expect(payments.sent).toHaveLength(1);
-    expect(spending.calls).toHaveLength(1);
-  });
-
-  it('leaves the unposted list as it is while payments has not taken the batch', async () => {
-    const [payments, spending] = [new FakePayments(), new PostedEntries()];
-    payments.failWith = new Error('payments away');
-    const lane = decisionFollowers(new FailingBus(), payments, client.db('cards'), unusedDeliveries, spending);
-    await expect(lane.send([decided('m7', true)])).rejects.toThrow('payments away');
-    expect(spending.calls).toEqual([]);
   });
 
   it('sends a batch published in part again whole: the error is not a partial carry', async () => {
-    const lane = decisionFollowers(new FailingBus(2), new FakePayments(), client.db('cards'), unusedDeliveries, new PostedEntries());
+    const lane = decisionFollowers(new FailingBus(2), new FakePayments(), client.db('cards'), unusedDeliveries);
     const failure = await lane.send([decided('m5', true), decided('m6', true)]).then(() => null, (error: unknown) => error);
     expect(failure).toBeInstanceOf(Error);
     expect(failure).not.toBeInstanceOf(CarriedInPart);
   });
 
   it('parks a message only for what payments refuses in it, never for a mutation it does not know yet', () => {
-    const lane = decisionFollowers(new FailingBus(), new FakePayments(), client.db('cards'), unusedDeliveries, new PostedEntries());
+    const lane = decisionFollowers(new FailingBus(), new FakePayments(), client.db('cards'), unusedDeliveries);
     const refusal = (code: string) => new GraphQLError('refused', { extensions: { code } });
     expect(lane.refuses?.(refusal('VALIDATION_FAILED'))).toBe(true);
     expect(lane.refuses?.(refusal('GRAPHQL_VALIDATION_FAILED'))).toBe(false);

@@ -13,8 +13,6 @@ const NOT_RECORDS = new Set([
   'AchResult', 'AggregatorViewer', 'CardAuthorizationResult', 'CardResult', 'CardStatusResult', 'CondorCardAdditionalData', 'CondorCardResult',
   'CustomerInitResult', 'DeviceRegistrationResult', 'LoginResult', 'OnboardingSocketResult', 'OpenedAccount', 'ProspectDataResult', 'ProspectImageResult',
   'WebhookConfigResult', 'LogoUpload', 'TransactionInternal',
-  // A view of an Account for the cards service (its currency and available balance), keyed by the account.
-  'CardAccountFunds',
   // Inside their owner, keyed by the owner and a member: a report's figures, an application's entity, a user's alert, a link's history entry.
   'AchReturnRates', 'EntityApplication', 'Alert', 'StatusChange',
 ]);

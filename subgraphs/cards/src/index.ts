@@ -10,13 +10,9 @@ import { createCardIndexes } from './cards/datasource.js';
 import { CardAuthorizer, decisionFollowers } from './authorization/card-authorizer.js';
 import { cardMessagesCollection, createCardMessageIndexes } from './authorization/datasource.js';
 import { RestrictionReadModel } from './authorization/restriction-model.js';
-import { createSpendingIndexes, SpendingBalances } from './authorization/spending.js';
 import { resolvers } from './resolvers/index.js';
 import { CARDS_LIST_CAPS } from './list-caps.js';
 import { CARDS_MIGRATIONS } from './migrations.js';
-
-/** How often the spending balances are checked for what interrupted decisions took, and how long such a take is left first. */
-const RECONCILE_MS = 60_000;
 
 /** Starts the cards subgraph. */
 export async function start(options: SubgraphStartOptions): Promise<HttpService> {
@@ -25,17 +21,15 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   await applyMigrations(db, CARDS_MIGRATIONS, (message, fields) => options.logger.info(message, fields));
   await createCardIndexes(db);
   await createCardMessageIndexes(db);
-  await createSpendingIndexes(db);
   await Deliveries.createIndexes(db);
   const { config } = options;
   const graph = createGraphClient(config, 'cards', options.transport);
   const logger = options.logger.child({ service: 'cards-subgraph' });
   const deliveries = new Deliveries(db, null, logger, { scheduleMs: config.webhookRetryScheduleMs, disableAfter: config.webhookDisableAfter, allowInternal: config.webhookAllowInternal }, aggregatorEndpoints(db));
-  const spending = new SpendingBalances(db, graph, { overdraftLimit: config.cardOverdraftLimit, holdExpirySeconds: config.cardHoldExpirySeconds }, logger);
   // Decided messages are their own outbox: published, their advices enqueued, their transactions sent to payments.
-  const messageOutbox = new Outbox(db, [decisionFollowers(options.bus, graph, db, deliveries, spending)], logger, { collection: cardMessagesCollection(db).collectionName, prune: false });
+  const messageOutbox = new Outbox(db, [decisionFollowers(options.bus, graph, db, deliveries)], logger, { collection: cardMessagesCollection(db).collectionName, prune: false });
   const rules = new RestrictionReadModel(options.bus, graph, logger);
-  const authorizer = new CardAuthorizer({ db, graph, rules, spending, messageOutbox, allowInternalWebhooks: config.webhookAllowInternal });
+  const authorizer = new CardAuthorizer({ db, graph, rules, messageOutbox, allowInternalWebhooks: config.webhookAllowInternal });
   const service = await startSubgraph({
     ...options,
     name: 'cards',
@@ -53,9 +47,6 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
       await Promise.all([messageOutbox.stop(), rules.stop()]);
     },
   };
-  // Advices a crash left unattempted, and retries that are due, go on a timer; so do expired holds, within a quarter of their period (at most 30 s).
-  const holdSweepMs = Math.min(30_000, Math.max(250, (config.cardHoldExpirySeconds * 1000) / 4));
-  const withHolds = withRecurringTask(withRecurringTask(withTimers, 5000, () => deliveries.retryDue(), logger), holdSweepMs, () => spending.expire(), logger);
-  // What an interrupted decision took goes back once a pass a minute after the first still finds no approved message.
-  return withRecurringTask(withHolds, RECONCILE_MS, () => spending.reconcile(RECONCILE_MS), logger);
+  // Advices a crash left unattempted, and retries that are due, go on a timer.
+  return withRecurringTask(withTimers, 5000, () => deliveries.retryDue(), logger);
 }

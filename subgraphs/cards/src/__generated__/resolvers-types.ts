@@ -158,13 +158,11 @@ export type CardAuthorizationResult = {
   transactionId?: Maybe<Scalars['ID']['output']>;
 };
 
-/** What decided a card message: the card itself, the user's restrictions, the aggregator's reply, its default strategy, or the account's funds. */
+/** What decided a card message: the card itself, the user's restrictions, the aggregator's reply, or its default strategy. */
 export type CardDecisionSource =
   | 'aggregator'
   | 'card'
   | 'defaultStrategy'
-  /** The account's spending balance (available balance and overdraft limit, less holds) could not cover the amount: 51. */
-  | 'funds'
   | 'restriction';
 
 /** Whether a card message asks the aggregator (request) or tells it (advice). */
@@ -186,7 +184,7 @@ export type CardMessageInput = {
   merchantName?: InputMaybe<Scalars['String']['input']>;
   /** 0100, 0200, 0220 or 0420. String: an enum value cannot start with a digit. */
   messageType: Scalars['String']['input'];
-  /** For a 0420 reversal: the stan of the message it reverses (an approved 0200/0220, or a 0100 whose hold it releases). For a 0220 advice, optional: the stan of the approved 0100 it completes. */
+  /** For a 0420 reversal: the stan of the message it reverses. */
   originalStan?: InputMaybe<Scalars['String']['input']>;
   /** Retrieval reference number, 12 characters. */
   rrn: Scalars['String']['input'];
@@ -403,12 +401,8 @@ export type Mutation = {
    * actionType advice) inform it. Order: an unknown card declines (14); a blocked card declines
    * every message (62); the user's restrictions, evaluated through the graph, may refuse (57); a
    * request then takes the aggregator's responseCode (00 approves), or its default strategy when the
-   * reply is missing, malformed or later than the webhook timeout. Last, a message that would
-   * otherwise be approved and that its account's spending balance (available balance and overdraft
-   * limit, less what authorizations hold) cannot cover declines (51), whatever the aggregator
-   * answered; an approved 0100 holds its amount until completed, reversed or expired. Approved 0200
-   * and 0220 messages become debit transactions, approved 0420 reversals credit transactions, in the
-   * payments subgraph.
+   * reply is missing, malformed or later than the webhook timeout. Approved 0200 and 0220 messages
+   * become debit transactions, approved 0420 reversals credit transactions, in the payments subgraph.
    */
   authorizeCardMessage: CardAuthorizationResult;
   /**

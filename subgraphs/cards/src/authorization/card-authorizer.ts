@@ -8,13 +8,12 @@ import type { EventBus } from '../../../../platform/messaging/event-bus.js';
 import type { CardTransactionPayload, OutboxEvent } from '../../../../platform/messaging/events.js';
 import { isOwnKey } from '../../../../platform/security/own.js';
 import { checkString } from '../../../../platform/security/validate.js';
-import { fromMinor, HOME_CURRENCY, isCurrencyCode, minor, negate, toJsonNumber, toMinor, type MinorUnits } from '../../../../platform/money/money.js';
+import { fromMinor, HOME_CURRENCY, isCurrencyCode, minor, toJsonNumber, toMinor, type MinorUnits } from '../../../../platform/money/money.js';
 import type { Deliveries } from '../../../../platform/messaging/deliveries.js';
 import { deliverWebhook, type WebhookOutcome } from '../../../../platform/messaging/webhooks.js';
 import type { RestrictionDecision } from '../../../../platform/restrictions/engine.js';
 import { cardMessagesCollection, type CardMessageDocument } from './datasource.js';
 import type { RestrictionReadModel } from './restriction-model.js';
-import { unpostedEntry, type FundsOutcome, type SpendingBalances } from './spending.js';
 import { cardsCollection, type CardDocument } from '../cards/datasource.js';
 import { webhookConfigsCollection } from '../webhooks/datasource.js';
 
@@ -60,8 +59,6 @@ export function checkMessage(message: CardMessage): CheckedMessage {
   checkString(message.mcc, 'mcc', { pattern: /^\d{4}$/, patternText: 'four digits' });
   checkString(message.merchantName, 'merchantName', { max: 100 });
   if (messageType === '0420') checkString(message.originalStan ?? '', 'originalStan', { pattern: /^\d{6}$/, patternText: 'the six-digit stan of the reversed message' });
-  // A completion advice may name the authorization it completes.
-  if (messageType === '0220') checkString(message.originalStan, 'originalStan', { pattern: /^\d{6}$/, patternText: 'the six-digit stan of the completed authorization' });
   return { messageType, actionType, amount };
 }
 
@@ -111,8 +108,6 @@ export interface CardAuthorizerOptions {
   /** Asks compliance when the read model may be behind. */
   graph: GraphClient;
   rules: RestrictionReadModel;
-  /** The accounts' spending balances: what a card may spend. */
-  spending: SpendingBalances;
   /** Carries each decided message's event at once, once it is stored. */
   messageOutbox: Outbox;
   /** Whether webhooks may target internal addresses (WEBHOOK_ALLOW_INTERNAL). */
@@ -159,12 +154,10 @@ export class CardAuthorizer {
     const { db } = this.options;
     const messages = cardMessagesCollection(db);
     const reversal = types.messageType === '0420';
-    // A reversal's original is an approved purchase (preferred, should an authorization share its stan) or authorization; a completion's, an approved authorization.
-    const originalTypes = reversal ? ['0100', '0200', '0220'] : types.messageType === '0220' && message.originalStan ? ['0100'] : null;
     const [card, earlier, original] = await Promise.all([
       cardsCollection(db).findOne({ _id: message.svcCardId }),
       messages.findOne({ _id: messageId }),
-      originalTypes ? messages.findOne({ SvcCardId: message.svcCardId, stan: message.originalStan!, messageType: { $in: originalTypes }, responseCode: '00' }, { sort: { messageType: -1 } }) : null,
+      reversal ? messages.findOne({ SvcCardId: message.svcCardId, stan: message.originalStan!, messageType: { $in: ['0200', '0220'] }, responseCode: '00' }) : null,
     ]);
     if (earlier?.state === 'decided') return answerTo(earlier, message, types.amount);
 
@@ -205,22 +198,10 @@ export class CardAuthorizer {
       }
     }
 
-    // The account must cover what the message spends or holds, whatever the aggregator answered.
-    const now = new Date();
-    let funds: FundsOutcome | null = null;
-    if (card && responseCode === '00' && !reversal) {
-      funds = await this.takeFunds(card, message, messageId, types, original, now);
-      if (funds.kind === 'insufficient') [responseCode, decidedBy, reason] = ['51', 'funds', 'Insufficient funds: the available balance, with the overdraft limit and less what authorizations hold, does not cover the amount.'];
-      else if (funds.kind === 'unavailable') [responseCode, decidedBy, reason] = ['91', 'funds', funds.reason];
-    }
-
-    // A reversal credits back at most what an approved purchase of this card debited, once; of an authorization, it releases the hold.
+    // A reversal credits back at most what an approved purchase of this card debited, once.
     let credited: { original: CardMessageDocument; amount: MinorUnits } | null = null;
     if (card && responseCode === '00' && reversal) {
-      if (original?.messageType === '0100') {
-        const released = original.holdExpires ? await this.options.spending.release(card.SvcAccountId, { messageId: original._id, amount: original.amount, holdExpires: original.holdExpires }) : false;
-        reason = released ? 'Authorization reversed; its hold is released.' : 'Advice acknowledged; the authorization holds nothing (completed, expired or reversed already).';
-      } else if (original?.transactionId && !original.reversedBy) credited = { original, amount: minor(Math.min(types.amount, original.amount)) };
+      if (original?.transactionId && !original.reversedBy) credited = { original, amount: minor(Math.min(types.amount, original.amount)) };
       else reason = original ? 'Advice acknowledged; the original is already reversed.' : 'Advice acknowledged; no approved original to reverse.';
     }
     const moved = credited ? credited.amount : types.amount;
@@ -232,6 +213,7 @@ export class CardAuthorizer {
         }
       : null;
     const decisionMs = Math.round((performance.now() - started - waitedMs) * 100) / 100;
+    const now = new Date();
     // Advices inform the aggregator; nobody waits for the answer. Enqueued once the message is stored.
     const advice = card?.svcAggregatorId && types.actionType === 'advice' ? webhookPayload(messageId, message, types, card, { responseCode }) : null;
     const transactionId = transaction ? `txn_${messageId}` : null;
@@ -240,22 +222,13 @@ export class CardAuthorizer {
       messageType: types.messageType, actionType: types.actionType, SvcCardId: message.svcCardId, SvcUserId: card?.SvcUserId ?? null,
       svcAggregatorId: card?.svcAggregatorId ?? null, amount: types.amount, currency: message.currency, stan: message.stan, rrn: message.rrn,
       originalStan: message.originalStan ?? null, responseCode, decidedBy, reason, transactionId, decisionMs, dtsReceived: now, advice,
-      holdExpires: funds?.kind === 'covered' ? funds.holdExpires : null,
       type: 'card.authorization',
       audience: { ...(card?.SvcUserId ? { SvcUserId: card.SvcUserId } : {}), ...(card?.svcAggregatorId ? { svcAggregatorId: card.svcAggregatorId } : {}) },
       payload: { messageId, messageType: types.messageType, SvcCardId: message.svcCardId, responseCode, decidedBy, transactionId, transaction },
       dtsCreated: now, dtsPublished: null,
     };
     const outcome = await this.store(record, message, types.amount);
-    if ('answer' in outcome) {
-      // A copy at another replica was stored first; if it was not approved for this amount, what this copy took goes back.
-      if (card && funds?.kind === 'covered' && !(outcome.winner?.responseCode === '00' && outcome.winner.amount === types.amount)) {
-        await this.options.spending.giveBack(card.SvcAccountId, messageId, types.amount, funds.holdExpires);
-      }
-      return outcome.answer;
-    }
-    // Only the reversal stored as crediting its original (of two racing, the one that won the binding) credits it.
-    if (credited && card && outcome.stored.reverses) await this.options.spending.credit(card.SvcAccountId, messageId, credited.amount);
+    if ('answer' in outcome) return outcome.answer;
     this.options.messageOutbox.stored(outcome.stored);
     logger.info('card message decided', { messageId, messageType: record.messageType, responseCode, decidedBy, decisionMs });
     return view(outcome.stored);
@@ -266,7 +239,7 @@ export class CardAuthorizer {
    * the second finds the first's and answers with it; of two reversals of one original, the second
    * is stored as finding it reversed already.
    */
-  private async store(record: CardMessageDocument, message: CardMessage, amount: MinorUnits): Promise<{ stored: CardMessageDocument } | { answer: CardAuthorizationView; winner: CardMessageDocument | null }> {
+  private async store(record: CardMessageDocument, message: CardMessage, amount: MinorUnits): Promise<{ stored: CardMessageDocument } | { answer: CardAuthorizationView }> {
     const messages = cardMessagesCollection(this.options.db);
     try {
       await messages.insertOne(record);
@@ -275,27 +248,13 @@ export class CardAuthorizer {
       if (!(error instanceof MongoServerError && error.code === 11000)) throw error;
     }
     const winner = await messages.findOne({ _id: record._id });
-    if (winner?.state === 'decided') return { answer: answerTo(winner, message, amount), winner };
+    if (winner?.state === 'decided') return { answer: answerTo(winner, message, amount) };
     if (!record.reverses) throw new Error(`card message ${record._id} collided on its binding without a stored copy`);
     const unbound: CardMessageDocument = {
       ...record, bindingKey: record._id, reverses: null, transactionId: null, reason: 'Advice acknowledged; the original is already reversed.',
       payload: { ...record.payload, transactionId: null, transaction: null },
     };
     return this.store(unbound, message, amount);
-  }
-
-  /**
-   * Takes what an otherwise approved message spends from its account's spending balance: an
-   * authorization holds its amount; a completion naming an approved authorization takes its amount
-   * with the hold released; any other purchase or advice takes its amount.
-   */
-  private takeFunds(card: CardDocument, message: CardMessage, messageId: string, types: CheckedMessage, original: CardMessageDocument | null, now: Date): Promise<FundsOutcome> {
-    const { spending } = this.options;
-    if (types.messageType === '0100') return spending.hold(card.SvcAccountId, message.currency, { messageId, amount: types.amount, holdExpires: spending.holdExpiresAt(now) });
-    if (original?.messageType === '0100' && original.holdExpires) {
-      return spending.complete(card.SvcAccountId, message.currency, messageId, types.amount, { messageId: original._id, amount: original.amount, holdExpires: original.holdExpires });
-    }
-    return spending.spend(card.SvcAccountId, message.currency, messageId, types.amount);
   }
 
   /** The restrictions' decision: from the read model, or from compliance while the model may be behind; null when neither answers. */
@@ -336,11 +295,10 @@ function view(record: CardMessageDocument): CardAuthorizationView {
  * Carries decided messages to all that follows from them, in one lane with one mark per message
  * (marking rewrites the document, the dearest part of carrying on the embedded database): to the
  * event bus (subscriptions), into the delivery log (advice webhooks), and to payments (the
- * transactions of a batch in one call), after which the transactions leave the spending balances'
- * `unposted` lists. Each receiver drops repeats by id, so a batch carried again after a failure
- * changes nothing twice.
+ * transactions of a batch in one call). Each receiver drops repeats by id, so a batch carried
+ * again after a failure changes nothing twice.
  */
-export function decisionFollowers(bus: EventBus, graph: GraphClient, db: Db, deliveries: Deliveries, spending: Pick<SpendingBalances, 'posted'>): Dispatcher {
+export function decisionFollowers(bus: EventBus, graph: GraphClient, db: Db, deliveries: Deliveries): Dispatcher {
   const toBus = busDispatcher(bus);
   const toPayments = graphForwarder({
     name: 'card transactions to payments', types: ['card.authorization'], batch: 100, graph, mutation: RECORD,
@@ -359,26 +317,13 @@ export function decisionFollowers(bus: EventBus, graph: GraphClient, db: Db, del
           throw error instanceof CarriedInPart ? error.cause : error;
         }),
         enqueueAdvices(db, deliveries, messages),
-        messages.some((message) => message.payload.transaction) ? toPayments.send(events).then(() => spending.posted(postedEntries(messages))) : null,
+        messages.some((message) => message.payload.transaction) ? toPayments.send(events) : null,
       ]);
     },
     // Parked only for what payments refuses in the message itself; a gateway or payments that does
     // not know the mutation yet (a rolling upgrade) is away, and the batch waits for it.
     refuses: (error) => error instanceof GraphQLError && error.extensions.code === 'VALIDATION_FAILED',
   };
-}
-
-/** The spending balances' `unposted` entries of the messages' transactions, by account. */
-export function postedEntries(messages: readonly CardMessageDocument[]): Map<string, string[]> {
-  const byAccount = new Map<string, string[]>();
-  for (const { payload } of messages) {
-    const transaction = payload.transaction;
-    if (!transaction) continue;
-    const amount = toMinor(transaction.amount, transaction.currency, 'amount');
-    const entry = unpostedEntry(payload.messageId, transaction.direction === 'debit' ? negate(amount) : amount);
-    byAccount.set(transaction.SvcAccountId, [...(byAccount.get(transaction.SvcAccountId) ?? []), entry]);
-  }
-  return byAccount;
 }
 
 /** Enqueues the advice webhook of each decided advice once (by its delivery id): delivered at least once, on the retry schedule. */

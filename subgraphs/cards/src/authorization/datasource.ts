@@ -4,7 +4,7 @@ import { Outbox } from '../../../../platform/messaging/outbox.js';
 import type { OutboxEvent } from '../../../../platform/messaging/events.js';
 
 /** What decides a card message (the schema's CardDecisionSource). */
-export const CARD_DECIDERS = ['card', 'restriction', 'aggregator', 'defaultStrategy', 'funds'] as const;
+export const CARD_DECIDERS = ['card', 'restriction', 'aggregator', 'defaultStrategy'] as const;
 
 /**
  * A decided card message: the authorization log, and at once the `card.authorization` event its
@@ -41,8 +41,6 @@ export type CardMessageDocument = OutboxEvent<'card.authorization'> & {
   transactionId: string | null;
   decisionMs: number;
   dtsReceived: Date;
-  /** On an approved authorization (0100): when its hold expires (`spending.ts`); missing on those decided before holds. */
-  holdExpires?: Date | null;
   /** The advice webhook's payload, on an advice to a card program's aggregator: enqueued once it is handled. */
   advice: Record<string, unknown> | null;
 };

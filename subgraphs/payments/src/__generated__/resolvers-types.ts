@@ -309,16 +309,6 @@ export type BeneficiaryUndoResult = {
   undo: Undo;
 };
 
-/** An account's available balance, for card authorization's spending balance. */
-export type CardAccountFunds = {
-  __typename?: 'CardAccountFunds';
-  SvcAccountId: Scalars['ID']['output'];
-  /** In `currency`: the balance less what is pending. */
-  availableBalance: Scalars['Decimal']['output'];
-  /** ISO 4217. */
-  currency: Scalars['CurrencyCode']['output'];
-};
-
 /** The transaction of an approved card message. */
 export type CardTransactionInput = {
   SvcAccountId: Scalars['ID']['input'];
@@ -1026,12 +1016,6 @@ export type Query = {
   /** An ACH payment of the calling aggregator (or merchant); others: null. */
   achPayment?: Maybe<AchPayment>;
   /**
-   * An account's available balance as card authorization starts its spending balance from it
-   * (internal services only: cards), read once, when card authorization first meets the account.
-   * Null: no such account.
-   */
-  cardAccountFunds?: Maybe<CardAccountFunds>;
-  /**
    * Deliveries, newest first: an aggregator's merchants' (or one merchant's), optionally only those with
    * this status (pending, delivered, failed, paused). `numberOfRecords`: 1-1000 (default 1000);
    * `skipRecords`: from 0.
@@ -1097,17 +1081,6 @@ export type Query = {
  */
 export type QueryAchPaymentArgs = {
   svcTransactionId: Scalars['ID']['input'];
-};
-
-
-/**
- * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
- * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
- * (internal service); without one the caller is anonymous, and a credential that does not resolve is
- * refused with 401.
- */
-export type QueryCardAccountFundsArgs = {
-  SvcAccountId: Scalars['ID']['input'];
 };
 
 
@@ -1712,7 +1685,6 @@ export type ResolversTypes = ResolversObject<{
   BeneficiaryInput: BeneficiaryInput;
   BeneficiaryModification: ResolverTypeWrapper<Omit<BeneficiaryModification, 'beneficiary' | 'undo'> & { beneficiary: ResolversTypes['Beneficiary'], undo: ResolversTypes['Undo'] }>;
   BeneficiaryUndoResult: ResolverTypeWrapper<Omit<BeneficiaryUndoResult, 'beneficiary' | 'undo'> & { beneficiary: ResolversTypes['Beneficiary'], undo: ResolversTypes['Undo'] }>;
-  CardAccountFunds: ResolverTypeWrapper<CardAccountFunds>;
   CardTransactionInput: CardTransactionInput;
   CurrencyCode: ResolverTypeWrapper<Scalars['CurrencyCode']['output']>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
@@ -1797,7 +1769,6 @@ export type ResolversParentTypes = ResolversObject<{
   BeneficiaryInput: BeneficiaryInput;
   BeneficiaryModification: Omit<BeneficiaryModification, 'beneficiary' | 'undo'> & { beneficiary: ResolversParentTypes['Beneficiary'], undo: ResolversParentTypes['Undo'] };
   BeneficiaryUndoResult: Omit<BeneficiaryUndoResult, 'beneficiary' | 'undo'> & { beneficiary: ResolversParentTypes['Beneficiary'], undo: ResolversParentTypes['Undo'] };
-  CardAccountFunds: CardAccountFunds;
   CardTransactionInput: CardTransactionInput;
   CurrencyCode: Scalars['CurrencyCode']['output'];
   DateTime: Scalars['DateTime']['output'];
@@ -1962,12 +1933,6 @@ export type BeneficiaryUndoResultResolvers<ContextType = PaymentsContext, Parent
   beneficiary?: Resolver<ResolversTypes['Beneficiary'], ParentType, ContextType>;
   success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   undo?: Resolver<ResolversTypes['Undo'], ParentType, ContextType>;
-}>;
-
-export type CardAccountFundsResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['CardAccountFunds'] = ResolversParentTypes['CardAccountFunds']> = ResolversObject<{
-  SvcAccountId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  availableBalance?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
-  currency?: Resolver<ResolversTypes['CurrencyCode'], ParentType, ContextType>;
 }>;
 
 export interface CurrencyCodeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['CurrencyCode'], any> {
@@ -2195,7 +2160,6 @@ export type PaymentLinkListResolvers<ContextType = PaymentsContext, ParentType e
 
 export type QueryResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
   achPayment?: Resolver<Maybe<ResolversTypes['AchPayment']>, ParentType, ContextType, RequireFields<QueryAchPaymentArgs, 'svcTransactionId'>>;
-  cardAccountFunds?: Resolver<Maybe<ResolversTypes['CardAccountFunds']>, ParentType, ContextType, RequireFields<QueryCardAccountFundsArgs, 'SvcAccountId'>>;
   deliveries?: Resolver<ResolversTypes['DeliveryList'], ParentType, ContextType, Partial<QueryDeliveriesArgs>>;
   deliveriesConnection?: Resolver<ResolversTypes['DeliveryConnection'], ParentType, ContextType, Partial<QueryDeliveriesConnectionArgs>>;
   delivery?: Resolver<Maybe<ResolversTypes['Delivery']>, ParentType, ContextType, RequireFields<QueryDeliveryArgs, 'deliveryId'>>;
@@ -2351,7 +2315,6 @@ export type Resolvers<ContextType = PaymentsContext> = ResolversObject<{
   Beneficiary?: BeneficiaryResolvers<ContextType>;
   BeneficiaryModification?: BeneficiaryModificationResolvers<ContextType>;
   BeneficiaryUndoResult?: BeneficiaryUndoResultResolvers<ContextType>;
-  CardAccountFunds?: CardAccountFundsResolvers<ContextType>;
   CurrencyCode?: GraphQLScalarType;
   DateTime?: GraphQLScalarType;
   Decimal?: GraphQLScalarType;

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
-import { checkAmount, fromMinor, isCurrencyCode, negate, ZERO, type MinorUnits } from '../../../../platform/money/money.js';
+import { checkAmount, isCurrencyCode, negate, ZERO, type MinorUnits } from '../../../../platform/money/money.js';
 import { maskLastFour } from '../../../../platform/security/masking.js';
 import { newId } from '../../../../platform/security/secrets.js';
 import { postCardTransactions } from './card-postings.js';
@@ -95,20 +95,6 @@ export async function recordCardTransactions(db: Db, inputs: readonly CardTransa
   }
   const moved = await postCardTransactions(db, [...docs.values()]);
   return { recorded: moved.size, alreadyRecorded: inputs.length - moved.size };
-}
-
-/** An account's available balance, as card authorization starts its spending balance from it. */
-export interface CardAccountFunds {
-  SvcAccountId: string;
-  currency: string;
-  /** Decimal text in `currency`. */
-  availableBalance: string;
-}
-
-/** An account's available balance for card authorization's spending balance; null when there is no such account. */
-export async function cardAccountFunds(db: Db, SvcAccountId: string): Promise<CardAccountFunds | null> {
-  const account = await accountsCollection(db).findOne({ _id: SvcAccountId }, { projection: { currency: 1, availableBalance: 1 } });
-  return account ? { SvcAccountId: account._id, currency: account.currency, availableBalance: fromMinor(account.availableBalance, account.currency) } : null;
 }
 
 /** Opens a checking account; the account number is generated and only its last four digits are kept. */

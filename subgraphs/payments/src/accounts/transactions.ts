@@ -4,7 +4,7 @@ import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { checkString } from '../../../../platform/security/validate.js';
 import { accountsCollection } from './datasource.js';
 import { newestTransactions, transactionsCollection, type TransactionDocument } from './transactions-datasource.js';
-import { cardAccountFunds, openCheckingAccount, recordCardTransaction, recordCardTransactions } from './card-transactions.js';
+import { openCheckingAccount, recordCardTransaction, recordCardTransactions } from './card-transactions.js';
 
 /** The end-user spec's recent transactions: at most 30, and only those of the last 12 months. */
 export const LATEST_LIMIT = 30;
@@ -84,11 +84,6 @@ export class AccountBook {
   /** Posts a batch of decided card messages (card authorization's outbox), each once by its message id. */
   recordCardTransactions(...args: AfterDb<typeof recordCardTransactions>) {
     return recordCardTransactions(this.db, ...args);
-  }
-
-  /** An account's available balance, for card authorization's spending balance. */
-  cardAccountFunds(...args: AfterDb<typeof cardAccountFunds>) {
-    return cardAccountFunds(this.db, ...args);
   }
 
   /** Opens the checking account a new card draws on. */

@@ -1,4 +1,4 @@
-import { requireAggregator, requireCustomer, requireMerchant, requireService, requireUser } from '../../../../platform/security/authorize.js';
+import { requireAggregator, requireCustomer, requireMerchant, requireUser } from '../../../../platform/security/authorize.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
 import type { Filter } from 'mongodb';
 import { checkString, ID_RULE } from '../../../../platform/security/validate.js';
@@ -11,12 +11,6 @@ import { isInternalService } from '../../../../platform/security/service-scope.j
 
 export const Query: QueryResolvers = {
   latestTransactions: (_parent, { SvcAccountId }, { principal, accountBook }) => accountBook.latest(requireUser(principal), SvcAccountId),
-  cardAccountFunds: (_parent, { SvcAccountId }, { principal, accountBook }) => {
-    // Card authorization starts an account's spending balance from it.
-    requireService(principal, ['cards']);
-    checkString(SvcAccountId, 'SvcAccountId', ID_RULE);
-    return accountBook.cardAccountFunds(SvcAccountId);
-  },
   iousFor: (_parent, { SvcUserId }, { principal, ious }) => ious.for(requireUser(principal), SvcUserId),
   fundsTransactions: (_parent, { input }, { principal, funds }) => funds(requireAggregator(principal, 'read').svcAggregatorId, input),
   paymentLink: async (_parent, { svcTransactionId }, { principal, paymentLinks }) => {
