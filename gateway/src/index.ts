@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import { ApolloGateway, RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import { GraphQLError, OperationTypeNode, type GraphQLSchema } from 'graphql';
 import type { EventBus } from '../../platform/messaging/event-bus.js';
-import { newId } from '../../platform/security/secrets.js';
+import { newId, sha256 } from '../../platform/security/secrets.js';
 import { ErrorCode } from '../../platform/graphql/errors.js';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { SUBGRAPH_NAMES, type Config, type SubgraphName } from '../../platform/runtime/config.js';
-import { apolloHandler, apolloLocal, localPost, REQUEST_ID_HEADER, sendJson, startHttpService, type ContextBuilder, type HttpService } from '../../platform/http/server.js';
+import { apolloHandler, apolloLocal, localPost, REQUEST_ID_HEADER, sendJson, startHttpService, type ContextBuilder, type HttpService, type RequestSource } from '../../platform/http/server.js';
 import { HTTP_TRANSPORT, type Transport } from '../../platform/http/transport.js';
 import type { Logger } from '../../platform/runtime/logger.js';
 import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal, verifyClientIp, verifyPrincipal, type Principal } from '../../platform/security/principal.js';
@@ -22,8 +22,8 @@ import { createIdempotencyStore, idempotencyPlugin } from './idempotency.js';
 import { errorCountPlugin, operationLimitsPlugin } from './operation-limits.js';
 import { serviceScopePlugin } from './service-scope.js';
 import { servePage } from './pages.js';
-import { countRequest, createHitCounter, rateLimitsPlugin } from './rate-limits.js';
-import { startSubscriptionServer, subscribeMessageLimit, type ExecuteAs, type SubscriptionServer } from './subscriptions.js';
+import { countAddressRequest, countCredentialRequest, createHitCounter, rateLimitsPlugin } from './rate-limits.js';
+import { PREPARED_SUBSCRIPTION_TOKENS, startSubscriptionServer, subscribeMessageLimit, type ExecuteAs, type SubscriptionServer } from './subscriptions.js';
 import { checkPersistedQueryHash, checkTrustedRequest, isTrustedSubscription, operationOf, persistedQueryCache, trustedDocumentsOf } from './trusted-documents.js';
 import { refuseDocument } from './document-limits.js';
 
@@ -162,7 +162,7 @@ export async function start(options: {
     stopOnTerminationSignals: false,
     formatError: formatError(config, logger),
     // The context refuses a longer document before this; the parser's own bound stands behind it.
-    parseOptions: { maxTokens: config.documentLimits.maxTokens },
+    parseOptions: { maxTokens: config.documentLimits.maxTokens + PREPARED_SUBSCRIPTION_TOKENS },
     // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
     // Registered documents may be sent by hash alone; in `require` mode only they run.
     persistedQueries: { cache: persistedQueryCache(trusted, config.trustedDocuments) },
@@ -178,6 +178,13 @@ export async function start(options: {
     apiSchema = loaded;
   });
   await apollo.start();
+  /** Whether a request comes from one of the platform's services or with a known service key (neither is rate limited), told from its headers alone. */
+  const isServiceCall = (headers: RequestSource['headers']): boolean => {
+    const internal = headers[PRINCIPAL_HEADER];
+    if (typeof internal === 'string') return verifyPrincipal(internal, config.internalSecret, Date.now(), 'gateway')?.kind === 'service';
+    const key = headers['x-service-key'];
+    return typeof key === 'string' && config.serviceKeyHashes.has(sha256(key));
+  };
   // Everything here runs before Apollo parses the document: the cheapest refusals first.
   const context: ContextBuilder<GatewayContext> = async (source, scope, request) => {
     const operation = operationOf(request);
@@ -185,14 +192,16 @@ export async function start(options: {
     if (tooBig) throw tooBig;
     // A client's mistake, refused before any work with its own code (Apollo's refusal has none).
     checkPersistedQueryHash(operation);
-    const { principal, confirmed } = await authenticate.early(source.headers, scope.requestId);
     // The REST adapter passes on its caller's address, signed; a direct caller's is its own.
     const clientIp = verifyClientIp(source.headers[CLIENT_IP_HEADER], config.internalSecret) ?? clientAddress(source.headers, source.remoteAddress, config.trustProxy);
+    // Counted before the credential is looked up: a flood of made-up tokens costs no session reads past the limit.
+    if (!isServiceCall(source.headers)) await countAddressRequest(config.rateLimits, hits, logger, clientIp);
+    const { principal, confirmed } = await authenticate.early(source.headers, scope.requestId);
     // Subgraphs calling the graph (signed internal principal) run their own documents; every client, service keys included, is checked.
     const internal = source.headers[PRINCIPAL_HEADER] !== undefined && principal.kind === 'service' && (SUBGRAPH_NAMES as readonly string[]).includes(principal.service);
     if (!internal) {
       checkTrustedRequest(trusted, config.trustedDocuments, operation);
-      await countRequest(config.rateLimits, hits, logger, { principal, clientIp, sessionConfirmed: confirmed });
+      await countCredentialRequest(config.rateLimits, hits, logger, { principal, sessionConfirmed: confirmed });
     }
     return { principal, sessionConfirmed: confirmed, requestId: scope.requestId, clientIp };
   };

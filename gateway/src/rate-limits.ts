@@ -130,32 +130,43 @@ function rateLimited(what: string, limit: number, windowSeconds: number, resetMs
   return error;
 }
 
-/**
- * Counts a whole request against its caller and its client address, before its document is
- * parsed, so that a flood of requests costs a count each, not a parse and a validation each.
- * Internal services are not counted. Over a limit: 429 RATE_LIMITED with Retry-After. When the
- * store does not answer, the request goes on (the per-field limits and the document limits still apply).
- */
-export async function countRequest(limits: RateLimits, counter: HitCounter, logger: Logger, caller: LimitedContext): Promise<void> {
-  if (caller.principal?.kind === 'service') return;
+/** Counts one hit of a whole-request key; over its limit, RATE_LIMITED. A store that does not answer lets the request go on. */
+async function countWhole(limits: RateLimits, counter: HitCounter, logger: Logger, key: string, limit: number, name: 'requests-per-address' | 'requests-per-credential'): Promise<void> {
   const windowMs = limits.windowSeconds * 1000;
-  const credential = principalIdentity(caller.principal);
-  const checks = [{ key: `q:a:${caller.clientIp ? addressGroup(caller.clientIp) : 'unknown'}`, limit: limits.requestsPerAddress, name: 'requests-per-address' }];
-  if (credential) checks.push({ key: `q:c:${credential}`, limit: limits.requestsPerCredential, name: 'requests-per-credential' });
-  let counted: Hit[];
+  let hit: Hit;
   try {
-    counted = await counter.hitEach(checks.map(({ key }) => key), windowMs);
+    hit = await counter.hit(key, windowMs);
   } catch (error) {
     logger.warn('request not counted', { error: (error as Error).message });
     return;
   }
-  if (credential) caller.sessionConfirmed?.catch(() => counter.refund(`q:c:${credential}`, windowMs).catch(() => {}));
-  checks.forEach(({ limit, name }, i) => {
-    const { count, resetMs } = counted[i]!;
-    if (count <= limit) return;
-    rateLimitRefusals.inc({ limit: name });
-    throw rateLimited(name === 'requests-per-address' ? 'Too many requests from this address' : 'Too many requests with this credential', limit, limits.windowSeconds, resetMs);
-  });
+  if (hit.count <= limit) return;
+  rateLimitRefusals.inc({ limit: name });
+  throw rateLimited(name === 'requests-per-address' ? 'Too many requests from this address' : 'Too many requests with this credential', limit, limits.windowSeconds, hit.resetMs);
+}
+
+/**
+ * Counts a whole request against its client address before anything else is done for it (its
+ * credential looked up included), so that a flood of requests, with credentials or without, costs
+ * a count each, not a session read, a parse and a validation each. Over the limit: 429
+ * RATE_LIMITED with Retry-After. The caller leaves out the platform's own services and holders of
+ * a known service key.
+ */
+export function countAddressRequest(limits: RateLimits, counter: HitCounter, logger: Logger, clientIp: string | null): Promise<void> {
+  return countWhole(limits, counter, logger, `q:a:${clientIp ? addressGroup(clientIp) : 'unknown'}`, limits.requestsPerAddress, 'requests-per-address');
+}
+
+/**
+ * Counts a whole request against who its caller is, once authenticated and before its document is
+ * parsed; a session found no longer live gives the hit back. Anonymous callers and services are
+ * not counted here.
+ */
+export async function countCredentialRequest(limits: RateLimits, counter: HitCounter, logger: Logger, caller: LimitedContext): Promise<void> {
+  const credential = caller.principal?.kind === 'service' ? null : principalIdentity(caller.principal);
+  if (!credential) return;
+  const key = `q:c:${credential}`;
+  caller.sessionConfirmed?.catch(() => counter.refund(key, limits.windowSeconds * 1000).catch(() => {}));
+  await countWhole(limits, counter, logger, key, limits.requestsPerCredential, 'requests-per-credential');
 }
 
 /** The context the rate limits read. */

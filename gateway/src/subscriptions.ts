@@ -67,6 +67,12 @@ export interface PreparedSubscription {
 }
 
 const KEY_VARIABLE = '__eventKey';
+/**
+ * Tokens a subscription's event query may have beyond its document (the key variable's definition
+ * and argument, with room): the parser's limit is raised by this much, so that a document within
+ * GRAPHQL_MAX_TOKENS still resolves its events.
+ */
+export const PREPARED_SUBSCRIPTION_TOKENS = 64;
 
 /** Prepares a validated subscription document; null when its root field is not one the gateway serves. */
 export function prepareSubscription(document: DocumentNode, operationName: string | null | undefined): PreparedSubscription | null {
@@ -452,9 +458,6 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
         return true;
       },
       onSubscribe: async (ctx, id, payload) => {
-        if (options.isTrusted && !options.isTrusted(payload.query)) {
-          return [new GraphQLError('This deployment runs registered operations only (trusted documents), and this operation is not one of them.', { extensions: { code: ErrorCode.OPERATION_NOT_TRUSTED } })];
-        }
         const connection = connections.get(ctx);
         if (!connection) return [new GraphQLError('The connection credentials are no longer valid.')];
         const now = Date.now();
@@ -463,6 +466,10 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
         if (connection.window.count > limits.subscribesPerConnection) {
           const retryAfterSeconds = Math.max(1, Math.ceil((connection.window.resetAt - now) / 1000));
           return refusal('subscribe-rate-per-connection', `Too many subscribe messages on this connection: at most ${limits.subscribesPerConnection} in ${limits.windowSeconds} s; try again in ${retryAfterSeconds} s.`, retryAfterSeconds);
+        }
+        // Hashed for the trusted documents only once the message has been counted.
+        if (options.isTrusted && !options.isTrusted(payload.query)) {
+          return [new GraphQLError('This deployment runs registered operations only (trusted documents), and this operation is not one of them.', { extensions: { code: ErrorCode.OPERATION_NOT_TRUSTED } })];
         }
         const oversized = refuseDocument(payload.query, options.documentLimits, 'subscription');
         if (oversized) return [oversized];
@@ -525,7 +532,8 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
       onError: (ctx, id, _payload, errors) => {
         const connection = connections.get(ctx);
         if (connection) release(connection, id);
-        logger.info('subscription refused', { id, errors: errors.map((e) => e.message) });
+        // Counted by their metrics; a line each at debug only, so that a client sending refusals in a loop does not fill the log.
+        logger.debug('subscription refused', { id, errors: errors.map((e) => e.message) });
       },
       onComplete: (ctx, id) => {
         const connection = connections.get(ctx);

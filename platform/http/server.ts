@@ -33,7 +33,8 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<str
   if (declared > limit) throw new BodyTooLargeError(limit);
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
+  // Leaving the loop early must not destroy the request: its socket still carries the 413.
+  for await (const chunk of req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > limit) throw new BodyTooLargeError(limit);
     chunks.push(chunk);

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentOverLimits } from '../../gateway/src/document-limits.js';
 import { CLIENT_IP_HEADER, signClientIp } from '../../platform/security/principal.js';
@@ -29,6 +30,24 @@ describe('documents and requests refused before parsing', () => {
     expect(refused.status).toBe(413);
     expect(refused.body.errors?.[0]?.extensions?.code).toBe('PAYLOAD_TOO_LARGE');
     expect(refused.headers.get('connection')).toBe('close');
+  });
+
+  it('answers 413 to a body over the limit sent in chunks without a declared length, rather than resetting the connection', async () => {
+    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(`${stack.gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked', 'x-forwarded-for': '198.51.100.7' } }, (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+      const chunk = Buffer.alloc(256 * 1024, 'a');
+      req.write('{"query":"');
+      // Past the 2 MiB limit in chunks; the server answers once the limit is passed.
+      for (let sent = 0; sent < 3 * 1024 * 1024; sent += chunk.length) req.write(chunk);
+      req.end('"}');
+    });
+    expect(answer.status).toBe(413);
+    expect((JSON.parse(answer.text) as GraphQLBody).errors?.[0]?.extensions?.code).toBe('PAYLOAD_TOO_LARGE');
   });
 
   it('refuses a document over GRAPHQL_MAX_DOCUMENT_BYTES with 400 OPERATION_LIMIT_EXCEEDED, by POST and by GET', async () => {
@@ -83,6 +102,14 @@ describe('documents and requests refused before parsing', () => {
     expect(refused.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await post(JSON.stringify({ query: '{ __typename }' }), '198.51.100.6')).status).toBe(200);
+  });
+
+  it('counts made-up credentials against their address before looking them up', async () => {
+    const from = '198.51.100.8';
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i += 1) statuses.push((await post(JSON.stringify({ query: '{ me { firstName } }' }), from, { token: `made-up-token-${i}` })).status);
+    // Four session lookups that found nothing, then a refusal that needed none.
+    expect(statuses).toEqual([401, 401, 401, 401, 429]);
   });
 
   it('counts whole requests per credential, whatever address they come from', async () => {

@@ -145,8 +145,9 @@ export class Authenticator {
       }
       user = await this.users.findOne({ _id: userId });
       if (!user) await attempt.failed();
-      // A blocked user's right credential is released, not counted: it is refused below, not locked.
-      else if (user.isActive) await attempt.succeeded();
+      // A blocked user's right credential, or a user outside the service key's scope, is released,
+      // not counted: it is refused below; it neither locks nor counts as a login from this source.
+      else if (user.isActive && (!scope || scopeAllowsUser(scope, user.SvcUserId))) await attempt.succeeded();
     } finally {
       await attempt.release();
     }
