@@ -5,22 +5,13 @@
 // adapter's /health latency (polled every 20 ms) and an ordinary user's `me` query, from another
 // child process (the attacker's writes would delay its own timings). Prints JSON.
 import { fork } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
-import { cpus, tmpdir } from 'node:os';
-import path from 'node:path';
+import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { backgroundAuditTrail } from '../platform/security/audit.js';
-import { DEMO } from '../platform/demo/demo.js';
-import { startEmbeddedMongo } from '../platform/mongo/ferretdb.js';
-import { connectMongo } from '../platform/mongo/mongo.js';
-import { loadConfig } from '../platform/runtime/config.js';
 import { createLogger } from '../platform/runtime/logger.js';
-import { EVERY_PORT_FREE, seedDemo, startStack } from '../scripts/stack.js';
-import { announceThrough, Sessions } from '../subgraphs/user/src/auth/sessions.js';
-import { authCollections } from '../subgraphs/user/src/auth/datasource.js';
-import { usersCollection } from '../subgraphs/user/src/profile/datasource.js';
+import { startStack } from '../scripts/stack.js';
+import { withOneProcessBench } from './one-process.js';
 
 const ATTACK_RATE = Number(process.env.ATTACK_RATE ?? 50);
 const SECONDS = Number(process.env.ABUSE_SECONDS ?? 10);
@@ -127,15 +118,10 @@ if (process.env.ABUSE_CLIENT) {
   process.on('message', (message: { type: 'phase'; via: Attack['via']; body: string; rate: number; seconds: number }) => void runPhase(message));
   process.send!({ type: 'ready' });
 } else {
-  const dataDir = process.env.MONGODB_URI ? null : await mkdtemp(path.join(tmpdir(), 'bench-abuse-'));
-  const embedded = dataDir ? await startEmbeddedMongo({ dataDir, ferretdbBin: process.env.FERRETDB_BIN }) : null;
-  // Every limit at its default: what a deployment gets.
-  const config = loadConfig({ NODE_ENV: 'test', MONGODB_URI: process.env.MONGODB_URI ?? embedded!.uri, MONGODB_DB_PREFIX: `benchabuse_${process.pid}_`, LOG_LEVEL: 'error', GEOCODER_PRELOAD: 'false', ...EVERY_PORT_FREE });
-  const mongo = await connectMongo(config.mongodbUri!, config.dbPrefix);
-  try {
-    await seedDemo(mongo);
+  // Every limit at its default: what a deployment gets (REDIS_URL where it is set, as the others).
+  await withOneProcessBench('abuse', {}, async ({ config, mongo, demoToken }) => {
     const stack = await startStack(config, createLogger('error'), mongo);
-    const { token } = await new Sessions(authCollections(mongo.db('user')).sessions, usersCollection(mongo.db('user')), backgroundAuditTrail(mongo.db('user'), createLogger('error'), { kind: 'service', service: 'bench' }), announceThrough(mongo.db('user'))).issue({ kind: 'user', SvcUserId: DEMO.userId, channel: 'internet' }, 3600);
+    const token = await demoToken();
     const child = (role: 'attacker' | 'observer') => fork(fileURLToPath(import.meta.url), [], { execArgv: ['--import', 'tsx'], env: { ...process.env, ABUSE_ROLE: role, ABUSE_CLIENT: JSON.stringify({ gateway: stack.gateway.url, rest: stack.restAdapter.url, token }) } });
     const children = [child('attacker'), child('observer')] as const;
     const next = <T>(from: ReturnType<typeof child>, type: string) => new Promise<T>((resolve) => {
@@ -191,10 +177,5 @@ if (process.env.ABUSE_CLIENT) {
     }, null, 2));
     for (const c of children) c.kill();
     await stack.stop();
-  } finally {
-    for (const name of ['user', 'cards', 'payments', 'compliance'] as const) await mongo.db(name).dropDatabase();
-    await mongo.close();
-    await embedded?.stop();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  }
+  });
 }

@@ -3,50 +3,36 @@
 // are published on the bus at 50 a second. Reports publish-to-receive latency over every
 // (subscriber, event) pair, whether every subscriber received every event, and the gateway
 // process's heap per subscriber. Prints JSON.
-import { backgroundAuditTrail } from '../platform/security/audit.js';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
-import path from 'node:path';
+import { cpus } from 'node:os';
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../platform/runtime/config.js';
 import { DEMO } from '../platform/demo/demo.js';
-import { startEmbeddedMongo } from '../platform/mongo/ferretdb.js';
 import { createLogger } from '../platform/runtime/logger.js';
-import { connectMongo } from '../platform/mongo/mongo.js';
-import { seedDemo, startStack } from '../scripts/stack.js';
-import { announceThrough, Sessions } from '../subgraphs/user/src/auth/sessions.js';
-import { authCollections } from '../subgraphs/user/src/auth/datasource.js';
-import { usersCollection } from '../subgraphs/user/src/profile/datasource.js';
+import { startStack } from '../scripts/stack.js';
+import { withOneProcessBench } from './one-process.js';
 
 const SUBSCRIBERS = Number(process.env.SUBSCRIBERS ?? 1000);
 const RATE = Number(process.env.RATE ?? 50);
 const SECONDS = Number(process.env.SECONDS ?? 10);
 
-const dataDir = process.env.MONGODB_URI ? null : await mkdtemp(path.join(tmpdir(), 'bench-fanout-'));
-const embedded = dataDir ? await startEmbeddedMongo({ dataDir, ferretdbBin: process.env.FERRETDB_BIN }) : null;
-const config = loadConfig({
-  NODE_ENV: 'test', MONGODB_URI: process.env.MONGODB_URI ?? embedded!.uri, MONGODB_DB_PREFIX: `benchfan_${process.pid}_`, LOG_LEVEL: 'error', GEOCODER_PRELOAD: 'false',
-  GATEWAY_PORT: '0', REST_PORT: '0', USER_SUBGRAPH_PORT: '0', CARDS_SUBGRAPH_PORT: '0', PAYMENTS_SUBGRAPH_PORT: '0', COMPLIANCE_SUBGRAPH_PORT: '0',
+await withOneProcessBench('fan', {
   // Every subscriber's socket comes from this machine's one address: no cap by address.
   HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0',
   // Every subscriber is the demo user here, on its own connection: the caps are raised to let them all in.
   WS_MAX_CONNECTIONS_PER_PRINCIPAL: String(SUBSCRIBERS), WS_MAX_CONNECTIONS_PER_ADDRESS: String(SUBSCRIBERS), WS_MAX_SUBSCRIPTIONS_PER_PRINCIPAL: String(SUBSCRIBERS), WS_SUBSCRIBE_RATE_PER_PRINCIPAL: String(SUBSCRIBERS),
-  ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
-});
-const mongo = await connectMongo(config.mongodbUri!, config.dbPrefix);
-try {
-  await seedDemo(mongo);
+}, async ({ config, mongo, demoToken }) => {
   const total = RATE * SECONDS;
   // The decided messages the events announce (as the authorization engine would have stored them).
   const now = new Date();
   const messages = Array.from({ length: total }, (_, i) => ({
     _id: `bench_msg_${i}`, state: 'decided', reversedBy: null, messageType: '0100', actionType: 'request', SvcCardId: DEMO.cardIds[0], SvcUserId: DEMO.userId, svcAggregatorId: DEMO.aggregatorId,
     amount: 1 + (i % 50), currency: 'USD', stan: String(i).padStart(6, '0'), rrn: `F${String(i).padStart(11, '0')}`, originalStan: null, responseCode: '00', decidedBy: 'aggregator', reason: 'approved', transactionId: null, decisionMs: 1, dtsReceived: now,
+    // Each is its own outbox event, published already: the bench publishes the events itself.
+    type: 'card.authorization', audience: { SvcUserId: DEMO.userId, svcAggregatorId: DEMO.aggregatorId }, payload: { messageId: `bench_msg_${i}` }, dtsCreated: now, dtsPublished: now,
   }));
   for (let i = 0; i < messages.length; i += 50) await mongo.db('cards').collection('cardMessages').insertMany(messages.slice(i, i + 50) as never[]);
   const stack = await startStack(config, createLogger('error'), mongo);
-  const { token } = await new Sessions(authCollections(mongo.db('user')).sessions, usersCollection(mongo.db('user')), backgroundAuditTrail(mongo.db('user'), createLogger('error'), { kind: 'service', service: 'bench' }), announceThrough(mongo.db('user'))).issue({ kind: 'user', SvcUserId: DEMO.userId, channel: 'internet' }, 3600);
+  const token = await demoToken();
 
   global.gc?.();
   const heapBefore = process.memoryUsage().heapUsed;
@@ -98,9 +84,4 @@ try {
   }, null, 2));
   worker.kill();
   await stack.stop();
-} finally {
-  for (const name of ['user', 'cards', 'payments', 'compliance'] as const) await mongo.db(name).dropDatabase();
-  await mongo.close();
-  await embedded?.stop();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
-}
+});
