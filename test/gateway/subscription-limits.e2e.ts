@@ -96,24 +96,25 @@ describe('the bounds of graphql-ws subscriptions', () => {
   });
 
   it('limits subscribe messages per connection and per principal', async () => {
+    /** Sends subscribes `from`…`to` on one connection, each refused by the principal's cap of four. */
+    const refusedByTheCap = async (client: typeof d1, from: number, to: number) => {
+      for (let i = from; i <= to; i += 1) {
+        client.subscribe(String(i), QUERY);
+        expect(firstError(await client.answer(String(i))).message).toMatch(/At most 4 subscriptions/);
+      }
+    };
     const [d1, d2, d3] = [accepted(await connect('c')), accepted(await connect('c')), accepted(await connect('c'))];
     const before = stack.gateway.subscribers();
     // The principal holds its four subscriptions: every further subscribe is answered (refused by the cap) once counted.
     for (const id of ['1', '2', '3', '4']) d1.subscribe(id, QUERY);
     await until(async () => stack.gateway.subscribers(), (n) => n === before + 4);
-    for (let i = 5; i <= 10; i += 1) {
-      d1.subscribe(String(i), QUERY);
-      expect(firstError(await d1.answer(String(i))).message).toMatch(/At most 4 subscriptions/);
-    }
+    await refusedByTheCap(d1, 5, 10);
     d1.subscribe('11', QUERY);
     const perConnection = firstError(await d1.answer('11'));
     expect(perConnection.extensions).toMatchObject({ code: 'RATE_LIMITED' });
     expect(perConnection.message).toMatch(/Too many subscribe messages on this connection: at most 10 in 60 s/);
     // Ten on the first connection and ten on the second make the principal's twenty.
-    for (let i = 1; i <= 10; i += 1) {
-      d2.subscribe(String(i), QUERY);
-      expect(firstError(await d2.answer(String(i))).message).toMatch(/At most 4 subscriptions/);
-    }
+    await refusedByTheCap(d2, 1, 10);
     d3.subscribe('1', QUERY);
     const perPrincipal = firstError(await d3.answer('1'));
     expect(perPrincipal.extensions).toMatchObject({ code: 'RATE_LIMITED' });
