@@ -145,6 +145,13 @@ export interface Config {
   operatorEmail: string;
   /** Whether webhooks may target loopback or private addresses (development and tests; never by default in production). */
   webhookAllowInternal: boolean;
+  /**
+   * How far below zero a card may take its account, in whole units of the account's currency
+   * (CARD_OVERDRAFT_LIMIT; payments applies it when it holds a card message's amount). 0: only what the account has.
+   */
+  cardOverdraftLimit: number;
+  /** How long a card hold lasts unless posted, completed or reversed first (CARD_HOLD_EXPIRY_SECONDS). */
+  cardHoldExpirySeconds: number;
   /** Build the offline geocoder's indexes (1-2 s, ~50 MB) right after start rather than on the first query. */
   geocoderPreload: boolean;
   /** Whether the demo data (with its published credentials) may be loaded: always outside production, only with SEED_DEMO=true in it. */
@@ -464,6 +471,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     outboxChosen: Boolean(env.OUTBOX_DIR),
     geocoderPreload: bool('GEOCODER_PRELOAD', true),
     webhookAllowInternal: bool('WEBHOOK_ALLOW_INTERNAL', nodeEnv !== 'production'),
+    cardOverdraftLimit: int('CARD_OVERDRAFT_LIMIT', 0, 0, 1_000_000_000),
+    cardHoldExpirySeconds: int('CARD_HOLD_EXPIRY_SECONDS', 7 * 24 * 3600, 1, 30 * 24 * 3600),
     ...overrides,
   };
   if (config.httpLimits.headersTimeoutMs >= config.httpLimits.requestTimeoutMs) problems.push('HTTP_HEADERS_TIMEOUT_MS must be shorter than HTTP_REQUEST_TIMEOUT_MS');

@@ -10,6 +10,7 @@ import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
 import { CardAuthorizer } from '../../subgraphs/cards/src/authorization/card-authorizer.js';
 import { cardMessagesCollection } from '../../subgraphs/cards/src/authorization/datasource.js';
 import { RestrictionReadModel } from '../../subgraphs/cards/src/authorization/restriction-model.js';
+import { AccountFunds } from '../../subgraphs/cards/src/authorization/funds.js';
 import { start as startCards } from '../../subgraphs/cards/src/index.js';
 import { start as startPayments } from '../../subgraphs/payments/src/index.js';
 import { startTestStack, until, type GraphQLBody, type TestStack } from '../support/harness.js';
@@ -111,7 +112,7 @@ describe('card authorization on local state: the restriction read model, one wri
     expect(await authorize(input)).toEqual(decision);
   });
 
-  it('decides each kind of message with at most four database commands, and no graph call once the read model holds', async () => {
+  it('decides each kind of message with at most four database commands, and one graph call only to hold an approved debit once the read model holds', async () => {
     // An authorizer on a client of its own, so that only its commands are counted; its outbox is not started.
     const mongo = await connectMongo(stack.config.mongodbUri!, stack.config.dbPrefix, 'decision-path-test');
     const db = mongo.db('cards');
@@ -119,7 +120,7 @@ describe('card authorization on local state: the restriction read model, one wri
     const graph = createGraphClient(stack.config, 'cards');
     const counted = { request: <T>(query: string, variables?: Record<string, unknown>) => ((graphCalls += 1), graph.request<T>(query, variables)) };
     const rules = new RestrictionReadModel(stack.bus, counted, createLogger('silent')).start();
-    const authorizer = new CardAuthorizer({ db, graph: counted, rules, messageOutbox: new Outbox(db, [], createLogger('silent'), { collection: cardMessagesCollection(db).collectionName, prune: false }), allowInternalWebhooks: true });
+    const authorizer = new CardAuthorizer({ db, graph: counted, rules, funds: new AccountFunds(counted, createLogger('silent')), messageOutbox: new Outbox(db, [], createLogger('silent'), { collection: cardMessagesCollection(db).collectionName, prune: false }), allowInternalWebhooks: true });
     try {
       const direct = (overrides: Record<string, unknown>) => {
         const input = message(overrides);
@@ -136,10 +137,10 @@ describe('card authorization on local state: the restriction read model, one wri
       };
       const stan = nextStan();
       const purchase = await commandsOf({ messageType: '0200', amount: 5, stan });
-      expect(purchase).toMatchObject({ decision: { responseCode: '00', decidedBy: 'aggregator' }, commands: 4, graphCalls: 0 });
+      expect(purchase).toMatchObject({ decision: { responseCode: '00', decidedBy: 'aggregator' }, commands: 4, graphCalls: 1 });
       const request = await commandsOf({ messageType: '0100' });
-      expect(request).toMatchObject({ decision: { responseCode: '00' }, commands: 4, graphCalls: 0 });
-      expect(await commandsOf({ messageType: '0220', amount: 2 })).toMatchObject({ decision: { responseCode: '00', decidedBy: 'card' }, commands: 3, graphCalls: 0 });
+      expect(request).toMatchObject({ decision: { responseCode: '00' }, commands: 4, graphCalls: 1 });
+      expect(await commandsOf({ messageType: '0220', amount: 2 })).toMatchObject({ decision: { responseCode: '00', decidedBy: 'card' }, commands: 3, graphCalls: 1 });
       expect(await commandsOf({ messageType: '0420', amount: 5, originalStan: stan })).toMatchObject({ decision: { responseCode: '00' }, commands: 4, graphCalls: 0 });
       expect(await commandsOf({ messageType: '0200', amount: 7500 })).toMatchObject({ decision: { responseCode: '57', decidedBy: 'restriction' }, commands: 3, graphCalls: 0 });
       // This authorizer's outbox never ran: the service's sweep carries what it stored to payments.
@@ -186,41 +187,49 @@ describe('card authorization on local state: the restriction read model, one wri
     expect(await balance()).toBe(before);
   });
 
-  it('decides while payments is down, and payments records each approved message exactly once when it is back', async () => {
+  it('declines debits 91 while payments is down, takes reversals, and payments records each approved message exactly once when it is back', async () => {
     const paymentsService = stack.subgraphs.payments;
     const before = await balance();
+    const available = async () => (await payments().collection<{ _id: string; availableBalance: number; purchaseHolds?: string[] }>('accounts').findOne({ _id: DEMO.accountId }))!;
+    const availableBefore = (await available()).availableBalance;
+    // Approved while payments answers: held, then posted.
+    const purchase = message({ amount: 12.5 });
+    const approved = await authorize(purchase);
+    expect(approved).toMatchObject({ responseCode: '00' });
+    await until(() => posted([approved.transactionId!]), (found) => found.length === 1, 15_000);
     paymentsService.server.closeAllConnections();
     await paymentsService.close();
-    const purchases = [message({ amount: 12.5 }), message({ amount: 7.25 }), message({ messageType: '0220', amount: 3 })];
-    const decisions: Decision[] = [];
-    for (const input of purchases) decisions.push(await authorize(input));
-    const reversal = await authorize(message({ messageType: '0420', amount: 2, originalStan: purchases[0]!.stan }));
-    // Every decision was answered from local state, payments being away.
-    expect(decisions.map((d) => d.responseCode)).toEqual(['00', '00', '00']);
+    // Without the ledger nothing can be held, so nothing that spends is approved.
+    const debits: Decision[] = [];
+    for (const input of [message({ amount: 7.25 }), message({ messageType: '0220', amount: 3 }), message({ messageType: '0100', amount: 1 })]) debits.push(await authorize(input));
+    expect(debits.map((d) => [d.responseCode, d.decidedBy, d.transactionId])).toEqual(Array(3).fill(['91', 'funds', null]));
+    // A reversal gives money back: it is decided from local state and carried when payments is back.
+    const reversal = await authorize(message({ messageType: '0420', amount: 2, originalStan: purchase.stan }));
     expect(reversal).toMatchObject({ approved: true });
-    const ids = [...decisions, reversal].map((d) => d.transactionId!);
+    const ids = [approved.transactionId!, reversal.transactionId!];
     expect(ids.every((id) => id.startsWith('txn_msg_'))).toBe(true);
-    expect(await payments().collection('transactions').countDocuments({ _id: { $in: ids } as never })).toBe(0);
+    expect(await payments().collection('transactions').countDocuments({ _id: reversal.transactionId as never })).toBe(0);
 
     const restarted = await startPayments({ config: { ...stack.config, ports: { ...stack.config.ports, payments: paymentsService.port } }, logger: createLogger('error'), mongo: stack.mongo, bus: stack.bus });
     started.push(restarted);
     // The cards outbox's sweep carries the backlog once payments answers again.
     const recorded = await until(() => posted(ids), (found) => found.length === ids.length, 15_000);
-    expect(new Map(recorded.map((t) => [t._id, t.amount]))).toEqual(new Map([[ids[0], -1250], [ids[1], -725], [ids[2], -300], [ids[3], 200]]));
-    expect(await balance()).toBe(before - 1250 - 725 - 300 + 200);
+    expect(new Map(recorded.map((t) => [t._id, t.amount]))).toEqual(new Map([[ids[0], -1250], [ids[1], 200]]));
+    expect(await balance()).toBe(before - 1250 + 200);
 
     // Carried again (as after a crash between carrying and marking): nothing is recorded or moved twice.
     await stack.mongo.db('cards').collection('cardMessages').updateMany({ transactionId: { $in: ids } }, { $set: { dtsPublished: null } });
     await until(() => stack.mongo.db('cards').collection('cardMessages').countDocuments({ transactionId: { $in: ids }, dtsPublished: null }), (n) => n === 0, 15_000);
     expect(await payments().collection('transactions').countDocuments({ _id: { $in: ids } as never })).toBe(ids.length);
-    expect(await balance()).toBe(before - 1250 - 725 - 300 + 200);
+    expect(await balance()).toBe(before - 1250 + 200);
+    expect(await available()).toMatchObject({ availableBalance: availableBefore - 1250 + 200, purchaseHolds: [] });
 
     // And the user sees them through the graph.
     const token = await stack.loginDemo();
     const seen = await stack.graphql<{ me: { accounts: Array<{ SvcAccountId: string; transactions: { edges: Array<{ node: { transactionId: string; amount: string } }> } }> } }>(
       '{ me { accounts { SvcAccountId transactions(first: 20) { edges { node { transactionId amount } } } } } }', {}, { token },
     );
-    const account = seen.body.data?.me.accounts.find((a) => a.SvcAccountId === DEMO.accountId);
-    expect(account?.transactions.edges.filter((e) => ids.includes(e.node.transactionId)).map((e) => e.node.amount).sort()).toEqual(['-12.50', '-3.00', '-7.25', '2.00']);
+    const seenAccount = seen.body.data?.me.accounts.find((a) => a.SvcAccountId === DEMO.accountId);
+    expect(seenAccount?.transactions.edges.filter((e) => ids.includes(e.node.transactionId)).map((e) => e.node.amount).sort()).toEqual(['-12.50', '2.00']);
   });
 });

@@ -147,7 +147,7 @@ const FIELD_ACCESS: Readonly<Record<string, Access>> = {
   paymentLink: ['customer', 'merchant', 'aggregator'],
   // Internal services only.
   user: ['service'], authorizeCardMessage: ['service'], recordAchSettlement: ['service'], recordAchDebit: ['service'], recordAchReturn: ['service'],
-  recordCardTransaction: ['service'], recordCardTransactions: ['service'], openCheckingAccount: ['service'], applyAchActivity: ['service'], appendAuditRecords: ['service'], auditLog: ['service'], setUserActive: ['service'],
+  recordCardTransaction: ['service'], recordCardTransactions: ['service'], holdCardFunds: ['service'], releaseCardHolds: ['service'], openCheckingAccount: ['service'], applyAchActivity: ['service'], appendAuditRecords: ['service'], auditLog: ['service'], setUserActive: ['service'],
   // Operators change the rules of transactions; card authorization's read model exports them.
   setRestriction: ['service'], removeRestriction: ['service'], placeProceduralRestriction: ['service'], liftProceduralRestriction: ['service'], restrictionRules: ['service'],
 };

@@ -10,6 +10,7 @@ import { createCardIndexes } from './cards/datasource.js';
 import { CardAuthorizer, decisionFollowers } from './authorization/card-authorizer.js';
 import { cardMessagesCollection, createCardMessageIndexes } from './authorization/datasource.js';
 import { RestrictionReadModel } from './authorization/restriction-model.js';
+import { AccountFunds } from './authorization/funds.js';
 import { resolvers } from './resolvers/index.js';
 import { CARDS_LIST_CAPS } from './list-caps.js';
 import { CARDS_MIGRATIONS } from './migrations.js';
@@ -29,7 +30,7 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   // Decided messages are their own outbox: published, their advices enqueued, their transactions sent to payments.
   const messageOutbox = new Outbox(db, [decisionFollowers(options.bus, graph, db, deliveries)], logger, { collection: cardMessagesCollection(db).collectionName, prune: false });
   const rules = new RestrictionReadModel(options.bus, graph, logger);
-  const authorizer = new CardAuthorizer({ db, graph, rules, messageOutbox, allowInternalWebhooks: config.webhookAllowInternal });
+  const authorizer = new CardAuthorizer({ db, graph, rules, funds: new AccountFunds(graph, logger), messageOutbox, allowInternalWebhooks: config.webhookAllowInternal });
   const service = await startSubgraph({
     ...options,
     name: 'cards',

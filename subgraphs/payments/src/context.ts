@@ -1,3 +1,4 @@
+import type { CardHoldPolicy } from './accounts/card-holds.js';
 import type DataLoader from 'dataloader';
 import type { Db, Filter } from 'mongodb';
 import { checkPage, readPage } from '../../../platform/graphql/paging.js';
@@ -30,6 +31,8 @@ export interface PaymentsServices {
   links: PaymentLinkOptions;
   /** WEBHOOK_ALLOW_INTERNAL: whether webhook URLs may be loopback, private or plain http. */
   allowInternalWebhooks: boolean;
+  /** CARD_OVERDRAFT_LIMIT and CARD_HOLD_EXPIRY_SECONDS. */
+  cardHolds: CardHoldPolicy;
 }
 
 /** The payments subgraph's per-request context. */
@@ -86,7 +89,7 @@ export function createPaymentsContext(base: RequestBase, services: PaymentsServi
     iouAccounts: loaderByKey(iouAccounts),
     merchants: loaderByKey(merchantsCollection(db)),
     paymentLinks: loaderByKey(paymentLinksCollection(db)),
-    accountBook: new AccountBook(db),
+    accountBook: new AccountBook(db, services.cardHolds),
     funds: (svcAggregatorId, input) => retrieveFunds(db, svcAggregatorId, input),
     ach: new AchLedger(db, base.logger, deliveries, services.allowInternalWebhooks),
     beneficiaryBook: new Beneficiaries(db),

@@ -4,6 +4,7 @@ import { createGraphClient } from '../../../platform/graphql/graph-client.js';
 import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
 import { createNotifier } from '../../../platform/messaging/notify.js';
 import { backgroundAuditTrail } from '../../../platform/security/audit.js';
+import { expireCardHolds } from './accounts/card-holds.js';
 import { createAccountIndexes } from './accounts/datasource.js';
 import { createTransactionIndexes, ensureAccountMonths, transactionsCollection } from './accounts/transactions-datasource.js';
 import { achForwarder } from './ach/ach-ledger.js';
@@ -41,6 +42,7 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   const graph = createGraphClient(config, 'payments', options.transport);
   const notifier = createNotifier({ smtpUrl: config.smtpUrl, mailFrom: config.mailFrom, smsWebhookUrl: config.smsWebhookUrl, outboxDir: config.outboxDir, logger });
   const deliveries = new Deliveries(db, notifier, logger, { scheduleMs: config.webhookRetryScheduleMs, disableAfter: config.webhookDisableAfter, allowInternal: config.webhookAllowInternal }, merchantEndpoints(db));
+  const cardHolds = { overdraftLimit: config.cardOverdraftLimit, expirySeconds: config.cardHoldExpirySeconds };
   const links = { jwtSecret: config.jwtSecret, paymentPageUrl: config.paymentPageUrl, lifetimeSeconds: config.paymentLinkLifetimeSeconds };
   const service = await startSubgraph({
     ...options,
@@ -48,10 +50,13 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
     resolvers,
     listCaps: PAYMENTS_LIST_CAPS,
     dispatchers: [achForwarder(graph)],
-    createContext: (base) => createPaymentsContext(base, { db, deliveries, graph, links, allowInternalWebhooks: config.webhookAllowInternal }),
+    createContext: (base) => createPaymentsContext(base, { db, deliveries, graph, links, allowInternalWebhooks: config.webhookAllowInternal, cardHolds }),
   });
   const expiry = new PaymentLinks(db, deliveries, links, logger, backgroundAuditTrail(db, logger));
   // Deliveries that are due a retry, and links past their expiry, go on a timer.
   const withTimers = { ...service, close: async () => { deliveries.close(); await service.close(); } };
-  return withRecurringTask(withTimers, 5000, () => Promise.allSettled([deliveries.retryDue(), expiry.expireDue(), expiry.repairDeliveries()]), logger);
+  const withDeliveries = withRecurringTask(withTimers, 5000, () => Promise.allSettled([deliveries.retryDue(), expiry.expireDue(), expiry.repairDeliveries()]), logger);
+  // Expired card holds go back within a quarter of their period (at most 30 s after they expire).
+  const holdSweepMs = Math.min(30_000, Math.max(250, (config.cardHoldExpirySeconds * 1000) / 4));
+  return withRecurringTask(withDeliveries, holdSweepMs, () => expireCardHolds(db), logger);
 }

@@ -1,4 +1,5 @@
 import type { ListCaps } from '../../../platform/graphql/list-caps.js';
+import { CARD_HOLD_RELEASE_LIMIT } from './accounts/card-holds.js';
 import { CARD_TRANSACTION_BATCH_LIMIT } from './accounts/card-transactions.js';
 
 /** The most items of each list the payments subgraph takes from clients (see platform/graphql/list-caps.ts). */
@@ -9,4 +10,5 @@ export const PAYMENTS_LIST_CAPS = {
   'PaymentLinkInput.fields': 10,
   'TransactionChangesInput.labels': 20,
   'Mutation.recordCardTransactions(input:)': CARD_TRANSACTION_BATCH_LIMIT,
+  'Mutation.releaseCardHolds(input:)': CARD_HOLD_RELEASE_LIMIT,
 } as const satisfies ListCaps;

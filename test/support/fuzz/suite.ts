@@ -596,7 +596,7 @@ const CREDENTIAL_OF_FIELD: Record<string, CredentialKind> = {
   merchantToken: 'aggregator', customerToken: 'none', createPaymentLink: 'merchant', sendPaymentLink: 'merchant', cancelPaymentLink: 'merchant',
   uploadMerchantLogo: 'merchant', refundPaymentLink: 'merchant', resendDelivery: 'merchant', enableMerchantWebhook: 'aggregator',
   recordAchSettlement: 'service:ach-processor', recordAchDebit: 'service:ach-processor', recordAchReturn: 'service:ach-processor',
-  recordCardTransaction: 'service:cards', recordCardTransactions: 'service:cards', openCheckingAccount: 'service:cards',
+  recordCardTransaction: 'service:cards', recordCardTransactions: 'service:cards', holdCardFunds: 'service:cards', releaseCardHolds: 'service:cards', openCheckingAccount: 'service:cards',
   setRestriction: 'service:operator', removeRestriction: 'service:operator', placeProceduralRestriction: 'service:operator', liftProceduralRestriction: 'service:operator', login: 'none', logout: 'freshUser', updateUser: 'user',
   confirmEmail: 'user', confirmMobile: 'user', syncAlerts: 'user', submitProspectData: 'none', uploadProspectImage: 'prospect', registerDevice: 'prospect',
   requestRecoveryCode: 'user', connectOnboardingSocket: 'prospect', aggregatorGetToken: 'none', aggregatorChangePassword: 'throwawayAggregator',

@@ -138,7 +138,7 @@ export type CardAuthorizationResult = {
   __typename?: 'CardAuthorizationResult';
   /** True when responseCode is 00. */
   approved: Scalars['Boolean']['output'];
-  /** card, restriction, aggregator or defaultStrategy: what decided. */
+  /** card, restriction, aggregator, defaultStrategy or funds: what decided. */
   decidedBy: CardDecisionSource;
   /** How long the decision took, aggregator's reply excluded, in ms. */
   decisionMs: Scalars['Float']['output'];
@@ -149,20 +149,23 @@ export type CardAuthorizationResult = {
   /** The decision in words. */
   reason: Scalars['String']['output'];
   /**
-   * 00 approves; 05 do not honor; 14 unknown card; 57 not permitted (card currency, restriction); 62
-   * restricted (blocked) card; 91 the restrictions could not be evaluated; 94 another message was sent
-   * under the same stan and rrn; or the aggregator's own code.
+   * 00 approves; 05 do not honor; 14 unknown card; 51 insufficient funds; 57 not permitted (card
+   * currency, restriction); 62 restricted (blocked) card; 65 too many holds open on the account; 91
+   * the restrictions or the funds could not be checked; 94 another message was sent under the same
+   * stan and rrn; or the aggregator's own code.
    */
   responseCode: Scalars['String']['output'];
   /** The transaction recorded in the payments subgraph, for approved financial messages and reversals. */
   transactionId?: Maybe<Scalars['ID']['output']>;
 };
 
-/** What decided a card message: the card itself, the user's restrictions, the aggregator's reply, or its default strategy. */
+/** What decided a card message: the card itself, the user's restrictions, the aggregator's reply, its default strategy, or the account's funds. */
 export type CardDecisionSource =
   | 'aggregator'
   | 'card'
   | 'defaultStrategy'
+  /** The account's funds: the available balance and the overdraft limit could not cover the amount (51), or the account has too many holds open (65). */
+  | 'funds'
   | 'restriction';
 
 /** Whether a card message asks the aggregator (request) or tells it (advice). */
@@ -184,7 +187,7 @@ export type CardMessageInput = {
   merchantName?: InputMaybe<Scalars['String']['input']>;
   /** 0100, 0200, 0220 or 0420. String: an enum value cannot start with a digit. */
   messageType: Scalars['String']['input'];
-  /** For a 0420 reversal: the stan of the message it reverses. */
+  /** Six digits. For a 0420 reversal: the stan of the message it reverses; for a 0220 advice, optional: the stan of the 0100 authorization it completes. */
   originalStan?: InputMaybe<Scalars['String']['input']>;
   /** Retrieval reference number, 12 characters. */
   rrn: Scalars['String']['input'];
@@ -401,8 +404,13 @@ export type Mutation = {
    * actionType advice) inform it. Order: an unknown card declines (14); a blocked card declines
    * every message (62); the user's restrictions, evaluated through the graph, may refuse (57); a
    * request then takes the aggregator's responseCode (00 approves), or its default strategy when the
-   * reply is missing, malformed or later than the webhook timeout. Approved 0200 and 0220 messages
-   * become debit transactions, approved 0420 reversals credit transactions, in the payments subgraph.
+   * reply is missing, malformed or later than the webhook timeout. Last, an approved 0100, 0200 or
+   * 0220 holds its amount on the card's account in payments (holdCardFunds): one the available
+   * balance and the overdraft limit cannot cover declines 51 whatever the aggregator answered, one
+   * past the account's open holds 65, and 91 if payments does not answer. Approved 0200 and 0220
+   * messages become debit transactions, approved 0420 reversals of them credit transactions, in the
+   * payments subgraph; a 0220 whose originalStan names an approved 0100 completes it (its hold taken
+   * over), a 0420 naming one releases its hold.
    */
   authorizeCardMessage: CardAuthorizationResult;
   /**

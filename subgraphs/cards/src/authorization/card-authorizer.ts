@@ -14,6 +14,7 @@ import { deliverWebhook, type WebhookOutcome } from '../../../../platform/messag
 import type { RestrictionDecision } from '../../../../platform/restrictions/engine.js';
 import { cardMessagesCollection, type CardMessageDocument } from './datasource.js';
 import type { RestrictionReadModel } from './restriction-model.js';
+import { releaseHolds, type AccountFunds } from './funds.js';
 import { cardsCollection, type CardDocument } from '../cards/datasource.js';
 import { webhookConfigsCollection } from '../webhooks/datasource.js';
 
@@ -59,6 +60,7 @@ export function checkMessage(message: CardMessage): CheckedMessage {
   checkString(message.mcc, 'mcc', { pattern: /^\d{4}$/, patternText: 'four digits' });
   checkString(message.merchantName, 'merchantName', { max: 100 });
   if (messageType === '0420') checkString(message.originalStan ?? '', 'originalStan', { pattern: /^\d{6}$/, patternText: 'the six-digit stan of the reversed message' });
+  if (messageType === '0220') checkString(message.originalStan, 'originalStan', { pattern: /^\d{6}$/, patternText: 'the six-digit stan of the completed authorization' });
   return { messageType, actionType, amount };
 }
 
@@ -108,6 +110,8 @@ export interface CardAuthorizerOptions {
   /** Asks compliance when the read model may be behind. */
   graph: GraphClient;
   rules: RestrictionReadModel;
+  /** Holds an approved message's amount on its account (payments), last of the decision. */
+  funds: AccountFunds;
   /** Carries each decided message's event at once, once it is stored. */
   messageOutbox: Outbox;
   /** Whether webhooks may target internal addresses (WEBHOOK_ALLOW_INTERNAL). */
@@ -154,10 +158,12 @@ export class CardAuthorizer {
     const { db } = this.options;
     const messages = cardMessagesCollection(db);
     const reversal = types.messageType === '0420';
+    // A reversal's original: an approved purchase (credited back) or authorization (its hold released); a completion's: an approved authorization.
+    const originalTypes = reversal ? ['0100', '0200', '0220'] : types.messageType === '0220' && message.originalStan ? ['0100'] : null;
     const [card, earlier, original] = await Promise.all([
       cardsCollection(db).findOne({ _id: message.svcCardId }),
       messages.findOne({ _id: messageId }),
-      reversal ? messages.findOne({ SvcCardId: message.svcCardId, stan: message.originalStan!, messageType: { $in: ['0200', '0220'] }, responseCode: '00' }) : null,
+      originalTypes ? messages.findOne({ SvcCardId: message.svcCardId, stan: message.originalStan!, messageType: { $in: originalTypes }, responseCode: '00' }) : null,
     ]);
     if (earlier?.state === 'decided') return answerTo(earlier, message, types.amount);
 
@@ -198,18 +204,36 @@ export class CardAuthorizer {
       }
     }
 
-    // A reversal credits back at most what an approved purchase of this card debited, once.
-    let credited: { original: CardMessageDocument; amount: MinorUnits } | null = null;
-    if (card && responseCode === '00' && reversal) {
-      if (original?.transactionId && !original.reversedBy) credited = { original, amount: minor(Math.min(types.amount, original.amount)) };
-      else reason = original ? 'Advice acknowledged; the original is already reversed.' : 'Advice acknowledged; no approved original to reverse.';
+    // Last, the funds: an approved debit holds its amount on the account, whatever the aggregator answered.
+    let holdId: string | null = null;
+    if (card && responseCode === '00' && !reversal) {
+      const held = await this.options.funds.hold({
+        messageId, SvcAccountId: card.SvcAccountId, SvcUserId: card.SvcUserId, amount: types.amount, currency: message.currency,
+        authorization: types.messageType === '0100', completes: original?.holdId ?? null,
+      });
+      if (held.kind === 'held') holdId = held.holdId;
+      else if (held.kind === 'insufficient') [responseCode, decidedBy, reason] = ['51', 'funds', 'Insufficient funds: the available balance and the overdraft limit do not cover the amount.'];
+      else if (held.kind === 'tooManyHolds') [responseCode, decidedBy, reason] = ['65', 'funds', 'The account has too many card holds open.'];
+      else [responseCode, decidedBy, reason] = ['91', 'funds', 'The account\'s funds could not be checked.'];
     }
+
+    // A reversal credits back at most what an approved purchase of this card debited, once; of an
+    // approved authorization, it releases the hold.
+    let credited: { original: CardMessageDocument; amount: MinorUnits } | null = null;
+    let released: CardMessageDocument | null = null;
+    if (card && responseCode === '00' && reversal) {
+      if (original?.messageType === '0100' && original.holdId) [released, reason] = [original, 'Advice acknowledged; what the authorization still holds is released.'];
+      else if (original?.transactionId && !original.reversedBy) credited = { original, amount: minor(Math.min(types.amount, original.amount)) };
+      else reason = original?.messageType === '0100' ? 'Advice acknowledged; the authorization holds nothing.' : original ? 'Advice acknowledged; the original is already reversed.' : 'Advice acknowledged; no approved original to reverse.';
+    }
+    const bound = credited?.original ?? released;
     const moved = credited ? credited.amount : types.amount;
     const financial = types.messageType === '0200' || types.messageType === '0220' || (reversal && credited !== null);
     const transaction: CardTransactionPayload | null = card && responseCode === '00' && financial && moved > 0
       ? {
           SvcAccountId: card.SvcAccountId, SvcUserId: card.SvcUserId, SvcCardId: card.SvcCardId, direction: reversal ? 'credit' : 'debit',
           amount: fromMinor(moved, message.currency), currency: message.currency, narrative: message.merchantName ?? MESSAGE_TYPES[types.messageType], reference: message.rrn,
+          holdId,
         }
       : null;
     const decisionMs = Math.round((performance.now() - started - waitedMs) * 100) / 100;
@@ -218,17 +242,24 @@ export class CardAuthorizer {
     const advice = card?.svcAggregatorId && types.actionType === 'advice' ? webhookPayload(messageId, message, types, card, { responseCode }) : null;
     const transactionId = transaction ? `txn_${messageId}` : null;
     const record: CardMessageDocument = {
-      _id: messageId, state: 'decided', bindingKey: credited ? `reverses:${credited.original._id}` : messageId, reverses: credited?.original._id ?? null,
+      _id: messageId, state: 'decided', bindingKey: bound ? `reverses:${bound._id}` : messageId, reverses: bound?._id ?? null, holdId,
       messageType: types.messageType, actionType: types.actionType, SvcCardId: message.svcCardId, SvcUserId: card?.SvcUserId ?? null,
       svcAggregatorId: card?.svcAggregatorId ?? null, amount: types.amount, currency: message.currency, stan: message.stan, rrn: message.rrn,
       originalStan: message.originalStan ?? null, responseCode, decidedBy, reason, transactionId, decisionMs, dtsReceived: now, advice,
       type: 'card.authorization',
       audience: { ...(card?.SvcUserId ? { SvcUserId: card.SvcUserId } : {}), ...(card?.svcAggregatorId ? { svcAggregatorId: card.svcAggregatorId } : {}) },
-      payload: { messageId, messageType: types.messageType, SvcCardId: message.svcCardId, responseCode, decidedBy, transactionId, transaction },
+      payload: {
+        messageId, messageType: types.messageType, SvcCardId: message.svcCardId, responseCode, decidedBy, transactionId, transaction,
+        releasesHold: released && card ? { SvcAccountId: card.SvcAccountId, holdId: released.holdId! } : null,
+      },
       dtsCreated: now, dtsPublished: null,
     };
     const outcome = await this.store(record, message, types.amount);
-    if ('answer' in outcome) return outcome.answer;
+    if ('answer' in outcome) {
+      // Another copy of the message was stored first: what this attempt held is not its to keep.
+      if (holdId && card) await this.options.funds.release([{ SvcAccountId: card.SvcAccountId, holdId }], true);
+      return outcome.answer;
+    }
     this.options.messageOutbox.stored(outcome.stored);
     logger.info('card message decided', { messageId, messageType: record.messageType, responseCode, decidedBy, decisionMs });
     return view(outcome.stored);
@@ -252,7 +283,7 @@ export class CardAuthorizer {
     if (!record.reverses) throw new Error(`card message ${record._id} collided on its binding without a stored copy`);
     const unbound: CardMessageDocument = {
       ...record, bindingKey: record._id, reverses: null, transactionId: null, reason: 'Advice acknowledged; the original is already reversed.',
-      payload: { ...record.payload, transactionId: null, transaction: null },
+      payload: { ...record.payload, transactionId: null, transaction: null, releasesHold: null },
     };
     return this.store(unbound, message, amount);
   }
@@ -295,7 +326,7 @@ function view(record: CardMessageDocument): CardAuthorizationView {
  * Carries decided messages to all that follows from them, in one lane with one mark per message
  * (marking rewrites the document, the dearest part of carrying on the embedded database): to the
  * event bus (subscriptions), into the delivery log (advice webhooks), and to payments (the
- * transactions of a batch in one call). Each receiver drops repeats by id, so a batch carried
+ * transactions of a batch in one call, and the holds its reversals of authorizations release). Each receiver drops repeats by id, so a batch carried
  * again after a failure changes nothing twice.
  */
 export function decisionFollowers(bus: EventBus, graph: GraphClient, db: Db, deliveries: Deliveries): Dispatcher {
@@ -318,6 +349,7 @@ export function decisionFollowers(bus: EventBus, graph: GraphClient, db: Db, del
         }),
         enqueueAdvices(db, deliveries, messages),
         messages.some((message) => message.payload.transaction) ? toPayments.send(events) : null,
+        releaseHolds(graph, messages.flatMap((message) => (message.payload.releasesHold ? [message.payload.releasesHold] : []))),
       ]);
     },
     // Parked only for what payments refuses in the message itself; a gateway or payments that does

@@ -4,7 +4,7 @@ import { Outbox } from '../../../../platform/messaging/outbox.js';
 import type { OutboxEvent } from '../../../../platform/messaging/events.js';
 
 /** What decides a card message (the schema's CardDecisionSource). */
-export const CARD_DECIDERS = ['card', 'restriction', 'aggregator', 'defaultStrategy'] as const;
+export const CARD_DECIDERS = ['card', 'restriction', 'aggregator', 'defaultStrategy', 'funds'] as const;
 
 /**
  * A decided card message: the authorization log, and at once the `card.authorization` event its
@@ -17,11 +17,13 @@ export type CardMessageDocument = OutboxEvent<'card.authorization'> & {
   state: 'decided' | 'pending';
   /**
    * Unique: the messageId, or `reverses:<original's messageId>` on a reversal that credits an
-   * original back, so that of two reversals of one original only one is stored as crediting it.
+   * original back or releases its hold, so that of two reversals of one original only one is stored as doing it.
    */
   bindingKey: string;
-  /** On a reversal that credits back: the original it reverses. */
+  /** On a reversal that credits back or releases a hold: the original it reverses. */
   reverses: string | null;
+  /** On an approved 0100, 0200 or 0220: the hold it placed on the account in payments (missing on messages stored before holds). */
+  holdId?: string | null;
   /** On an approved purchase decided before reversals were bound by `bindingKey`: the reversal that credited it. */
   reversedBy?: string | null;
   messageType: string;

@@ -309,6 +309,38 @@ export type BeneficiaryUndoResult = {
   undo: Undo;
 };
 
+/** An approved card message's amount to hold (holdCardFunds). */
+export type CardFundsHoldInput = {
+  SvcAccountId: Scalars['ID']['input'];
+  /** The account's owner. */
+  SvcUserId: Scalars['ID']['input'];
+  /** Positive, in `currency`. */
+  amount: Scalars['Decimal']['input'];
+  /** An authorization (0100), held until completed, reversed or expired; otherwise a purchase, held until posted. */
+  authorization: Scalars['Boolean']['input'];
+  /** On a completion (0220): the holdId of the authorization it completes, whose hold it takes over. */
+  completes?: InputMaybe<Scalars['ID']['input']>;
+  /** The account's currency (ISO 4217). */
+  currency: Scalars['CurrencyCode']['input'];
+  /** Unique per deciding attempt, letters, digits and _ . : - (at most 160): a copy of the message decided elsewhere holds under its own. */
+  holdId: Scalars['ID']['input'];
+};
+
+/** What holdCardFunds came to. */
+export type CardFundsHoldOutcome =
+  /** The amount is held. */
+  | 'HELD'
+  /** The available balance and the overdraft limit do not cover it (ISO 8583 response code 51). */
+  | 'INSUFFICIENT_FUNDS'
+  /** The account has 100 holds of this kind open already (ISO 8583 response code 65). */
+  | 'TOO_MANY_HOLDS';
+
+/** A card hold to release (releaseCardHolds). */
+export type CardHoldReleaseInput = {
+  SvcAccountId: Scalars['ID']['input'];
+  holdId: Scalars['ID']['input'];
+};
+
 /** The transaction of an approved card message. */
 export type CardTransactionInput = {
   SvcAccountId: Scalars['ID']['input'];
@@ -321,6 +353,8 @@ export type CardTransactionInput = {
   currency: Scalars['CurrencyCode']['input'];
   /** debit or credit. */
   direction: EntryDirection;
+  /** The hold the message placed while it was decided (holdCardFunds): released once the transaction is posted. */
+  holdId?: InputMaybe<Scalars['ID']['input']>;
   /** The card message's id: the transaction's id derives from it, so a message is recorded once. */
   messageId: Scalars['ID']['input'];
   /** The transaction's narrative, e.g. the merchant's name. */
@@ -626,6 +660,17 @@ export type Mutation = {
   deleteBeneficiary: BeneficiaryModification;
   /** Re-enables a merchant's webhook endpoint that was disabled after a run of failures, and resumes its deliveries. */
   enableMerchantWebhook: Merchant;
+  /**
+   * Holds an approved card message's amount against its account's available balance (internal
+   * services only: card authorization, while it decides the message). It fits when the available
+   * balance plus the overdraft limit (CARD_OVERDRAFT_LIMIT, 0 by default) covers it, checked and
+   * taken in one atomic update, so of two messages that each fit but not together one is refused
+   * whichever replicas decide them. A purchase is held until payments posts it, an authorization
+   * until a completion takes it over, a reversal releases it, or it expires
+   * (CARD_HOLD_EXPIRY_SECONDS, 7 days by default). An unknown account, another user's, or one in
+   * another currency is VALIDATION_FAILED naming the field.
+   */
+  holdCardFunds: CardFundsHoldOutcome;
   /** A merchant JWT for one of the calling aggregator's merchants (REST: `POST /payment-link/merchant/get-token`). */
   merchantToken: JwtResult;
   /**
@@ -671,6 +716,13 @@ export type Mutation = {
   recordIouTransaction: IouTransaction;
   /** Refunds a Completed or Settled link of the calling merchant (REST: `POST /public/merchant/payment/refund`). */
   refundPaymentLink: RefundTransaction;
+  /**
+   * Releases card holds (internal services only: card authorization), each at most once; an unknown
+   * or released hold is skipped. `undo` is for a decision that lost to another copy of its message:
+   * a completion's hold then puts back the authorization's hold it took over, when that has not
+   * expired and the account still covers it. Answers how many holds this call released. At most 500.
+   */
+  releaseCardHolds: Scalars['Int']['output'];
   /** Sends a failed delivery again, from the first step of the schedule (aggregator base token, or the merchant). */
   resendDelivery: Delivery;
   /**
@@ -743,6 +795,12 @@ export type MutationEnableMerchantWebhookArgs = {
 
 
 /** The graph's changes. The caller is known by its credential header, as for Query. */
+export type MutationHoldCardFundsArgs = {
+  input: CardFundsHoldInput;
+};
+
+
+/** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationMerchantTokenArgs = {
   svcMerchantId?: InputMaybe<Scalars['String']['input']>;
 };
@@ -809,6 +867,13 @@ export type MutationRecordIouTransactionArgs = {
 /** The graph's changes. The caller is known by its credential header, as for Query. */
 export type MutationRefundPaymentLinkArgs = {
   input: RefundInput;
+};
+
+
+/** The graph's changes. The caller is known by its credential header, as for Query. */
+export type MutationReleaseCardHoldsArgs = {
+  input: Array<CardHoldReleaseInput>;
+  undo?: Scalars['Boolean']['input'];
 };
 
 
@@ -1685,6 +1750,9 @@ export type ResolversTypes = ResolversObject<{
   BeneficiaryInput: BeneficiaryInput;
   BeneficiaryModification: ResolverTypeWrapper<Omit<BeneficiaryModification, 'beneficiary' | 'undo'> & { beneficiary: ResolversTypes['Beneficiary'], undo: ResolversTypes['Undo'] }>;
   BeneficiaryUndoResult: ResolverTypeWrapper<Omit<BeneficiaryUndoResult, 'beneficiary' | 'undo'> & { beneficiary: ResolversTypes['Beneficiary'], undo: ResolversTypes['Undo'] }>;
+  CardFundsHoldInput: CardFundsHoldInput;
+  CardFundsHoldOutcome: CardFundsHoldOutcome;
+  CardHoldReleaseInput: CardHoldReleaseInput;
   CardTransactionInput: CardTransactionInput;
   CurrencyCode: ResolverTypeWrapper<Scalars['CurrencyCode']['output']>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
@@ -1769,6 +1837,8 @@ export type ResolversParentTypes = ResolversObject<{
   BeneficiaryInput: BeneficiaryInput;
   BeneficiaryModification: Omit<BeneficiaryModification, 'beneficiary' | 'undo'> & { beneficiary: ResolversParentTypes['Beneficiary'], undo: ResolversParentTypes['Undo'] };
   BeneficiaryUndoResult: Omit<BeneficiaryUndoResult, 'beneficiary' | 'undo'> & { beneficiary: ResolversParentTypes['Beneficiary'], undo: ResolversParentTypes['Undo'] };
+  CardFundsHoldInput: CardFundsHoldInput;
+  CardHoldReleaseInput: CardHoldReleaseInput;
   CardTransactionInput: CardTransactionInput;
   CurrencyCode: Scalars['CurrencyCode']['output'];
   DateTime: Scalars['DateTime']['output'];
@@ -2081,6 +2151,7 @@ export type MutationResolvers<ContextType = PaymentsContext, ParentType extends 
   customerToken?: Resolver<ResolversTypes['JwtResult'], ParentType, ContextType, Partial<MutationCustomerTokenArgs>>;
   deleteBeneficiary?: Resolver<ResolversTypes['BeneficiaryModification'], ParentType, ContextType, RequireFields<MutationDeleteBeneficiaryArgs, 'SvcBeneficiaryId'>>;
   enableMerchantWebhook?: Resolver<ResolversTypes['Merchant'], ParentType, ContextType, RequireFields<MutationEnableMerchantWebhookArgs, 'svcMerchantId'>>;
+  holdCardFunds?: Resolver<ResolversTypes['CardFundsHoldOutcome'], ParentType, ContextType, RequireFields<MutationHoldCardFundsArgs, 'input'>>;
   merchantToken?: Resolver<ResolversTypes['JwtResult'], ParentType, ContextType, Partial<MutationMerchantTokenArgs>>;
   modifyBeneficiary?: Resolver<ResolversTypes['BeneficiaryModification'], ParentType, ContextType, RequireFields<MutationModifyBeneficiaryArgs, 'SvcBeneficiaryId' | 'input'>>;
   modifyTransaction?: Resolver<ResolversTypes['TransactionModification'], ParentType, ContextType, RequireFields<MutationModifyTransactionArgs, 'SvcAccountId' | 'transactionId'>>;
@@ -2092,6 +2163,7 @@ export type MutationResolvers<ContextType = PaymentsContext, ParentType extends 
   recordCardTransactions?: Resolver<ResolversTypes['RecordedCardTransactions'], ParentType, ContextType, RequireFields<MutationRecordCardTransactionsArgs, 'input'>>;
   recordIouTransaction?: Resolver<ResolversTypes['IouTransaction'], ParentType, ContextType, RequireFields<MutationRecordIouTransactionArgs, 'input'>>;
   refundPaymentLink?: Resolver<ResolversTypes['RefundTransaction'], ParentType, ContextType, RequireFields<MutationRefundPaymentLinkArgs, 'input'>>;
+  releaseCardHolds?: Resolver<ResolversTypes['Int'], ParentType, ContextType, RequireFields<MutationReleaseCardHoldsArgs, 'input' | 'undo'>>;
   resendDelivery?: Resolver<ResolversTypes['Delivery'], ParentType, ContextType, RequireFields<MutationResendDeliveryArgs, 'deliveryId'>>;
   saveMerchant?: Resolver<ResolversTypes['MerchantRegistration'], ParentType, ContextType, RequireFields<MutationSaveMerchantArgs, 'input'>>;
   sendPaymentLink?: Resolver<ResolversTypes['PaymentLink'], ParentType, ContextType, Partial<MutationSendPaymentLinkArgs>>;

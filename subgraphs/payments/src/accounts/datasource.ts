@@ -20,6 +20,14 @@ export interface AccountDocument {
   lastPostings?: string[];
   /** Which call made the last card posting (a random id per call). */
   lastPostedBy?: string;
+  /** Open holds of approved card authorizations (0100), as `<holdId>|<amount>|<expiry ms>` (`card-holds.ts`). */
+  authorizationHolds?: string[];
+  /** Holds of approved card purchases that payments has not posted yet; a completion's ends with the authorization's entry. */
+  purchaseHolds?: string[];
+  /** When the first listed hold expires (ms); missing when none is listed. */
+  nextHoldExpiry?: number;
+  /** How many times the holds have changed: the expiry sweep sets `nextHoldExpiry` only if they have not since it read them. */
+  holdsSeq?: number;
 }
 
 export function accountsCollection(db: Db): Collection<AccountDocument> {
@@ -29,4 +37,5 @@ export function accountsCollection(db: Db): Collection<AccountDocument> {
 /** The indexes of every query on these collections. */
 export async function createAccountIndexes(db: Db): Promise<void> {
   await accountsCollection(db).createIndex({ SvcUserId: 1 });
+  await accountsCollection(db).createIndex({ nextHoldExpiry: 1 });
 }

@@ -4,6 +4,7 @@ import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { checkString } from '../../../../platform/security/validate.js';
 import { accountsCollection } from './datasource.js';
 import { newestTransactions, transactionsCollection, type TransactionDocument } from './transactions-datasource.js';
+import { holdCardFunds, releaseCardHolds, type CardHoldPolicy, type CardHoldRelease, type CardHoldRequest } from './card-holds.js';
 import { openCheckingAccount, recordCardTransaction, recordCardTransactions } from './card-transactions.js';
 
 /** The end-user spec's recent transactions: at most 30, and only those of the last 12 months. */
@@ -64,7 +65,7 @@ type AfterDb<F> = F extends (db: Db, ...rest: infer R) => unknown ? R : never;
 
 /** Accounts and their transactions: what end users read and change, and what the cards subgraph posts. */
 export class AccountBook {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db, private readonly holdPolicy: CardHoldPolicy) {}
 
   /** A user's latest transactions on one of their accounts. */
   latest(...args: AfterDb<typeof latestTransactions>) {
@@ -77,13 +78,23 @@ export class AccountBook {
   }
 
   /** Posts a decided card message as a transaction, once by its message id. */
-  recordCardTransaction(...args: AfterDb<typeof recordCardTransaction>) {
-    return recordCardTransaction(this.db, ...args);
+  recordCardTransaction(input: Parameters<typeof recordCardTransaction>[2]) {
+    return recordCardTransaction(this.db, this.holdPolicy, input);
   }
 
   /** Posts a batch of decided card messages (card authorization's outbox), each once by its message id. */
-  recordCardTransactions(...args: AfterDb<typeof recordCardTransactions>) {
-    return recordCardTransactions(this.db, ...args);
+  recordCardTransactions(inputs: Parameters<typeof recordCardTransactions>[2]) {
+    return recordCardTransactions(this.db, this.holdPolicy, inputs);
+  }
+
+  /** Holds an approved card message's amount while it is decided, if the account covers it. */
+  holdCardFunds(request: CardHoldRequest) {
+    return holdCardFunds(this.db, this.holdPolicy, request);
+  }
+
+  /** Releases card holds, each once; `undo` for a decision that lost to another copy of its message. */
+  releaseCardHolds(releases: readonly CardHoldRelease[], undo: boolean) {
+    return releaseCardHolds(this.db, this.holdPolicy, releases, { undo });
   }
 
   /** Opens the checking account a new card draws on. */

@@ -48,6 +48,14 @@ export const Mutation: MutationResolvers = {
     requireService(principal, CARDS);
     return accountBook.recordCardTransactions(input);
   },
+  holdCardFunds: (_parent, { input }, { principal, accountBook }) => {
+    requireService(principal, CARDS);
+    return accountBook.holdCardFunds(input);
+  },
+  releaseCardHolds: (_parent, { input, undo }, { principal, accountBook }) => {
+    requireService(principal, CARDS);
+    return accountBook.releaseCardHolds(input, undo);
+  },
   openCheckingAccount: (_parent, { SvcUserId, currency }, { principal, accountBook }) => {
     requireService(principal, CARDS);
     return accountBook.openChecking(SvcUserId, currency);
