@@ -79,7 +79,9 @@ export async function seedPopulation(mongo: Mongo, shape: PopulationShape = POPU
       _id: `bench_session_${n}`, tokenHash: sha256(token), kind: 'user', SvcUserId, prospectId: null, deviceTag: null, svcAggregatorId: null, login: null, tokenType: null,
       channel: 'internet', dtsCreated: new Date(now), dtsExpiry: new Date(now + DAY), dtsRevoked: null,
     });
-    batch.accounts.push({ ...template.account, _id: SvcAccountId, SvcAccountId, SvcUserId, balance: Math.round(random() * 1_000_000) / 100 });
+    // Minor units, up to 10,000.00, all of it available (card holds take from it as messages are approved).
+    const balance = Math.round(random() * 1_000_000);
+    batch.accounts.push({ ...template.account, _id: SvcAccountId, SvcAccountId, SvcUserId, balance, availableBalance: balance });
     const SvcCardIds: string[] = [];
     const cardCount = between(shape.cards);
     for (let c = 0; c < cardCount; c += 1) {
