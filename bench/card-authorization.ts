@@ -6,7 +6,9 @@
 // traffic. Our services run in one process as `npm start` runs them (bench/services.ts's stack
 // tier); the load generator and the webhook receiver run here. Reports, per rate: decision and
 // round-trip times, CPU per message by process, database commands per message, and the delay from
-// a decision to its transaction in payments. Prints JSON; `npm run bench:authorization > bench/card-authorization.result.json`.
+// a decision to its transaction in payments. Then one account under a stream of purchases at the
+// top rate: how many its funds cover, its balances after, and how many accounts of the population
+// have less available than the overdraft limit allows (0 expected). Prints JSON; `npm run bench:authorization > bench/card-authorization.result.json`.
 import { cpus } from 'node:os';
 import { seededRandom } from '../platform/demo/ach-history.js';
 import { DEMO } from '../platform/demo/demo.js';
@@ -70,8 +72,7 @@ try {
     return { messageType, svcCardId, amount, currency: 'USD', merchantName: 'Bench', mcc: '5411', stan, rrn: `B${String(sequence).padStart(11, '0')}`, ...(originalStan ? { originalStan } : {}) };
   };
 
-  const send = async (): Promise<Outcome> => {
-    const input = nextMessage();
+  const send = async (input: ReturnType<typeof nextMessage> = nextMessage()): Promise<Outcome> => {
     const started = performance.now();
     try {
       const response = await postJson(addresses.gateway, { 'content-type': 'application/json', 'x-service-key': KEY }, JSON.stringify({ query: AUTHORIZE, variables: { input } }), 30_000, pool);
@@ -169,6 +170,48 @@ try {
     });
     console.error(`${rate}/s done`);
   }
+  // One account under a stream of purchases at the top rate, spread over its cards, as in the
+  // finding that a card spent money its account did not have: how many fit, and what is left.
+  type Funds = { account: { balance: number; availableBalance: number; holds: number } | null; accountsBelowOverdraftLimit: number };
+  const candidates = [...users].filter((user) => user.SvcCardIds.length > 0).sort((a, b) => b.SvcCardIds.length - a.SvcCardIds.length);
+  let streamed: BenchUser | undefined;
+  for (const user of candidates.slice(0, 20)) {
+    sequence += 1;
+    const probe = { messageType: '0100', svcCardId: user.SvcCardIds[0]!, amount: 1, currency: 'USD', merchantName: 'Bench', mcc: '5411', stan: String(sequence % 1_000_000).padStart(6, '0'), rrn: `B${String(sequence).padStart(11, '0')}` };
+    if ((await send(probe)).responseCode === '00') {
+      streamed = user;
+      break;
+    }
+  }
+  let oneAccount: Record<string, unknown> | null = null;
+  if (streamed) {
+    const rate = Math.max(...RATES);
+    const before = await control<Funds>(`/card-funds?account=${streamed.SvcAccountId}`);
+    const pending: Array<Promise<Outcome>> = [];
+    const t0 = performance.now();
+    for (let i = 0; i < rate * SECONDS; i += 1) {
+      const wait = t0 + (i * 1000) / rate - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      sequence += 1;
+      const svcCardId = streamed.SvcCardIds[i % streamed.SvcCardIds.length]!;
+      const amount = Math.round((5 + random() * 45) * 100) / 100;
+      pending.push(send({ messageType: '0200', svcCardId, amount, currency: 'USD', merchantName: 'Bench', mcc: '5411', stan: String(sequence % 1_000_000).padStart(6, '0'), rrn: `B${String(sequence).padStart(11, '0')}` }));
+    }
+    const results = await Promise.all(pending);
+    const elapsed = (performance.now() - t0) / 1000;
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {
+      if ((await control<{ pending: number }>('/card-backlog')).pending === 0) break;
+    }
+    const after = await control<Funds>(`/card-funds?account=${streamed.SvcAccountId}`);
+    const codes = new Map<string, number>();
+    for (const r of results) codes.set(r.responseCode ?? 'error', (codes.get(r.responseCode ?? 'error') ?? 0) + 1);
+    oneAccount = {
+      cards: streamed.SvcCardIds.length, messages: results.length, achievedRate: Math.round((results.length / elapsed) * 10) / 10,
+      responseCodes: Object.fromEntries([...codes].sort()), roundTripMs: percentiles(results.filter((r) => r.ok).map((r) => r.roundTripMs)),
+      before: before.account, after: after.account, accountsBelowOverdraftLimit: after.accountsBelowOverdraftLimit,
+    };
+    console.error('one account done');
+  }
   console.log(JSON.stringify({
     scenario: 'card authorization through the gateway for the population\'s cards (40% 0100, 35% 0200, 15% 0220, 10% 0420), aggregator webhook answering 00',
     seconds: SECONDS,
@@ -177,6 +220,7 @@ try {
     targets: { p99DecisionMsAt200: 20, cpuMsPerMessage: 4, decisionPathCommands: 4, p99RecordedInPaymentsMsAt200: 1000 },
     decisionPath: 'the card, the message\'s earlier copy (and a reversal\'s original), the webhook configuration for a request, then one insert: 3 or 4 commands, counted by test/cards/card-authorization.e2e.ts; commandsPerMessage counts everything, the asynchronous carrying and recording included',
     runs,
+    oneAccount,
     database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB 1.24 (SQLite, with the project patches)',
     services: 'one process, as npm start runs them: the subgraphs, the gateway and the REST adapter calling each other in it',
     machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },

@@ -23,12 +23,14 @@ import path from 'node:path';
 import { createAuthenticator } from '../gateway/src/authenticate.js';
 import { SUBGRAPH_NAMES, type Config } from '../platform/runtime/config.js';
 import { DEMO } from '../platform/demo/demo.js';
+import { minor } from '../platform/money/money.js';
 import { createLogger } from '../platform/runtime/logger.js';
 import type { Mongo } from '../platform/mongo/mongo.js';
 import { PRINCIPAL_HEADER, signPrincipal, type Principal } from '../platform/security/principal.js';
 import { SUPERGRAPH_PATH } from '../schema/compose.js';
 import { webhookConfigsCollection } from '../subgraphs/cards/src/webhooks/datasource.js';
 import { cardMessagesCollection } from '../subgraphs/cards/src/authorization/datasource.js';
+import { accountsCollection } from '../subgraphs/payments/src/accounts/datasource.js';
 import { transactionsCollection } from '../subgraphs/payments/src/accounts/transactions-datasource.js';
 import { start as startGateway, type GatewayService } from '../gateway/src/index.js';
 import { createEventBus } from '../platform/messaging/event-bus.js';
@@ -296,6 +298,19 @@ if (tier === 'stack') {
     if (url.pathname === '/card-backlog') {
       // Decided card messages not yet carried (read by the outbox sweep's own index, as a find: the embedded database narrows finds, not counts).
       answerLater(cardMessagesCollection(mongo.db('cards')).find({ dtsPublished: null }, { projection: { _id: 1 } }).toArray().then((pending) => ({ pending: pending.length })));
+      return;
+    }
+    if (url.pathname === '/card-funds') {
+      // One account's balances and open holds, and how many accounts have less available than the overdraft limit lets a card take.
+      const accounts = accountsCollection(mongo.db('payments'));
+      const floor = minor(-config.cardOverdraftLimit * 100);
+      answerLater(Promise.all([
+        accounts.findOne({ _id: url.searchParams.get('account') ?? '' }, { projection: { balance: 1, availableBalance: 1, authorizationHolds: 1, purchaseHolds: 1 } }),
+        accounts.find({ availableBalance: { $lt: floor } }, { projection: { _id: 1 } }).toArray(),
+      ]).then(([account, below]) => ({
+        account: account && { balance: account.balance, availableBalance: account.availableBalance, holds: (account.authorizationHolds?.length ?? 0) + (account.purchaseHolds?.length ?? 0) },
+        accountsBelowOverdraftLimit: below.length,
+      })));
       return;
     }
     if (url.pathname === '/card-visibility') {

@@ -257,8 +257,27 @@ describe('holds in payments', () => {
     expect(after.authorizationHolds![0]).toMatch(/^auth\.undo\|2000\|/);
   });
 
-  it('refuses a hold past the open holds an account may have, and names a wrong account or currency', async () => {
+  it("takes a purchase's hold out in the update that posts it, once however often it is sent, and posts in full one whose hold is gone", async () => {
+    // The last test's authorization hold expires first, so that the sweep moves nothing during this one.
     await until(account.read, (doc) => doc !== null && (doc.authorizationHolds ?? []).length === 0, 10_000);
+    await stack.mongo.db('payments').collection('accounts').updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 1_000, availableBalance: 1_000 } });
+    const record = (messageId: string, holdId: string) => asCards<{ recordCardTransactions: { recorded: number } }>(
+      'mutation ($input: [CardTransactionInput!]!) { recordCardTransactions(input: $input) { recorded } }',
+      { input: [{ messageId, SvcAccountId: DEMO.accountId, SvcUserId: DEMO.userId, SvcCardId: DEMO.cardIds[0], direction: 'debit', amount: '4.00', currency: 'USD', holdId }] },
+    );
+    expect(await hold({ holdId: 'purchase.posted', amount: '4.00', authorization: false })).toBe('HELD');
+    expect(await account.read()).toMatchObject({ balance: 1_000, availableBalance: 600 });
+    const messageId = `posting_${Date.now()}`;
+    expect((await record(messageId, 'purchase.posted')).body.data?.recordCardTransactions.recorded).toBe(1);
+    expect(await account.read()).toMatchObject({ balance: 600, availableBalance: 600, purchaseHolds: [] });
+    expect((await record(messageId, 'purchase.posted')).body.data?.recordCardTransactions.recorded).toBe(0);
+    expect(await account.read()).toMatchObject({ balance: 600, availableBalance: 600 });
+    // A hold that expired or was given back before the posting: the posting takes the whole amount.
+    expect((await record(`${messageId}_late`, 'purchase.gone')).body.data?.recordCardTransactions.recorded).toBe(1);
+    expect(await account.read()).toMatchObject({ balance: 200, availableBalance: 200 });
+  });
+
+  it('refuses a hold past the open holds an account may have, and names a wrong account or currency', async () => {
     await stack.mongo.db('payments').collection('accounts').updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 1_000_000, availableBalance: 1_000_000 } });
     const outcomes = [];
     for (let i = 0; i <= CARD_HOLDS_PER_ACCOUNT; i += 1) outcomes.push(await hold({ amount: '0.01' }));

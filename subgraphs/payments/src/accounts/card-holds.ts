@@ -13,9 +13,8 @@ import { accountsCollection, type AccountDocument } from './datasource.js';
  * completed an authorization followed by `|` and that authorization's entry): the embedded
  * database updates lists of strings exactly, not lists of subdocuments (docs/database.md).
  *
- * Invariant: availableBalance = balance - the amounts of every listed hold. A posting moves both
- * balances by its amount and only then releases its purchase's hold, so between the two the
- * account shows less available, never more.
+ * Invariant: availableBalance = balance - the amounts of every listed hold. A purchase's posting
+ * takes its hold out in the same update that moves the balance (card-postings.ts).
  */
 
 /** The most holds of one kind an account may have open: a card message past it declines 65. */
@@ -85,6 +84,12 @@ function holdsOf(account: Pick<AccountDocument, HoldList>): Hold[] {
 
 function findHold(account: Pick<AccountDocument, HoldList>, holdId: string): Hold | undefined {
   return holdsOf(account).find((hold) => hold.holdId === holdId);
+}
+
+/** A purchase's hold on the account, by its holdId: the entry a posting takes out, and its amount. */
+export function purchaseHold(account: Pick<AccountDocument, 'purchaseHolds'>, holdId: string): { entry: string; amount: MinorUnits } | undefined {
+  const hold = findHold({ purchaseHolds: account.purchaseHolds ?? [] }, holdId);
+  return hold && { entry: hold.entry, amount: hold.amount };
 }
 
 const HOLD_FIELDS = { authorizationHolds: 1, purchaseHolds: 1, holdsSeq: 1 } as const;

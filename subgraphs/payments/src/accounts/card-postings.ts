@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MongoBulkWriteError, MongoServerError, type Db } from 'mongodb';
-import { sumMinor } from '../../../../platform/money/money.js';
+import { sumMinor, type MinorUnits } from '../../../../platform/money/money.js';
+import { purchaseHold } from './card-holds.js';
 import { accountsCollection } from './datasource.js';
 import { transactionsCollection, type TransactionDocument } from './transactions-datasource.js';
 
@@ -15,6 +16,10 @@ import { transactionsCollection, type TransactionDocument } from './transactions
  * Invariant: a transaction with `posted: false` has moved its account's balance iff its id is in
  * the account's `lastPostings`. So `lastPostings` is marked posted before a compare-and-set may
  * replace it, and the compare-and-set fails if another poster replaced it since it was read.
+ *
+ * A purchase that card authorization held (card-holds.ts) gives its hold back in the same
+ * compare-and-set, which then asks that the hold still be listed: the available balance moves by
+ * the posting less the hold, once, and is never higher than the balance less the other holds.
  */
 
 const DUPLICATE_KEY = 11000;
@@ -48,6 +53,9 @@ interface Posting {
   SvcAccountId: string;
   postingSeq: number | undefined;
   moved: string[];
+  /** The entries of the holds the posted purchases placed, still listed when read, and what they add up to. */
+  holds: string[];
+  held: MinorUnits;
 }
 
 /**
@@ -55,7 +63,7 @@ interface Posting {
  * once however many callers post them at the same time, with one compare-and-set per account sent
  * in one bulk write for the whole batch. Answers the ids this call is known to have moved.
  */
-async function postToAccounts(db: Db, idsByAccount: ReadonlyMap<string, readonly string[]>): Promise<Set<string>> {
+async function postToAccounts(db: Db, idsByAccount: ReadonlyMap<string, readonly string[]>, holdOf: ReadonlyMap<string, string>): Promise<Set<string>> {
   const accounts = accountsCollection(db);
   const transactions = transactionsCollection(db);
   const moved = new Set<string>();
@@ -63,7 +71,7 @@ async function postToAccounts(db: Db, idsByAccount: ReadonlyMap<string, readonly
   const poster = randomUUID();
   let pending = new Map(idsByAccount);
   while (pending.size > 0) {
-    const states = await accounts.find({ _id: { $in: [...pending.keys()] } }, { projection: { postingSeq: 1, lastPostings: 1 } }).toArray();
+    const states = await accounts.find({ _id: { $in: [...pending.keys()] } }, { projection: { postingSeq: 1, lastPostings: 1, purchaseHolds: 1 } }).toArray();
     const last = new Set(states.flatMap((account) => account.lastPostings ?? []));
     // One read for both: ours not posted yet, and the last postings' not marked yet.
     const ours = [...pending.values()].flat();
@@ -76,16 +84,30 @@ async function postToAccounts(db: Db, idsByAccount: ReadonlyMap<string, readonly
       const wanted = new Set(pending.get(account._id));
       const unposted = found.filter((doc) => wanted.has(doc._id) && !last.has(doc._id) && doc.SvcAccountId === account._id);
       if (unposted.length === 0) continue;
-      postings.push({ SvcAccountId: account._id, postingSeq: account.postingSeq, moved: unposted.map((doc) => doc._id) });
+      const holds = unposted.flatMap((doc) => {
+        const holdId = holdOf.get(doc._id);
+        const hold = holdId ? purchaseHold(account, holdId) : undefined;
+        return hold ? [hold] : [];
+      });
+      postings.push({ SvcAccountId: account._id, postingSeq: account.postingSeq, moved: unposted.map((doc) => doc._id), holds: holds.map((hold) => hold.entry), held: sumMinor(...holds.map((hold) => hold.amount)) });
       sums.set(account._id, sumMinor(...unposted.map((doc) => doc.amount)));
     }
     if (postings.length === 0) break;
     const result = await accounts.bulkWrite(
       postings.map((posting) => ({
-        updateOne: {
-          filter: { _id: posting.SvcAccountId, postingSeq: posting.postingSeq ?? { $exists: false } },
-          update: { $inc: { balance: sums.get(posting.SvcAccountId)!, availableBalance: sums.get(posting.SvcAccountId)!, postingSeq: 1 }, $set: { lastPostings: posting.moved, lastPostedBy: poster } },
-        },
+        updateOne: posting.holds.length === 0
+          ? {
+              filter: { _id: posting.SvcAccountId, postingSeq: posting.postingSeq ?? { $exists: false } },
+              update: { $inc: { balance: sums.get(posting.SvcAccountId)!, availableBalance: sums.get(posting.SvcAccountId)!, postingSeq: 1 }, $set: { lastPostings: posting.moved, lastPostedBy: poster } },
+            }
+          : {
+              filter: { _id: posting.SvcAccountId, postingSeq: posting.postingSeq ?? { $exists: false }, purchaseHolds: { $all: posting.holds } },
+              update: {
+                $inc: { balance: sums.get(posting.SvcAccountId)!, availableBalance: sumMinor(sums.get(posting.SvcAccountId)!, posting.held), postingSeq: 1, holdsSeq: 1 },
+                $set: { lastPostings: posting.moved, lastPostedBy: poster },
+                $pullAll: { purchaseHolds: posting.holds },
+              },
+            },
       })),
       { ordered: false },
     );
@@ -108,9 +130,10 @@ async function postToAccounts(db: Db, idsByAccount: ReadonlyMap<string, readonly
  * Records card transactions and moves each one's account balance by its amount exactly once,
  * whatever is retried, sent twice at once, or interrupted by a crash; a record already stored
  * under an id is kept as it is. The documents must be checked already (their accounts exist and
- * are in their currency). Answers the ids whose balance move this call made.
+ * are in their currency). `holdOf` names the hold each purchase placed (by transaction id), which
+ * its posting takes out. Answers the ids whose balance move this call made.
  */
-export async function postCardTransactions(db: Db, docs: readonly TransactionDocument[]): Promise<Set<string>> {
+export async function postCardTransactions(db: Db, docs: readonly TransactionDocument[], holdOf: ReadonlyMap<string, string> = new Map()): Promise<Set<string>> {
   await insertUnposted(db, docs);
   const idsByAccount = new Map<string, string[]>();
   for (const doc of docs) {
@@ -118,5 +141,5 @@ export async function postCardTransactions(db: Db, docs: readonly TransactionDoc
     if (ids) ids.push(doc._id);
     else idsByAccount.set(doc.SvcAccountId, [doc._id]);
   }
-  return postToAccounts(db, idsByAccount);
+  return postToAccounts(db, idsByAccount, holdOf);
 }

@@ -4,7 +4,6 @@ import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
 import { checkAmount, isCurrencyCode, negate, ZERO, type MinorUnits } from '../../../../platform/money/money.js';
 import { maskLastFour } from '../../../../platform/security/masking.js';
 import { newId } from '../../../../platform/security/secrets.js';
-import { releaseCardHolds, type CardHoldPolicy } from './card-holds.js';
 import { postCardTransactions } from './card-postings.js';
 import { accountsCollection } from './datasource.js';
 import { accountMonth, transactionsCollection, type TransactionDocument } from './transactions-datasource.js';
@@ -57,14 +56,13 @@ function transactionOf(input: CardTransaction, { debit, amount }: { debit: boole
 }
 
 /** Records the transaction of an approved card message once (its id derives from the messageId) and moves the balance once. */
-export async function recordCardTransaction(db: Db, holdPolicy: CardHoldPolicy, input: CardTransaction): Promise<TransactionDocument> {
+export async function recordCardTransaction(db: Db, input: CardTransaction): Promise<TransactionDocument> {
   const entry = checkEntry(input, (name) => name);
   const account = await accountsCollection(db).findOne({ _id: input.SvcAccountId, SvcUserId: input.SvcUserId });
   if (!account) throw appError(ErrorCode.NOT_FOUND, `No account ${input.SvcAccountId} of the card's user.`, { field: 'SvcAccountId' });
   if (account.currency !== input.currency) throw appError(ErrorCode.VALIDATION_FAILED, `The account is in ${account.currency}, not ${input.currency}.`, { field: 'currency' });
   const doc = transactionOf(input, entry, new Date());
-  await postCardTransactions(db, [doc]);
-  if (input.holdId) await releaseCardHolds(db, holdPolicy, [{ SvcAccountId: input.SvcAccountId, holdId: input.holdId }]);
+  await postCardTransactions(db, [doc], new Map(input.holdId ? [[doc._id, input.holdId]] : []));
   // The same message recorded already: answer with that record.
   return (await transactionsCollection(db).findOne({ _id: doc._id })) ?? doc;
 }
@@ -76,7 +74,7 @@ export async function recordCardTransaction(db: Db, holdPolicy: CardHoldPolicy, 
  * unknown account too, which the forwarder parks rather than retries). A messageId twice in the
  * batch counts once recorded (or recorded before) and then as sent again.
  */
-export async function recordCardTransactions(db: Db, holdPolicy: CardHoldPolicy, inputs: readonly CardTransaction[]): Promise<RecordedCardTransactions> {
+export async function recordCardTransactions(db: Db, inputs: readonly CardTransaction[]): Promise<RecordedCardTransactions> {
   if (inputs.length > CARD_TRANSACTION_BATCH_LIMIT) {
     throw appError(ErrorCode.VALIDATION_FAILED, `input may carry at most ${CARD_TRANSACTION_BATCH_LIMIT} messages.`, { field: 'input' });
   }
@@ -86,6 +84,8 @@ export async function recordCardTransactions(db: Db, holdPolicy: CardHoldPolicy,
   const accounts = new Map((await accountsCollection(db).find({ _id: { $in: accountIds } }, { projection: { SvcUserId: 1, currency: 1 } }).toArray()).map((account) => [account._id, account]));
   const now = new Date();
   const docs = new Map<string, TransactionDocument>();
+  /** The hold each purchase placed, by transaction id: its posting takes it out. */
+  const holdOf = new Map<string, string>();
   for (const [i, input] of inputs.entries()) {
     const account = accounts.get(input.SvcAccountId);
     if (!account || account.SvcUserId !== input.SvcUserId) {
@@ -96,10 +96,9 @@ export async function recordCardTransactions(db: Db, holdPolicy: CardHoldPolicy,
     }
     const doc = transactionOf(input, entries[i]!, now);
     if (!docs.has(doc._id)) docs.set(doc._id, doc);
+    if (input.holdId) holdOf.set(doc._id, input.holdId);
   }
-  const moved = await postCardTransactions(db, [...docs.values()]);
-  // Only once posted: until then the hold is what keeps the amount from being spent again.
-  await releaseCardHolds(db, holdPolicy, inputs.flatMap((input) => (input.holdId ? [{ SvcAccountId: input.SvcAccountId, holdId: input.holdId }] : [])));
+  const moved = await postCardTransactions(db, [...docs.values()], holdOf);
   return { recorded: moved.size, alreadyRecorded: inputs.length - moved.size };
 }
 

@@ -78,13 +78,13 @@ export class AccountBook {
   }
 
   /** Posts a decided card message as a transaction, once by its message id. */
-  recordCardTransaction(input: Parameters<typeof recordCardTransaction>[2]) {
-    return recordCardTransaction(this.db, this.holdPolicy, input);
+  recordCardTransaction(...args: AfterDb<typeof recordCardTransaction>) {
+    return recordCardTransaction(this.db, ...args);
   }
 
   /** Posts a batch of decided card messages (card authorization's outbox), each once by its message id. */
-  recordCardTransactions(inputs: Parameters<typeof recordCardTransactions>[2]) {
-    return recordCardTransactions(this.db, this.holdPolicy, inputs);
+  recordCardTransactions(...args: AfterDb<typeof recordCardTransactions>) {
+    return recordCardTransactions(this.db, ...args);
   }
 
   /** Holds an approved card message's amount while it is decided, if the account covers it. */
