@@ -332,7 +332,7 @@ export type CardFundsHoldOutcome =
   | 'HELD'
   /** The available balance and the overdraft limit do not cover it (ISO 8583 response code 51). */
   | 'INSUFFICIENT_FUNDS'
-  /** The account has 100 holds of this kind open already (ISO 8583 response code 65). */
+  /** The account has 100 authorizations or 1,000 purchases held already (ISO 8583 response code 65). */
   | 'TOO_MANY_HOLDS';
 
 /** A card hold to release (releaseCardHolds). */

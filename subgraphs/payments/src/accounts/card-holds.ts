@@ -17,8 +17,12 @@ import { accountsCollection, type AccountDocument } from './datasource.js';
  * takes its hold out in the same update that moves the balance (card-postings.ts).
  */
 
-/** The most holds of one kind an account may have open: a card message past it declines 65. */
-export const CARD_HOLDS_PER_ACCOUNT = 100;
+/**
+ * The most holds of each kind an account may have open; a card message past it declines 65. Open
+ * authorizations last days, so 100 is a frequency limit; purchases' last until payments posts them,
+ * so theirs only bounds the document while postings fall behind.
+ */
+export const CARD_HOLDS_PER_ACCOUNT = { authorizationHolds: 100, purchaseHolds: 1000 } as const;
 
 /** The most holds one `releaseCardHolds` call may name. */
 export const CARD_HOLD_RELEASE_LIMIT = 500;
@@ -111,7 +115,7 @@ export async function holdCardFunds(db: Db, policy: CardHoldPolicy, request: Car
   const list: HoldList = request.authorization ? 'authorizationHolds' : 'purchaseHolds';
   const entry = `${request.holdId}|${amount}|${expires}`;
   const owner = { _id: request.SvcAccountId, SvcUserId: request.SvcUserId, currency: request.currency };
-  const room = { [`${list}.${CARD_HOLDS_PER_ACCOUNT - 1}`]: { $exists: false } };
+  const room = { [`${list}.${CARD_HOLDS_PER_ACCOUNT[list] - 1}`]: { $exists: false } };
 
   if (request.completes && !request.authorization) {
     const account = await accounts.findOne(owner, { projection: HOLD_FIELDS });
@@ -143,7 +147,7 @@ async function refusal(db: Db, owner: { _id: string; SvcUserId: string; currency
   const account = await accountsCollection(db).findOne({ _id: owner._id }, { projection: { SvcUserId: 1, currency: 1, [list]: 1 } });
   if (!account || account.SvcUserId !== owner.SvcUserId) throw appError(ErrorCode.VALIDATION_FAILED, `No account ${owner._id} of user ${owner.SvcUserId}.`, { field: 'SvcAccountId' });
   if (account.currency !== owner.currency) throw appError(ErrorCode.VALIDATION_FAILED, `The account is in ${account.currency}, not ${owner.currency}.`, { field: 'currency' });
-  return (account[list]?.length ?? 0) >= CARD_HOLDS_PER_ACCOUNT ? 'TOO_MANY_HOLDS' : 'INSUFFICIENT_FUNDS';
+  return (account[list]?.length ?? 0) >= CARD_HOLDS_PER_ACCOUNT[list] ? 'TOO_MANY_HOLDS' : 'INSUFFICIENT_FUNDS';
 }
 
 /**
