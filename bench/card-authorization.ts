@@ -218,7 +218,7 @@ try {
     population: { users: users.length, cards: cards.length },
     idleCpuMsPerSecond: idleMsPerSecond,
     targets: { p99DecisionMsAt200: 20, cpuMsPerMessage: 4, decisionPathCommands: 4, p99RecordedInPaymentsMsAt200: 1000 },
-    decisionPath: 'the card, the message\'s earlier copy (and a reversal\'s original), the webhook configuration for a request, then one insert: 3 or 4 commands, counted by test/cards/card-authorization.e2e.ts; commandsPerMessage counts everything, the asynchronous carrying and recording included',
+    decisionPath: 'the card, the message\'s earlier copy (and a reversal\'s or completion\'s original), the webhook configuration for a request, then one insert: 3 or 4 commands, counted by test/cards/card-authorization.e2e.ts; an approved debit adds one graph call to payments, which holds its amount with one update; commandsPerMessage counts everything, the asynchronous carrying and recording included',
     runs,
     oneAccount,
     database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB 1.24 (SQLite, with the project patches)',
