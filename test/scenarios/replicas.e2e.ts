@@ -114,6 +114,33 @@ describe('replicas behind a load balancer', () => {
     }
   });
 
+  it("ends a logged-out session's subscriptions on both replicas as the logout is answered, and delivers them nothing after it", async () => {
+    const token = await login();
+    const before = [stack.gateway.subscribers(), secondGateway!.subscribers()] as const;
+    // Six sockets through the load balancer, which deals them to both gateways in turn.
+    const clients = Array.from({ length: 6 }, () => createClient({ url: graphqlUrl.replace('http', 'ws'), webSocketImpl: WebSocket, connectionParams: { token }, retryAttempts: 0, lazy: false, onNonLazyError: () => {} }));
+    const closes = clients.map((client) => new Promise<{ code: number; at: number }>((resolve) => client.on('closed', (event) => resolve({ code: (event as { code: number }).code, at: performance.now() }))));
+    const deliveries: number[] = [];
+    try {
+      for (const client of clients) client.subscribe({ query: 'subscription { cardStatusChanged { SvcCardId status } }' }, { next: () => void deliveries.push(performance.now()), error: () => {}, complete: () => {} });
+      const registered = await until(async () => ({ first: stack.gateway.subscribers() - before[0], second: secondGateway!.subscribers() - before[1] }), ({ first, second }) => first + second === clients.length, 10_000);
+      expect(registered.first > 0 && registered.second > 0).toBe(true);
+      const other = await login();
+      const logout = await fetch(`${restUrl}/token`, { method: 'DELETE', headers: { token } });
+      const answered = performance.now();
+      expect(logout.status).toBe(200);
+      // Changes right after the logout, through another session of the same user: events its subscriptions would have carried.
+      for (const onoff of ['off', 'on']) expect((await fetch(`${restUrl}/cards/${DEMO.cardIds[0]}/${onoff}`, { method: 'POST', headers: { token: other } })).status).toBe(200);
+      const closed = await Promise.all(closes);
+      expect(closed.map((close) => close.code)).toEqual(clients.map(() => 4401));
+      // Closed by the announcement, not by the periodic recheck (a minute).
+      expect(Math.max(...closed.map((close) => close.at - answered))).toBeLessThan(5_000);
+      expect(deliveries.filter((at) => at > answered)).toEqual([]);
+    } finally {
+      for (const client of clients) await client.dispose();
+    }
+  });
+
   const graphql = (token: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
     fetch(graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', token, ...headers }, body: JSON.stringify({ query, variables }) });
   /** Which gateway answered each request, by the request id it echoed: 1 for the stack's, 2 for the second. */
