@@ -150,7 +150,7 @@ export interface Config {
    * (CARD_OVERDRAFT_LIMIT; payments applies it when it holds a card message's amount). 0: only what the account has.
    */
   cardOverdraftLimit: number;
-  /** How long a card hold lasts unless posted, completed or reversed first (CARD_HOLD_EXPIRY_SECONDS). */
+  /** How long an approved card authorization's hold lasts unless completed or reversed first (CARD_HOLD_EXPIRY_SECONDS). */
   cardHoldExpirySeconds: number;
   /** Build the offline geocoder's indexes (1-2 s, ~50 MB) right after start rather than on the first query. */
   geocoderPreload: boolean;

@@ -187,7 +187,7 @@ describe('card authorization on local state: the restriction read model, one wri
     expect(await balance()).toBe(before);
   });
 
-  it('declines debits 91 while payments is down, takes reversals, and payments records each approved message exactly once when it is back', async () => {
+  it('declines requests that spend 91 while payments is down, takes advices and reversals, and payments records each approved message exactly once when it is back', async () => {
     const paymentsService = stack.subgraphs.payments;
     const before = await balance();
     const available = async () => (await payments().collection<{ _id: string; availableBalance: number; purchaseHolds?: string[] }>('accounts').findOne({ _id: DEMO.accountId }))!;
@@ -199,30 +199,32 @@ describe('card authorization on local state: the restriction read model, one wri
     await until(() => posted([approved.transactionId!]), (found) => found.length === 1, 15_000);
     paymentsService.server.closeAllConnections();
     await paymentsService.close();
-    // Without the ledger nothing can be held, so nothing that spends is approved.
+    // Without the ledger nothing can be held, so no request that spends is approved.
     const debits: Decision[] = [];
-    for (const input of [message({ amount: 7.25 }), message({ messageType: '0220', amount: 3 }), message({ messageType: '0100', amount: 1 })]) debits.push(await authorize(input));
-    expect(debits.map((d) => [d.responseCode, d.decidedBy, d.transactionId])).toEqual(Array(3).fill(['91', 'funds', null]));
-    // A reversal gives money back: it is decided from local state and carried when payments is back.
+    for (const input of [message({ amount: 7.25 }), message({ messageType: '0100', amount: 1 })]) debits.push(await authorize(input));
+    expect(debits.map((d) => [d.responseCode, d.decidedBy, d.transactionId])).toEqual(Array(2).fill(['91', 'funds', null]));
+    // An advice reports a sale made, and a reversal gives money back: both are decided from local state and carried when payments is back.
+    const advice = await authorize(message({ messageType: '0220', amount: 3 }));
+    expect(advice).toMatchObject({ approved: true });
     const reversal = await authorize(message({ messageType: '0420', amount: 2, originalStan: purchase.stan }));
     expect(reversal).toMatchObject({ approved: true });
-    const ids = [approved.transactionId!, reversal.transactionId!];
+    const ids = [approved.transactionId!, advice.transactionId!, reversal.transactionId!];
     expect(ids.every((id) => id.startsWith('txn_msg_'))).toBe(true);
-    expect(await payments().collection('transactions').countDocuments({ _id: reversal.transactionId as never })).toBe(0);
+    expect(await payments().collection('transactions').countDocuments({ _id: { $in: ids.slice(1) } as never })).toBe(0);
 
     const restarted = await startPayments({ config: { ...stack.config, ports: { ...stack.config.ports, payments: paymentsService.port } }, logger: createLogger('error'), mongo: stack.mongo, bus: stack.bus });
     started.push(restarted);
     // The cards outbox's sweep carries the backlog once payments answers again.
     const recorded = await until(() => posted(ids), (found) => found.length === ids.length, 15_000);
-    expect(new Map(recorded.map((t) => [t._id, t.amount]))).toEqual(new Map([[ids[0], -1250], [ids[1], 200]]));
-    expect(await balance()).toBe(before - 1250 + 200);
+    expect(new Map(recorded.map((t) => [t._id, t.amount]))).toEqual(new Map([[ids[0], -1250], [ids[1], -300], [ids[2], 200]]));
+    expect(await balance()).toBe(before - 1250 - 300 + 200);
 
     // Carried again (as after a crash between carrying and marking): nothing is recorded or moved twice.
     await stack.mongo.db('cards').collection('cardMessages').updateMany({ transactionId: { $in: ids } }, { $set: { dtsPublished: null } });
     await until(() => stack.mongo.db('cards').collection('cardMessages').countDocuments({ transactionId: { $in: ids }, dtsPublished: null }), (n) => n === 0, 15_000);
     expect(await payments().collection('transactions').countDocuments({ _id: { $in: ids } as never })).toBe(ids.length);
-    expect(await balance()).toBe(before - 1250 + 200);
-    expect(await available()).toMatchObject({ availableBalance: availableBefore - 1250 + 200, purchaseHolds: [] });
+    expect(await balance()).toBe(before - 1250 - 300 + 200);
+    expect(await available()).toMatchObject({ availableBalance: availableBefore - 1250 - 300 + 200, purchaseHolds: [] });
 
     // And the user sees them through the graph.
     const token = await stack.loginDemo();
@@ -230,6 +232,6 @@ describe('card authorization on local state: the restriction read model, one wri
       '{ me { accounts { SvcAccountId transactions(first: 20) { edges { node { transactionId amount } } } } } }', {}, { token },
     );
     const seenAccount = seen.body.data?.me.accounts.find((a) => a.SvcAccountId === DEMO.accountId);
-    expect(seenAccount?.transactions.edges.filter((e) => ids.includes(e.node.transactionId)).map((e) => e.node.amount).sort()).toEqual(['-12.50', '2.00']);
+    expect(seenAccount?.transactions.edges.filter((e) => ids.includes(e.node.transactionId)).map((e) => e.node.amount).sort()).toEqual(['-12.50', '-3.00', '2.00']);
   });
 });

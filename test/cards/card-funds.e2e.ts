@@ -70,6 +70,18 @@ describe('a card spends only what its account has', () => {
   let replica: HttpService;
   let authorize: (input: Record<string, unknown>) => Promise<Decision>;
   let account: ReturnType<typeof accountOf>;
+  let holds = 0;
+
+  /** A call as the cards service makes it: through the gateway, with its signed principal. */
+  const asCards = <T>(query: string, variables: Record<string, unknown>) =>
+    stack.graphql<T>(query, variables, { [PRINCIPAL_HEADER]: signPrincipal({ kind: 'service', service: 'cards' }, stack.config.internalSecret, Date.now(), 'gateway') });
+  /** A hold as card authorization asks for it: its outcome, or the first error's extensions. */
+  const hold = async (input: Partial<Record<string, unknown>>) => {
+    const response = await asCards<{ holdCardFunds: string }>(HOLD, {
+      input: { holdId: `test.${(holds += 1)}`, SvcAccountId: DEMO.accountId, SvcUserId: DEMO.userId, amount: '1.00', currency: 'USD', authorization: true, ...input },
+    });
+    return response.body.data?.holdCardFunds ?? response.body.errors?.[0]?.extensions;
+  };
 
   /** The same mutation at a second cards replica, as the gateway calls a subgraph. */
   const atReplica = async (input: Record<string, unknown>) => {
@@ -187,79 +199,26 @@ describe('a card spends only what its account has', () => {
     expect(await authorize(message({ messageType: '0420', amount: 10, originalStan: authorization.stan }))).toMatchObject({ responseCode: '00', transactionId: null });
     expect(await account.settled()).toMatchObject({ balance: 800, availableBalance: 800 });
   });
-});
-
-describe('holds in payments', () => {
-  let stack: TestStack;
-  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
-  let authorize: (input: Record<string, unknown>) => Promise<Decision>;
-  let account: ReturnType<typeof accountOf>;
-  let holds = 0;
-
-  /** A call as the cards service makes it: through the gateway, with its signed principal. */
-  const asCards = <T>(query: string, variables: Record<string, unknown>) =>
-    stack.graphql<T>(query, variables, { [PRINCIPAL_HEADER]: signPrincipal({ kind: 'service', service: 'cards' }, stack.config.internalSecret, Date.now(), 'gateway') });
-  /** A hold as card authorization asks for it: its outcome, or the first error's extensions. */
-  const hold = async (input: Partial<Record<string, unknown>>) => {
-    const response = await asCards<{ holdCardFunds: string }>(HOLD, {
-      input: { holdId: `test.${(holds += 1)}`, SvcAccountId: DEMO.accountId, SvcUserId: DEMO.userId, amount: '1.00', currency: 'USD', authorization: true, ...input },
-    });
-    return response.body.data?.holdCardFunds ?? response.body.errors?.[0]?.extensions;
-  };
-
-  beforeAll(async () => {
-    receiver = await startWebhookReceiver(DEMO.webhook.secret);
-    // Holds last 2 s here, so the sweep runs every half second; a card may take its account 50.00 below zero.
-    stack = await startTestStack({ SERVICE_KEYS: `card-processor=${PROCESSOR_KEY}`, CARD_OVERDRAFT_LIMIT: '50', CARD_HOLD_EXPIRY_SECONDS: '2' });
-    authorize = authorizer(stack);
-    account = accountOf(stack);
-    await stack.mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: receiver.url, timeoutMs: 1000 } });
-    receiver.setMode({ reply: '00' });
-    await stack.mongo.db('payments').collection('accounts').updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 1_000, availableBalance: 1_000 } });
-  });
-  afterAll(async () => {
-    await stack.stop();
-    await receiver.close();
-  });
-
-  it('lets a card take its account as far below zero as the overdraft limit, and not a cent further', async () => {
-    expect(await authorize(message({ amount: 60.01 }))).toMatchObject({ responseCode: '51', decidedBy: 'funds' });
-    expect(await authorize(message({ amount: 60 }))).toMatchObject({ responseCode: '00' });
-    expect(await authorize(message({ amount: 0.01 }))).toMatchObject({ responseCode: '51' });
-    expect(await account.settled()).toMatchObject({ balance: -5_000, availableBalance: -5_000 });
-  });
-
-  it('releases a hold once its period is over', async () => {
-    await stack.mongo.db('payments').collection('accounts').updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 1_000, availableBalance: 1_000 } });
-    const authorization = message({ messageType: '0100', amount: 30 });
-    expect(await authorize(authorization)).toMatchObject({ responseCode: '00' });
-    expect(await authorize(message({ amount: 31 }))).toMatchObject({ responseCode: '51' });
-    const released = await until(account.read, (doc) => doc !== null && (doc.authorizationHolds ?? []).length === 0, 10_000);
-    expect(released).toMatchObject({ balance: 1_000, availableBalance: 1_000 });
-    expect(await authorize(message({ amount: 31 }))).toMatchObject({ responseCode: '00' });
-    // A reversal of the expired authorization releases nothing more.
-    expect(await authorize(message({ messageType: '0420', amount: 30, originalStan: authorization.stan }))).toMatchObject({ responseCode: '00', transactionId: null });
-    expect(await account.settled()).toMatchObject({ balance: -2_100, availableBalance: -2_100 });
-  });
 
   it("puts an authorization's hold back when the completion that took it over loses to another copy", async () => {
-    await stack.mongo.db('payments').collection('accounts').updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 1_000, availableBalance: 1_000 } });
+    await stack.mongo.db('payments').collection('accounts').updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 10_000, availableBalance: 10_000 } });
     expect(await hold({ holdId: 'auth.undo', amount: '20.00' })).toBe('HELD');
     expect(await hold({ holdId: 'completion.undo', amount: '25.00', authorization: false, completes: 'auth.undo' })).toBe('HELD');
-    expect(await account.read()).toMatchObject({ availableBalance: 1_000 - 2_500, authorizationHolds: [] });
+    expect(await account.read()).toMatchObject({ availableBalance: 10_000 - 2_500, authorizationHolds: [] });
     const undone = await asCards<{ releaseCardHolds: number }>('mutation ($input: [CardHoldReleaseInput!]!) { releaseCardHolds(input: $input, undo: true) }', {
       input: [{ SvcAccountId: DEMO.accountId, holdId: 'completion.undo' }, { SvcAccountId: DEMO.accountId, holdId: 'completion.undo' }],
     });
     expect(undone.body.data?.releaseCardHolds).toBe(1);
     const after = (await account.read())!;
-    expect(after).toMatchObject({ availableBalance: 1_000 - 2_000, purchaseHolds: [] });
+    expect(after).toMatchObject({ availableBalance: 10_000 - 2_000, purchaseHolds: [] });
     expect(after.authorizationHolds).toHaveLength(1);
     expect(after.authorizationHolds![0]).toMatch(/^auth\.undo\|2000\|/);
+    const released = await asCards<{ releaseCardHolds: number }>('mutation ($input: [CardHoldReleaseInput!]!) { releaseCardHolds(input: $input) }', { input: [{ SvcAccountId: DEMO.accountId, holdId: 'auth.undo' }] });
+    expect(released.body.data?.releaseCardHolds).toBe(1);
+    expect(await account.read()).toMatchObject({ availableBalance: 10_000, authorizationHolds: [] });
   });
 
   it("takes a purchase's hold out in the update that posts it, once however often it is sent, and posts in full one whose hold is gone", async () => {
-    // The last test's authorization hold expires first, so that the sweep moves nothing during this one.
-    await until(account.read, (doc) => doc !== null && (doc.authorizationHolds ?? []).length === 0, 10_000);
     await stack.mongo.db('payments').collection('accounts').updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 1_000, availableBalance: 1_000 } });
     const record = (messageId: string, holdId: string) => asCards<{ recordCardTransactions: { recorded: number } }>(
       'mutation ($input: [CardTransactionInput!]!) { recordCardTransactions(input: $input) { recorded } }',
@@ -298,4 +257,53 @@ describe('holds in payments', () => {
     }, { 'x-service-key': PROCESSOR_KEY });
     expect(response.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
   });
+});
+
+describe('an overdraft limit, advices and expiry', () => {
+  let stack: TestStack;
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
+  let authorize: (input: Record<string, unknown>) => Promise<Decision>;
+  let account: ReturnType<typeof accountOf>;
+
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver(DEMO.webhook.secret);
+    // Authorizations are held 3 s here, so the sweep runs every 0.75 s; a card may take its account 50.00 below zero.
+    stack = await startTestStack({ SERVICE_KEYS: `card-processor=${PROCESSOR_KEY}`, CARD_OVERDRAFT_LIMIT: '50', CARD_HOLD_EXPIRY_SECONDS: '3' });
+    authorize = authorizer(stack);
+    account = accountOf(stack);
+    await stack.mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: receiver.url, timeoutMs: 1000 } });
+    receiver.setMode({ reply: '00' });
+    await stack.mongo.db('payments').collection('accounts').updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 1_000, availableBalance: 1_000 } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await receiver.close();
+  });
+
+  it('lets a card take its account as far below zero as the overdraft limit, and not a cent further', async () => {
+    expect(await authorize(message({ amount: 60.01 }))).toMatchObject({ responseCode: '51', decidedBy: 'funds' });
+    expect(await authorize(message({ amount: 60 }))).toMatchObject({ responseCode: '00' });
+    expect(await authorize(message({ amount: 0.01 }))).toMatchObject({ responseCode: '51' });
+    expect(await account.settled()).toMatchObject({ balance: -5_000, availableBalance: -5_000 });
+  });
+
+  it('acknowledges an advice the account cannot cover: the network made the sale, and its posting takes the amount', async () => {
+    const advice = await authorize(message({ messageType: '0220', amount: 1 }));
+    expect(advice).toMatchObject({ responseCode: '00', transactionId: expect.stringMatching(/^txn_/) as string });
+    expect(await account.settled()).toMatchObject({ balance: -5_100, availableBalance: -5_100, purchaseHolds: [] });
+  });
+
+  it('releases a hold once its period is over', async () => {
+    await stack.mongo.db('payments').collection('accounts').updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 1_000, availableBalance: 1_000 } });
+    const authorization = message({ messageType: '0100', amount: 30 });
+    expect(await authorize(authorization)).toMatchObject({ responseCode: '00' });
+    expect(await authorize(message({ amount: 31 }))).toMatchObject({ responseCode: '51' });
+    const released = await until(account.read, (doc) => doc !== null && (doc.authorizationHolds ?? []).length === 0, 10_000);
+    expect(released).toMatchObject({ balance: 1_000, availableBalance: 1_000 });
+    expect(await authorize(message({ amount: 31 }))).toMatchObject({ responseCode: '00' });
+    // A reversal of the expired authorization releases nothing more.
+    expect(await authorize(message({ messageType: '0420', amount: 30, originalStan: authorization.stan }))).toMatchObject({ responseCode: '00', transactionId: null });
+    expect(await account.settled()).toMatchObject({ balance: -2_100, availableBalance: -2_100 });
+  });
+
 });

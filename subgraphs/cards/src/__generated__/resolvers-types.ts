@@ -404,10 +404,11 @@ export type Mutation = {
    * actionType advice) inform it. Order: an unknown card declines (14); a blocked card declines
    * every message (62); the user's restrictions, evaluated through the graph, may refuse (57); a
    * request then takes the aggregator's responseCode (00 approves), or its default strategy when the
-   * reply is missing, malformed or later than the webhook timeout. Last, an approved 0100, 0200 or
-   * 0220 holds its amount on the card's account in payments (holdCardFunds): one the available
-   * balance and the overdraft limit cannot cover declines 51 whatever the aggregator answered, one
-   * past the account's open holds 65, and 91 if payments does not answer. Approved 0200 and 0220
+   * reply is missing, malformed or later than the webhook timeout. Last, an approved 0100 or 0200
+   * holds its amount on the card's account in payments (holdCardFunds): one the available balance
+   * and the overdraft limit cannot cover declines 51 whatever the aggregator answered, one past the
+   * account's open holds 65, and 91 if payments does not answer. A 0220 advice reports a sale
+   * already made: it is held without the balance condition and never declined for funds. Approved 0200 and 0220
    * messages become debit transactions, approved 0420 reversals of them credit transactions, in the
    * payments subgraph; a 0220 whose originalStan names an approved 0100 completes it (its hold taken
    * over), a 0420 naming one releases its hold.

@@ -163,7 +163,8 @@ export class CardAuthorizer {
     const [card, earlier, original] = await Promise.all([
       cardsCollection(db).findOne({ _id: message.svcCardId }),
       messages.findOne({ _id: messageId }),
-      originalTypes ? messages.findOne({ SvcCardId: message.svcCardId, stan: message.originalStan!, messageType: { $in: originalTypes }, responseCode: '00' }) : null,
+      // A purchase before an authorization under the same stan (stans wrap): a reversal credits money back first.
+      originalTypes ? messages.findOne({ SvcCardId: message.svcCardId, stan: message.originalStan!, messageType: { $in: originalTypes }, responseCode: '00' }, { sort: { messageType: -1 } }) : null,
     ]);
     if (earlier?.state === 'decided') return answerTo(earlier, message, types.amount);
 
@@ -204,14 +205,18 @@ export class CardAuthorizer {
       }
     }
 
-    // Last, the funds: an approved debit holds its amount on the account, whatever the aggregator answered.
+    // Last, the funds: an approved debit holds its amount on the account, whatever the aggregator
+    // answered. An advice reports a sale the network has made: it is held without the balance
+    // condition, and acknowledged even when nothing could be held (its posting takes the amount).
     let holdId: string | null = null;
+    const isAdvice = types.actionType === 'advice';
     if (card && responseCode === '00' && !reversal) {
       const held = await this.options.funds.hold({
         messageId, SvcAccountId: card.SvcAccountId, SvcUserId: card.SvcUserId, amount: types.amount, currency: message.currency,
-        authorization: types.messageType === '0100', completes: original?.holdId ?? null,
+        authorization: types.messageType === '0100', completes: original?.holdId ?? null, force: isAdvice,
       });
       if (held.kind === 'held') holdId = held.holdId;
+      else if (isAdvice) reason = 'Advice acknowledged; nothing could be held, the posting takes the amount.';
       else if (held.kind === 'insufficient') [responseCode, decidedBy, reason] = ['51', 'funds', 'Insufficient funds: the available balance and the overdraft limit do not cover the amount.'];
       else if (held.kind === 'tooManyHolds') [responseCode, decidedBy, reason] = ['65', 'funds', 'The account has too many card holds open.'];
       else [responseCode, decidedBy, reason] = ['91', 'funds', 'The account\'s funds could not be checked.'];
@@ -257,7 +262,8 @@ export class CardAuthorizer {
     const outcome = await this.store(record, message, types.amount);
     if ('answer' in outcome) {
       // Another copy of the message was stored first: what this attempt held is not its to keep.
-      if (holdId && card) await this.options.funds.release([{ SvcAccountId: card.SvcAccountId, holdId }], true);
+      // Undone (a completed authorization's hold put back) only if the stored copy did not approve: an approved one completed it.
+      if (holdId && card) await this.options.funds.release([{ SvcAccountId: card.SvcAccountId, holdId }], !outcome.answer.approved);
       return outcome.answer;
     }
     this.options.messageOutbox.stored(outcome.stored);

@@ -26,6 +26,8 @@ export interface FundsRequest {
   authorization: boolean;
   /** On a completion: the hold of the authorization it completes. */
   completes: string | null;
+  /** An advice: held whether or not the account covers it. */
+  force: boolean;
 }
 
 /**
@@ -43,7 +45,7 @@ export class AccountFunds {
       const { holdCardFunds } = await this.graph.request<{ holdCardFunds: 'HELD' | 'INSUFFICIENT_FUNDS' | 'TOO_MANY_HOLDS' }>(HOLD, {
         input: {
           holdId, SvcAccountId: request.SvcAccountId, SvcUserId: request.SvcUserId, amount: fromMinor(request.amount, request.currency),
-          currency: request.currency, authorization: request.authorization, completes: request.completes,
+          currency: request.currency, authorization: request.authorization, completes: request.completes, force: request.force,
         },
       });
       if (holdCardFunds === 'HELD') return { kind: 'held', holdId };

@@ -322,6 +322,8 @@ export type CardFundsHoldInput = {
   completes?: InputMaybe<Scalars['ID']['input']>;
   /** The account's currency (ISO 4217). */
   currency: Scalars['CurrencyCode']['input'];
+  /** An advice (a sale the network has already made): held whether or not the account covers it. */
+  force?: InputMaybe<Scalars['Boolean']['input']>;
   /** Unique per deciding attempt, letters, digits and _ . : - (at most 160): a copy of the message decided elsewhere holds under its own. */
   holdId: Scalars['ID']['input'];
 };
@@ -665,7 +667,7 @@ export type Mutation = {
    * services only: card authorization, while it decides the message). It fits when the available
    * balance plus the overdraft limit (CARD_OVERDRAFT_LIMIT, 0 by default) covers it, checked and
    * taken in one atomic update, so of two messages that each fit but not together one is refused
-   * whichever replicas decide them. A purchase is held until payments posts it, an authorization
+   * whichever replicas decide them. A purchase is held until payments posts it (30 days at most), an authorization
    * until a completion takes it over, a reversal releases it, or it expires
    * (CARD_HOLD_EXPIRY_SECONDS, 7 days by default). An unknown account, another user's, or one in
    * another currency is VALIDATION_FAILED naming the field.

@@ -24,6 +24,12 @@ import { accountsCollection, type AccountDocument } from './datasource.js';
  */
 export const CARD_HOLDS_PER_ACCOUNT = { authorizationHolds: 100, purchaseHolds: 1000 } as const;
 
+/**
+ * How long a purchase's hold lasts if it is never posted (a message parked for an operator, a
+ * decision interrupted before its insert): its posting normally takes it out within seconds.
+ */
+export const PURCHASE_HOLD_SECONDS = 30 * 24 * 3600;
+
 /** The most holds one `releaseCardHolds` call may name. */
 export const CARD_HOLD_RELEASE_LIMIT = 500;
 
@@ -50,6 +56,8 @@ export interface CardHoldRequest {
   authorization: boolean;
   /** On a completion: the holdId of the authorization it completes, whose hold it takes over. */
   completes?: string | null;
+  /** An advice (a sale already made): held without the balance condition. */
+  force?: boolean | null;
 }
 
 /** What holding came to (the schema's CardFundsHoldOutcome). */
@@ -111,8 +119,9 @@ export async function holdCardFunds(db: Db, policy: CardHoldPolicy, request: Car
   if (!(amount > 0)) throw appError(ErrorCode.VALIDATION_FAILED, 'amount must be positive.', { field: 'amount' });
   const accounts = accountsCollection(db);
   const overdraft = toMinor(String(policy.overdraftLimit), request.currency, 'overdraftLimit');
-  const expires = now + policy.expirySeconds * 1000;
   const list: HoldList = request.authorization ? 'authorizationHolds' : 'purchaseHolds';
+  const expires = now + (request.authorization ? policy.expirySeconds : PURCHASE_HOLD_SECONDS) * 1000;
+  const covered = (needed: number) => (request.force ? {} : { availableBalance: { $gte: minor(needed) } });
   const entry = `${request.holdId}|${amount}|${expires}`;
   const owner = { _id: request.SvcAccountId, SvcUserId: request.SvcUserId, currency: request.currency };
   const room = { [`${list}.${CARD_HOLDS_PER_ACCOUNT[list] - 1}`]: { $exists: false } };
@@ -122,7 +131,7 @@ export async function holdCardFunds(db: Db, policy: CardHoldPolicy, request: Car
     const authorization = account ? findHold(account, request.completes) : undefined;
     if (authorization?.list === 'authorizationHolds') {
       const taken = await accounts.updateOne(
-        { ...owner, ...room, authorizationHolds: authorization.entry, availableBalance: { $gte: minor(amount - authorization.amount - overdraft) } },
+        { ...owner, ...room, authorizationHolds: authorization.entry, ...covered(amount - authorization.amount - overdraft) },
         {
           $pullAll: { authorizationHolds: [authorization.entry] },
           $push: { purchaseHolds: `${entry}|${authorization.entry}` },
@@ -136,7 +145,7 @@ export async function holdCardFunds(db: Db, policy: CardHoldPolicy, request: Car
     }
   }
   const taken = await accounts.updateOne(
-    { ...owner, ...room, availableBalance: { $gte: minor(amount - overdraft) } },
+    { ...owner, ...room, ...covered(amount - overdraft) },
     { $push: { [list]: entry }, $inc: { availableBalance: negate(amount), holdsSeq: 1 }, $min: { nextHoldExpiry: expires } },
   );
   return taken.matchedCount === 1 ? 'HELD' : refusal(db, owner, list);
@@ -174,8 +183,14 @@ export async function releaseCardHolds(db: Db, policy: CardHoldPolicy, releases:
       // Put back only if it fits; otherwise the plain release below is all this undo does.
       writes.push({
         updateOne: {
-          filter: { _id: account._id, [hold.list]: hold.entry, availableBalance: { $gte: minor(restored.amount - hold.amount - overdraft) } },
-          update: { $pullAll: { [hold.list]: [hold.entry] }, $push: { authorizationHolds: restored.entry }, $inc: { availableBalance: hold.amount - restored.amount, holdsSeq: 1 } },
+          filter: {
+            _id: account._id, [hold.list]: hold.entry, availableBalance: { $gte: minor(restored.amount - hold.amount - overdraft) },
+            [`authorizationHolds.${CARD_HOLDS_PER_ACCOUNT.authorizationHolds - 1}`]: { $exists: false },
+          },
+          update: {
+            $pullAll: { [hold.list]: [hold.entry] }, $push: { authorizationHolds: restored.entry }, $inc: { availableBalance: hold.amount - restored.amount, holdsSeq: 1 },
+            $min: { nextHoldExpiry: restored.expires },
+          },
         },
       });
     }

@@ -84,11 +84,12 @@ async function postToAccounts(db: Db, idsByAccount: ReadonlyMap<string, readonly
       const wanted = new Set(pending.get(account._id));
       const unposted = found.filter((doc) => wanted.has(doc._id) && !last.has(doc._id) && doc.SvcAccountId === account._id);
       if (unposted.length === 0) continue;
-      const holds = unposted.flatMap((doc) => {
+      // By entry: two transactions naming one hold give it back once.
+      const holds = [...new Map(unposted.flatMap((doc) => {
         const holdId = holdOf.get(doc._id);
         const hold = holdId ? purchaseHold(account, holdId) : undefined;
-        return hold ? [hold] : [];
-      });
+        return hold ? [[hold.entry, hold] as const] : [];
+      })).values()];
       postings.push({ SvcAccountId: account._id, postingSeq: account.postingSeq, moved: unposted.map((doc) => doc._id), holds: holds.map((hold) => hold.entry), held: sumMinor(...holds.map((hold) => hold.amount)) });
       sums.set(account._id, sumMinor(...unposted.map((doc) => doc.amount)));
     }
