@@ -5,7 +5,6 @@ import type { HttpService } from '../../platform/http/server.js';
 import { Outbox } from '../../platform/messaging/outbox.js';
 import { connectMongo } from '../../platform/mongo/mongo.js';
 import { createLogger } from '../../platform/runtime/logger.js';
-import { signPrincipal } from '../../platform/security/principal.js';
 import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
 import { CardAuthorizer } from '../../subgraphs/cards/src/authorization/card-authorizer.js';
 import { cardMessagesCollection } from '../../subgraphs/cards/src/authorization/datasource.js';
@@ -13,18 +12,9 @@ import { RestrictionReadModel } from '../../subgraphs/cards/src/authorization/re
 import { AccountFunds } from '../../subgraphs/cards/src/authorization/funds.js';
 import { start as startCards } from '../../subgraphs/cards/src/index.js';
 import { start as startPayments } from '../../subgraphs/payments/src/index.js';
-import { startTestStack, until, type GraphQLBody, type TestStack } from '../support/harness.js';
-import { AUTHORIZE, cardMessages, PROCESSOR_KEY } from '../support/card-messages.js';
+import { startTestStack, until, type TestStack } from '../support/harness.js';
+import { authorizeAt, authorizeThrough, cardMessages, PROCESSOR_KEY, type CardDecision } from '../support/card-messages.js';
 
-interface Decision {
-  messageId: string;
-  responseCode: string;
-  approved: boolean;
-  decidedBy: string;
-  reason: string;
-  transactionId: string | null;
-  decisionMs: number;
-}
 interface StoredTransaction {
   _id: string;
   amount: number;
@@ -39,11 +29,7 @@ describe('card authorization on local state: the restriction read model, one wri
   let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
   const started: HttpService[] = [];
 
-  const authorize = async (input: Record<string, unknown>) => {
-    const response = await stack.graphql<{ authorizeCardMessage: Decision }>(AUTHORIZE, { input }, { 'x-service-key': PROCESSOR_KEY });
-    if (response.body.errors) throw new Error(JSON.stringify(response.body.errors));
-    return response.body.data!.authorizeCardMessage;
-  };
+  const authorize = (input: Record<string, unknown>) => authorizeThrough(stack)(input);
   const operate = async <T>(query: string, variables: Record<string, unknown>) => {
     const response = await stack.graphql<T>(query, variables, { 'x-service-key': OPERATOR_KEY });
     if (response.body.errors) throw new Error(JSON.stringify(response.body.errors));
@@ -155,13 +141,7 @@ describe('card authorization on local state: the restriction read model, one wri
     // A second cards replica on the same database, called as the gateway calls it.
     const replica = await startCards({ config: { ...stack.config, ports: { ...stack.config.ports, cards: 0 } }, logger: createLogger('error'), mongo: stack.mongo, bus: stack.bus });
     started.push(replica);
-    const principal = signPrincipal({ kind: 'service', service: 'card-processor' }, stack.config.internalSecret);
-    const atReplica = async (input: Record<string, unknown>) => {
-      const response = await fetch(`${replica.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-internal-principal': principal }, body: JSON.stringify({ query: AUTHORIZE, variables: { input } }) });
-      const body = (await response.json()) as GraphQLBody<{ authorizeCardMessage: Decision }>;
-      if (body.errors) throw new Error(JSON.stringify(body.errors));
-      return body.data!.authorizeCardMessage;
-    };
+    const atReplica = authorizeAt(replica, stack.config.internalSecret);
     const before = await balance();
     const purchase = message({ amount: 30 });
     // The aggregator holds its answer, so both copies are being decided at once.
@@ -200,7 +180,7 @@ describe('card authorization on local state: the restriction read model, one wri
     paymentsService.server.closeAllConnections();
     await paymentsService.close();
     // Without the ledger nothing can be held, so no request that spends is approved.
-    const debits: Decision[] = [];
+    const debits: CardDecision[] = [];
     for (const input of [message({ amount: 7.25 }), message({ messageType: '0100', amount: 1 })]) debits.push(await authorize(input));
     expect(debits.map((d) => [d.responseCode, d.decidedBy, d.transactionId])).toEqual(Array(2).fill(['91', 'funds', null]));
     // An advice reports a sale made, and a reversal gives money back: both are decided from local state and carried when payments is back.

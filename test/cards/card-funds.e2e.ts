@@ -12,17 +12,8 @@ import { AccountFunds, type FundsRequest } from '../../subgraphs/cards/src/autho
 import { RestrictionReadModel } from '../../subgraphs/cards/src/authorization/restriction-model.js';
 import { start as startCards } from '../../subgraphs/cards/src/index.js';
 import { CARD_HOLDS_PER_ACCOUNT } from '../../subgraphs/payments/src/accounts/card-holds.js';
-import { startTestStack, until, type GraphQLBody, type TestStack } from '../support/harness.js';
-import { AUTHORIZE, cardMessages, PROCESSOR_KEY } from '../support/card-messages.js';
-
-interface Decision {
-  messageId: string;
-  responseCode: string;
-  approved: boolean;
-  decidedBy: string;
-  reason: string;
-  transactionId: string | null;
-}
+import { startTestStack, until, type TestStack } from '../support/harness.js';
+import { AUTHORIZE, authorizeAt, authorizeThrough, cardMessages, PROCESSOR_KEY, type CardDecision } from '../support/card-messages.js';
 
 interface StoredAccount {
   _id: string;
@@ -51,15 +42,6 @@ function accountOf(stack: TestStack) {
   };
 }
 
-/** The card processor's mutation through the gateway; a GraphQL error fails the test. */
-function authorizer(stack: TestStack) {
-  return async (input: Record<string, unknown>): Promise<Decision> => {
-    const response = await stack.graphql<{ authorizeCardMessage: Decision }>(AUTHORIZE, { input }, { 'x-service-key': PROCESSOR_KEY });
-    if (response.body.errors) throw new Error(JSON.stringify(response.body.errors));
-    return response.body.data!.authorizeCardMessage;
-  };
-}
-
 /**
  * The funds check over the whole stack. The demo account starts at 100.00 with no overdraft; the
  * aggregator's webhook approves everything, so every refusal here is the issuer's own.
@@ -68,7 +50,7 @@ describe('a card spends only what its account has', () => {
   let stack: TestStack;
   let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
   let replica: HttpService;
-  let authorize: (input: Record<string, unknown>) => Promise<Decision>;
+  let authorize: (input: Record<string, unknown>) => Promise<CardDecision>;
   let account: ReturnType<typeof accountOf>;
   let holds = 0;
 
@@ -84,23 +66,18 @@ describe('a card spends only what its account has', () => {
   };
 
   /** The same mutation at a second cards replica, as the gateway calls a subgraph. */
-  const atReplica = async (input: Record<string, unknown>) => {
-    const principal = signPrincipal({ kind: 'service', service: 'card-processor' }, stack.config.internalSecret);
-    const response = await fetch(`${replica.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-internal-principal': principal }, body: JSON.stringify({ query: AUTHORIZE, variables: { input } }) });
-    const body = (await response.json()) as GraphQLBody<{ authorizeCardMessage: Decision }>;
-    if (body.errors) throw new Error(JSON.stringify(body.errors));
-    return body.data!.authorizeCardMessage;
-  };
+  let atReplica: (input: Record<string, unknown>) => Promise<CardDecision>;
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver(DEMO.webhook.secret);
     stack = await startTestStack({ SERVICE_KEYS: `card-processor=${PROCESSOR_KEY}` });
-    authorize = authorizer(stack);
+    authorize = authorizeThrough(stack);
     account = accountOf(stack);
     await stack.mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: receiver.url, timeoutMs: 1000 } });
     receiver.setMode({ reply: '00' });
     await stack.mongo.db('payments').collection('accounts').updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 10_000, availableBalance: 10_000 } });
     replica = await startCards({ config: { ...stack.config, ports: { ...stack.config.ports, cards: 0 } }, logger: createLogger('error'), mongo: stack.mongo, bus: stack.bus });
+    atReplica = authorizeAt(replica, stack.config.internalSecret);
   });
   afterAll(async () => {
     await replica.close();
@@ -182,7 +159,7 @@ describe('a card spends only what its account has', () => {
 
   it('refuses a completion whose originalStan is not a stan, naming the field, and stores nothing', async () => {
     const bad = message({ messageType: '0220', amount: 1, originalStan: '12ab' });
-    const response = await stack.graphql<{ authorizeCardMessage: Decision }>(AUTHORIZE, { input: bad }, { 'x-service-key': PROCESSOR_KEY });
+    const response = await stack.graphql<{ authorizeCardMessage: CardDecision }>(AUTHORIZE, { input: bad }, { 'x-service-key': PROCESSOR_KEY });
     expect(response.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'originalStan' });
     expect(await cardMessagesCollection(stack.mongo.db('cards')).countDocuments({ rrn: bad.rrn })).toBe(0);
   });
@@ -262,14 +239,14 @@ describe('a card spends only what its account has', () => {
 describe('an overdraft limit, advices and expiry', () => {
   let stack: TestStack;
   let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
-  let authorize: (input: Record<string, unknown>) => Promise<Decision>;
+  let authorize: (input: Record<string, unknown>) => Promise<CardDecision>;
   let account: ReturnType<typeof accountOf>;
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver(DEMO.webhook.secret);
     // Authorizations are held 3 s here, so the sweep runs every 0.75 s; a card may take its account 50.00 below zero.
     stack = await startTestStack({ SERVICE_KEYS: `card-processor=${PROCESSOR_KEY}`, CARD_OVERDRAFT_LIMIT: '50', CARD_HOLD_EXPIRY_SECONDS: '3' });
-    authorize = authorizer(stack);
+    authorize = authorizeThrough(stack);
     account = accountOf(stack);
     await stack.mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: receiver.url, timeoutMs: 1000 } });
     receiver.setMode({ reply: '00' });
