@@ -23,7 +23,7 @@ interface StoredAccount {
   purchaseHolds?: string[];
 }
 
-const { message } = cardMessages(700000, 'FND');
+const { message, nextStan } = cardMessages(700000, 'FND');
 const HOLD = 'mutation ($input: CardFundsHoldInput!) { holdCardFunds(input: $input) }';
 
 /** The stack's payments account of the demo user, and what its holds add up to. */
@@ -175,6 +175,22 @@ describe('a card spends only what its account has', () => {
     // Completed once: its reversal finds nothing held, and releases nothing.
     expect(await authorize(message({ messageType: '0420', amount: 10, originalStan: authorization.stan }))).toMatchObject({ responseCode: '00', transactionId: null });
     expect(await account.settled()).toMatchObject({ balance: 800, availableBalance: 800 });
+  });
+
+  it('reverses the purchase, not the authorization, that shares the stan it names', async () => {
+    const stan = nextStan();
+    const authorization = message({ messageType: '0100', amount: 1, stan });
+    const purchase = message({ amount: 2, stan });
+    expect(await authorize(authorization)).toMatchObject({ responseCode: '00' });
+    expect(await authorize(purchase)).toMatchObject({ responseCode: '00' });
+    const reversal = await authorize(message({ messageType: '0420', amount: 2, originalStan: stan }));
+    expect(reversal).toMatchObject({ responseCode: '00', transactionId: expect.stringMatching(/^txn_/) as string });
+    // The purchase credited back; the authorization still holds its amount.
+    expect(await account.settled()).toMatchObject({ balance: 800, availableBalance: 700 });
+    const held = await cardMessagesCollection(stack.mongo.db('cards')).findOne({ stan, messageType: '0100' });
+    const released = await asCards<{ releaseCardHolds: number }>('mutation ($input: [CardHoldReleaseInput!]!) { releaseCardHolds(input: $input) }', { input: [{ SvcAccountId: DEMO.accountId, holdId: held!.holdId }] });
+    expect(released.body.data?.releaseCardHolds).toBe(1);
+    expect(await account.settled()).toMatchObject({ balance: 800, availableBalance: 800, authorizationHolds: [] });
   });
 
   it("puts an authorization's hold back when the completion that took it over loses to another copy", async () => {
