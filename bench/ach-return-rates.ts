@@ -3,8 +3,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
-import { generateAchHistory } from '../platform/demo/ach-history.js';
-import { addDays } from '../platform/graphql/scalars.js';
+import { generateAchHistory } from '../platform/domain/ach-history.js';
+import { addDays } from '../platform/contracts/dates.js';
 import { startEmbeddedMongo } from '../platform/mongo/ferretdb.js';
 import { createLogger } from '../platform/runtime/logger.js';
 import { connectMongo } from '../platform/mongo/mongo.js';

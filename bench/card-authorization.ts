@@ -10,8 +10,8 @@
 // top rate: how many its funds cover, its balances after, and how many accounts of the population
 // have less available than the overdraft limit allows (0 expected). Prints JSON; `npm run bench:authorization > bench/card-authorization.result.json`.
 import { cpus } from 'node:os';
-import { seededRandom } from '../platform/demo/ach-history.js';
-import { DEMO } from '../platform/demo/demo.js';
+import { seededRandom } from '../platform/domain/ach-history.js';
+import { DEMO } from '../platform/domain/demo.js';
 import { connectionPool, postJson } from '../platform/http/client.js';
 import { startWebhookReceiver } from '../scripts/lib/webhook-receiver.js';
 import type { BenchUser } from './population.js';

@@ -4,12 +4,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { DEMO } from '../platform/demo/demo.js';
+import { DEMO } from '../platform/domain/demo.js';
 import { startEmbeddedMongo } from '../platform/mongo/ferretdb.js';
 import { connectMongo, type Mongo } from '../platform/mongo/mongo.js';
 import { loadConfig, type Config } from '../platform/runtime/config.js';
 import { createLogger } from '../platform/runtime/logger.js';
-import { backgroundAuditTrail } from '../platform/security/audit.js';
+import { backgroundAuditTrail } from '../platform/messaging/audit.js';
 import { EVERY_PORT_FREE, seedDemo } from '../scripts/stack.js';
 import { announceThrough, Sessions } from '../subgraphs/user/src/auth/sessions.js';
 import { authCollections } from '../subgraphs/user/src/auth/datasource.js';

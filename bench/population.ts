@@ -4,8 +4,8 @@
 // user's counts are drawn from a fixed seed, so every run serves the same population.
 import { randomBytes } from 'node:crypto';
 import type { Document } from 'mongodb';
-import { seededRandom } from '../platform/demo/ach-history.js';
-import { DEMO } from '../platform/demo/demo.js';
+import { seededRandom } from '../platform/domain/ach-history.js';
+import { DEMO } from '../platform/domain/demo.js';
 import type { Mongo } from '../platform/mongo/mongo.js';
 import { sha256 } from '../platform/security/secrets.js';
 import { accountMonth } from '../subgraphs/payments/src/accounts/transactions-datasource.js';

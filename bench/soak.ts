@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { loadConfig } from '../platform/runtime/config.js';
-import { DEMO } from '../platform/demo/demo.js';
+import { DEMO } from '../platform/domain/demo.js';
 import { startEmbeddedMongo } from '../platform/mongo/ferretdb.js';
 import { createLogger } from '../platform/runtime/logger.js';
 import { connectMongo } from '../platform/mongo/mongo.js';

@@ -6,7 +6,7 @@
 import { cpus } from 'node:os';
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { DEMO } from '../platform/demo/demo.js';
+import { DEMO } from '../platform/domain/demo.js';
 import { createLogger } from '../platform/runtime/logger.js';
 import { startStack } from '../scripts/stack.js';
 import { withOneProcessBench } from './one-process.js';

@@ -4,7 +4,7 @@
 //   npm run provision -- webhook <svcAggregatorId> <url> <approve|decline> [timeoutMs]   (the signing secret is printed once)
 //   npm run provision -- merchant <svcAggregatorId> <svcMerchantId> <name> [email|webhook] [webhookUrl]   (a new merchant's signing secret is printed once)
 import { randomBytes } from 'node:crypto';
-import { backgroundAuditTrail } from '../platform/security/audit.js';
+import { backgroundAuditTrail } from '../platform/messaging/audit.js';
 import { loadConfig } from '../platform/runtime/config.js';
 import { checkString, ID_RULE } from '../platform/security/validate.js';
 import { AggregatorProvisioning } from '../subgraphs/user/src/auth/provisioning.js';

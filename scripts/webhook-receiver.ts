@@ -1,6 +1,6 @@
 // `npm run webhook-receiver`: the demo aggregator's card-authorization endpoint on port 9000, for
 // trying POST /ibis-sandbox/webhook/init by hand. RESPONSE_CODE (default 00) is its answer.
-import { DEMO } from '../platform/demo/demo.js';
+import { DEMO } from '../platform/domain/demo.js';
 import { startWebhookReceiver } from './lib/webhook-receiver.js';
 
 const port = Number(process.env.PORT ?? 9000);

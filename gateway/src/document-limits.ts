@@ -1,5 +1,5 @@
 import { GraphQLError, Lexer, Source, TokenKind } from 'graphql';
-import { appError, ErrorCode } from '../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../platform/contracts/errors.js';
 import { documentRefusals } from '../../platform/telemetry/metrics.js';
 
 /** The bounds of a GraphQL document's text, checked before it is parsed. */

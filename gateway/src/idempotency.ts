@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { HeaderMap, type ApolloServerPlugin, type GraphQLResponse } from '@apollo/server';
 import { OperationTypeNode, type FormattedExecutionResult } from 'graphql';
 import { Redis } from 'ioredis';
-import { ErrorCode } from '../../platform/graphql/errors.js';
+import { ErrorCode } from '../../platform/contracts/errors.js';
 import type { Logger } from '../../platform/runtime/logger.js';
-import { CREDENTIAL_ISSUING_FIELDS, principalIdentity, type Principal } from '../../platform/security/principal.js';
+import { CREDENTIAL_ISSUING_FIELDS, principalIdentity, type Principal } from '../../platform/contracts/principal.js';
 import { fragmentsOf, rootFieldNames } from './operation-limits.js';
 
 /** The header a client sends to make a POST safe to retry (Stripe; IETF httpapi Idempotency-Key draft). */

@@ -13,7 +13,7 @@ import {
   type SelectionSetNode,
   type ValueNode,
 } from 'graphql';
-import { appError, ErrorCode } from '../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../platform/contracts/errors.js';
 
 /** The limits an operation must stay within (OWASP GraphQL cheat sheet: depth, amount, cost). */
 export interface OperationLimits {

@@ -1,10 +1,10 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import type { GraphQLError } from 'graphql';
 import { Redis } from 'ioredis';
-import { appError, ErrorCode } from '../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../platform/contracts/errors.js';
 import { rateLimitRefusals } from '../../platform/telemetry/metrics.js';
 import type { Logger } from '../../platform/runtime/logger.js';
-import { principalIdentity, type Principal } from '../../platform/security/principal.js';
+import { principalIdentity, type Principal } from '../../platform/contracts/principal.js';
 import { addressGroup } from '../../platform/http/address-group.js';
 import { fragmentsOf, rootFieldNames } from './operation-limits.js';
 

@@ -1,6 +1,6 @@
 import type { ApolloServerPlugin } from '@apollo/server';
-import { appError, ErrorCode } from '../../platform/graphql/errors.js';
-import type { Principal } from '../../platform/security/principal.js';
+import { appError, ErrorCode } from '../../platform/contracts/errors.js';
+import type { Principal } from '../../platform/contracts/principal.js';
 import { keyScopeOf, scopeAllowsField } from '../../platform/security/service-scope.js';
 import { fragmentsOf, rootFieldNames } from './operation-limits.js';
 

@@ -2,8 +2,8 @@ import type { RemoteGraphQLDataSource } from '@apollo/gateway';
 import type { HeaderMap } from '@apollo/server';
 import { connectionPool, type PostAnswer } from '../../platform/http/client.js';
 import type { Transport } from '../../platform/http/transport.js';
-import { headerMapOf } from '../../platform/http/server.js';
-import { PRINCIPAL_HEADER } from '../../platform/security/principal.js';
+import { headerMapOf } from '../../platform/graphql/apollo-http.js';
+import { PRINCIPAL_HEADER } from '../../platform/security/signed-headers.js';
 import { deduplicatedFetches, subgraphFetches } from '../../platform/telemetry/metrics.js';
 
 /** The fetch a RemoteGraphQLDataSource takes. */

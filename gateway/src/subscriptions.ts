@@ -1,4 +1,4 @@
-import { appError, ErrorCode } from '../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../platform/contracts/errors.js';
 import type { IncomingMessage, Server } from 'node:http';
 import { getOperationAST, GraphQLError, Kind, OperationTypeNode, parseType, print, type DocumentNode, type ExecutionResult, type FormattedExecutionResult, type FieldNode, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
@@ -6,11 +6,12 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { BusEvent, EventBus } from '../../platform/messaging/event-bus.js';
 import { eventBusLag, subscriptionRefusals, type SUBSCRIPTION_LIMITS } from '../../platform/telemetry/metrics.js';
 import type { Logger } from '../../platform/runtime/logger.js';
-import { endsSession, principalIdentity, SESSIONS_ENDED, type Principal } from '../../platform/security/principal.js';
+import { endsSession, SESSIONS_ENDED } from '../../platform/contracts/events.js';
+import { principalIdentity, type Principal } from '../../platform/contracts/principal.js';
 import { sessionTokenKey } from './authenticate.js';
 import { refuseDocument, type DocumentLimits } from './document-limits.js';
 import { addressGroup, type HitCounter } from './rate-limits.js';
-import { ownValue } from '../../platform/security/own.js';
+import { ownValue } from '../../platform/contracts/own.js';
 
 /** How a subscription field is served: the events that trigger it, and the query field that resolves one. */
 export interface SubscriptionRoute {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { REPO_ROOT, type Config } from '../../platform/runtime/config.js';
-import { appError, ErrorCode } from '../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../platform/contracts/errors.js';
 import { readManifest } from '../../platform/graphql/persisted-queries.js';
 import { sha256 } from '../../platform/security/secrets.js';
 

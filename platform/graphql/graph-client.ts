@@ -1,18 +1,10 @@
 import type { Config } from '../runtime/config.js';
-import { appError, ErrorCode } from './errors.js';
+import type { GraphClient } from '../contracts/graph.js';
+import { appError, ErrorCode } from '../contracts/errors.js';
 import { connectionPool } from '../http/client.js';
 import { HTTP_TRANSPORT, type Transport } from '../http/transport.js';
 import { REQUEST_ID_HEADER } from '../http/server.js';
-import { PRINCIPAL_HEADER, signPrincipal } from '../security/principal.js';
-
-/**
- * How a subgraph calls the graph: through the gateway, as an internal service, with a principal
- * signed by INTERNAL_SECRET. Cross-domain reads and writes travel this way, never through
- * another subgraph's database.
- */
-export interface GraphClient {
-  request<T>(query: string, variables?: Record<string, unknown>, requestId?: string): Promise<T>;
-}
+import { PRINCIPAL_HEADER, signPrincipal } from '../security/signed-headers.js';
 
 /**
  * The graph calls' own unbounded pool: a call made while the gateway serves a request must never
@@ -20,6 +12,7 @@ export interface GraphClient {
  */
 const graphCalls = connectionPool();
 
+/** A graph client for `service`: its calls carry a principal signed for the gateway. */
 export function createGraphClient(config: Config, service: string, transport: Transport = HTTP_TRANSPORT): GraphClient {
   return {
     async request<T>(query: string, variables: Record<string, unknown> = {}, requestId?: string): Promise<T> {

@@ -7,7 +7,7 @@ import {
   type GraphQLInputType,
   type GraphQLSchema,
 } from 'graphql';
-import { appError, ErrorCode } from './errors.js';
+import { appError, ErrorCode } from '../contracts/errors.js';
 
 /**
  * The most items each client-writable list may hold, by schema coordinate: `Type.field` for a

@@ -1,5 +1,5 @@
 import type { FindCursor } from 'mongodb';
-import { appError, ErrorCode } from './errors.js';
+import { appError, ErrorCode } from '../contracts/errors.js';
 
 /** The aggregator spec's paging: numberOfRecords 1-1000 (default 1000), skipRecords from 0. */
 export function checkPage(input: { numberOfRecords?: number | null; skipRecords?: number | null }): { limit: number; skip: number } {

@@ -1,26 +1,25 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo/server';
+import { ApolloServer, type BaseContext } from '@apollo/server';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/index.js';
-import type { GraphQLFormattedError } from 'graphql';
 import { parse } from 'graphql';
-import { unwrapResolverError } from '@apollo/server/errors';
-import { MongoNetworkError, MongoNotConnectedError, MongoServerClosedError, MongoServerError, MongoServerSelectionError, MongoTopologyClosedError } from 'mongodb';
 import { REPO_ROOT, type Config, type SubgraphName } from '../runtime/config.js';
-import { auditForwarder, auditTrail, type AuditTrail } from '../security/audit.js';
+import { auditForwarder, auditTrail, type AuditTrail } from '../messaging/audit.js';
 import { createGraphClient } from './graph-client.js';
 import type { EventBus } from '../messaging/event-bus.js';
 import { busDispatcher, Outbox, type Dispatcher } from '../messaging/outbox.js';
-import { SweepLoop } from '../messaging/sweep.js';
-import { appError, ErrorCode } from './errors.js';
+import { appError, ErrorCode } from '../contracts/errors.js';
+import { formatError, unexpectedErrorLog } from './error-format.js';
 import { operationTelemetryPlugin } from './telemetry.js';
 import { enforceListCaps, type ListCaps } from './list-caps.js';
 import { HTTP_TRANSPORT, type Transport } from '../http/transport.js';
-import { apolloHandler, apolloLocal, localPost, startHttpService, type ContextBuilder, type Handler, type HttpService, type RequestScope } from '../http/server.js';
+import { apolloHandler, apolloLocal, localPost, type ContextBuilder } from './apollo-http.js';
+import { startHttpService, type Handler, type HttpService, type RequestScope } from '../http/server.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Mongo } from '../mongo/mongo.js';
-import { CLIENT_IP_HEADER, PRINCIPAL_HEADER, verifyClientIp, verifyPrincipal, type Principal } from '../security/principal.js';
+import { CLIENT_IP_HEADER, PRINCIPAL_HEADER, verifyClientIp, verifyPrincipal } from '../security/signed-headers.js';
+import { type Principal } from '../contracts/principal.js';
 
 /** What every subgraph's context starts from: the verified principal and the request's id and logger. */
 export interface RequestBase extends BaseContext {
@@ -36,104 +35,6 @@ export interface RequestBase extends BaseContext {
 /** Reads a subgraph's SDL from `schema/<name>.graphql`, found from this module's location. */
 export function subgraphSdl(name: SubgraphName): string {
   return readFileSync(path.join(REPO_ROOT, 'schema', `${name}.graphql`), 'utf8');
-}
-
-/** Longest error message sent (longer ones are shortened). */
-const MAX_ERROR_MESSAGE = 1000;
-
-/**
- * A long message without its middle: a coercion error reads `Variable "$input" got invalid value
- * <the value> at "input.x"; <the reason>`, so the start and the end (the path, which names the
- * field, and the reason) are kept and the echoed value is cut. A cut never splits a surrogate pair.
- */
-function shortened(message: string): string {
-  const keep = (MAX_ERROR_MESSAGE - 5) / 2;
-  let head = Math.floor(keep);
-  let tail = message.length - Math.floor(keep);
-  if (/[\uD800-\uDBFF]/.test(message.charAt(head - 1))) head -= 1;
-  if (/[\uDC00-\uDFFF]/.test(message.charAt(tail))) tail += 1;
-  return `${message.slice(0, head)} […] ${message.slice(tail)}`;
-}
-
-/** Server error codes of a database that is shutting down or stepping down: it will be back. */
-const DATABASE_GOING_AWAY = new Set([91, 189, 11600, 11602, 13435, 13436]);
-
-/**
- * Codes of a connection the other side dropped. The database driver passes some of these on
- * unwrapped: a pooled connection the stopping server had closed fails its next write with Node's
- * own EPIPE ("This socket has been ended by the other party"), not a MongoNetworkError.
- */
-const CONNECTION_DROPPED = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED']);
-
-/** True when an error is a connection the other side dropped, passed on as Node's own error. */
-export function isConnectionDropped(error: unknown): boolean {
-  return error instanceof Error && CONNECTION_DROPPED.has((error as NodeJS.ErrnoException).code ?? '');
-}
-
-/** True when an error means the database cannot be reached now (down, restarting, unreachable), not that the request is wrong. */
-export function isDatabaseUnavailable(error: unknown): boolean {
-  return (
-    error instanceof MongoNetworkError ||
-    error instanceof MongoServerSelectionError ||
-    error instanceof MongoNotConnectedError ||
-    error instanceof MongoServerClosedError ||
-    error instanceof MongoTopologyClosedError ||
-    (error instanceof MongoServerError && typeof error.code === 'number' && DATABASE_GOING_AWAY.has(error.code))
-  );
-}
-
-/** True for an error no resolver meant to answer with: Apollo's code for a thrown non-GraphQL error, or ours. */
-function isUnexpected(code: unknown): boolean {
-  return code === undefined || code === 'INTERNAL_SERVER_ERROR' || code === ErrorCode.INTERNAL;
-}
-
-/**
- * Hides the message of unexpected errors in every mode (it may print internal objects), unless
- * `EXPOSE_ERROR_DETAILS` is on; known codes keep theirs. `unexpectedErrorLog` writes the detail to
- * the log with the request id. A database that cannot be reached is UNAVAILABLE (503 through the
- * REST adapter), with no driver message.
- */
-export function formatError(config: Config, logger: Logger) {
-  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
-    const original = unwrapResolverError(error);
-    if (isDatabaseUnavailable(original)) {
-      return { message: 'The database is unavailable; try again shortly.', ...(formatted.path ? { path: formatted.path } : {}), extensions: { code: ErrorCode.UNAVAILABLE } };
-    }
-    if (isConnectionDropped(original)) {
-      // Worth a retry, and worth a line in the log: which connection it was is not known here.
-      logger.warn('connection dropped', { path: formatted.path, error: original });
-      return { message: 'A connection this operation needed was dropped; try again shortly.', ...(formatted.path ? { path: formatted.path } : {}), extensions: { code: ErrorCode.UNAVAILABLE } };
-    }
-    const code = formatted.extensions?.code;
-    // A message that echoes a client's value (an input coercion error) is shortened: a small request must not make a huge answer.
-    if (formatted.message.length > MAX_ERROR_MESSAGE) formatted = { ...formatted, message: shortened(formatted.message) };
-    if (isUnexpected(code) && !config.exposeErrorDetails) {
-      return { message: 'Internal server error', ...(formatted.path ? { path: formatted.path } : {}), extensions: { code: ErrorCode.INTERNAL } };
-    }
-    return formatted;
-  };
-}
-
-/**
- * Logs each unexpected error of an operation in full, with the request id, where it happened
- * (INTERNAL arriving from a subgraph was logged there). The answer carries only a generic message.
- */
-export function unexpectedErrorLog(logger: Logger): ApolloServerPlugin<BaseContext & { requestId?: string }> {
-  return {
-    async requestDidStart() {
-      return {
-        async didEncounterErrors({ errors, contextValue }) {
-          for (const error of errors) {
-            const code = error.extensions.code;
-            if (code !== undefined && code !== 'INTERNAL_SERVER_ERROR') continue;
-            const original = unwrapResolverError(error);
-            if (isDatabaseUnavailable(original) || isConnectionDropped(original)) continue;
-            logger.error('unexpected error', { requestId: contextValue.requestId, message: error.message, path: error.path, error: original });
-          }
-        },
-      };
-    },
-  };
 }
 
 /** What starting any one subgraph takes. */
@@ -219,21 +120,6 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
       await service.close();
       await outbox.stop();
       await apollo.stop();
-    },
-  };
-}
-
-/**
- * Runs `task` every `everyMs` while the service runs (a scheduled job: retries that are due, a
- * daily report), and stops it when the service closes, after the run in flight.
- */
-export function withRecurringTask(service: HttpService, everyMs: number, task: () => Promise<unknown>, logger: Logger): HttpService {
-  const job = new SweepLoop('recurring task', task, everyMs, logger).start(false);
-  return {
-    ...service,
-    close: async () => {
-      await job.stop();
-      await service.close();
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import type { Filter } from 'mongodb';
-import { appError, ErrorCode } from '../graphql/errors.js';
+import { appError, ErrorCode } from '../contracts/errors.js';
 import type { Logger } from '../runtime/logger.js';
 import { insertIfAbsent } from '../mongo/mongo.js';
 import type { Notifier } from './notify.js';

@@ -1,11 +1,11 @@
 import { GraphQLError } from 'graphql';
 import type { Collection, Db, Filter, OptionalUnlessRequiredId } from 'mongodb';
-import type { GraphClient } from '../graphql/graph-client.js';
+import type { GraphClient } from '../contracts/graph.js';
 import type { Logger } from '../runtime/logger.js';
 import { insertIfAbsent } from '../mongo/mongo.js';
 import { newId } from '../security/secrets.js';
 import type { BusEvent, EventBus } from './event-bus.js';
-import { FORWARDED_TYPES, routeOf, type EventAudience, type EventPayloads, type EventType, type OutboxEvent } from './events.js';
+import { FORWARDED_TYPES, routeOf, type EventAudience, type EventPayloads, type EventType, type OutboxEvent } from '../contracts/events.js';
 import { SweepLoop } from './sweep.js';
 import { inSpan, SpanKind } from '../telemetry/tracing.js';
 import { reportQueueDepth } from '../telemetry/metrics.js';
@@ -326,4 +326,4 @@ export class Outbox {
     await this.outbox.deleteMany({ dtsPublished: { $lt: cutoff }, refusal: { $exists: false }, $or: [{ type: { $nin: FORWARDED_TYPES } }, { dtsForwarded: { $ne: null } }] });
   }
 }
-export type { OutboxEvent } from './events.js';
+export type { OutboxEvent } from '../contracts/events.js';

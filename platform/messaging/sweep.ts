@@ -1,3 +1,4 @@
+import type { HttpService } from '../http/server.js';
 import type { Logger } from '../runtime/logger.js';
 
 /**
@@ -65,4 +66,19 @@ export class SweepLoop {
     this.again = false;
     await this.idle();
   }
+}
+
+/**
+ * Runs `task` every `everyMs` while the service runs (a scheduled job: retries that are due, a
+ * daily report), and stops it when the service closes, after the run in flight.
+ */
+export function withRecurringTask(service: HttpService, everyMs: number, task: () => Promise<unknown>, logger: Logger): HttpService {
+  const job = new SweepLoop('recurring task', task, everyMs, logger).start(false);
+  return {
+    ...service,
+    close: async () => {
+      await job.stop();
+      await service.close();
+    },
+  };
 }

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { appError, ErrorCode } from '../graphql/errors.js';
+import { appError, ErrorCode } from '../contracts/errors.js';
 import { lookup } from 'node:dns/promises';
 import { Agent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';

@@ -1,4 +1,4 @@
-import { appError, ErrorCode } from '../graphql/errors.js';
+import { appError, ErrorCode } from '../contracts/errors.js';
 import { ISO_4217 } from './iso4217.js';
 
 declare const minorUnitsBrand: unique symbol;

@@ -2,8 +2,8 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ownValue } from '../security/own.js';
-import type { ServiceScope } from '../security/principal.js';
+import { ownValue } from '../contracts/own.js';
+import type { ServiceScope } from '../contracts/principal.js';
 import { defaultServiceScope, parseServiceKeyScopes } from '../security/service-scope.js';
 
 /** The four subgraphs, in the order the supergraph lists them. */

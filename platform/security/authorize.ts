@@ -1,5 +1,5 @@
-import { appError, ErrorCode } from '../graphql/errors.js';
-import type { Principal } from './principal.js';
+import { appError, ErrorCode } from '../contracts/errors.js';
+import type { Principal } from '../contracts/principal.js';
 import { isInternalService } from './service-scope.js';
 
 /** The id of the end user behind the principal; anyone else is refused as unauthenticated. */

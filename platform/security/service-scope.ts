@@ -1,5 +1,5 @@
-import { SERVICE_CHANNELS, type Principal, type ServiceChannel, type ServiceScope } from './principal.js';
-import { isOneOf, ownValue } from './own.js';
+import { SERVICE_CHANNELS, type Principal, type ServiceChannel, type ServiceScope } from '../contracts/principal.js';
+import { isOneOf, ownValue } from '../contracts/own.js';
 
 /**
  * The root fields a key may call when SERVICE_KEY_SCOPES says nothing about it: those whose

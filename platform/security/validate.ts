@@ -1,4 +1,4 @@
-import { appError, ErrorCode } from '../graphql/errors.js';
+import { appError, ErrorCode } from '../contracts/errors.js';
 
 /** A JSON-ish object being checked; values are unknown until a check says otherwise. */
 export type Fields = Record<string, unknown>;

@@ -1,5 +1,5 @@
-import { ErrorCode } from '../../platform/graphql/errors.js';
-import { ownValue } from '../../platform/security/own.js';
+import { ErrorCode } from '../../platform/contracts/errors.js';
+import { ownValue } from '../../platform/contracts/own.js';
 
 /** Which of the two specs a route belongs to; it decides the envelope of successes and errors. */
 export type Api = 'end-user' | 'aggregator';

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../../platform/runtime/config.js';
-import { ErrorCode } from '../../platform/graphql/errors.js';
+import { ErrorCode } from '../../platform/contracts/errors.js';
 import { HTTP_TRANSPORT, type Transport } from '../../platform/http/transport.js';
 import { BodyTooLargeError, MAX_JSON_DEPTH, nestsDeeperThan, readBody, REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService, type RequestScope } from '../../platform/http/server.js';
 import type { Logger } from '../../platform/runtime/logger.js';
-import { clientAddress, CLIENT_IP_HEADER, signClientIp } from '../../platform/security/principal.js';
+import { clientAddress, CLIENT_IP_HEADER, signClientIp } from '../../platform/security/signed-headers.js';
 import { bodyRefusals } from '../../platform/telemetry/metrics.js';
 import { buildPostmanCollection } from './contract/collection.js';
 import { DecimalAnswers } from './contract/decimal-answers.js';

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
-import { ErrorCode } from '../../platform/graphql/errors.js';
+import { ErrorCode } from '../../platform/contracts/errors.js';
 import { RouteInputError, type UploadedFile } from './routes/route.js';
 
 /** The fields and files of a multipart/form-data body, refusing files over `maxFileBytes`. */

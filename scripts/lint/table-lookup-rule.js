@@ -4,7 +4,7 @@
  * a computed key that is not a literal, nor tested with `key in table`. `TABLE[key]` with `key ===
  * 'valueOf'` finds `Object.prototype.valueOf`, and `__proto__` finds the prototype itself, so a
  * key that came from a client turns a lookup into a 500 or a stored function. Use a `Map`, a
- * null-prototype table, or `isOwnKey`/`ownValue` from platform/security/own.ts.
+ * null-prototype table, or `isOwnKey`/`ownValue` from platform/contracts/own.ts.
  *
  * Keys typed as numbers (array-like access) or as string literals (one, or a union of them) pass:
  * the type checker has proved them to be the table's own names, through a literal, a loop over a
@@ -52,7 +52,7 @@ export default ESLintUtils.RuleCreator.withoutDocs({
     type: 'problem',
     messages: {
       lookup:
-        "'{{table}}' is a constant table read with a computed key: a key such as 'valueOf' or '__proto__' finds Object.prototype. Use a Map, a null-prototype table, or isOwnKey/ownValue from platform/security/own.ts.",
+        "'{{table}}' is a constant table read with a computed key: a key such as 'valueOf' or '__proto__' finds Object.prototype. Use a Map, a null-prototype table, or isOwnKey/ownValue from platform/contracts/own.ts.",
     },
     schema: [],
     defaultOptions: [],

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { createGraphClient } from '../../platform/graphql/graph-client.js';
 import type { HttpService } from '../../platform/http/server.js';
 import { Outbox } from '../../platform/messaging/outbox.js';

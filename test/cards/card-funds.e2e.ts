@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { createGraphClient } from '../../platform/graphql/graph-client.js';
 import type { HttpService } from '../../platform/http/server.js';
 import { Outbox } from '../../platform/messaging/outbox.js';
 import { createLogger } from '../../platform/runtime/logger.js';
-import { PRINCIPAL_HEADER, signPrincipal } from '../../platform/security/principal.js';
+import { PRINCIPAL_HEADER, signPrincipal } from '../../platform/security/signed-headers.js';
 import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
 import { CardAuthorizer } from '../../subgraphs/cards/src/authorization/card-authorizer.js';
 import { cardMessagesCollection } from '../../subgraphs/cards/src/authorization/datasource.js';

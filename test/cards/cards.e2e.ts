@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
 import { usersCollection } from '../../subgraphs/user/src/profile/datasource.js';
 import { startTestStack, until, type TestStack } from '../support/harness.js';

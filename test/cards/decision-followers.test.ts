@@ -1,9 +1,9 @@
 import { GraphQLError } from 'graphql';
 import { MongoClient } from 'mongodb';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { GraphClient } from '../../platform/graphql/graph-client.js';
+import type { GraphClient } from '../../platform/contracts/graph.js';
 import { InProcessBus, type BusEvent } from '../../platform/messaging/event-bus.js';
-import type { OutboxEvent } from '../../platform/messaging/events.js';
+import type { OutboxEvent } from '../../platform/contracts/events.js';
 import { CarriedInPart } from '../../platform/messaging/outbox.js';
 import { Deliveries } from '../../platform/messaging/deliveries.js';
 import { createLogger } from '../../platform/runtime/logger.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { GraphClient } from '../../platform/graphql/graph-client.js';
+import type { GraphClient } from '../../platform/contracts/graph.js';
 import { InProcessBus, type BusEvent } from '../../platform/messaging/event-bus.js';
 import { toMinor } from '../../platform/money/money.js';
-import type { TransactionProposal } from '../../platform/restrictions/engine.js';
+import type { TransactionProposal } from '../../platform/domain/restrictions.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import { TRANSACTION_TYPES } from '../../subgraphs/compliance/src/seed.js';
 import { RestrictionReadModel, type RuleView } from '../../subgraphs/cards/src/authorization/restriction-model.js';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addDays } from '../../platform/graphql/scalars.js';
-import { DEMO } from '../../platform/demo/demo.js';
+import { addDays } from '../../platform/contracts/dates.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import type { OutboxEvent } from '../../platform/messaging/outbox.js';
-import { signPrincipal } from '../../platform/security/principal.js';
+import { signPrincipal } from '../../platform/security/signed-headers.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
 interface ReturnRates {

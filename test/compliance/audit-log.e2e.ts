@@ -3,13 +3,14 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Kind, parse, type EnumTypeDefinitionNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
-import type { AuditRecordPayload } from '../../platform/messaging/events.js';
+import { DEMO } from '../../platform/domain/demo.js';
+import type { AuditRecordPayload } from '../../platform/contracts/events.js';
 import { outboxCollection, type OutboxEvent } from '../../platform/messaging/outbox.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import { REPO_ROOT } from '../../platform/runtime/config.js';
-import { AUDIT_ACTIONS, backgroundAuditTrail } from '../../platform/security/audit.js';
-import { signPrincipal } from '../../platform/security/principal.js';
+import { AUDIT_ACTIONS } from '../../platform/contracts/events.js';
+import { backgroundAuditTrail } from '../../platform/messaging/audit.js';
+import { signPrincipal } from '../../platform/security/signed-headers.js';
 import { auditLogCollection } from '../../subgraphs/compliance/src/audit/audit-log.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 

@@ -2,7 +2,7 @@ import { createClient } from 'graphql-ws';
 import { GridFSBucket } from 'mongodb';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { startTestStack, until, type TestStack } from '../support/harness.js';
 
 interface Envelope<T> {

@@ -1,9 +1,9 @@
 import type { Collection } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
-import type { AuditRecordPayload } from '../../platform/messaging/events.js';
+import { DEMO } from '../../platform/domain/demo.js';
+import type { AuditRecordPayload } from '../../platform/contracts/events.js';
 import { outboxCollection, type OutboxEvent } from '../../platform/messaging/outbox.js';
-import type { AuditAction } from '../../platform/security/audit.js';
+import type { AuditAction } from '../../platform/contracts/events.js';
 import { auditLogCollection } from '../../subgraphs/compliance/src/audit/audit-log.js';
 import { proceduralRestrictionsCollection, restrictionsCollection } from '../../subgraphs/compliance/src/restrictions/datasource.js';
 import { startTestStack, until, type GraphQLBody, type JsonResponse, type TestStack } from '../support/harness.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addDays } from '../../platform/graphql/scalars.js';
+import { addDays } from '../../platform/contracts/dates.js';
 import { computeReports } from '../../subgraphs/compliance/src/return-rates/return-rates.js';
 import { type AchDayDocument } from '../../subgraphs/compliance/src/return-rates/datasource.js';
 

@@ -6,7 +6,7 @@ import { Kind, OperationTypeNode } from 'graphql';
 import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { startTestStack, until, type TestStack } from '../support/harness.js';
 
 // Apollo Client as a GraphQL client would use it, with its default cache and no type policies:

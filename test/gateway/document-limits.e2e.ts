@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentOverLimits } from '../../gateway/src/document-limits.js';
-import { CLIENT_IP_HEADER, signClientIp } from '../../platform/security/principal.js';
+import { CLIENT_IP_HEADER, signClientIp } from '../../platform/security/signed-headers.js';
 import { startTestStack, type GraphQLBody, type TestStack } from '../support/harness.js';
 
 /** The issue's document: a few hundred thousand aliases of `__typename`, each costing a field to parse and validate. */

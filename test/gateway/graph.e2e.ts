@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signPrincipal } from '../../platform/security/principal.js';
+import { signPrincipal } from '../../platform/security/signed-headers.js';
 import { startTestStack, type GraphQLBody, type JsonResponse, type TestStack } from '../support/harness.js';
 
 const PROFILE = /* GraphQL */ `

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { beneficiaryUndosCollection } from '../../subgraphs/payments/src/beneficiaries/datasource.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 

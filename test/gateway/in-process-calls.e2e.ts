@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import type { HttpService } from '../../platform/http/server.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import { start as startGateway } from '../../gateway/src/index.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addressGroup, createHitCounter } from '../../gateway/src/rate-limits.js';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 

@@ -6,7 +6,8 @@ import { createAuthenticator } from '../../gateway/src/authenticate.js';
 import { loadConfig } from '../../platform/runtime/config.js';
 import { InProcessBus, RedisBus, type BusEvent, type EventBus } from '../../platform/messaging/event-bus.js';
 import { createLogger } from '../../platform/runtime/logger.js';
-import { SESSION_RESOLVE_PATH, SESSIONS_ENDED, type Principal, type ResolvedSession, type SessionsEnded } from '../../platform/security/principal.js';
+import { SESSION_RESOLVE_PATH, type Principal, type ResolvedSession } from '../../platform/contracts/principal.js';
+import { SESSIONS_ENDED, type SessionsEnded } from '../../platform/contracts/events.js';
 
 const SECRET = 's'.repeat(40);
 const USER: Principal = { kind: 'user', userId: 'usr_1', sessionId: 'ses_1', channel: 'internet' };

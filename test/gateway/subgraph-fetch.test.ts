@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSubgraphFetcher, UNSHARED_READ_HEADER } from '../../gateway/src/subgraph-fetch.js';
-import { PRINCIPAL_HEADER } from '../../platform/security/principal.js';
+import { PRINCIPAL_HEADER } from '../../platform/security/signed-headers.js';
 
 describe('the gateway\'s subgraph fetch', () => {
   let server: http.Server;

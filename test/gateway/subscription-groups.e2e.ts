@@ -8,7 +8,7 @@ import { createHitCounter } from '../../gateway/src/rate-limits.js';
 import { startSubscriptionServer } from '../../gateway/src/subscriptions.js';
 import { InProcessBus, type BusEvent } from '../../platform/messaging/event-bus.js';
 import { createLogger } from '../../platform/runtime/logger.js';
-import type { Principal } from '../../platform/security/principal.js';
+import type { Principal } from '../../platform/contracts/principal.js';
 
 // The gateway's subscription server over a real WebSocket, with the gateway's execution replaced
 // by a counter: what is under test is how many resolutions an event costs and who receives it.

@@ -6,7 +6,7 @@ import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { ConfigError } from '../../platform/runtime/config.js';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { persistedQueryCache } from '../../gateway/src/trusted-documents.js';
 import { persistedQueryManifest, readManifest, type TrustedDocument } from '../../platform/graphql/persisted-queries.js';
 import { DASHBOARD_DOCUMENTS } from '../../web/operations.js';

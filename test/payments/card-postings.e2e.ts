@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CardTransactionPayload } from '../../platform/messaging/events.js';
-import { DEMO } from '../../platform/demo/demo.js';
+import type { CardTransactionPayload } from '../../platform/contracts/events.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { minor, toMinor, ZERO } from '../../platform/money/money.js';
 import { accountsCollection } from '../../subgraphs/payments/src/accounts/datasource.js';
 import { accountMonth, transactionsCollection, type TransactionDocument } from '../../subgraphs/payments/src/accounts/transactions-datasource.js';

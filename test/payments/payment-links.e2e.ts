@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { signJwt } from '../../platform/security/jwt.js';
 import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
 import { createLogger } from '../../platform/runtime/logger.js';

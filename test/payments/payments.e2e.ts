@@ -1,7 +1,7 @@
 import assert from 'node:assert';
 import { minor, ZERO } from '../../platform/money/money.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { usersCollection } from '../../subgraphs/user/src/profile/datasource.js';
 import { beneficiaryUndosCollection } from '../../subgraphs/payments/src/beneficiaries/datasource.js';
 import { fundsTransactionsCollection } from '../../subgraphs/payments/src/funds/datasource.js';

@@ -1,6 +1,7 @@
 import { ApolloServer } from '@apollo/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apolloHandler, apolloLocal, MAX_JSON_DEPTH, startHttpService, type ContextBuilder, type HttpService, type LocalGraphQL } from '../../platform/http/server.js';
+import { apolloHandler, apolloLocal, type ContextBuilder, type LocalGraphQL } from '../../platform/graphql/apollo-http.js';
+import { MAX_JSON_DEPTH, startHttpService, type HttpService } from '../../platform/http/server.js';
 import { loadConfig } from '../../platform/runtime/config.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHitCounter } from '../../gateway/src/rate-limits.js';
 import type { GraphQLError } from 'graphql';
 import { loadConfig } from '../../platform/runtime/config.js';
-import { ErrorCode } from '../../platform/graphql/errors.js';
+import { ErrorCode } from '../../platform/contracts/errors.js';
 import { createGraphClient } from '../../platform/graphql/graph-client.js';
 import { postJson } from '../../platform/http/client.js';
 import { createLogger } from '../../platform/runtime/logger.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { ensureDebianPackage } from '../support/debian.js';
 import { startTestStack, until, type TestStack } from '../support/harness.js';
 import { freePort } from '../../platform/mongo/ferretdb.js';

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import type { GraphClient } from '../../platform/graphql/graph-client.js';
+import type { GraphClient } from '../../platform/contracts/graph.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import { Outbox } from '../../platform/messaging/outbox.js';
 import { achForwarder } from '../../subgraphs/payments/src/ach/ach-ledger.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evaluate, type ProceduralRestrictionDocument, type RestrictionDocument, type TransactionProposal } from '../../platform/restrictions/engine.js';
+import { evaluate, type ProceduralRestrictionDocument, type RestrictionDocument, type TransactionProposal } from '../../platform/domain/restrictions.js';
 import { TRANSACTION_TYPES } from '../../subgraphs/compliance/src/seed.js';
 import { toMinor } from '../../platform/money/money.js';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { startTracing, type Tracing } from '../../platform/telemetry/sdk.js';
 import type { TestStack } from '../support/harness.js';
 

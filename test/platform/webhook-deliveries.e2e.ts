@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { verifyWebhook } from '../../scripts/lib/webhook-receiver.js';
 import { deliveriesCollection } from '../../subgraphs/payments/src/merchants/deliveries.js';
 import { startTestStack, until, type TestStack } from '../support/harness.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
-import { ownValue } from '../../platform/security/own.js';
+import { DEMO } from '../../platform/domain/demo.js';
+import { ownValue } from '../../platform/contracts/own.js';
 import { buildPostmanCollection } from '../../rest-adapter/src/contract/collection.js';
 import type { OpenApiDocument } from '../../rest-adapter/src/contract/openapi.js';
 import { missingDocumentedFields } from '../../rest-adapter/src/routes/documented.js';

@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { launchChromium } from '../support/browser.js';
 import { contractChecker } from '../support/contract.js';
 import { startTestStack, type TestStack } from '../support/harness.js';

@@ -21,10 +21,10 @@ import {
 } from 'graphql';
 import type { Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
-import { ErrorCode } from '../../platform/graphql/errors.js';
+import { DEMO } from '../../platform/domain/demo.js';
+import { ErrorCode } from '../../platform/contracts/errors.js';
 import { signJwt } from '../../platform/security/jwt.js';
-import { ownValue } from '../../platform/security/own.js';
+import { ownValue } from '../../platform/contracts/own.js';
 import { hashPassword, newOpaqueToken, sha256 } from '../../platform/security/secrets.js';
 import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
 import { aggregatorCode } from '../../rest-adapter/src/envelopes.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
-import { signPrincipal } from '../../platform/security/principal.js';
+import { DEMO } from '../../platform/domain/demo.js';
+import { signPrincipal } from '../../platform/security/signed-headers.js';
 import { usersCollection } from '../../subgraphs/user/src/profile/datasource.js';
 import { USER_LIST_CAPS, MAX_ADDRESSES } from '../../subgraphs/user/src/list-caps.js';
 import { PAYMENTS_LIST_CAPS } from '../../subgraphs/payments/src/list-caps.js';

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { freePort, startEmbeddedMongo, type EmbeddedMongo } from '../../platform/mongo/ferretdb.js';
 import type { HttpService } from '../../platform/http/server.js';
 import { createLogger } from '../../platform/runtime/logger.js';

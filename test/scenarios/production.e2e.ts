@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { cardsCollection } from '../../subgraphs/cards/src/cards/datasource.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import { DEFAULT_PRODUCTION_METRICS_PORT, loadConfig } from '../../platform/runtime/config.js';

@@ -6,7 +6,7 @@ import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { start as startGateway, type GatewayService } from '../../gateway/src/index.js';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import type { HttpService } from '../../platform/http/server.js';
 import { createEventBus, type EventBus } from '../../platform/messaging/event-bus.js';
 import { createLogger } from '../../platform/runtime/logger.js';

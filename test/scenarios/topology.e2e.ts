@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createClient, type Client } from 'graphql-ws';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { connectMongo, type Mongo } from '../../platform/mongo/mongo.js';
 import { SUBGRAPH_NAMES } from '../../platform/runtime/config.js';
 import { GATEWAYS, startCluster, type Cluster, type Gateway } from '../../scripts/lib/cluster.js';

@@ -1,6 +1,6 @@
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import type { HttpService } from '../../platform/http/server.js';
-import { PRINCIPAL_HEADER, signPrincipal } from '../../platform/security/principal.js';
+import { PRINCIPAL_HEADER, signPrincipal } from '../../platform/security/signed-headers.js';
 import type { GraphQLBody, TestStack } from './harness.js';
 
 /** The card processor's service key the card tests configure (`SERVICE_KEYS=card-processor=…`). */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { backgroundAuditTrail } from '../../platform/security/audit.js';
+import { backgroundAuditTrail } from '../../platform/messaging/audit.js';
 import { outboxCollection } from '../../platform/messaging/outbox.js';
 import { loadConfig, type Config } from '../../platform/runtime/config.js';
 import { createLogger, type Logger } from '../../platform/runtime/logger.js';

@@ -3,7 +3,7 @@ import { auditLogCollection } from '../../subgraphs/compliance/src/audit/audit-l
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../platform/runtime/config.js';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
 const execFileAsync = promisify(execFile);

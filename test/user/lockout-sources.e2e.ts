@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { authCollections } from '../../subgraphs/user/src/auth/datasource.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 import { aggregatorOutcome, counted, outcome, type AggregatorBody, type ErrorBody } from '../support/login-outcomes.js';

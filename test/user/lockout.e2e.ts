@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Collection } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { LEASE_MS, transact, type Lease } from '../../subgraphs/user/src/attempt-slots.js';
 import { consumeCode, MAX_CODE_ATTEMPTS, type PendingCode } from '../../subgraphs/user/src/codes.js';
 import type { LockoutDocument } from '../../subgraphs/user/src/auth/datasource.js';

@@ -1,6 +1,6 @@
 import { GridFSBucket } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../platform/demo/demo.js';
+import { DEMO } from '../../platform/domain/demo.js';
 import { deviceCryptotext } from '../../subgraphs/user/src/auth/device-proof.js';
 import { authCollections } from '../../subgraphs/user/src/auth/datasource.js';
 import { usersCollection } from '../../subgraphs/user/src/profile/datasource.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSchema, type GraphQLSchema } from 'graphql';
 import { loadOperation } from '../operations.js';
-import { DEMO } from '../../../platform/demo/demo.js';
+import { DEMO } from '../../../platform/domain/demo.js';
 import { aggregatorCode } from '../envelopes.js';
 import { changesState, codesOfStatus, documentedStatuses, ROUTE_GROUPS, type Route } from '../routes/index.js';
 import type { JsonSchema } from './json-schema.js';

@@ -1,6 +1,6 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { ErrorCode } from '../../../platform/graphql/errors.js';
+import { ErrorCode } from '../../../platform/contracts/errors.js';
 import { RouteInputError, type Route } from '../routes/route.js';
 import type { JsonSchema } from './json-schema.js';
 

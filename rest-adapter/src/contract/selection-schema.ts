@@ -16,7 +16,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { nullable, type JsonSchema } from './json-schema.js';
-import { ownValue } from '../../../platform/security/own.js';
+import { ownValue } from '../../../platform/contracts/own.js';
 
 const SCALARS: Record<string, JsonSchema> = {
   String: { type: 'string' },

@@ -1,4 +1,4 @@
-import { ErrorCode } from '../../../platform/graphql/errors.js';
+import { ErrorCode } from '../../../platform/contracts/errors.js';
 import { FIELD } from '../contract/fields.js';
 import { arrayOf, object, omittingNulls, type JsonSchema } from '../contract/json-schema.js';
 import { pick, rootField, withoutNulls, type Route } from './route.js';

@@ -1,4 +1,4 @@
-import { ErrorCode } from '../../../platform/graphql/errors.js';
+import { ErrorCode } from '../../../platform/contracts/errors.js';
 import { FIELD, PAGING } from '../contract/fields.js';
 import { arrayOf, nullable, object, omittingNulls, withoutNullType, type JsonSchema } from '../contract/json-schema.js';
 import { pick, rootField, RouteInputError, withoutNulls, type Route } from './route.js';

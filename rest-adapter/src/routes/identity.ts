@@ -1,5 +1,5 @@
-import { DEMO } from '../../../platform/demo/demo.js';
-import { ErrorCode } from '../../../platform/graphql/errors.js';
+import { DEMO } from '../../../platform/domain/demo.js';
+import { ErrorCode } from '../../../platform/contracts/errors.js';
 import { DEVICE_TAG_RULE, NEW_PASSWORD_RULES } from '../../../platform/security/validate.js';
 import { FIELD } from '../contract/fields.js';
 import { arrayOf, nullable, object, omittingNulls, stringOf, type JsonSchema } from '../contract/json-schema.js';

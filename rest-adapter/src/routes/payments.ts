@@ -1,5 +1,5 @@
-import { DEMO } from '../../../platform/demo/demo.js';
-import { ErrorCode } from '../../../platform/graphql/errors.js';
+import { DEMO } from '../../../platform/domain/demo.js';
+import { ErrorCode } from '../../../platform/contracts/errors.js';
 import { FIELD, PAGING, PAYMENT_LINK_STATUSES } from '../contract/fields.js';
 import { arrayOf, nullable, object, withoutNullType, type JsonSchema } from '../contract/json-schema.js';
 import { pick, rootField, RouteInputError, type Route, type RouteInput } from './route.js';

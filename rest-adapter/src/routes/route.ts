@@ -1,10 +1,10 @@
-import { ErrorCode } from '../../../platform/graphql/errors.js';
+import { ErrorCode } from '../../../platform/contracts/errors.js';
 import type { Api } from '../envelopes.js';
 import type { JsonSchema } from '../contract/json-schema.js';
 import type { DocumentedShape } from './documented.js';
-import { CREDENTIAL_ISSUING_FIELDS } from '../../../platform/security/principal.js';
+import { CREDENTIAL_ISSUING_FIELDS } from '../../../platform/contracts/principal.js';
 import { loadOperation } from '../operations.js';
-import { ownValue } from '../../../platform/security/own.js';
+import { ownValue } from '../../../platform/contracts/own.js';
 
 
 /** One uploaded file of a multipart/form-data body. */

@@ -2,7 +2,7 @@ import type DataLoader from 'dataloader';
 import type { Db } from 'mongodb';
 import type { Config } from '../../../platform/runtime/config.js';
 import type { Deliveries } from '../../../platform/messaging/deliveries.js';
-import type { GraphClient } from '../../../platform/graphql/graph-client.js';
+import type { GraphClient } from '../../../platform/contracts/graph.js';
 import { loaderByKey, loaderOfGroups } from '../../../platform/graphql/loaders.js';
 import type { RequestBase } from '../../../platform/graphql/subgraph.js';
 import type { CardAuthorizer } from './authorization/card-authorizer.js';

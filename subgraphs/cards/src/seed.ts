@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { DEMO } from '../../../platform/demo/demo.js';
+import { DEMO } from '../../../platform/domain/demo.js';
 import { cardsCollection, type CardDocument } from './cards/datasource.js';
 import { webhookConfigsCollection } from './webhooks/datasource.js';
 

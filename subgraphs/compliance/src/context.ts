@@ -11,7 +11,7 @@ import {
   type RestrictionDocument,
   type TransactionTypeDocument,
 } from './restrictions/datasource.js';
-import { effectiveRestrictions } from '../../../platform/restrictions/engine.js';
+import { effectiveRestrictions } from '../../../platform/domain/restrictions.js';
 import { readRestrictionRules, type RestrictionRulesView } from './restrictions/rules.js';
 import { RestrictionWrites } from './restrictions/writes.js';
 import { Kyc } from './kyc/kyc.js';

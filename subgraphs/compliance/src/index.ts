@@ -1,7 +1,8 @@
 import { applyMigrations } from '../../../platform/mongo/migrations.js';
 import { auditLogCollection, createAuditLogIndexes } from './audit/audit-log.js';
 import type { HttpService } from '../../../platform/http/server.js';
-import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
+import { startSubgraph, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
+import { withRecurringTask } from '../../../platform/messaging/sweep.js';
 import { createComplianceContext } from './context.js';
 import { createRestrictionIndexes } from './restrictions/datasource.js';
 import { createKycIndexes } from './kyc/datasource.js';

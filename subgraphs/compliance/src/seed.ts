@@ -1,9 +1,9 @@
 import type { Db } from 'mongodb';
 import { minor, toMinor } from '../../../platform/money/money.js';
-import { generateAchHistory } from '../../../platform/demo/ach-history.js';
-import type { AchActivity } from '../../../platform/messaging/events.js';
-import { addDays } from '../../../platform/graphql/scalars.js';
-import { DEMO } from '../../../platform/demo/demo.js';
+import { generateAchHistory } from '../../../platform/domain/ach-history.js';
+import type { AchActivity } from '../../../platform/contracts/events.js';
+import { addDays } from '../../../platform/contracts/dates.js';
+import { DEMO } from '../../../platform/domain/demo.js';
 import { restrictionsCollection, transactionTypesCollection, type RestrictionDocument, type TransactionTypeDocument } from './restrictions/datasource.js';
 import { kycCollections, type ApplicationDocument, type CustomerDocument, type EntityApplicationDocument } from './kyc/datasource.js';
 import { returnRateCollections, type AchDayDocument } from './return-rates/datasource.js';

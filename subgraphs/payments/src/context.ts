@@ -20,7 +20,7 @@ import { Ious } from './ious/ious.js';
 import { Merchants } from './merchants/merchants.js';
 import { PaymentLinks } from './payment-links/payment-links.js';
 import { Refunds } from './payment-links/refunds.js';
-import type { GraphClient } from '../../../platform/graphql/graph-client.js';
+import type { GraphClient } from '../../../platform/contracts/graph.js';
 import type { PaymentLinkOptions } from './payment-links/payment-links.js';
 
 /** What the payments subgraph shares between requests. */

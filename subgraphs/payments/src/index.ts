@@ -1,9 +1,10 @@
 import { applyMigrations } from '../../../platform/mongo/migrations.js';
 import type { HttpService } from '../../../platform/http/server.js';
 import { createGraphClient } from '../../../platform/graphql/graph-client.js';
-import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
+import { startSubgraph, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
+import { withRecurringTask } from '../../../platform/messaging/sweep.js';
 import { createNotifier } from '../../../platform/messaging/notify.js';
-import { backgroundAuditTrail } from '../../../platform/security/audit.js';
+import { backgroundAuditTrail } from '../../../platform/messaging/audit.js';
 import { expireCardHolds } from './accounts/card-holds.js';
 import { createAccountIndexes } from './accounts/datasource.js';
 import { createTransactionIndexes, ensureAccountMonths, transactionsCollection } from './accounts/transactions-datasource.js';

@@ -1,11 +1,11 @@
 import type { Db } from 'mongodb';
-import { generateAchHistory } from '../../../platform/demo/ach-history.js';
-import { addDays } from '../../../platform/graphql/scalars.js';
+import { generateAchHistory } from '../../../platform/domain/ach-history.js';
+import { addDays } from '../../../platform/contracts/dates.js';
 import { minor, negate, toMinor, ZERO } from '../../../platform/money/money.js';
-import { DEMO } from '../../../platform/demo/demo.js';
+import { DEMO } from '../../../platform/domain/demo.js';
 import { insertIfAbsent } from '../../../platform/mongo/mongo.js';
 import { ACH_PAYMENT_STATUSES, achPaymentsCollection, type AchPaymentDocument } from './ach/datasource.js';
-import { isOneOf } from '../../../platform/security/own.js';
+import { isOneOf } from '../../../platform/contracts/own.js';
 import { accountsCollection } from './accounts/datasource.js';
 import { beneficiariesCollection, type BeneficiaryDocument } from './beneficiaries/datasource.js';
 import { fundsTransactionsCollection, type FundsTransactionDocument } from './funds/datasource.js';

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Collection } from 'mongodb';
-import { appError, ErrorCode } from '../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../platform/contracts/errors.js';
 import { holds, liveLeases, newLease, secondsUntilFirstLapse, SLOT_WAIT_MS, SlotsTaken, transact, waitForSlot, without, type Lease, type Leased } from './attempt-slots.js';
 
 /**

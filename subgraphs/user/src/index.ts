@@ -1,10 +1,12 @@
-import { backgroundAuditTrail } from '../../../platform/security/audit.js';
+import { backgroundAuditTrail } from '../../../platform/messaging/audit.js';
 import { ConfigError } from '../../../platform/runtime/config.js';
 import type { HttpService } from '../../../platform/http/server.js';
-import { BodyTooLargeError, localPost, readBody, sendJson } from '../../../platform/http/server.js';
+import { BodyTooLargeError, readBody, sendJson } from '../../../platform/http/server.js';
+import { localPost } from '../../../platform/graphql/apollo-http.js';
 import { HTTP_TRANSPORT } from '../../../platform/http/transport.js';
 import { createNotifier } from '../../../platform/messaging/notify.js';
-import { PRINCIPAL_HEADER, SESSION_RESOLVE_PATH, verifyPrincipal } from '../../../platform/security/principal.js';
+import { PRINCIPAL_HEADER, verifyPrincipal } from '../../../platform/security/signed-headers.js';
+import { SESSION_RESOLVE_PATH } from '../../../platform/contracts/principal.js';
 import { serveInSpan } from '../../../platform/telemetry/tracing.js';
 import { startSubgraph, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
 import { announceThrough, Sessions } from './auth/sessions.js';

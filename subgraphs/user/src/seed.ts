@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { DEMO } from '../../../platform/demo/demo.js';
+import { DEMO } from '../../../platform/domain/demo.js';
 import { insertIfAbsent } from '../../../platform/mongo/mongo.js';
 import { hashPassword, sha256 } from '../../../platform/security/secrets.js';
 import { AggregatorProvisioning } from './auth/provisioning.js';

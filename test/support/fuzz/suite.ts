@@ -57,8 +57,8 @@ import {
 import { BSON, type CommandFailedEvent, type CommandStartedEvent, type CommandSucceededEvent, type Document, type MongoClient } from 'mongodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SUBGRAPH_NAMES, type SubgraphName } from '../../../platform/runtime/config.js';
-import { DEMO } from '../../../platform/demo/demo.js';
-import { ownValue } from '../../../platform/security/own.js';
+import { DEMO } from '../../../platform/domain/demo.js';
+import { ownValue } from '../../../platform/contracts/own.js';
 import type { JsonSchema } from '../../../rest-adapter/src/contract/json-schema.js';
 import { createAjv } from '../../../rest-adapter/src/contract/request-validation.js';
 import { loadOperation } from '../../../rest-adapter/src/operations.js';
@@ -104,7 +104,7 @@ const REFUSAL_SIDE_EFFECTS: {
     // checked (docs/decisions.md: "Token lifetime and lockout"); a registration without deviceTag, preSegment
     // or deviceData locks the prospect (the spec's POST /prospect/registration errors).
     'user.lockouts': 'failure counters, slots and locks of refused logins and registrations',
-    // Refused logins and other refused security-relevant acts are audited (platform/security/audit.ts).
+    // Refused logins and other refused security-relevant acts are audited (platform/messaging/audit.ts).
     'compliance.audit_log': 'the audit log records refusals',
   },
   fields: {

@@ -1,7 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import type { MinorUnits } from '../../../../platform/money/money.js';
 import { Outbox } from '../../../../platform/messaging/outbox.js';
-import type { OutboxEvent } from '../../../../platform/messaging/events.js';
+import type { OutboxEvent } from '../../../../platform/contracts/events.js';
 
 /** What decides a card message (the schema's CardDecisionSource). */
 export const CARD_DECIDERS = ['card', 'restriction', 'aggregator', 'defaultStrategy', 'funds'] as const;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { GraphClient } from '../../../../platform/graphql/graph-client.js';
+import type { GraphClient } from '../../../../platform/contracts/graph.js';
 import { fromMinor, type MinorUnits } from '../../../../platform/money/money.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 

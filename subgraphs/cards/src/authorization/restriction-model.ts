@@ -1,16 +1,8 @@
-import type { GraphClient } from '../../../../platform/graphql/graph-client.js';
+import type { GraphClient } from '../../../../platform/contracts/graph.js';
 import type { BusEvent, EventBus } from '../../../../platform/messaging/event-bus.js';
 import { SweepLoop } from '../../../../platform/messaging/sweep.js';
 import { toMinor } from '../../../../platform/money/money.js';
-import {
-  effectiveRestrictions,
-  evaluate,
-  type ProceduralRestrictionDocument,
-  type RestrictionDecision,
-  type RestrictionDocument,
-  type TransactionProposal,
-  type TransactionTypeDocument,
-} from '../../../../platform/restrictions/engine.js';
+import { effectiveRestrictions, evaluate, type ProceduralRestrictionDocument, type RestrictionDecision, type RestrictionDocument, type TransactionProposal, type TransactionTypeDocument } from '../../../../platform/domain/restrictions.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Collection, Db } from 'mongodb';
-import type { AuditTrail } from '../../../../platform/security/audit.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import type { AuditTrail } from '../../../../platform/messaging/audit.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import { recordEvent } from '../../../../platform/messaging/outbox.js';
 import { checkString } from '../../../../platform/security/validate.js';

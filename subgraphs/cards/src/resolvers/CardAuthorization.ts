@@ -1,7 +1,7 @@
 import { maySeeUser } from '../../../../platform/security/authorize.js';
 import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 import { fromMinor } from '../../../../platform/money/money.js';
-import type { Principal } from '../../../../platform/security/principal.js';
+import type { Principal } from '../../../../platform/contracts/principal.js';
 import type { CardAuthorizationResolvers } from '../__generated__/resolvers-types.js';
 import type { CardMessageDocument } from '../authorization/datasource.js';
 

@@ -1,4 +1,4 @@
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { requireAggregator, requireService, requireUser } from '../../../../platform/security/authorize.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
 

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import { newId } from '../../../../platform/security/secrets.js';
 import { checkString, ID_RULE, required } from '../../../../platform/security/validate.js';

@@ -1,9 +1,9 @@
 import type { Db, Filter } from 'mongodb';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { checkPage, readPage } from '../../../../platform/graphql/paging.js';
 import { checkDeliveryStatus, deliveriesCollection, enableEndpoint, type Deliveries, type DeliveryDocument } from '../../../../platform/messaging/deliveries.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
-import type { AuditTrail } from '../../../../platform/security/audit.js';
+import type { AuditTrail } from '../../../../platform/messaging/audit.js';
 import { webhookConfigsCollection } from './datasource.js';
 import { configureWebhook } from './webhook-config.js';
 

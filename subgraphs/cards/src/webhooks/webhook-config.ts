@@ -1,11 +1,11 @@
 import type { Db } from 'mongodb';
-import type { AuditTrail } from '../../../../platform/security/audit.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import type { AuditTrail } from '../../../../platform/messaging/audit.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import { checkString, ID_RULE } from '../../../../platform/security/validate.js';
 import { checkWebhookTarget, newWebhookSecret } from '../../../../platform/messaging/webhooks.js';
 import { DEFAULT_STRATEGIES, webhookConfigsCollection } from './datasource.js';
-import { isOneOf } from '../../../../platform/security/own.js';
+import { isOneOf } from '../../../../platform/contracts/own.js';
 
 /** Sets an aggregator's webhook; a secret is generated when there is none or on rotation, and returned this once. The change is audited. */
 export async function configureWebhook(db: Db, logger: Logger, audit: AuditTrail, svcAggregatorId: string, input: { url: string; defaultStrategy: string; timeoutMs?: number | null; rotateSecret?: boolean | null }, allowInternal: boolean) {

@@ -1,9 +1,9 @@
 import type { Collection, Db, Filter } from 'mongodb';
-import { AUDIT_ACTIONS, type AuditAction } from '../../../../platform/security/audit.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
-import type { AuditRecordPayload } from '../../../../platform/messaging/events.js';
-import type { AuditRecordInput } from '../__generated__/resolvers-types.js';
-import { isOneOf } from '../../../../platform/security/own.js';
+import { AUDIT_ACTIONS, type AuditAction } from '../../../../platform/contracts/events.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
+import type { AuditRecordPayload } from '../../../../platform/contracts/events.js';
+import type { AuditRecordInput } from '../__generated__/schema-types.js';
+import { isOneOf } from '../../../../platform/contracts/own.js';
 
 /** One stored audit record: the payload of the `audit.recorded` event it came in, under that event's id. */
 export interface AuditRecordDocument extends Omit<AuditRecordPayload, 'dts'> {

@@ -1,13 +1,13 @@
 import { GridFSBucket, MongoServerError, type Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import { detectFileType, storeFile, type FileType } from '../../../../platform/mongo/files.js';
 import { recordEvent } from '../../../../platform/messaging/outbox.js';
 import { checkPage, readPage } from '../../../../platform/graphql/paging.js';
-import { isIsoDate } from '../../../../platform/graphql/scalars.js';
+import { isIsoDate } from '../../../../platform/contracts/dates.js';
 import { newId } from '../../../../platform/security/secrets.js';
 import { checkString, ID_RULE, REFERENCE_RULE, required } from '../../../../platform/security/validate.js';
-import { isOwnKey, ownValue } from '../../../../platform/security/own.js';
+import { isOwnKey, ownValue } from '../../../../platform/contracts/own.js';
 import { type ApplicationDocument, type CustomerDocument, type EntityApplicationDocument, kycCollections, type KycDocument, type View } from './datasource.js';
 
 export const VIEWS: readonly View[] = ['front', 'back', 'selfie'];

@@ -1,5 +1,5 @@
 import { appendAuditRecords } from '../audit/audit-log.js';
-import type { AchActivity } from '../../../../platform/messaging/events.js';
+import type { AchActivity } from '../../../../platform/contracts/events.js';
 import { requireAggregator, requireService } from '../../../../platform/security/authorize.js';
 import { checkAmount, HOME_CURRENCY } from '../../../../platform/money/money.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';

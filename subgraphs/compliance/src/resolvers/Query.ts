@@ -1,11 +1,11 @@
 import { AuditCursorError, readAuditLog } from '../audit/audit-log.js';
 import { COMPLIANCE_LIST_CAPS } from '../list-caps.js';
 import { requireAggregator, requireService } from '../../../../platform/security/authorize.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { checkString, ID_RULE } from '../../../../platform/security/validate.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
 import { offsetConnection } from '../../../../platform/graphql/paging.js';
-import { evaluate } from '../../../../platform/restrictions/engine.js';
+import { evaluate } from '../../../../platform/domain/restrictions.js';
 import { checkAmount, isCurrencyCode } from '../../../../platform/money/money.js';
 import { applicationView } from '../kyc/kyc.js';
 

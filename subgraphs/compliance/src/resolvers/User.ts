@@ -1,6 +1,6 @@
 import { maySeeUser } from '../../../../platform/security/authorize.js';
 import type { UserResolvers } from '../__generated__/resolvers-types.js';
-import { inEvaluationOrder } from '../../../../platform/restrictions/engine.js';
+import { inEvaluationOrder } from '../../../../platform/domain/restrictions.js';
 
 export const User: UserResolvers = {
   __resolveReference: (reference, { principal }) => (maySeeUser(principal, reference.SvcUserId) ? reference : null),

@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { ProceduralRestrictionDocument, RestrictionDocument, TransactionTypeDocument } from '../../../../platform/restrictions/engine.js';
+import type { ProceduralRestrictionDocument, RestrictionDocument, TransactionTypeDocument } from '../../../../platform/domain/restrictions.js';
 
 export type { ProceduralRestrictionDocument, RestrictionDocument, TransactionTypeDocument };
 

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { inEvaluationOrder } from '../../../../platform/restrictions/engine.js';
+import { inEvaluationOrder } from '../../../../platform/domain/restrictions.js';
 import {
   proceduralRestrictionsCollection,
   restrictionsCollection,

@@ -1,13 +1,13 @@
 import { MongoServerError, type Db } from 'mongodb';
 import { COMPLIANCE_LIST_CAPS } from '../list-caps.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { parseGlobalId } from '../../../../platform/graphql/global-id.js';
 import { recordEvent } from '../../../../platform/messaging/outbox.js';
 import { checkAmount, isCurrencyCode, type MinorUnits } from '../../../../platform/money/money.js';
-import type { AuditTrail } from '../../../../platform/security/audit.js';
+import type { AuditTrail } from '../../../../platform/messaging/audit.js';
 import { newId } from '../../../../platform/security/secrets.js';
 import { checkString, ID_RULE, type StringRule } from '../../../../platform/security/validate.js';
-import type { ProceduralRestrictionInput, RestrictionInput } from '../__generated__/resolvers-types.js';
+import type { ProceduralRestrictionInput, RestrictionInput } from '../__generated__/schema-types.js';
 import {
   proceduralRestrictionsCollection,
   restrictionsCollection,

@@ -1,12 +1,12 @@
 import { MongoServerError, type AnyBulkWriteOperation, type Db } from 'mongodb';
-import type { AchActivity } from '../../../../platform/messaging/events.js';
+import type { AchActivity } from '../../../../platform/contracts/events.js';
 import { RETURN_CODE_PATTERN } from '../../../../platform/security/validate.js';
 import { HOME_CURRENCY, minor, toMinor } from '../../../../platform/money/money.js';
 import { ADMINISTRATIVE_RETURN_CODES, NSF_RETURN_CODES, THRESHOLDS, UNAUTHORIZED_RETURN_CODES, WINDOW_DAYS } from './ach-rules.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import { checkPage, readPage } from '../../../../platform/graphql/paging.js';
-import { addDays, isIsoDate } from '../../../../platform/graphql/scalars.js';
+import { addDays, isIsoDate } from '../../../../platform/contracts/dates.js';
 import { type AchDayDocument, returnRateCollections, type ReturnRatesReport } from './datasource.js';
 
 type Category = 'unAuthorized' | 'admin' | 'total' | 'nsf';

@@ -1,5 +1,5 @@
 import type { AnyBulkWriteOperation, Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { checkAmount, minor, negate, toMinor, type MinorUnits } from '../../../../platform/money/money.js';
 import { checkString } from '../../../../platform/security/validate.js';
 import { accountsCollection, type AccountDocument } from './datasource.js';

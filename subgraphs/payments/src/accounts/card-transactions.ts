@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { checkAmount, isCurrencyCode, negate, ZERO, type MinorUnits } from '../../../../platform/money/money.js';
 import { maskLastFour } from '../../../../platform/security/masking.js';
 import { newId } from '../../../../platform/security/secrets.js';

@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import type { Collection, Db, Filter } from 'mongodb';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
-import { isIsoDateTime } from '../../../../platform/graphql/scalars.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
+import { isIsoDateTime } from '../../../../platform/contracts/dates.js';
 import { checkAmount, type MinorUnits } from '../../../../platform/money/money.js';
 
 /** Where a transaction stands (the schema's TransactionState). */

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import { PAYMENTS_LIST_CAPS } from '../list-caps.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { checkString } from '../../../../platform/security/validate.js';
 import { accountsCollection } from './datasource.js';
 import { newestTransactions, transactionsCollection, type TransactionDocument } from './transactions-datasource.js';

@@ -1,10 +1,10 @@
 import { MongoServerError, type Collection, type Db } from 'mongodb';
-import type { AchActivity } from '../../../../platform/messaging/events.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
-import type { GraphClient } from '../../../../platform/graphql/graph-client.js';
+import type { AchActivity } from '../../../../platform/contracts/events.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
+import type { GraphClient } from '../../../../platform/contracts/graph.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import { graphForwarder, recordEvent, type Dispatcher, type OutboxEvent } from '../../../../platform/messaging/outbox.js';
-import { isIsoDate } from '../../../../platform/graphql/scalars.js';
+import { isIsoDate } from '../../../../platform/contracts/dates.js';
 import { checkString, ID_RULE, required, RETURN_CODE_PATTERN } from '../../../../platform/security/validate.js';
 import { checkAmount, fromMinor, toJsonNumber } from '../../../../platform/money/money.js';
 import { achPaymentsCollection, type AchPaymentDocument } from './datasource.js';

@@ -1,10 +1,10 @@
 import type { Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { newId } from '../../../../platform/security/secrets.js';
 import { checkString, CURRENCY_RULE, ID_RULE, ROUTING_NUMBER_RULE, type StringRule } from '../../../../platform/security/validate.js';
 import { canonicalDecimal, checkAmount, fromMinor, HOME_CURRENCY, minorDigits } from '../../../../platform/money/money.js';
 import { beneficiariesCollection, beneficiaryUndosCollection, type BeneficiaryDocument, type BeneficiaryState, type UndoDocument } from './datasource.js';
-import { isOwnKey, ownValue } from '../../../../platform/security/own.js';
+import { isOwnKey, ownValue } from '../../../../platform/contracts/own.js';
 
 /** How long an undo stays actionable. */
 export const UNDO_SECONDS = 300;

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { ARN_RULE, checkString, ID_RULE, REFERENCE_RULE } from '../../../../platform/security/validate.js';
 import { fundsTransactionsCollection, type FundsTransactionDocument } from './datasource.js';
 

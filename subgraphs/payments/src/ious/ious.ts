@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
-import type { GraphClient } from '../../../../platform/graphql/graph-client.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
+import type { GraphClient } from '../../../../platform/contracts/graph.js';
 import { newId } from '../../../../platform/security/secrets.js';
 import { checkString, ID_RULE, required } from '../../../../platform/security/validate.js';
 import { checkAmount, isCurrencyCode, negate, type MinorUnits } from '../../../../platform/money/money.js';

@@ -1,7 +1,7 @@
 import { enableEndpoint } from '../../../../platform/messaging/deliveries.js';
 import { GridFSBucket, type Db } from 'mongodb';
-import type { AuditTrail } from '../../../../platform/security/audit.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import type { AuditTrail } from '../../../../platform/messaging/audit.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { detectFileType, storeFile } from '../../../../platform/mongo/files.js';
 import { PAYMENT_JWT_LIFETIME_SECONDS, signJwt } from '../../../../platform/security/jwt.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { PAYMENTS_LIST_CAPS } from '../list-caps.js';
 import type { Db, Filter } from 'mongodb';
-import type { AuditTrail } from '../../../../platform/security/audit.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import type { AuditTrail } from '../../../../platform/messaging/audit.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { signJwt, PAYMENT_JWT_LIFETIME_SECONDS } from '../../../../platform/security/jwt.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import { recordEvent } from '../../../../platform/messaging/outbox.js';
 import { checkPage, readPage } from '../../../../platform/graphql/paging.js';
-import { isIsoDate } from '../../../../platform/graphql/scalars.js';
+import { isIsoDate } from '../../../../platform/contracts/dates.js';
 import { newId } from '../../../../platform/security/secrets.js';
 import { checkString, EMAIL_RULE, ID_RULE, required } from '../../../../platform/security/validate.js';
 import { checkAmount, fromMinor, isCurrencyCode, toJsonNumber, ZERO } from '../../../../platform/money/money.js';

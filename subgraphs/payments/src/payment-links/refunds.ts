@@ -1,8 +1,8 @@
 import type { Db, Filter } from 'mongodb';
 import { PAYMENTS_LIST_CAPS } from '../list-caps.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { checkPage, readPage } from '../../../../platform/graphql/paging.js';
-import { isIsoDate } from '../../../../platform/graphql/scalars.js';
+import { isIsoDate } from '../../../../platform/contracts/dates.js';
 import { newId } from '../../../../platform/security/secrets.js';
 import { checkString, ID_RULE, REFERENCE_RULE, required, ROUTING_NUMBER_RULE } from '../../../../platform/security/validate.js';
 import { amountBound, canonicalDecimal, checkAmount, fromMinor, minor } from '../../../../platform/money/money.js';

@@ -1,6 +1,6 @@
 import { maskRecipient } from '../../../../platform/messaging/notify.js';
 import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
-import type { Principal } from '../../../../platform/security/principal.js';
+import type { Principal } from '../../../../platform/contracts/principal.js';
 import type { DeliveryResolvers } from '../__generated__/resolvers-types.js';
 import type { DeliveryDocument } from '../merchants/deliveries.js';
 import { isInternalService } from '../../../../platform/security/service-scope.js';

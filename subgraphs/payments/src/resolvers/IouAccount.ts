@@ -1,4 +1,4 @@
-import type { Principal } from '../../../../platform/security/principal.js';
+import type { Principal } from '../../../../platform/contracts/principal.js';
 import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 import type { IouAccountResolvers, IouTransactionResolvers } from '../__generated__/resolvers-types.js';
 import { amountFor } from '../ious/ious.js';

@@ -1,6 +1,6 @@
 import { requireAggregator, requireMerchant, requireService, requireUser } from '../../../../platform/security/authorize.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 
 /** Card issuing and authorization (the cards subgraph); ACH activity (the ACH processor link, an internal service). */
 const CARDS = ['cards'];

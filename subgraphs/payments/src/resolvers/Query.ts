@@ -4,7 +4,7 @@ import type { Filter } from 'mongodb';
 import { checkString, ID_RULE } from '../../../../platform/security/validate.js';
 import { checkDeliveryStatus, type DeliveryDocument } from '../merchants/deliveries.js';
 import { maySeeDelivery } from './Delivery.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { offsetConnection } from '../../../../platform/graphql/paging.js';
 import type { PaymentsContext } from '../context.js';
 import { isInternalService } from '../../../../platform/security/service-scope.js';

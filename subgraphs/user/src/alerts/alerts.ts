@@ -1,5 +1,5 @@
 import type { Collection } from 'mongodb';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { checkString, required } from '../../../../platform/security/validate.js';
 import type { AlertSettingDocument } from './datasource.js';
 

@@ -1,6 +1,6 @@
-import type { AuditTrail } from '../../../../platform/security/audit.js';
+import type { AuditTrail } from '../../../../platform/messaging/audit.js';
 import type { Config } from '../../../../platform/runtime/config.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../../../../platform/security/secrets.js';
 import { checkString, ID_RULE, NEW_PASSWORD_RULES, required } from '../../../../platform/security/validate.js';

@@ -1,6 +1,6 @@
 import type { Collection } from 'mongodb';
-import type { AuditTrail } from '../../../../platform/security/audit.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import type { AuditTrail } from '../../../../platform/messaging/audit.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import type { UserDocument } from '../profile/datasource.js';
 import type { AnnounceSessionsEnded } from './sessions.js';
 

@@ -1,7 +1,7 @@
 import type { Collection } from 'mongodb';
-import type { AuditTrail } from '../../../../platform/security/audit.js';
+import type { AuditTrail } from '../../../../platform/messaging/audit.js';
 import type { Config } from '../../../../platform/runtime/config.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { addressGroup } from '../../../../platform/http/address-group.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import { holds, liveLeases, newLease, secondsUntilFirstLapse, SlotsTaken, transact, waitForSlot, without, type Change, type Lease } from '../attempt-slots.js';

@@ -1,17 +1,17 @@
 import type { Collection } from 'mongodb';
-import type { AuditTrail } from '../../../../platform/security/audit.js';
+import type { AuditTrail } from '../../../../platform/messaging/audit.js';
 import type { Config } from '../../../../platform/runtime/config.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
-import type { Principal } from '../../../../platform/security/principal.js';
-import { isIsoDateTime } from '../../../../platform/graphql/scalars.js';
+import type { Principal } from '../../../../platform/contracts/principal.js';
+import { isIsoDateTime } from '../../../../platform/contracts/dates.js';
 import { DUMMY_PASSWORD_HASH, sha256, verifyPassword } from '../../../../platform/security/secrets.js';
 import type { AuthCollections, DeviceDocument } from './datasource.js';
 import type { Segment, UserDocument } from '../profile/datasource.js';
 import { verifyAndroidSignature, verifyCryptotext } from './device-proof.js';
 import type { Lockouts } from './lockout.js';
 import type { Sessions } from './sessions.js';
-import { isOwnKey } from '../../../../platform/security/own.js';
+import { isOwnKey } from '../../../../platform/contracts/own.js';
 import { keyScopeOf, scopeAllowsChannel, scopeAllowsUser } from '../../../../platform/security/service-scope.js';
 
 /** The ten documented login channels and the properties each one requires. */

@@ -1,4 +1,4 @@
-import type { AuditTrail } from '../../../../platform/security/audit.js';
+import type { AuditTrail } from '../../../../platform/messaging/audit.js';
 import { hashPassword } from '../../../../platform/security/secrets.js';
 import { checkString, ID_RULE } from '../../../../platform/security/validate.js';
 import type { AuthCollections } from './datasource.js';

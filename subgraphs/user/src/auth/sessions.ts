@@ -1,7 +1,8 @@
 import type { Collection, Db } from 'mongodb';
-import type { AuditTrail } from '../../../../platform/security/audit.js';
+import type { AuditTrail } from '../../../../platform/messaging/audit.js';
 import { recordEvent } from '../../../../platform/messaging/outbox.js';
-import { SESSIONS_ENDED, type ResolvedSession, type SessionsEnded } from '../../../../platform/security/principal.js';
+import { SESSIONS_ENDED, type SessionsEnded } from '../../../../platform/contracts/events.js';
+import { type ResolvedSession } from '../../../../platform/contracts/principal.js';
 import { newId, newOpaqueToken, sha256 } from '../../../../platform/security/secrets.js';
 import type { SessionDocument } from './datasource.js';
 import type { UserDocument } from '../profile/datasource.js';

@@ -1,11 +1,11 @@
 import { randomInt } from 'node:crypto';
 import { GridFSBucket, MongoServerError, type Collection, type Db } from 'mongodb';
 import type { Config } from '../../../../platform/runtime/config.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { detectFileType, storeFile, type FileType } from '../../../../platform/mongo/files.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import { maskRecipient, type Notifier } from '../../../../platform/messaging/notify.js';
-import type { Principal } from '../../../../platform/security/principal.js';
+import type { Principal } from '../../../../platform/contracts/principal.js';
 import { newId, sha256 } from '../../../../platform/security/secrets.js';
 import { checkString, DEVICE_TAG_RULE, EMAIL_RULE, PHONE_RULE, required } from '../../../../platform/security/validate.js';
 import { newDeviceSecret } from '../auth/device-proof.js';
@@ -17,7 +17,7 @@ import { authCollections, type AuthCollections, type DeviceDocument } from '../a
 import { usersCollection, type Segment, type UserDocument } from '../profile/datasource.js';
 import { prospectCollections, type ProspectDocument } from './datasource.js';
 import type { Referrals } from './referrals.js';
-import { isOneOf, ownValue } from '../../../../platform/security/own.js';
+import { isOneOf, ownValue } from '../../../../platform/contracts/own.js';
 
 /** Where each preSegment leads: the segment a new user gets. `recovery` is for existing users. */
 export const PRE_SEGMENTS: Readonly<Record<string, Segment>> = { retail: 'retail', student: 'student', premium: 'premium', business: 'smallBusiness' };

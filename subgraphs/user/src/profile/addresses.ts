@@ -1,5 +1,5 @@
 import countries from 'i18n-iso-countries';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { newId } from '../../../../platform/security/secrets.js';
 import { checkString, required } from '../../../../platform/security/validate.js';
 import type { AddressDocument } from './datasource.js';

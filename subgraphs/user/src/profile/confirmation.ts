@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Collection } from 'mongodb';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import type { Notifier } from '../../../../platform/messaging/notify.js';
 import { sha256 } from '../../../../platform/security/secrets.js';

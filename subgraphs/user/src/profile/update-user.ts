@@ -1,5 +1,5 @@
 import type { Collection } from 'mongodb';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import { checkString, EMAIL_RULE, PHONE_RULE, type StringRule } from '../../../../platform/security/validate.js';
 import type { AddressDocument, UserDocument } from './datasource.js';

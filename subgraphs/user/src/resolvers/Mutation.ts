@@ -1,5 +1,5 @@
 import { requireAggregator, requireService, requireUser } from '../../../../platform/security/authorize.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
 
 /** The path user id must be the token's user; another user's id answers as if it did not exist. */

@@ -1,5 +1,5 @@
 import { requireAggregator, requireService, requireUser } from '../../../../platform/security/authorize.js';
-import { appError, ErrorCode } from '../../../../platform/graphql/errors.js';
+import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { checkString } from '../../../../platform/security/validate.js';
 import type { QueryResolvers } from '../__generated__/resolvers-types.js';
 

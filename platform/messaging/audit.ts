@@ -1,36 +1,9 @@
 import type { Db } from 'mongodb';
-import type { GraphClient } from '../graphql/graph-client.js';
+import type { GraphClient } from '../contracts/graph.js';
 import type { Logger } from '../runtime/logger.js';
-import type { AuditRecordPayload } from '../messaging/events.js';
-import { graphForwarder, recordEvent, type Dispatcher } from '../messaging/outbox.js';
-import { principalActor, type Principal } from './principal.js';
-
-/** What the audit log records: security-relevant acts, each as it happened (or was refused). */
-export const AUDIT_ACTIONS = [
-  'LOGIN_SUCCEEDED',
-  'LOGIN_FAILED',
-  'LOGIN_REFUSED',
-  'ACTOR_LOCKED',
-  'TOKEN_ISSUED',
-  'TOKEN_REVOKED',
-  'PASSWORD_CHANGED',
-  'CARD_TURNED_ON',
-  'CARD_TURNED_OFF',
-  'PAYMENT_LINK_STATUS_CHANGED',
-  'WEBHOOK_CONFIGURED',
-  'USER_BLOCKED',
-  'USER_UNBLOCKED',
-  'AGGREGATOR_CREATED',
-  'AGGREGATOR_USER_CREATED',
-  'RESTRICTION_SET',
-  'RESTRICTION_REMOVED',
-  'PROCEDURAL_RESTRICTION_PLACED',
-  'PROCEDURAL_RESTRICTION_LIFTED',
-] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
-
-/** Details are flat and never carry secrets: ids, names, statuses; no tokens, passwords or card numbers. */
-export type AuditDetails = Record<string, string | number | boolean | null>;
+import type { AuditAction, AuditDetails, AuditRecordPayload } from '../contracts/events.js';
+import { graphForwarder, recordEvent, type Dispatcher } from './outbox.js';
+import { principalActor, type Principal } from '../contracts/principal.js';
 
 /** Records acts on behalf of one request (or of a background task, as `system`). */
 export interface AuditTrail {

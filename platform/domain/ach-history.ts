@@ -1,6 +1,6 @@
 import { fromMinor, minor } from '../money/money.js';
-import type { AchActivity } from '../messaging/events.js';
-import { addDays } from '../graphql/scalars.js';
+import type { AchActivity } from '../contracts/events.js';
+import { addDays } from '../contracts/dates.js';
 
 /** The Nacha return codes the demo history draws its unauthorized and administrative returns from. */
 const UNAUTHORIZED_CODES = ['R05', 'R07', 'R10', 'R11', 'R29', 'R51'] as const;

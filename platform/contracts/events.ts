@@ -1,6 +1,5 @@
-import type { AuditAction, AuditDetails } from '../security/audit.js';
-import { ownValue } from '../security/own.js';
-import type { Principal } from '../security/principal.js';
+import { ownValue } from './own.js';
+import type { Principal } from './principal.js';
 
 /** Who may see an event: the user, aggregator or merchant it concerns (none: only internal listeners). */
 export interface EventAudience {
@@ -132,3 +131,43 @@ export type OutboxEvent<T extends EventType = EventType> = {
     refusal?: { dispatcher: string; error: string; dts: Date };
   };
 }[T];
+
+/** What the audit log records: security-relevant acts, each as it happened (or was refused). */
+export const AUDIT_ACTIONS = [
+  'LOGIN_SUCCEEDED',
+  'LOGIN_FAILED',
+  'LOGIN_REFUSED',
+  'ACTOR_LOCKED',
+  'TOKEN_ISSUED',
+  'TOKEN_REVOKED',
+  'PASSWORD_CHANGED',
+  'CARD_TURNED_ON',
+  'CARD_TURNED_OFF',
+  'PAYMENT_LINK_STATUS_CHANGED',
+  'WEBHOOK_CONFIGURED',
+  'USER_BLOCKED',
+  'USER_UNBLOCKED',
+  'AGGREGATOR_CREATED',
+  'AGGREGATOR_USER_CREATED',
+  'RESTRICTION_SET',
+  'RESTRICTION_REMOVED',
+  'PROCEDURAL_RESTRICTION_PLACED',
+  'PROCEDURAL_RESTRICTION_LIFTED',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** Details are flat and never carry secrets: ids, names, statuses; no tokens, passwords or card numbers. */
+export type AuditDetails = Record<string, string | number | boolean | null>;
+
+/** The bus event the user subgraph publishes when sessions end before their expiry, so that no gateway answers them from memory. */
+export const SESSIONS_ENDED = 'sessions.ended' satisfies EventType;
+
+/** Which sessions a SESSIONS_ENDED event ends: one session, every session of a user, or of an aggregator user. */
+export type SessionsEnded = EventPayloads[typeof SESSIONS_ENDED];
+
+/** Whether a SESSIONS_ENDED payload ends the session of `principal`. */
+export function endsSession(ended: Record<string, unknown>, principal: Principal): boolean {
+  if ('sessionId' in principal && ended.sessionId === principal.sessionId) return true;
+  if (principal.kind === 'user' && ended.SvcUserId === principal.userId) return true;
+  return principal.kind === 'aggregator' && ended.aggregatorLogin === principal.login;
+}
