@@ -13,7 +13,8 @@ import { describe, expect, it } from 'vitest';
  *   (`platform/messaging/outbox.ts`, `gateway/src/`, `schema/*.graphql`, `subgraphs/<name>/src`),
  *   read from the repository root; and every relative link target (`[Cards](cards.md#funds)`),
  *   read from the doc's folder, with its `#anchor` checked against the target's headings;
- * - an environment variable: a backticked UPPER_SNAKE name (or `NAME=value`). It passes when the
+ * - an environment variable: a backticked UPPER_SNAKE name (or `NAME=value`), or a name assigned at
+ *   the start of a code block's line (`INTERNAL_SECRET=... docker compose up`). It passes when the
  *   code reads it (`platform/runtime/config.ts`, `process.env`, `.env.example`). A name the code
  *   does not read passes only when it is no setting: the doc does not present it as one (no
  *   `NAME=value`, no "environment"/"variable"/"setting"/… next to it) and the code names it
@@ -22,7 +23,9 @@ import { describe, expect, it } from 'vitest';
  *   code blocks: `X` is a script of package.json.
  *
  * Not checked: relative file names that lean on the surrounding prose (`context.ts`, `routes/`),
- * paths inside fenced code blocks, URLs, and what a sentence claims about the code.
+ * a root file named in backticks without a link (`Dockerfile`), paths inside fenced code blocks,
+ * a one-word setting without `=` (`HOST`), URLs, and what a sentence claims about the code.
+ * CHANGELOG.md is left out: its released sections may name what has since gone.
  */
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -101,6 +104,12 @@ function extractReferences(markdown: string, topLevel: ReadonlySet<string>): Ref
     const target = match[1]!;
     if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue;
     refs.push({ kind: 'link', name: target, line: lineAt(prose, match.index), asSetting: false });
+  }
+
+  // Settings assigned at the start of a code block's line (`INTERNAL_SECRET=... docker compose up`, `export NAME=...`).
+  for (const match of fences.matchAll(/^[ \t]*(?:export[ \t]+)?((?:[A-Z][A-Z0-9_]*=\S*[ \t]+)*[A-Z][A-Z0-9_]*=)/gm)) {
+    const line = lineAt(fences, match.index);
+    for (const name of match[1]!.matchAll(/([A-Z][A-Z0-9_]*)=/g)) refs.push({ kind: 'env', name: name[1]!, line, asSetting: true });
   }
 
   // npm scripts, in prose and in code blocks alike.
@@ -229,6 +238,7 @@ describe('the docs match the code', () => {
       '3 env VALIDATION_FAILED',
       '4 link cards.md#funds',
       '4 script compose:check',
+      '6 env NODE_ENV (setting)',
       '6 script device-login',
       '9 script schema:check',
       '10 env HOST (setting)',
