@@ -145,6 +145,8 @@ function anchorsOf(markdown: string): Set<string> {
 
 /** Top-level entries a path may start with; build outputs and local state are not the repository's. */
 const NOT_THE_REPOSITORY = new Set(['node_modules', '.git', 'dist', '.data', '.scratch']);
+/** Where the services' settings are read (`loadConfig`). */
+const CONFIG_FILE = 'platform/runtime/config.ts';
 const CODE_ROOTS = ['platform', 'gateway', 'subgraphs', 'rest-adapter', 'scripts', 'bench', 'test', 'web', 'schema', 'specs', 'deploy', '.ci'];
 const CODE_FILE = /\.(ts|tsx|js|mjs|cjs|json|graphql|ya?ml|tpl|sh|go|md|txt|env)$|^(Dockerfile|run)$/;
 
@@ -183,7 +185,9 @@ function codeText(): string {
 /** Environment variables the code reads: config.ts's names, `process.env`/`env` reads anywhere, and .env.example. */
 function environmentVariables(code: string): Set<string> {
   const names = new Set<string>();
-  const config = readFileSync(path.join(ROOT, 'platform/runtime/config.ts'), 'utf8');
+  const configFile = path.join(ROOT, CONFIG_FILE);
+  if (!existsSync(configFile)) throw new Error(`${CONFIG_FILE} is gone: point CONFIG_FILE in this test at where the configuration is read now`);
+  const config = readFileSync(configFile, 'utf8');
   for (const match of config.matchAll(/['"`]([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)['"`]/g)) names.add(match[1]!);
   for (const match of code.matchAll(/\benv(?:\.([A-Z][A-Z0-9_]*)|\[\s*['"]([A-Z][A-Z0-9_]*)['"]\s*\])/g)) names.add((match[1] ?? match[2])!);
   for (const match of code.matchAll(/\{([^{}]*)\}\s*=\s*process\.env\b/g))
@@ -291,7 +295,7 @@ function problemsOf(doc: string, markdown: string): string[] {
       }
       case 'env':
         if (env.has(ref.name)) break;
-        if (ref.asSetting) problems.push(`${at(ref.line)}: setting \`${ref.name}\` is read nowhere (platform/runtime/config.ts, process.env, .env.example)`);
+        if (ref.asSetting) problems.push(`${at(ref.line)}: setting \`${ref.name}\` is read nowhere (${CONFIG_FILE}, process.env, .env.example)`);
         else if (!new RegExp(`\\b${ref.name}\\b`).test(code)) problems.push(`${at(ref.line)}: \`${ref.name}\` is named nowhere in the code`);
         break;
       case 'script':
