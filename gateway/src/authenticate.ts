@@ -48,7 +48,7 @@ const OWN_SESSION_ENDING_FIELDS: ReadonlySet<string> = new Set(['logout', 'aggre
  * or 503 when the store does not answer) if the session is no longer live. Null when the
  * principal is established in full.
  */
-export interface Authentication {
+interface Authentication {
   principal: Principal;
   confirmed: Promise<void> | null;
 }

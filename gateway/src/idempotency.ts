@@ -8,7 +8,7 @@ import { CREDENTIAL_ISSUING_FIELDS, principalIdentity, type Principal } from '..
 import { fragmentsOf, rootFieldNames } from './operation-limits.js';
 
 /** The header a client sends to make a POST safe to retry (Stripe; IETF httpapi Idempotency-Key draft). */
-export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 
 /** What a key holds: a request in progress, or the answer it got. */
 type Entry = { fingerprint: string; state: 'in_progress' } | { fingerprint: string; state: 'done'; status: number; result: FormattedExecutionResult };

@@ -92,7 +92,7 @@ function nestedSize(value: ValueNode, variables: Record<string, unknown>): numbe
 }
 
 /** Depth, aliases, root fields and cost of an operation, fragments expanded; introspection fields are not counted. */
-export function measureOperation(schema: GraphQLSchema, root: GraphQLNamedType, selectionSet: SelectionSetNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>, variables: Record<string, unknown>): Measure {
+function measureOperation(schema: GraphQLSchema, root: GraphQLNamedType, selectionSet: SelectionSetNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>, variables: Record<string, unknown>): Measure {
   const measure: Measure = { depth: 0, aliases: 0, rootFields: 0, cost: 0 };
   let walked = 0;
   // `hint`: a size argument on a field that is not itself a list (a connection's `first`) sizes the list below it (`edges`).

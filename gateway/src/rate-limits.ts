@@ -24,7 +24,7 @@ export interface RateLimits {
 }
 
 /** Fields that guess or issue credentials: they get the strict limit, on top of the lockout. */
-export const SENSITIVE_FIELDS = new Set([
+const SENSITIVE_FIELDS = new Set([
   'login', 'aggregatorGetToken', 'aggregatorChangePassword', 'merchantToken', 'customerToken',
   'requestRecoveryCode', 'confirmEmail', 'confirmMobile', 'registerDevice', 'submitProspectData',
   // Merchant ids are global: registering one tells whether it is in use, so guesses are few.
@@ -32,7 +32,7 @@ export const SENSITIVE_FIELDS = new Set([
 ]);
 
 /** One key's count in its current window, and the milliseconds left in that window. */
-export interface Hit {
+interface Hit {
   count: number;
   resetMs: number;
 }

@@ -39,7 +39,7 @@ class SubgraphResponse {
 }
 
 /** How long a write to a subgraph is waited for (a hung subgraph must not hold the request and its socket forever). */
-export const WRITE_TIMEOUT_MS = 300_000;
+const WRITE_TIMEOUT_MS = 300_000;
 
 /** Set by the gateway on the fetches of a mutation's plan: sent on their own, never joined to a read in flight (which could predate the write). */
 export const UNSHARED_READ_HEADER = 'x-gateway-unshared';

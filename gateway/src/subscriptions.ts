@@ -14,7 +14,7 @@ import { addressGroup, type HitCounter } from './rate-limits.js';
 import { ownValue } from '../../platform/contracts/own.js';
 
 /** How a subscription field is served: the events that trigger it, and the query field that resolves one. */
-export interface SubscriptionRoute {
+interface SubscriptionRoute {
   events: readonly string[];
   /** The Query field that reads the event's object for the subscriber, and its one argument. */
   queryField: string;
@@ -25,7 +25,7 @@ export interface SubscriptionRoute {
 }
 
 /** Every subscription field of the composed schema and how it is served. */
-export const SUBSCRIPTION_ROUTES: Readonly<Record<string, SubscriptionRoute>> = {
+const SUBSCRIPTION_ROUTES: Readonly<Record<string, SubscriptionRoute>> = {
   cardAuthorizations: { events: ['card.authorization'], queryField: 'cardAuthorization', argument: 'messageId', argumentType: 'ID!', key: (p) => p.messageId },
   cardStatusChanged: { events: ['card.status'], queryField: 'card', argument: 'SvcCardId', argumentType: 'ID!', key: (p) => p.SvcCardId },
   paymentLinkStatusChanged: { events: ['payment_link.status'], queryField: 'paymentLink', argument: 'svcTransactionId', argumentType: 'ID', key: (p) => p.svcTransactionId },
@@ -38,7 +38,7 @@ export const SUBSCRIPTION_ROUTES: Readonly<Record<string, SubscriptionRoute>> = 
  * Whether an event concerns the principal at all (the object's own resolver then decides what
  * it may see): a user's own, an aggregator's own, a merchant's own; internal services see all.
  */
-export function mayReceive(principal: Principal, event: BusEvent): boolean {
+function mayReceive(principal: Principal, event: BusEvent): boolean {
   switch (principal.kind) {
     case 'user':
       return event.audience.SvcUserId === principal.userId;
@@ -54,12 +54,12 @@ export function mayReceive(principal: Principal, event: BusEvent): boolean {
 /** Who may subscribe: end users, aggregators and merchants (a service key is for one job, not every event). */
 const SUBSCRIBERS: ReadonlySet<Principal['kind']> = new Set(['user', 'aggregator', 'merchant']);
 /** Subscriptions one connection may hold at once. */
-export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 25;
+const MAX_SUBSCRIPTIONS_PER_CONNECTION = 25;
 /** How often a connection's credentials are checked again (a logout, a revoked token, an expired JWT). */
 const RECHECK_MS = 60_000;
 
 /** A subscription turned into the query that resolves one of its events: same selection, same response key. */
-export interface PreparedSubscription {
+interface PreparedSubscription {
   route: SubscriptionRoute;
   responseKey: string;
   query: DocumentNode;
@@ -76,7 +76,7 @@ const KEY_VARIABLE = '__eventKey';
 export const PREPARED_SUBSCRIPTION_TOKENS = 64;
 
 /** Prepares a validated subscription document; null when its root field is not one the gateway serves. */
-export function prepareSubscription(document: DocumentNode, operationName: string | null | undefined): PreparedSubscription | null {
+function prepareSubscription(document: DocumentNode, operationName: string | null | undefined): PreparedSubscription | null {
   const operation = getOperationAST(document, operationName);
   const field = operation?.selectionSet.selections[0];
   if (!operation || operation.operation !== OperationTypeNode.SUBSCRIPTION || field?.kind !== Kind.FIELD) return null;
@@ -110,7 +110,7 @@ export function prepareSubscription(document: DocumentNode, operationName: strin
 }
 
 /** Largest amount a subscriber's socket may hold unsent before events for it are skipped: a subscriber that cannot keep up loses events rather than the gateway's memory. */
-export const MAX_BUFFERED_BYTES = 1024 * 1024;
+const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** Event resolutions a group may have waiting for delivery before its oldest are dropped. */
 const MAX_PENDING_RESOLUTIONS = 1000;
 const NEXT_SUFFIX = Buffer.from('}');
@@ -165,7 +165,7 @@ export type ExecuteAs = (document: DocumentNode | string, variables: Record<stri
  * per principal across its connections, and subscribe messages per window per connection and per
  * principal.
  */
-export interface SubscriptionLimits {
+interface SubscriptionLimits {
   connectionsPerPrincipal: number;
   connectionsPerAddress: number;
   subscriptionsPerPrincipal: number;
@@ -187,9 +187,9 @@ export function subscribeMessageLimit(documentLimits: DocumentLimits): number {
 }
 
 /** The close code of a connection over a connection cap (graphql-ws clients do not retry it). */
-export const TOO_MANY_CONNECTIONS = 4429;
+const TOO_MANY_CONNECTIONS = 4429;
 /** The close code of a connection whose session ended or whose credentials no longer hold. */
-export const SESSION_ENDED = 4401;
+const SESSION_ENDED = 4401;
 
 export interface SubscriptionServerOptions {
   server: Server;

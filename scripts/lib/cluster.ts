@@ -12,9 +12,9 @@ import { HAPROXY_BIN, haproxyConfig, haproxyServers, spawnHaproxy, type HaproxyS
 
 /** The two gateways and the two REST adapters, by the names HAProxy and the logs give them. */
 export const GATEWAYS = ['gateway-1', 'gateway-2'] as const;
-export const ADAPTERS = ['rest-adapter-1', 'rest-adapter-2'] as const;
+const ADAPTERS = ['rest-adapter-1', 'rest-adapter-2'] as const;
 export type Gateway = (typeof GATEWAYS)[number];
-export type Adapter = (typeof ADAPTERS)[number];
+type Adapter = (typeof ADAPTERS)[number];
 /** One process of the cluster. */
 export type Member = SubgraphName | Gateway | Adapter;
 export const MEMBERS: readonly Member[] = [...SUBGRAPH_NAMES, ...GATEWAYS, ...ADAPTERS];
@@ -34,7 +34,7 @@ const SERVE = path.join(REPO_ROOT, 'scripts', 'serve.ts');
 const KEPT_LINES = 400;
 
 /** The service a member runs (`npm run start:service -- <service>`). */
-export function serviceOf(member: Member): SubgraphName | 'gateway' | 'rest-adapter' {
+function serviceOf(member: Member): SubgraphName | 'gateway' | 'rest-adapter' {
   if (member.startsWith('gateway-')) return 'gateway';
   if (member.startsWith('rest-adapter-')) return 'rest-adapter';
   return member as SubgraphName;

@@ -9,11 +9,11 @@ import { userCacheDir } from '../../platform/runtime/config.js';
 const run = promisify(execFile);
 
 /** The Helm release the chart's test renders with. */
-export const HELM_VERSION = 'v3.22.0';
+const HELM_VERSION = 'v3.22.0';
 const MODULE = 'helm.sh/helm/v3/cmd/helm';
 
 /** Where the Helm build is cached, shared by every clone of the project (as the FerretDB build is). */
-export function helmCachePath(env: Record<string, string | undefined> = process.env): string {
+function helmCachePath(env: Record<string, string | undefined> = process.env): string {
   return path.join(userCacheDir(env), `helm-${HELM_VERSION}`, 'helm');
 }
 

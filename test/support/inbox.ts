@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 
 /** A message a test server received: an email over SMTP, or a text through the SMS webhook. */
-export interface Received {
+interface Received {
   to: string;
   text: string;
 }

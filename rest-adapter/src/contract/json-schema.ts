@@ -41,11 +41,6 @@ export function object(properties: Record<string, JsonSchema>, required: string[
   return { type: 'object', properties: typed, ...(required.length ? { required } : {}), ...extra };
 }
 
-/** A response object: exactly these properties, each there. */
-export function exactObject(properties: Record<string, JsonSchema>): JsonSchema {
-  return { type: 'object', properties, required: Object.keys(properties), additionalProperties: false };
-}
-
 export function arrayOf(items: JsonSchema, extra: Partial<JsonSchema> = {}): JsonSchema {
   return { type: 'array', items, ...extra };
 }

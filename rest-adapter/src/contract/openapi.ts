@@ -29,7 +29,7 @@ export type OpenApiDocument = {
 };
 
 /** One operation of the document (a route at one of its paths). */
-export type OpenApiOperation = Record<string, unknown> & { operationId: string; responses: Record<string, unknown> };
+type OpenApiOperation = Record<string, unknown> & { operationId: string; responses: Record<string, unknown> };
 
 const SECURITY_SCHEMES = {
   token: { type: 'apiKey', in: 'header', name: 'token', description: 'End-user session token from `PUT /token`.' },

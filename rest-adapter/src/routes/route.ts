@@ -16,7 +16,7 @@ export interface UploadedFile {
 }
 
 /** The credential header a route takes. */
-export type Credential = 'token' | 'x-svc-token' | 'x-svc-jwtoken';
+type Credential = 'token' | 'x-svc-token' | 'x-svc-jwtoken';
 
 /** What a route's mapping functions see of the HTTP request. */
 export interface RouteInput {
@@ -28,7 +28,7 @@ export interface RouteInput {
 }
 
 /** A query parameter of a route. */
-export interface QueryParameter {
+interface QueryParameter {
   schema: JsonSchema;
   required: boolean;
   description: string;
@@ -108,7 +108,7 @@ export class RouteInputError extends Error {
 }
 
 /** Statuses of error codes on every route, unless the route says otherwise. */
-export const DEFAULT_STATUSES: Record<string, number> = {
+const DEFAULT_STATUSES: Record<string, number> = {
   [ErrorCode.BAD_REQUEST]: 400,
   BAD_USER_INPUT: 400,
   GRAPHQL_VALIDATION_FAILED: 400,

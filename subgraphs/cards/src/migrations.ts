@@ -6,7 +6,7 @@ import { cardMessagesCollection } from './authorization/datasource.js';
 const MONEY_ID = 'cards-money-in-minor-units';
 
 /** Card messages stored their amount as a float in the currency's units; it is an integer of its minor units now. */
-export const MONEY_IN_MINOR_UNITS: Migration = {
+const MONEY_IN_MINOR_UNITS: Migration = {
   id: MONEY_ID,
   async run(db: Db, log: MigrationLog) {
     const messages = cardMessagesCollection(db);
@@ -24,7 +24,7 @@ const EVENTS_ID = 'cards-messages-are-events';
  * to its original by a unique `bindingKey`. Messages stored before were published from the outbox
  * then: they are marked carried, and reversals that credited take their original's binding.
  */
-export const MESSAGES_ARE_EVENTS: Migration = {
+const MESSAGES_ARE_EVENTS: Migration = {
   id: EVENTS_ID,
   async run(db: Db) {
     const messages = cardMessagesCollection(db);

@@ -16,7 +16,7 @@ const MONEY_ID = 'compliance-money-in-minor-units';
  * currency, whatever it was; no unit can be read without one, so it takes the rule's only
  * currency where it names one, and USD otherwise, which the log reports.
  */
-export const MONEY_IN_MINOR_UNITS: Migration = {
+const MONEY_IN_MINOR_UNITS: Migration = {
   id: MONEY_ID,
   async run(db: Db, log: MigrationLog) {
     const restrictions = restrictionsCollection(db).collectionName;

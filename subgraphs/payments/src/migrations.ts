@@ -13,7 +13,7 @@ import { paymentLinksCollection, refundsCollection } from './payment-links/datas
 const MONEY_ID = 'payments-money-in-minor-units';
 
 /** Amounts were stored as floats in the currency's units; they are integers of its minor units now. */
-export const MONEY_IN_MINOR_UNITS: Migration = {
+const MONEY_IN_MINOR_UNITS: Migration = {
   id: MONEY_ID,
   async run(db: Db, log: MigrationLog) {
     const convert = (collection: string, change: (doc: StoredDocument) => Record<string, unknown> | null) => convertOnce(db, collection, MONEY_ID, change);

@@ -20,7 +20,7 @@ export const SLOT_WAIT_MS = 5_000;
  * seen at the start has been settled or has lapsed. Under the REST adapter's 30 s limit on a call,
  * so a waiter hears 429, not 503.
  */
-export const SLOT_WAIT_LONGEST_MS = LEASE_MS;
+const SLOT_WAIT_LONGEST_MS = LEASE_MS;
 
 const FIRST_PAUSE_MS = 10;
 const LONGEST_PAUSE_MS = 200;

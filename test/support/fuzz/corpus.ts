@@ -9,7 +9,7 @@
 export const PROTOTYPE_NAMES: readonly string[] = [...Object.getOwnPropertyNames(Object.prototype), 'constructor.prototype'];
 
 /** Strings at the edges of text handling: lengths, lone surrogates, NUL and other control characters. */
-export const EDGE_STRINGS: ReadonlyArray<{ label: string; value: string }> = [
+const EDGE_STRINGS: ReadonlyArray<{ label: string; value: string }> = [
   { label: 'a very long string (100k)', value: 'A'.repeat(100_000) },
   { label: 'a lone high surrogate', value: 'a\uD800b' },
   { label: 'a lone low surrogate', value: '\uDC00' },

@@ -20,7 +20,7 @@ export interface FuzzSeed {
   counterexample?: { path: ReadonlyArray<string | number>; value: unknown };
 }
 
-export const FUZZ_SEEDS: readonly FuzzSeed[] = [
+const FUZZ_SEEDS: readonly FuzzSeed[] = [
   { seed: 20261125 },
   { seed: 424242 },
   {

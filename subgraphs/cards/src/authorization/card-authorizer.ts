@@ -18,7 +18,7 @@ import { releaseHolds, type AccountFunds } from './funds.js';
 import { cardsCollection, type CardDocument } from '../cards/datasource.js';
 import { webhookConfigsCollection } from '../webhooks/datasource.js';
 
-export const MESSAGE_TYPES = { '0100': 'authorization request', '0200': 'financial request', '0220': 'advice', '0420': 'reversal advice' } as const;
+const MESSAGE_TYPES = { '0100': 'authorization request', '0200': 'financial request', '0220': 'advice', '0420': 'reversal advice' } as const;
 export type MessageType = keyof typeof MESSAGE_TYPES;
 
 /** A card message as the engine takes it. */
@@ -47,7 +47,7 @@ export interface CheckedMessage {
 }
 
 /** Checks a message's fields; returns its message type, action type and amount. */
-export function checkMessage(message: CardMessage): CheckedMessage {
+function checkMessage(message: CardMessage): CheckedMessage {
   const messageType = message.messageType;
   if (!isOwnKey(MESSAGE_TYPES, messageType)) throw appError(ErrorCode.VALIDATION_FAILED, `messageType must be one of ${Object.keys(MESSAGE_TYPES).join(', ')}.`, { field: 'messageType' });
   const actionType = message.actionType ?? (messageType === '0100' || messageType === '0200' ? 'request' : 'advice');

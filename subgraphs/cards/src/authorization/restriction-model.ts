@@ -9,7 +9,7 @@ import type { Logger } from '../../../../platform/runtime/logger.js';
  * How often the whole model is read again from compliance: the bound on a change whose event
  * never reached this service while its bus connection stayed up (compliance could not publish).
  */
-export const RESYNC_EVERY_MS = 30_000;
+const RESYNC_EVERY_MS = 30_000;
 /** How long after a failed read the next one may start, so that a compliance outage is not hammered. */
 const RETRY_AFTER_MS = 1000;
 

@@ -22,7 +22,7 @@ interface SandboxCase {
 }
 
 /** The sandbox catalogue: test and case ids like t002_01 (test 2, case 1). */
-export const SANDBOX_CASES: readonly SandboxCase[] = [
+const SANDBOX_CASES: readonly SandboxCase[] = [
   { id: 't001_01', name: '0100 authorization request', messageType: '0100', actionType: 'request', amount: '25.50', expect: 'responseCode' },
   { id: 't001_02', name: '0100 authorization request the aggregator should decline', messageType: '0100', actionType: 'request', amount: '9999.99', expect: 'decline' },
   { id: 't002_01', name: '0200 financial request', messageType: '0200', actionType: 'request', amount: '42.00', expect: 'responseCode' },

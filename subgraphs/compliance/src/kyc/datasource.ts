@@ -16,7 +16,7 @@ export interface CustomerDocument {
   dtsCreated: Date;
 }
 
-export interface LinkedView {
+interface LinkedView {
   view: View;
   documentId: string;
   documentType: string;

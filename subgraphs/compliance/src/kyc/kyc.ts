@@ -23,7 +23,7 @@ export const DOCUMENT_VIEWS = {
 const PERSON_VIEWS: View[] = ['front', 'back', 'selfie'];
 const BUSINESS_VIEWS: View[] = ['front'];
 const FILE_TYPES: readonly FileType[] = ['image/jpeg', 'image/png', 'application/pdf'];
-export const MAX_DOCUMENT_BYTES = 5 * 1024 * 1024;
+const MAX_DOCUMENT_BYTES = 5 * 1024 * 1024;
 
 const NAME = { min: 1, max: 100, safeText: true };
 

@@ -53,7 +53,7 @@ function checkBound(amount: string | null | undefined, currency: string | null |
  * A restriction input as the document it stores, or VALIDATION_FAILED naming the first wrong
  * field: what the engine reads must be what the operator meant, so nothing is dropped or rounded.
  */
-export function checkRestrictionInput(input: RestrictionInput, types: readonly TransactionTypeDocument[]): RestrictionDocument {
+function checkRestrictionInput(input: RestrictionInput, types: readonly TransactionTypeDocument[]): RestrictionDocument {
   const restrictionId = checkString(input.restrictionId, 'restrictionId', ID_RULE)!;
   const SvcUserId = checkString(input.SvcUserId ?? null, 'SvcUserId', ID_RULE) ?? null;
   const restrictionName = checkString(input.restrictionName, 'restrictionName', text(100))!;

@@ -28,7 +28,7 @@ export const CARD_HOLDS_PER_ACCOUNT = { authorizationHolds: 100, purchaseHolds: 
  * How long a purchase's hold lasts if it is never posted (a message parked for an operator, a
  * decision interrupted before its insert): its posting normally takes it out within seconds.
  */
-export const PURCHASE_HOLD_SECONDS = 30 * 24 * 3600;
+const PURCHASE_HOLD_SECONDS = 30 * 24 * 3600;
 
 /** The most holds one `releaseCardHolds` call may name. */
 export const CARD_HOLD_RELEASE_LIMIT = 500;

@@ -9,7 +9,7 @@ import { accountsCollection } from './datasource.js';
 import { accountMonth, transactionsCollection, type TransactionDocument } from './transactions-datasource.js';
 
 /** The routing number of the accounts this bank opens. */
-export const BANK_ROUTING_NUMBER = '026009593';
+const BANK_ROUTING_NUMBER = '026009593';
 
 /** The transaction of an approved card message, as card authorization sends it (the schema's CardTransactionInput). */
 export interface CardTransaction {

@@ -62,7 +62,7 @@ export interface TransactionPage {
 }
 
 /** Largest page a client may ask for. */
-export const MAX_PAGE_SIZE = 1000;
+const MAX_PAGE_SIZE = 1000;
 
 /** The connection's filter (GraphQL `TransactionFilter`), as validated. */
 export interface TransactionFilter {

@@ -8,8 +8,8 @@ import { holdCardFunds, releaseCardHolds, type CardHoldPolicy, type CardHoldRele
 import { openCheckingAccount, recordCardTransaction, recordCardTransactions } from './card-transactions.js';
 
 /** The end-user spec's recent transactions: at most 30, and only those of the last 12 months. */
-export const LATEST_LIMIT = 30;
-export const LATEST_MONTHS = 12;
+const LATEST_LIMIT = 30;
+const LATEST_MONTHS = 12;
 
 const notFound = (what: string, field: string) => appError(ErrorCode.NOT_FOUND, `${what} does not exist.`, { field });
 

@@ -7,7 +7,7 @@ import { beneficiariesCollection, beneficiaryUndosCollection, type BeneficiaryDo
 import { isOwnKey, ownValue } from '../../../../platform/contracts/own.js';
 
 /** How long an undo stays actionable. */
-export const UNDO_SECONDS = 300;
+const UNDO_SECONDS = 300;
 
 const TEXT: StringRule = { max: 200, safeText: true };
 /** String properties and their rules; each is stored as sent (trimmed of nothing) or null. */
@@ -41,7 +41,7 @@ export interface BeneficiaryChanges {
 }
 
 /** Validates a BeneficiaryInput into the properties it changes; nothing is stored unless every property is valid. */
-export function beneficiaryChanges(input: Record<string, unknown>): BeneficiaryChanges {
+function beneficiaryChanges(input: Record<string, unknown>): BeneficiaryChanges {
   const changes: Record<string, unknown> = {};
   let defaultAmount: string | null | undefined;
   for (const [field, value] of Object.entries(input)) {

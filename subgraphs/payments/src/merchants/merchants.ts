@@ -14,7 +14,7 @@ import { merchantsCollection, type MerchantDocument } from './datasource.js';
 /** Logo types of a merchant (the spec: "such as light, dark, big, small"). */
 export const LOGO_TYPES = ['light', 'dark', 'big', 'small'] as const;
 /** Largest logo accepted. */
-export const MAX_LOGO_BYTES = 1024 * 1024;
+const MAX_LOGO_BYTES = 1024 * 1024;
 
 /** A webhook URL as configured (see `checkWebhookTarget`), or null when none is given. */
 export async function checkWebhookUrl(value: unknown, field: string, allowInternal: boolean): Promise<string | null> {

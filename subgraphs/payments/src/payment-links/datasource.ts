@@ -54,7 +54,7 @@ export interface PaymentLinkDocument {
 }
 
 /** An ACH payment instruction as stored: the DFI account number only by its last four digits. */
-export interface AchInstructionDocument {
+interface AchInstructionDocument {
   reference: string;
   effectiveEntryDate: string;
   companyEntryDescription: string;

@@ -17,7 +17,7 @@ import { PAYMENT_LINK_STATUSES, paymentLinksCollection, type PaymentLinkDocument
 import { paymentPageHtml } from './payment-page.js';
 
 /** Statuses a merchant may cancel from (the aggregator spec). */
-export const CANCELLABLE: readonly PaymentLinkStatus[] = ['Initiated', 'Sent', 'Processing'];
+const CANCELLABLE: readonly PaymentLinkStatus[] = ['Initiated', 'Sent', 'Processing'];
 export const FIELD_CODES = ['firstName', 'lastName', 'email', 'phone'] as const;
 
 type Initiator = { initiatorId: string; initiatorType: StatusChangeDocument['initiatorType'] };
@@ -27,7 +27,7 @@ function historyEntry(status: PaymentLinkStatus, initiator: Initiator, now: Date
 }
 
 /** The link details a merchant's webhook receives, and the merchant view of a link. */
-export function linkView(link: PaymentLinkDocument) {
+function linkView(link: PaymentLinkDocument) {
   const { _id, refunded, needsDelivery, ...view } = link;
   // Webhook payloads carry amounts as the JSON numbers the spec shows.
   return { ...view, amount: toJsonNumber(link.amount, link.currency) };

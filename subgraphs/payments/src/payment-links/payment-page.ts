@@ -3,7 +3,7 @@ import type { MerchantDocument } from '../merchants/datasource.js';
 import type { PaymentLinkDocument } from './datasource.js';
 
 /** Escapes text for HTML element content and quoted attribute values. */
-export function escapeHtml(value: string | null | undefined): string {
+function escapeHtml(value: string | null | undefined): string {
   return (value ?? '').replace(/[&<>"'`=/]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 

@@ -10,7 +10,7 @@ import { PAYMENT_LINK_STATUSES, paymentLinksCollection, refundsCollection, type 
 import { checkWebhookUrl } from '../merchants/merchants.js';
 
 /** Link statuses a refund may be issued from: the money has arrived. */
-export const REFUNDABLE: readonly PaymentLinkStatus[] = ['Completed', 'Settled'];
+const REFUNDABLE: readonly PaymentLinkStatus[] = ['Completed', 'Settled'];
 
 /** A YYYY-MM-DD or ISO 8601 date-time bound of a date filter: from the start of a day, or to its end. */
 function dateBound(value: unknown, field: string, end: boolean): Date | null {
@@ -39,7 +39,7 @@ function idList(value: unknown, field: string): string[] | null {
 }
 
 /** The filters of `POST /payment-link/payment/refund-list`, validated into one query of the aggregator's refunds. */
-export function refundFilter(svcAggregatorId: string, input: Record<string, unknown>): Filter<RefundDocument> {
+function refundFilter(svcAggregatorId: string, input: Record<string, unknown>): Filter<RefundDocument> {
   const and: Array<Filter<RefundDocument>> = [{ svcAggregatorId }];
   const id = checkString(input.svcTransactionId, 'svcTransactionId', ID_RULE);
   if (id) and.push({ $or: [{ _id: id }, { svcParentId: id }] });

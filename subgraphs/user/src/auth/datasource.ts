@@ -2,7 +2,7 @@ import type { Collection, Db } from 'mongodb';
 import type { Leased } from '../attempt-slots.js';
 
 /** A user name and password of the internet channel. `_id` is the lower-cased user name. */
-export interface CredentialDocument {
+interface CredentialDocument {
   _id: string;
   userName: string;
   SvcUserId: string;
@@ -33,7 +33,7 @@ export interface DeviceDocument {
 }
 
 /** A chat transport's user linked to an end user, for the chat channel. `_id` is `<transport>:<transportUserId>`. */
-export interface ChatLinkDocument {
+interface ChatLinkDocument {
   _id: string;
   SvcUserId: string;
   dtsLinked: Date;
@@ -81,7 +81,7 @@ export interface KnownSourceDocument {
 }
 
 /** An aggregator client (a platform) of the aggregator API. */
-export interface AggregatorDocument {
+interface AggregatorDocument {
   _id: string;
   svcAggregatorId: string;
   name: string;

@@ -59,7 +59,7 @@ const present = (value: unknown) => typeof value === 'string' && value.trim() !=
  * Checks the shape of a login request, in the order of the spec's Errors table: a missing
  * channel, an unknown channel, a channel property missing, a badly formatted date/time stamp.
  */
-export function validateLoginRequest(input: LoginRequest): Channel {
+function validateLoginRequest(input: LoginRequest): Channel {
   if (input.channel === undefined || input.channel === null || input.channel === '') {
     throw appError(ErrorCode.REQUIRED_ELEMENT_MISSING, 'channel is required.', { field: 'channel' });
   }

@@ -21,16 +21,16 @@ import { isOneOf, ownValue } from '../../../../platform/contracts/own.js';
 
 /** Where each preSegment leads: the segment a new user gets. `recovery` is for existing users. */
 export const PRE_SEGMENTS: Readonly<Record<string, Segment>> = { retail: 'retail', student: 'student', premium: 'premium', business: 'smallBusiness' };
-export const RECOVERY = 'recovery';
+const RECOVERY = 'recovery';
 
 /** The document images a prospect may upload, and the file types accepted. */
 export const DOCUMENT_TYPES = ['idFront', 'idBack', 'passport', 'selfie'] as const;
-export const IMAGE_TYPES: readonly FileType[] = ['image/jpeg', 'image/png'];
-export const MAX_IMAGE_BYTES = 2 * 1024 * 1024;
+const IMAGE_TYPES: readonly FileType[] = ['image/jpeg', 'image/png'];
+const MAX_IMAGE_BYTES = 2 * 1024 * 1024;
 
 const RECOVERY_CODE_LIFETIME_MS = 15 * 60 * 1000;
 
-export function requireProspect(principal: Principal): Extract<Principal, { kind: 'prospect' }> {
+function requireProspect(principal: Principal): Extract<Principal, { kind: 'prospect' }> {
   if (principal.kind !== 'prospect') throw appError(ErrorCode.UNAUTHENTICATED, 'This operation needs the prospect token from POST /prospect/data.');
   return principal;
 }

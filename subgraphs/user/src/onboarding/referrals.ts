@@ -13,7 +13,7 @@ type ReferrerContacts = Pick<UserDocument, '_id' | 'email' | 'mobile' | 'phoneNu
  * An email address as one mailbox: lower case, without a `+tag` in the local part (most providers
  * deliver `dana+2@x` to `dana@x`, so the tag would make one person many).
  */
-export function mailboxOf(email: string): string {
+function mailboxOf(email: string): string {
   const lower = email.trim().toLowerCase();
   const at = lower.lastIndexOf('@');
   const local = lower.slice(0, at);
@@ -22,12 +22,12 @@ export function mailboxOf(email: string): string {
 }
 
 /** A mobile number as digits only, without a leading `+` or international `00`. */
-export function lineOf(mobile: string): string {
+function lineOf(mobile: string): string {
   return mobile.replace(/\D/g, '').replace(/^00/, '');
 }
 
 /** The device a registration came from: an android's uuid where it has one, else its device tag. */
-export function deviceKeyOf(device: Pick<DeviceDocument, '_id' | 'uuid'>): string {
+function deviceKeyOf(device: Pick<DeviceDocument, '_id' | 'uuid'>): string {
   return device.uuid ? `uuid:${device.uuid.toLowerCase()}` : `tag:${device._id}`;
 }
 

@@ -26,7 +26,7 @@ const ACCOUNT_TYPES = ['checking', 'savings', 'debitCard'] as const;
  * converted; `countryCode` must already be the required form. Without an account type either
  * valid form is kept as given.
  */
-export function addressCountryCode(address: AddressRequest, field: string): string {
+function addressCountryCode(address: AddressRequest, field: string): string {
   const accountType = checkString(address.accountType, `${field}.accountType`, {});
   if (accountType && !(ACCOUNT_TYPES as readonly string[]).includes(accountType)) {
     throw appError(ErrorCode.VALIDATION_FAILED, `${field}.accountType must be one of ${ACCOUNT_TYPES.join(', ')}.`, { field: `${field}.accountType` });
