@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildSchema, isEnumType, type GraphQLSchema } from 'graphql';
+import { buildSchema, isEnumType, isInputObjectType, type GraphQLSchema } from 'graphql';
 
 const SUPERGRAPH_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../schema/supergraph.graphql');
 let supergraph: GraphQLSchema | undefined;
@@ -19,4 +19,11 @@ export function graphEnumValues(name: string): string[] {
   const type = supergraphSchema().getType(name);
   if (!isEnumType(type)) throw new Error(`${name} is not an enum of the supergraph`);
   return type.getValues().map((value) => value.name);
+}
+
+/** The field names of one of the graph's input types, in the schema's order: what a route may pass on as that input. */
+export function graphInputFieldNames(name: string): string[] {
+  const type = supergraphSchema().getType(name);
+  if (!isInputObjectType(type)) throw new Error(`${name} is not an input type of the supergraph`);
+  return Object.keys(type.getFields());
 }

@@ -3,7 +3,7 @@ import { ErrorCode } from '../../../platform/graphql/errors.js';
 import { DEVICE_TAG_RULE, NEW_PASSWORD_RULES } from '../../../platform/security/validate.js';
 import { FIELD } from '../contract/fields.js';
 import { arrayOf, nullable, object, omittingNulls, stringOf, type JsonSchema } from '../contract/json-schema.js';
-import { graphEnumValues } from '../contract/supergraph.js';
+import { graphEnumValues, graphInputFieldNames } from '../contract/supergraph.js';
 import { pick, rootField, RouteInputError, withoutNulls, type Route } from './route.js';
 import { ALERT, conditionalMembers, fieldsOf, LOGIN, listOf, TOKEN_RESULT, USER } from './documented.js';
 
@@ -32,11 +32,8 @@ const USER_ANSWER = fieldsOf(['success', 'user'], { nested: { user: USER } });
 /** The designed registration answer shows the browser's deviceId and the segment only when there is one. */
 const REGISTRATION_SHOWN_WHEN_PRESENT = ['deviceId', 'segment'] as const;
 
-/** The login request's documented properties; anything else in the body is ignored. */
-const LOGIN_FIELDS = [
-  'channel', 'userName', 'password', 'uuid', 'deviceTagOpen', 'signature', 'deviceId', 'userId', 'transportUserId',
-  'transport', 'deviceTag', 'dtsValueString', 'cryptotext', 'specifics', 'deviceData',
-] as const;
+/** The login request's documented properties, LoginInput's fields; anything else in the body is ignored. */
+const LOGIN_FIELDS = graphInputFieldNames('LoginInput');
 const USER_FIELDS = [
   'dtsModified', 'phoneNumber', 'phoneNumbers', 'mobile', 'email', 'emails', 'newAddresses', 'deletedAddresses', 'addresses',
   'firstName', 'lastName', 'languageCode', 'isMetric', 'postOnboardingStepsRequired', 'faceImage', 'homecurrency',
