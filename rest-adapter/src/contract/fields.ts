@@ -23,6 +23,3 @@ export const PAGING: Record<string, JsonSchema> = {
   numberOfRecords: nullable({ type: 'integer', minimum: 1, maximum: 1000 }),
   skipRecords: nullable({ type: 'integer', minimum: 0 }),
 };
-
-/** Payment-link statuses (the aggregator spec's States). */
-export const PAYMENT_LINK_STATUSES = ['Initiated', 'Sent', 'Cancelled', 'Rejected', 'Error', 'Expired', 'Processing', 'SentToPay', 'Completed', 'Settled', 'Returned', 'Declined'] as const;

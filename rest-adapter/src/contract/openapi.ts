@@ -1,21 +1,13 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildSchema, type GraphQLSchema } from 'graphql';
 import { loadOperation } from '../operations.js';
 import { DEMO } from '../../../platform/domain/demo.js';
 import { aggregatorCode } from '../envelopes.js';
 import { changesState, codesOfStatus, documentedStatuses, ROUTE_GROUPS, type Route } from '../routes/index.js';
 import type { JsonSchema } from './json-schema.js';
 import { SelectionSchemas } from './selection-schema.js';
-
-const SUPERGRAPH_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../schema/supergraph.graphql');
-let supergraph: GraphQLSchema | undefined;
-/** The supergraph the operations run against, read once. */
-export function supergraphSchema(): GraphQLSchema {
-  supergraph ??= buildSchema(readFileSync(SUPERGRAPH_PATH, 'utf8'), { assumeValidSDL: true });
-  return supergraph;
-}
+import { supergraphSchema } from './supergraph.js';
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../package.json'), 'utf8')) as { version: string }).version;
 

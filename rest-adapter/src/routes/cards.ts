@@ -1,6 +1,7 @@
 import { ErrorCode } from '../../../platform/contracts/errors.js';
 import { FIELD } from '../contract/fields.js';
 import { arrayOf, object, omittingNulls, type JsonSchema } from '../contract/json-schema.js';
+import { graphEnumValues } from '../contract/supergraph.js';
 import { pick, rootField, withoutNulls, type Route } from './route.js';
 import { CARD, CARD_ADD_RESULT, conditionalMembers, fieldsOf, listOf, SANDBOX_RESPONSE_DATA, SANDBOX_RESULT } from './documented.js';
 
@@ -35,7 +36,7 @@ export const CARD_ROUTES: Route[] = [
     summary: 'Turn a card on (active) or off (blocked: no transaction is authorized)',
     credential: 'token',
     body: 'none',
-    paramSchemas: { onoff: { type: 'string', enum: ['on', 'off'] } },
+    paramSchemas: { onoff: { type: 'string', enum: graphEnumValues('CardSwitch') } },
     operation: 'card-onoff.graphql',
     variables: ({ params }) => ({ SvcCardId: params.SvcCardId, onoff: params.onoff }),
     respond: (data) => data.setCardStatus,

@@ -1,6 +1,7 @@
 import { ErrorCode } from '../../../platform/contracts/errors.js';
 import { FIELD, PAGING } from '../contract/fields.js';
 import { arrayOf, nullable, object, omittingNulls, withoutNullType, type JsonSchema } from '../contract/json-schema.js';
+import { graphEnumValues } from '../contract/supergraph.js';
 import { pick, rootField, RouteInputError, withoutNulls, type Route } from './route.js';
 import { APPLICATION, ACH_RETURN_RATES_ITEM, conditionalMembers, fieldsOf, keyedBy, listOf, listResult, RESTRICTION, TRANSACTION_TYPE_RULE } from './documented.js';
 
@@ -67,7 +68,7 @@ export const COMPLIANCE_ROUTES: Route[] = [
     designed: 'this route, named by the spec without a path or shape. A business customer gets a representative entity whose id the response gives (`businessRepresentativeId`).',
     requestSchema: object(
       {
-        customerId: FIELD.id, type: { type: 'string', enum: ['individual', 'business'] }, reference: nullable(FIELD.reference),
+        customerId: FIELD.id, type: { type: 'string', enum: graphEnumValues('CustomerType') }, reference: nullable(FIELD.reference),
         individual: nullable(PERSON),
         business: nullable(object({
           legalName: { type: 'string', minLength: 1, maxLength: 200 },
@@ -106,7 +107,7 @@ export const COMPLIANCE_ROUTES: Route[] = [
     summary: 'Generate a document id to upload a file for an entity',
     designed: 'request `{customerId, entityId, documentType}` (idCard, driverLicense, passport, selfie, businessRegistration) and response `{documentId, customerId, entityId, documentType, uploadPath}`.',
     requestSchema: object(
-      { customerId: FIELD.id, entityId: FIELD.id, documentType: { type: 'string', enum: ['idCard', 'driverLicense', 'passport', 'selfie', 'businessRegistration'] } },
+      { customerId: FIELD.id, entityId: FIELD.id, documentType: { type: 'string', enum: graphEnumValues('KycDocumentType') } },
       ['customerId', 'entityId', 'documentType'],
     ),
     responseSchema: rootField('generateDocument'),
@@ -164,7 +165,7 @@ export const COMPLIANCE_ROUTES: Route[] = [
     requestSchema: object(
       {
         customerId: FIELD.id, applicationId: FIELD.id,
-        documents: arrayOf(object({ entityId: FIELD.id, documentId: FIELD.id, view: { type: 'string', enum: ['front', 'back', 'selfie'] } }, ['entityId', 'documentId', 'view']), { maxItems: 10 }),
+        documents: arrayOf(object({ entityId: FIELD.id, documentId: FIELD.id, view: { type: 'string', enum: graphEnumValues('DocumentView') } }, ['entityId', 'documentId', 'view']), { maxItems: 10 }),
       },
       ['customerId', 'applicationId'],
     ),

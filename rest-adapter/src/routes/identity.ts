@@ -3,10 +3,10 @@ import { ErrorCode } from '../../../platform/contracts/errors.js';
 import { DEVICE_TAG_RULE, NEW_PASSWORD_RULES } from '../../../platform/security/validate.js';
 import { FIELD } from '../contract/fields.js';
 import { arrayOf, nullable, object, omittingNulls, stringOf, type JsonSchema } from '../contract/json-schema.js';
+import { graphEnumValues, graphInputFieldNames } from '../contract/supergraph.js';
 import { pick, rootField, RouteInputError, withoutNulls, type Route } from './route.js';
 import { ALERT, conditionalMembers, fieldsOf, LOGIN, listOf, TOKEN_RESULT, USER } from './documented.js';
 
-const LOGIN_CHANNELS = ['internet', 'android', 'browser', 'statementGenerator', 'dicBuilder', 'chat', 'android_v1', 'ios_v1', 'mobile', 'test'] as const;
 const DEVICE_TAG: JsonSchema = stringOf(DEVICE_TAG_RULE, DEVICE_TAG_RULE.patternText);
 const ADDRESS_LINE: JsonSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: '^(?!\\s*$)[^<>]*$', description: '1-100 characters, no < or >' };
 /** The Address properties `POST /user` reads from each item of its address lists. */
@@ -32,11 +32,8 @@ const USER_ANSWER = fieldsOf(['success', 'user'], { nested: { user: USER } });
 /** The designed registration answer shows the browser's deviceId and the segment only when there is one. */
 const REGISTRATION_SHOWN_WHEN_PRESENT = ['deviceId', 'segment'] as const;
 
-/** The login request's documented properties; anything else in the body is ignored. */
-const LOGIN_FIELDS = [
-  'channel', 'userName', 'password', 'uuid', 'deviceTagOpen', 'signature', 'deviceId', 'userId', 'transportUserId',
-  'transport', 'deviceTag', 'dtsValueString', 'cryptotext', 'specifics', 'deviceData',
-] as const;
+/** The login request's documented properties, LoginInput's fields; anything else in the body is ignored. */
+const LOGIN_FIELDS = graphInputFieldNames('LoginInput');
 const USER_FIELDS = [
   'dtsModified', 'phoneNumber', 'phoneNumbers', 'mobile', 'email', 'emails', 'newAddresses', 'deletedAddresses', 'addresses',
   'firstName', 'lastName', 'languageCode', 'isMetric', 'postOnboardingStepsRequired', 'faceImage', 'homecurrency',
@@ -71,7 +68,7 @@ export const IDENTITY_ROUTES: Route[] = [
     summary: 'Log in over one of the ten channels and get a session token',
     requestSchema: object(
       {
-        channel: { type: 'string', enum: [...LOGIN_CHANNELS] },
+        channel: { type: 'string', enum: graphEnumValues('LoginChannel') },
         userName: FIELD.string, password: FIELD.string,
         uuid: { type: 'string', description: 'device UUID, 36 characters (digits, letters, dashes)' },
         deviceTagOpen: FIELD.string, signature: FIELD.string, deviceId: FIELD.string, userId: FIELD.string,
@@ -220,7 +217,7 @@ export const IDENTITY_ROUTES: Route[] = [
     summary: 'Upload a document image of the prospect (base64)',
     designed: 'request `{documentType, contentType, imageBase64}` and response `{success, imageId}`.',
     requestSchema: object(
-      { documentType: { type: 'string', enum: ['idFront', 'idBack', 'passport', 'selfie'] }, contentType: { type: 'string', description: 'image/png or image/jpeg (415 otherwise)' }, imageBase64: { type: 'string', contentEncoding: 'base64' } },
+      { documentType: { type: 'string', enum: graphEnumValues('ProspectDocumentType') }, contentType: { type: 'string', description: 'image/png or image/jpeg (415 otherwise)' }, imageBase64: { type: 'string', contentEncoding: 'base64' } },
       ['documentType', 'contentType', 'imageBase64'],
     ),
     responseSchema: rootField('uploadProspectImage'),

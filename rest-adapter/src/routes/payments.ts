@@ -1,7 +1,8 @@
 import { DEMO } from '../../../platform/domain/demo.js';
 import { ErrorCode } from '../../../platform/contracts/errors.js';
-import { FIELD, PAGING, PAYMENT_LINK_STATUSES } from '../contract/fields.js';
+import { FIELD, PAGING } from '../contract/fields.js';
 import { arrayOf, nullable, object, withoutNullType, type JsonSchema } from '../contract/json-schema.js';
+import { graphEnumValues } from '../contract/supergraph.js';
 import { pick, rootField, RouteInputError, type Route, type RouteInput } from './route.js';
 import { BENEFICIARY, fieldsOf, FUNDS_TRANSACTION, IOU_ACCOUNT, JWT_RESULT, listOf, listResult, PAYMENT_LINK, REFUND_TRANSACTION, TRANSACTION, UNDO } from './documented.js';
 
@@ -240,8 +241,8 @@ export const PAYMENT_ROUTES: Route[] = [
         invoiceNumber: nullable({ type: 'string', maxLength: 50, pattern: '^[^<>]*$' }),
         amount: { type: 'number', exclusiveMinimum: 0, maximum: 1000000, description: 'positive, with at most the decimal places of the currency' },
         currency: FIELD.currency, dueDate: nullable({ ...FIELD.date, description: 'YYYY-MM-DD, not in the past' }), description: nullable({ type: 'string', maxLength: 500 }),
-        fields: arrayOf(object({ index: { type: 'integer' }, code: { type: 'string', enum: ['firstName', 'lastName', 'email', 'phone'] }, label: { type: 'string', maxLength: 100 }, value: FIELD.string }, ['code', 'value']), { maxItems: 10 }),
-        availablePaymentType: nullable(arrayOf({ type: 'string', enum: ['card', 'ach'] }, { minItems: 1, maxItems: 2 })),
+        fields: arrayOf(object({ index: { type: 'integer' }, code: { type: 'string', enum: graphEnumValues('PaymentLinkFieldCode') }, label: { type: 'string', maxLength: 100 }, value: FIELD.string }, ['code', 'value']), { maxItems: 10 }),
+        availablePaymentType: nullable(arrayOf({ type: 'string', enum: graphEnumValues('PaymentType') }, { minItems: 1, maxItems: 2 })),
       },
       ['amount', 'currency'],
     ),
@@ -301,12 +302,12 @@ export const PAYMENT_ROUTES: Route[] = [
       {
         svcTransactionId: FIELD.id,
         amount: nullable({ type: 'number', exclusiveMinimum: 0, description: 'with at most the decimal places of the link\'s currency; the rest of the amount when absent' }),
-        paymentType: { type: 'string', enum: ['card', 'ach'] },
+        paymentType: { type: 'string', enum: graphEnumValues('PaymentType') },
         ach: nullable(object(
           {
             individualName: { type: 'string', minLength: 1, maxLength: 22 }, routingNumber: FIELD.routingNumber,
             DFIAccountNumber: { type: 'string', pattern: '^[0-9]{4,17}$', description: '4-17 digits' },
-            accountType: { type: 'string', enum: ['checking', 'savings'], description: 'checking when absent' }, companyEntryDescription: nullable({ type: 'string', minLength: 1, maxLength: 10, pattern: '^[A-Za-z0-9 ]+$' }),
+            accountType: { type: 'string', enum: graphEnumValues('AccountType'), description: 'checking when absent' }, companyEntryDescription: nullable({ type: 'string', minLength: 1, maxLength: 10, pattern: '^[A-Za-z0-9 ]+$' }),
             webhookUrl: nullable(FIELD.string),
           },
           ['individualName', 'routingNumber', 'DFIAccountNumber'],
@@ -335,7 +336,7 @@ export const PAYMENT_ROUTES: Route[] = [
     maxFileBytes: 1024 * 1024,
     summary: 'Upload a merchant logo (PNG, JPEG or GIF, at most 1 MiB) in form field file',
     designed: 'logo file types and size: PNG, JPEG or GIF by content, at most 1 MiB; a new logo of a type replaces the old one.',
-    paramSchemas: { type: { type: 'string', enum: ['light', 'dark', 'big', 'small'] } },
+    paramSchemas: { type: { type: 'string', enum: graphEnumValues('LogoType') } },
     responseSchema: rootField('uploadMerchantLogo'),
     documentedResponse: fieldsOf(['logoId']),
     example: { params: { type: 'light' } },
@@ -355,11 +356,11 @@ export const PAYMENT_ROUTES: Route[] = [
     body: 'object',
     summary: 'List payment-link refund transactions, filtered and paged',
     requestSchema: object({
-      svcTransactionId: FIELD.id, svcTransactionIds: arrayOf(FIELD.id, { maxItems: 1000 }), status: nullable({ type: 'string', enum: [...PAYMENT_LINK_STATUSES] }),
+      svcTransactionId: FIELD.id, svcTransactionIds: arrayOf(FIELD.id, { maxItems: 1000 }), status: nullable({ type: 'string', enum: graphEnumValues('PaymentLinkStatus') }),
       payerName: nullable({ type: 'string', maxLength: 100 }),
       dateCreateFrom: nullable(DATE_FILTER), dateCreateTo: nullable(DATE_FILTER), dueDateFrom: nullable(DATE_FILTER), dueDateTo: nullable(DATE_FILTER),
       invoiceNumber: { type: 'string', maxLength: 50, pattern: '^[^<>]*$' }, amountFrom: { type: 'number', minimum: 0 }, amountTo: { type: 'number', minimum: 0 },
-      paymentType: nullable({ type: 'string', enum: ['card', 'ach'] }), ...PAGING,
+      paymentType: nullable({ type: 'string', enum: graphEnumValues('PaymentType') }), ...PAGING,
       svcMerchantId: FIELD.id, svcMerchantIds: arrayOf(FIELD.id, { maxItems: 1000 }), svcMerchantRef: FIELD.reference,
     }),
     responseSchema: rootField('refundList'),

@@ -3,9 +3,10 @@ import type { AuditTrail } from '../../../../platform/messaging/audit.js';
 import type { Config } from '../../../../platform/runtime/config.js';
 import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
-import type { Principal } from '../../../../platform/contracts/principal.js';
+import { SERVICE_CHANNELS, type Principal } from '../../../../platform/contracts/principal.js';
 import { isIsoDateTime } from '../../../../platform/contracts/dates.js';
 import { DUMMY_PASSWORD_HASH, sha256, verifyPassword } from '../../../../platform/security/secrets.js';
+import type { LoginChannel } from '../__generated__/resolvers-types.js';
 import type { AuthCollections, DeviceDocument } from './datasource.js';
 import type { Segment, UserDocument } from '../profile/datasource.js';
 import { verifyAndroidSignature, verifyCryptotext } from './device-proof.js';
@@ -14,7 +15,7 @@ import type { Sessions } from './sessions.js';
 import { isOwnKey } from '../../../../platform/contracts/own.js';
 import { keyScopeOf, scopeAllowsChannel, scopeAllowsUser } from '../../../../platform/security/service-scope.js';
 
-/** The ten documented login channels and the properties each one requires. */
+/** The properties each login channel requires; its keys are exactly the schema's LoginChannel values. */
 export const CHANNEL_REQUIREMENTS = {
   internet: ['userName', 'password'],
   android: ['uuid', 'deviceTagOpen', 'signature'],
@@ -26,18 +27,19 @@ export const CHANNEL_REQUIREMENTS = {
   ios_v1: ['deviceTag', 'dtsValueString', 'cryptotext'],
   mobile: ['deviceTag', 'dtsValueString', 'cryptotext'],
   test: ['deviceTag'],
-} as const satisfies Record<string, readonly string[]>;
+} as const satisfies Record<LoginChannel, readonly string[]>;
 
-export type Channel = keyof typeof CHANNEL_REQUIREMENTS;
+/** A login channel: a value of the schema's LoginChannel enum. */
+export type Channel = LoginChannel;
 
 /** Channels a device registers for (deviceData.channel at registration). */
-export const DEVICE_CHANNELS = ['android', 'android_v1', 'ios_v1', 'mobile', 'browser'] as const;
+export const DEVICE_CHANNELS = ['android', 'android_v1', 'ios_v1', 'mobile', 'browser'] as const satisfies readonly LoginChannel[];
 
 /** Channels only internal services may use: the caller is a service, not the user's device. */
-const SERVICE_CHANNELS: ReadonlySet<string> = new Set(['statementGenerator', 'dicBuilder', 'chat']);
+const SERVICE_LOGIN_CHANNELS: ReadonlySet<string> = new Set<LoginChannel>(SERVICE_CHANNELS);
 
 /** Channels whose device may be shared or that are not a user's own device: nothing is saved locally. */
-const NO_LOCAL_SAVING: ReadonlySet<string> = new Set(['internet', 'browser', 'statementGenerator', 'dicBuilder', 'chat']);
+const NO_LOCAL_SAVING: ReadonlySet<string> = new Set<LoginChannel>(['internet', 'browser', 'statementGenerator', 'dicBuilder', 'chat']);
 
 /** A login request as the graph receives it: every property optional, checked here per channel. */
 export type LoginRequest = { [key: string]: unknown; channel?: unknown };
@@ -106,7 +108,7 @@ export class Authenticator {
     if (channel === 'test' && !this.config.testChannelEnabled) {
       throw appError(ErrorCode.CHANNEL_NOT_PERMITTED, 'The test channel is not enabled in this deployment.', { field: 'channel' });
     }
-    if (SERVICE_CHANNELS.has(channel) && caller.kind !== 'service') {
+    if (SERVICE_LOGIN_CHANNELS.has(channel) && caller.kind !== 'service') {
       throw appError(ErrorCode.CHANNEL_NOT_PERMITTED, `The ${channel} channel is for internal services only (header x-service-key).`, { field: 'channel' });
     }
     // A service key logs in only over the channels its scope names, and (statement generator, DIC

@@ -1,0 +1,29 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildSchema, isEnumType, isInputObjectType, type GraphQLSchema } from 'graphql';
+
+const SUPERGRAPH_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../schema/supergraph.graphql');
+let supergraph: GraphQLSchema | undefined;
+/** The supergraph the operations run against, read once. */
+export function supergraphSchema(): GraphQLSchema {
+  supergraph ??= buildSchema(readFileSync(SUPERGRAPH_PATH, 'utf8'), { assumeValidSDL: true });
+  return supergraph;
+}
+
+/**
+ * The values of one of the graph's enums, in the schema's order: a route checks a closed set
+ * against these, so the schema is the one place the set is written.
+ */
+export function graphEnumValues(name: string): string[] {
+  const type = supergraphSchema().getType(name);
+  if (!isEnumType(type)) throw new Error(`${name} is not an enum of the supergraph`);
+  return type.getValues().map((value) => value.name);
+}
+
+/** The field names of one of the graph's input types, in the schema's order: what a route may pass on as that input. */
+export function graphInputFieldNames(name: string): string[] {
+  const type = supergraphSchema().getType(name);
+  if (!isInputObjectType(type)) throw new Error(`${name} is not an input type of the supergraph`);
+  return Object.keys(type.getFields());
+}
