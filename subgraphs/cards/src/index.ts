@@ -7,7 +7,8 @@ import { startSubgraph, withRecurringTask, type SubgraphStartOptions } from '../
 import { aggregatorEndpoints } from './webhooks/advice-deliveries.js';
 import { createCardsContext } from './context.js';
 import { createCardIndexes } from './cards/datasource.js';
-import { CardAuthorizer, decisionFollowers } from './authorization/card-authorizer.js';
+import { CardAuthorizer } from './authorization/card-authorizer.js';
+import { decisionFollowers } from './authorization/followers.js';
 import { cardMessagesCollection, createCardMessageIndexes } from './authorization/datasource.js';
 import { RestrictionReadModel } from './authorization/restriction-model.js';
 import { AccountFunds } from './authorization/funds.js';
