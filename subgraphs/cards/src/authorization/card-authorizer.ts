@@ -57,7 +57,7 @@ export class CardAuthorizer {
       cardMessagesCollection(db).findOne({ _id: messageId }),
       findOriginal(db, message, types),
     ]);
-    if (earlier?.state === 'decided') return answerTo(earlier, message, types.amount);
+    if (earlier) return answerTo(earlier, message, types.amount);
     const facts = { messageId, message, types, card, original };
     const decision = await decideMessage(facts, this.options, logger);
     const decisionMs = Math.round((performance.now() - started - decision.waitedMs) * 100) / 100;

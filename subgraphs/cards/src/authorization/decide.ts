@@ -138,11 +138,12 @@ function fundsOutcome(held: FundsOutcome, advice: boolean, approved: Outcome): O
 
 /**
  * What an approved reversal does: of an approved authorization, it releases the hold; of an
- * approved purchase not reversed yet, it credits back at most what the purchase debited, once.
+ * approved purchase, it credits back at most what the purchase debited; whether the purchase is
+ * reversed already, the binding tells when the reversal is stored.
  */
 function reversalOf(original: CardMessageDocument | null, amount: MinorUnits, approved: Outcome): Omit<Decision, 'holdId' | 'waitedMs'> {
   if (original?.messageType === '0100' && original.holdId) return { ...approved, reason: 'Advice acknowledged; what the authorization still holds is released.', credited: null, released: original };
-  if (original?.transactionId && !original.reversedBy) return { ...approved, credited: { original, amount: minor(Math.min(amount, original.amount)) }, released: null };
+  if (original?.transactionId) return { ...approved, credited: { original, amount: minor(Math.min(amount, original.amount)) }, released: null };
   const reason = original?.messageType === '0100' ? 'Advice acknowledged; the authorization holds nothing.' : original ? 'Advice acknowledged; the original is already reversed.' : 'Advice acknowledged; no approved original to reverse.';
   return { ...approved, reason, credited: null, released: null };
 }

@@ -69,7 +69,7 @@ export async function storeDecided(db: Db, record: CardMessageDocument, message:
     if (!(error instanceof MongoServerError && error.code === 11000)) throw error;
   }
   const winner = await messages.findOne({ _id: record._id });
-  if (winner?.state === 'decided') return { answer: answerTo(winner, message, amount) };
+  if (winner) return { answer: answerTo(winner, message, amount) };
   if (!record.reverses) throw new Error(`card message ${record._id} collided on its binding without a stored copy`);
   const unbound: CardMessageDocument = {
     ...record, bindingKey: record._id, reverses: null, transactionId: null, reason: 'Advice acknowledged; the original is already reversed.',
