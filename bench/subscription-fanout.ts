@@ -25,7 +25,7 @@ await withOneProcessBench('fan', {
   // The decided messages the events announce (as the authorization engine would have stored them).
   const now = new Date();
   const messages = Array.from({ length: total }, (_, i) => ({
-    _id: `bench_msg_${i}`, state: 'decided', reversedBy: null, messageType: '0100', actionType: 'request', SvcCardId: DEMO.cardIds[0], SvcUserId: DEMO.userId, svcAggregatorId: DEMO.aggregatorId,
+    _id: `bench_msg_${i}`, state: 'decided', holdId: null, messageType: '0100', actionType: 'request', SvcCardId: DEMO.cardIds[0], SvcUserId: DEMO.userId, svcAggregatorId: DEMO.aggregatorId,
     amount: 1 + (i % 50), currency: 'USD', stan: String(i).padStart(6, '0'), rrn: `F${String(i).padStart(11, '0')}`, originalStan: null, responseCode: '00', decidedBy: 'aggregator', reason: 'approved', transactionId: null, decisionMs: 1, dtsReceived: now,
     // Each is its own outbox event, published already: the bench publishes the events itself.
     type: 'card.authorization', audience: { SvcUserId: DEMO.userId, svcAggregatorId: DEMO.aggregatorId }, payload: { messageId: `bench_msg_${i}` }, dtsCreated: now, dtsPublished: now,

@@ -8,7 +8,7 @@ import { CarriedInPart } from '../../platform/messaging/outbox.js';
 import { Deliveries } from '../../platform/messaging/deliveries.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import { aggregatorEndpoints } from '../../subgraphs/cards/src/webhooks/advice-deliveries.js';
-import { decisionFollowers } from '../../subgraphs/cards/src/authorization/card-authorizer.js';
+import { decisionFollowers } from '../../subgraphs/cards/src/authorization/followers.js';
 
 /** Payments as the lane calls it: records what it is sent, or fails as told. */
 class FakePayments implements GraphClient {

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { convertOnce, type Migration, type MigrationLog } from '../../../platform/mongo/migrations.js';
+import { convertOnce, type Migration, type MigrationLog, type StoredDocument } from '../../../platform/mongo/migrations.js';
 import { legacyAmounts } from '../../../platform/money/legacy.js';
 import { cardMessagesCollection } from './authorization/datasource.js';
 
@@ -31,7 +31,7 @@ const MESSAGES_ARE_EVENTS: Migration = {
     // Claims a process left pending since the money migration: never decided, so never answered.
     await messages.deleteMany({ state: 'pending' as never });
     const reversalOf = new Map<string, string>();
-    for await (const original of messages.find({ reversedBy: { $nin: [null] } }, { projection: { reversedBy: 1 } })) {
+    for await (const original of db.collection<StoredDocument>(messages.collectionName).find({ reversedBy: { $nin: [null] } }, { projection: { reversedBy: 1 } })) {
       if (typeof original.reversedBy === 'string') reversalOf.set(original.reversedBy, original._id);
     }
     await convertOnce(db, messages.collectionName, EVENTS_ID, (doc) => {
@@ -47,5 +47,29 @@ const MESSAGES_ARE_EVENTS: Migration = {
   },
 };
 
+const SHAPE_ID = 'cards-messages-in-one-shape';
+
+/**
+ * Every stored message takes the shape the engine writes: a message that placed no hold names
+ * none (`holdId` null), and a purchase's reversal is known by its binding alone (`reversedBy`
+ * goes). A purchase whose `reversedBy` names a reversal never stored (a claim dropped as pending)
+ * takes the binding itself, so that no later reversal is stored as crediting it again.
+ */
+export const MESSAGES_IN_ONE_SHAPE: Migration = {
+  id: SHAPE_ID,
+  async run(db: Db) {
+    const messages = db.collection<StoredDocument>(cardMessagesCollection(db).collectionName);
+    const bound = new Set<unknown>();
+    for await (const reversal of messages.find({ reverses: { $nin: [null] } }, { projection: { reverses: 1 } })) bound.add(reversal.reverses);
+    await convertOnce(db, messages.collectionName, SHAPE_ID, (doc) => {
+      const changes: Record<string, unknown> = {};
+      if (!('holdId' in doc)) changes.holdId = null;
+      if ('reversedBy' in doc) changes.reversedBy = undefined;
+      if (typeof doc.reversedBy === 'string' && !bound.has(doc._id)) changes.bindingKey = `reverses:${doc._id}`;
+      return Object.keys(changes).length > 0 ? changes : null;
+    });
+  },
+};
+
 /** The cards database's migrations, oldest first. */
-export const CARDS_MIGRATIONS: readonly Migration[] = [MONEY_IN_MINOR_UNITS, MESSAGES_ARE_EVENTS];
+export const CARDS_MIGRATIONS: readonly Migration[] = [MONEY_IN_MINOR_UNITS, MESSAGES_ARE_EVENTS, MESSAGES_IN_ONE_SHAPE];

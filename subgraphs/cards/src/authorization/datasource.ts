@@ -13,8 +13,8 @@ export const CARD_DECIDERS = ['card', 'restriction', 'aggregator', 'defaultStrat
  * (`decisionFollowers`). `_id` is the messageId.
  */
 export type CardMessageDocument = OutboxEvent<'card.authorization'> & {
-  /** Every message this version stores is decided; `pending` is a claim an older version left (the migrations drop them). */
-  state: 'decided' | 'pending';
+  /** Every stored message is decided: the message is claimed by the insert of its decision. */
+  state: 'decided';
   /**
    * Unique: the messageId, or `reverses:<original's messageId>` on a reversal that credits an
    * original back or releases its hold, so that of two reversals of one original only one is stored as doing it.
@@ -22,10 +22,8 @@ export type CardMessageDocument = OutboxEvent<'card.authorization'> & {
   bindingKey: string;
   /** On a reversal that credits back or releases a hold: the original it reverses. */
   reverses: string | null;
-  /** On an approved 0100, 0200 or 0220: the hold it placed on the account in payments (missing on messages stored before holds). */
-  holdId?: string | null;
-  /** On an approved purchase decided before reversals were bound by `bindingKey`: the reversal that credited it. */
-  reversedBy?: string | null;
+  /** On an approved 0100, 0200 or 0220: the hold it placed on the account in payments. */
+  holdId: string | null;
   messageType: string;
   actionType: 'request' | 'advice';
   SvcCardId: string;

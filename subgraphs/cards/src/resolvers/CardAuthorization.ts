@@ -7,7 +7,6 @@ import type { CardMessageDocument } from '../authorization/datasource.js';
 
 /** A decided message is its card user's, and its card program's aggregator's. */
 export function mayReadMessage(principal: Principal, message: CardMessageDocument): boolean {
-  if (message.state !== 'decided') return false;
   if (principal.kind === 'aggregator') return message.svcAggregatorId !== null && principal.svcAggregatorId === message.svcAggregatorId;
   return message.SvcUserId !== null && maySeeUser(principal, message.SvcUserId);
 }

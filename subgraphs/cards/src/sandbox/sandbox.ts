@@ -5,7 +5,8 @@ import { newId } from '../../../../platform/security/secrets.js';
 import { checkString, ID_RULE, required } from '../../../../platform/security/validate.js';
 import { deliverWebhook } from '../../../../platform/messaging/webhooks.js';
 import { toMinor } from '../../../../platform/money/money.js';
-import { replyCode, webhookPayload, type MessageType } from '../authorization/card-authorizer.js';
+import { replyCode, webhookPayload } from '../authorization/aggregator.js';
+import type { MessageType } from '../authorization/check.js';
 import { cardsCollection } from '../cards/datasource.js';
 import { webhookConfigsCollection } from '../webhooks/datasource.js';
 
