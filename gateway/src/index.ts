@@ -15,7 +15,7 @@ import { formatError, unexpectedErrorLog } from '../../platform/graphql/subgraph
 import { operationTelemetryPlugin } from '../../platform/graphql/telemetry.js';
 import { offerOperatorRoute } from '../../platform/telemetry/observe.js';
 import { bodyRefusals, reportSubgraphReadiness, reportSubscriptions, zeroGatewayCounters } from '../../platform/telemetry/metrics.js';
-import { SUPERGRAPH_PATH } from '../../schema/compose.js';
+import { GATEWAY_SUBSCRIPTIONS_PATH, SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { createAuthenticator, sessionConfirmationPlugin, sessionEndingPlugin, type SessionLookups } from './authenticate.js';
 import { createSubgraphFetcher, UNSHARED_READ_HEADER, type SubgraphFetchCounts, type SubgraphFetcher } from './subgraph-fetch.js';
 import { createIdempotencyStore, idempotencyPlugin } from './idempotency.js';
@@ -23,7 +23,7 @@ import { errorCountPlugin, operationLimitsPlugin } from './operation-limits.js';
 import { serviceScopePlugin } from './service-scope.js';
 import { servePage } from './pages.js';
 import { countAddressRequest, countCredentialRequest, createHitCounter, rateLimitsPlugin } from './rate-limits.js';
-import { PREPARED_SUBSCRIPTION_TOKENS, startSubscriptionServer, subscribeMessageLimit, type ExecuteAs, type SubscriptionServer } from './subscriptions.js';
+import { PREPARED_SUBSCRIPTION_TOKENS, startSubscriptionServer, subscribeMessageLimit, withServedSubscriptions, type ExecuteAs, type SubscriptionServer } from './subscriptions.js';
 import { checkPersistedQueryHash, checkTrustedRequest, isTrustedSubscription, operationOf, persistedQueryCache, trustedDocumentsOf } from './trusted-documents.js';
 import { refuseDocument } from './document-limits.js';
 
@@ -152,8 +152,14 @@ export async function start(options: {
   const authenticate = createAuthenticator(config, options.bus, transport);
   /** Closes the connections of a session whose logout this gateway served; none until the subscription server starts. */
   const sessionSockets: { ended: SubscriptionServer['sessionEnded'] } = { ended: () => {} };
+  /** The composed API schema with the subscriptions the gateway serves itself (no subgraph declares them): over HTTP (validation, introspection) and graphql-ws alike. */
+  const served = withServedSubscriptions(readFileSync(GATEWAY_SUBSCRIPTIONS_PATH, 'utf8'));
   const apollo = new ApolloServer<GatewayContext>({
-    gateway,
+    gateway: {
+      load: (loadOptions) => gateway.load(loadOptions),
+      onSchemaLoadOrUpdate: (callback) => gateway.onSchemaLoadOrUpdate((loaded) => callback({ ...loaded, apiSchema: served(loaded.apiSchema) })),
+      stop: () => gateway.stop(),
+    },
     introspection: config.nodeEnv !== 'production',
     includeStacktraceInErrorResponses: config.exposeErrorDetails,
     // No "Did you mean ...?" in production errors: with introspection off, they would map the schema.
@@ -175,7 +181,7 @@ export async function start(options: {
   });
   let apiSchema: GraphQLSchema | null = null;
   gateway.onSchemaLoadOrUpdate(({ apiSchema: loaded }) => {
-    apiSchema = loaded;
+    apiSchema = served(loaded);
   });
   await apollo.start();
   /** Whether a request comes from one of the platform's services or with a known service key (neither is rate limited), told from its headers alone. */

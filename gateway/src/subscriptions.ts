@@ -11,27 +11,64 @@ import { sessionTokenKey } from './authenticate.js';
 import { refuseDocument, type DocumentLimits } from './document-limits.js';
 import { addressGroup, type HitCounter } from './rate-limits.js';
 import { ownValue } from '../../platform/security/own.js';
+import type { EventPayloads, EventType } from '../../platform/messaging/events.js';
+import { withGatewaySubscriptions } from '../../schema/compose.js';
 
-/** How a subscription field is served: the events that trigger it, and the query field that resolves one. */
-export interface SubscriptionRoute {
-  events: readonly string[];
+/**
+ * The Subscription fields the gateway serves: those of schema/gateway-subscriptions.graphql, the
+ * declaration no subgraph makes (test/gateway/subscription-routes.test.ts holds the two together).
+ */
+export type SubscriptionField = 'cardAuthorizations' | 'cardStatusChanged' | 'paymentLinkStatusChanged' | 'achPaymentUpdated' | 'kycApplicationCompleted' | 'webhookDeliveryAttempted';
+
+/** How a subscription field is served: the catalogue's events that trigger it, and the query field that resolves one. */
+export interface SubscriptionRoute<E extends EventType = EventType> {
+  events: readonly E[];
   /** The Query field that reads the event's object for the subscriber, and its one argument. */
   queryField: string;
   argument: string;
   argumentType: string;
-  /** The argument's value, from the event's payload. */
-  key: (payload: Record<string, unknown>) => unknown;
+  /** The argument's value, from the payload of one of its events (a method: a route of some events is a route). */
+  key(payload: EventPayloads[E]): unknown;
 }
 
-/** Every subscription field of the composed schema and how it is served. */
-export const SUBSCRIPTION_ROUTES: Readonly<Record<string, SubscriptionRoute>> = {
-  cardAuthorizations: { events: ['card.authorization'], queryField: 'cardAuthorization', argument: 'messageId', argumentType: 'ID!', key: (p) => p.messageId },
-  cardStatusChanged: { events: ['card.status'], queryField: 'card', argument: 'SvcCardId', argumentType: 'ID!', key: (p) => p.SvcCardId },
-  paymentLinkStatusChanged: { events: ['payment_link.status'], queryField: 'paymentLink', argument: 'svcTransactionId', argumentType: 'ID', key: (p) => p.svcTransactionId },
-  achPaymentUpdated: { events: ['ach.debit', 'ach.settled', 'ach.return'], queryField: 'achPayment', argument: 'svcTransactionId', argumentType: 'ID!', key: (p) => p.svcTransactionId },
-  kycApplicationCompleted: { events: ['application.completed'], queryField: 'application', argument: 'applicationId', argumentType: 'ID!', key: (p) => p.applicationId },
-  webhookDeliveryAttempted: { events: ['webhook.attempt'], queryField: 'delivery', argument: 'deliveryId', argumentType: 'ID!', key: (p) => p.deliveryId },
+/** A route whose payload types follow from its events' names. */
+function route<E extends EventType>(served: SubscriptionRoute<E>): SubscriptionRoute<E> {
+  return served;
+}
+
+/** Every subscription field the gateway serves and how it is served. */
+export const SUBSCRIPTION_ROUTES: { readonly [F in SubscriptionField]: SubscriptionRoute } = {
+  cardAuthorizations: route({ events: ['card.authorization'], queryField: 'cardAuthorization', argument: 'messageId', argumentType: 'ID!', key: (p) => p.messageId }),
+  cardStatusChanged: route({ events: ['card.status'], queryField: 'card', argument: 'SvcCardId', argumentType: 'ID!', key: (p) => p.SvcCardId }),
+  paymentLinkStatusChanged: route({ events: ['payment_link.status'], queryField: 'paymentLink', argument: 'svcTransactionId', argumentType: 'ID', key: (p) => p.svcTransactionId }),
+  achPaymentUpdated: route({ events: ['ach.debit', 'ach.settled', 'ach.return'], queryField: 'achPayment', argument: 'svcTransactionId', argumentType: 'ID!', key: (p) => p.svcTransactionId }),
+  kycApplicationCompleted: route({ events: ['application.completed'], queryField: 'application', argument: 'applicationId', argumentType: 'ID!', key: (p) => p.applicationId }),
+  webhookDeliveryAttempted: route({ events: ['webhook.attempt'], queryField: 'delivery', argument: 'deliveryId', argumentType: 'ID!', key: (p) => p.deliveryId }),
 };
+
+/** A bus event of the catalogue: its payload is its type's. */
+type CatalogueEvent = BusEvent & { type: EventType; payload: EventPayloads[EventType] };
+
+/** Whether a bus event is one of a route's (then its payload is that event's, as the catalogue has it). */
+function triggers(route: SubscriptionRoute, event: BusEvent): event is CatalogueEvent {
+  return (route.events as readonly string[]).includes(event.type);
+}
+
+/**
+ * The gateway's API schema with the subscriptions it serves (schema/gateway-subscriptions.graphql),
+ * one per composed schema: the schema of both HTTP (introspection, validation) and graphql-ws.
+ */
+export function withServedSubscriptions(subscriptionsSdl: string): (apiSchema: GraphQLSchema) => GraphQLSchema {
+  const served = new WeakMap<GraphQLSchema, GraphQLSchema>();
+  return (apiSchema) => {
+    let schema = served.get(apiSchema);
+    if (!schema) {
+      schema = withGatewaySubscriptions(apiSchema, subscriptionsSdl);
+      served.set(apiSchema, schema);
+    }
+    return schema;
+  };
+}
 
 /**
  * Whether an event concerns the principal at all (the object's own resolver then decides what
@@ -379,7 +416,7 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
   const seen = new Set<string>();
 
   /** Resolves one event for a group; null when the group may not see the object after all (its own resolver decided). */
-  const resolveFor = async (group: SubscriberGroup, event: BusEvent): Promise<ExecutionResult | null> => {
+  const resolveFor = async (group: SubscriberGroup, event: CatalogueEvent): Promise<ExecutionResult | null> => {
     const { prepared } = group;
     try {
       // The query's text, not its document: Apollo caches parsing, validation and the query plan by text.
@@ -407,7 +444,7 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
       return;
     }
     for (const group of groups.values()) {
-      if (!group.prepared.route.events.includes(event.type) || !mayReceive(group.principal, event)) continue;
+      if (!triggers(group.prepared.route, event) || !mayReceive(group.principal, event)) continue;
       group.push(resolveFor(group, event));
     }
   });
