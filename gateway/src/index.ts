@@ -23,7 +23,7 @@ import { errorCountPlugin, operationLimitsPlugin } from './operation-limits.js';
 import { serviceScopePlugin } from './service-scope.js';
 import { servePage } from './pages.js';
 import { countAddressRequest, countCredentialRequest, createHitCounter, rateLimitsPlugin } from './rate-limits.js';
-import { PREPARED_SUBSCRIPTION_TOKENS, startSubscriptionServer, subscribeMessageLimit, withServedSubscriptions, type ExecuteAs, type SubscriptionServer } from './subscriptions.js';
+import { PREPARED_SUBSCRIPTION_TOKENS, servedExecutor, startSubscriptionServer, subscribeMessageLimit, withServedSubscriptions, type ExecuteAs, type SubscriptionServer } from './subscriptions.js';
 import { checkPersistedQueryHash, checkTrustedRequest, isTrustedSubscription, operationOf, persistedQueryCache, trustedDocumentsOf } from './trusted-documents.js';
 import { refuseDocument } from './document-limits.js';
 
@@ -156,7 +156,7 @@ export async function start(options: {
   const served = withServedSubscriptions(readFileSync(GATEWAY_SUBSCRIPTIONS_PATH, 'utf8'));
   const apollo = new ApolloServer<GatewayContext>({
     gateway: {
-      load: (loadOptions) => gateway.load(loadOptions),
+      load: async (loadOptions) => ({ executor: servedExecutor((await gateway.load(loadOptions)).executor) }),
       onSchemaLoadOrUpdate: (callback) => gateway.onSchemaLoadOrUpdate((loaded) => callback({ ...loaded, apiSchema: served(loaded.apiSchema) })),
       stop: () => gateway.stop(),
     },

@@ -1,6 +1,7 @@
 import { appError, ErrorCode } from '../../platform/graphql/errors.js';
 import type { IncomingMessage, Server } from 'node:http';
-import { getOperationAST, GraphQLError, Kind, OperationTypeNode, parseType, print, type DocumentNode, type ExecutionResult, type FormattedExecutionResult, type FieldNode, type GraphQLSchema } from 'graphql';
+import type { ApolloGateway } from '@apollo/gateway';
+import { execute, getOperationAST, GraphQLError, Kind, OperationTypeNode, parseType, print, type DocumentNode, type ExecutionResult, type FormattedExecutionResult, type FieldNode, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { BusEvent, EventBus } from '../../platform/messaging/event-bus.js';
@@ -56,7 +57,7 @@ function triggers(route: SubscriptionRoute, event: BusEvent): event is Catalogue
 
 /**
  * The gateway's API schema with the subscriptions it serves (schema/gateway-subscriptions.graphql),
- * one per composed schema: the schema of both HTTP (introspection, validation) and graphql-ws.
+ * one per composed schema: the schema of both HTTP (validation, introspection) and graphql-ws.
  */
 export function withServedSubscriptions(subscriptionsSdl: string): (apiSchema: GraphQLSchema) => GraphQLSchema {
   const served = new WeakMap<GraphQLSchema, GraphQLSchema>();
@@ -67,6 +68,27 @@ export function withServedSubscriptions(subscriptionsSdl: string): (apiSchema: G
       served.set(apiSchema, schema);
     }
     return schema;
+  };
+}
+
+type GatewayExecutor = Awaited<ReturnType<ApolloGateway['load']>>['executor'];
+
+/**
+ * ApolloGateway's executor, for a schema with the served subscriptions: a subscription sent over
+ * HTTP is refused (they are served on graphql-ws), and an operation of introspection alone runs
+ * against the served schema (ApolloGateway answers introspection from the composed schema, which
+ * has no Subscription type); every other operation is the gateway's.
+ */
+export function servedExecutor(executor: GatewayExecutor): GatewayExecutor {
+  return async (requestContext) => {
+    const { operation } = requestContext;
+    if (operation.operation === OperationTypeNode.SUBSCRIPTION) {
+      return { errors: [appError(ErrorCode.BAD_REQUEST, 'Subscriptions are served over graphql-ws on /graphql, not over HTTP.', { httpStatus: 400 })] };
+    }
+    if (operation.selectionSet.selections.every((selection) => selection.kind === Kind.FIELD && selection.name.value.startsWith('__'))) {
+      return await execute({ schema: requestContext.schema, document: requestContext.document, operationName: requestContext.operationName, variableValues: requestContext.request.variables });
+    }
+    return executor(requestContext);
   };
 }
 
