@@ -17,7 +17,7 @@ import { formatError, unexpectedErrorLog } from '../../platform/graphql/error-fo
 import { operationTelemetryPlugin } from '../../platform/graphql/telemetry.js';
 import { offerOperatorRoute } from '../../platform/telemetry/observe.js';
 import { bodyRefusals, reportSubgraphReadiness, reportSubscriptions, zeroGatewayCounters } from '../../platform/telemetry/metrics.js';
-import { SUPERGRAPH_PATH } from '../../schema/compose.js';
+import { GATEWAY_SUBSCRIPTIONS_PATH, SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { createAuthenticator, sessionConfirmationPlugin, sessionEndingPlugin, type SessionLookups } from './authenticate.js';
 import { createSubgraphFetcher, UNSHARED_READ_HEADER, type SubgraphFetchCounts, type SubgraphFetcher } from './subgraph-fetch.js';
 import { createIdempotencyStore, idempotencyPlugin } from './idempotency.js';
@@ -25,7 +25,7 @@ import { errorCountPlugin, operationLimitsPlugin } from './operation-limits.js';
 import { serviceScopePlugin } from './service-scope.js';
 import { servePage } from './pages.js';
 import { countAddressRequest, countCredentialRequest, createHitCounter, rateLimitsPlugin } from './rate-limits.js';
-import { PREPARED_SUBSCRIPTION_TOKENS, startSubscriptionServer, subscribeMessageLimit, type ExecuteAs, type SubscriptionServer } from './subscriptions.js';
+import { PREPARED_SUBSCRIPTION_TOKENS, servedExecutor, startSubscriptionServer, subscribeMessageLimit, withServedSubscriptions, type ExecuteAs, type SubscriptionServer } from './subscriptions.js';
 import { checkPersistedQueryHash, checkTrustedRequest, isTrustedSubscription, operationOf, persistedQueryCache, trustedDocumentsOf } from './trusted-documents.js';
 import { refuseDocument } from './document-limits.js';
 
@@ -154,8 +154,14 @@ export async function start(options: {
   const authenticate = createAuthenticator(config, options.bus, transport);
   /** Closes the connections of a session whose logout this gateway served; none until the subscription server starts. */
   const sessionSockets: { ended: SubscriptionServer['sessionEnded'] } = { ended: () => {} };
+  /** The composed API schema with the subscriptions the gateway serves itself (no subgraph declares them): over HTTP (validation, introspection) and graphql-ws alike. */
+  const served = withServedSubscriptions(readFileSync(GATEWAY_SUBSCRIPTIONS_PATH, 'utf8'));
   const apollo = new ApolloServer<GatewayContext>({
-    gateway,
+    gateway: {
+      load: async (loadOptions) => ({ executor: servedExecutor((await gateway.load(loadOptions)).executor) }),
+      onSchemaLoadOrUpdate: (callback) => gateway.onSchemaLoadOrUpdate((loaded) => callback({ ...loaded, apiSchema: served(loaded.apiSchema) })),
+      stop: () => gateway.stop(),
+    },
     introspection: config.nodeEnv !== 'production',
     includeStacktraceInErrorResponses: config.exposeErrorDetails,
     // No "Did you mean ...?" in production errors: with introspection off, they would map the schema.
@@ -177,7 +183,7 @@ export async function start(options: {
   });
   let apiSchema: GraphQLSchema | null = null;
   gateway.onSchemaLoadOrUpdate(({ apiSchema: loaded }) => {
-    apiSchema = loaded;
+    apiSchema = served(loaded);
   });
   await apollo.start();
   /** Whether a request comes from one of the platform's services or with a known service key (neither is rate limited), told from its headers alone. */

@@ -1,6 +1,7 @@
 import { appError, ErrorCode } from '../../platform/contracts/errors.js';
 import type { IncomingMessage, Server } from 'node:http';
-import { getOperationAST, GraphQLError, Kind, OperationTypeNode, parseType, print, type DocumentNode, type ExecutionResult, type FormattedExecutionResult, type FieldNode, type GraphQLSchema } from 'graphql';
+import type { ApolloGateway } from '@apollo/gateway';
+import { execute, getOperationAST, GraphQLError, Kind, OperationTypeNode, parseType, print, type DocumentNode, type ExecutionResult, type FormattedExecutionResult, type FieldNode, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { BusEvent, EventBus } from '../../platform/messaging/event-bus.js';
@@ -12,33 +13,91 @@ import { sessionTokenKey } from './authenticate.js';
 import { refuseDocument, type DocumentLimits } from './document-limits.js';
 import { addressGroup, type HitCounter } from './rate-limits.js';
 import { ownValue } from '../../platform/contracts/own.js';
+import type { EventPayloads, EventType } from '../../platform/contracts/events.js';
+import { withGatewaySubscriptions } from '../../schema/compose.js';
 
-/** How a subscription field is served: the events that trigger it, and the query field that resolves one. */
-interface SubscriptionRoute {
-  events: readonly string[];
+/**
+ * The Subscription fields the gateway serves: those of schema/gateway-subscriptions.graphql, the
+ * declaration no subgraph makes (test/gateway/subscription-routes.test.ts holds the two together).
+ */
+export type SubscriptionField = 'cardAuthorizations' | 'cardStatusChanged' | 'paymentLinkStatusChanged' | 'achPaymentUpdated' | 'kycApplicationCompleted' | 'webhookDeliveryAttempted';
+
+/** How a subscription field is served: the catalogue's events that trigger it, and the query field that resolves one. */
+export interface SubscriptionRoute<E extends EventType = EventType> {
+  events: readonly E[];
   /** The Query field that reads the event's object for the subscriber, and its one argument. */
   queryField: string;
   argument: string;
   argumentType: string;
-  /** The argument's value, from the event's payload. */
-  key: (payload: Record<string, unknown>) => unknown;
+  /** The argument's value, from the payload of one of its events (a method: a route of some events is a route). */
+  key(payload: EventPayloads[E]): unknown;
 }
 
-/** Every subscription field of the composed schema and how it is served. */
-const SUBSCRIPTION_ROUTES: Readonly<Record<string, SubscriptionRoute>> = {
-  cardAuthorizations: { events: ['card.authorization'], queryField: 'cardAuthorization', argument: 'messageId', argumentType: 'ID!', key: (p) => p.messageId },
-  cardStatusChanged: { events: ['card.status'], queryField: 'card', argument: 'SvcCardId', argumentType: 'ID!', key: (p) => p.SvcCardId },
-  paymentLinkStatusChanged: { events: ['payment_link.status'], queryField: 'paymentLink', argument: 'svcTransactionId', argumentType: 'ID', key: (p) => p.svcTransactionId },
-  achPaymentUpdated: { events: ['ach.debit', 'ach.settled', 'ach.return'], queryField: 'achPayment', argument: 'svcTransactionId', argumentType: 'ID!', key: (p) => p.svcTransactionId },
-  kycApplicationCompleted: { events: ['application.completed'], queryField: 'application', argument: 'applicationId', argumentType: 'ID!', key: (p) => p.applicationId },
-  webhookDeliveryAttempted: { events: ['webhook.attempt'], queryField: 'delivery', argument: 'deliveryId', argumentType: 'ID!', key: (p) => p.deliveryId },
+/** A route whose payload types follow from its events' names. */
+function route<E extends EventType>(served: SubscriptionRoute<E>): SubscriptionRoute<E> {
+  return served;
+}
+
+/** Every subscription field the gateway serves and how it is served. */
+export const SUBSCRIPTION_ROUTES: { readonly [F in SubscriptionField]: SubscriptionRoute } = {
+  cardAuthorizations: route({ events: ['card.authorization'], queryField: 'cardAuthorization', argument: 'messageId', argumentType: 'ID!', key: (p) => p.messageId }),
+  cardStatusChanged: route({ events: ['card.status'], queryField: 'card', argument: 'SvcCardId', argumentType: 'ID!', key: (p) => p.SvcCardId }),
+  paymentLinkStatusChanged: route({ events: ['payment_link.status'], queryField: 'paymentLink', argument: 'svcTransactionId', argumentType: 'ID', key: (p) => p.svcTransactionId }),
+  achPaymentUpdated: route({ events: ['ach.debit', 'ach.settled', 'ach.return'], queryField: 'achPayment', argument: 'svcTransactionId', argumentType: 'ID!', key: (p) => p.svcTransactionId }),
+  kycApplicationCompleted: route({ events: ['application.completed'], queryField: 'application', argument: 'applicationId', argumentType: 'ID!', key: (p) => p.applicationId }),
+  webhookDeliveryAttempted: route({ events: ['webhook.attempt'], queryField: 'delivery', argument: 'deliveryId', argumentType: 'ID!', key: (p) => p.deliveryId }),
 };
+
+/** A bus event of the catalogue: its payload is its type's. */
+type CatalogueEvent = BusEvent & { type: EventType; payload: EventPayloads[EventType] };
+
+/** Whether a bus event is one of a route's (then its payload is that event's, as the catalogue has it). */
+function triggers(route: SubscriptionRoute, event: BusEvent): event is CatalogueEvent {
+  return (route.events as readonly string[]).includes(event.type);
+}
+
+/**
+ * The gateway's API schema with the subscriptions it serves (schema/gateway-subscriptions.graphql),
+ * one per composed schema: the schema of both HTTP (validation, introspection) and graphql-ws.
+ */
+export function withServedSubscriptions(subscriptionsSdl: string): (apiSchema: GraphQLSchema) => GraphQLSchema {
+  const served = new WeakMap<GraphQLSchema, GraphQLSchema>();
+  return (apiSchema) => {
+    let schema = served.get(apiSchema);
+    if (!schema) {
+      schema = withGatewaySubscriptions(apiSchema, subscriptionsSdl);
+      served.set(apiSchema, schema);
+    }
+    return schema;
+  };
+}
+
+type GatewayExecutor = Awaited<ReturnType<ApolloGateway['load']>>['executor'];
+
+/**
+ * ApolloGateway's executor, for a schema with the served subscriptions: a subscription sent over
+ * HTTP is refused (they are served on graphql-ws), and an operation of introspection alone runs
+ * against the served schema (ApolloGateway answers introspection from the composed schema, which
+ * has no Subscription type); every other operation is the gateway's.
+ */
+export function servedExecutor(executor: GatewayExecutor): GatewayExecutor {
+  return async (requestContext) => {
+    const { operation } = requestContext;
+    if (operation.operation === OperationTypeNode.SUBSCRIPTION) {
+      return { errors: [appError(ErrorCode.BAD_REQUEST, 'Subscriptions are served over graphql-ws on /graphql, not over HTTP.', { httpStatus: 400 })] };
+    }
+    if (operation.selectionSet.selections.every((selection) => selection.kind === Kind.FIELD && selection.name.value.startsWith('__'))) {
+      return await execute({ schema: requestContext.schema, document: requestContext.document, operationName: requestContext.operationName, variableValues: requestContext.request.variables });
+    }
+    return executor(requestContext);
+  };
+}
 
 /**
  * Whether an event concerns the principal at all (the object's own resolver then decides what
  * it may see): a user's own, an aggregator's own, a merchant's own; internal services see all.
  */
-function mayReceive(principal: Principal, event: BusEvent): boolean {
+export function mayReceive(principal: Principal, event: BusEvent): boolean {
   switch (principal.kind) {
     case 'user':
       return event.audience.SvcUserId === principal.userId;
@@ -54,12 +113,12 @@ function mayReceive(principal: Principal, event: BusEvent): boolean {
 /** Who may subscribe: end users, aggregators and merchants (a service key is for one job, not every event). */
 const SUBSCRIBERS: ReadonlySet<Principal['kind']> = new Set(['user', 'aggregator', 'merchant']);
 /** Subscriptions one connection may hold at once. */
-const MAX_SUBSCRIPTIONS_PER_CONNECTION = 25;
+export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 25;
 /** How often a connection's credentials are checked again (a logout, a revoked token, an expired JWT). */
 const RECHECK_MS = 60_000;
 
 /** A subscription turned into the query that resolves one of its events: same selection, same response key. */
-interface PreparedSubscription {
+export interface PreparedSubscription {
   route: SubscriptionRoute;
   responseKey: string;
   query: DocumentNode;
@@ -76,7 +135,7 @@ const KEY_VARIABLE = '__eventKey';
 export const PREPARED_SUBSCRIPTION_TOKENS = 64;
 
 /** Prepares a validated subscription document; null when its root field is not one the gateway serves. */
-function prepareSubscription(document: DocumentNode, operationName: string | null | undefined): PreparedSubscription | null {
+export function prepareSubscription(document: DocumentNode, operationName: string | null | undefined): PreparedSubscription | null {
   const operation = getOperationAST(document, operationName);
   const field = operation?.selectionSet.selections[0];
   if (!operation || operation.operation !== OperationTypeNode.SUBSCRIPTION || field?.kind !== Kind.FIELD) return null;
@@ -110,7 +169,7 @@ function prepareSubscription(document: DocumentNode, operationName: string | nul
 }
 
 /** Largest amount a subscriber's socket may hold unsent before events for it are skipped: a subscriber that cannot keep up loses events rather than the gateway's memory. */
-const MAX_BUFFERED_BYTES = 1024 * 1024;
+export const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** Event resolutions a group may have waiting for delivery before its oldest are dropped. */
 const MAX_PENDING_RESOLUTIONS = 1000;
 const NEXT_SUFFIX = Buffer.from('}');
@@ -165,7 +224,7 @@ export type ExecuteAs = (document: DocumentNode | string, variables: Record<stri
  * per principal across its connections, and subscribe messages per window per connection and per
  * principal.
  */
-interface SubscriptionLimits {
+export interface SubscriptionLimits {
   connectionsPerPrincipal: number;
   connectionsPerAddress: number;
   subscriptionsPerPrincipal: number;
@@ -187,9 +246,9 @@ export function subscribeMessageLimit(documentLimits: DocumentLimits): number {
 }
 
 /** The close code of a connection over a connection cap (graphql-ws clients do not retry it). */
-const TOO_MANY_CONNECTIONS = 4429;
+export const TOO_MANY_CONNECTIONS = 4429;
 /** The close code of a connection whose session ended or whose credentials no longer hold. */
-const SESSION_ENDED = 4401;
+export const SESSION_ENDED = 4401;
 
 export interface SubscriptionServerOptions {
   server: Server;
@@ -380,7 +439,7 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
   const seen = new Set<string>();
 
   /** Resolves one event for a group; null when the group may not see the object after all (its own resolver decided). */
-  const resolveFor = async (group: SubscriberGroup, event: BusEvent): Promise<ExecutionResult | null> => {
+  const resolveFor = async (group: SubscriberGroup, event: CatalogueEvent): Promise<ExecutionResult | null> => {
     const { prepared } = group;
     try {
       // The query's text, not its document: Apollo caches parsing, validation and the query plan by text.
@@ -408,7 +467,7 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
       return;
     }
     for (const group of groups.values()) {
-      if (!group.prepared.route.events.includes(event.type) || !mayReceive(group.principal, event)) continue;
+      if (!triggers(group.prepared.route, event) || !mayReceive(group.principal, event)) continue;
       group.push(resolveFor(group, event));
     }
   });

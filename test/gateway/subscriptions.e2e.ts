@@ -5,6 +5,7 @@ import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { start as startGateway } from '../../gateway/src/index.js';
+import { SUBSCRIPTION_ROUTES } from '../../gateway/src/subscriptions.js';
 import { DEMO } from '../../platform/domain/demo.js';
 import { createEventBus, InProcessBus, type EventBus } from '../../platform/messaging/event-bus.js';
 import type { EventType } from '../../platform/contracts/events.js';
@@ -81,6 +82,15 @@ describe('subscriptions over graphql-ws', () => {
     });
   /** Waits until the gateway holds `count` more subscriptions than `before`: registered, so an event now reaches them. */
   const registered = (before: number, count = 1) => until(async () => stack.gateway.subscribers(), (n) => n >= before + count);
+
+  it('shows the subscriptions the gateway serves over HTTP too (introspection), though it serves them on graphql-ws only', async () => {
+    const introspected = await stack.graphql<{ __schema: { subscriptionType: { fields: Array<{ name: string }> } | null } }>('{ __schema { subscriptionType { fields { name } } } }', undefined, { token });
+    expect(introspected.body.errors).toBeUndefined();
+    expect(introspected.body.data?.__schema.subscriptionType?.fields.map((field) => field.name).sort()).toEqual(Object.keys(SUBSCRIPTION_ROUTES).sort());
+    const overHttp = await stack.graphql('subscription { cardStatusChanged { SvcCardId } }', undefined, { token });
+    expect(overHttp.status).toBe(400);
+    expect(overHttp.body.errors?.[0]?.extensions?.code).toBe('BAD_REQUEST');
+  });
 
   it('delivers a card status change triggered through the REST adapter, with fields of other subgraphs resolved', async () => {
     const user = subscriber(wsUrl, { token });

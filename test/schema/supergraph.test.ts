@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { checkSupergraph, composeSupergraph, readSubgraphSdls, SUPERGRAPH_PATH } from '../../schema/compose.js';
+import { checkSupergraph, composeSupergraph, GATEWAY_SUBSCRIPTIONS_PATH, readSubgraphSdls, SUPERGRAPH_PATH } from '../../schema/compose.js';
 
 describe('the composed supergraph', () => {
   it('composes from the four subgraph SDL files without errors', () => {
@@ -26,5 +26,18 @@ describe('the composed supergraph', () => {
     const result = checkSupergraph(readFileSync(SUPERGRAPH_PATH, 'utf8'), sdls);
     expect(result.stale).toBe(true);
     expect(result.errors.length).toBeGreaterThan(0);
+  });
+
+  it('refuses a Subscription type in a subgraph: the gateway serves and declares subscriptions (schema/gateway-subscriptions.graphql)', () => {
+    const sdls = readSubgraphSdls();
+    sdls.cards = `${sdls.cards}\ntype Subscription {\n  cardStatusChanged: Card!\n}\n`;
+    const result = checkSupergraph(readFileSync(SUPERGRAPH_PATH, 'utf8'), sdls);
+    expect(result.errors).toEqual([expect.stringContaining('schema/gateway-subscriptions.graphql')]);
+  });
+
+  it("reports a gateway subscription that names a type the graph does not have", () => {
+    const subscriptions = readFileSync(GATEWAY_SUBSCRIPTIONS_PATH, 'utf8').replace('cardStatusChanged: Card!', 'cardStatusChanged: Kard!');
+    const result = checkSupergraph(readFileSync(SUPERGRAPH_PATH, 'utf8'), undefined, undefined, subscriptions);
+    expect(result.errors).toEqual([expect.stringContaining('Kard')]);
   });
 });

@@ -626,19 +626,6 @@ export type SandboxTestResult = {
   time: Scalars['Int']['output'];
 };
 
-/**
- * Events, served by the gateway over graphql-ws on `/graphql` (credentials in `connection_init`, as
- * HTTP headers). Each event's payload is resolved through the gateway's query execution for the
- * subscriber, so any field of the graph may be selected; a subscriber receives only events it may see.
- */
-export type Subscription = {
-  __typename?: 'Subscription';
-  /** Decided card authorization messages: of a user's own cards; of an aggregator's card program. */
-  cardAuthorizations: CardAuthorization;
-  /** A card turned on or off: a user's own cards. */
-  cardStatusChanged: Card;
-};
-
 /** A transaction record of the end-user spec. */
 export type Transaction = {
   __typename?: 'Transaction';
@@ -823,7 +810,6 @@ export type ResolversTypes = ResolversObject<{
   SandboxInput: SandboxInput;
   SandboxResponseData: ResolverTypeWrapper<SandboxResponseData>;
   SandboxTestResult: ResolverTypeWrapper<SandboxTestResult>;
-  Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Transaction: ResolverTypeWrapper<Transaction>;
   User: ResolverTypeWrapper<UserReference>;
   WebhookConfigInput: WebhookConfigInput;
@@ -866,7 +852,6 @@ export type ResolversParentTypes = ResolversObject<{
   SandboxInput: SandboxInput;
   SandboxResponseData: SandboxResponseData;
   SandboxTestResult: SandboxTestResult;
-  Subscription: Record<PropertyKey, never>;
   Transaction: Transaction;
   User: UserReference;
   WebhookConfigInput: WebhookConfigInput;
@@ -1081,11 +1066,6 @@ export type SandboxTestResultResolvers<ContextType = CardsContext, ParentType ex
   time?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 }>;
 
-export type SubscriptionResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = ResolversObject<{
-  cardAuthorizations?: SubscriptionResolver<ResolversTypes['CardAuthorization'], "cardAuthorizations", ParentType, ContextType>;
-  cardStatusChanged?: SubscriptionResolver<ResolversTypes['Card'], "cardStatusChanged", ParentType, ContextType>;
-}>;
-
 export type TransactionResolvers<ContextType = CardsContext, ParentType extends ResolversParentTypes['Transaction'] = ResolversParentTypes['Transaction']> = ResolversObject<{
   transactionId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
 }>;
@@ -1129,7 +1109,6 @@ export type Resolvers<ContextType = CardsContext> = ResolversObject<{
   SandboxError?: SandboxErrorResolvers<ContextType>;
   SandboxResponseData?: SandboxResponseDataResolvers<ContextType>;
   SandboxTestResult?: SandboxTestResultResolvers<ContextType>;
-  Subscription?: SubscriptionResolvers<ContextType>;
   Transaction?: TransactionResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
   WebhookConfigResult?: WebhookConfigResultResolvers<ContextType>;

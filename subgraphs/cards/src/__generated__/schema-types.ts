@@ -617,19 +617,6 @@ export type SandboxTestResult = {
   time: Scalars['Int']['output'];
 };
 
-/**
- * Events, served by the gateway over graphql-ws on `/graphql` (credentials in `connection_init`, as
- * HTTP headers). Each event's payload is resolved through the gateway's query execution for the
- * subscriber, so any field of the graph may be selected; a subscriber receives only events it may see.
- */
-export type Subscription = {
-  __typename?: 'Subscription';
-  /** Decided card authorization messages: of a user's own cards; of an aggregator's card program. */
-  cardAuthorizations: CardAuthorization;
-  /** A card turned on or off: a user's own cards. */
-  cardStatusChanged: Card;
-};
-
 /** A transaction record of the end-user spec. */
 export type Transaction = {
   __typename?: 'Transaction';

@@ -910,17 +910,6 @@ export type RestrictionRules = {
   users: Array<UserRestrictionRules>;
 };
 
-/**
- * Events, served by the gateway over graphql-ws on `/graphql` (credentials in `connection_init`, as
- * HTTP headers). Each event's payload is resolved through the gateway's query execution for the
- * subscriber, so any field of the graph may be selected; a subscriber receives only events it may see.
- */
-export type Subscription = {
-  __typename?: 'Subscription';
-  /** A KYC application completed (all its documents linked, outcome set): an aggregator's own. */
-  kycApplicationCompleted: Application;
-};
-
 /** A transaction to evaluate. */
 export type TransactionProposalInput = {
   /** The user whose restrictions apply: internal services only; end users evaluate for themselves. */
@@ -1152,7 +1141,6 @@ export type ResolversTypes = ResolversObject<{
   RestrictionDecisionSource: RestrictionDecisionSource;
   RestrictionInput: RestrictionInput;
   RestrictionRules: ResolverTypeWrapper<RestrictionRulesView>;
-  Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   TransactionProposalInput: TransactionProposalInput;
   TransactionTypeRule: ResolverTypeWrapper<TransactionTypeDocument>;
   UploadedDocument: ResolverTypeWrapper<UploadedDocumentView>;
@@ -1210,7 +1198,6 @@ export type ResolversParentTypes = ResolversObject<{
   RestrictionDecision: Omit<RestrictionDecision, 'restriction'> & { restriction?: Maybe<ResolversParentTypes['Restriction']> };
   RestrictionInput: RestrictionInput;
   RestrictionRules: RestrictionRulesView;
-  Subscription: Record<PropertyKey, never>;
   TransactionProposalInput: TransactionProposalInput;
   TransactionTypeRule: TransactionTypeDocument;
   UploadedDocument: UploadedDocumentView;
@@ -1450,10 +1437,6 @@ export type RestrictionRulesResolvers<ContextType = ComplianceContext, ParentTyp
   users?: Resolver<Array<ResolversTypes['UserRestrictionRules']>, ParentType, ContextType>;
 }>;
 
-export type SubscriptionResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = ResolversObject<{
-  kycApplicationCompleted?: SubscriptionResolver<ResolversTypes['Application'], "kycApplicationCompleted", ParentType, ContextType>;
-}>;
-
 export type TransactionTypeRuleResolvers<ContextType = ComplianceContext, ParentType extends ResolversParentTypes['TransactionTypeRule'] = ResolversParentTypes['TransactionTypeRule']> = ResolversObject<{
   allowedTransactionCurrencies?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   destinationAccountTypes?: Resolver<Maybe<Array<ResolversTypes['String']>>, ParentType, ContextType>;
@@ -1514,7 +1497,6 @@ export type Resolvers<ContextType = ComplianceContext> = ResolversObject<{
   Restriction?: RestrictionResolvers<ContextType>;
   RestrictionDecision?: RestrictionDecisionResolvers<ContextType>;
   RestrictionRules?: RestrictionRulesResolvers<ContextType>;
-  Subscription?: SubscriptionResolvers<ContextType>;
   TransactionTypeRule?: TransactionTypeRuleResolvers<ContextType>;
   UploadedDocument?: UploadedDocumentResolvers<ContextType>;
   User?: UserResolvers<ContextType>;

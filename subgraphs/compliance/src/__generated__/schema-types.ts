@@ -899,17 +899,6 @@ export type RestrictionRules = {
   users: Array<UserRestrictionRules>;
 };
 
-/**
- * Events, served by the gateway over graphql-ws on `/graphql` (credentials in `connection_init`, as
- * HTTP headers). Each event's payload is resolved through the gateway's query execution for the
- * subscriber, so any field of the graph may be selected; a subscriber receives only events it may see.
- */
-export type Subscription = {
-  __typename?: 'Subscription';
-  /** A KYC application completed (all its documents linked, outcome set): an aggregator's own. */
-  kycApplicationCompleted: Application;
-};
-
 /** A transaction to evaluate. */
 export type TransactionProposalInput = {
   /** The user whose restrictions apply: internal services only; end users evaluate for themselves. */

@@ -1425,21 +1425,6 @@ export type StatusInitiatorType =
   | 'merchant'
   | 'system';
 
-/**
- * Events, served by the gateway over graphql-ws on `/graphql` (credentials in `connection_init`, as
- * HTTP headers). Each event's payload is resolved through the gateway's query execution for the
- * subscriber, so any field of the graph may be selected; a subscriber receives only events it may see.
- */
-export type Subscription = {
-  __typename?: 'Subscription';
-  /** ACH payment status changes (Processing, Settled, Returned): an aggregator's payments, a merchant's own. */
-  achPaymentUpdated: AchPayment;
-  /** Payment-link status changes (Initiated, Sent, Cancelled, Expired and the rest): an aggregator's links, a merchant's own. */
-  paymentLinkStatusChanged: PaymentLink;
-  /** Every webhook and email delivery attempt of an aggregator's merchants, a merchant's own. */
-  webhookDeliveryAttempted: Delivery;
-};
-
 /** A transaction record of the end-user spec. */
 export type Transaction = {
   __typename?: 'Transaction';
@@ -1808,7 +1793,6 @@ export type ResolversTypes = ResolversObject<{
   RefundTransactionEdge: ResolverTypeWrapper<Omit<RefundTransactionEdge, 'node'> & { node: ResolversTypes['RefundTransaction'] }>;
   StatusChange: ResolverTypeWrapper<StatusChange>;
   StatusInitiatorType: StatusInitiatorType;
-  Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Transaction: ResolverTypeWrapper<TransactionDocument>;
   TransactionChangesInput: TransactionChangesInput;
   TransactionConnection: ResolverTypeWrapper<Omit<TransactionConnection, 'edges'> & { edges: Array<ResolversTypes['TransactionEdge']> }>;
@@ -1884,7 +1868,6 @@ export type ResolversParentTypes = ResolversObject<{
   RefundTransactionConnection: Omit<RefundTransactionConnection, 'edges'> & { edges: Array<ResolversParentTypes['RefundTransactionEdge']> };
   RefundTransactionEdge: Omit<RefundTransactionEdge, 'node'> & { node: ResolversParentTypes['RefundTransaction'] };
   StatusChange: StatusChange;
-  Subscription: Record<PropertyKey, never>;
   Transaction: TransactionDocument;
   TransactionChangesInput: TransactionChangesInput;
   TransactionConnection: Omit<TransactionConnection, 'edges'> & { edges: Array<ResolversParentTypes['TransactionEdge']> };
@@ -2298,12 +2281,6 @@ export type StatusChangeResolvers<ContextType = PaymentsContext, ParentType exte
   status?: Resolver<ResolversTypes['PaymentLinkStatus'], ParentType, ContextType>;
 }>;
 
-export type SubscriptionResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = ResolversObject<{
-  achPaymentUpdated?: SubscriptionResolver<ResolversTypes['AchPayment'], "achPaymentUpdated", ParentType, ContextType>;
-  paymentLinkStatusChanged?: SubscriptionResolver<ResolversTypes['PaymentLink'], "paymentLinkStatusChanged", ParentType, ContextType>;
-  webhookDeliveryAttempted?: SubscriptionResolver<ResolversTypes['Delivery'], "webhookDeliveryAttempted", ParentType, ContextType>;
-}>;
-
 export type TransactionResolvers<ContextType = PaymentsContext, ParentType extends ResolversParentTypes['Transaction'] = ResolversParentTypes['Transaction'], FederationReferenceType extends FederationReferenceTypes['Transaction'] = FederationReferenceTypes['Transaction']> = ResolversObject<{
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Transaction']> | FederationReferenceType, FederationReferenceType, ContextType>;
   SvcAccountId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
@@ -2422,7 +2399,6 @@ export type Resolvers<ContextType = PaymentsContext> = ResolversObject<{
   RefundTransactionConnection?: RefundTransactionConnectionResolvers<ContextType>;
   RefundTransactionEdge?: RefundTransactionEdgeResolvers<ContextType>;
   StatusChange?: StatusChangeResolvers<ContextType>;
-  Subscription?: SubscriptionResolvers<ContextType>;
   Transaction?: TransactionResolvers<ContextType>;
   TransactionConnection?: TransactionConnectionResolvers<ContextType>;
   TransactionDetails?: TransactionDetailsResolvers<ContextType>;

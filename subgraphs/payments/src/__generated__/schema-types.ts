@@ -1410,21 +1410,6 @@ export type StatusInitiatorType =
   | 'merchant'
   | 'system';
 
-/**
- * Events, served by the gateway over graphql-ws on `/graphql` (credentials in `connection_init`, as
- * HTTP headers). Each event's payload is resolved through the gateway's query execution for the
- * subscriber, so any field of the graph may be selected; a subscriber receives only events it may see.
- */
-export type Subscription = {
-  __typename?: 'Subscription';
-  /** ACH payment status changes (Processing, Settled, Returned): an aggregator's payments, a merchant's own. */
-  achPaymentUpdated: AchPayment;
-  /** Payment-link status changes (Initiated, Sent, Cancelled, Expired and the rest): an aggregator's links, a merchant's own. */
-  paymentLinkStatusChanged: PaymentLink;
-  /** Every webhook and email delivery attempt of an aggregator's merchants, a merchant's own. */
-  webhookDeliveryAttempted: Delivery;
-};
-
 /** A transaction record of the end-user spec. */
 export type Transaction = {
   __typename?: 'Transaction';

@@ -6,7 +6,7 @@ import type { Logger } from '../../../../platform/runtime/logger.js';
 import { SERVICE_CHANNELS, type Principal } from '../../../../platform/contracts/principal.js';
 import { isIsoDateTime } from '../../../../platform/contracts/dates.js';
 import { DUMMY_PASSWORD_HASH, sha256, verifyPassword } from '../../../../platform/security/secrets.js';
-import type { LoginChannel } from '../__generated__/resolvers-types.js';
+import type { LoginChannel } from '../__generated__/schema-types.js';
 import type { AuthCollections, DeviceDocument } from './datasource.js';
 import type { Segment, UserDocument } from '../profile/datasource.js';
 import { verifyAndroidSignature, verifyCryptotext } from './device-proof.js';
