@@ -97,7 +97,7 @@ export function servedExecutor(executor: GatewayExecutor): GatewayExecutor {
  * Whether an event concerns the principal at all (the object's own resolver then decides what
  * it may see): a user's own, an aggregator's own, a merchant's own; internal services see all.
  */
-export function mayReceive(principal: Principal, event: BusEvent): boolean {
+function mayReceive(principal: Principal, event: BusEvent): boolean {
   switch (principal.kind) {
     case 'user':
       return event.audience.SvcUserId === principal.userId;
@@ -113,12 +113,12 @@ export function mayReceive(principal: Principal, event: BusEvent): boolean {
 /** Who may subscribe: end users, aggregators and merchants (a service key is for one job, not every event). */
 const SUBSCRIBERS: ReadonlySet<Principal['kind']> = new Set(['user', 'aggregator', 'merchant']);
 /** Subscriptions one connection may hold at once. */
-export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 25;
+const MAX_SUBSCRIPTIONS_PER_CONNECTION = 25;
 /** How often a connection's credentials are checked again (a logout, a revoked token, an expired JWT). */
 const RECHECK_MS = 60_000;
 
 /** A subscription turned into the query that resolves one of its events: same selection, same response key. */
-export interface PreparedSubscription {
+interface PreparedSubscription {
   route: SubscriptionRoute;
   responseKey: string;
   query: DocumentNode;
@@ -135,7 +135,7 @@ const KEY_VARIABLE = '__eventKey';
 export const PREPARED_SUBSCRIPTION_TOKENS = 64;
 
 /** Prepares a validated subscription document; null when its root field is not one the gateway serves. */
-export function prepareSubscription(document: DocumentNode, operationName: string | null | undefined): PreparedSubscription | null {
+function prepareSubscription(document: DocumentNode, operationName: string | null | undefined): PreparedSubscription | null {
   const operation = getOperationAST(document, operationName);
   const field = operation?.selectionSet.selections[0];
   if (!operation || operation.operation !== OperationTypeNode.SUBSCRIPTION || field?.kind !== Kind.FIELD) return null;
@@ -169,7 +169,7 @@ export function prepareSubscription(document: DocumentNode, operationName: strin
 }
 
 /** Largest amount a subscriber's socket may hold unsent before events for it are skipped: a subscriber that cannot keep up loses events rather than the gateway's memory. */
-export const MAX_BUFFERED_BYTES = 1024 * 1024;
+const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** Event resolutions a group may have waiting for delivery before its oldest are dropped. */
 const MAX_PENDING_RESOLUTIONS = 1000;
 const NEXT_SUFFIX = Buffer.from('}');
@@ -224,7 +224,7 @@ export type ExecuteAs = (document: DocumentNode | string, variables: Record<stri
  * per principal across its connections, and subscribe messages per window per connection and per
  * principal.
  */
-export interface SubscriptionLimits {
+interface SubscriptionLimits {
   connectionsPerPrincipal: number;
   connectionsPerAddress: number;
   subscriptionsPerPrincipal: number;
@@ -246,9 +246,9 @@ export function subscribeMessageLimit(documentLimits: DocumentLimits): number {
 }
 
 /** The close code of a connection over a connection cap (graphql-ws clients do not retry it). */
-export const TOO_MANY_CONNECTIONS = 4429;
+const TOO_MANY_CONNECTIONS = 4429;
 /** The close code of a connection whose session ended or whose credentials no longer hold. */
-export const SESSION_ENDED = 4401;
+const SESSION_ENDED = 4401;
 
 export interface SubscriptionServerOptions {
   server: Server;

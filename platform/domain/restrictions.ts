@@ -61,7 +61,7 @@ export interface RestrictionDecision {
 const listed = (list: readonly string[], value: string) => list.includes('*') || list.includes(value);
 
 /** Whether a restriction covers the transaction: its type, currency and amount bounds. */
-export function matches(restriction: RestrictionDocument, proposal: TransactionProposal): boolean {
+function matches(restriction: RestrictionDocument, proposal: TransactionProposal): boolean {
   if (!restriction.txnTypes.includes('*') && !restriction.txnTypes.includes(proposal.txnType)) return false;
   if (!listed(restriction.transactionCurrencies, proposal.currency)) return false;
   // A stored document may lack a bound that is null; a bound always carries its currency.

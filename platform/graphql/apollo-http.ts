@@ -44,7 +44,7 @@ async function contextLogged<TContext>(context: ContextBuilder<TContext>, source
 }
 
 /** A GraphQL POST answered: status, headers (lower-case names) and body text. */
-export interface GraphQLAnswer {
+interface GraphQLAnswer {
   status: number;
   headers: Record<string, string>;
   text: string;

@@ -19,7 +19,7 @@ import { appError, ErrorCode } from '../contracts/errors.js';
 export type ListCaps = Readonly<Record<string, number>>;
 
 /** The coordinate of a root field's argument, as the tables write it. */
-export function argumentCoordinate(typeName: string, fieldName: string, argumentName: string): string {
+function argumentCoordinate(typeName: string, fieldName: string, argumentName: string): string {
   return `${typeName}.${fieldName}(${argumentName}:)`;
 }
 

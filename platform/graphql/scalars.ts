@@ -35,11 +35,11 @@ export const SvcId = patternScalar('SvcId', 'An identifier: 1-36 letters, digits
   /^[A-Za-z0-9_]{1,36}$/.test(v) ? null : 'must be 1-36 letters, digits or underscores');
 
 /** `[A-Za-z0-9]{1,32}`: the specs' external references. */
-export const Reference = patternScalar('Reference', 'An external reference: 1-32 letters or digits.', (v) =>
+const Reference = patternScalar('Reference', 'An external reference: 1-32 letters or digits.', (v) =>
   /^[A-Za-z0-9]{1,32}$/.test(v) ? null : 'must be 1-32 letters or digits');
 
 /** Acquirer reference number: 1-50 characters, no `<` or `>`, not only whitespace. */
-export const Arn = patternScalar('Arn', 'Acquirer reference number: 1-50 characters, no < or >, not only whitespace.', (v) =>
+const Arn = patternScalar('Arn', 'Acquirer reference number: 1-50 characters, no < or >, not only whitespace.', (v) =>
   v.length < 1 || v.length > 50 ? 'must be 1-50 characters' : noAngles(v));
 
 /** A US ABA routing number: exactly 9 digits. */
@@ -78,10 +78,10 @@ export const Decimal = new GraphQLScalarType<string, string>({
 
 
 /** A calendar date, YYYY-MM-DD. */
-export const DateScalar = patternScalar('Date', 'A calendar date, YYYY-MM-DD.', (v) => (isIsoDate(v) ? null : 'must be a date written YYYY-MM-DD'));
+const DateScalar = patternScalar('Date', 'A calendar date, YYYY-MM-DD.', (v) => (isIsoDate(v) ? null : 'must be a date written YYYY-MM-DD'));
 
 /** An ISO 8601 timestamp. Stored `Date` values serialize to UTC ISO strings. */
-export const DateTime = new GraphQLScalarType<Date, string>({
+const DateTime = new GraphQLScalarType<Date, string>({
   name: 'DateTime',
   description: 'An ISO 8601 date-time with a time zone, e.g. 2026-11-22T10:15:00.000Z.',
   serialize(value) {
@@ -122,7 +122,7 @@ function unstorableKey(value: unknown): string | null {
  * with `$` or contains `.` or NUL, at any depth (the database refuses such names, and `$` names
  * read like query operators).
  */
-export const JSONObject = new GraphQLScalarType<Record<string, unknown>, Record<string, unknown>>({
+const JSONObject = new GraphQLScalarType<Record<string, unknown>, Record<string, unknown>>({
   name: 'JSONObject',
   description: GraphQLJSONObject.description,
   serialize: (value) => GraphQLJSONObject.serialize(value) as Record<string, unknown>,
@@ -138,7 +138,7 @@ function storable(parsed: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** Any JSON object (graphql-scalars' JSONObject under its own name), for input that is read and never stored. */
-export const AnyJSONObject = new GraphQLScalarType({ ...GraphQLJSONObject.toConfig(), name: 'AnyJSONObject', description: 'A free-form JSON object that is read and not stored: any member names.' });
+const AnyJSONObject = new GraphQLScalarType({ ...GraphQLJSONObject.toConfig(), name: 'AnyJSONObject', description: 'A free-form JSON object that is read and not stored: any member names.' });
 
 /** Every custom scalar, by its SDL name, for a subgraph's resolver map. */
 export const scalarResolvers = {

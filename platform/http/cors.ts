@@ -12,7 +12,7 @@ const EXPOSED = 'x-request-id, retry-after, idempotent-replayed';
 const MAX_AGE_SECONDS = '600';
 
 /** Whether `origin` is one `policy` allows. */
-export function allowsOrigin(policy: CorsPolicy, origin: string): boolean {
+function allowsOrigin(policy: CorsPolicy, origin: string): boolean {
   return policy.origins.some((allowed) => {
     if (!allowed.endsWith(':*')) return allowed === origin;
     const prefix = allowed.slice(0, -1);

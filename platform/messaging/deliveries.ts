@@ -18,7 +18,7 @@ const TIMED_RETRY_MS = 60_000;
 const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
 
 /** One attempt in a delivery's log. */
-export interface DeliveryAttemptDocument {
+interface DeliveryAttemptDocument {
   number: number;
   dtsAttempted: Date;
   outcome: 'delivered' | 'failed';
@@ -59,7 +59,7 @@ export function deliveriesCollection(db: Db): Collection<DeliveryDocument> {
 }
 
 /** A webhook endpoint as a delivery finds it when it is attempted. */
-export interface DeliveryEndpoint {
+interface DeliveryEndpoint {
   secret: string;
   /** Where deliveries go now (failures count against the endpoint only while they went there). */
   url: string | null;

@@ -52,7 +52,7 @@ export class InProcessBus implements EventBus {
 }
 
 /** The Redis channel every instance publishes to and listens on. */
-export const EVENTS_CHANNEL = 'banking-graph:events';
+const EVENTS_CHANNEL = 'banking-graph:events';
 
 /**
  * Redis pub/sub, for services in several processes or on several machines: every gateway

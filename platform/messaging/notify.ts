@@ -4,7 +4,7 @@ import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from '../runtime/logger.js';
 
 /** A message to one person: an email, or a text to a phone. */
-export interface Message {
+interface Message {
   to: string;
   subject: string;
   text: string;

@@ -98,7 +98,7 @@ export async function recordEvent<T extends EventType>(db: Db, type: T, audience
 }
 
 /** An outbox event as the bus carries it. */
-export function toBusEvent(event: OutboxEvent): BusEvent {
+function toBusEvent(event: OutboxEvent): BusEvent {
   return { id: event._id, type: event.type, audience: event.audience, payload: event.payload as unknown as Record<string, unknown>, dtsCreated: event.dtsCreated.toISOString() };
 }
 

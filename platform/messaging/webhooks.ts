@@ -184,7 +184,7 @@ function agentFor(url: URL, pinned: { address: string; family: number } | null):
 }
 
 /** A `Retry-After` value (seconds, or an HTTP date) in milliseconds from now; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
   if (!value) return undefined;
   if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
   const date = Date.parse(value);

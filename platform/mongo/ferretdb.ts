@@ -13,7 +13,7 @@ import { userCacheDir } from '../runtime/config.js';
 const run = promisify(execFile);
 
 /** The embedded MongoDB-compatible server: FerretDB with its SQLite backend. */
-export const FERRETDB_VERSION = 'v1.24.2';
+const FERRETDB_VERSION = 'v1.24.2';
 const MODULE = 'github.com/FerretDB/FerretDB';
 /**
  * Patches applied to the module source before the build (`platform/mongo/ferretdb-patches/`), in order.
@@ -37,7 +37,7 @@ const PATCH_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'ferre
 const BUILD = `${FERRETDB_VERSION}-${createHash('sha256').update(PATCHES.map((patch) => readFileSync(path.join(PATCH_DIR, patch))).join('\0')).digest('hex').slice(0, 8)}`;
 
 /** Where the FerretDB build for this version and these patches is cached, shared by every clone of the project. */
-export function ferretdbCachePath(env: Record<string, string | undefined> = process.env): string {
+function ferretdbCachePath(env: Record<string, string | undefined> = process.env): string {
   return path.join(userCacheDir(env), `ferretdb-${BUILD}`, 'ferretdb');
 }
 
@@ -55,7 +55,7 @@ export function findGo(): string | null {
  * `build/version/version.txt`, which the published module leaves empty (a plain
  * `go install ...@v1.24.2` binary panics on start because of that), and applies `PATCHES`.
  */
-export async function ensureFerretDB(options: { ferretdbBin?: string | undefined; progress?: (msg: string) => void } = {}): Promise<string> {
+async function ensureFerretDB(options: { ferretdbBin?: string | undefined; progress?: (msg: string) => void } = {}): Promise<string> {
   const progress = options.progress ?? ((msg: string) => process.stderr.write(`${msg}\n`));
   if (options.ferretdbBin) {
     if (!existsSync(options.ferretdbBin)) throw new Error(`FERRETDB_BIN points at ${options.ferretdbBin}, which does not exist.`);

@@ -1,7 +1,7 @@
 import type { GridFSBucket } from 'mongodb';
 
 /** Leading bytes of the file types the services accept. */
-export const FILE_SIGNATURES = {
+const FILE_SIGNATURES = {
   'image/jpeg': [0xff, 0xd8, 0xff],
   'image/png': [0x89, 0x50, 0x4e, 0x47],
   'image/gif': [0x47, 0x49, 0x46, 0x38],

@@ -7,7 +7,7 @@ import { withinTime } from '../http/deadline.js';
 import { guardDriverWrites } from './driver-guard.js';
 
 /** The fields one command filtered on, in a collection. */
-export interface QueryShape {
+interface QueryShape {
   database: string;
   collection: string;
   command: string;
@@ -28,7 +28,7 @@ function filterFields(filter: Document): string[] {
 }
 
 /** Counts the database commands a client sends, by database, collection and command name, and records the shapes of their filters. */
-export class CommandCounter {
+class CommandCounter {
   private counts = new Map<string, number>();
   private shapes = new Map<string, QueryShape>();
 

@@ -20,7 +20,7 @@ export function defaultServiceScope(name: string): ServiceScope {
  * Users one scope may list by id: the scope travels in the signed principal header of every call
  * the key makes, which must stay well under Node's 16 KiB of headers. Past that, `'*'`.
  */
-export const MAX_SCOPE_USERS = 100;
+const MAX_SCOPE_USERS = 100;
 const SVC_USER_ID = /^[A-Za-z0-9_]{1,36}$/;
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,99}$/;
 const SCOPE_MEMBERS = ['channels', 'users', 'fields'];

@@ -1,8 +1,5 @@
 import { appError, ErrorCode } from '../contracts/errors.js';
 
-/** A JSON-ish object being checked; values are unknown until a check says otherwise. */
-export type Fields = Record<string, unknown>;
-
 /** Rules of one string field. */
 export interface StringRule {
   min?: number;

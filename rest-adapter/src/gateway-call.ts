@@ -8,7 +8,7 @@ import { Refusal } from './refusal.js';
 import { changesState, statusOfCode, type Route } from './routes/index.js';
 
 /** A GraphQL response as the gateway sends it. */
-export interface GraphQLResponse {
+interface GraphQLResponse {
   data?: Record<string, unknown> | null;
   errors?: Array<{ message: string; extensions?: { code?: string; field?: string; retryAfter?: number } }>;
 }

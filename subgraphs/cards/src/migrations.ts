@@ -55,7 +55,7 @@ const SHAPE_ID = 'cards-messages-in-one-shape';
  * goes). A purchase whose `reversedBy` names a reversal never stored (a claim dropped as pending)
  * takes the binding itself, so that no later reversal is stored as crediting it again.
  */
-export const MESSAGES_IN_ONE_SHAPE: Migration = {
+const MESSAGES_IN_ONE_SHAPE: Migration = {
   id: SHAPE_ID,
   async run(db: Db) {
     const messages = db.collection<StoredDocument>(cardMessagesCollection(db).collectionName);
