@@ -17,8 +17,16 @@ const WALLS = [
     message: 'A subgraph imports no other service: shared code goes in a platform/ kit, other services are reached through the graph.',
   })),
   { target: './gateway', from: ['./subgraphs', './rest-adapter'], message: 'The gateway imports no subgraph and not the REST adapter.' },
-  { target: './rest-adapter', from: ['./subgraphs', './gateway'], message: 'The REST adapter reaches the services through GraphQL operations, not their code.' },
-  { target: './platform', from: ['./subgraphs', './gateway', './rest-adapter'], message: 'platform/ holds shared kits and imports no service.' },
+  {
+    target: './rest-adapter',
+    from: ['./subgraphs', './gateway'],
+    message: 'The REST adapter reaches the services through GraphQL operations, not their code.',
+  },
+  {
+    target: './platform',
+    from: ['./subgraphs', './gateway', './rest-adapter'],
+    message: 'platform/ holds shared kits and imports no service.',
+  },
 ];
 
 export default defineConfig(
@@ -74,7 +82,10 @@ export default defineConfig(
       '@graphql-eslint/strict-id-in-types': 'off',
       // Every type definition has a description (issue 26), but for the User stubs of cards, payments and compliance (a User without
       // the user subgraph's `id`), which are commented (see below); fields are judged by hand: those whose name says it all go without.
-      '@graphql-eslint/require-description': ['error', { types: true, ignoredSelectors: ['[type=ObjectTypeDefinition][name.value=User]:not(:has(FieldDefinition[name.value=id]))'] }],
+      '@graphql-eslint/require-description': [
+        'error',
+        { types: true, ignoredSelectors: ['[type=ObjectTypeDefinition][name.value=User]:not(:has(FieldDefinition[name.value=id]))'] },
+      ],
       // The User stubs in cards, payments and compliance are commented, not described: the user subgraph describes User.
       '@graphql-eslint/no-hashtag-description': 'off',
       // Federation entities are reached through _entities, which a subgraph's own schema does not show.

@@ -28,10 +28,18 @@ const aliases = (count: number) => `{ ${Array.from({ length: count }, (_, i) => 
 
 const ATTACKS: Attack[] = [
   { name: '7.5 MiB document (400,000 aliases), anonymous', via: 'http', body: JSON.stringify({ query: aliases(400_000) }) },
-  { name: '1.9 MiB document (under the GraphQL body limit, over the document limit)', via: 'http', body: JSON.stringify({ query: aliases(100_000) }) },
-  { name: '60 KiB document of 30,000 tokens (under the document size limit, over the token limit)', via: 'http', body: JSON.stringify({ query: `{ ${'a '.repeat(30_000)}}` }) },
-  { name: '3.7 MiB subscribe message (200,000 aliases), a user\'s token', via: 'subscribe', body: `subscription ${aliases(200_000)}` },
-  { name: '60 KiB subscribe document of 30,000 tokens, a user\'s token', via: 'subscribe', body: `subscription { ${'a '.repeat(30_000)}}` },
+  {
+    name: '1.9 MiB document (under the GraphQL body limit, over the document limit)',
+    via: 'http',
+    body: JSON.stringify({ query: aliases(100_000) }),
+  },
+  {
+    name: '60 KiB document of 30,000 tokens (under the document size limit, over the token limit)',
+    via: 'http',
+    body: JSON.stringify({ query: `{ ${'a '.repeat(30_000)}}` }),
+  },
+  { name: "3.7 MiB subscribe message (200,000 aliases), a user's token", via: 'subscribe', body: `subscription ${aliases(200_000)}` },
+  { name: "60 KiB subscribe document of 30,000 tokens, a user's token", via: 'subscribe', body: `subscription { ${'a '.repeat(30_000)}}` },
 ];
 
 interface PhaseReport {
@@ -48,10 +56,14 @@ if (process.env.ABUSE_CLIENT) {
   const { gateway, rest, token } = JSON.parse(process.env.ABUSE_CLIENT) as { gateway: string; rest: string; token: string };
   const post = (url: string, body: string, headers: Record<string, string> = {}) =>
     new Promise<number>((resolve) => {
-      const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
-        res.resume();
-        res.once('end', () => resolve(res.statusCode ?? 0));
-      });
+      const req = request(
+        url,
+        { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } },
+        (res) => {
+          res.resume();
+          res.once('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
       // The server answers before reading a body it refuses, and closes: the rest of the write fails.
       // A reset before the answer was read counts as status 0.
       req.once('error', () => resolve(0));
@@ -92,7 +104,11 @@ if (process.env.ABUSE_CLIENT) {
       const using = (async () => {
         while (performance.now() < until) {
           const started = performance.now();
-          const response = await fetch(`${gateway}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', token }, body: JSON.stringify({ query: '{ me { firstName } }' }) });
+          const response = await fetch(`${gateway}/graphql`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', token },
+            body: JSON.stringify({ query: '{ me { firstName } }' }),
+          });
           await response.text();
           count(report.userStatuses, response.status);
           report.userMs.push(performance.now() - started);
@@ -109,36 +125,57 @@ if (process.env.ABUSE_CLIENT) {
         const wait = due - performance.now();
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
         report.sent += 1;
-        attacks.push((message.via === 'http' ? post(`${gateway}/graphql`, message.body) : subscribe(message.body)).then((status) => void count(report.statuses, status)));
+        attacks.push(
+          (message.via === 'http' ? post(`${gateway}/graphql`, message.body) : subscribe(message.body)).then(
+            (status) => void count(report.statuses, status),
+          ),
+        );
       }
       await Promise.all(attacks);
     }
     process.send!({ type: 'report', report });
   };
-  process.on('message', (message: { type: 'phase'; via: Attack['via']; body: string; rate: number; seconds: number }) => void runPhase(message));
+  process.on(
+    'message',
+    (message: { type: 'phase'; via: Attack['via']; body: string; rate: number; seconds: number }) => void runPhase(message),
+  );
   process.send!({ type: 'ready' });
 } else {
   // Every limit at its default: what a deployment gets (REDIS_URL where it is set, as the others).
   await withOneProcessBench('abuse', {}, async ({ config, mongo, demoToken }) => {
     const stack = await startStack(config, createLogger('error'), mongo);
     const token = await demoToken();
-    const child = (role: 'attacker' | 'observer') => fork(fileURLToPath(import.meta.url), [], { execArgv: ['--import', 'tsx'], env: { ...process.env, ABUSE_ROLE: role, ABUSE_CLIENT: JSON.stringify({ gateway: stack.gateway.url, rest: stack.restAdapter.url, token }) } });
+    const child = (role: 'attacker' | 'observer') =>
+      fork(fileURLToPath(import.meta.url), [], {
+        execArgv: ['--import', 'tsx'],
+        env: {
+          ...process.env,
+          ABUSE_ROLE: role,
+          ABUSE_CLIENT: JSON.stringify({ gateway: stack.gateway.url, rest: stack.restAdapter.url, token }),
+        },
+      });
     const children = [child('attacker'), child('observer')] as const;
-    const next = <T>(from: ReturnType<typeof child>, type: string) => new Promise<T>((resolve) => {
-      const onMessage = (message: { type: string } & T) => {
-        if (message.type !== type) return;
-        from.off('message', onMessage as (message: unknown) => void);
-        resolve(message);
-      };
-      from.on('message', onMessage as (message: unknown) => void);
-    });
+    const next = <T>(from: ReturnType<typeof child>, type: string) =>
+      new Promise<T>((resolve) => {
+        const onMessage = (message: { type: string } & T) => {
+          if (message.type !== type) return;
+          from.off('message', onMessage as (message: unknown) => void);
+          resolve(message);
+        };
+        from.on('message', onMessage as (message: unknown) => void);
+      });
     await Promise.all(children.map((c) => next(c, 'ready')));
     /** Runs one phase in both children; the attacker's report with the observer's timings. */
     const phase = async (attack: Pick<Attack, 'via' | 'body'>, rate: number): Promise<PhaseReport> => {
       const reports = children.map((c) => next<{ report: PhaseReport }>(c, 'report'));
       for (const c of children) c.send({ type: 'phase', ...attack, rate, seconds: SECONDS });
       const [attacker, observer] = await Promise.all(reports);
-      return { ...attacker!.report, healthMs: observer!.report.healthMs, userMs: observer!.report.userMs, userStatuses: observer!.report.userStatuses };
+      return {
+        ...attacker!.report,
+        healthMs: observer!.report.healthMs,
+        userMs: observer!.report.userMs,
+        userStatuses: observer!.report.userStatuses,
+      };
     };
     const cpuMs = () => {
       const { user, system } = process.cpuUsage();
@@ -163,18 +200,32 @@ if (process.env.ABUSE_CLIENT) {
         sent: report.sent,
         answers: report.statuses,
         gatewayCpuMsPerRequest: Math.round(((spent - quiet.cpuMs) / Math.max(1, report.sent)) * 10) / 10,
-        healthMs: { p50: pct(report.healthMs, 50), p99: pct(report.healthMs, 99), max: pct(report.healthMs, 100), samples: report.healthMs.length },
+        healthMs: {
+          p50: pct(report.healthMs, 50),
+          p99: pct(report.healthMs, 99),
+          max: pct(report.healthMs, 100),
+          samples: report.healthMs.length,
+        },
         ordinaryUser: { answers: report.userStatuses, p50Ms: pct(report.userMs, 50), p99Ms: pct(report.userMs, 99) },
       });
     }
-    console.log(JSON.stringify({
-      scenario: `one client address, ${ATTACK_RATE} requests a second for ${SECONDS} s per attack, against every service in one process with every limit at its default`,
-      targets: { gatewayCpuMsPerRefusal: 50, healthP99Ms: 100 },
-      idleCpuMsPerPhase: Math.round(quiet.cpuMs),
-      quiet: { healthMs: { p50: pct(quietReport.healthMs, 50), p99: pct(quietReport.healthMs, 99) }, ordinaryUserP99Ms: pct(quietReport.userMs, 99) },
-      results,
-      machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
-    }, null, 2));
+    console.log(
+      JSON.stringify(
+        {
+          scenario: `one client address, ${ATTACK_RATE} requests a second for ${SECONDS} s per attack, against every service in one process with every limit at its default`,
+          targets: { gatewayCpuMsPerRefusal: 50, healthP99Ms: 100 },
+          idleCpuMsPerPhase: Math.round(quiet.cpuMs),
+          quiet: {
+            healthMs: { p50: pct(quietReport.healthMs, 50), p99: pct(quietReport.healthMs, 99) },
+            ordinaryUserP99Ms: pct(quietReport.userMs, 99),
+          },
+          results,
+          machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
+        },
+        null,
+        2,
+      ),
+    );
     for (const c of children) c.kill();
     await stack.stop();
   });

@@ -23,7 +23,14 @@ try {
   // A year of reports needs the 119 days before the first one too: 484 days of ~207 debits = 100,000.
   const days = 484;
   const perDay = Math.ceil(100_000 / days);
-  const history = generateAchHistory({ svcAggregatorId: AGGREGATOR, endDate: END, days, perDay, seed: 7, spike: { fromDay: 200, toDay: 215, unauthorizedRate: 0.03 } });
+  const history = generateAchHistory({
+    svcAggregatorId: AGGREGATOR,
+    endDate: END,
+    days,
+    perDay,
+    seed: 7,
+    spike: { fromDay: 200, toDay: 215, unauthorizedRate: 0.03 },
+  });
   const debits = history.filter((a) => a.kind === 'debit').length;
   const dayDocs = achDays(history);
   const db = mongo.db('compliance');
@@ -49,35 +56,57 @@ try {
     computeOnly.push(performance.now() - started);
     // A late return in mid-year: apply it and recompute the reports it changes.
     started = performance.now();
-    await returnRates.apply([{ eventId: `late_${run}`, kind: 'return', svcAggregatorId: AGGREGATOR, svcTransactionId: `late_${run}`, entryDate: addDays(END, -180), amount: '99.99', returnCode: 'R10' }]);
+    await returnRates.apply([
+      {
+        eventId: `late_${run}`,
+        kind: 'return',
+        svcAggregatorId: AGGREGATOR,
+        svcTransactionId: `late_${run}`,
+        entryDate: addDays(END, -180),
+        amount: '99.99',
+        returnCode: 'R10',
+      },
+    ]);
     lateReturn.push(performance.now() - started);
   }
   // Ingestion as the forwarder does it: four batches of 50 new debits, all on one busy day.
   const ingestMs: number[] = [];
   for (let batch = 0; batch < 4; batch += 1) {
     const activities = Array.from({ length: 50 }, (_, i) => ({
-      eventId: `busy_${batch}_${i}:debit`, kind: 'debit' as const, svcAggregatorId: AGGREGATOR, svcTransactionId: `busy_${batch}_${i}`, entryDate: END, amount: '10.00', returnCode: null,
+      eventId: `busy_${batch}_${i}:debit`,
+      kind: 'debit' as const,
+      svcAggregatorId: AGGREGATOR,
+      svcTransactionId: `busy_${batch}_${i}`,
+      entryDate: END,
+      amount: '10.00',
+      returnCode: null,
     }));
     const started = performance.now();
     await returnRates.apply(activities);
     ingestMs.push(Math.round(performance.now() - started));
   }
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-  console.log(JSON.stringify({
-    scenario: 'a year of daily ACH return-rate reports for one aggregator',
-    debits,
-    returns: history.length - debits,
-    dailyTotals: dayDocs.length,
-    reports,
-    runs: RUNS,
-    yearFromScratchMs: { median: Math.round(median(endToEnd)), all: endToEnd.map(Math.round) },
-    lateReturnMs: { median: Math.round(median(lateReturn)), all: lateReturn.map(Math.round) },
-    computeOnlyMs: { median: Math.round(median(computeOnly) * 10) / 10 },
-    ingestFourBatchesOf50OnOneDayMs: ingestMs,
-    targetMs: 5000,
-    database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB 1.24 (SQLite)',
-    machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
-  }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        scenario: 'a year of daily ACH return-rate reports for one aggregator',
+        debits,
+        returns: history.length - debits,
+        dailyTotals: dayDocs.length,
+        reports,
+        runs: RUNS,
+        yearFromScratchMs: { median: Math.round(median(endToEnd)), all: endToEnd.map(Math.round) },
+        lateReturnMs: { median: Math.round(median(lateReturn)), all: lateReturn.map(Math.round) },
+        computeOnlyMs: { median: Math.round(median(computeOnly) * 10) / 10 },
+        ingestFourBatchesOf50OnOneDayMs: ingestMs,
+        targetMs: 5000,
+        database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB 1.24 (SQLite)',
+        machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
+      },
+      null,
+      2,
+    ),
+  );
 } finally {
   for (const name of ['compliance'] as const) await mongo.db(name).dropDatabase();
   await mongo.close();

@@ -38,7 +38,11 @@ const percentiles = (values: number[]) => ({ p50: pct(values, 50), p90: pct(valu
 
 const receiver = await startWebhookReceiver(DEMO.webhook.secret);
 // PROFILE_DIR=<dir>: the services run under `node --cpu-prof`, their profiles written there.
-const tiers = await startTiers({ env: { SERVICE_KEYS: `card-processor=${KEY}` }, profileDir: process.env.PROFILE_DIR ?? null, gateway: 'with-subgraphs' });
+const tiers = await startTiers({
+  env: { SERVICE_KEYS: `card-processor=${KEY}` },
+  profileDir: process.env.PROFILE_DIR ?? null,
+  gateway: 'with-subgraphs',
+});
 try {
   const { addresses } = tiers;
   const control = async <T>(path: string) => {
@@ -69,15 +73,34 @@ try {
     const amount = random() < 0.97 ? Math.round((1 + random() * 120) * 100) / 100 : Math.round(2000 + random() * 8000);
     const stan = String(sequence % 1_000_000).padStart(6, '0');
     const originalStan = messageType === '0420' ? earlier!.shift()! : null;
-    return { messageType, svcCardId, amount, currency: 'USD', merchantName: 'Bench', mcc: '5411', stan, rrn: `B${String(sequence).padStart(11, '0')}`, ...(originalStan ? { originalStan } : {}) };
+    return {
+      messageType,
+      svcCardId,
+      amount,
+      currency: 'USD',
+      merchantName: 'Bench',
+      mcc: '5411',
+      stan,
+      rrn: `B${String(sequence).padStart(11, '0')}`,
+      ...(originalStan ? { originalStan } : {}),
+    };
   };
 
   const send = async (input: ReturnType<typeof nextMessage> = nextMessage()): Promise<Outcome> => {
     const started = performance.now();
     try {
-      const response = await postJson(addresses.gateway, { 'content-type': 'application/json', 'x-service-key': KEY }, JSON.stringify({ query: AUTHORIZE, variables: { input } }), 30_000, pool);
+      const response = await postJson(
+        addresses.gateway,
+        { 'content-type': 'application/json', 'x-service-key': KEY },
+        JSON.stringify({ query: AUTHORIZE, variables: { input } }),
+        30_000,
+        pool,
+      );
       const roundTripMs = performance.now() - started;
-      let body: { data?: { authorizeCardMessage: { responseCode: string; decisionMs: number } } | null; errors?: Array<{ message: string; extensions?: { code?: string } }> };
+      let body: {
+        data?: { authorizeCardMessage: { responseCode: string; decisionMs: number } } | null;
+        errors?: Array<{ message: string; extensions?: { code?: string } }>;
+      };
       try {
         body = JSON.parse(response.text) as typeof body;
       } catch {
@@ -89,7 +112,8 @@ try {
         failures.set(why, (failures.get(why) ?? 0) + 1);
         return { ok: false, responseCode: null, decisionMs: NaN, roundTripMs };
       }
-      if (decision.responseCode === '00' && input.messageType === '0200') purchases.set(input.svcCardId, [...(purchases.get(input.svcCardId) ?? []), input.stan]);
+      if (decision.responseCode === '00' && input.messageType === '0200')
+        purchases.set(input.svcCardId, [...(purchases.get(input.svcCardId) ?? []), input.stan]);
       return { ok: true, responseCode: decision.responseCode, decisionMs: decision.decisionMs, roundTripMs };
     } catch (error) {
       // A refused or dropped connection under overload is counted as an error, not the end of the run.
@@ -111,7 +135,10 @@ try {
   const idleAfter = await control<Cpu>('/cpu');
   const idleMsPerSecond = {
     services: Math.round((idleAfter.services - idleBefore.services) / IDLE_SECONDS),
-    database: idleAfter.database === null || idleBefore.database === null ? null : Math.round((idleAfter.database - idleBefore.database) / IDLE_SECONDS),
+    database:
+      idleAfter.database === null || idleBefore.database === null
+        ? null
+        : Math.round((idleAfter.database - idleBefore.database) / IDLE_SECONDS),
   };
   const runs = [];
   for (const rate of RATES) {
@@ -141,8 +168,21 @@ try {
     const perMessage = (n: number) => Math.round((n / total) * 100) / 100;
     const commands = await control<Record<string, Record<string, number>>>('/commands');
     const delays = await control<Array<number | null>>(`/card-visibility?since=${since.toISOString()}`);
-    const commandsPerMessage = Object.fromEntries(Object.entries(commands).map(([db, byCommand]) => [db, Object.fromEntries(Object.entries(byCommand).filter(([, n]) => n > 0).map(([command, n]) => [command, perMessage(n)]))]));
-    const allCommands = perMessage(Object.values(commands).flatMap((byCommand) => Object.values(byCommand)).reduce((a, b) => a + b, 0));
+    const commandsPerMessage = Object.fromEntries(
+      Object.entries(commands).map(([db, byCommand]) => [
+        db,
+        Object.fromEntries(
+          Object.entries(byCommand)
+            .filter(([, n]) => n > 0)
+            .map(([command, n]) => [command, perMessage(n)]),
+        ),
+      ]),
+    );
+    const allCommands = perMessage(
+      Object.values(commands)
+        .flatMap((byCommand) => Object.values(byCommand))
+        .reduce((a, b) => a + b, 0),
+    );
     const ok = results.filter((r) => r.ok);
     const codes = new Map<string, number>();
     for (const r of ok) codes.set(r.responseCode!, (codes.get(r.responseCode!) ?? 0) + 1);
@@ -156,15 +196,29 @@ try {
     const measuredSeconds = (performance.now() - t0) / 1000;
     const marginal = {
       services: perMessage(cpuAfter.services - cpuBefore.services - idleMsPerSecond.services * measuredSeconds),
-      database: cpuMsPerMessage.database === null || idleMsPerSecond.database === null ? null : perMessage(cpuAfter.database! - cpuBefore.database! - idleMsPerSecond.database * measuredSeconds),
+      database:
+        cpuMsPerMessage.database === null || idleMsPerSecond.database === null
+          ? null
+          : perMessage(cpuAfter.database! - cpuBefore.database! - idleMsPerSecond.database * measuredSeconds),
     };
     runs.push({
-      targetRate: rate, achievedRate: Math.round((results.length / elapsed) * 10) / 10, messages: results.length, errors: results.length - ok.length, failures: Object.fromEntries(failures),
+      targetRate: rate,
+      achievedRate: Math.round((results.length / elapsed) * 10) / 10,
+      messages: results.length,
+      errors: results.length - ok.length,
+      failures: Object.fromEntries(failures),
       responseCodes: Object.fromEntries([...codes].sort()),
       decisionMs: percentiles(ok.map((r) => r.decisionMs)),
       roundTripMs: percentiles(ok.map((r) => r.roundTripMs)),
-      cpuMsPerMessage: { ...cpuMsPerMessage, total: Math.round((cpuMsPerMessage.services + (cpuMsPerMessage.database ?? 0) + cpuMsPerMessage.loadGeneratorAndReceiver) * 100) / 100 },
-      marginalCpuMsPerMessage: { ...marginal, total: Math.round((marginal.services + (marginal.database ?? 0) + cpuMsPerMessage.loadGeneratorAndReceiver) * 100) / 100 },
+      cpuMsPerMessage: {
+        ...cpuMsPerMessage,
+        total:
+          Math.round((cpuMsPerMessage.services + (cpuMsPerMessage.database ?? 0) + cpuMsPerMessage.loadGeneratorAndReceiver) * 100) / 100,
+      },
+      marginalCpuMsPerMessage: {
+        ...marginal,
+        total: Math.round((marginal.services + (marginal.database ?? 0) + cpuMsPerMessage.loadGeneratorAndReceiver) * 100) / 100,
+      },
       commandsPerMessage: { all: allCommands, byDatabase: commandsPerMessage },
       recordedInPayments: { transactions: delays.length, recorded: recorded.length, delayMs: percentiles(recorded) },
     });
@@ -177,7 +231,16 @@ try {
   let streamed: BenchUser | undefined;
   for (const user of candidates.slice(0, 20)) {
     sequence += 1;
-    const probe = { messageType: '0100', svcCardId: user.SvcCardIds[0]!, amount: 1, currency: 'USD', merchantName: 'Bench', mcc: '5411', stan: String(sequence % 1_000_000).padStart(6, '0'), rrn: `B${String(sequence).padStart(11, '0')}` };
+    const probe = {
+      messageType: '0100',
+      svcCardId: user.SvcCardIds[0]!,
+      amount: 1,
+      currency: 'USD',
+      merchantName: 'Bench',
+      mcc: '5411',
+      stan: String(sequence % 1_000_000).padStart(6, '0'),
+      rrn: `B${String(sequence).padStart(11, '0')}`,
+    };
     if ((await send(probe)).responseCode === '00') {
       streamed = user;
       break;
@@ -195,7 +258,18 @@ try {
       sequence += 1;
       const svcCardId = streamed.SvcCardIds[i % streamed.SvcCardIds.length]!;
       const amount = Math.round((5 + random() * 45) * 100) / 100;
-      pending.push(send({ messageType: '0200', svcCardId, amount, currency: 'USD', merchantName: 'Bench', mcc: '5411', stan: String(sequence % 1_000_000).padStart(6, '0'), rrn: `B${String(sequence).padStart(11, '0')}` }));
+      pending.push(
+        send({
+          messageType: '0200',
+          svcCardId,
+          amount,
+          currency: 'USD',
+          merchantName: 'Bench',
+          mcc: '5411',
+          stan: String(sequence % 1_000_000).padStart(6, '0'),
+          rrn: `B${String(sequence).padStart(11, '0')}`,
+        }),
+      );
     }
     const results = await Promise.all(pending);
     const elapsed = (performance.now() - t0) / 1000;
@@ -206,25 +280,38 @@ try {
     const codes = new Map<string, number>();
     for (const r of results) codes.set(r.responseCode ?? 'error', (codes.get(r.responseCode ?? 'error') ?? 0) + 1);
     oneAccount = {
-      cards: streamed.SvcCardIds.length, messages: results.length, achievedRate: Math.round((results.length / elapsed) * 10) / 10,
-      responseCodes: Object.fromEntries([...codes].sort()), roundTripMs: percentiles(results.filter((r) => r.ok).map((r) => r.roundTripMs)),
-      before: before.account, after: after.account, accountsBelowOverdraftLimit: after.accountsBelowOverdraftLimit,
+      cards: streamed.SvcCardIds.length,
+      messages: results.length,
+      achievedRate: Math.round((results.length / elapsed) * 10) / 10,
+      responseCodes: Object.fromEntries([...codes].sort()),
+      roundTripMs: percentiles(results.filter((r) => r.ok).map((r) => r.roundTripMs)),
+      before: before.account,
+      after: after.account,
+      accountsBelowOverdraftLimit: after.accountsBelowOverdraftLimit,
     };
     console.error('one account done');
   }
-  console.log(JSON.stringify({
-    scenario: 'card authorization through the gateway for the population\'s cards (40% 0100, 35% 0200, 15% 0220, 10% 0420), aggregator webhook answering 00',
-    seconds: SECONDS,
-    population: { users: users.length, cards: cards.length },
-    idleCpuMsPerSecond: idleMsPerSecond,
-    targets: { p99DecisionMsAt200: 20, cpuMsPerMessage: 4, decisionPathCommands: 4, p99RecordedInPaymentsMsAt200: 1000 },
-    decisionPath: 'the card, the message\'s earlier copy (and a reversal\'s or completion\'s original), the webhook configuration for a request, then one insert: 3 or 4 commands, counted by test/cards/card-authorization.e2e.ts; an approved debit adds one graph call to payments, which holds its amount with one update; commandsPerMessage counts everything, the asynchronous carrying and recording included',
-    runs,
-    oneAccount,
-    database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB 1.24 (SQLite, with the project patches)',
-    services: 'one process, as npm start runs them: the subgraphs, the gateway and the REST adapter calling each other in it',
-    machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
-  }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        scenario:
+          "card authorization through the gateway for the population's cards (40% 0100, 35% 0200, 15% 0220, 10% 0420), aggregator webhook answering 00",
+        seconds: SECONDS,
+        population: { users: users.length, cards: cards.length },
+        idleCpuMsPerSecond: idleMsPerSecond,
+        targets: { p99DecisionMsAt200: 20, cpuMsPerMessage: 4, decisionPathCommands: 4, p99RecordedInPaymentsMsAt200: 1000 },
+        decisionPath:
+          "the card, the message's earlier copy (and a reversal's or completion's original), the webhook configuration for a request, then one insert: 3 or 4 commands, counted by test/cards/card-authorization.e2e.ts; an approved debit adds one graph call to payments, which holds its amount with one update; commandsPerMessage counts everything, the asynchronous carrying and recording included",
+        runs,
+        oneAccount,
+        database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB 1.24 (SQLite, with the project patches)',
+        services: 'one process, as npm start runs them: the subgraphs, the gateway and the REST adapter calling each other in it',
+        machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
+      },
+      null,
+      2,
+    ),
+  );
 } finally {
   await tiers.stop();
   await receiver.close();

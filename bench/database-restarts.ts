@@ -58,10 +58,18 @@ for (let round = 1; round <= ROUNDS && !stuck; round += 1) {
   const restarted = Date.now();
   let recovered = false;
   while (!recovered && Date.now() - restarted < 20_000) {
-    recovered = await client.db('admin').command({ ping: 1 }).then(() => true, () => false);
+    recovered = await client
+      .db('admin')
+      .command({ ping: 1 })
+      .then(
+        () => true,
+        () => false,
+      );
     if (!recovered) await sleep(200);
   }
-  console.log(`round ${round}: ${recovered ? `answering again ${Date.now() - restarted} ms after the restart` : 'not answering 20 s after the restart'} (operations answered ${answered}, failed ${failed})`);
+  console.log(
+    `round ${round}: ${recovered ? `answering again ${Date.now() - restarted} ms after the restart` : 'not answering 20 s after the restart'} (operations answered ${answered}, failed ${failed})`,
+  );
   if (!recovered) {
     stuck = true;
     console.log(events.join('\n'));

@@ -3,7 +3,12 @@
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 
-const { url, token, subscribers, events } = JSON.parse(process.env.FANOUT!) as { url: string; token: string; subscribers: number; events: number };
+const { url, token, subscribers, events } = JSON.parse(process.env.FANOUT!) as {
+  url: string;
+  token: string;
+  subscribers: number;
+  events: number;
+};
 const report = (message: Record<string, unknown>) => process.send!(message);
 const arrivals: Array<Map<number, number>> = [];
 let ready = 0;
@@ -12,7 +17,9 @@ for (let s = 0; s < subscribers; s += 1) {
   const seen = new Map<number, number>();
   arrivals.push(seen);
   const client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { token }, retryAttempts: 0 });
-  client.on('closed', (event) => report({ type: 'error', error: `closed ${(event as { code?: number }).code ?? ''} ${(event as { reason?: string }).reason ?? ''}` }));
+  client.on('closed', (event) =>
+    report({ type: 'error', error: `closed ${(event as { code?: number }).code ?? ''} ${(event as { reason?: string }).reason ?? ''}` }),
+  );
   client.on('connected', () => {
     ready += 1;
     if (ready === subscribers) report({ type: 'subscribed' });

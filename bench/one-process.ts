@@ -27,11 +27,20 @@ export interface OneProcessBench {
  * Runs `bench` over a fresh, seeded database named `<name>_<pid>_…`, with `env` on top of the
  * defaults (test mode, quiet logs, no geocoder preload, free ports), and removes it all afterwards.
  */
-export async function withOneProcessBench(name: string, env: Record<string, string>, bench: (context: OneProcessBench) => Promise<void>): Promise<void> {
+export async function withOneProcessBench(
+  name: string,
+  env: Record<string, string>,
+  bench: (context: OneProcessBench) => Promise<void>,
+): Promise<void> {
   const dataDir = process.env.MONGODB_URI ? null : await mkdtemp(path.join(tmpdir(), `bench-${name}-`));
   const embedded = dataDir ? await startEmbeddedMongo({ dataDir, ferretdbBin: process.env.FERRETDB_BIN }) : null;
   const config = loadConfig({
-    NODE_ENV: 'test', MONGODB_URI: process.env.MONGODB_URI ?? embedded!.uri, MONGODB_DB_PREFIX: `bench${name}_${process.pid}_`, LOG_LEVEL: 'error', GEOCODER_PRELOAD: 'false', ...EVERY_PORT_FREE,
+    NODE_ENV: 'test',
+    MONGODB_URI: process.env.MONGODB_URI ?? embedded!.uri,
+    MONGODB_DB_PREFIX: `bench${name}_${process.pid}_`,
+    LOG_LEVEL: 'error',
+    GEOCODER_PRELOAD: 'false',
+    ...EVERY_PORT_FREE,
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...env,
   });
@@ -39,8 +48,17 @@ export async function withOneProcessBench(name: string, env: Record<string, stri
   try {
     await seedDemo(mongo);
     const user = mongo.db('user');
-    const sessions = new Sessions(authCollections(user).sessions, usersCollection(user), backgroundAuditTrail(user, createLogger('error'), { kind: 'service', service: 'bench' }), announceThrough(user));
-    await bench({ config, mongo, demoToken: async () => (await sessions.issue({ kind: 'user', SvcUserId: DEMO.userId, channel: 'internet' }, 3600)).token });
+    const sessions = new Sessions(
+      authCollections(user).sessions,
+      usersCollection(user),
+      backgroundAuditTrail(user, createLogger('error'), { kind: 'service', service: 'bench' }),
+      announceThrough(user),
+    );
+    await bench({
+      config,
+      mongo,
+      demoToken: async () => (await sessions.issue({ kind: 'user', SvcUserId: DEMO.userId, channel: 'internet' }, 3600)).token,
+    });
   } finally {
     for (const database of ['user', 'cards', 'payments', 'compliance'] as const) await mongo.db(database).dropDatabase();
     await mongo.close();

@@ -32,7 +32,13 @@ export interface PopulationShape {
 }
 
 /** The population the suite measures. Transaction counts are log-uniform: most users have a few dozen, some hundreds. */
-export const POPULATION: PopulationShape = { users: 1000, transactions: { min: 3, max: 400 }, cards: { min: 1, max: 3 }, beneficiaries: { min: 1, max: 6 }, seed: 20261126 };
+export const POPULATION: PopulationShape = {
+  users: 1000,
+  transactions: { min: 3, max: 400 },
+  cards: { min: 1, max: 3 },
+  beneficiaries: { min: 1, max: 6 },
+  seed: 20261126,
+};
 
 type Stored = Document & { _id: string };
 const DAY = 24 * 3600 * 1000;
@@ -41,7 +47,8 @@ const DAY = 24 * 3600 * 1000;
 export async function seedPopulation(mongo: Mongo, shape: PopulationShape = POPULATION): Promise<BenchUser[]> {
   const random = seededRandom(shape.seed);
   const between = (range: { min: number; max: number }) => range.min + Math.floor(random() * (range.max - range.min + 1));
-  const logUniform = (range: { min: number; max: number }) => Math.round(Math.exp(Math.log(range.min) + random() * (Math.log(range.max) - Math.log(range.min))));
+  const logUniform = (range: { min: number; max: number }) =>
+    Math.round(Math.exp(Math.log(range.min) + random() * (Math.log(range.max) - Math.log(range.min))));
   const user = mongo.db('user');
   const cards = mongo.db('cards');
   const payments = mongo.db('payments');
@@ -56,7 +63,15 @@ export async function seedPopulation(mongo: Mongo, shape: PopulationShape = POPU
   };
   const now = Date.now();
   const population: BenchUser[] = [];
-  const batch = { users: [] as Stored[], sessions: [] as Stored[], cards: [] as Stored[], accounts: [] as Stored[], transactions: [] as Stored[], beneficiaries: [] as Stored[], restrictions: [] as Stored[] };
+  const batch = {
+    users: [] as Stored[],
+    sessions: [] as Stored[],
+    cards: [] as Stored[],
+    accounts: [] as Stored[],
+    transactions: [] as Stored[],
+    beneficiaries: [] as Stored[],
+    restrictions: [] as Stored[],
+  };
   const flush = async () => {
     const writes: Array<[Document[], ReturnType<typeof user.collection>]> = [
       [batch.users, user.collection('users')],
@@ -74,10 +89,30 @@ export async function seedPopulation(mongo: Mongo, shape: PopulationShape = POPU
     const SvcUserId = `bench_user_${n}`;
     const SvcAccountId = `bench_account_${n}`;
     const token = randomBytes(32).toString('base64url');
-    batch.users.push({ ...template.user, _id: SvcUserId, SvcUserId, email: `bench.user.${n}@example.com`, referralCode: `BENCH${n}`, mainSvcAccountId: SvcAccountId, firstName: `User${n}`, sortId: `bench user${n}` });
+    batch.users.push({
+      ...template.user,
+      _id: SvcUserId,
+      SvcUserId,
+      email: `bench.user.${n}@example.com`,
+      referralCode: `BENCH${n}`,
+      mainSvcAccountId: SvcAccountId,
+      firstName: `User${n}`,
+      sortId: `bench user${n}`,
+    });
     batch.sessions.push({
-      _id: `bench_session_${n}`, tokenHash: sha256(token), kind: 'user', SvcUserId, prospectId: null, deviceTag: null, svcAggregatorId: null, login: null, tokenType: null,
-      channel: 'internet', dtsCreated: new Date(now), dtsExpiry: new Date(now + DAY), dtsRevoked: null,
+      _id: `bench_session_${n}`,
+      tokenHash: sha256(token),
+      kind: 'user',
+      SvcUserId,
+      prospectId: null,
+      deviceTag: null,
+      svcAggregatorId: null,
+      login: null,
+      tokenType: null,
+      channel: 'internet',
+      dtsCreated: new Date(now),
+      dtsExpiry: new Date(now + DAY),
+      dtsRevoked: null,
     });
     // Minor units, up to 10,000.00, all of it available (card holds take from it as messages are approved).
     const balance = Math.round(random() * 1_000_000);
@@ -87,7 +122,14 @@ export async function seedPopulation(mongo: Mongo, shape: PopulationShape = POPU
     for (let c = 0; c < cardCount; c += 1) {
       const SvcCardId = `bench_card_${n}_${c + 1}`;
       SvcCardIds.push(SvcCardId);
-      batch.cards.push({ ...template.cards[c % template.cards.length]!, _id: SvcCardId, SvcCardId, SvcUserId, SvcAccountId, isMain: c === 0 });
+      batch.cards.push({
+        ...template.cards[c % template.cards.length]!,
+        _id: SvcCardId,
+        SvcCardId,
+        SvcUserId,
+        SvcAccountId,
+        isMain: c === 0,
+      });
     }
     const transactions = logUniform(shape.transactions);
     for (let t = 0; t < transactions; t += 1) {
@@ -95,14 +137,32 @@ export async function seedPopulation(mongo: Mongo, shape: PopulationShape = POPU
       const transactionId = `bench_txn_${n}_${t + 1}`;
       // Spread over the last 14 months, newest first, as the demo account's are.
       const dtsValue = new Date(now - Math.round((t / Math.max(1, transactions - 1)) * 425 * DAY) - t * 60_000);
-      batch.transactions.push({ ...from, _id: transactionId, transactionId, SvcAccountId, SvcUserId, SvcCardId: from.SvcCardId === null ? null : SvcCardIds[0], dtsValue, dtsRecorded: dtsValue, dtsBooked: from.dtsBooked === null ? null : dtsValue, dtsCompleted: from.dtsCompleted === null ? null : dtsValue, accountMonth: accountMonth(SvcAccountId, dtsValue) });
+      batch.transactions.push({
+        ...from,
+        _id: transactionId,
+        transactionId,
+        SvcAccountId,
+        SvcUserId,
+        SvcCardId: from.SvcCardId === null ? null : SvcCardIds[0],
+        dtsValue,
+        dtsRecorded: dtsValue,
+        dtsBooked: from.dtsBooked === null ? null : dtsValue,
+        dtsCompleted: from.dtsCompleted === null ? null : dtsValue,
+        accountMonth: accountMonth(SvcAccountId, dtsValue),
+      });
     }
     const SvcBeneficiaryIds: string[] = [];
     const beneficiaryCount = between(shape.beneficiaries);
     for (let b = 0; b < beneficiaryCount; b += 1) {
       const SvcBeneficiaryId = `bench_beneficiary_${n}_${b + 1}`;
       SvcBeneficiaryIds.push(SvcBeneficiaryId);
-      batch.beneficiaries.push({ ...template.beneficiaries[b % template.beneficiaries.length]!, _id: SvcBeneficiaryId, SvcBeneficiaryId, SvcUserId, defaultSourceAccountId: SvcAccountId });
+      batch.beneficiaries.push({
+        ...template.beneficiaries[b % template.beneficiaries.length]!,
+        _id: SvcBeneficiaryId,
+        SvcBeneficiaryId,
+        SvcUserId,
+        defaultSourceAccountId: SvcAccountId,
+      });
     }
     // Some users have restrictions of their own; the others get the platform defaults.
     const restrictions = Math.floor(random() * (template.restrictions.length + 1));

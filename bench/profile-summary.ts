@@ -31,7 +31,8 @@ for (const [id, count] of self) {
 }
 const show = (title: string, entries: Map<string, number>) => {
   console.log(`\n${title}`);
-  for (const [name, count] of [...entries].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${((100 * count) / total).toFixed(1).padStart(5)}%  ${name}`);
+  for (const [name, count] of [...entries].sort((a, b) => b[1] - a[1]).slice(0, top))
+    console.log(`${((100 * count) / total).toFixed(1).padStart(5)}%  ${name}`);
 };
 show('self time by place', places);
 show('self time by function', functions);

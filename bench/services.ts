@@ -37,7 +37,16 @@ import { start as startGateway, type GatewayService } from '../gateway/src/index
 import { createEventBus } from '../platform/messaging/event-bus.js';
 import { sha256 } from '../platform/security/secrets.js';
 import { start as startRestAdapter } from '../rest-adapter/src/index.js';
-import { EVERY_PORT_FREE, loadConfig, openDatabase, seedDemo, startStack, startSubgraphs, subgraphUrlsOf, transportsOf } from '../scripts/stack.js';
+import {
+  EVERY_PORT_FREE,
+  loadConfig,
+  openDatabase,
+  seedDemo,
+  startStack,
+  startSubgraphs,
+  subgraphUrlsOf,
+  transportsOf,
+} from '../scripts/stack.js';
 import { seedPopulation, type BenchUser } from './population.js';
 
 /** What the gateway tier prints, and the stack tier where it runs the gateway itself. */
@@ -78,7 +87,10 @@ interface HiveExecutionRequest {
 }
 type HivePlugin = {
   onContextBuilding(payload: { context: unknown; extendContext: (extension: { principal: Principal }) => void }): Promise<void>;
-  onSubgraphExecute(payload: { executionRequest: HiveExecutionRequest; setExecutionRequest: (request: HiveExecutionRequest) => void }): void;
+  onSubgraphExecute(payload: {
+    executionRequest: HiveExecutionRequest;
+    setExecutionRequest: (request: HiveExecutionRequest) => void;
+  }): void;
 };
 /** The Router Runtime's handler, passed through to Hive Gateway unread. */
 type UnifiedGraphHandler = (options: never) => unknown;
@@ -97,9 +109,19 @@ async function startHiveGateway(config: Config, runtimeName: PeerRuntime) {
   const HIVE_GATEWAY = '@graphql-hive/gateway';
   const ROUTER_RUNTIME = '@graphql-hive/router-runtime';
   const { createGatewayRuntime } = (await import(HIVE_GATEWAY)) as {
-    createGatewayRuntime: (options: { supergraph: string; logging: boolean; graphqlEndpoint: string; landingPage: boolean; unifiedGraphHandler?: UnifiedGraphHandler; plugins: () => HivePlugin[] }) => HiveRuntime;
+    createGatewayRuntime: (options: {
+      supergraph: string;
+      logging: boolean;
+      graphqlEndpoint: string;
+      landingPage: boolean;
+      unifiedGraphHandler?: UnifiedGraphHandler;
+      plugins: () => HivePlugin[];
+    }) => HiveRuntime;
   };
-  const unifiedGraphHandler = runtimeName === 'router' ? ((await import(ROUTER_RUNTIME)) as { unifiedGraphHandler: UnifiedGraphHandler }).unifiedGraphHandler : undefined;
+  const unifiedGraphHandler =
+    runtimeName === 'router'
+      ? ((await import(ROUTER_RUNTIME)) as { unifiedGraphHandler: UnifiedGraphHandler }).unifiedGraphHandler
+      : undefined;
   let supergraph = readFileSync(SUPERGRAPH_PATH, 'utf8');
   for (const [name, port] of Object.entries(SUPERGRAPH_PORTS)) {
     supergraph = supergraph.replace(`http://127.0.0.1:${port}/graphql`, config.subgraphUrls[name as keyof typeof SUPERGRAPH_PORTS]);
@@ -126,7 +148,10 @@ async function startHiveGateway(config: Config, runtimeName: PeerRuntime) {
           const principal = (executionRequest.context as { principal?: Principal } | undefined)?.principal;
           if (!principal) return;
           const extensions = executionRequest.extensions ?? {};
-          const headers = { ...(extensions.headers as Record<string, string> | undefined), [PRINCIPAL_HEADER]: signPrincipal(principal, secret) };
+          const headers = {
+            ...(extensions.headers as Record<string, string> | undefined),
+            [PRINCIPAL_HEADER]: signPrincipal(principal, secret),
+          };
           setExecutionRequest({ ...executionRequest, extensions: { ...extensions, headers } });
         },
       },
@@ -156,11 +181,15 @@ async function growCards(mongo: Mongo, count: number): Promise<void> {
 
 /** The delay from each decided card message that moves money to its transaction in payments, in ms (null: not recorded yet). */
 async function cardVisibility(mongo: Mongo, since: Date): Promise<Array<number | null>> {
-  const decided = await cardMessagesCollection(mongo.db('cards')).find({ dtsCreated: { $gte: since }, transactionId: { $ne: null } }, { projection: { transactionId: 1, dtsCreated: 1 } }).toArray();
+  const decided = await cardMessagesCollection(mongo.db('cards'))
+    .find({ dtsCreated: { $gte: since }, transactionId: { $ne: null } }, { projection: { transactionId: 1, dtsCreated: 1 } })
+    .toArray();
   const recorded = new Map<string, Date>();
   const ids = decided.map((message) => message.transactionId!);
   for (let i = 0; i < ids.length; i += 1000) {
-    const page = await transactionsCollection(mongo.db('payments')).find({ _id: { $in: ids.slice(i, i + 1000) } }, { projection: { dtsRecorded: 1 } }).toArray();
+    const page = await transactionsCollection(mongo.db('payments'))
+      .find({ _id: { $in: ids.slice(i, i + 1000) } }, { projection: { dtsRecorded: 1 } })
+      .toArray();
     for (const transaction of page) if (transaction.dtsRecorded) recorded.set(transaction._id, transaction.dtsRecorded);
   }
   return decided.map((message) => {
@@ -179,8 +208,19 @@ async function addSessions(mongo: Mongo, users: readonly BenchUser[], count: num
     const user = users[i % users.length]!;
     tokens.push({ token });
     sessions.push({
-      _id: `bench_extra_session_${now}_${i}`, tokenHash: sha256(token), kind: 'user', SvcUserId: user.SvcUserId, prospectId: null, deviceTag: null, svcAggregatorId: null, login: null, tokenType: null,
-      channel: 'internet', dtsCreated: new Date(now), dtsExpiry: new Date(now + 24 * 3600 * 1000), dtsRevoked: null,
+      _id: `bench_extra_session_${now}_${i}`,
+      tokenHash: sha256(token),
+      kind: 'user',
+      SvcUserId: user.SvcUserId,
+      prospectId: null,
+      deviceTag: null,
+      svcAggregatorId: null,
+      login: null,
+      tokenType: null,
+      channel: 'internet',
+      dtsCreated: new Date(now),
+      dtsExpiry: new Date(now + 24 * 3600 * 1000),
+      dtsRevoked: null,
     });
   }
   if (sessions.length) await mongo.db('user').collection<{ _id: string }>('sessions').insertMany(sessions);
@@ -202,7 +242,8 @@ function processCpuMs(pid: number | undefined): number | null {
 const tier = process.argv[2];
 if (tier !== 'stack' && tier !== 'gateway' && tier !== 'peer') throw new Error('Name the tier: stack, gateway, or peer with its runtime.');
 const peerRuntime = process.argv[3];
-if (tier === 'peer' && peerRuntime !== 'default' && peerRuntime !== 'router') throw new Error('Name the peer\'s runtime: default or router.');
+if (tier === 'peer' && peerRuntime !== 'default' && peerRuntime !== 'router')
+  throw new Error("Name the peer's runtime: default or router.");
 const dataDir = mkdtempSync(path.join(tmpdir(), `banking-bench-${tier}-`));
 const config = loadConfig({
   ...process.env,
@@ -228,12 +269,16 @@ function gatewayControl(gateway: GatewayService): (req: http.IncomingMessage, re
   return (req, res) => {
     if (req.url === '/memory') {
       (globalThis as { gc?: () => void }).gc?.();
-      const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((space) => [space.space_name, Math.round(space.space_used_size / 1048576)]));
+      const spaces = Object.fromEntries(
+        v8.getHeapSpaceStatistics().map((space) => [space.space_name, Math.round(space.space_used_size / 1048576)]),
+      );
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...process.memoryUsage(), spacesMiB: spaces }));
       return true;
     }
     if (req.url !== '/fetches') return false;
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...gateway.subgraphFetches(), sessions: gateway.sessionLookups() }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ ...gateway.subgraphFetches(), sessions: gateway.sessionLookups() }));
     return true;
   };
 }
@@ -287,31 +332,51 @@ if (tier === 'stack') {
       return;
     }
     if (url.pathname === '/sessions') {
-      answerLater((population ??= seedPopulation(mongo)).then((users) => addSessions(mongo, users, Number(url.searchParams.get('count') ?? 0))));
+      answerLater(
+        (population ??= seedPopulation(mongo)).then((users) => addSessions(mongo, users, Number(url.searchParams.get('count') ?? 0))),
+      );
       return;
     }
     if (url.pathname === '/card-webhook') {
       // Points the demo aggregator's card-authorization webhook at a receiver of the benchmark's own.
       const target = url.searchParams.get('url') ?? '';
-      answerLater(webhookConfigsCollection(mongo.db('cards')).updateOne({ _id: DEMO.aggregatorId }, { $set: { url: target } }).then(() => ({ ok: true })));
+      answerLater(
+        webhookConfigsCollection(mongo.db('cards'))
+          .updateOne({ _id: DEMO.aggregatorId }, { $set: { url: target } })
+          .then(() => ({ ok: true })),
+      );
       return;
     }
     if (url.pathname === '/card-backlog') {
       // Decided card messages not yet carried (read by the outbox sweep's own index, as a find: the embedded database narrows finds, not counts).
-      answerLater(cardMessagesCollection(mongo.db('cards')).find({ dtsPublished: null }, { projection: { _id: 1 } }).toArray().then((pending) => ({ pending: pending.length })));
+      answerLater(
+        cardMessagesCollection(mongo.db('cards'))
+          .find({ dtsPublished: null }, { projection: { _id: 1 } })
+          .toArray()
+          .then((pending) => ({ pending: pending.length })),
+      );
       return;
     }
     if (url.pathname === '/card-funds') {
       // One account's balances and open holds, and how many accounts have less available than the overdraft limit lets a card take.
       const accounts = accountsCollection(mongo.db('payments'));
       const floor = minor(-config.cardOverdraftLimit * 100);
-      answerLater(Promise.all([
-        accounts.findOne({ _id: url.searchParams.get('account') ?? '' }, { projection: { balance: 1, availableBalance: 1, authorizationHolds: 1, purchaseHolds: 1 } }),
-        accounts.find({ availableBalance: { $lt: floor } }, { projection: { _id: 1 } }).toArray(),
-      ]).then(([account, below]) => ({
-        account: account && { balance: account.balance, availableBalance: account.availableBalance, holds: (account.authorizationHolds?.length ?? 0) + (account.purchaseHolds?.length ?? 0) },
-        accountsBelowOverdraftLimit: below.length,
-      })));
+      answerLater(
+        Promise.all([
+          accounts.findOne(
+            { _id: url.searchParams.get('account') ?? '' },
+            { projection: { balance: 1, availableBalance: 1, authorizationHolds: 1, purchaseHolds: 1 } },
+          ),
+          accounts.find({ availableBalance: { $lt: floor } }, { projection: { _id: 1 } }).toArray(),
+        ]).then(([account, below]) => ({
+          account: account && {
+            balance: account.balance,
+            availableBalance: account.availableBalance,
+            holds: (account.authorizationHolds?.length ?? 0) + (account.purchaseHolds?.length ?? 0),
+          },
+          accountsBelowOverdraftLimit: below.length,
+        })),
+      );
       return;
     }
     if (url.pathname === '/card-visibility') {
@@ -326,17 +391,24 @@ if (tier === 'stack') {
     }
     if (url.pathname === '/principal') {
       // A signed principal for calling a subgraph directly, as the gateway would forward it.
-      answerLater(authenticateDirect({ token: url.searchParams.get('token') ?? '' }, 'bench').then((principal) => ({ header: PRINCIPAL_HEADER, value: signPrincipal(principal, config.internalSecret) })));
+      answerLater(
+        authenticateDirect({ token: url.searchParams.get('token') ?? '' }, 'bench').then((principal) => ({
+          header: PRINCIPAL_HEADER,
+          value: signPrincipal(principal, config.internalSecret),
+        })),
+      );
       return;
     }
     res.writeHead(404).end();
   });
   const controlUrl = await listen(control);
-  console.log(JSON.stringify({
-    subgraphs: subgraphUrls,
-    control: controlUrl,
-    ...(stack ? { gateway: `${stack.gateway.url}/graphql`, rest: stack.restAdapter.url, gatewayControl: controlUrl } : {}),
-  } satisfies StackAddresses));
+  console.log(
+    JSON.stringify({
+      subgraphs: subgraphUrls,
+      control: controlUrl,
+      ...(stack ? { gateway: `${stack.gateway.url}/graphql`, rest: stack.restAdapter.url, gatewayControl: controlUrl } : {}),
+    } satisfies StackAddresses),
+  );
   stopTier = async () => {
     control.close();
     if (stack) await stack.stop();
@@ -350,7 +422,11 @@ if (tier === 'stack') {
 } else if (tier === 'gateway') {
   // Our gateway and REST adapter in a process of their own, over the stack tier's subgraphs (USER_SUBGRAPH_URL and the others), at GATEWAY_PORT.
   // Without Redis this process's bus hears nothing from the subgraphs, so no session may be answered from memory.
-  const own = { ...config, ports: { ...config.ports, gateway: Number(process.env.GATEWAY_PORT) }, sessionCacheSeconds: config.redisUrl ? config.sessionCacheSeconds : 0 };
+  const own = {
+    ...config,
+    ports: { ...config.ports, gateway: Number(process.env.GATEWAY_PORT) },
+    sessionCacheSeconds: config.redisUrl ? config.sessionCacheSeconds : 0,
+  };
   const bus = createEventBus(own.redisUrl, logger, own.dbPrefix);
   // The adapter beside the gateway in this process calls it as IN_PROCESS_CALLS says (the tiers set `adapter`).
   const transports = transportsOf(own.inProcessCalls);
@@ -360,7 +436,9 @@ if (tier === 'stack') {
   const control = http.createServer((req, res) => {
     if (!fetchesOf(req, res)) res.writeHead(404).end();
   });
-  console.log(JSON.stringify({ gateway: `${gateway.url}/graphql`, rest: rest.url, gatewayControl: await listen(control) } satisfies GatewayAddresses));
+  console.log(
+    JSON.stringify({ gateway: `${gateway.url}/graphql`, rest: rest.url, gatewayControl: await listen(control) } satisfies GatewayAddresses),
+  );
   stopTier = async () => {
     control.close();
     await rest.close();

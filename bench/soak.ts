@@ -30,12 +30,22 @@ const gc = global.gc;
 const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-soak-'));
 const embedded = await startEmbeddedMongo({ dataDir, ferretdbBin: process.env.FERRETDB_BIN });
 const config = loadConfig({
-  NODE_ENV: 'test', MONGODB_URI: embedded.uri, MONGODB_DB_PREFIX: 'soak_', LOG_LEVEL: 'error', GEOCODER_PRELOAD: 'false', ...EVERY_PORT_FREE,
+  NODE_ENV: 'test',
+  MONGODB_URI: embedded.uri,
+  MONGODB_DB_PREFIX: 'soak_',
+  LOG_LEVEL: 'error',
+  GEOCODER_PRELOAD: 'false',
+  ...EVERY_PORT_FREE,
   // One client address carries every user here; the limits themselves are tested elsewhere.
-  RATE_LIMIT_PER_CREDENTIAL: '10000000', RATE_LIMIT_PER_ADDRESS: '10000000', RATE_LIMIT_SENSITIVE: '10000000', HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0',
-  RATE_LIMIT_REQUESTS_PER_CREDENTIAL: '10000000', RATE_LIMIT_REQUESTS_PER_ADDRESS: '10000000',
+  RATE_LIMIT_PER_CREDENTIAL: '10000000',
+  RATE_LIMIT_PER_ADDRESS: '10000000',
+  RATE_LIMIT_SENSITIVE: '10000000',
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0',
+  RATE_LIMIT_REQUESTS_PER_CREDENTIAL: '10000000',
+  RATE_LIMIT_REQUESTS_PER_ADDRESS: '10000000',
   // Its subscribers are one user on connections of their own.
-  WS_MAX_CONNECTIONS_PER_PRINCIPAL: String(SUBSCRIBERS), WS_MAX_SUBSCRIPTIONS_PER_PRINCIPAL: String(SUBSCRIBERS),
+  WS_MAX_CONNECTIONS_PER_PRINCIPAL: String(SUBSCRIBERS),
+  WS_MAX_SUBSCRIPTIONS_PER_PRINCIPAL: String(SUBSCRIBERS),
 });
 const mongo = await connectMongo(config.mongodbUri!, config.dbPrefix);
 await seedDemo(mongo);
@@ -54,10 +64,18 @@ async function call(kind: string, url: string, init: RequestInit, expected = 200
   const list = latencies.get(kind) ?? [];
   list.push(performance.now() - started);
   latencies.set(kind, list);
-  if (response?.status !== expected) unexpected.set(`${kind} ${response?.status ?? 'network error'}`, (unexpected.get(`${kind} ${response?.status ?? 'network error'}`) ?? 0) + 1);
+  if (response?.status !== expected)
+    unexpected.set(
+      `${kind} ${response?.status ?? 'network error'}`,
+      (unexpected.get(`${kind} ${response?.status ?? 'network error'}`) ?? 0) + 1,
+    );
   return response ? new Response(body, { status: response.status }) : null;
 }
-const json = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+const json = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json', ...headers },
+  body: JSON.stringify(body),
+});
 const loop = async (every: number, step: () => Promise<void>) => {
   while (running) {
     const started = performance.now();
@@ -65,11 +83,28 @@ const loop = async (every: number, step: () => Promise<void>) => {
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, every - (performance.now() - started))));
   }
 };
-const tokenOf = async (response: Response | null) => ((await response?.json()) as { token?: string; data?: { token?: string } } | undefined);
+const tokenOf = async (response: Response | null) => (await response?.json()) as { token?: string; data?: { token?: string } } | undefined;
 
-const userToken = (await tokenOf(await call('login', `${rest}/token`, { ...json({ channel: 'internet', userName: DEMO.userName, password: DEMO.password }), method: 'PUT' })))!.token!;
-const aggregatorToken = (await tokenOf(await call('aggregator token', `${rest}/auth/get-token`, json({ user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } }))))!.data!.token!;
-const merchantJwt = (await tokenOf(await call('merchant token', `${rest}/payment-link/merchant/get-token`, json({ svcMerchantId: DEMO.merchantId }, { 'x-svc-token': aggregatorToken }))))!.data!.token!;
+const userToken = (await tokenOf(
+  await call('login', `${rest}/token`, {
+    ...json({ channel: 'internet', userName: DEMO.userName, password: DEMO.password }),
+    method: 'PUT',
+  }),
+))!.token!;
+const aggregatorToken = (await tokenOf(
+  await call(
+    'aggregator token',
+    `${rest}/auth/get-token`,
+    json({ user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } }),
+  ),
+))!.data!.token!;
+const merchantJwt = (await tokenOf(
+  await call(
+    'merchant token',
+    `${rest}/payment-link/merchant/get-token`,
+    json({ svcMerchantId: DEMO.merchantId }, { 'x-svc-token': aggregatorToken }),
+  ),
+))!.data!.token!;
 
 // Subscribers: each must receive every card status change published after it subscribed.
 const wsUrl = `${stack.gateway.url.replace('http', 'ws')}/graphql`;
@@ -77,18 +112,28 @@ const received: number[] = new Array<number>(SUBSCRIBERS).fill(0);
 const clients: Client[] = [];
 let acknowledged = 0;
 for (let i = 0; i < SUBSCRIBERS; i += 1) {
-  const client = createClient({ url: wsUrl, webSocketImpl: WebSocket, connectionParams: { token: userToken }, retryAttempts: 0, on: { connected: () => void (acknowledged += 1) } });
-  clients.push(client);
-  client.subscribe({ query: 'subscription { cardStatusChanged { SvcCardId status } }' }, {
-    next: () => void (received[i] = received[i]! + 1),
-    error: () => void unexpected.set('subscription error', (unexpected.get('subscription error') ?? 0) + 1),
-    complete: () => {},
+  const client = createClient({
+    url: wsUrl,
+    webSocketImpl: WebSocket,
+    connectionParams: { token: userToken },
+    retryAttempts: 0,
+    on: { connected: () => void (acknowledged += 1) },
   });
+  clients.push(client);
+  client.subscribe(
+    { query: 'subscription { cardStatusChanged { SvcCardId status } }' },
+    {
+      next: () => void (received[i] = received[i]! + 1),
+      error: () => void unexpected.set('subscription error', (unexpected.get('subscription error') ?? 0) + 1),
+      complete: () => {},
+    },
+  );
 }
 while (acknowledged < SUBSCRIBERS) await new Promise((resolve) => setTimeout(resolve, 50));
 // A subscription is registered a moment after its acknowledgement: turn the second card (blocked
 // in the demo data) on and off until every subscriber has seen a change, then count from zero.
-const probeCard = async (onoff: 'on' | 'off') => fetch(`${rest}/cards/${DEMO.cardIds[1]}/${onoff}`, { method: 'POST', headers: { token: userToken } }).then((r) => r.text());
+const probeCard = async (onoff: 'on' | 'off') =>
+  fetch(`${rest}/cards/${DEMO.cardIds[1]}/${onoff}`, { method: 'POST', headers: { token: userToken } }).then((r) => r.text());
 for (let i = 0; received.some((count) => count === 0); i += 1) {
   if (i > 120) throw new Error('The subscribers did not all receive a card change within 30 s.');
   await probeCard(i % 2 === 0 ? 'on' : 'off');
@@ -116,22 +161,59 @@ const workers = [
     loop(50, async () => {
       const which = Math.floor(Math.random() * 3);
       if (which === 0) await call('REST GET /restrictions', `${rest}/restrictions`, { headers: { token: userToken } });
-      else if (which === 1) await call('REST GET /accounts/:id/transactions/latest', `${rest}/accounts/${DEMO.accountId}/transactions/latest`, { headers: { token: userToken } });
-      else await call('GraphQL me (four subgraphs)', `${stack.gateway.url}/graphql`, json({ query: '{ me { firstName cards { SvcCardId status } accounts { balance } beneficiaries { name } restrictions { restrictionName } } }', variables: { n } }, { token: userToken }));
+      else if (which === 1)
+        await call('REST GET /accounts/:id/transactions/latest', `${rest}/accounts/${DEMO.accountId}/transactions/latest`, {
+          headers: { token: userToken },
+        });
+      else
+        await call(
+          'GraphQL me (four subgraphs)',
+          `${stack.gateway.url}/graphql`,
+          json(
+            {
+              query:
+                '{ me { firstName cards { SvcCardId status } accounts { balance } beneficiaries { name } restrictions { restrictionName } } }',
+              variables: { n },
+            },
+            { token: userToken },
+          ),
+        );
     }),
   ),
   loop(250, async () => {
     cardOn = !cardOn;
-    const response = await call('REST POST /cards/:id/:onoff', `${rest}/cards/${DEMO.cardIds[1]}/${cardOn ? 'on' : 'off'}`, { method: 'POST', headers: { token: userToken } });
+    const response = await call('REST POST /cards/:id/:onoff', `${rest}/cards/${DEMO.cardIds[1]}/${cardOn ? 'on' : 'off'}`, {
+      method: 'POST',
+      headers: { token: userToken },
+    });
     if (response?.status === 200) statusChanges += 1;
   }),
   loop(300, async () => {
-    const token = await tokenOf(await call('REST PUT /token (login)', `${rest}/token`, { ...json({ channel: 'internet', userName: DEMO.userName, password: DEMO.password }), method: 'PUT' }));
+    const token = await tokenOf(
+      await call('REST PUT /token (login)', `${rest}/token`, {
+        ...json({ channel: 'internet', userName: DEMO.userName, password: DEMO.password }),
+        method: 'PUT',
+      }),
+    );
     if (token?.token) await call('REST DELETE /token (logout)', `${rest}/token`, { method: 'DELETE', headers: { token: token.token } });
   }),
   loop(300, async () => {
     const merchant = { 'x-svc-jwtoken': merchantJwt };
-    const created = (await (await call('REST create payment link', `${rest}/public/merchant/payment/create`, json({ amount: 12.5, currency: 'USD', payerName: 'Soak Payer', fields: [{ index: 0, code: 'email', label: 'Email', value: 'soak@example.com' }] }, merchant)))?.json()) as { data?: { svcTransactionId: string } } | undefined;
+    const created = (await (
+      await call(
+        'REST create payment link',
+        `${rest}/public/merchant/payment/create`,
+        json(
+          {
+            amount: 12.5,
+            currency: 'USD',
+            payerName: 'Soak Payer',
+            fields: [{ index: 0, code: 'email', label: 'Email', value: 'soak@example.com' }],
+          },
+          merchant,
+        ),
+      )
+    )?.json()) as { data?: { svcTransactionId: string } } | undefined;
     const id = created?.data?.svcTransactionId;
     if (!id) return;
     await call('REST send payment link', `${rest}/public/merchant/payment/send`, json({ svcTransactionId: id }, merchant));
@@ -160,7 +242,12 @@ const afterWarmUp = memory.find((m) => m.second >= 30) ?? memory[0]!;
 const last = memory.at(-1)!;
 const result = {
   date: new Date().toISOString(),
-  machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
+  machine: {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+  },
   seconds: SECONDS,
   subscribers: SUBSCRIBERS,
   totalRequests: [...latencies.values()].reduce((sum, values) => sum + values.length, 0),
@@ -175,9 +262,11 @@ const result = {
 writeFileSync(RESULT, `${JSON.stringify(result, null, 2)}\n`);
 console.log(JSON.stringify({ ...result, memory: `${memory.length} samples, see ${path.relative(process.cwd(), RESULT)}` }, null, 2));
 
-await Promise.all(clients.map(async (client) => {
-  await client.dispose();
-}));
+await Promise.all(
+  clients.map(async (client) => {
+    await client.dispose();
+  }),
+);
 await stack.stop();
 await mongo.close();
 await embedded.stop();

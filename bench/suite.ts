@@ -23,7 +23,7 @@ const QUICK = process.argv.includes('--quick');
 /** `--profile`: the services run under `node --cpu-prof`; the profiles land in bench/profiles/. */
 const PROFILE_DIR = process.argv.includes('--profile') ? path.join(HERE, 'profiles') : null;
 /** `--only <text>`: only the scenarios whose name contains the text (with --profile, to profile one). */
-const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] ?? '' : null;
+const ONLY = process.argv.includes('--only') ? (process.argv[process.argv.indexOf('--only') + 1] ?? '') : null;
 const DURATION_S = QUICK ? 2 : 10;
 const WARMUP_S = QUICK ? 1 : 2;
 /** Full-load runs: each target's time split into this many turns, the order alternating. */
@@ -119,14 +119,19 @@ const graphqlRequest = (url: string, query: string, headers: Record<string, stri
 /** Sends the request once and fails the suite unless it succeeds without GraphQL errors. */
 async function verify(name: string, target: Target): Promise<void> {
   const request = target.draw();
-  const response = await fetch(`${target.origin}${request.path}`, { method: request.method, headers: request.headers, ...(request.body ? { body: request.body } : {}) });
+  const response = await fetch(`${target.origin}${request.path}`, {
+    method: request.method,
+    headers: request.headers,
+    ...(request.body ? { body: request.body } : {}),
+  });
   const text = await response.text();
   assert.equal(response.status, 200, `${name}: ${response.status} ${text.slice(0, 300)}`);
   assert(!text.includes('"errors"'), `${name}: ${text.slice(0, 300)}`);
 }
 
 /** A latency percentile of sorted values, to a tenth of a millisecond. */
-const percentile = (sorted: number[], p: number) => Math.round((sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN) * 10) / 10;
+const percentile = (sorted: number[], p: number) =>
+  Math.round((sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN) * 10) / 10;
 
 /** Sends one request over `agent`; latency from the send to the end of the response. */
 function send(origin: string, request: Request, agent: http.Agent): Promise<{ ok: boolean; ms: number }> {
@@ -135,14 +140,19 @@ function send(origin: string, request: Request, agent: http.Agent): Promise<{ ok
   const headers = { ...request.headers, ...(body ? { 'content-length': String(body.length) } : {}) };
   return new Promise((resolve) => {
     const started = performance.now();
-    const outgoing = http.request({ agent, host: url.hostname, port: url.port, path: request.path, method: request.method, headers }, (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        text += chunk;
-      });
-      response.on('end', () => resolve({ ok: response.statusCode === 200 && !text.includes('"errors"'), ms: performance.now() - started }));
-    });
+    const outgoing = http.request(
+      { agent, host: url.hostname, port: url.port, path: request.path, method: request.method, headers },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        response.on('end', () =>
+          resolve({ ok: response.statusCode === 200 && !text.includes('"errors"'), ms: performance.now() - started }),
+        );
+      },
+    );
     outgoing.on('error', () => resolve({ ok: false, ms: NaN }));
     // Cut off after the headers came, a request ends with neither: it counts as an error (a settled promise ignores this).
     outgoing.on('close', () => resolve({ ok: false, ms: NaN }));
@@ -158,7 +168,12 @@ function send(origin: string, request: Request, agent: http.Agent): Promise<{ ok
  * this: it lets each connection send its quota for the second back to back at the start of the
  * second (`reqsMadeThisSecond` in its httpClient.js), so "200/s" there is a burst once a second.
  */
-async function paced(target: Target, rate: number, seconds: number, agent: http.Agent): Promise<{ sent: number; sendingSeconds: number; latencies: number[]; errors: number }> {
+async function paced(
+  target: Target,
+  rate: number,
+  seconds: number,
+  agent: http.Agent,
+): Promise<{ sent: number; sendingSeconds: number; latencies: number[]; errors: number }> {
   const total = Math.round(rate * seconds);
   const sent: Array<Promise<{ ok: boolean; ms: number }>> = [];
   const t0 = performance.now();
@@ -170,7 +185,15 @@ async function paced(target: Target, rate: number, seconds: number, agent: http.
   // The span the requests were spread over (each one's interval included): its rate is the rate sent.
   const sendingSeconds = (performance.now() - t0) / 1000 + 1 / rate;
   const results = await Promise.all(sent);
-  return { sent: total, sendingSeconds, latencies: results.filter((r) => r.ok).map((r) => r.ms).sort((a, b) => a - b), errors: results.filter((r) => !r.ok).length };
+  return {
+    sent: total,
+    sendingSeconds,
+    latencies: results
+      .filter((r) => r.ok)
+      .map((r) => r.ms)
+      .sort((a, b) => a - b),
+    errors: results.filter((r) => !r.ok).length,
+  };
 }
 
 function report(measurement: Measurement): Measurement {
@@ -179,9 +202,13 @@ function report(measurement: Measurement): Measurement {
     ? `  db ${measurement.costs.databaseCommands}/req  subgraph calls ${measurement.costs.subgraphCalls}/req${measurement.costs.sharedFetches === null ? '' : `  deduplicated ${measurement.costs.sharedFetches}/req`}${measurement.costs.sessions === null ? '' : `  sessions from memory ${measurement.costs.sessions.fromMemory}/req read ${measurement.costs.sessions.read}/req`}  cpu ms/req gateway ${cpu!.gateway ?? '-'} subgraphs ${cpu!.subgraphs} db ${cpu!.database ?? '-'}`
     : '';
   const label = `${measurement.workload === 'many users' ? '' : '[best case] '}${measurement.scenario}`;
-  console.log(`${label.padEnd(40)} ${measurement.target.padEnd(22)} ${measurement.mode.padEnd(6)} ${String(measurement.rps).padStart(6)} req/s  p50 ${measurement.p50} ms  p99 ${measurement.p99} ms  errors ${measurement.errors}${costs}`);
+  console.log(
+    `${label.padEnd(40)} ${measurement.target.padEnd(22)} ${measurement.mode.padEnd(6)} ${String(measurement.rps).padStart(6)} req/s  p50 ${measurement.p50} ms  p99 ${measurement.p99} ms  errors ${measurement.errors}${costs}`,
+  );
   for (const [name, operation] of Object.entries(measurement.operations ?? {})) {
-    console.log(`${''.padEnd(40)}   ${name.padEnd(20)} ${String(operation.share).padStart(5)}%  p50 ${operation.p50} ms  p99 ${operation.p99} ms  errors ${operation.errors}`);
+    console.log(
+      `${''.padEnd(40)}   ${name.padEnd(20)} ${String(operation.share).padStart(5)}%  p50 ${operation.p50} ms  p99 ${operation.p99} ms  errors ${operation.errors}`,
+    );
   }
   return measurement;
 }
@@ -199,7 +226,12 @@ interface Counters {
 }
 
 /** No counts: what a target has spent before its first turn. */
-const noCounters = (): Counters => ({ commands: 0, subgraphRequests: 0, fetches: { sent: 0, shared: 0, sessions: { fromMemory: 0, read: 0 } }, cpu: { subgraphs: 0, database: 0, gateways: new Map() } });
+const noCounters = (): Counters => ({
+  commands: 0,
+  subgraphRequests: 0,
+  fetches: { sent: 0, shared: 0, sessions: { fromMemory: 0, read: 0 } },
+  cpu: { subgraphs: 0, database: 0, gateways: new Map() },
+});
 
 /** `spent`, plus what was spent between the readings `before` and `after`. */
 function addCounters(spent: Counters, before: Counters, after: Counters): Counters {
@@ -219,7 +251,10 @@ function addCounters(spent: Counters, before: Counters, after: Counters): Counte
     },
     cpu: {
       subgraphs: spent.cpu.subgraphs + after.cpu.subgraphs - before.cpu.subgraphs,
-      database: database === null || after.cpu.database === null || before.cpu.database === null ? null : database + after.cpu.database - before.cpu.database,
+      database:
+        database === null || after.cpu.database === null || before.cpu.database === null
+          ? null
+          : database + after.cpu.database - before.cpu.database,
       gateways,
     },
   };
@@ -238,34 +273,55 @@ const BACKGROUND = ['outbox.', 'deliveries.', 'paymentLinks.'];
 async function main(tiers: Tiers): Promise<void> {
   const { addresses } = tiers;
   const users = await json<BenchUser[]>(`${addresses.control}/population`);
-  const gateways: Array<[name: string, url: string]> = [['our gateway', addresses.gateway], ['Hive Gateway', addresses.hive], ['Hive Gateway (Router Runtime)', addresses.hiveRouter]];
+  const gateways: Array<[name: string, url: string]> = [
+    ['our gateway', addresses.gateway],
+    ['Hive Gateway', addresses.hive],
+    ['Hive Gateway (Router Runtime)', addresses.hiveRouter],
+  ];
   const results: Measurement[] = [];
   for (const [name, url] of gateways) await checkIsolation(name, url, users);
   // Read first, while the gateway has served only these requests: later its young generation has grown to what full load made it.
   const memory = ONLY === null && !QUICK ? await gatewayMemory(tiers, users) : null;
-  if (memory) console.log(`gateway memory: ${memory.beforeMiB} MiB RSS started, ${memory.afterMiB} MiB with ${memory.sessions} sessions seen, ${memory.afterCollectionMiB} MiB after a full collection (heap used ${memory.heapUsedMiB} MiB)`);
+  if (memory)
+    console.log(
+      `gateway memory: ${memory.beforeMiB} MiB RSS started, ${memory.afterMiB} MiB with ${memory.sessions} sessions seen, ${memory.afterCollectionMiB} MiB after a full collection (heap used ${memory.heapUsedMiB} MiB)`,
+    );
 
   const counters = async (): Promise<Counters> => {
     const byDatabase = await json<Record<string, Record<string, number>>>(`${addresses.control}/commands`);
     let commands = 0;
-    for (const byCommand of Object.values(byDatabase)) for (const [command, n] of Object.entries(byCommand)) if (!BACKGROUND.some((prefix) => command.startsWith(prefix))) commands += n;
+    for (const byCommand of Object.values(byDatabase))
+      for (const [command, n] of Object.entries(byCommand)) if (!BACKGROUND.some((prefix) => command.startsWith(prefix))) commands += n;
     const subgraphRequests = (await json<{ requests: number }>(`${addresses.control}/subgraph-requests`)).requests;
     const fetches = await json<Counters['fetches']>(`${addresses.gatewayControl}/fetches`);
     const { services, database } = await json<{ services: number; database: number | null }>(`${addresses.control}/cpu`);
     const { pids } = tiers;
-    return { commands, subgraphRequests, fetches, cpu: { subgraphs: services, database, gateways: new Map([pids.gateway, pids.hive, pids.hiveRouter].map((pid) => [pid, cpuMs(pid)])) } };
+    return {
+      commands,
+      subgraphRequests,
+      fetches,
+      cpu: { subgraphs: services, database, gateways: new Map([pids.gateway, pids.hive, pids.hiveRouter].map((pid) => [pid, cpuMs(pid)])) },
+    };
   };
   const costsOf = (before: Counters, after: Counters, answered: number, target: Target): Costs => ({
     databaseCommands: round((after.commands - before.commands) / answered),
     subgraphCalls: round((after.subgraphRequests - before.subgraphRequests) / answered),
     sharedFetches: target.counters === 'ours' ? round((after.fetches.shared - before.fetches.shared) / answered) : null,
-    sessions: target.counters === 'ours'
-      ? { fromMemory: round((after.fetches.sessions.fromMemory - before.fetches.sessions.fromMemory) / answered), read: round((after.fetches.sessions.read - before.fetches.sessions.read) / answered) }
-      : null,
+    sessions:
+      target.counters === 'ours'
+        ? {
+            fromMemory: round((after.fetches.sessions.fromMemory - before.fetches.sessions.fromMemory) / answered),
+            read: round((after.fetches.sessions.read - before.fetches.sessions.read) / answered),
+          }
+        : null,
     cpuMs: {
-      gateway: target.pid === null ? null : round(((after.cpu.gateways.get(target.pid) ?? 0) - (before.cpu.gateways.get(target.pid) ?? 0)) / answered),
+      gateway:
+        target.pid === null
+          ? null
+          : round(((after.cpu.gateways.get(target.pid) ?? 0) - (before.cpu.gateways.get(target.pid) ?? 0)) / answered),
       subgraphs: round((after.cpu.subgraphs - before.cpu.subgraphs) / answered),
-      database: after.cpu.database === null || before.cpu.database === null ? null : round((after.cpu.database - before.cpu.database) / answered),
+      database:
+        after.cpu.database === null || before.cpu.database === null ? null : round((after.cpu.database - before.cpu.database) / answered),
     },
   });
 
@@ -283,7 +339,11 @@ async function main(tiers: Tiers): Promise<void> {
    * machine that slowed down) weighed as much as the target itself. `turn` runs one target for
    * `seconds` and answers its latencies and errors; the counters are read around it.
    */
-  const takeTurns = async (count: number, warmUp: (i: number) => Promise<unknown>, turn: (i: number, seconds: number) => Promise<{ latencies: number[]; errors: number }>): Promise<Turns[]> => {
+  const takeTurns = async (
+    count: number,
+    warmUp: (i: number) => Promise<unknown>,
+    turn: (i: number, seconds: number) => Promise<{ latencies: number[]; errors: number }>,
+  ): Promise<Turns[]> => {
     for (let i = 0; i < count; i += 1) {
       random = seededRandom(7);
       await warmUp(i);
@@ -310,7 +370,11 @@ async function main(tiers: Tiers): Promise<void> {
   };
 
   /** As many requests a second as `CONNECTIONS` connections get answered (autocannon), for each target in turns, with what they cost. */
-  const load = async (scenario: string, workload: Measurement['workload'], targets: Array<[name: string, target: Target]>): Promise<void> => {
+  const load = async (
+    scenario: string,
+    workload: Measurement['workload'],
+    targets: Array<[name: string, target: Target]>,
+  ): Promise<void> => {
     const chosen = targets.filter(([name]) => ONLY === null || `${scenario} ${name}`.includes(ONLY));
     if (chosen.length === 0) return;
     for (const [name, target] of chosen) await verify(`${scenario} ${name}`, target);
@@ -324,15 +388,17 @@ async function main(tiers: Tiers): Promise<void> {
         url: target.origin,
         connections: CONNECTIONS,
         duration: seconds,
-        requests: [{
-          setupRequest: () => {
-            const request = target.draw();
-            return { ...request, headers: { host, ...request.headers } };
+        requests: [
+          {
+            setupRequest: () => {
+              const request = target.draw();
+              return { ...request, headers: { host, ...request.headers } };
+            },
+            onResponse: (status: number, body: string) => {
+              if (status === 200 && body.includes('"errors"')) graphqlErrors += 1;
+            },
           },
-          onResponse: (status: number, body: string) => {
-            if (status === 200 && body.includes('"errors"')) graphqlErrors += 1;
-          },
-        }],
+        ],
       };
       return new Promise<{ latencies: number[]; errors: number }>((resolve, reject) => {
         const instance = autocannon(options, (error: Error | null, result: autocannon.Result) => {
@@ -342,21 +408,27 @@ async function main(tiers: Tiers): Promise<void> {
         instance.on('response', (_client, _status, _bytes, responseTime) => latencies.push(responseTime));
       });
     };
-    const turns = await takeTurns(chosen.length, (i) => run(chosen[i]![1], WARMUP_S), (i, seconds) => run(chosen[i]![1], seconds));
+    const turns = await takeTurns(
+      chosen.length,
+      (i) => run(chosen[i]![1], WARMUP_S),
+      (i, seconds) => run(chosen[i]![1], seconds),
+    );
     chosen.forEach(([name, target], i) => {
       const { latencies, errors, seconds, spent } = turns[i]!;
-      results.push(report({
-        scenario,
-        workload,
-        target: name,
-        mode: 'max',
-        rps: Math.round(latencies.length / seconds),
-        p50: percentile(latencies, 50),
-        p90: percentile(latencies, 90),
-        p99: percentile(latencies, 99),
-        errors,
-        costs: costsOf(noCounters(), spent, Math.max(1, latencies.length), target),
-      }));
+      results.push(
+        report({
+          scenario,
+          workload,
+          target: name,
+          mode: 'max',
+          rps: Math.round(latencies.length / seconds),
+          p50: percentile(latencies, 50),
+          p90: percentile(latencies, 90),
+          p99: percentile(latencies, 99),
+          errors,
+          costs: costsOf(noCounters(), spent, Math.max(1, latencies.length), target),
+        }),
+      );
     });
   };
 
@@ -389,13 +461,31 @@ async function main(tiers: Tiers): Promise<void> {
     chosen.forEach(([name], i) => {
       const { latencies, errors, seconds, sent } = pooled[i]!;
       latencies.sort((a, b) => a - b);
-      results.push(report({ scenario, workload: 'many users', target: name, mode: `${rate}/s`, rps: Math.round(sent / seconds), p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), errors }));
+      results.push(
+        report({
+          scenario,
+          workload: 'many users',
+          target: name,
+          mode: `${rate}/s`,
+          rps: Math.round(sent / seconds),
+          p50: percentile(latencies, 50),
+          p90: percentile(latencies, 90),
+          p99: percentile(latencies, 99),
+          errors,
+        }),
+      );
     });
   };
 
-  const pidOf = (url: string) => (url === addresses.hive ? tiers.pids.hive : url === addresses.hiveRouter ? tiers.pids.hiveRouter : tiers.pids.gateway);
+  const pidOf = (url: string) =>
+    url === addresses.hive ? tiers.pids.hive : url === addresses.hiveRouter ? tiers.pids.hiveRouter : tiers.pids.gateway;
   /** A gateway's target: each request as a random user (or always `only`), with the variables `variables` draws for that user. */
-  const asUser = (url: string, query: string, variables: (user: BenchUser) => Record<string, unknown> = () => ({}), only?: BenchUser): Target => ({
+  const asUser = (
+    url: string,
+    query: string,
+    variables: (user: BenchUser) => Record<string, unknown> = () => ({}),
+    only?: BenchUser,
+  ): Target => ({
     origin: new URL(url).origin,
     counters: url === addresses.gateway || url.startsWith(addresses.rest) ? 'ours' : 'peer',
     pid: pidOf(url),
@@ -420,45 +510,98 @@ async function main(tiers: Tiers): Promise<void> {
     pid: null,
     draw: () => {
       const n = pick(users);
-      const principal = signPrincipal({ kind: 'user', userId: n.SvcUserId, sessionId: n.sessionId, channel: 'internet' }, tiers.internalSecret);
+      const principal = signPrincipal(
+        { kind: 'user', userId: n.SvcUserId, sessionId: n.sessionId, channel: 'internet' },
+        tiers.internalSecret,
+      );
       return graphqlRequest(addresses.subgraphs.user, query, { [PRINCIPAL_HEADER]: principal });
     },
   });
 
   const s1 = '1 single-subgraph query';
-  await load(s1, 'many users', [['subgraph direct', direct(PROFILE)], ...gateways.map(([name, url]): [string, Target] => [name, asUser(url, PROFILE)])]);
-  await loadPaced(s1, [['subgraph direct', direct(PROFILE)], ...gateways.map(([name, url]): [string, Target] => [name, asUser(url, PROFILE)])]);
+  await load(s1, 'many users', [
+    ['subgraph direct', direct(PROFILE)],
+    ...gateways.map(([name, url]): [string, Target] => [name, asUser(url, PROFILE)]),
+  ]);
+  await loadPaced(s1, [
+    ['subgraph direct', direct(PROFILE)],
+    ...gateways.map(([name, url]): [string, Target] => [name, asUser(url, PROFILE)]),
+  ]);
 
   const s2 = '2 cross-subgraph query';
-  await load(s2, 'many users', gateways.map(([name, url]) => [name, asUser(url, CROSS)]));
+  await load(
+    s2,
+    'many users',
+    gateways.map(([name, url]) => [name, asUser(url, CROSS)]),
+  );
 
   const s3a = '3 latest transactions';
-  await load(s3a, 'many users', [['REST adapter', restAsUser((user) => `/accounts/${user.SvcAccountId}/transactions/latest`)], ...gateways.map(([name, url]): [string, Target] => [name, asUser(url, LATEST, (user) => ({ SvcAccountId: user.SvcAccountId }))])]);
+  await load(s3a, 'many users', [
+    ['REST adapter', restAsUser((user) => `/accounts/${user.SvcAccountId}/transactions/latest`)],
+    ...gateways.map(([name, url]): [string, Target] => [name, asUser(url, LATEST, (user) => ({ SvcAccountId: user.SvcAccountId }))]),
+  ]);
   const s3b = '3 restrictions';
-  await load(s3b, 'many users', [['REST adapter', restAsUser(() => '/restrictions')], ...gateways.map(([name, url]): [string, Target] => [name, asUser(url, RESTRICTIONS)])]);
+  await load(s3b, 'many users', [
+    ['REST adapter', restAsUser(() => '/restrictions')],
+    ...gateways.map(([name, url]): [string, Target] => [name, asUser(url, RESTRICTIONS)]),
+  ]);
   // The adapter's overhead at a fixed rate, below the route's capacity.
-  await loadPaced(s3b, [['REST adapter', restAsUser(() => '/restrictions')], ['our gateway', asUser(addresses.gateway, RESTRICTIONS)]], ADAPTER_RATE);
+  await loadPaced(
+    s3b,
+    [
+      ['REST adapter', restAsUser(() => '/restrictions')],
+      ['our gateway', asUser(addresses.gateway, RESTRICTIONS)],
+    ],
+    ADAPTER_RATE,
+  );
 
   const mix = '5 mobile app mix';
   const mixed = gateways.filter(([name]) => ONLY === null || `${mix} ${name}`.includes(ONLY));
   const loops: Array<Awaited<ReturnType<typeof prepareMix>>> = [];
   for (const [name, url] of mixed) loops.push(await prepareMix(mix, name, url, pidOf(url), users));
-  const mixTurns = await takeTurns(loops.length, (i) => loops[i]!.warmUp(), (i, seconds) => loops[i]!.turn(seconds));
+  const mixTurns = await takeTurns(
+    loops.length,
+    (i) => loops[i]!.warmUp(),
+    (i, seconds) => loops[i]!.turn(seconds),
+  );
   mixed.forEach(([name, url], i) => {
     const { latencies, errors, seconds, spent } = mixTurns[i]!;
-    const target: Target = { origin: new URL(url).origin, counters: name === 'our gateway' ? 'ours' : 'peer', pid: pidOf(url), draw: () => ({ method: 'GET', path: '/', headers: {} }) };
-    results.push(report({
-      scenario: mix, workload: 'many users', target: name, mode: 'max', rps: Math.round(latencies.length / seconds),
-      p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), errors,
-      costs: costsOf(noCounters(), spent, Math.max(1, latencies.length + errors), target), operations: loops[i]!.operations(),
-    }));
+    const target: Target = {
+      origin: new URL(url).origin,
+      counters: name === 'our gateway' ? 'ours' : 'peer',
+      pid: pidOf(url),
+      draw: () => ({ method: 'GET', path: '/', headers: {} }),
+    };
+    results.push(
+      report({
+        scenario: mix,
+        workload: 'many users',
+        target: name,
+        mode: 'max',
+        rps: Math.round(latencies.length / seconds),
+        p50: percentile(latencies, 50),
+        p90: percentile(latencies, 90),
+        p99: percentile(latencies, 99),
+        errors,
+        costs: costsOf(noCounters(), spent, Math.max(1, latencies.length + errors), target),
+        operations: loops[i]!.operations(),
+      }),
+    );
   });
 
   // The old workload: one session for every request, where deduplication answers many requests with one call (full runs only).
   const demo = await demoUser(addresses.rest);
   if (!QUICK) {
-    await load(s1, 'best case: one session', gateways.map(([name, url]) => [name, asUser(url, PROFILE, undefined, demo)]));
-    await load(s2, 'best case: one session', gateways.map(([name, url]) => [name, asUser(url, CROSS, undefined, demo)]));
+    await load(
+      s1,
+      'best case: one session',
+      gateways.map(([name, url]) => [name, asUser(url, PROFILE, undefined, demo)]),
+    );
+    await load(
+      s2,
+      'best case: one session',
+      gateways.map(([name, url]) => [name, asUser(url, CROSS, undefined, demo)]),
+    );
   }
 
   if (ONLY !== null) {
@@ -482,10 +625,14 @@ async function main(tiers: Tiers): Promise<void> {
   const afterLoadMiB = residentMiB(tiers.pids.gateway);
   console.log(`gateway memory after the load scenarios: ${afterLoadMiB} MiB RSS`);
 
-  const find = (scenario: string, target: string, workload: Measurement['workload'] = 'many users', mode = 'max') => results.find((r) => r.scenario === scenario && r.target === target && r.workload === workload && r.mode === mode);
+  const find = (scenario: string, target: string, workload: Measurement['workload'] = 'many users', mode = 'max') =>
+    results.find((r) => r.scenario === scenario && r.target === target && r.workload === workload && r.mode === mode);
   const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? null : round(a / b));
   const betterPeer = (scenario: string) => {
-    const peers = gateways.slice(1).map(([name]) => find(scenario, name)).filter((r): r is Measurement => r !== undefined);
+    const peers = gateways
+      .slice(1)
+      .map(([name]) => find(scenario, name))
+      .filter((r): r is Measurement => r !== undefined);
     return peers.sort((a, b) => b.rps - a.rps)[0];
   };
   const versusBetterPeer = (scenario: string) => {
@@ -494,7 +641,8 @@ async function main(tiers: Tiers): Promise<void> {
     return { peer: peer?.target ?? null, rps: ratio(ours?.rps, peer?.rps), p99: ratio(ours?.p99, peer?.p99) };
   };
   const fixed = `${FIXED_RATE}/s`;
-  const overhead = (target: string) => round((find(s1, target, 'many users', fixed)?.p50 ?? NaN) - (find(s1, 'subgraph direct', 'many users', fixed)?.p50 ?? NaN), 1);
+  const overhead = (target: string) =>
+    round((find(s1, target, 'many users', fixed)?.p50 ?? NaN) - (find(s1, 'subgraph direct', 'many users', fixed)?.p50 ?? NaN), 1);
   const ratios = {
     's1 ours/better peer': versusBetterPeer(s1),
     's2 ours/better peer': versusBetterPeer(s2),
@@ -502,7 +650,11 @@ async function main(tiers: Tiers): Promise<void> {
     's3 restrictions ours/better peer': versusBetterPeer(s3b),
     'mix ours/better peer': versusBetterPeer(mix),
     's1 p50 overhead over the subgraph at 200/s (ms)': Object.fromEntries(gateways.map(([name]) => [name, overhead(name)])),
-    [`s3 restrictions REST p50 overhead over GraphQL at ${ADAPTER_RATE}/s (ms)`]: round((find(s3b, 'REST adapter', 'many users', `${ADAPTER_RATE}/s`)?.p50 ?? NaN) - (find(s3b, 'our gateway', 'many users', `${ADAPTER_RATE}/s`)?.p50 ?? NaN), 1),
+    [`s3 restrictions REST p50 overhead over GraphQL at ${ADAPTER_RATE}/s (ms)`]: round(
+      (find(s3b, 'REST adapter', 'many users', `${ADAPTER_RATE}/s`)?.p50 ?? NaN) -
+        (find(s3b, 'our gateway', 'many users', `${ADAPTER_RATE}/s`)?.p50 ?? NaN),
+      1,
+    ),
   };
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   const errors = results.reduce((n, r) => n + r.errors, 0);
@@ -512,7 +664,14 @@ async function main(tiers: Tiers): Promise<void> {
     machine,
     database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB',
     population: { users: users.length, transactions: users.reduce((n, u) => n + u.transactions, 0) },
-    settings: { connections: CONNECTIONS, durationSeconds: DURATION_S, warmupSeconds: WARMUP_S, fixedRate: FIXED_RATE, adapterRate: ADAPTER_RATE, fixedRateLoad: 'evenly paced, open loop (bench/suite.ts paced()); the targets compared take turns in segments' },
+    settings: {
+      connections: CONNECTIONS,
+      durationSeconds: DURATION_S,
+      warmupSeconds: WARMUP_S,
+      fixedRate: FIXED_RATE,
+      adapterRate: ADAPTER_RATE,
+      fixedRateLoad: 'evenly paced, open loop (bench/suite.ts paced()); the targets compared take turns in segments',
+    },
     results,
     ratios,
     databaseCommandsPerRequest: { cards2: withTwo, cards100: withHundred },
@@ -532,8 +691,18 @@ const MIX: Array<{ name: string; weight: number; query: string; variables: (user
   { name: 'cards', weight: 20, query: CARDS, variables: () => ({}) },
   { name: 'latest transactions', weight: 25, query: LATEST, variables: (user) => ({ SvcAccountId: user.SvcAccountId }) },
   { name: 'restrictions', weight: 15, query: RESTRICTIONS, variables: () => ({}) },
-  { name: 'card on/off', weight: 10, query: CARD_ONOFF, variables: (user) => ({ SvcCardId: pick(user.SvcCardIds), onoff: random() < 0.5 ? 'on' : 'off' }) },
-  { name: 'beneficiary change', weight: 5, query: BENEFICIARY_CHANGE, variables: (user) => ({ SvcBeneficiaryId: pick(user.SvcBeneficiaryIds), input: { isFavourite: random() < 0.5 } }) },
+  {
+    name: 'card on/off',
+    weight: 10,
+    query: CARD_ONOFF,
+    variables: (user) => ({ SvcCardId: pick(user.SvcCardIds), onoff: random() < 0.5 ? 'on' : 'off' }),
+  },
+  {
+    name: 'beneficiary change',
+    weight: 5,
+    query: BENEFICIARY_CHANGE,
+    variables: (user) => ({ SvcBeneficiaryId: pick(user.SvcBeneficiaryIds), input: { isFavourite: random() < 0.5 } }),
+  },
 ];
 
 /**
@@ -551,7 +720,12 @@ async function prepareMix(scenario: string, name: string, url: string, pid: numb
   const origin = new URL(url).origin;
   for (const op of MIX) {
     const user = pick(users);
-    await verify(`${scenario} ${name} ${op.name}`, { origin, counters: 'peer', pid, draw: () => graphqlRequest(url, op.query, { token: user.token }, op.variables(user)) });
+    await verify(`${scenario} ${name} ${op.name}`, {
+      origin,
+      counters: 'peer',
+      pid,
+      draw: () => graphqlRequest(url, op.query, { token: user.token }, op.variables(user)),
+    });
   }
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   const kept = new Map(MIX.map((op) => [op.name, { latencies: [] as number[], errors: 0 }]));
@@ -584,11 +758,21 @@ async function prepareMix(scenario: string, name: string, url: string, pid: numb
     operations: () => {
       agent.destroy();
       const answered = [...kept.values()].reduce((n, own) => n + own.latencies.length + own.errors, 0);
-      return Object.fromEntries(MIX.map((op) => {
-        const own = kept.get(op.name)!;
-        const sorted = own.latencies.sort((x, y) => x - y);
-        return [op.name, { share: round((100 * (sorted.length + own.errors)) / Math.max(1, answered), 1), p50: percentile(sorted, 50), p99: percentile(sorted, 99), errors: own.errors }];
-      }));
+      return Object.fromEntries(
+        MIX.map((op) => {
+          const own = kept.get(op.name)!;
+          const sorted = own.latencies.sort((x, y) => x - y);
+          return [
+            op.name,
+            {
+              share: round((100 * (sorted.length + own.errors)) / Math.max(1, answered), 1),
+              p50: percentile(sorted, 50),
+              p99: percentile(sorted, 99),
+              errors: own.errors,
+            },
+          ];
+        }),
+      );
     },
   };
 }
@@ -599,11 +783,17 @@ async function prepareMix(scenario: string, name: string, url: string, pid: numb
  * (and measure far fewer subgraph calls than a correct gateway makes).
  */
 async function checkIsolation(name: string, url: string, users: readonly BenchUser[]): Promise<void> {
-  const answers = await Promise.all(users.slice(0, 100).map(async (user) => {
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', token: user.token }, body: JSON.stringify({ query: PROFILE }) });
-    const body = (await response.json()) as { data?: { me: { SvcUserId: string } | null } };
-    return body.data?.me?.SvcUserId === user.SvcUserId;
-  }));
+  const answers = await Promise.all(
+    users.slice(0, 100).map(async (user) => {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', token: user.token },
+        body: JSON.stringify({ query: PROFILE }),
+      });
+      const body = (await response.json()) as { data?: { me: { SvcUserId: string } | null } };
+      return body.data?.me?.SvcUserId === user.SvcUserId;
+    }),
+  );
   const wrong = answers.filter((right) => !right).length;
   assert.equal(wrong, 0, `${name} answered ${wrong} of ${answers.length} users sent at once with another user's record`);
 }
@@ -616,7 +806,15 @@ async function demoUser(rest: string): Promise<BenchUser> {
     body: JSON.stringify({ channel: 'internet', userName: DEMO.userName, password: DEMO.password }),
   });
   const { token } = (await login.json()) as { token: string };
-  return { SvcUserId: DEMO.userId, sessionId: '', token, SvcAccountId: DEMO.accountId, SvcCardIds: [...DEMO.cardIds], SvcBeneficiaryIds: [], transactions: 40 };
+  return {
+    SvcUserId: DEMO.userId,
+    sessionId: '',
+    token,
+    SvcAccountId: DEMO.accountId,
+    SvcCardIds: [...DEMO.cardIds],
+    SvcBeneficiaryIds: [],
+    transactions: 40,
+  };
 }
 
 /** A process's resident memory in MiB, from Linux's /proc/<pid>/status. */
@@ -626,7 +824,10 @@ function residentMiB(pid: number): number {
 }
 
 /** The gateway process's memory before and after it has seen `LIVE_SESSIONS` sessions, each used once through it. */
-async function gatewayMemory(tiers: Tiers, users: BenchUser[]): Promise<{ sessions: number; beforeMiB: number; afterMiB: number; afterCollectionMiB: number; heapUsedMiB: number }> {
+async function gatewayMemory(
+  tiers: Tiers,
+  users: BenchUser[],
+): Promise<{ sessions: number; beforeMiB: number; afterMiB: number; afterCollectionMiB: number; heapUsedMiB: number }> {
   const { addresses, pids } = tiers;
   const beforeMiB = residentMiB(pids.gateway);
   const extra = await json<Array<{ token: string }>>(`${addresses.control}/sessions?count=${Math.max(0, LIVE_SESSIONS - users.length)}`);
@@ -635,18 +836,26 @@ async function gatewayMemory(tiers: Tiers, users: BenchUser[]): Promise<{ sessio
   const origin = new URL(addresses.gateway).origin;
   let next = 0;
   let failed = 0;
-  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
-    while (next < tokens.length) {
-      const token = tokens[next++]!;
-      if (!(await send(origin, graphqlRequest(addresses.gateway, PROFILE, { token }), agent)).ok) failed += 1;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (next < tokens.length) {
+        const token = tokens[next++]!;
+        if (!(await send(origin, graphqlRequest(addresses.gateway, PROFILE, { token }), agent)).ok) failed += 1;
+      }
+    }),
+  );
   agent.destroy();
   assert.equal(failed, 0, `${failed} of the ${tokens.length} sessions were refused`);
   const afterMiB = residentMiB(pids.gateway);
   // What the process holds once its garbage is collected (the gateway's tier runs with --expose-gc), beside what it held as found.
   const collected = await json<{ rss: number; heapUsed: number }>(`${addresses.gatewayControl}/memory`);
-  return { sessions: tokens.length, beforeMiB, afterMiB, afterCollectionMiB: Math.round(collected.rss / 1048576), heapUsedMiB: Math.round(collected.heapUsed / 1048576) };
+  return {
+    sessions: tokens.length,
+    beforeMiB,
+    afterMiB,
+    afterCollectionMiB: Math.round(collected.rss / 1048576),
+    heapUsedMiB: Math.round(collected.heapUsed / 1048576),
+  };
 }
 
 /** A bar chart of requests per second by scenario and target. */
@@ -656,15 +865,26 @@ function chart(results: Measurement[], machine: string): string {
   const rowHeight = 22;
   const left = 420;
   const max = Math.max(...bars.map((b) => b.rps), 1);
-  const colour = (target: string) => (target.startsWith('Hive Gateway (Router') ? '#b88230' : target.startsWith('Hive') ? '#e6a23c' : target.startsWith('subgraph') ? '#909399' : target.startsWith('REST') ? '#67c23a' : '#409eff');
+  const colour = (target: string) =>
+    target.startsWith('Hive Gateway (Router')
+      ? '#b88230'
+      : target.startsWith('Hive')
+        ? '#e6a23c'
+        : target.startsWith('subgraph')
+          ? '#909399'
+          : target.startsWith('REST')
+            ? '#67c23a'
+            : '#409eff';
   const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
   const rows = bars.map((bar, i) => {
     const y = 40 + i * rowHeight;
     const length = Math.max(1, Math.round(((width - left - 130) * bar.rps) / max));
     const label = `${bar.workload === 'many users' ? '' : '[best case] '}${bar.scenario}: ${bar.target}`;
-    return `<text x="${left - 8}" y="${y + 15}" text-anchor="end">${escape(label)}</text>`
-      + `<rect x="${left}" y="${y + 3}" width="${length}" height="${rowHeight - 6}" fill="${colour(bar.target)}"/>`
-      + `<text x="${left + length + 6}" y="${y + 15}">${bar.rps} req/s, p99 ${bar.p99} ms</text>`;
+    return (
+      `<text x="${left - 8}" y="${y + 15}" text-anchor="end">${escape(label)}</text>` +
+      `<rect x="${left}" y="${y + 3}" width="${length}" height="${rowHeight - 6}" fill="${colour(bar.target)}"/>` +
+      `<text x="${left + length + 6}" y="${y + 15}">${bar.rps} req/s, p99 ${bar.p99} ms</text>`
+    );
   });
   const height = 60 + bars.length * rowHeight;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">

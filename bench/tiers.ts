@@ -23,12 +23,25 @@ export interface Tiers {
 }
 
 /** One tier in its own process (`stack`, or `peer` with its runtime); resolves with the addresses it prints. */
-function startTier<T>(tier: ['stack'] | ['gateway'] | ['peer', PeerRuntime], env: Record<string, string>, profileDir: string | null): { child: ChildProcess; addresses: Promise<T> } {
+function startTier<T>(
+  tier: ['stack'] | ['gateway'] | ['peer', PeerRuntime],
+  env: Record<string, string>,
+  profileDir: string | null,
+): { child: ChildProcess; addresses: Promise<T> } {
   // Ours with the flags a deployment gives them (scripts/node-flags.ts; the gateway's tier with BENCH_GATEWAY_FLAGS instead, where set), and the gateway's
   // able to collect its garbage when its memory is read; Hive Gateway with Node's defaults, as its own CLI runs it.
   const gatewayFlags = process.env.BENCH_GATEWAY_FLAGS;
-  const flags = tier[0] === 'peer' ? [] : tier[0] === 'gateway' ? [...(gatewayFlags === undefined ? nodeFlagsOf('gateway') : gatewayFlags.split(' ').filter(Boolean)), '--expose-gc'] : SERVICE_NODE_FLAGS;
-  const child = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...flags, SERVICES, ...tier], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const flags =
+    tier[0] === 'peer'
+      ? []
+      : tier[0] === 'gateway'
+        ? [...(gatewayFlags === undefined ? nodeFlagsOf('gateway') : gatewayFlags.split(' ').filter(Boolean)), '--expose-gc']
+        : SERVICE_NODE_FLAGS;
+  const child = spawn(
+    process.execPath,
+    [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...flags, SERVICES, ...tier],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } },
+  );
   const addresses = new Promise<T>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the ${tier.join(' ')} tier exited with ${code}`)));
     createInterface({ input: child.stdout }).once('line', (line) => resolve(JSON.parse(line) as T));
@@ -59,7 +72,9 @@ async function freePort(): Promise<number> {
  * secret. `env` goes to all (say SERVICE_KEYS). With `profileDir` each runs under `node
  * --cpu-prof`. No tier outlives this process.
  */
-export async function startTiers(options: { env?: Record<string, string>; profileDir?: string | null; gateway?: 'separate' | 'with-subgraphs' } = {}): Promise<Tiers> {
+export async function startTiers(
+  options: { env?: Record<string, string>; profileDir?: string | null; gateway?: 'separate' | 'with-subgraphs' } = {},
+): Promise<Tiers> {
   const profileDir = options.profileDir ?? null;
   if (!built) {
     build();
@@ -73,7 +88,13 @@ export async function startTiers(options: { env?: Record<string, string>; profil
   });
   const separate = (options.gateway ?? 'separate') === 'separate';
   const gatewayPort = separate ? await freePort() : 0;
-  const stack = startTier<StackAddresses>(['stack'], separate ? { ...shared, BENCH_SEPARATE_GATEWAY: '1', IN_PROCESS_CALLS: 'none', GATEWAY_URL: `http://127.0.0.1:${gatewayPort}/graphql` } : shared, profileDir);
+  const stack = startTier<StackAddresses>(
+    ['stack'],
+    separate
+      ? { ...shared, BENCH_SEPARATE_GATEWAY: '1', IN_PROCESS_CALLS: 'none', GATEWAY_URL: `http://127.0.0.1:${gatewayPort}/graphql` }
+      : shared,
+    profileDir,
+  );
   children.push(stack.child);
   const stopAll = async () => {
     for (const child of children.slice(1).reverse()) await stopChild(child);
@@ -88,12 +109,22 @@ export async function startTiers(options: { env?: Record<string, string>; profil
       PAYMENTS_SUBGRAPH_URL: ours.subgraphs.payments,
       COMPLIANCE_SUBGRAPH_URL: ours.subgraphs.compliance,
     };
-    const gateway = separate ? startTier<GatewayAddresses>(['gateway'], { ...gatewayEnv, GATEWAY_PORT: String(gatewayPort), IN_PROCESS_CALLS: 'adapter' }, profileDir) : null;
+    const gateway = separate
+      ? startTier<GatewayAddresses>(
+          ['gateway'],
+          { ...gatewayEnv, GATEWAY_PORT: String(gatewayPort), IN_PROCESS_CALLS: 'adapter' },
+          profileDir,
+        )
+      : null;
     if (gateway) children.push(gateway.child);
     const hive = startTier<Pick<PeerAddresses, 'hive'>>(['peer', 'default'], gatewayEnv, profileDir);
     const hiveRouter = startTier<Pick<PeerAddresses, 'hiveRouter'>>(['peer', 'router'], gatewayEnv, profileDir);
     children.push(hive.child, hiveRouter.child);
-    const [gatewayAddresses, hiveAddresses, hiveRouterAddresses] = await Promise.all([gateway?.addresses ?? null, hive.addresses, hiveRouter.addresses]);
+    const [gatewayAddresses, hiveAddresses, hiveRouterAddresses] = await Promise.all([
+      gateway?.addresses ?? null,
+      hive.addresses,
+      hiveRouter.addresses,
+    ]);
     const ourGateway = gatewayAddresses ?? { gateway: ours.gateway!, rest: ours.rest!, gatewayControl: ours.gatewayControl! };
     return {
       addresses: { ...ours, ...ourGateway, ...hiveAddresses, ...hiveRouterAddresses },

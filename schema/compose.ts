@@ -19,7 +19,8 @@ const SUBGRAPHS = [
 ] as const;
 
 /** Result of composing the four subgraph SDL files: the supergraph and its API schema (sorted, printed). */
-export type Composition = { supergraphSdl: string; apiSchemaSdl: string; errors: [] } | { supergraphSdl: null; apiSchemaSdl: null; errors: string[] };
+export type Composition =
+  { supergraphSdl: string; apiSchemaSdl: string; errors: [] } | { supergraphSdl: null; apiSchemaSdl: null; errors: string[] };
 
 /**
  * Composes the supergraph from SDL texts (by default the committed `schema/<name>.graphql`
@@ -27,7 +28,10 @@ export type Composition = { supergraphSdl: string; apiSchemaSdl: string; errors:
  * `schema/gateway-subscriptions.graphql`). The routing URLs are the local defaults; the gateway
  * replaces them with its configuration.
  */
-export function composeSupergraph(sdls: Record<string, string> = readSubgraphSdls(), subscriptionsSdl: string = readGatewaySubscriptionsSdl()): Composition {
+export function composeSupergraph(
+  sdls: Record<string, string> = readSubgraphSdls(),
+  subscriptionsSdl: string = readGatewaySubscriptionsSdl(),
+): Composition {
   const result = composeServices(
     SUBGRAPHS.map(({ name, port }) => ({ name, url: `http://127.0.0.1:${port}/graphql`, typeDefs: parse(sdls[name] ?? '') })),
   );
@@ -51,9 +55,14 @@ function readGatewaySubscriptionsSdl(): string {
  * graphql-ws. Throws when a subgraph declares a Subscription type (subscriptions are the
  * gateway's) or when the gateway's SDL does not fit the graph (a type it names is missing).
  */
-export function withGatewaySubscriptions(apiSchema: GraphQLSchema, subscriptionsSdl: string = readGatewaySubscriptionsSdl()): GraphQLSchema {
+export function withGatewaySubscriptions(
+  apiSchema: GraphQLSchema,
+  subscriptionsSdl: string = readGatewaySubscriptionsSdl(),
+): GraphQLSchema {
   if (apiSchema.getSubscriptionType() || apiSchema.getType('Subscription')) {
-    throw new Error(`A subgraph declares a Subscription type: subscriptions are served by the gateway, declare them in schema/gateway-subscriptions.graphql.`);
+    throw new Error(
+      `A subgraph declares a Subscription type: subscriptions are served by the gateway, declare them in schema/gateway-subscriptions.graphql.`,
+    );
   }
   return extendSchema(apiSchema, parse(subscriptionsSdl));
 }
@@ -66,7 +75,12 @@ export function readSubgraphSdls(): Record<string, string> {
  * Compares a fresh composition with the committed supergraph (and API schema, when given): stale
  * when either differs, or errors when composition fails.
  */
-export function checkSupergraph(committed: string, sdls?: Record<string, string>, committedApiSchema?: string, subscriptionsSdl?: string): { stale: boolean; errors: string[] } {
+export function checkSupergraph(
+  committed: string,
+  sdls?: Record<string, string>,
+  committedApiSchema?: string,
+  subscriptionsSdl?: string,
+): { stale: boolean; errors: string[] } {
   const composed = composeSupergraph(sdls, subscriptionsSdl);
   if (composed.supergraphSdl === null) return { stale: true, errors: composed.errors };
   const apiStale = committedApiSchema !== undefined && composed.apiSchemaSdl.trim() !== committedApiSchema.trim();

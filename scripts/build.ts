@@ -28,8 +28,13 @@ const ASSETS: ReadonlyArray<{ from: string; only?: RegExp }> = [
  */
 export function build(into = DIST): void {
   // A build run with node keeps its data (the embedded database, the written messages) in `.data` beside it: that stays.
-  if (existsSync(into)) for (const entry of readdirSync(into)) if (entry !== '.data') rmSync(path.join(into, entry), { recursive: true, force: true });
-  execFileSync(process.execPath, [path.join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(REPO_ROOT, 'tsconfig.build.json'), '--outDir', into], { stdio: 'inherit' });
+  if (existsSync(into))
+    for (const entry of readdirSync(into)) if (entry !== '.data') rmSync(path.join(into, entry), { recursive: true, force: true });
+  execFileSync(
+    process.execPath,
+    [path.join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(REPO_ROOT, 'tsconfig.build.json'), '--outDir', into],
+    { stdio: 'inherit' },
+  );
   for (const { from, only } of ASSETS) {
     const source = path.join(REPO_ROOT, from);
     if (!existsSync(source)) throw new Error(`The build's asset ${from} is missing.`);
@@ -42,5 +47,7 @@ export function build(into = DIST): void {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(REPO_ROOT, 'scripts', 'build.ts')) {
   build();
-  console.log(`Built into ${path.relative(process.cwd(), DIST) || '.'}: run a service with node dist/scripts/serve.js <service>, or all of them with node dist/scripts/start.js.`);
+  console.log(
+    `Built into ${path.relative(process.cwd(), DIST) || '.'}: run a service with node dist/scripts/serve.js <service>, or all of them with node dist/scripts/start.js.`,
+  );
 }

@@ -56,7 +56,8 @@ async function main(): Promise<void> {
       graphqlPort: config.ports.gateway,
       // Each line as docker compose shows it: who wrote it, then the line (the services' JSON log lines).
       onLine: (who, line) => void process.stdout.write(`${who.padEnd(width)} | ${line}\n`),
-      onUnexpectedExit: (member, how) => void process.stderr.write(`${member} ${how} without being stopped; the others go on (restart the cluster to bring it back).\n`),
+      onUnexpectedExit: (member, how) =>
+        void process.stderr.write(`${member} ${how} without being stopped; the others go on (restart the cluster to bring it back).\n`),
     });
   } catch (error) {
     await embedded?.stop();
@@ -80,6 +81,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof ConfigError ? error.message : (error as Error).stack ?? String(error)}\n`);
+  process.stderr.write(`${error instanceof ConfigError ? error.message : ((error as Error).stack ?? String(error))}\n`);
   process.exit(1);
 });

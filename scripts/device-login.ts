@@ -10,8 +10,12 @@ if (!channel || !deviceTag || !secret) {
 const now = Date.now();
 if (channel === 'android') {
   if (!uuid) throw new Error('android needs the device uuid');
-  console.log(JSON.stringify({ channel, uuid, deviceTagOpen: deviceTag, signature: androidSignature(secret, uuid, deviceTag, now), specifics: {} }));
+  console.log(
+    JSON.stringify({ channel, uuid, deviceTagOpen: deviceTag, signature: androidSignature(secret, uuid, deviceTag, now), specifics: {} }),
+  );
 } else {
   const dtsValueString = new Date(now).toISOString();
-  console.log(JSON.stringify({ channel, deviceTag, dtsValueString, cryptotext: deviceCryptotext(secret, channel, deviceTag, dtsValueString) }));
+  console.log(
+    JSON.stringify({ channel, deviceTag, dtsValueString, cryptotext: deviceCryptotext(secret, channel, deviceTag, dtsValueString) }),
+  );
 }

@@ -22,5 +22,9 @@ if (!Number.isInteger(seeds) || seeds < 1 || seeds > 1000) {
 }
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 console.log(`fuzz: ${seeds} fresh seed(s) per route and mutation; failing seeds are printed as "fuzz: failing seed {...}"`);
-const run = spawnSync('npx', ['vitest', 'run', 'test/fuzz/'], { cwd: root, stdio: 'inherit', env: { ...process.env, FUZZ_FRESH_SEEDS: String(seeds) } });
+const run = spawnSync('npx', ['vitest', 'run', 'test/fuzz/'], {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env, FUZZ_FRESH_SEEDS: String(seeds) },
+});
 process.exit(run.status ?? 1);

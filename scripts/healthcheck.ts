@@ -16,5 +16,8 @@ if (port === null) {
   console.error(`SERVICE must name a service (got "${service}")`);
   process.exit(1);
 }
-const ok = await fetch(`http://127.0.0.1:${port}/${probe}`, { signal: AbortSignal.timeout(2000) }).then((answer) => answer.ok, () => false);
+const ok = await fetch(`http://127.0.0.1:${port}/${probe}`, { signal: AbortSignal.timeout(2000) }).then(
+  (answer) => answer.ok,
+  () => false,
+);
 process.exit(ok ? 0 : 1);

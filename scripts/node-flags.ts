@@ -23,4 +23,5 @@ export function nodeFlagsOf(service: string): readonly string[] {
 }
 
 // `node scripts/node-flags.js <service>` prints that service's flags (the image's command uses it).
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) console.log(nodeFlagsOf(process.argv[2] ?? '').join(' '));
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url))
+  console.log(nodeFlagsOf(process.argv[2] ?? '').join(' '));

@@ -26,19 +26,34 @@ const { mongo, embedded } = await openDatabase(config);
 const logger = createLogger('warn');
 // Provisioning is audited as the `provision` tool: an operator's act outside any request, in the
 // outbox of the service whose data it changes, which forwards it to the audit log.
-const auditOf = (service: 'user' | 'cards' | 'payments') => backgroundAuditTrail(mongo.db(service), logger, { kind: 'service', service: 'provision' });
+const auditOf = (service: 'user' | 'cards' | 'payments') =>
+  backgroundAuditTrail(mongo.db(service), logger, { kind: 'service', service: 'provision' });
 try {
   checkString(id, 'svcAggregatorId', ID_RULE);
   const provisioning = new AggregatorProvisioning(authCollections(mongo.db('user')), auditOf('user'));
   if (command === 'webhook') {
-    const result = await configureWebhook(mongo.db('cards'), logger, auditOf('cards'), id, { url: third, defaultStrategy: fourth ?? '', timeoutMs: fifth ? Number(fifth) : null }, config.webhookAllowInternal);
+    const result = await configureWebhook(
+      mongo.db('cards'),
+      logger,
+      auditOf('cards'),
+      id,
+      { url: third, defaultStrategy: fourth ?? '', timeoutMs: fifth ? Number(fifth) : null },
+      config.webhookAllowInternal,
+    );
     console.log(`Webhook of ${id}: ${result.url}, default strategy ${result.defaultStrategy}, timeout ${result.timeoutMs} ms.`);
     if (result.secret) console.log(`Signing secret (shown once): ${result.secret}`);
   } else if (command === 'merchant') {
     if (!(await provisioning.hasAggregator(id))) throw new Error(`No aggregator ${id}: provision it first.`);
     const merchants = new Merchants(mongo.db('payments'), config.jwtSecret, logger, config.webhookAllowInternal, auditOf('payments'));
-    const { merchant, webhookSecret } = await merchants.save(id, { svcMerchantId: third, name: fourth ?? null, linkDelivery: fifth ?? null, webhookUrl: sixth });
-    console.log(`Merchant ${merchant.svcMerchantId} of ${id}: ${merchant.name}, links delivered by ${merchant.linkDelivery}${merchant.webhookUrl ? ` to ${merchant.webhookUrl}` : ''}.`);
+    const { merchant, webhookSecret } = await merchants.save(id, {
+      svcMerchantId: third,
+      name: fourth ?? null,
+      linkDelivery: fifth ?? null,
+      webhookUrl: sixth,
+    });
+    console.log(
+      `Merchant ${merchant.svcMerchantId} of ${id}: ${merchant.name}, links delivered by ${merchant.linkDelivery}${merchant.webhookUrl ? ` to ${merchant.webhookUrl}` : ''}.`,
+    );
     if (webhookSecret) console.log(`Webhook signing secret (shown once): ${webhookSecret}`);
   } else if (command === 'aggregator') {
     const created = await provisioning.createAggregator(id, third);
@@ -47,7 +62,10 @@ try {
     // A generated password meets every rule of the spec: letters of both cases, digits and a symbol.
     const password = process.env.AGGREGATOR_PASSWORD ?? `${randomBytes(12).toString('base64url').replace(/[-_]/g, 'x')}aA1!`;
     if (!(await provisioning.createAggregatorUser(id, third, password))) console.log(`User ${third} already exists; nothing changed.`);
-    else console.log(process.env.AGGREGATOR_PASSWORD ? `User ${third} created.` : `User ${third} created with password (shown once): ${password}`);
+    else
+      console.log(
+        process.env.AGGREGATOR_PASSWORD ? `User ${third} created.` : `User ${third} created with password (shown once): ${password}`,
+      );
   }
 } catch (error) {
   console.error((error as Error).message);

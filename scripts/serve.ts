@@ -12,7 +12,13 @@ const SERVICES = [...SUBGRAPH_NAMES, 'gateway', 'rest-adapter'] as const;
  * Starts the one service named, importing its module alone (a subgraph's process loads no
  * gateway), once tracing is registered: Apollo's gateway takes its tracer as it loads.
  */
-async function startService(name: (typeof SERVICES)[number], config: Config, logger: Logger, bus: EventBus, mongo: () => Promise<Mongo>): Promise<HttpService> {
+async function startService(
+  name: (typeof SERVICES)[number],
+  config: Config,
+  logger: Logger,
+  bus: EventBus,
+  mongo: () => Promise<Mongo>,
+): Promise<HttpService> {
   switch (name) {
     case 'gateway':
       return (await import('../gateway/src/index.js')).start({ config, logger, bus });
@@ -71,6 +77,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof ConfigError ? error.message : (error as Error).stack ?? String(error)}\n`);
+  process.stderr.write(`${error instanceof ConfigError ? error.message : ((error as Error).stack ?? String(error))}\n`);
   process.exit(1);
 });

@@ -70,7 +70,13 @@ export type Subgraphs = Record<'user' | 'cards' | 'payments' | 'compliance', Htt
  * Starts the four subgraphs in this process (each on its configured port, or a free one with port
  * 0); on a failure the ones started are closed again.
  */
-export async function startSubgraphs(config: Config, logger: Logger, mongo: Mongo, bus: EventBus, transport: Transport = HTTP_TRANSPORT): Promise<Subgraphs> {
+export async function startSubgraphs(
+  config: Config,
+  logger: Logger,
+  mongo: Mongo,
+  bus: EventBus,
+  transport: Transport = HTTP_TRANSPORT,
+): Promise<Subgraphs> {
   const started: HttpService[] = [];
   try {
     const user = await startUser({ config, logger, mongo, bus, transport });
@@ -89,7 +95,12 @@ export async function startSubgraphs(config: Config, logger: Logger, mongo: Mong
 
 /** The GraphQL URLs of started subgraphs. */
 export function subgraphUrlsOf(subgraphs: Subgraphs): Config['subgraphUrls'] {
-  return { user: `${subgraphs.user.url}/graphql`, cards: `${subgraphs.cards.url}/graphql`, payments: `${subgraphs.payments.url}/graphql`, compliance: `${subgraphs.compliance.url}/graphql` };
+  return {
+    user: `${subgraphs.user.url}/graphql`,
+    cards: `${subgraphs.cards.url}/graphql`,
+    payments: `${subgraphs.payments.url}/graphql`,
+    compliance: `${subgraphs.compliance.url}/graphql`,
+  };
 }
 
 /**
@@ -102,7 +113,11 @@ export function transportsOf(inProcessCalls: Config['inProcessCalls']): { adapte
   const outer = inProcessCalls === 'none' ? HTTP_TRANSPORT : local;
   const inner = inProcessCalls === 'all' ? local : HTTP_TRANSPORT;
   // The gateway is offered to the adapter through the outer transport, and calls the subgraphs through the inner one.
-  return { adapter: outer, gateway: { post: (...args) => inner.post(...args), serve: (url, post) => outer.serve(url, post) }, subgraphs: inner };
+  return {
+    adapter: outer,
+    gateway: { post: (...args) => inner.post(...args), serve: (url, post) => outer.serve(url, post) },
+    subgraphs: inner,
+  };
 }
 
 /**
@@ -116,7 +131,11 @@ export async function startStack(configured: Config, logger: Logger, mongo: Mong
   // hold it while they start (their own servers, and other processes, bind free ports meanwhile).
   const reservation = configured.ports.gateway ? null : await reservePort();
   const gatewayPort = configured.ports.gateway || reservation!.port;
-  const config: Config = { ...configured, ports: { ...configured.ports, gateway: gatewayPort }, gatewayUrl: configured.ports.gateway ? configured.gatewayUrl : `http://127.0.0.1:${gatewayPort}/graphql` };
+  const config: Config = {
+    ...configured,
+    ports: { ...configured.ports, gateway: gatewayPort },
+    gatewayUrl: configured.ports.gateway ? configured.gatewayUrl : `http://127.0.0.1:${gatewayPort}/graphql`,
+  };
   try {
     const transports = transportsOf(config.inProcessCalls);
     const subgraphs = await startSubgraphs(config, logger, mongo, bus, transports.subgraphs);
@@ -125,7 +144,11 @@ export async function startStack(configured: Config, logger: Logger, mongo: Mong
     await reservation?.release();
     const gateway = await startGateway({ config: { ...config, subgraphUrls }, logger, bus, transport: transports.gateway });
     started.push(gateway);
-    const rest = await startRestAdapter({ config: { ...config, subgraphUrls, gatewayUrl: `${gateway.url}/graphql` }, logger, transport: transports.adapter });
+    const rest = await startRestAdapter({
+      config: { ...config, subgraphUrls, gatewayUrl: `${gateway.url}/graphql` },
+      logger,
+      transport: transports.adapter,
+    });
     started.push(rest);
     return {
       config,

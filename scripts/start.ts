@@ -11,7 +11,9 @@ async function main(): Promise<void> {
   // The services load once tracing is registered: Apollo's gateway takes its tracer as it loads.
   const { openDatabase, seedDemo, startStack } = await import('./stack.js');
   if (config.internalSecretGenerated) {
-    logger.warn('INTERNAL_SECRET is unset: generated one for this process. Services run as separate processes need a shared INTERNAL_SECRET.');
+    logger.warn(
+      'INTERNAL_SECRET is unset: generated one for this process. Services run as separate processes need a shared INTERNAL_SECRET.',
+    );
   }
   const { mongo, embedded } = await openDatabase(config);
   let stack: Stack;
@@ -61,6 +63,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof ConfigError ? error.message : (error as Error).stack ?? String(error)}\n`);
+  process.stderr.write(`${error instanceof ConfigError ? error.message : ((error as Error).stack ?? String(error))}\n`);
   process.exit(1);
 });

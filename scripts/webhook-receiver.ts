@@ -5,7 +5,9 @@ import { startWebhookReceiver } from './lib/webhook-receiver.js';
 
 const port = Number(process.env.PORT ?? 9000);
 const receiver = await startWebhookReceiver(process.env.WEBHOOK_SECRET ?? DEMO.webhook.secret, port, '127.0.0.1', (webhook) => {
-  console.log(`${webhook.verified ? 'verified' : 'BAD SIGNATURE'} ${webhook.id} ${String(webhook.payload.messageType)} ${String(webhook.payload.actionType)} ${String(webhook.payload.amount)} ${String(webhook.payload.currency)}`);
+  console.log(
+    `${webhook.verified ? 'verified' : 'BAD SIGNATURE'} ${webhook.id} ${String(webhook.payload.messageType)} ${String(webhook.payload.actionType)} ${String(webhook.payload.amount)} ${String(webhook.payload.currency)}`,
+  );
 });
 receiver.setMode({ reply: process.env.RESPONSE_CODE ?? '00' });
 console.log(`Listening for card-authorization webhooks at ${receiver.url}`);

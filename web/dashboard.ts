@@ -4,10 +4,22 @@ import { createClient, type Client } from 'graphql-ws';
 import { DASHBOARD_DOCUMENTS as D } from './operations.js';
 
 type Role = 'aggregator' | 'user';
-interface Credentials { role: Role; headers: Record<string, string> }
-interface EventRow { at: Date; kind: string; title: string; detail: string; declined?: boolean }
+interface Credentials {
+  role: Role;
+  headers: Record<string, string>;
+}
+interface EventRow {
+  at: Date;
+  kind: string;
+  title: string;
+  detail: string;
+  declined?: boolean;
+}
 
-const SUBSCRIPTIONS: Record<Role, Array<{ name: string; query: string; describe: (data: Record<string, unknown>) => Omit<EventRow, 'at'> }>> = {
+const SUBSCRIPTIONS: Record<
+  Role,
+  Array<{ name: string; query: string; describe: (data: Record<string, unknown>) => Omit<EventRow, 'at'> }>
+> = {
   user: [
     {
       name: 'cardAuthorizations',
@@ -33,8 +45,19 @@ const SUBSCRIPTIONS: Record<Role, Array<{ name: string; query: string; describe:
       name: 'paymentLinkStatusChanged',
       query: D.paymentLinkStatusChanged,
       describe: (d) => {
-        const link = d.paymentLinkStatusChanged as { svcTransactionId: string; status: string; amount: string; currency: string; payerName: string | null; merchant: { name: string } | null };
-        return { kind: 'payment link', title: `${link.merchant?.name ?? 'Link'}: ${link.amount} ${link.currency} is ${link.status}`, detail: `${link.svcTransactionId}${link.payerName ? ` · ${link.payerName}` : ''}` };
+        const link = d.paymentLinkStatusChanged as {
+          svcTransactionId: string;
+          status: string;
+          amount: string;
+          currency: string;
+          payerName: string | null;
+          merchant: { name: string } | null;
+        };
+        return {
+          kind: 'payment link',
+          title: `${link.merchant?.name ?? 'Link'}: ${link.amount} ${link.currency} is ${link.status}`,
+          detail: `${link.svcTransactionId}${link.payerName ? ` · ${link.payerName}` : ''}`,
+        };
       },
     },
     {
@@ -42,7 +65,11 @@ const SUBSCRIPTIONS: Record<Role, Array<{ name: string; query: string; describe:
       query: D.achPaymentUpdated,
       describe: (d) => {
         const ach = d.achPaymentUpdated as { svcTransactionId: string; status: string; returnCode: string | null; amount: string };
-        return { kind: 'ach', title: `ACH ${ach.amount} USD is ${ach.status}${ach.returnCode ? ` (${ach.returnCode})` : ''}`, detail: ach.svcTransactionId };
+        return {
+          kind: 'ach',
+          title: `ACH ${ach.amount} USD is ${ach.status}${ach.returnCode ? ` (${ach.returnCode})` : ''}`,
+          detail: ach.svcTransactionId,
+        };
       },
     },
     {
@@ -50,33 +77,64 @@ const SUBSCRIPTIONS: Record<Role, Array<{ name: string; query: string; describe:
       query: D.kycApplicationCompleted,
       describe: (d) => {
         const app = d.kycApplicationCompleted as { applicationId: string; customerId: string; outcome: string | null };
-        return { kind: 'kyc', title: `Application of ${app.customerId} completed: ${app.outcome ?? 'no outcome'}`, detail: app.applicationId };
+        return {
+          kind: 'kyc',
+          title: `Application of ${app.customerId} completed: ${app.outcome ?? 'no outcome'}`,
+          detail: app.applicationId,
+        };
       },
     },
     {
       name: 'webhookDeliveryAttempted',
       query: D.webhookDeliveryAttempted,
       describe: (d) => {
-        const delivery = d.webhookDeliveryAttempted as { deliveryId: string; eventType: string; status: string; attempts: Array<{ number: number; outcome: string; httpStatus: number | null }> };
+        const delivery = d.webhookDeliveryAttempted as {
+          deliveryId: string;
+          eventType: string;
+          status: string;
+          attempts: Array<{ number: number; outcome: string; httpStatus: number | null }>;
+        };
         const last = delivery.attempts.at(-1);
-        return { kind: 'webhook', title: `${delivery.eventType} attempt ${last?.number ?? '?'}: ${last?.outcome ?? delivery.status}${last?.httpStatus ? ` (${last.httpStatus})` : ''}`, detail: delivery.deliveryId };
+        return {
+          kind: 'webhook',
+          title: `${delivery.eventType} attempt ${last?.number ?? '?'}: ${last?.outcome ?? delivery.status}${last?.httpStatus ? ` (${last.httpStatus})` : ''}`,
+          detail: delivery.deliveryId,
+        };
       },
     },
   ],
 };
 
-interface Authorization { messageId: string; messageType: string; approved: boolean; responseCode: string; amount: string; currency: string; reason: string; card?: { name: string | null; lastFour: string } | null }
+interface Authorization {
+  messageId: string;
+  messageType: string;
+  approved: boolean;
+  responseCode: string;
+  amount: string;
+  currency: string;
+  reason: string;
+  card?: { name: string | null; lastFour: string } | null;
+}
 
 function authorization(a: Authorization): Omit<EventRow, 'at'> {
   const card = a.card ? ` on ${a.card.name ?? 'card'} …${a.card.lastFour}` : '';
-  return { kind: 'authorization', title: `${a.messageType} ${a.amount} ${a.currency}${card}: ${a.approved ? 'approved' : `declined (${a.responseCode})`}`, detail: `${a.messageId} · ${a.reason}`, declined: !a.approved };
+  return {
+    kind: 'authorization',
+    title: `${a.messageType} ${a.amount} ${a.currency}${card}: ${a.approved ? 'approved' : `declined (${a.responseCode})`}`,
+    detail: `${a.messageId} · ${a.reason}`,
+    declined: !a.approved,
+  };
 }
 
 // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the element type its selector finds, as with querySelector<E>.
 const $ = <T extends HTMLElement>(selector: string) => document.querySelector(selector) as T;
 
 async function graphql<T>(query: string, variables: Record<string, unknown>): Promise<T> {
-  const response = await fetch('/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+  const response = await fetch('/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query, variables }),
+  });
   const body = (await response.json()) as { data?: T; errors?: Array<{ message: string }> };
   if (body.errors?.length) throw new Error(body.errors[0]!.message);
   return body.data!;
@@ -111,7 +169,13 @@ class MinuteChart {
     context.clearRect(0, 0, width, height);
     const now = Math.floor(Date.now() / 60_000);
     const minutes = Array.from({ length: 15 }, (_, i) => now - 14 + i);
-    const max = Math.max(1, ...minutes.map((m) => { const b = this.buckets.get(m); return b ? b.approved + b.declined : 0; }));
+    const max = Math.max(
+      1,
+      ...minutes.map((m) => {
+        const b = this.buckets.get(m);
+        return b ? b.approved + b.declined : 0;
+      }),
+    );
     const slot = width / minutes.length;
     minutes.forEach((minute, i) => {
       const bucket = this.buckets.get(minute) ?? { approved: 0, declined: 0 };
@@ -166,7 +230,13 @@ function connect(credentials: Credentials, chart: MinuteChart): void {
           show(row);
           if (row.kind === 'authorization') chart.add(row.at, row.declined ?? false);
         },
-        error: (error) => show({ at: new Date(), kind: 'error', title: 'Subscription refused', detail: error instanceof Error ? error.message : JSON.stringify(error) }),
+        error: (error) =>
+          show({
+            at: new Date(),
+            kind: 'error',
+            title: 'Subscription refused',
+            detail: error instanceof Error ? error.message : JSON.stringify(error),
+          }),
         complete: () => {},
       },
     );

@@ -6,11 +6,15 @@
 export const DASHBOARD_DOCUMENTS = {
   aggregatorLogin: /* GraphQL */ 'mutation ($input: AggregatorLoginInput!) { aggregatorGetToken(input: $input) { token } }',
   userLogin: /* GraphQL */ 'mutation ($input: LoginInput!) { login(input: $input) { token } }',
-  userCardAuthorizations: /* GraphQL */ 'subscription { cardAuthorizations { messageId messageType approved responseCode amount currency reason card { name lastFour } } }',
+  userCardAuthorizations:
+    /* GraphQL */ 'subscription { cardAuthorizations { messageId messageType approved responseCode amount currency reason card { name lastFour } } }',
   userCardStatusChanged: /* GraphQL */ 'subscription { cardStatusChanged { SvcCardId name lastFour status } }',
-  aggregatorCardAuthorizations: /* GraphQL */ 'subscription { cardAuthorizations { messageId messageType approved responseCode amount currency reason } }',
-  paymentLinkStatusChanged: /* GraphQL */ 'subscription { paymentLinkStatusChanged { svcTransactionId status amount currency payerName merchant { name } } }',
+  aggregatorCardAuthorizations:
+    /* GraphQL */ 'subscription { cardAuthorizations { messageId messageType approved responseCode amount currency reason } }',
+  paymentLinkStatusChanged:
+    /* GraphQL */ 'subscription { paymentLinkStatusChanged { svcTransactionId status amount currency payerName merchant { name } } }',
   achPaymentUpdated: /* GraphQL */ 'subscription { achPaymentUpdated { svcTransactionId status returnCode amount } }',
   kycApplicationCompleted: /* GraphQL */ 'subscription { kycApplicationCompleted { applicationId customerId outcome } }',
-  webhookDeliveryAttempted: /* GraphQL */ 'subscription { webhookDeliveryAttempted { deliveryId eventType status attempts { number outcome httpStatus } } }',
+  webhookDeliveryAttempted:
+    /* GraphQL */ 'subscription { webhookDeliveryAttempted { deliveryId eventType status attempts { number outcome httpStatus } } }',
 } as const;

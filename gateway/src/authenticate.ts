@@ -127,7 +127,11 @@ export function createAuthenticator(config: Config, sessionEvents?: EventBus, tr
     try {
       answer = await transport.post(
         resolveUrl,
-        { 'content-type': 'application/json', [PRINCIPAL_HEADER]: signPrincipal(GATEWAY, config.internalSecret), [REQUEST_ID_HEADER]: requestId },
+        {
+          'content-type': 'application/json',
+          [PRINCIPAL_HEADER]: signPrincipal(GATEWAY, config.internalSecret),
+          [REQUEST_ID_HEADER]: requestId,
+        },
         JSON.stringify({ token: value, header }),
         5000,
       );
@@ -147,19 +151,31 @@ export function createAuthenticator(config: Config, sessionEvents?: EventBus, tr
       const announced = announcements;
       lookups.read += 1;
       sessionLookupsTotal.inc({ source: 'read' });
-      lookup = resolveSession(header, value, requestId).then(
-        ({ principal, dtsExpiry }) => {
-          if (known.size >= KNOWN_SESSIONS && !known.has(ownerKey)) known.delete(known.keys().next().value!);
-          const expiresAt = Date.parse(dtsExpiry);
-          const trusted = cacheMs > 0 && continuity !== null && announcements === announced && sessionEvents?.continuity() === continuity && Number.isFinite(expiresAt);
-          known.set(ownerKey, { principal, keptUntil: trusted ? performance.now() + cacheMs : 0, expiresAt: trusted ? expiresAt : 0, continuity });
-          return principal;
-        },
-        (error: unknown) => {
-          known.delete(ownerKey);
-          throw error;
-        },
-      ).finally(() => inFlight.delete(ownerKey));
+      lookup = resolveSession(header, value, requestId)
+        .then(
+          ({ principal, dtsExpiry }) => {
+            if (known.size >= KNOWN_SESSIONS && !known.has(ownerKey)) known.delete(known.keys().next().value!);
+            const expiresAt = Date.parse(dtsExpiry);
+            const trusted =
+              cacheMs > 0 &&
+              continuity !== null &&
+              announcements === announced &&
+              sessionEvents?.continuity() === continuity &&
+              Number.isFinite(expiresAt);
+            known.set(ownerKey, {
+              principal,
+              keptUntil: trusted ? performance.now() + cacheMs : 0,
+              expiresAt: trusted ? expiresAt : 0,
+              continuity,
+            });
+            return principal;
+          },
+          (error: unknown) => {
+            known.delete(ownerKey);
+            throw error;
+          },
+        )
+        .finally(() => inFlight.delete(ownerKey));
       inFlight.set(ownerKey, lookup);
     }
     return lookup;
@@ -175,7 +191,8 @@ export function createAuthenticator(config: Config, sessionEvents?: EventBus, tr
     if (header === PRINCIPAL_HEADER) {
       // A subgraph calling the graph as an internal service, signed with INTERNAL_SECRET.
       const principal = verifyPrincipal(value, config.internalSecret, Date.now(), 'gateway');
-      if (principal?.kind !== 'service' || !(SUBGRAPH_NAMES as readonly string[]).includes(principal.service)) throw unauthenticated('The internal principal is invalid.');
+      if (principal?.kind !== 'service' || !(SUBGRAPH_NAMES as readonly string[]).includes(principal.service))
+        throw unauthenticated('The internal principal is invalid.');
       return principal;
     }
     if (header === 'x-service-key') {
@@ -238,13 +255,19 @@ export function createAuthenticator(config: Config, sessionEvents?: EventBus, tr
  * `ended` is told the request's headers then too (the subscription server closes the
  * connections opened with that token).
  */
-export function sessionEndingPlugin(authenticate: Authenticator, ended?: (headers: Record<string, string | undefined>) => void): ApolloServerPlugin {
+export function sessionEndingPlugin(
+  authenticate: Authenticator,
+  ended?: (headers: Record<string, string | undefined>) => void,
+): ApolloServerPlugin {
   return {
     async requestDidStart() {
       let endsOwnSession = false;
       return {
         async didResolveOperation({ operation, document }) {
-          if (operation) endsOwnSession = rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions)).some((field) => OWN_SESSION_ENDING_FIELDS.has(field));
+          if (operation)
+            endsOwnSession = rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions)).some((field) =>
+              OWN_SESSION_ENDING_FIELDS.has(field),
+            );
         },
         async willSendResponse({ request, response }) {
           if (!endsOwnSession || !request.http) return;
@@ -282,7 +305,10 @@ export function sessionConfirmationPlugin(): ApolloServerPlugin<ConfirmedContext
           try {
             await contextValue.sessionConfirmed;
           } catch (error) {
-            const refusal = error instanceof GraphQLError ? error : appError(ErrorCode.UNAVAILABLE, 'The session store did not answer.', { httpStatus: 503 });
+            const refusal =
+              error instanceof GraphQLError
+                ? error
+                : appError(ErrorCode.UNAVAILABLE, 'The session store did not answer.', { httpStatus: 503 });
             const { http, ...extensions } = refusal.extensions as { http?: { status?: number } };
             response.body = { kind: 'single', singleResult: { errors: [{ message: refusal.message, extensions }] } };
             response.http.status = http?.status ?? 401;

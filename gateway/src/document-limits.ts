@@ -23,7 +23,7 @@ export function documentOverLimits(text: string, limits: DocumentLimits): { limi
   }
   const lexer = new Lexer(new Source(text));
   try {
-    for (let tokens = 0; lexer.advance().kind !== TokenKind.EOF; ) {
+    for (let tokens = 0; lexer.advance().kind !== TokenKind.EOF;) {
       tokens += 1;
       if (tokens > limits.maxTokens) return { limit: 'tokens', message: `The GraphQL document has over ${limits.maxTokens} tokens.` };
     }

@@ -11,7 +11,8 @@ import { fragmentsOf, rootFieldNames } from './operation-limits.js';
 const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 
 /** What a key holds: a request in progress, or the answer it got. */
-type Entry = { fingerprint: string; state: 'in_progress' } | { fingerprint: string; state: 'done'; status: number; result: FormattedExecutionResult };
+type Entry =
+  { fingerprint: string; state: 'in_progress' } | { fingerprint: string; state: 'done'; status: number; result: FormattedExecutionResult };
 
 /** Where keys are kept: Redis where REDIS_URL is set (every gateway sees them), else this process. */
 export interface IdempotencyStore {
@@ -30,7 +31,13 @@ export function createIdempotencyStore(redisUrl: string | undefined, namespace: 
     const name = (key: string) => `${namespace}idempotency:${key}`;
     return {
       async claim(key, fingerprint, ttlMs) {
-        const claimed = await redis.set(name(key), JSON.stringify({ fingerprint, state: 'in_progress' } satisfies Entry), 'PX', ttlMs, 'NX');
+        const claimed = await redis.set(
+          name(key),
+          JSON.stringify({ fingerprint, state: 'in_progress' } satisfies Entry),
+          'PX',
+          ttlMs,
+          'NX',
+        );
         if (claimed === 'OK') return null;
         const existing = await redis.get(name(key));
         return existing ? (JSON.parse(existing) as Entry) : { fingerprint, state: 'in_progress' };
@@ -79,7 +86,10 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('base6
 
 /** An answer refusing the request over its key (an error thrown from responseForOperation would be a 500). */
 function refusal(status: number, code: ErrorCode, message: string): GraphQLResponse {
-  return { http: { status, headers: new HeaderMap() }, body: { kind: 'single', singleResult: { errors: [{ message, extensions: { code, field: IDEMPOTENCY_KEY_HEADER } }] } } };
+  return {
+    http: { status, headers: new HeaderMap() },
+    body: { kind: 'single', singleResult: { errors: [{ message, extensions: { code, field: IDEMPOTENCY_KEY_HEADER } }] } },
+  };
 }
 /** How long a key is held while its request runs; a gateway that dies mid-request frees it after this. */
 const IN_PROGRESS_LEASE_MS = 60_000;
@@ -108,7 +118,10 @@ export function idempotencyPlugin(store: IdempotencyStore, ttlSeconds: number, l
         // Runs only once every plugin's didResolveOperation passed (limits, rate limits): a refused request claims nothing.
         async responseForOperation({ operation, document }): Promise<GraphQLResponse | null> {
           if (operation.operation !== OperationTypeNode.MUTATION) return null;
-          if (rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions)).some((field) => CREDENTIAL_ISSUING_FIELDS.has(field))) return null;
+          if (
+            rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions)).some((field) => CREDENTIAL_ISSUING_FIELDS.has(field))
+          )
+            return null;
           if (sent.length > 255 || !/^[\x21-\x7e]+$/.test(sent)) {
             return refusal(400, ErrorCode.VALIDATION_FAILED, 'Idempotency-Key must be 1-255 visible ASCII characters.');
           }
@@ -126,10 +139,15 @@ export function idempotencyPlugin(store: IdempotencyStore, ttlSeconds: number, l
             claimedKey = key;
             return null;
           }
-          if (existing.fingerprint !== fingerprint) return refusal(422, ErrorCode.IDEMPOTENCY_KEY_REUSED, 'This Idempotency-Key was used with another request.');
-          if (existing.state === 'in_progress') return refusal(409, ErrorCode.CONFLICT, 'A request with this Idempotency-Key is still in progress; retry later.');
+          if (existing.fingerprint !== fingerprint)
+            return refusal(422, ErrorCode.IDEMPOTENCY_KEY_REUSED, 'This Idempotency-Key was used with another request.');
+          if (existing.state === 'in_progress')
+            return refusal(409, ErrorCode.CONFLICT, 'A request with this Idempotency-Key is still in progress; retry later.');
           replay = existing;
-          return { http: { status: existing.status, headers: new HeaderMap([['idempotent-replayed', 'true']]) }, body: { kind: 'single', singleResult: existing.result } };
+          return {
+            http: { status: existing.status, headers: new HeaderMap([['idempotent-replayed', 'true']]) },
+            body: { kind: 'single', singleResult: existing.result },
+          };
         },
         async willSendResponse({ response }) {
           if (replay) {

@@ -11,7 +11,15 @@ import { apolloHandler, apolloLocal, localPost, type ContextBuilder, type Reques
 import { REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService } from '../../platform/http/server.js';
 import { HTTP_TRANSPORT, type Transport } from '../../platform/http/transport.js';
 import type { Logger } from '../../platform/runtime/logger.js';
-import { clientAddress, CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal, verifyClientIp, verifyPrincipal } from '../../platform/security/signed-headers.js';
+import {
+  clientAddress,
+  CLIENT_IP_HEADER,
+  PRINCIPAL_HEADER,
+  signClientIp,
+  signPrincipal,
+  verifyClientIp,
+  verifyPrincipal,
+} from '../../platform/security/signed-headers.js';
 import { type Principal } from '../../platform/contracts/principal.js';
 import { formatError, unexpectedErrorLog } from '../../platform/graphql/error-format.js';
 import { operationTelemetryPlugin } from '../../platform/graphql/telemetry.js';
@@ -25,8 +33,23 @@ import { errorCountPlugin, operationLimitsPlugin } from './operation-limits.js';
 import { serviceScopePlugin } from './service-scope.js';
 import { servePage } from './pages.js';
 import { countAddressRequest, countCredentialRequest, createHitCounter, rateLimitsPlugin } from './rate-limits.js';
-import { PREPARED_SUBSCRIPTION_TOKENS, servedExecutor, startSubscriptionServer, subscribeMessageLimit, withServedSubscriptions, type ExecuteAs, type SubscriptionServer } from './subscriptions.js';
-import { checkPersistedQueryHash, checkTrustedRequest, isTrustedSubscription, operationOf, persistedQueryCache, trustedDocumentsOf } from './trusted-documents.js';
+import {
+  PREPARED_SUBSCRIPTION_TOKENS,
+  servedExecutor,
+  startSubscriptionServer,
+  subscribeMessageLimit,
+  withServedSubscriptions,
+  type ExecuteAs,
+  type SubscriptionServer,
+} from './subscriptions.js';
+import {
+  checkPersistedQueryHash,
+  checkTrustedRequest,
+  isTrustedSubscription,
+  operationOf,
+  persistedQueryCache,
+  trustedDocumentsOf,
+} from './trusted-documents.js';
 import { refuseDocument } from './document-limits.js';
 
 /** The gateway's per-request context: who is calling, established once. */
@@ -40,7 +63,13 @@ export interface GatewayContext {
 
 /** Forwards each subgraph call with the signed principal and the request id. */
 class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
-  constructor(url: string, private readonly secret: string, fetcher: SubgraphFetcher, private readonly name: string, private readonly logger: Logger) {
+  constructor(
+    url: string,
+    private readonly secret: string,
+    fetcher: SubgraphFetcher,
+    private readonly name: string,
+    private readonly logger: Logger,
+  ) {
     super({ url, fetcher });
   }
 
@@ -49,7 +78,8 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
     // A health check or schema load carries a context of its own, not a GatewayContext.
     const context: Partial<GatewayContext> = options.context;
     // The reads of a mutation's plan must see its writes: they are not shared with reads already in flight.
-    if ('incomingRequestContext' in options && options.incomingRequestContext.operation.operation === OperationTypeNode.MUTATION) request.http?.headers.set(UNSHARED_READ_HEADER, '1');
+    if ('incomingRequestContext' in options && options.incomingRequestContext.operation.operation === OperationTypeNode.MUTATION)
+      request.http?.headers.set(UNSHARED_READ_HEADER, '1');
     // A call without a request context (none is expected with a static supergraph) gets no rights.
     const principal: Principal = context.principal ?? { kind: 'anonymous' };
     request.http?.headers.set(PRINCIPAL_HEADER, signPrincipal(principal, this.secret));
@@ -64,8 +94,15 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
    */
   override didEncounterError(error: Error): void {
     if (error instanceof GraphQLError) throw error;
-    this.logger.warn('subgraph unavailable', { subgraph: this.name, error: error.message, cause: (error.cause as Error | undefined)?.message });
-    throw new GraphQLError('A service this operation needs is unavailable; try again shortly.', { originalError: error, extensions: { code: ErrorCode.UNAVAILABLE } });
+    this.logger.warn('subgraph unavailable', {
+      subgraph: this.name,
+      error: error.message,
+      cause: (error.cause as Error | undefined)?.message,
+    });
+    throw new GraphQLError('A service this operation needs is unavailable; try again shortly.', {
+      originalError: error,
+      extensions: { code: ErrorCode.UNAVAILABLE },
+    });
   }
 
   /**
@@ -75,13 +112,16 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
    * subgraph's URL and stack trace.
    */
   override async errorFromResponse(response: Parameters<RemoteGraphQLDataSource['errorFromResponse']>[0]): Promise<GraphQLError> {
-    const body = (await this.parseBody(response)) as { errors?: Array<{ message?: string; extensions?: { code?: string; field?: string } }> } | string;
+    const body = (await this.parseBody(response)) as
+      { errors?: Array<{ message?: string; extensions?: { code?: string; field?: string } }> } | string;
     const first = typeof body === 'object' ? body.errors?.[0] : undefined;
     if (response.status < 500 && first?.message && first.extensions?.code) {
       const { code, field } = first.extensions;
       return new GraphQLError(first.message, { extensions: { code, ...(field ? { field } : {}) } });
     }
-    return new GraphQLError(`A subgraph answered ${response.status}.`, { extensions: { code: response.status === 401 ? 'UNAUTHENTICATED' : ErrorCode.UNAVAILABLE } });
+    return new GraphQLError(`A subgraph answered ${response.status}.`, {
+      extensions: { code: response.status === 401 ? 'UNAUTHENTICATED' : ErrorCode.UNAVAILABLE },
+    });
   }
 }
 
@@ -100,7 +140,10 @@ function subgraphReadinessOf(config: Config): () => Promise<Record<string, 'read
 async function subgraphReadiness(config: Config): Promise<Record<string, 'ready' | 'unavailable'>> {
   const states = await Promise.all(
     SUBGRAPH_NAMES.map(async (name) => {
-      const ok = await fetch(new URL('/ready', config.subgraphUrls[name]), { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
+      const ok = await fetch(new URL('/ready', config.subgraphUrls[name]), { signal: AbortSignal.timeout(2000) }).then(
+        (r) => r.ok,
+        () => false,
+      );
       return [name, ok ? 'ready' : 'unavailable'] as const;
     }),
   );
@@ -159,7 +202,8 @@ export async function start(options: {
   const apollo = new ApolloServer<GatewayContext>({
     gateway: {
       load: async (loadOptions) => ({ executor: servedExecutor((await gateway.load(loadOptions)).executor) }),
-      onSchemaLoadOrUpdate: (callback) => gateway.onSchemaLoadOrUpdate((loaded) => callback({ ...loaded, apiSchema: served(loaded.apiSchema) })),
+      onSchemaLoadOrUpdate: (callback) =>
+        gateway.onSchemaLoadOrUpdate((loaded) => callback({ ...loaded, apiSchema: served(loaded.apiSchema) })),
       stop: () => gateway.stop(),
     },
     introspection: config.nodeEnv !== 'production',
@@ -174,7 +218,18 @@ export async function start(options: {
     // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
     // Registered documents may be sent by hash alone; in `require` mode only they run.
     persistedQueries: { cache: persistedQueryCache(trusted, config.trustedDocuments) },
-    plugins: [ApolloServerPluginLandingPageDisabled(), operationTelemetryPlugin('gateway'), unexpectedErrorLog(logger), sessionConfirmationPlugin(), sessionEndingPlugin(authenticate, (headers) => sessionSockets.ended(headers)), operationLimitsPlugin(config.operationLimits, trusted), serviceScopePlugin(), errorCountPlugin(), rateLimitsPlugin(config.rateLimits, hits, logger), idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger)],
+    plugins: [
+      ApolloServerPluginLandingPageDisabled(),
+      operationTelemetryPlugin('gateway'),
+      unexpectedErrorLog(logger),
+      sessionConfirmationPlugin(),
+      sessionEndingPlugin(authenticate, (headers) => sessionSockets.ended(headers)),
+      operationLimitsPlugin(config.operationLimits, trusted),
+      serviceScopePlugin(),
+      errorCountPlugin(),
+      rateLimitsPlugin(config.rateLimits, hits, logger),
+      idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger),
+    ],
     // Explicit, though both are Apollo Server's defaults: a simple request without a preflight-forcing
     // header is refused (CSRF), and one HTTP request carries one operation (no batching past the limits).
     csrfPrevention: true,
@@ -201,12 +256,17 @@ export async function start(options: {
     // A client's mistake, refused before any work with its own code (Apollo's refusal has none).
     checkPersistedQueryHash(operation);
     // The REST adapter passes on its caller's address, signed; a direct caller's is its own.
-    const clientIp = verifyClientIp(source.headers[CLIENT_IP_HEADER], config.internalSecret) ?? clientAddress(source.headers, source.remoteAddress, config.trustProxy);
+    const clientIp =
+      verifyClientIp(source.headers[CLIENT_IP_HEADER], config.internalSecret) ??
+      clientAddress(source.headers, source.remoteAddress, config.trustProxy);
     // Counted before the credential is looked up: a flood of made-up tokens costs no session reads past the limit.
     if (!isServiceCall(source.headers)) await countAddressRequest(config.rateLimits, hits, logger, clientIp);
     const { principal, confirmed } = await authenticate.early(source.headers, scope.requestId);
     // Subgraphs calling the graph (signed internal principal) run their own documents; every client, service keys included, is checked.
-    const internal = source.headers[PRINCIPAL_HEADER] !== undefined && principal.kind === 'service' && (SUBGRAPH_NAMES as readonly string[]).includes(principal.service);
+    const internal =
+      source.headers[PRINCIPAL_HEADER] !== undefined &&
+      principal.kind === 'service' &&
+      (SUBGRAPH_NAMES as readonly string[]).includes(principal.service);
     if (!internal) {
       checkTrustedRequest(trusted, config.trustedDocuments, operation);
       await countCredentialRequest(config.rateLimits, hits, logger, { principal, sessionConfirmed: confirmed });
@@ -215,7 +275,11 @@ export async function start(options: {
   };
   const handle = apolloHandler(apollo, {
     // The REST adapter and the subgraphs sign their calls and may carry uploads; any other client gets the GraphQL body limit.
-    bodyLimitBytes: (headers) => (verifyClientIp(headers[CLIENT_IP_HEADER], config.internalSecret) !== null || verifyPrincipal(headers[PRINCIPAL_HEADER] as string | undefined, config.internalSecret, Date.now(), 'gateway') !== null ? config.bodyLimitBytes : config.graphqlBodyLimitBytes),
+    bodyLimitBytes: (headers) =>
+      verifyClientIp(headers[CLIENT_IP_HEADER], config.internalSecret) !== null ||
+      verifyPrincipal(headers[PRINCIPAL_HEADER] as string | undefined, config.internalSecret, Date.now(), 'gateway') !== null
+        ? config.bodyLimitBytes
+        : config.graphqlBodyLimitBytes,
     onBodyTooLarge: () => bodyRefusals.inc({ service: 'gateway' }),
     context,
   });
@@ -245,8 +309,13 @@ export async function start(options: {
   const withdrawDependencies = config.metricsPort === undefined ? () => {} : offerOperatorRoute('/dependencies', dependencies);
   const withdraw = transport.serve(`${service.url}/graphql`, localPost(apolloLocal(apollo, context, logger, 'gateway')));
   const executeAs: ExecuteAs = async (document, variables, principal) => {
-    const response = await apollo.executeOperation({ query: document, variables }, { contextValue: { principal, sessionConfirmed: null, requestId: newId('evt_req_'), clientIp: null } });
-    return response.body.kind === 'single' ? response.body.singleResult : { errors: [new GraphQLError('An incremental result is not expected here.')] };
+    const response = await apollo.executeOperation(
+      { query: document, variables },
+      { contextValue: { principal, sessionConfirmed: null, requestId: newId('evt_req_'), clientIp: null } },
+    );
+    return response.body.kind === 'single'
+      ? response.body.singleResult
+      : { errors: [new GraphQLError('An incremental result is not expected here.')] };
   };
   const subscriptions = startSubscriptionServer({
     server: service.server,

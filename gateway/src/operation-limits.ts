@@ -31,7 +31,11 @@ export interface OperationLimits {
 const MAX_SELECTIONS_WALKED = 5_000;
 
 /** The root field names of an operation, fragments expanded, each fragment once (spreading one twice merges, it does not repeat). */
-export function rootFieldNames(selectionSet: SelectionSetNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>, seen = new Set<string>()): string[] {
+export function rootFieldNames(
+  selectionSet: SelectionSetNode,
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+  seen = new Set<string>(),
+): string[] {
   return selectionSet.selections.flatMap((selection) => {
     if (selection.kind === Kind.FIELD) return selection.name.value.startsWith('__') ? [] : [selection.name.value];
     if (selection.kind === Kind.INLINE_FRAGMENT) return rootFieldNames(selection.selectionSet, fragments, seen);
@@ -60,7 +64,10 @@ interface Measure {
 }
 
 /** The size argument's value (`first: 100`), literal or variable, if the field has one. */
-function sizeArgument(args: readonly { name: { value: string }; value: ValueNode }[], variables: Record<string, unknown>): number | undefined {
+function sizeArgument(
+  args: readonly { name: { value: string }; value: ValueNode }[],
+  variables: Record<string, unknown>,
+): number | undefined {
   for (const arg of args) {
     // A size inside an input object (`input: { numberOfRecords: 1000 }`, literal or a variable) counts too.
     const value = SIZE_ARGUMENTS.includes(arg.name.value) ? sizeOf(arg.value, variables) : nestedSize(arg.value, variables);
@@ -75,7 +82,8 @@ function variableValue(variables: Record<string, unknown>, name: string): unknow
 }
 
 function sizeOf(value: ValueNode, variables: Record<string, unknown>): number | undefined {
-  const number = value.kind === Kind.INT ? Number(value.value) : value.kind === Kind.VARIABLE ? Number(variableValue(variables, value.name.value)) : NaN;
+  const number =
+    value.kind === Kind.INT ? Number(value.value) : value.kind === Kind.VARIABLE ? Number(variableValue(variables, value.name.value)) : NaN;
   return Number.isFinite(number) && number >= 0 ? number : undefined;
 }
 
@@ -92,11 +100,24 @@ function nestedSize(value: ValueNode, variables: Record<string, unknown>): numbe
 }
 
 /** Depth, aliases, root fields and cost of an operation, fragments expanded; introspection fields are not counted. */
-function measureOperation(schema: GraphQLSchema, root: GraphQLNamedType, selectionSet: SelectionSetNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>, variables: Record<string, unknown>): Measure {
+function measureOperation(
+  schema: GraphQLSchema,
+  root: GraphQLNamedType,
+  selectionSet: SelectionSetNode,
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+  variables: Record<string, unknown>,
+): Measure {
   const measure: Measure = { depth: 0, aliases: 0, rootFields: 0, cost: 0 };
   let walked = 0;
   // `hint`: a size argument on a field that is not itself a list (a connection's `first`) sizes the list below it (`edges`).
-  const visit = (type: GraphQLNamedType | undefined, set: SelectionSetNode, depth: number, multiplier: number, seen: Set<string>, hint?: number): number => {
+  const visit = (
+    type: GraphQLNamedType | undefined,
+    set: SelectionSetNode,
+    depth: number,
+    multiplier: number,
+    seen: Set<string>,
+    hint?: number,
+  ): number => {
     let cost = 0;
     for (const selection of set.selections) {
       walked += 1;
@@ -105,11 +126,25 @@ function measureOperation(schema: GraphQLSchema, root: GraphQLNamedType, selecti
       if (selection.kind === Kind.FRAGMENT_SPREAD) {
         const fragment = fragments.get(selection.name.value);
         if (!fragment || seen.has(fragment.name.value)) continue;
-        cost += visit(schema.getType(fragment.typeCondition.name.value) ?? type, fragment.selectionSet, depth, multiplier, new Set([...seen, fragment.name.value]), hint);
+        cost += visit(
+          schema.getType(fragment.typeCondition.name.value) ?? type,
+          fragment.selectionSet,
+          depth,
+          multiplier,
+          new Set([...seen, fragment.name.value]),
+          hint,
+        );
         continue;
       }
       if (selection.kind === Kind.INLINE_FRAGMENT) {
-        cost += visit(selection.typeCondition ? schema.getType(selection.typeCondition.name.value) ?? type : type, selection.selectionSet, depth, multiplier, seen, hint);
+        cost += visit(
+          selection.typeCondition ? (schema.getType(selection.typeCondition.name.value) ?? type) : type,
+          selection.selectionSet,
+          depth,
+          multiplier,
+          seen,
+          hint,
+        );
         continue;
       }
       if (selection.name.value.startsWith('__')) continue;
@@ -121,8 +156,15 @@ function measureOperation(schema: GraphQLSchema, root: GraphQLNamedType, selecti
       if (selection.selectionSet) {
         const size = sizeArgument(selection.arguments ?? [], variables);
         const isList = field !== undefined && isListType(getNullableType(field.type));
-        const childMultiplier = multiplier * (isList ? size ?? hint ?? DEFAULT_LIST_SIZE : 1);
-        cost += visit(field ? getNamedType(field.type) : undefined, selection.selectionSet, depth + 1, childMultiplier, seen, isList ? undefined : size);
+        const childMultiplier = multiplier * (isList ? (size ?? hint ?? DEFAULT_LIST_SIZE) : 1);
+        cost += visit(
+          field ? getNamedType(field.type) : undefined,
+          selection.selectionSet,
+          depth + 1,
+          childMultiplier,
+          seen,
+          isList ? undefined : size,
+        );
       }
     }
     return cost;
@@ -149,19 +191,25 @@ export function operationLimitsPlugin(limits: OperationLimits, trusted: Readonly
           const fragments = fragmentsOf(document.definitions);
           // A variable left out takes its declared default (`$n: Int = 1000`), so the estimate uses it too.
           const defaults = Object.fromEntries(
-            (operation.variableDefinitions ?? []).filter((d) => d.defaultValue?.kind === Kind.INT).map((d) => [d.variable.name.value, Number((d.defaultValue as { value: string }).value)]),
+            (operation.variableDefinitions ?? [])
+              .filter((d) => d.defaultValue?.kind === Kind.INT)
+              .map((d) => [d.variable.name.value, Number((d.defaultValue as { value: string }).value)]),
           );
           const measured = measureOperation(schema, root, operation.selectionSet, fragments, { ...defaults, ...(request.variables ?? {}) });
-          const over = ([
-            ['depth', measured.depth, limits.maxDepth],
-            ['aliases', measured.aliases, limits.maxAliases],
-            ['root fields', measured.rootFields, limits.maxRootFields],
-            ['cost', measured.cost, limits.maxCost],
-          ] as const).find(([, value, limit]) => value > limit);
+          const over = (
+            [
+              ['depth', measured.depth, limits.maxDepth],
+              ['aliases', measured.aliases, limits.maxAliases],
+              ['root fields', measured.rootFields, limits.maxRootFields],
+              ['cost', measured.cost, limits.maxCost],
+            ] as const
+          ).find(([, value, limit]) => value > limit);
           if (over) {
             const [name, value, limit] = over;
             const measuredText = Number.isFinite(value) ? String(value) : `over ${MAX_SELECTIONS_WALKED} selections to measure`;
-            throw appError(ErrorCode.OPERATION_LIMIT_EXCEEDED, `The operation's ${name} is ${measuredText}; at most ${limit} is allowed.`, { httpStatus: 400 });
+            throw appError(ErrorCode.OPERATION_LIMIT_EXCEEDED, `The operation's ${name} is ${measuredText}; at most ${limit} is allowed.`, {
+              httpStatus: 400,
+            });
           }
         },
       };
@@ -187,7 +235,10 @@ export function errorCountPlugin(): ApolloServerPlugin {
           if (!errors || errors.length <= MAX_ERRORS) return;
           response.body.singleResult.errors = [
             ...errors.slice(0, MAX_ERRORS),
-            { message: `${errors.length - MAX_ERRORS} more errors are not shown.`, extensions: { code: errors[0]!.extensions?.code ?? ErrorCode.BAD_REQUEST } },
+            {
+              message: `${errors.length - MAX_ERRORS} more errors are not shown.`,
+              extensions: { code: errors[0]!.extensions?.code ?? ErrorCode.BAD_REQUEST },
+            },
           ];
         },
       };

@@ -32,7 +32,10 @@ async function bundle(name: 'dashboard' | 'graphiql'): Promise<Bundle> {
   const files = new Map<string, { type: string; body: Buffer }>();
   for (const file of result.outputFiles) {
     const base = path.basename(file.path);
-    files.set(base, { type: base.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8', body: Buffer.from(file.contents) });
+    files.set(base, {
+      type: base.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8',
+      body: Buffer.from(file.contents),
+    });
   }
   const html =
     name === 'dashboard'
@@ -47,7 +50,8 @@ function send(res: ServerResponse, type: string, body: string | Buffer): void {
     'content-length': Buffer.byteLength(body),
     // Only this gateway's own scripts, styles and sockets.
     // 'self' covers the gateway's own ws:/wss: origin (CSP level 3).
-    'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'",
+    'content-security-policy':
+      "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'",
     'x-content-type-options': 'nosniff',
     'cache-control': 'no-cache',
   });

@@ -25,8 +25,16 @@ export interface RateLimits {
 
 /** Fields that guess or issue credentials: they get the strict limit, on top of the lockout. */
 const SENSITIVE_FIELDS = new Set([
-  'login', 'aggregatorGetToken', 'aggregatorChangePassword', 'merchantToken', 'customerToken',
-  'requestRecoveryCode', 'confirmEmail', 'confirmMobile', 'registerDevice', 'submitProspectData',
+  'login',
+  'aggregatorGetToken',
+  'aggregatorChangePassword',
+  'merchantToken',
+  'customerToken',
+  'requestRecoveryCode',
+  'confirmEmail',
+  'confirmMobile',
+  'registerDevice',
+  'submitProspectData',
   // Merchant ids are global: registering one tells whether it is in use, so guesses are few.
   'saveMerchant',
 ]);
@@ -70,10 +78,12 @@ export function createHitCounter(redisUrl: string | undefined, namespace: string
     redis.defineCommand('hitWindow', { numberOfKeys: 1, lua: HIT_WINDOW });
     const hitWindow = (redis as unknown as { hitWindow(key: string, windowMs: number): Promise<[number, number]> }).hitWindow.bind(redis);
     const hitEach = (keys: readonly string[], windowMs: number): Promise<Hit[]> =>
-      Promise.all(keys.map(async (key) => {
-        const [count, resetMs] = await hitWindow(`${namespace}ratelimit:${key}`, windowMs);
-        return { count, resetMs };
-      }));
+      Promise.all(
+        keys.map(async (key) => {
+          const [count, resetMs] = await hitWindow(`${namespace}ratelimit:${key}`, windowMs);
+          return { count, resetMs };
+        }),
+      );
     return {
       hitEach,
       async hit(key, windowMs) {
@@ -125,13 +135,22 @@ export { addressGroup };
 /** RATE_LIMITED (HTTP 429, with Retry-After): `what` was asked more than `limit` times in the window. */
 function rateLimited(what: string, limit: number, windowSeconds: number, resetMs: number): GraphQLError {
   const retryAfterSeconds = Math.max(1, Math.ceil(resetMs / 1000));
-  const error = appError(ErrorCode.RATE_LIMITED, `${what}: at most ${limit} in ${windowSeconds} s; try again in ${retryAfterSeconds} s.`, { retryAfterSeconds });
+  const error = appError(ErrorCode.RATE_LIMITED, `${what}: at most ${limit} in ${windowSeconds} s; try again in ${retryAfterSeconds} s.`, {
+    retryAfterSeconds,
+  });
   (error.extensions as Record<string, unknown>).http = { status: 429, headers: new Map([['retry-after', String(retryAfterSeconds)]]) };
   return error;
 }
 
 /** Counts one hit of a whole-request key; over its limit, RATE_LIMITED. A store that does not answer lets the request go on. */
-async function countWhole(limits: RateLimits, counter: HitCounter, logger: Logger, key: string, limit: number, name: 'requests-per-address' | 'requests-per-credential'): Promise<void> {
+async function countWhole(
+  limits: RateLimits,
+  counter: HitCounter,
+  logger: Logger,
+  key: string,
+  limit: number,
+  name: 'requests-per-address' | 'requests-per-credential',
+): Promise<void> {
   const windowMs = limits.windowSeconds * 1000;
   let hit: Hit;
   try {
@@ -142,7 +161,12 @@ async function countWhole(limits: RateLimits, counter: HitCounter, logger: Logge
   }
   if (hit.count <= limit) return;
   rateLimitRefusals.inc({ limit: name });
-  throw rateLimited(name === 'requests-per-address' ? 'Too many requests from this address' : 'Too many requests with this credential', limit, limits.windowSeconds, hit.resetMs);
+  throw rateLimited(
+    name === 'requests-per-address' ? 'Too many requests from this address' : 'Too many requests with this credential',
+    limit,
+    limits.windowSeconds,
+    hit.resetMs,
+  );
 }
 
 /**
@@ -153,7 +177,14 @@ async function countWhole(limits: RateLimits, counter: HitCounter, logger: Logge
  * a known service key.
  */
 export function countAddressRequest(limits: RateLimits, counter: HitCounter, logger: Logger, clientIp: string | null): Promise<void> {
-  return countWhole(limits, counter, logger, `q:a:${clientIp ? addressGroup(clientIp) : 'unknown'}`, limits.requestsPerAddress, 'requests-per-address');
+  return countWhole(
+    limits,
+    counter,
+    logger,
+    `q:a:${clientIp ? addressGroup(clientIp) : 'unknown'}`,
+    limits.requestsPerAddress,
+    'requests-per-address',
+  );
 }
 
 /**
@@ -161,7 +192,12 @@ export function countAddressRequest(limits: RateLimits, counter: HitCounter, log
  * parsed; a session found no longer live gives the hit back. Anonymous callers and services are
  * not counted here.
  */
-export async function countCredentialRequest(limits: RateLimits, counter: HitCounter, logger: Logger, caller: LimitedContext): Promise<void> {
+export async function countCredentialRequest(
+  limits: RateLimits,
+  counter: HitCounter,
+  logger: Logger,
+  caller: LimitedContext,
+): Promise<void> {
   const credential = caller.principal?.kind === 'service' ? null : principalIdentity(caller.principal);
   if (!credential) return;
   const key = `q:c:${credential}`;
@@ -197,22 +233,29 @@ export function rateLimitsPlugin(limits: RateLimits, counter: HitCounter, logger
           for (const field of rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions))) {
             const sensitive = SENSITIVE_FIELDS.has(field);
             checks.push({ key: `a:${address}:${field}`, limit: sensitive ? limits.sensitive : limits.perAddress, field });
-            if (credential) checks.push({ key: `c:${credential}:${field}`, limit: sensitive ? limits.sensitive : limits.perCredential, field });
+            if (credential)
+              checks.push({ key: `c:${credential}:${field}`, limit: sensitive ? limits.sensitive : limits.perCredential, field });
           }
           let counted: Hit[];
           try {
-            counted = await counter.hitEach(checks.map(({ key }) => key), windowMs);
+            counted = await counter.hitEach(
+              checks.map(({ key }) => key),
+              windowMs,
+            );
           } catch (error) {
             // The store is down: serve rather than refuse everyone; the lockout still guards the logins.
             logger.warn('rate limit not counted', { error: (error as Error).message });
             return;
           }
           // A session found no longer live gives its credential's hits back: a revoked token cannot spend its user's limit.
-          for (const { key } of checks) if (key.startsWith('c:')) contextValue.sessionConfirmed?.catch(() => counter.refund(key, windowMs).catch(() => {}));
+          for (const { key } of checks)
+            if (key.startsWith('c:')) contextValue.sessionConfirmed?.catch(() => counter.refund(key, windowMs).catch(() => {}));
           checks.forEach(({ key, limit, field }, i) => {
             const { count, resetMs } = counted[i]!;
             if (count <= limit) return;
-            rateLimitRefusals.inc({ limit: SENSITIVE_FIELDS.has(field) ? 'sensitive' : key.startsWith('c:') ? 'per-credential' : 'per-address' });
+            rateLimitRefusals.inc({
+              limit: SENSITIVE_FIELDS.has(field) ? 'sensitive' : key.startsWith('c:') ? 'per-credential' : 'per-address',
+            });
             throw rateLimited(`Too many ${field} requests`, limit, limits.windowSeconds, resetMs);
           });
         },

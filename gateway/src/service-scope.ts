@@ -21,7 +21,9 @@ export function serviceScopePlugin(): ApolloServerPlugin<ScopedContext> {
         async didResolveOperation({ operation, document, contextValue }) {
           const scope = contextValue.principal ? keyScopeOf(contextValue.principal) : undefined;
           if (!scope || !operation) return;
-          const refused = rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions)).find((field) => !scopeAllowsField(scope, field));
+          const refused = rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions)).find(
+            (field) => !scopeAllowsField(scope, field),
+          );
           if (refused !== undefined) {
             throw appError(ErrorCode.FORBIDDEN, `This service key's scope does not include ${refused}.`, { httpStatus: 403 });
           }

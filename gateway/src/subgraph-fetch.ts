@@ -60,7 +60,11 @@ const isRead = (body: string) => body.startsWith('{"query":"query') || body.star
  * principal, same query and variables) sent once, each caller getting the answer. Writes are
  * never shared. RemoteGraphQLDataSource always sends a POST with a string body.
  */
-export function createSubgraphFetcher(timeoutMs: number, transport: Transport, subgraphOf: (url: string) => string): SubgraphFetcher & { counts: SubgraphFetchCounts } {
+export function createSubgraphFetcher(
+  timeoutMs: number,
+  transport: Transport,
+  subgraphOf: (url: string) => string,
+): SubgraphFetcher & { counts: SubgraphFetchCounts } {
   const pool = connectionPool();
   const send = async (url: string, headers: Record<string, string>, body: string, timeout: number): Promise<PostAnswer> => {
     const started = performance.now();

@@ -1,7 +1,20 @@
 import { appError, ErrorCode } from '../../platform/contracts/errors.js';
 import type { IncomingMessage, Server } from 'node:http';
 import type { ApolloGateway } from '@apollo/gateway';
-import { execute, getOperationAST, GraphQLError, Kind, OperationTypeNode, parseType, print, type DocumentNode, type ExecutionResult, type FormattedExecutionResult, type FieldNode, type GraphQLSchema } from 'graphql';
+import {
+  execute,
+  getOperationAST,
+  GraphQLError,
+  Kind,
+  OperationTypeNode,
+  parseType,
+  print,
+  type DocumentNode,
+  type ExecutionResult,
+  type FormattedExecutionResult,
+  type FieldNode,
+  type GraphQLSchema,
+} from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { BusEvent, EventBus } from '../../platform/messaging/event-bus.js';
@@ -20,7 +33,13 @@ import { withGatewaySubscriptions } from '../../schema/compose.js';
  * The Subscription fields the gateway serves: those of schema/gateway-subscriptions.graphql, the
  * declaration no subgraph makes (test/gateway/subscription-routes.test.ts holds the two together).
  */
-export type SubscriptionField = 'cardAuthorizations' | 'cardStatusChanged' | 'paymentLinkStatusChanged' | 'achPaymentUpdated' | 'kycApplicationCompleted' | 'webhookDeliveryAttempted';
+export type SubscriptionField =
+  | 'cardAuthorizations'
+  | 'cardStatusChanged'
+  | 'paymentLinkStatusChanged'
+  | 'achPaymentUpdated'
+  | 'kycApplicationCompleted'
+  | 'webhookDeliveryAttempted';
 
 /** How a subscription field is served: the catalogue's events that trigger it, and the query field that resolves one. */
 export interface SubscriptionRoute<E extends EventType = EventType> {
@@ -40,12 +59,48 @@ function route<E extends EventType>(served: SubscriptionRoute<E>): SubscriptionR
 
 /** Every subscription field the gateway serves and how it is served. */
 export const SUBSCRIPTION_ROUTES: { readonly [F in SubscriptionField]: SubscriptionRoute } = {
-  cardAuthorizations: route({ events: ['card.authorization'], queryField: 'cardAuthorization', argument: 'messageId', argumentType: 'ID!', key: (p) => p.messageId }),
-  cardStatusChanged: route({ events: ['card.status'], queryField: 'card', argument: 'SvcCardId', argumentType: 'ID!', key: (p) => p.SvcCardId }),
-  paymentLinkStatusChanged: route({ events: ['payment_link.status'], queryField: 'paymentLink', argument: 'svcTransactionId', argumentType: 'ID', key: (p) => p.svcTransactionId }),
-  achPaymentUpdated: route({ events: ['ach.debit', 'ach.settled', 'ach.return'], queryField: 'achPayment', argument: 'svcTransactionId', argumentType: 'ID!', key: (p) => p.svcTransactionId }),
-  kycApplicationCompleted: route({ events: ['application.completed'], queryField: 'application', argument: 'applicationId', argumentType: 'ID!', key: (p) => p.applicationId }),
-  webhookDeliveryAttempted: route({ events: ['webhook.attempt'], queryField: 'delivery', argument: 'deliveryId', argumentType: 'ID!', key: (p) => p.deliveryId }),
+  cardAuthorizations: route({
+    events: ['card.authorization'],
+    queryField: 'cardAuthorization',
+    argument: 'messageId',
+    argumentType: 'ID!',
+    key: (p) => p.messageId,
+  }),
+  cardStatusChanged: route({
+    events: ['card.status'],
+    queryField: 'card',
+    argument: 'SvcCardId',
+    argumentType: 'ID!',
+    key: (p) => p.SvcCardId,
+  }),
+  paymentLinkStatusChanged: route({
+    events: ['payment_link.status'],
+    queryField: 'paymentLink',
+    argument: 'svcTransactionId',
+    argumentType: 'ID',
+    key: (p) => p.svcTransactionId,
+  }),
+  achPaymentUpdated: route({
+    events: ['ach.debit', 'ach.settled', 'ach.return'],
+    queryField: 'achPayment',
+    argument: 'svcTransactionId',
+    argumentType: 'ID!',
+    key: (p) => p.svcTransactionId,
+  }),
+  kycApplicationCompleted: route({
+    events: ['application.completed'],
+    queryField: 'application',
+    argument: 'applicationId',
+    argumentType: 'ID!',
+    key: (p) => p.applicationId,
+  }),
+  webhookDeliveryAttempted: route({
+    events: ['webhook.attempt'],
+    queryField: 'delivery',
+    argument: 'deliveryId',
+    argumentType: 'ID!',
+    key: (p) => p.deliveryId,
+  }),
 };
 
 /** A bus event of the catalogue: its payload is its type's. */
@@ -84,10 +139,19 @@ export function servedExecutor(executor: GatewayExecutor): GatewayExecutor {
   return async (requestContext) => {
     const { operation } = requestContext;
     if (operation.operation === OperationTypeNode.SUBSCRIPTION) {
-      return { errors: [appError(ErrorCode.BAD_REQUEST, 'Subscriptions are served over graphql-ws on /graphql, not over HTTP.', { httpStatus: 400 })] };
+      return {
+        errors: [
+          appError(ErrorCode.BAD_REQUEST, 'Subscriptions are served over graphql-ws on /graphql, not over HTTP.', { httpStatus: 400 }),
+        ],
+      };
     }
     if (operation.selectionSet.selections.every((selection) => selection.kind === Kind.FIELD && selection.name.value.startsWith('__'))) {
-      return await execute({ schema: requestContext.schema, document: requestContext.document, operationName: requestContext.operationName, variableValues: requestContext.request.variables });
+      return await execute({
+        schema: requestContext.schema,
+        document: requestContext.document,
+        operationName: requestContext.operationName,
+        variableValues: requestContext.request.variables,
+      });
     }
     return executor(requestContext);
   };
@@ -146,7 +210,13 @@ function prepareSubscription(document: DocumentNode, operationName: string | nul
     kind: Kind.FIELD,
     alias: { kind: Kind.NAME, value: responseKey },
     name: { kind: Kind.NAME, value: route.queryField },
-    arguments: [{ kind: Kind.ARGUMENT, name: { kind: Kind.NAME, value: route.argument }, value: { kind: Kind.VARIABLE, name: { kind: Kind.NAME, value: KEY_VARIABLE } } }],
+    arguments: [
+      {
+        kind: Kind.ARGUMENT,
+        name: { kind: Kind.NAME, value: route.argument },
+        value: { kind: Kind.VARIABLE, name: { kind: Kind.NAME, value: KEY_VARIABLE } },
+      },
+    ],
     directives: field.directives ?? [],
     ...(field.selectionSet ? { selectionSet: field.selectionSet } : {}),
   };
@@ -158,7 +228,11 @@ function prepareSubscription(document: DocumentNode, operationName: string | nul
         operation: OperationTypeNode.QUERY,
         variableDefinitions: [
           ...(operation.variableDefinitions ?? []),
-          { kind: Kind.VARIABLE_DEFINITION, variable: { kind: Kind.VARIABLE, name: { kind: Kind.NAME, value: KEY_VARIABLE } }, type: parseType(route.argumentType) },
+          {
+            kind: Kind.VARIABLE_DEFINITION,
+            variable: { kind: Kind.VARIABLE, name: { kind: Kind.NAME, value: KEY_VARIABLE } },
+            type: parseType(route.argumentType),
+          },
         ],
         selectionSet: { kind: Kind.SELECTION_SET, selections: [root] },
       },
@@ -185,7 +259,11 @@ class Member implements AsyncIterableIterator<ExecutionResult> {
   private ended: ((result: IteratorResult<ExecutionResult>) => void) | null = null;
   private done = false;
 
-  constructor(readonly socket: WebSocket, id: string, private readonly onClose: () => void) {
+  constructor(
+    readonly socket: WebSocket,
+    id: string,
+    private readonly onClose: () => void,
+  ) {
     this.prefix = Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`);
   }
 
@@ -216,7 +294,11 @@ class Member implements AsyncIterableIterator<ExecutionResult> {
 }
 
 /** Runs an operation through the gateway's own execution for a principal. */
-export type ExecuteAs = (document: DocumentNode | string, variables: Record<string, unknown>, principal: Principal) => Promise<FormattedExecutionResult>;
+export type ExecuteAs = (
+  document: DocumentNode | string,
+  variables: Record<string, unknown>,
+  principal: Principal,
+) => Promise<FormattedExecutionResult>;
 
 /**
  * The bounds of one gateway's subscriptions: open connections per principal (who it is, however
@@ -299,7 +381,12 @@ class SubscriberGroup {
   private nextSequence = 0;
   private draining = false;
 
-  constructor(readonly principal: Principal, readonly prepared: PreparedSubscription, readonly variables: Record<string, unknown>, private readonly logger: Logger) {}
+  constructor(
+    readonly principal: Principal,
+    readonly prepared: PreparedSubscription,
+    readonly variables: Record<string, unknown>,
+    private readonly logger: Logger,
+  ) {}
 
   join(member: Member): void {
     this.members.set(member, this.nextSequence);
@@ -432,7 +519,8 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
   };
   /** Whether an announcement since the `since`-th ended the principal's session (it may have overtaken the read that found it live). */
   const endedSince = (since: number, principal: Principal): boolean =>
-    announcements - since > announced.length || announced.slice(announced.length - (announcements - since)).some((ended) => endsSession(ended, principal));
+    announcements - since > announced.length ||
+    announced.slice(announced.length - (announcements - since)).some((ended) => endsSession(ended, principal));
 
   /** By the whole principal, query text and variables: only subscribers that are exactly alike share a resolution. */
   const groups = new Map<string, SubscriberGroup>();
@@ -443,7 +531,11 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
     const { prepared } = group;
     try {
       // The query's text, not its document: Apollo caches parsing, validation and the query plan by text.
-      const result = await options.execute(prepared.text, { ...group.variables, [KEY_VARIABLE]: prepared.route.key(event.payload) }, group.principal);
+      const result = await options.execute(
+        prepared.text,
+        { ...group.variables, [KEY_VARIABLE]: prepared.route.key(event.payload) },
+        group.principal,
+      );
       const value = result.data?.[prepared.responseKey];
       // Formatted errors travel to the client as they are.
       return value === null || value === undefined ? null : (result as ExecutionResult);
@@ -484,7 +576,11 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
   };
   const refusal = (limit: (typeof SUBSCRIPTION_LIMITS)[number], message: string, retryAfterSeconds?: number): GraphQLError[] => {
     subscriptionRefusals.inc({ limit });
-    return [retryAfterSeconds === undefined ? appError(ErrorCode.OPERATION_LIMIT_EXCEEDED, message) : appError(ErrorCode.RATE_LIMITED, message, { retryAfterSeconds })];
+    return [
+      retryAfterSeconds === undefined
+        ? appError(ErrorCode.OPERATION_LIMIT_EXCEEDED, message)
+        : appError(ErrorCode.RATE_LIMITED, message, { retryAfterSeconds }),
+    ];
   };
 
   const disposable = useServer(
@@ -493,7 +589,11 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
       onConnect: async (ctx) => {
         const { socket, request } = ctx.extra;
         if (socketsAt.get(addressOf(request)) > limits.connectionsPerAddress) {
-          return refuseConnection(socket, 'connections-per-address', `Too many connections from this address: at most ${limits.connectionsPerAddress}.`);
+          return refuseConnection(
+            socket,
+            'connections-per-address',
+            `Too many connections from this address: at most ${limits.connectionsPerAddress}.`,
+          );
         }
         const params = (ctx.connectionParams ?? {}) as Record<string, unknown>;
         const headers: Record<string, string> = Object.create(null) as Record<string, string>;
@@ -508,12 +608,26 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
         if (!SUBSCRIBERS.has(principal.kind) || endedSince(since, principal) || socket.readyState !== socket.OPEN) return false;
         const identity = principalIdentity(principal) ?? principal.kind;
         if (connectionsOf.get(identity) >= limits.connectionsPerPrincipal) {
-          return refuseConnection(socket, 'connections-per-principal', `Too many connections for these credentials: at most ${limits.connectionsPerPrincipal}.`);
+          return refuseConnection(
+            socket,
+            'connections-per-principal',
+            `Too many connections for these credentials: at most ${limits.connectionsPerPrincipal}.`,
+          );
         }
         const timer = setInterval(() => void recheck(ctx), RECHECK_MS);
         timer.unref();
         connectionsOf.add(identity, 1);
-        connections.set(ctx, { principal, identity, headers, tokenKey: sessionTokenKey(headers), socket, subscriptions: 0, reserved: new Set(), window: { count: 0, resetAt: 0 }, timer });
+        connections.set(ctx, {
+          principal,
+          identity,
+          headers,
+          tokenKey: sessionTokenKey(headers),
+          socket,
+          subscriptions: 0,
+          reserved: new Set(),
+          window: { count: 0, resetAt: 0 },
+          timer,
+        });
         socket.once('close', () => forget(ctx));
         return true;
       },
@@ -525,11 +639,20 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
         connection.window.count += 1;
         if (connection.window.count > limits.subscribesPerConnection) {
           const retryAfterSeconds = Math.max(1, Math.ceil((connection.window.resetAt - now) / 1000));
-          return refusal('subscribe-rate-per-connection', `Too many subscribe messages on this connection: at most ${limits.subscribesPerConnection} in ${limits.windowSeconds} s; try again in ${retryAfterSeconds} s.`, retryAfterSeconds);
+          return refusal(
+            'subscribe-rate-per-connection',
+            `Too many subscribe messages on this connection: at most ${limits.subscribesPerConnection} in ${limits.windowSeconds} s; try again in ${retryAfterSeconds} s.`,
+            retryAfterSeconds,
+          );
         }
         // Hashed for the trusted documents only once the message has been counted.
         if (options.isTrusted && !options.isTrusted(payload.query)) {
-          return [new GraphQLError('This deployment runs registered operations only (trusted documents), and this operation is not one of them.', { extensions: { code: ErrorCode.OPERATION_NOT_TRUSTED } })];
+          return [
+            new GraphQLError(
+              'This deployment runs registered operations only (trusted documents), and this operation is not one of them.',
+              { extensions: { code: ErrorCode.OPERATION_NOT_TRUSTED } },
+            ),
+          ];
         }
         const oversized = refuseDocument(payload.query, options.documentLimits, 'subscription');
         if (oversized) return [oversized];
@@ -537,7 +660,11 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
           const { count, resetMs } = await options.counter.hit(`ws:${connection.identity}`, windowMs);
           if (count > limits.subscribesPerPrincipal) {
             const retryAfterSeconds = Math.max(1, Math.ceil(resetMs / 1000));
-            return refusal('subscribe-rate-per-principal', `Too many subscribe messages for these credentials: at most ${limits.subscribesPerPrincipal} in ${limits.windowSeconds} s; try again in ${retryAfterSeconds} s.`, retryAfterSeconds);
+            return refusal(
+              'subscribe-rate-per-principal',
+              `Too many subscribe messages for these credentials: at most ${limits.subscribesPerPrincipal} in ${limits.windowSeconds} s; try again in ${retryAfterSeconds} s.`,
+              retryAfterSeconds,
+            );
           }
         } catch (error) {
           // The store is down: serve rather than refuse everyone; the connection's own rate still holds.
@@ -546,9 +673,13 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
         // Each operation checks the credentials again, so a logout or revocation takes effect at once.
         if (!(await recheck(ctx))) return [new GraphQLError('The connection credentials are no longer valid.')];
         // Checked and reserved in one step after the last wait: messages handled side by side cannot all pass the caps.
-        if (connection.subscriptions >= MAX_SUBSCRIPTIONS_PER_CONNECTION) return refusal('subscriptions-per-connection', `At most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions per connection.`);
+        if (connection.subscriptions >= MAX_SUBSCRIPTIONS_PER_CONNECTION)
+          return refusal('subscriptions-per-connection', `At most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions per connection.`);
         if (subscriptionsOf.get(connection.identity) >= limits.subscriptionsPerPrincipal) {
-          return refusal('subscriptions-per-principal', `At most ${limits.subscriptionsPerPrincipal} subscriptions for these credentials across their connections.`);
+          return refusal(
+            'subscriptions-per-principal',
+            `At most ${limits.subscriptionsPerPrincipal} subscriptions for these credentials across their connections.`,
+          );
         }
         connection.subscriptions += 1;
         subscriptionsOf.add(connection.identity, 1);
@@ -566,7 +697,8 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
       subscribe: (args) => {
         const { connection, id } = args.contextValue as { connection: Connection | undefined; id: string };
         // The connection's credentials were found no longer valid after this subscribe was accepted (it is being closed).
-        if (!connection || !connection.reserved.has(id)) return { errors: [new GraphQLError('The connection credentials are no longer valid.')] };
+        if (!connection || !connection.reserved.has(id))
+          return { errors: [new GraphQLError('The connection credentials are no longer valid.')] };
         const prepared = prepareSubscription(args.document, args.operationName);
         // Refused here, its place is given back as graphql-ws completes it.
         if (!prepared) return { errors: [new GraphQLError('This subscription field is not served.')] };
@@ -611,7 +743,8 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): Sub
     const reportInternal = socket.listeners('error') as Array<(error: Error) => void>;
     socket.removeAllListeners('error');
     socket.on('error', (error: Error & { code?: string }) => {
-      if (error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') logger.info('subscription message over the size limit', { limit: options.maxPayloadBytes });
+      if (error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH')
+        logger.info('subscription message over the size limit', { limit: options.maxPayloadBytes });
       else for (const report of reportInternal) report.call(socket, error);
     });
   });

@@ -13,7 +13,10 @@ export const BUILT_IN_TRUSTED_DOCUMENTS = path.join(REPO_ROOT, 'schema', 'truste
 
 /** Every trusted document of this deployment, by id: the built-in ones and the configured file's. */
 export function trustedDocumentsOf(config: Pick<Config, 'trustedDocumentsFile'>): ReadonlyMap<string, string> {
-  const documents = [...readManifest(BUILT_IN_TRUSTED_DOCUMENTS, 'The built-in trusted documents'), ...(config.trustedDocumentsFile ? readManifest(config.trustedDocumentsFile) : [])];
+  const documents = [
+    ...readManifest(BUILT_IN_TRUSTED_DOCUMENTS, 'The built-in trusted documents'),
+    ...(config.trustedDocumentsFile ? readManifest(config.trustedDocumentsFile) : []),
+  ];
   return new Map(documents.map((document) => [document.id, document.body]));
 }
 
@@ -93,7 +96,11 @@ export function operationOf(request: { body: unknown; search: string }): { text:
 export function checkPersistedQueryHash(operation: { text: string | null; hash: string | null }): void {
   if (operation.text === null || operation.hash === null) return;
   if (sha256(operation.text) !== operation.hash) {
-    throw appError(ErrorCode.PERSISTED_QUERY_HASH_MISMATCH, 'provided sha does not match query: extensions.persistedQuery.sha256Hash must be the SHA-256 of the query text (hex).', { field: 'extensions.persistedQuery.sha256Hash', httpStatus: 400 });
+    throw appError(
+      ErrorCode.PERSISTED_QUERY_HASH_MISMATCH,
+      'provided sha does not match query: extensions.persistedQuery.sha256Hash must be the SHA-256 of the query text (hex).',
+      { field: 'extensions.persistedQuery.sha256Hash', httpStatus: 400 },
+    );
   }
 }
 
@@ -103,11 +110,19 @@ export function checkPersistedQueryHash(operation: { text: string | null; hash: 
  * before Apollo parses or validates it: an untrusted document costs nothing and learns nothing of
  * the schema. A request without either is left to Apollo, which refuses it.
  */
-export function checkTrustedRequest(trusted: ReadonlyMap<string, string>, mode: Config['trustedDocuments'], operation: { text: string | null; hash: string | null }): void {
+export function checkTrustedRequest(
+  trusted: ReadonlyMap<string, string>,
+  mode: Config['trustedDocuments'],
+  operation: { text: string | null; hash: string | null },
+): void {
   if (mode === 'off') return;
   const id = operation.text !== null ? sha256(operation.text) : operation.hash;
   if (id !== null && !trusted.has(id)) {
-    throw appError(ErrorCode.OPERATION_NOT_TRUSTED, 'This deployment runs registered operations only (trusted documents), and this operation is not one of them.', { httpStatus: 400 });
+    throw appError(
+      ErrorCode.OPERATION_NOT_TRUSTED,
+      'This deployment runs registered operations only (trusted documents), and this operation is not one of them.',
+      { httpStatus: 400 },
+    );
   }
 }
 

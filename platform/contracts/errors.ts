@@ -59,7 +59,11 @@ export enum ErrorCode {
 }
 
 /** Creates the graph's error: a GraphQLError with `extensions.code` and, where one field is at fault, `extensions.field`. */
-export function appError(code: ErrorCode, message: string, options: { field?: string; httpStatus?: number; retryAfterSeconds?: number } = {}): GraphQLError {
+export function appError(
+  code: ErrorCode,
+  message: string,
+  options: { field?: string; httpStatus?: number; retryAfterSeconds?: number } = {},
+): GraphQLError {
   return new GraphQLError(message, {
     extensions: {
       code,

@@ -32,7 +32,19 @@ export interface EventPayloads {
   /** Sessions ended before their expiry; only gateways listen (their memory of live sessions). */
   'sessions.ended': { sessionId: string } | { SvcUserId: string } | { aggregatorLogin: string };
   'card.status': { SvcCardId: string; status: string; isActive: boolean };
-  'card.authorization': { messageId: string; messageType: string; SvcCardId: string; responseCode: string; decidedBy: string; transactionId: string | null; /** On an approved message that moves money: what payments records (missing on events stored before). */ transaction?: CardTransactionPayload | null; /** On an approved reversal of an authorization: the hold payments releases. */ releasesHold?: { SvcAccountId: string; holdId: string } | null };
+  'card.authorization': {
+    messageId: string;
+    messageType: string;
+    SvcCardId: string;
+    responseCode: string;
+    decidedBy: string;
+    transactionId: string | null;
+    /** On an approved message that moves money: what payments records (missing on events stored before). */ transaction?: CardTransactionPayload | null;
+    /** On an approved reversal of an authorization: the hold payments releases. */ releasesHold?: {
+      SvcAccountId: string;
+      holdId: string;
+    } | null;
+  };
   'payment_link.status': { svcTransactionId: string; svcMerchantId: string; status: string; previousStatus: string | null };
   'ach.debit': { svcTransactionId: string; entryDate: string; /** Decimal text, USD. */ amount: string };
   'ach.return': { svcTransactionId: string; entryDate: string; /** Decimal text, USD. */ amount: string; returnCode: string | null };

@@ -50,7 +50,15 @@ export interface ResolvedSession {
  * apply to them: a repeat issues another, and the first is never stored outside its own database).
  */
 export const CREDENTIAL_ISSUING_FIELDS: ReadonlySet<string> = new Set([
-  'login', 'aggregatorGetToken', 'merchantToken', 'customerToken', 'registerDevice', 'submitProspectData', 'configureWebhook', 'saveMerchant', 'addCondorCard',
+  'login',
+  'aggregatorGetToken',
+  'merchantToken',
+  'customerToken',
+  'registerDevice',
+  'submitProspectData',
+  'configureWebhook',
+  'saveMerchant',
+  'addCondorCard',
 ]);
 
 /**

@@ -38,7 +38,15 @@ export function generateAchHistory(options: {
     for (let i = 0; i < options.perDay; i += 1) {
       const svcTransactionId = `ach_${options.svcAggregatorId}_${entryDate.replaceAll('-', '')}_${i}`;
       const amount = fromMinor(minor(Math.round((20 + random() * 480) * 100)), 'USD');
-      activities.push({ eventId: `${svcTransactionId}_debit`, kind: 'debit', svcAggregatorId: options.svcAggregatorId, svcTransactionId, entryDate, amount, returnCode: null });
+      activities.push({
+        eventId: `${svcTransactionId}_debit`,
+        kind: 'debit',
+        svcAggregatorId: options.svcAggregatorId,
+        svcTransactionId,
+        entryDate,
+        amount,
+        returnCode: null,
+      });
       const inSpike = options.spike && day >= options.spike.fromDay && day <= options.spike.toDay;
       const roll = random();
       let code: string | null = null;
@@ -46,7 +54,16 @@ export function generateAchHistory(options: {
       else if (roll < 0.003) code = 'R10';
       else if (roll < 0.02) code = ADMINISTRATIVE_CODES[Math.floor(random() * ADMINISTRATIVE_CODES.length)]!;
       else if (roll < 0.05) code = 'R01';
-      if (code) activities.push({ eventId: `${svcTransactionId}_return`, kind: 'return', svcAggregatorId: options.svcAggregatorId, svcTransactionId, entryDate, amount, returnCode: code });
+      if (code)
+        activities.push({
+          eventId: `${svcTransactionId}_return`,
+          kind: 'return',
+          svcAggregatorId: options.svcAggregatorId,
+          svcTransactionId,
+          entryDate,
+          amount,
+          returnCode: code,
+        });
     }
   }
   return activities;

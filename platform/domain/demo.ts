@@ -27,7 +27,12 @@ export const DEMO = {
   sentLinkCode: 'demo-sent-link-code-for-trying-the-customer-side',
   cardIds: ['demo_card_1', 'demo_card_2'],
   /** The demo aggregator's card-authorization webhook: `npm run webhook-receiver` listens there. Published secret: demo only. */
-  webhook: { url: 'http://127.0.0.1:9000/webhooks', secret: 'whsec_ZGVtby13ZWJob29rLXNlY3JldC1mb3ItdGhlLXNhbmRib3g=', defaultStrategy: 'decline' as const, timeoutMs: 2000 },
+  webhook: {
+    url: 'http://127.0.0.1:9000/webhooks',
+    secret: 'whsec_ZGVtby13ZWJob29rLXNlY3JldC1mb3ItdGhlLXNhbmRib3g=',
+    defaultStrategy: 'decline' as const,
+    timeoutMs: 2000,
+  },
   /** The demo aggregator's sandbox test card. */
   testCardId: 'demo_test_card',
   aggregatorId: 'demo_aggregator_org',

@@ -80,7 +80,9 @@ export function effectiveRestrictions<T extends RestrictionDocument>(own: readon
 
 /** The evaluation order: ascending priority, then restrictionName, then id (stable). */
 export function inEvaluationOrder(restrictions: readonly RestrictionDocument[]): RestrictionDocument[] {
-  return [...restrictions].sort((a, b) => a.priority - b.priority || a.restrictionName.localeCompare(b.restrictionName) || a._id.localeCompare(b._id));
+  return [...restrictions].sort(
+    (a, b) => a.priority - b.priority || a.restrictionName.localeCompare(b.restrictionName) || a._id.localeCompare(b._id),
+  );
 }
 
 /**
@@ -93,8 +95,12 @@ export function evaluate(
   type: TransactionTypeDocument | null,
   restrictions: readonly RestrictionDocument[],
 ): RestrictionDecision {
-  const refuse = (decidedBy: RestrictionDecision['decidedBy'], rule: string | null, reason: string, restriction: RestrictionDocument | null = null): RestrictionDecision =>
-    ({ allowed: false, decidedBy, rule, restriction, reason });
+  const refuse = (
+    decidedBy: RestrictionDecision['decidedBy'],
+    rule: string | null,
+    reason: string,
+    restriction: RestrictionDocument | null = null,
+  ): RestrictionDecision => ({ allowed: false, decidedBy, rule, restriction, reason });
   const [blocking] = procedural;
   if (blocking) return refuse('procedural', blocking.name, `Procedural restriction ${blocking.name}: ${blocking.reason}`);
   if (!type) return refuse('transactionType', proposal.txnType, `Transaction type ${proposal.txnType} is not known.`);
@@ -102,8 +108,16 @@ export function evaluate(
   if (!type.sourceAccountTypes.includes(proposal.sourceAccountType)) {
     return refuse('transactionType', type.name, `${type.name} transactions cannot be made from a ${proposal.sourceAccountType} account.`);
   }
-  if (type.destinationAccountTypes && type.destinationAccountTypes.length > 0 && !type.destinationAccountTypes.includes(proposal.destinationAccountType ?? '')) {
-    return refuse('transactionType', type.name, `${type.name} transactions cannot go to a ${proposal.destinationAccountType ?? 'unspecified'} account.`);
+  if (
+    type.destinationAccountTypes &&
+    type.destinationAccountTypes.length > 0 &&
+    !type.destinationAccountTypes.includes(proposal.destinationAccountType ?? '')
+  ) {
+    return refuse(
+      'transactionType',
+      type.name,
+      `${type.name} transactions cannot go to a ${proposal.destinationAccountType ?? 'unspecified'} account.`,
+    );
   }
   if (!listed(type.allowedTransactionCurrencies, proposal.currency)) {
     return refuse('transactionType', type.name, `${type.name} transactions cannot be made in ${proposal.currency}.`);
@@ -113,12 +127,26 @@ export function evaluate(
     if (!matches(restriction, proposal)) continue;
     if (restriction.isIgnoreRest) {
       return restriction.isAllowed
-        ? { allowed: true, decidedBy: 'restriction', rule: restriction.restrictionName, restriction, reason: `Allowed by ${restriction.restrictionName}, which ignores the rest.` }
+        ? {
+            allowed: true,
+            decidedBy: 'restriction',
+            rule: restriction.restrictionName,
+            restriction,
+            reason: `Allowed by ${restriction.restrictionName}, which ignores the rest.`,
+          }
         : refuse('restriction', restriction.restrictionName, `Refused by ${restriction.restrictionName}.`, restriction);
     }
-    if (!restriction.isAllowed) return refuse('restriction', restriction.restrictionName, `Refused by ${restriction.restrictionName}.`, restriction);
+    if (!restriction.isAllowed)
+      return refuse('restriction', restriction.restrictionName, `Refused by ${restriction.restrictionName}.`, restriction);
     allowedBy ??= restriction;
   }
-  if (allowedBy) return { allowed: true, decidedBy: 'restriction', rule: allowedBy.restrictionName, restriction: allowedBy, reason: `Allowed by ${allowedBy.restrictionName}.` };
+  if (allowedBy)
+    return {
+      allowed: true,
+      decidedBy: 'restriction',
+      rule: allowedBy.restrictionName,
+      restriction: allowedBy,
+      reason: `Allowed by ${allowedBy.restrictionName}.`,
+    };
   return refuse('default', null, 'No restriction allows this transaction.');
 }

@@ -7,7 +7,17 @@ import type { LocalPost } from '../http/transport.js';
 import type { Logger } from '../runtime/logger.js';
 import { httpRequests } from '../telemetry/metrics.js';
 import { inSpan, serveInSpan, SpanKind, SpanStatusCode } from '../telemetry/tracing.js';
-import { MAX_JSON_DEPTH, nestsDeeperThan, readBody, BodyTooLargeError, requestIdOf, sendJson, msSince, type Handler, type RequestScope } from '../http/server.js';
+import {
+  MAX_JSON_DEPTH,
+  nestsDeeperThan,
+  readBody,
+  BodyTooLargeError,
+  requestIdOf,
+  sendJson,
+  msSince,
+  type Handler,
+  type RequestScope,
+} from '../http/server.js';
 
 /** A request's headers as Apollo takes them (a repeated header joined with commas). */
 export function headerMapOf(headers: IncomingHttpHeaders): HeaderMap {
@@ -19,7 +29,9 @@ export function headerMapOf(headers: IncomingHttpHeaders): HeaderMap {
 }
 
 /** The GraphQL endpoint's answer (400) to a body nested deeper than MAX_JSON_DEPTH, over HTTP and in this process alike. */
-const TOO_DEEP = { errors: [{ message: `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, extensions: { code: 'BAD_REQUEST' } }] };
+const TOO_DEEP = {
+  errors: [{ message: `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, extensions: { code: 'BAD_REQUEST' } }],
+};
 
 /** What a GraphQL request's context is built from: its headers and the address it came from. */
 export interface RequestSource {
@@ -28,13 +40,22 @@ export interface RequestSource {
 }
 
 /** Builds a request's context; `request` is the GraphQL request as received (parsed body, query string), before Apollo reads it. */
-export type ContextBuilder<TContext> = (source: RequestSource, scope: RequestScope, request: { body: unknown; search: string }) => Promise<TContext>;
+export type ContextBuilder<TContext> = (
+  source: RequestSource,
+  scope: RequestScope,
+  request: { body: unknown; search: string },
+) => Promise<TContext>;
 
 /**
  * Builds a request's context. Apollo answers a failure here without running the request's plugins,
  * so an unexpected one (not a GraphQLError) is logged here, with the request id.
  */
-async function contextLogged<TContext>(context: ContextBuilder<TContext>, source: RequestSource, scope: RequestScope, request: { body: unknown; search: string }): Promise<TContext> {
+async function contextLogged<TContext>(
+  context: ContextBuilder<TContext>,
+  source: RequestSource,
+  scope: RequestScope,
+  request: { body: unknown; search: string },
+): Promise<TContext> {
   try {
     return await context(source, scope, request);
   } catch (error) {
@@ -58,38 +79,48 @@ export type LocalGraphQL = (source: RequestSource, body: unknown, requestId: str
  * gateway): the same context, plugins, statuses and headers as over HTTP, without the HTTP; one
  * access-log line per request, as over HTTP.
  */
-export function apolloLocal<TContext extends BaseContext>(apollo: ApolloServer<TContext>, context: ContextBuilder<TContext>, logger: Logger, service: string): LocalGraphQL {
+export function apolloLocal<TContext extends BaseContext>(
+  apollo: ApolloServer<TContext>,
+  context: ContextBuilder<TContext>,
+  logger: Logger,
+  service: string,
+): LocalGraphQL {
   return (source, body, requestId) =>
-    serveInSpan('POST /graphql', source.headers, { 'http.request.method': 'POST', 'http.route': '/graphql', 'service.name': service, 'request.id': requestId }, async (span) => {
-      const started = process.hrtime.bigint();
-      const scope: RequestScope = { requestId, logger: logger.child({ requestId }) };
-      let status = 500;
-      try {
-        // The HTTP endpoint's own refusal of a body nested too deep, for the same answer either way.
-        if (nestsDeeperThan(body)) {
-          status = 400;
-          return { status, headers: { 'content-type': 'application/json' }, text: JSON.stringify(TOO_DEEP) };
+    serveInSpan(
+      'POST /graphql',
+      source.headers,
+      { 'http.request.method': 'POST', 'http.route': '/graphql', 'service.name': service, 'request.id': requestId },
+      async (span) => {
+        const started = process.hrtime.bigint();
+        const scope: RequestScope = { requestId, logger: logger.child({ requestId }) };
+        let status = 500;
+        try {
+          // The HTTP endpoint's own refusal of a body nested too deep, for the same answer either way.
+          if (nestsDeeperThan(body)) {
+            status = 400;
+            return { status, headers: { 'content-type': 'application/json' }, text: JSON.stringify(TOO_DEEP) };
+          }
+          const response = await inSpan('graphql.operation', SpanKind.INTERNAL, {}, () =>
+            apollo.executeHTTPGraphQLRequest({
+              httpGraphQLRequest: { method: 'POST', headers: headerMapOf(source.headers), search: '', body },
+              context: () => contextLogged(context, source, scope, { body, search: '' }),
+            }),
+          );
+          let text = '';
+          if (response.body.kind === 'complete') text = response.body.string;
+          else for await (const chunk of response.body.asyncIterator) text += chunk;
+          status = response.status ?? 200;
+          return { status, headers: Object.fromEntries(response.headers), text };
+        } finally {
+          span.setAttribute('http.response.status_code', status);
+          if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+          span.end();
+          const ms = msSince(started);
+          httpRequests.observe({ service, method: 'POST', route: '/graphql', status: String(status) }, ms / 1000);
+          scope.logger.info('request', { method: 'POST', path: '/graphql', status, ms, from: 'this process' });
         }
-        const response = await inSpan('graphql.operation', SpanKind.INTERNAL, {}, () =>
-          apollo.executeHTTPGraphQLRequest({
-            httpGraphQLRequest: { method: 'POST', headers: headerMapOf(source.headers), search: '', body },
-            context: () => contextLogged(context, source, scope, { body, search: '' }),
-          }),
-        );
-        let text = '';
-        if (response.body.kind === 'complete') text = response.body.string;
-        else for await (const chunk of response.body.asyncIterator) text += chunk;
-        status = response.status ?? 200;
-        return { status, headers: Object.fromEntries(response.headers), text };
-      } finally {
-        span.setAttribute('http.response.status_code', status);
-        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-        span.end();
-        const ms = msSince(started);
-        httpRequests.observe({ service, method: 'POST', route: '/graphql', status: String(status) }, ms / 1000);
-        scope.logger.info('request', { method: 'POST', path: '/graphql', status, ms, from: 'this process' });
-      }
-    });
+      },
+    );
 }
 
 /**
@@ -105,7 +136,12 @@ export function localPost(handle: LocalGraphQL): LocalPost {
     try {
       body = JSON.parse(text);
     } catch {
-      return { status: 400, statusText: 'Bad Request', headers: { 'content-type': 'application/json' }, text: JSON.stringify({ errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] }) };
+      return {
+        status: 400,
+        statusText: 'Bad Request',
+        headers: { 'content-type': 'application/json' },
+        text: JSON.stringify({ errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] }),
+      };
     }
     const answer = await handle({ headers, remoteAddress: undefined }, body, requestIdOf({ headers }));
     return { status: answer.status, statusText: STATUS_CODES[answer.status] ?? '', headers: answer.headers, text: answer.text };
@@ -137,12 +173,20 @@ export function apolloHandler<TContext extends BaseContext>(
     if (req.method === 'POST') {
       let text: string;
       try {
-        text = await readBody(req, typeof options.bodyLimitBytes === 'number' ? options.bodyLimitBytes : options.bodyLimitBytes(req.headers));
+        text = await readBody(
+          req,
+          typeof options.bodyLimitBytes === 'number' ? options.bodyLimitBytes : options.bodyLimitBytes(req.headers),
+        );
       } catch (error) {
         if (error instanceof BodyTooLargeError) {
           options.onBodyTooLarge?.();
           // The rest of the body is not read: the connection is closed after the answer.
-          sendJson(res, 413, { errors: [{ message: error.message, extensions: { code: ErrorCode.PAYLOAD_TOO_LARGE } }] }, { connection: 'close' });
+          sendJson(
+            res,
+            413,
+            { errors: [{ message: error.message, extensions: { code: ErrorCode.PAYLOAD_TOO_LARGE } }] },
+            { connection: 'close' },
+          );
           return;
         }
         throw error;
@@ -161,7 +205,11 @@ export function apolloHandler<TContext extends BaseContext>(
     const response = await inSpan('graphql.operation', SpanKind.INTERNAL, {}, () =>
       apollo.executeHTTPGraphQLRequest({
         httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMapOf(req.headers), search: url.search, body },
-        context: () => contextLogged(options.context, { headers: req.headers, remoteAddress: req.socket.remoteAddress }, scope, { body, search: url.search }),
+        context: () =>
+          contextLogged(options.context, { headers: req.headers, remoteAddress: req.socket.remoteAddress }, scope, {
+            body,
+            search: url.search,
+          }),
       }),
     );
     for (const [key, value] of response.headers) res.setHeader(key, value);

@@ -38,18 +38,30 @@ export function formatError(config: Config, logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = unwrapResolverError(error);
     if (isDatabaseUnavailable(original)) {
-      return { message: 'The database is unavailable; try again shortly.', ...(formatted.path ? { path: formatted.path } : {}), extensions: { code: ErrorCode.UNAVAILABLE } };
+      return {
+        message: 'The database is unavailable; try again shortly.',
+        ...(formatted.path ? { path: formatted.path } : {}),
+        extensions: { code: ErrorCode.UNAVAILABLE },
+      };
     }
     if (isConnectionDropped(original)) {
       // Worth a retry, and worth a line in the log: which connection it was is not known here.
       logger.warn('connection dropped', { path: formatted.path, error: original });
-      return { message: 'A connection this operation needed was dropped; try again shortly.', ...(formatted.path ? { path: formatted.path } : {}), extensions: { code: ErrorCode.UNAVAILABLE } };
+      return {
+        message: 'A connection this operation needed was dropped; try again shortly.',
+        ...(formatted.path ? { path: formatted.path } : {}),
+        extensions: { code: ErrorCode.UNAVAILABLE },
+      };
     }
     const code = formatted.extensions?.code;
     // A message that echoes a client's value (an input coercion error) is shortened: a small request must not make a huge answer.
     if (formatted.message.length > MAX_ERROR_MESSAGE) formatted = { ...formatted, message: shortened(formatted.message) };
     if (isUnexpected(code) && !config.exposeErrorDetails) {
-      return { message: 'Internal server error', ...(formatted.path ? { path: formatted.path } : {}), extensions: { code: ErrorCode.INTERNAL } };
+      return {
+        message: 'Internal server error',
+        ...(formatted.path ? { path: formatted.path } : {}),
+        extensions: { code: ErrorCode.INTERNAL },
+      };
     }
     return formatted;
   };
@@ -69,7 +81,12 @@ export function unexpectedErrorLog(logger: Logger): ApolloServerPlugin<BaseConte
             if (code !== undefined && code !== 'INTERNAL_SERVER_ERROR') continue;
             const original = unwrapResolverError(error);
             if (isDatabaseUnavailable(original) || isConnectionDropped(original)) continue;
-            logger.error('unexpected error', { requestId: contextValue.requestId, message: error.message, path: error.path, error: original });
+            logger.error('unexpected error', {
+              requestId: contextValue.requestId,
+              message: error.message,
+              path: error.path,
+              error: original,
+            });
           }
         },
       };

@@ -17,20 +17,22 @@ export function createGraphClient(config: Config, service: string, transport: Tr
   return {
     async request<T>(query: string, variables: Record<string, unknown> = {}, requestId?: string): Promise<T> {
       // Keep-alive http.request: leaner than fetch on this hot path (a card message makes two calls).
-      const response = await transport.post(
-        config.gatewayUrl,
-        {
-          'content-type': 'application/json',
-          [PRINCIPAL_HEADER]: signPrincipal({ kind: 'service', service }, config.internalSecret, Date.now(), 'gateway'),
-          ...(requestId ? { [REQUEST_ID_HEADER]: requestId } : {}),
-        },
-        JSON.stringify({ query, variables }),
-        15_000,
-        graphCalls,
-      ).catch((error: unknown) => {
-        // The cause (an internal address) stays in the error's cause for the logs, not in its message.
-        throw Object.assign(appError(ErrorCode.UNAVAILABLE, `The graph did not answer ${service}'s call.`), { cause: error });
-      });
+      const response = await transport
+        .post(
+          config.gatewayUrl,
+          {
+            'content-type': 'application/json',
+            [PRINCIPAL_HEADER]: signPrincipal({ kind: 'service', service }, config.internalSecret, Date.now(), 'gateway'),
+            ...(requestId ? { [REQUEST_ID_HEADER]: requestId } : {}),
+          },
+          JSON.stringify({ query, variables }),
+          15_000,
+          graphCalls,
+        )
+        .catch((error: unknown) => {
+          // The cause (an internal address) stays in the error's cause for the logs, not in its message.
+          throw Object.assign(appError(ErrorCode.UNAVAILABLE, `The graph did not answer ${service}'s call.`), { cause: error });
+        });
       let body: { data?: T; errors?: Array<{ message: string; extensions?: { code?: ErrorCode } }> };
       try {
         body = JSON.parse(response.text) as typeof body;

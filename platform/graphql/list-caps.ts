@@ -56,7 +56,13 @@ export function listCoordinates(schema: GraphQLSchema): string[] {
  * Checks one value of `type` against the caps, naming the list by its path from the argument
  * (`input.` left out: the `input` argument is the whole request body, as the REST routes send it).
  */
-function checkValue(value: unknown, type: GraphQLInputType, coordinate: string | null, path: string, caps: ReadonlyMap<string, number>): void {
+function checkValue(
+  value: unknown,
+  type: GraphQLInputType,
+  coordinate: string | null,
+  path: string,
+  caps: ReadonlyMap<string, number>,
+): void {
   if (value === null || value === undefined) return;
   const nullable = getNullableType(type);
   if (isListType(nullable)) {
@@ -77,10 +83,21 @@ function checkValue(value: unknown, type: GraphQLInputType, coordinate: string |
   }
 }
 
-function checkArguments(typeName: string, field: GraphQLField<unknown, unknown>, args: Record<string, unknown>, caps: ReadonlyMap<string, number>): void {
+function checkArguments(
+  typeName: string,
+  field: GraphQLField<unknown, unknown>,
+  args: Record<string, unknown>,
+  caps: ReadonlyMap<string, number>,
+): void {
   for (const argument of field.args) {
     if (!Object.hasOwn(args, argument.name)) continue;
-    checkValue(args[argument.name], argument.type, argumentCoordinate(typeName, field.name, argument.name), argument.name === 'input' && !isList(argument.type) ? '' : argument.name, caps);
+    checkValue(
+      args[argument.name],
+      argument.type,
+      argumentCoordinate(typeName, field.name, argument.name),
+      argument.name === 'input' && !isList(argument.type) ? '' : argument.name,
+      caps,
+    );
   }
 }
 
@@ -110,5 +127,6 @@ export function enforceListCaps(schema: GraphQLSchema, caps: ListCaps): GraphQLS
 
 /** Refuses a change that would make a stored list (`what`) longer than `cap`, naming `field`: for a total that grows across requests. */
 export function checkListTotal(count: number, cap: number, field: string, what: string): void {
-  if (count > cap) throw appError(ErrorCode.VALIDATION_FAILED, `${what} may number at most ${cap}; this change would make ${count}.`, { field });
+  if (count > cap)
+    throw appError(ErrorCode.VALIDATION_FAILED, `${what} may number at most ${cap}; this change would make ${count}.`, { field });
 }

@@ -5,8 +5,10 @@ import { appError, ErrorCode } from '../contracts/errors.js';
 export function checkPage(input: { numberOfRecords?: number | null; skipRecords?: number | null }): { limit: number; skip: number } {
   const limit = input.numberOfRecords ?? 1000;
   const skip = input.skipRecords ?? 0;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw appError(ErrorCode.VALIDATION_FAILED, 'numberOfRecords must be an integer from 1 to 1000.', { field: 'numberOfRecords' });
-  if (!Number.isInteger(skip) || skip < 0) throw appError(ErrorCode.VALIDATION_FAILED, 'skipRecords must be an integer from 0.', { field: 'skipRecords' });
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+    throw appError(ErrorCode.VALIDATION_FAILED, 'numberOfRecords must be an integer from 1 to 1000.', { field: 'numberOfRecords' });
+  if (!Number.isInteger(skip) || skip < 0)
+    throw appError(ErrorCode.VALIDATION_FAILED, 'skipRecords must be an integer from 0.', { field: 'skipRecords' });
   return { limit, skip };
 }
 
@@ -14,8 +16,14 @@ export function checkPage(input: { numberOfRecords?: number | null; skipRecords?
  * One page of a sorted cursor with the spec's `total`: one record more than asked is read to
  * tell whether more exist.
  */
-export async function readPage<T>(cursor: FindCursor<T>, page: { limit: number; skip: number }): Promise<{ items: T[]; total: { skipRecords: number; numberOfRecords: number; more: boolean } }> {
-  const docs = await cursor.skip(page.skip).limit(page.limit + 1).toArray();
+export async function readPage<T>(
+  cursor: FindCursor<T>,
+  page: { limit: number; skip: number },
+): Promise<{ items: T[]; total: { skipRecords: number; numberOfRecords: number; more: boolean } }> {
+  const docs = await cursor
+    .skip(page.skip)
+    .limit(page.limit + 1)
+    .toArray();
   const items = docs.slice(0, page.limit);
   return { items, total: { skipRecords: page.skip, numberOfRecords: items.length, more: docs.length > items.length } };
 }
@@ -40,7 +48,8 @@ const cursorAt = (offset: number) => Buffer.from(`${CURSOR_PREFIX}${offset}`).to
 function offsetOf(cursor: string, field: 'after' | 'before'): number {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
   const offset = text.startsWith(CURSOR_PREFIX) ? Number(text.slice(CURSOR_PREFIX.length)) : Number.NaN;
-  if (!Number.isSafeInteger(offset) || offset < 0 || cursorAt(offset) !== cursor) throw appError(ErrorCode.VALIDATION_FAILED, `${field} is not a cursor of this connection.`, { field });
+  if (!Number.isSafeInteger(offset) || offset < 0 || cursorAt(offset) !== cursor)
+    throw appError(ErrorCode.VALIDATION_FAILED, `${field} is not a cursor of this connection.`, { field });
   return offset;
 }
 
@@ -52,12 +61,17 @@ function offsetOf(cursor: string, field: 'after' | 'before'): number {
 export function connectionPage(args: ConnectionArgs): { skip: number; limit: number; backward: boolean } {
   const given = (value: unknown) => value !== undefined && value !== null;
   const backward = given(args.last) || given(args.before);
-  if ((given(args.first) || given(args.after)) && backward) throw appError(ErrorCode.VALIDATION_FAILED, 'Page forward (first, after) or backward (last, before), not both.', { field: given(args.last) ? 'last' : 'before' });
+  if ((given(args.first) || given(args.after)) && backward)
+    throw appError(ErrorCode.VALIDATION_FAILED, 'Page forward (first, after) or backward (last, before), not both.', {
+      field: given(args.last) ? 'last' : 'before',
+    });
   const field = backward ? 'last' : 'first';
   const size = (backward ? args.last : args.first) ?? 100;
-  if (!Number.isInteger(size) || size < 1 || size > 1000) throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be an integer from 1 to 1000.`, { field });
+  if (!Number.isInteger(size) || size < 1 || size > 1000)
+    throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be an integer from 1 to 1000.`, { field });
   if (backward) {
-    if (!given(args.before)) throw appError(ErrorCode.VALIDATION_FAILED, 'last pages backward from a cursor: give before.', { field: 'before' });
+    if (!given(args.before))
+      throw appError(ErrorCode.VALIDATION_FAILED, 'last pages backward from a cursor: give before.', { field: 'before' });
     const end = offsetOf(args.before, 'before');
     const skip = Math.max(0, end - size);
     return { skip, limit: end - skip, backward: true };
@@ -84,7 +98,10 @@ export function connectionOf<T>(items: readonly T[], page: { skip: number; backw
  * A Relay connection over a list served in offset pages (`numberOfRecords`, `skipRecords`), as
  * the REST routes page: `list` reads one such page, and its `total.more` tells what follows.
  */
-export async function offsetConnection<T>(args: ConnectionArgs, list: (page: { numberOfRecords: number; skipRecords: number }) => Promise<{ items: T[]; total: { more: boolean } }>): Promise<Connection<T>> {
+export async function offsetConnection<T>(
+  args: ConnectionArgs,
+  list: (page: { numberOfRecords: number; skipRecords: number }) => Promise<{ items: T[]; total: { more: boolean } }>,
+): Promise<Connection<T>> {
   const page = connectionPage(args);
   if (page.limit === 0) return connectionOf([], page, true);
   const { items, total } = await list({ numberOfRecords: page.limit, skipRecords: page.skip });

@@ -44,7 +44,9 @@ export function readManifest(file: string, name = 'TRUSTED_DOCUMENTS_FILE'): Tru
     throw new ConfigError([`${name} ${file} is not an apollo-persisted-query-manifest of version 1`]);
   }
   // Typed as what a file may hold: a null entry is a wrong one, not a TypeError.
-  const wrong = manifest.operations.filter((entry: TrustedDocument | null) => typeof entry?.body !== 'string' || entry.id !== sha256(entry.body));
+  const wrong = manifest.operations.filter(
+    (entry: TrustedDocument | null) => typeof entry?.body !== 'string' || entry.id !== sha256(entry.body),
+  );
   if (wrong.length > 0) throw new ConfigError([`${name} ${file}: ${wrong.length} entries whose id is not the SHA-256 of their body`]);
   return manifest.operations;
 }

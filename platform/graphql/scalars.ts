@@ -28,27 +28,33 @@ function patternScalar(name: string, description: string, check: (value: string)
   });
 }
 
-const noAngles = (value: string) => (/[<>]/.test(value) ? 'must not contain < or >' : value.trim() === '' ? 'must not be only whitespace' : null);
+const noAngles = (value: string) =>
+  /[<>]/.test(value) ? 'must not contain < or >' : value.trim() === '' ? 'must not be only whitespace' : null;
 
 /** `[A-Za-z0-9_]{1,36}`: the specs' id pattern. */
 export const SvcId = patternScalar('SvcId', 'An identifier: 1-36 letters, digits or underscores.', (v) =>
-  /^[A-Za-z0-9_]{1,36}$/.test(v) ? null : 'must be 1-36 letters, digits or underscores');
+  /^[A-Za-z0-9_]{1,36}$/.test(v) ? null : 'must be 1-36 letters, digits or underscores',
+);
 
 /** `[A-Za-z0-9]{1,32}`: the specs' external references. */
 const Reference = patternScalar('Reference', 'An external reference: 1-32 letters or digits.', (v) =>
-  /^[A-Za-z0-9]{1,32}$/.test(v) ? null : 'must be 1-32 letters or digits');
+  /^[A-Za-z0-9]{1,32}$/.test(v) ? null : 'must be 1-32 letters or digits',
+);
 
 /** Acquirer reference number: 1-50 characters, no `<` or `>`, not only whitespace. */
 const Arn = patternScalar('Arn', 'Acquirer reference number: 1-50 characters, no < or >, not only whitespace.', (v) =>
-  v.length < 1 || v.length > 50 ? 'must be 1-50 characters' : noAngles(v));
+  v.length < 1 || v.length > 50 ? 'must be 1-50 characters' : noAngles(v),
+);
 
 /** A US ABA routing number: exactly 9 digits. */
 export const RoutingNumber = patternScalar('RoutingNumber', 'A routing number: exactly 9 digits.', (v) =>
-  /^[0-9]{9}$/.test(v) ? null : 'must be exactly 9 digits');
+  /^[0-9]{9}$/.test(v) ? null : 'must be exactly 9 digits',
+);
 
 /** An ISO 4217 currency code in use. */
 export const CurrencyCode = patternScalar('CurrencyCode', 'An ISO 4217 currency code in use, in capitals: USD, EUR, JPY.', (v) =>
-  isCurrencyCode(v) ? null : 'must be an ISO 4217 currency code in use, such as USD');
+  isCurrencyCode(v) ? null : 'must be an ISO 4217 currency code in use, such as USD',
+);
 
 /**
  * An exact decimal amount, as text. Output is written with the currency's minor-unit places
@@ -60,7 +66,8 @@ export const Decimal = new GraphQLScalarType<string, string>({
   name: 'Decimal',
   description: 'An exact decimal amount as a string, e.g. "12.50": never a binary float.',
   serialize(value) {
-    if (typeof value !== 'string' || canonicalDecimal(value) === null) throw invalid('Decimal', 'cannot serialize a value that is not decimal text');
+    if (typeof value !== 'string' || canonicalDecimal(value) === null)
+      throw invalid('Decimal', 'cannot serialize a value that is not decimal text');
     return value;
   },
   parseValue(value) {
@@ -75,10 +82,10 @@ export const Decimal = new GraphQLScalarType<string, string>({
   },
 });
 
-
-
 /** A calendar date, YYYY-MM-DD. */
-const DateScalar = patternScalar('Date', 'A calendar date, YYYY-MM-DD.', (v) => (isIsoDate(v) ? null : 'must be a date written YYYY-MM-DD'));
+const DateScalar = patternScalar('Date', 'A calendar date, YYYY-MM-DD.', (v) =>
+  isIsoDate(v) ? null : 'must be a date written YYYY-MM-DD',
+);
 
 /** An ISO 8601 timestamp. Stored `Date` values serialize to UTC ISO strings. */
 const DateTime = new GraphQLScalarType<Date, string>({
@@ -133,12 +140,17 @@ const JSONObject = new GraphQLScalarType<Record<string, unknown>, Record<string,
 /** The parsed object, when every member name can be stored. */
 function storable(parsed: Record<string, unknown>): Record<string, unknown> {
   const key = unstorableKey(parsed);
-  if (key !== null) throw invalid('JSONObject', `member names must not start with $ or contain . or NUL (got ${JSON.stringify(key.slice(0, 40))})`);
+  if (key !== null)
+    throw invalid('JSONObject', `member names must not start with $ or contain . or NUL (got ${JSON.stringify(key.slice(0, 40))})`);
   return parsed;
 }
 
 /** Any JSON object (graphql-scalars' JSONObject under its own name), for input that is read and never stored. */
-const AnyJSONObject = new GraphQLScalarType({ ...GraphQLJSONObject.toConfig(), name: 'AnyJSONObject', description: 'A free-form JSON object that is read and not stored: any member names.' });
+const AnyJSONObject = new GraphQLScalarType({
+  ...GraphQLJSONObject.toConfig(),
+  name: 'AnyJSONObject',
+  description: 'A free-form JSON object that is read and not stored: any member names.',
+});
 
 /** Every custom scalar, by its SDL name, for a subgraph's resolver map. */
 export const scalarResolvers = {
@@ -153,4 +165,3 @@ export const scalarResolvers = {
   JSONObject,
   AnyJSONObject,
 };
-

@@ -73,7 +73,10 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
   const { config, name } = options;
   const logger = options.logger.child({ service: `${name}-subgraph` });
   const apollo = new ApolloServer<TContext>({
-    schema: enforceListCaps(buildSubgraphSchema({ typeDefs: parse(subgraphSdl(name)), resolvers: options.resolvers as GraphQLResolverMap<unknown> }), options.listCaps),
+    schema: enforceListCaps(
+      buildSubgraphSchema({ typeDefs: parse(subgraphSdl(name)), resolvers: options.resolvers as GraphQLResolverMap<unknown> }),
+      options.listCaps,
+    ),
     introspection: config.nodeEnv !== 'production',
     includeStacktraceInErrorResponses: config.exposeErrorDetails,
     // The service's own SIGTERM handling closes the HTTP server first, then Apollo.
@@ -89,7 +92,11 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
     const header = source.headers[PRINCIPAL_HEADER];
     const principal = verifyPrincipal(typeof header === 'string' ? header : undefined, config.internalSecret);
     if (!principal) {
-      throw appError(ErrorCode.UNAUTHENTICATED, 'This subgraph answers the gateway only: the signed internal principal is missing or invalid.', { httpStatus: 401 });
+      throw appError(
+        ErrorCode.UNAUTHENTICATED,
+        'This subgraph answers the gateway only: the signed internal principal is missing or invalid.',
+        { httpStatus: 401 },
+      );
     }
     const clientIp = verifyClientIp(source.headers[CLIENT_IP_HEADER], config.internalSecret);
     const audit = auditTrail(db, { principal, requestId: scope.requestId, clientIp, logger: scope.logger });
@@ -110,9 +117,16 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
       await graphql(req, res, scope);
     },
   });
-  const dispatchers = [busDispatcher(options.bus), auditForwarder(createGraphClient(config, name, options.transport)), ...(options.dispatchers ?? [])];
+  const dispatchers = [
+    busDispatcher(options.bus),
+    auditForwarder(createGraphClient(config, name, options.transport)),
+    ...(options.dispatchers ?? []),
+  ];
   const outbox = new Outbox(db, dispatchers, logger).start();
-  const withdraw = (options.transport ?? HTTP_TRANSPORT).serve(`${service.url}/graphql`, localPost(apolloLocal(apollo, context, logger, `${name}-subgraph`)));
+  const withdraw = (options.transport ?? HTTP_TRANSPORT).serve(
+    `${service.url}/graphql`,
+    localPost(apolloLocal(apollo, context, logger, `${name}-subgraph`)),
+  );
   return {
     ...service,
     close: async () => {

@@ -20,12 +20,18 @@ export function operationTelemetryPlugin(service: string): ApolloServerPlugin {
           name = request.operationName;
           const span = trace.getActiveSpan();
           span?.updateName(`${type} ${name ?? 'anonymous'}`);
-          span?.setAttributes({ 'graphql.operation.name': name ?? 'anonymous', 'graphql.operation.type': type, 'graphql.document.hash': request.queryHash });
+          span?.setAttributes({
+            'graphql.operation.name': name ?? 'anonymous',
+            'graphql.operation.type': type,
+            'graphql.document.hash': request.queryHash,
+          });
         },
         async willSendResponse(request) {
           const { body } = request.response;
-          const errors = body.kind === 'single' ? body.singleResult.errors ?? [] : [];
-          const codes = [...new Set(errors.map((error) => (typeof error.extensions?.code === 'string' ? error.extensions.code : 'INTERNAL')))];
+          const errors = body.kind === 'single' ? (body.singleResult.errors ?? []) : [];
+          const codes = [
+            ...new Set(errors.map((error) => (typeof error.extensions?.code === 'string' ? error.extensions.code : 'INTERNAL'))),
+          ];
           if (codes.length > 0) trace.getActiveSpan()?.setAttribute('graphql.error.codes', codes);
           // A name joins the label set only with an operation that succeeded: made-up names sent to be
           // refused cannot use up the set. The query planner's suffix (`__payments__0`) is dropped.

@@ -9,7 +9,9 @@ export function addressGroup(ip: string): string {
   if (!isIPv6(bare)) return bare;
   // Every spelling to eight numbers: a dotted IPv4 tail is two groups, `::` the zeros it stands for.
   const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(bare);
-  const text = dotted ? `${bare.slice(0, dotted.index)}${((Number(dotted[1]) << 8) | Number(dotted[2])).toString(16)}:${((Number(dotted[3]) << 8) | Number(dotted[4])).toString(16)}` : bare;
+  const text = dotted
+    ? `${bare.slice(0, dotted.index)}${((Number(dotted[1]) << 8) | Number(dotted[2])).toString(16)}:${((Number(dotted[3]) << 8) | Number(dotted[4])).toString(16)}`
+    : bare;
   const [head = '', tail = ''] = text.split('::');
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
@@ -19,5 +21,8 @@ export function addressGroup(ip: string): string {
   if (numbers.slice(0, 5).every((n) => n === 0) && numbers[5] === 0xffff) {
     return [numbers[6]! >> 8, numbers[6]! & 255, numbers[7]! >> 8, numbers[7]! & 255].join('.');
   }
-  return `${numbers.slice(0, 4).map((n) => n.toString(16)).join(':')}::/64`;
+  return `${numbers
+    .slice(0, 4)
+    .map((n) => n.toString(16))
+    .join(':')}::/64`;
 }

@@ -12,7 +12,10 @@ export interface ConnectionPool {
  * reused socket is not one the server is closing. `maxSockets` per target (unbounded by default).
  */
 export function connectionPool(maxSockets = Infinity): ConnectionPool {
-  return { 'http:': new http.Agent({ keepAlive: true, maxSockets, timeout: 30_000 }), 'https:': new https.Agent({ keepAlive: true, maxSockets, timeout: 30_000 }) };
+  return {
+    'http:': new http.Agent({ keepAlive: true, maxSockets, timeout: 30_000 }),
+    'https:': new https.Agent({ keepAlive: true, maxSockets, timeout: 30_000 }),
+  };
 }
 
 /**
@@ -39,13 +42,24 @@ export interface PostAnswer {
  * answer over 32 MiB. Services reach each other through a `Transport` (`transport.ts`), which
  * comes here for HTTP.
  */
-export function postJson(url: string, headers: Record<string, string>, body: string, timeoutMs: number, pool: ConnectionPool = defaultPool): Promise<PostAnswer> {
+export function postJson(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+  pool: ConnectionPool = defaultPool,
+): Promise<PostAnswer> {
   const target = new URL(url);
   const transport = target.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const request = transport.request(
       target,
-      { method: 'POST', agent: pool[target.protocol as keyof ConnectionPool], headers: { ...headers, 'content-length': Buffer.byteLength(body) }, signal: AbortSignal.timeout(timeoutMs) },
+      {
+        method: 'POST',
+        agent: pool[target.protocol as keyof ConnectionPool],
+        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+        signal: AbortSignal.timeout(timeoutMs),
+      },
       (response) => {
         const chunks: Buffer[] = [];
         let received = 0;
@@ -54,7 +68,14 @@ export function postJson(url: string, headers: Record<string, string>, body: str
           if (received > MAX_ANSWER_BYTES) request.destroy(new Error(`the answer from ${target.host} is over ${MAX_ANSWER_BYTES} bytes`));
           else chunks.push(chunk);
         });
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, statusText: response.statusMessage ?? '', headers: response.headers, text: Buffer.concat(chunks).toString('utf8') }));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            statusText: response.statusMessage ?? '',
+            headers: response.headers,
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
         response.on('error', reject);
       },
     );

@@ -110,70 +110,78 @@ export async function startHttpService(options: {
   const { logger, limits } = options;
   let closing = false;
   let draining = false;
-  const server = http.createServer({
-    // Node's own limits, checked every second rather than every 30 s, so that they bound what they say.
-    headersTimeout: limits.headersTimeoutMs,
-    requestTimeout: limits.requestTimeoutMs,
-    connectionsCheckingInterval: 1000,
-  }, (req, res) => {
-    watchBody(req, res, limits, () => {
-      connectionRefusals.inc({ service: options.name, reason: 'slow_body' });
-      logger.warn('slow request body dropped', { path: (req.url ?? '').split('?')[0], remoteAddress: req.socket.remoteAddress });
-    });
-    const requestId = requestIdOf(req);
-    // While closing, no connection is kept for another request, and one freed by its last answer is closed.
-    if (closing) res.setHeader('connection', 'close');
-    res.once('finish', () => {
-      if (closing) setImmediate(() => server.closeIdleConnections());
-    });
-    res.setHeader(REQUEST_ID_HEADER, requestId);
-    // Every answer: not to be sniffed, framed, cached or followed with a referrer (pages set their own policy on top).
-    res.setHeader('x-content-type-options', 'nosniff');
-    res.setHeader('x-frame-options', 'DENY');
-    res.setHeader('referrer-policy', 'no-referrer');
-    res.setHeader('cache-control', 'no-store');
-    const path = (req.url ?? '').split('?')[0]!;
-    if (req.method === 'GET' && (path === '/health' || path === '/ready' || (options.metrics && path === '/metrics'))) {
-      void probe(req, res, path).catch((error: unknown) => {
-        logger.error('unhandled error', { error, requestId });
-        if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL', message: 'Internal server error' }, requestId });
+  const server = http.createServer(
+    {
+      // Node's own limits, checked every second rather than every 30 s, so that they bound what they say.
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: 1000,
+    },
+    (req, res) => {
+      watchBody(req, res, limits, () => {
+        connectionRefusals.inc({ service: options.name, reason: 'slow_body' });
+        logger.warn('slow request body dropped', { path: (req.url ?? '').split('?')[0], remoteAddress: req.socket.remoteAddress });
       });
-      return;
-    }
-    // The span names the route template, never the path: a path may carry a one-time code (/confirm/email/…).
-    serveInSpan(req.method ?? 'GET', req.headers, { 'http.request.method': req.method ?? '', 'service.name': options.name, 'request.id': requestId }, (span) => {
-      const started = process.hrtime.bigint();
-      const scope: RequestScope = { requestId, logger: logger.child({ requestId }) };
-      // Once per request, when answered or when the client went away first (499): bound to the
-      // request's trace, so that the access-log line carries its ids.
-      let ended = false;
-      const end = context.bind(context.active(), () => {
-        if (ended) return;
-        ended = true;
-        const route = scope.route ?? 'unmatched';
-        const status = res.writableFinished ? res.statusCode : 499;
-        span.updateName(`${req.method} ${route}`);
-        span.setAttributes({ 'http.route': route, 'http.response.status_code': status });
-        if (status >= 500 || status === 499) span.setStatus({ code: SpanStatusCode.ERROR });
-        span.end();
-        const ms = msSince(started);
-        httpRequests.observe({ service: options.name, method: req.method ?? '', route, status: String(status) }, ms / 1000);
-        // A matched route logs its template (its parameters may be one-time codes); another path as sent.
-        scope.logger.info('request', { method: req.method, path: scope.route ?? path, status, ms });
+      const requestId = requestIdOf(req);
+      // While closing, no connection is kept for another request, and one freed by its last answer is closed.
+      if (closing) res.setHeader('connection', 'close');
+      res.once('finish', () => {
+        if (closing) setImmediate(() => server.closeIdleConnections());
       });
-      res.once('finish', end);
-      res.once('close', end);
-      const route = async () => {
-        if (options.cors && applyCors(options.cors, req, res)) return;
-        await options.handle(req, res, scope);
-      };
-      route().catch((error: unknown) => {
-        scope.logger.error('unhandled error', { error });
-        if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL', message: 'Internal server error' }, requestId });
-        else res.end();
-      });
-    });
-  });
+      res.setHeader(REQUEST_ID_HEADER, requestId);
+      // Every answer: not to be sniffed, framed, cached or followed with a referrer (pages set their own policy on top).
+      res.setHeader('x-content-type-options', 'nosniff');
+      res.setHeader('x-frame-options', 'DENY');
+      res.setHeader('referrer-policy', 'no-referrer');
+      res.setHeader('cache-control', 'no-store');
+      const path = (req.url ?? '').split('?')[0]!;
+      if (req.method === 'GET' && (path === '/health' || path === '/ready' || (options.metrics && path === '/metrics'))) {
+        void probe(req, res, path).catch((error: unknown) => {
+          logger.error('unhandled error', { error, requestId });
+          if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL', message: 'Internal server error' }, requestId });
+        });
+        return;
+      }
+      // The span names the route template, never the path: a path may carry a one-time code (/confirm/email/…).
+      serveInSpan(
+        req.method ?? 'GET',
+        req.headers,
+        { 'http.request.method': req.method ?? '', 'service.name': options.name, 'request.id': requestId },
+        (span) => {
+          const started = process.hrtime.bigint();
+          const scope: RequestScope = { requestId, logger: logger.child({ requestId }) };
+          // Once per request, when answered or when the client went away first (499): bound to the
+          // request's trace, so that the access-log line carries its ids.
+          let ended = false;
+          const end = context.bind(context.active(), () => {
+            if (ended) return;
+            ended = true;
+            const route = scope.route ?? 'unmatched';
+            const status = res.writableFinished ? res.statusCode : 499;
+            span.updateName(`${req.method} ${route}`);
+            span.setAttributes({ 'http.route': route, 'http.response.status_code': status });
+            if (status >= 500 || status === 499) span.setStatus({ code: SpanStatusCode.ERROR });
+            span.end();
+            const ms = msSince(started);
+            httpRequests.observe({ service: options.name, method: req.method ?? '', route, status: String(status) }, ms / 1000);
+            // A matched route logs its template (its parameters may be one-time codes); another path as sent.
+            scope.logger.info('request', { method: req.method, path: scope.route ?? path, status, ms });
+          });
+          res.once('finish', end);
+          res.once('close', end);
+          const route = async () => {
+            if (options.cors && applyCors(options.cors, req, res)) return;
+            await options.handle(req, res, scope);
+          };
+          route().catch((error: unknown) => {
+            scope.logger.error('unhandled error', { error });
+            if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL', message: 'Internal server error' }, requestId });
+            else res.end();
+          });
+        },
+      );
+    },
+  );
   /** The probes and the metrics: not traced, logged or counted, so that they do not drown the requests. */
   const probe = async (req: IncomingMessage, res: ServerResponse, path: string) => {
     if (path === '/health') {
@@ -233,24 +241,27 @@ function watchBody(req: IncomingMessage, res: ServerResponse, limits: HttpLimits
   const startBytes = socket.bytesRead;
   let lastBytes = startBytes;
   let lastProgress = started;
-  const timer = setInterval(() => {
-    if (req.complete || socket.destroyed) {
-      clearInterval(timer);
-      return;
-    }
-    const now = performance.now();
-    if (socket.bytesRead > lastBytes) {
-      lastBytes = socket.bytesRead;
-      lastProgress = now;
-    }
-    const elapsed = now - started;
-    const tooSlow = elapsed >= limits.bodyIdleTimeoutMs && ((lastBytes - startBytes) * 1000) / elapsed < limits.bodyMinBytesPerSecond;
-    if (now - lastProgress >= limits.bodyIdleTimeoutMs || tooSlow) {
-      clearInterval(timer);
-      dropped();
-      socket.destroy();
-    }
-  }, Math.max(25, Math.min(1000, limits.bodyIdleTimeoutMs / 4)));
+  const timer = setInterval(
+    () => {
+      if (req.complete || socket.destroyed) {
+        clearInterval(timer);
+        return;
+      }
+      const now = performance.now();
+      if (socket.bytesRead > lastBytes) {
+        lastBytes = socket.bytesRead;
+        lastProgress = now;
+      }
+      const elapsed = now - started;
+      const tooSlow = elapsed >= limits.bodyIdleTimeoutMs && ((lastBytes - startBytes) * 1000) / elapsed < limits.bodyMinBytesPerSecond;
+      if (now - lastProgress >= limits.bodyIdleTimeoutMs || tooSlow) {
+        clearInterval(timer);
+        dropped();
+        socket.destroy();
+      }
+    },
+    Math.max(25, Math.min(1000, limits.bodyIdleTimeoutMs / 4)),
+  );
   timer.unref();
   res.once('close', () => clearInterval(timer));
 }

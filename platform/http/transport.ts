@@ -17,9 +17,18 @@ export interface Transport {
 }
 
 /** Runs a call in a CLIENT span, with the trace context in the headers it sends: over HTTP and in this process alike. */
-function traced(url: string, headers: Record<string, string>, send: (headers: Record<string, string>) => Promise<PostAnswer>): Promise<PostAnswer> {
+function traced(
+  url: string,
+  headers: Record<string, string>,
+  send: (headers: Record<string, string>) => Promise<PostAnswer>,
+): Promise<PostAnswer> {
   const target = new URL(url);
-  return callInSpan(`POST ${target.host}${target.pathname}`, { 'http.request.method': 'POST', 'url.full': url, 'server.address': target.hostname }, headers, send);
+  return callInSpan(
+    `POST ${target.host}${target.pathname}`,
+    { 'http.request.method': 'POST', 'url.full': url, 'server.address': target.hostname },
+    headers,
+    send,
+  );
 }
 
 /** Every call over HTTP; a service's endpoints are its HTTP server's alone. */
@@ -40,7 +49,9 @@ export class InProcessTransport implements Transport {
 
   post(url: string, headers: Record<string, string>, body: string, timeoutMs: number, pool?: ConnectionPool): Promise<PostAnswer> {
     const local = this.endpoints.get(url);
-    return traced(url, headers, (carried) => (local ? withinTime(local(carried, body), timeoutMs) : postJson(url, carried, body, timeoutMs, pool)));
+    return traced(url, headers, (carried) =>
+      local ? withinTime(local(carried, body), timeoutMs) : postJson(url, carried, body, timeoutMs, pool),
+    );
   }
 
   serve(url: string, post: LocalPost): () => void {

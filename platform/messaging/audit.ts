@@ -19,9 +19,15 @@ export interface AuditTrail {
  * that cannot be stored does not undo or fail the act it reports (which has happened): it is
  * written to the log at error level instead, in full, so the trail has no silent gap.
  */
-export function auditTrail(db: Db, by: { principal: Principal | 'system'; requestId: string | null; clientIp: string | null; logger: Logger }): AuditTrail {
+export function auditTrail(
+  db: Db,
+  by: { principal: Principal | 'system'; requestId: string | null; clientIp: string | null; logger: Logger },
+): AuditTrail {
   const known = by.principal === 'system' ? null : principalActor(by.principal);
-  const actor = by.principal === 'system' ? { actorKind: 'system' as const, actorId: null } : { actorKind: known?.kind ?? ('anonymous' as const), actorId: known?.id ?? null };
+  const actor =
+    by.principal === 'system'
+      ? { actorKind: 'system' as const, actorId: null }
+      : { actorKind: known?.kind ?? ('anonymous' as const), actorId: known?.id ?? null };
   return {
     asSystem: () => auditTrail(db, { ...by, principal: 'system' }),
     async record(action, subject, details = {}) {

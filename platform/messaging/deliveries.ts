@@ -89,7 +89,12 @@ export interface EndpointCounters {
  * Counts one webhook outcome on the document that owns an endpoint: a delivered attempt resets the
  * run; the `disableAfter`-th failure in a row disables the endpoint (once, by a conditional update).
  */
-export async function countEndpointOutcome<T extends EndpointCounters>(owners: Collection<T>, id: string, delivered: boolean, disableAfter: number): Promise<void> {
+export async function countEndpointOutcome<T extends EndpointCounters>(
+  owners: Collection<T>,
+  id: string,
+  delivered: boolean,
+  disableAfter: number,
+): Promise<void> {
   const owner = owners as unknown as Collection<EndpointCounters>;
   if (delivered) {
     // Written only when there is a run to reset: a delivered attempt is the common case.
@@ -104,13 +109,17 @@ export async function countEndpointOutcome<T extends EndpointCounters>(owners: C
 
 /** Re-enables an endpoint after a run of failures disabled it. */
 export async function enableEndpoint<T extends EndpointCounters>(owners: Collection<T>, id: string): Promise<void> {
-  await (owners as unknown as Collection<EndpointCounters>).updateOne({ _id: id }, { $set: { dtsWebhookDisabled: null, webhookFailures: 0 } });
+  await (owners as unknown as Collection<EndpointCounters>).updateOne(
+    { _id: id },
+    { $set: { dtsWebhookDisabled: null, webhookFailures: 0 } },
+  );
 }
 
 /** The statuses a delivery list may be narrowed to; anything else is VALIDATION_FAILED naming `status`. */
 export function checkDeliveryStatus(status: string | null | undefined): DeliveryDocument['status'] | null {
   if (!status) return null;
-  if (!['pending', 'delivered', 'failed', 'paused'].includes(status)) throw appError(ErrorCode.VALIDATION_FAILED, 'status must be pending, delivered, failed or paused.', { field: 'status' });
+  if (!['pending', 'delivered', 'failed', 'paused'].includes(status))
+    throw appError(ErrorCode.VALIDATION_FAILED, 'status must be pending, delivered, failed or paused.', { field: 'status' });
   return status as DeliveryDocument['status'];
 }
 
@@ -152,15 +161,31 @@ export class Deliveries {
    * Stores a delivery (once per id) and makes its first attempt after the schedule's first delay;
    * with `wait: false` it returns once stored, the attempt going on in the background.
    */
-  async enqueue(delivery: Pick<DeliveryDocument, '_id' | 'kind' | 'svcMerchantId' | 'svcAggregatorId' | 'eventType' | 'to' | 'payload' | 'whileLinkSent'>, options: { wait: boolean } = { wait: true }): Promise<DeliveryDocument | null> {
+  async enqueue(
+    delivery: Pick<
+      DeliveryDocument,
+      '_id' | 'kind' | 'svcMerchantId' | 'svcAggregatorId' | 'eventType' | 'to' | 'payload' | 'whileLinkSent'
+    >,
+    options: { wait: boolean } = { wait: true },
+  ): Promise<DeliveryDocument | null> {
     const now = new Date();
     const first = this.policy.scheduleMs[0] ?? 0;
     await insertIfAbsent(this.deliveries, {
-      ...delivery, status: 'pending', attemptCount: 0, roundStart: 0, attempts: [], lastError: null, dtsCreated: now, dtsDelivered: null, dtsNextAttempt: new Date(now.getTime() + first),
+      ...delivery,
+      status: 'pending',
+      attemptCount: 0,
+      roundStart: 0,
+      attempts: [],
+      lastError: null,
+      dtsCreated: now,
+      dtsDelivered: null,
+      dtsNextAttempt: new Date(now.getTime() + first),
     });
     if (first > 0) return this.later(delivery._id, first);
     if (!options.wait) {
-      void this.attempt(delivery._id).catch((error: unknown) => this.logger.warn('delivery attempt failed to run', { deliveryId: delivery._id, error: (error as Error).message }));
+      void this.attempt(delivery._id).catch((error: unknown) =>
+        this.logger.warn('delivery attempt failed to run', { deliveryId: delivery._id, error: (error as Error).message }),
+      );
       return null;
     }
     return this.attempt(delivery._id);
@@ -173,7 +198,10 @@ export class Deliveries {
 
   /** Attempts every due delivery (the recurring task). */
   async retryDue(): Promise<void> {
-    const due = await this.deliveries.find({ status: 'pending', dtsNextAttempt: { $lte: new Date() } }, { projection: { _id: 1 } }).limit(50).toArray();
+    const due = await this.deliveries
+      .find({ status: 'pending', dtsNextAttempt: { $lte: new Date() } }, { projection: { _id: 1 } })
+      .limit(50)
+      .toArray();
     for (const { _id } of due) await this.attempt(_id);
   }
 
@@ -186,7 +214,10 @@ export class Deliveries {
       { $set: { status: 'pending', roundStart: current.attemptCount, dtsNextAttempt: new Date() } },
       { returnDocument: 'after' },
     );
-    if (!reset) throw appError(ErrorCode.CONFLICT, `Delivery ${id} is ${current.status}; only a failed delivery is sent again.`, { field: 'deliveryId' });
+    if (!reset)
+      throw appError(ErrorCode.CONFLICT, `Delivery ${id} is ${current.status}; only a failed delivery is sent again.`, {
+        field: 'deliveryId',
+      });
     return (await this.attempt(id)) ?? reset;
   }
 
@@ -211,7 +242,9 @@ export class Deliveries {
     if (delayMs <= TIMED_RETRY_MS) {
       const timer = setTimeout(() => {
         this.timers.delete(timer);
-        void this.attempt(id).catch((error: unknown) => this.logger.warn('delivery attempt failed to run', { deliveryId: id, error: (error as Error).message }));
+        void this.attempt(id).catch((error: unknown) =>
+          this.logger.warn('delivery attempt failed to run', { deliveryId: id, error: (error as Error).message }),
+        );
       }, delayMs);
       timer.unref();
       this.timers.add(timer);
@@ -235,55 +268,95 @@ export class Deliveries {
     }
     const unwanted = await this.endpoints.unwanted(claimed);
     if (unwanted) {
-      await this.deliveries.updateOne({ _id: id }, { $set: { status: 'failed', lastError: `not sent: ${unwanted}`, dtsNextAttempt: null }, $inc: { attemptCount: -1 } });
+      await this.deliveries.updateOne(
+        { _id: id },
+        { $set: { status: 'failed', lastError: `not sent: ${unwanted}`, dtsNextAttempt: null }, $inc: { attemptCount: -1 } },
+      );
       return null;
     }
     const started = performance.now();
-    const result: { error: string | null; httpStatus: number | null; retryAfterMs?: number | undefined } = await inSpan(`deliver ${claimed.kind}`, SpanKind.CLIENT, { 'delivery.id': id, 'delivery.kind': claimed.kind, 'delivery.attempt': claimed.attemptCount }, async (span) => {
-      const sent = await this.send(claimed, endpoint?.secret ?? null).catch((caught: unknown) => ({ error: (caught as Error).message, httpStatus: null }));
-      if (sent.httpStatus !== null) span.setAttribute('http.response.status_code', sent.httpStatus);
-      if (sent.error !== null) span.setStatus({ code: SpanStatusCode.ERROR, message: sent.error });
-      return sent;
-    });
+    const result: { error: string | null; httpStatus: number | null; retryAfterMs?: number | undefined } = await inSpan(
+      `deliver ${claimed.kind}`,
+      SpanKind.CLIENT,
+      { 'delivery.id': id, 'delivery.kind': claimed.kind, 'delivery.attempt': claimed.attemptCount },
+      async (span) => {
+        const sent = await this.send(claimed, endpoint?.secret ?? null).catch((caught: unknown) => ({
+          error: (caught as Error).message,
+          httpStatus: null,
+        }));
+        if (sent.httpStatus !== null) span.setAttribute('http.response.status_code', sent.httpStatus);
+        if (sent.error !== null) span.setStatus({ code: SpanStatusCode.ERROR, message: sent.error });
+        return sent;
+      },
+    );
     deliveryAttempts.inc({ kind: claimed.kind, outcome: result.error === null ? 'delivered' : 'failed' });
     const attempt: DeliveryAttemptDocument = {
-      number: claimed.attemptCount, dtsAttempted: now, outcome: result.error === null ? 'delivered' : 'failed',
-      httpStatus: result.httpStatus, error: result.error, durationMs: Math.round((performance.now() - started) * 10) / 10,
+      number: claimed.attemptCount,
+      dtsAttempted: now,
+      outcome: result.error === null ? 'delivered' : 'failed',
+      httpStatus: result.httpStatus,
+      error: result.error,
+      durationMs: Math.round((performance.now() - started) * 10) / 10,
     };
     const inRound = claimed.attemptCount - claimed.roundStart;
     const delay = this.policy.scheduleMs[inRound];
     const nextDelay = delay === undefined ? undefined : Math.min(MAX_RETRY_AFTER_MS, Math.max(delay, result.retryAfterMs ?? 0));
-    const update = result.error === null
-      ? { status: 'delivered' as const, dtsDelivered: new Date(), lastError: null, dtsNextAttempt: null }
-      : nextDelay === undefined
-        ? { status: 'failed' as const, lastError: result.error, dtsNextAttempt: null }
-        : { lastError: result.error, dtsNextAttempt: new Date(Date.now() + nextDelay) };
+    const update =
+      result.error === null
+        ? { status: 'delivered' as const, dtsDelivered: new Date(), lastError: null, dtsNextAttempt: null }
+        : nextDelay === undefined
+          ? { status: 'failed' as const, lastError: result.error, dtsNextAttempt: null }
+          : { lastError: result.error, dtsNextAttempt: new Date(Date.now() + nextDelay) };
     // Written only while this attempt still holds the delivery (a sweep may have reclaimed it after the lease).
-    const updated = await this.deliveries.findOneAndUpdate({ _id: id, attemptCount: claimed.attemptCount }, { $set: update, $push: { attempts: attempt } }, { returnDocument: 'after' });
+    const updated = await this.deliveries.findOneAndUpdate(
+      { _id: id, attemptCount: claimed.attemptCount },
+      { $set: update, $push: { attempts: attempt } },
+      { returnDocument: 'after' },
+    );
     if (!updated) return null;
     // Failures count against the endpoint only while it is where the delivery goes.
-    if (claimed.kind === 'webhook' && endpoint?.url === claimed.to) await this.endpoints.count(claimed, result.error === null, this.policy.disableAfter);
+    if (claimed.kind === 'webhook' && endpoint?.url === claimed.to)
+      await this.endpoints.count(claimed, result.error === null, this.policy.disableAfter);
     await recordEvent(
-      this.db, 'webhook.attempt', { svcAggregatorId: claimed.svcAggregatorId, ...(claimed.svcMerchantId ? { svcMerchantId: claimed.svcMerchantId } : {}) },
-      { deliveryId: id, number: attempt.number, outcome: attempt.outcome, httpStatus: attempt.httpStatus }, `${id}:attempt:${attempt.number}`,
+      this.db,
+      'webhook.attempt',
+      { svcAggregatorId: claimed.svcAggregatorId, ...(claimed.svcMerchantId ? { svcMerchantId: claimed.svcMerchantId } : {}) },
+      { deliveryId: id, number: attempt.number, outcome: attempt.outcome, httpStatus: attempt.httpStatus },
+      `${id}:attempt:${attempt.number}`,
     );
-    this.logger[result.error ? 'warn' : 'info']('delivery attempted', { deliveryId: id, kind: claimed.kind, attempt: attempt.number, outcome: attempt.outcome, ...(result.error ? { error: result.error } : {}) });
+    this.logger[result.error ? 'warn' : 'info']('delivery attempted', {
+      deliveryId: id,
+      kind: claimed.kind,
+      attempt: attempt.number,
+      outcome: attempt.outcome,
+      ...(result.error ? { error: result.error } : {}),
+    });
     if (result.error !== null && nextDelay !== undefined) this.later(id, nextDelay);
     return updated;
   }
 
   /** Sends one delivery: the error text (null when it arrived), the receiver's status and Retry-After. */
-  private async send(delivery: DeliveryDocument, secret: string | null): Promise<{ error: string | null; httpStatus: number | null; retryAfterMs?: number | undefined }> {
+  private async send(
+    delivery: DeliveryDocument,
+    secret: string | null,
+  ): Promise<{ error: string | null; httpStatus: number | null; retryAfterMs?: number | undefined }> {
     if (delivery.kind === 'email') {
       if (!this.notifier) return { error: 'no email sender here', httpStatus: null };
       await this.notifier.email({ to: delivery.to, subject: String(delivery.payload.subject), text: String(delivery.payload.text) });
       return { error: null, httpStatus: null };
     }
     if (!secret) return { error: 'the endpoint no longer exists', httpStatus: null };
-    const outcome = await deliverWebhook({ url: delivery.to, secret }, delivery.payload, WEBHOOK_TIMEOUT_MS, { allowInternal: this.policy.allowInternal, id: delivery._id });
+    const outcome = await deliverWebhook({ url: delivery.to, secret }, delivery.payload, WEBHOOK_TIMEOUT_MS, {
+      allowInternal: this.policy.allowInternal,
+      id: delivery._id,
+    });
     if (outcome.kind === 'reply') {
       const ok = outcome.status >= 200 && outcome.status < 300;
-      return { error: ok ? null : `the receiver answered ${outcome.status}`, httpStatus: outcome.status, retryAfterMs: outcome.retryAfterMs };
+      return {
+        error: ok ? null : `the receiver answered ${outcome.status}`,
+        httpStatus: outcome.status,
+        retryAfterMs: outcome.retryAfterMs,
+      };
     }
     return { error: outcome.kind === 'timeout' ? 'the receiver did not answer in time' : outcome.message, httpStatus: null };
   }

@@ -68,7 +68,11 @@ export class RedisBus implements EventBus {
   private epoch = 0;
   private live = false;
 
-  constructor(private readonly url: string, private readonly logger: Logger, private readonly channel = EVENTS_CHANNEL) {
+  constructor(
+    private readonly url: string,
+    private readonly logger: Logger,
+    private readonly channel = EVENTS_CHANNEL,
+  ) {
     this.publisher = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3 });
     this.publisher.on('error', (error: Error) => logger.warn('redis publisher error', { error: error.message }));
   }
@@ -89,9 +93,12 @@ export class RedisBus implements EventBus {
       });
       this.subscriber.on('ready', () => {
         const epoch = this.epoch;
-        this.subscriber?.subscribe(this.channel).then(() => {
-          if (this.epoch === epoch) this.live = true;
-        }, () => {});
+        this.subscriber?.subscribe(this.channel).then(
+          () => {
+            if (this.epoch === epoch) this.live = true;
+          },
+          () => {},
+        );
       });
       this.subscriber.on('message', (_channel: string, message: string) => {
         try {

@@ -27,7 +27,13 @@ export function maskRecipient(to: string): string {
  * `outboxDir` for development. Text messages go to an SMS provider's webhook where `smsWebhookUrl`
  * is set (POST `{to, text}`), otherwise to files in the same folder. Message bodies are never logged.
  */
-export function createNotifier(options: { smtpUrl?: string | undefined; mailFrom: string; smsWebhookUrl?: string | undefined; outboxDir: string; logger: Logger }): Notifier {
+export function createNotifier(options: {
+  smtpUrl?: string | undefined;
+  mailFrom: string;
+  smsWebhookUrl?: string | undefined;
+  outboxDir: string;
+  logger: Logger;
+}): Notifier {
   const { logger } = options;
   const transport: Transporter<unknown> = options.smtpUrl
     ? // A stalled SMTP server must not hold a delivery past its lease (nodemailer's defaults are minutes).
@@ -42,9 +48,15 @@ export function createNotifier(options: { smtpUrl?: string | undefined; mailFrom
   };
   return {
     async email(message) {
-      const info = (await transport.sendMail({ from: options.mailFrom, to: message.to, subject: message.subject, text: message.text })) as { message?: Buffer };
+      const info = (await transport.sendMail({ from: options.mailFrom, to: message.to, subject: message.subject, text: message.text })) as {
+        message?: Buffer;
+      };
       if (!options.smtpUrl && info.message) await toFile('mail.eml', info.message);
-      logger.info('email sent', { to: maskRecipient(message.to), subject: message.subject, via: options.smtpUrl ? 'smtp' : 'outbox folder' });
+      logger.info('email sent', {
+        to: maskRecipient(message.to),
+        subject: message.subject,
+        via: options.smtpUrl ? 'smtp' : 'outbox folder',
+      });
     },
     async sms(message) {
       if (options.smsWebhookUrl) {

@@ -49,7 +49,10 @@ export interface Dispatcher {
 
 /** A send that failed after carrying the first `carried` events. */
 export class CarriedInPart extends Error {
-  constructor(readonly carried: number, override readonly cause: unknown) {
+  constructor(
+    readonly carried: number,
+    override readonly cause: unknown,
+  ) {
     super((cause as Error).message);
   }
 }
@@ -71,7 +74,13 @@ export interface OutboxOptions {
 }
 
 /** The error codes a receiver answers when an event's content is at fault, not the receiver's state. */
-const REFUSAL_CODES: ReadonlySet<string> = new Set(['VALIDATION_FAILED', 'BAD_REQUEST', 'BAD_USER_INPUT', 'GRAPHQL_VALIDATION_FAILED', 'REQUIRED_ELEMENT_MISSING']);
+const REFUSAL_CODES: ReadonlySet<string> = new Set([
+  'VALIDATION_FAILED',
+  'BAD_REQUEST',
+  'BAD_USER_INPUT',
+  'GRAPHQL_VALIDATION_FAILED',
+  'REQUIRED_ELEMENT_MISSING',
+]);
 
 /** The outbox engines of this process by database name, so that a stored event reaches its own. */
 const engines = new Map<string, Set<Outbox>>();
@@ -83,10 +92,24 @@ const engines = new Map<string, Set<Outbox>>();
  * once. The marks of the routes its type does not take are set at once, so no dispatcher waits
  * for it.
  */
-export async function recordEvent<T extends EventType>(db: Db, type: T, audience: EventAudience, payload: EventPayloads[T], id?: string): Promise<void> {
+export async function recordEvent<T extends EventType>(
+  db: Db,
+  type: T,
+  audience: EventAudience,
+  payload: EventPayloads[T],
+  id?: string,
+): Promise<void> {
   const now = new Date();
   const route = routeOf(type);
-  const event: OutboxEvent<T> = { _id: id ?? newId('evt_'), type, audience, payload, dtsCreated: now, dtsPublished: route.bus ? null : now, dtsForwarded: route.forwarded ? null : now };
+  const event: OutboxEvent<T> = {
+    _id: id ?? newId('evt_'),
+    type,
+    audience,
+    payload,
+    dtsCreated: now,
+    dtsPublished: route.bus ? null : now,
+    dtsForwarded: route.forwarded ? null : now,
+  };
   const outbox = outboxCollection(db);
   const stored = event as OptionalUnlessRequiredId<OutboxEvent>;
   // With an id, a retry finds the event stored already: it was carried then, or a sweep will.
@@ -99,7 +122,13 @@ export async function recordEvent<T extends EventType>(db: Db, type: T, audience
 
 /** An outbox event as the bus carries it. */
 function toBusEvent(event: OutboxEvent): BusEvent {
-  return { id: event._id, type: event.type, audience: event.audience, payload: event.payload as unknown as Record<string, unknown>, dtsCreated: event.dtsCreated.toISOString() };
+  return {
+    id: event._id,
+    type: event.type,
+    audience: event.audience,
+    payload: event.payload as unknown as Record<string, unknown>,
+    dtsCreated: event.dtsCreated.toISOString(),
+  };
 }
 
 /** Publishes every event the bus carries, one at a time, in the order stored. */
@@ -112,7 +141,12 @@ export function busDispatcher(bus: EventBus): Dispatcher {
     async send(events) {
       for (const [carried, event] of events.entries()) {
         try {
-          await inSpan(`publish ${event.type}`, SpanKind.PRODUCER, { 'messaging.system': 'banking-graph-bus', 'messaging.destination.name': event.type, 'messaging.message.id': event._id }, () => bus.publish(toBusEvent(event)));
+          await inSpan(
+            `publish ${event.type}`,
+            SpanKind.PRODUCER,
+            { 'messaging.system': 'banking-graph-bus', 'messaging.destination.name': event.type, 'messaging.message.id': event._id },
+            () => bus.publish(toBusEvent(event)),
+          );
         } catch (error) {
           throw new CarriedInPart(carried, error);
         }
@@ -176,19 +210,33 @@ export class Outbox {
 
   private readonly prunes: boolean;
 
-  constructor(private readonly db: Db, dispatchers: readonly Dispatcher[], private readonly logger: Logger, options: OutboxOptions = {}) {
+  constructor(
+    private readonly db: Db,
+    dispatchers: readonly Dispatcher[],
+    private readonly logger: Logger,
+    options: OutboxOptions = {},
+  ) {
     const { everyMs = SWEEP_EVERY_MS, collection = 'outbox', prune = true } = options;
     this.outbox = db.collection<OutboxEvent>(collection);
     this.prunes = prune;
     this.lanes = dispatchers.map((dispatcher) => {
-      const lane: Lane = { dispatcher, unmarked: new Set(), marking: null, sweep: new SweepLoop(`${dispatcher.name} sweep`, () => this.sweep(lane), everyMs, logger) };
+      const lane: Lane = {
+        dispatcher,
+        unmarked: new Set(),
+        marking: null,
+        sweep: new SweepLoop(`${dispatcher.name} sweep`, () => this.sweep(lane), everyMs, logger),
+      };
       return lane;
     });
     this.pruning = new SweepLoop('outbox pruning', () => this.prune(), PRUNE_EVERY_MS, logger);
   }
 
   /** The indexes of the sweeps (unmarked events, oldest first, by field and by type) and of the pruning. */
-  static async createIndexes(db: Db, collection = 'outbox', marks: readonly OutboxMark[] = ['dtsPublished', 'dtsForwarded']): Promise<void> {
+  static async createIndexes(
+    db: Db,
+    collection = 'outbox',
+    marks: readonly OutboxMark[] = ['dtsPublished', 'dtsForwarded'],
+  ): Promise<void> {
     const events = db.collection(collection);
     if (marks.includes('dtsPublished')) await events.createIndex({ dtsPublished: 1, dtsCreated: 1 });
     for (const mark of marks.filter((m) => m !== 'dtsPublished')) await events.createIndex({ type: 1, [mark]: 1, dtsCreated: 1 });
@@ -202,7 +250,11 @@ export class Outbox {
     // The bus sweeps at once; forwarding waits a tick, for the gateway it goes through to be up.
     for (const lane of this.lanes) lane.sweep.start(lane.dispatcher.eager);
     if (this.prunes) this.pruning.start();
-    this.unreport = this.lanes.map(({ dispatcher }) => reportQueueDepth(name, `${this.outbox.collectionName}: ${dispatcher.name}`, () => this.outbox.countDocuments(this.pendingFor(dispatcher))));
+    this.unreport = this.lanes.map(({ dispatcher }) =>
+      reportQueueDepth(name, `${this.outbox.collectionName}: ${dispatcher.name}`, () =>
+        this.outbox.countDocuments(this.pendingFor(dispatcher)),
+      ),
+    );
     return this;
   }
 
@@ -218,7 +270,9 @@ export class Outbox {
       const carrying = dispatcher
         .send([event])
         .then(() => this.markSoon(lane, event._id))
-        .catch((error: unknown) => this.logger.warn(`event left to the ${dispatcher.name} sweep`, { eventId: event._id, error: (error as Error).message }))
+        .catch((error: unknown) =>
+          this.logger.warn(`event left to the ${dispatcher.name} sweep`, { eventId: event._id, error: (error as Error).message }),
+        )
         .finally(() => this.carrying.delete(carrying));
       this.carrying.add(carrying);
     }
@@ -294,12 +348,19 @@ export class Outbox {
       try {
         await dispatcher.send(events);
       } catch (error) {
-        if (error instanceof CarriedInPart && error.carried > 0) await this.markCarried(dispatcher, events.slice(0, error.carried).map((event) => event._id));
+        if (error instanceof CarriedInPart && error.carried > 0)
+          await this.markCarried(
+            dispatcher,
+            events.slice(0, error.carried).map((event) => event._id),
+          );
         if (!dispatcher.refuses?.(error)) throw error;
         await this.carryOneByOne(dispatcher, events);
         continue;
       }
-      await this.markCarried(dispatcher, events.map((event) => event._id));
+      await this.markCarried(
+        dispatcher,
+        events.map((event) => event._id),
+      );
       // A backlog is left to the next start once the service stops.
       if (events.length < dispatcher.batch || this.stopping) return;
     }
@@ -315,7 +376,12 @@ export class Outbox {
         if (!dispatcher.refuses?.(error)) throw error;
         const refusal = { dispatcher: dispatcher.name, error: (error as Error).message, dts: new Date() };
         await this.outbox.updateOne({ _id: event._id }, { $set: { [dispatcher.mark]: new Date(), refusal } });
-        this.logger.error('event refused and parked', { dispatcher: dispatcher.name, eventId: event._id, type: event.type, error: refusal.error });
+        this.logger.error('event refused and parked', {
+          dispatcher: dispatcher.name,
+          eventId: event._id,
+          type: event.type,
+          error: refusal.error,
+        });
       }
     }
   }
@@ -323,7 +389,11 @@ export class Outbox {
   /** Deletes the events carried everywhere they go more than a week ago. */
   private async prune(): Promise<void> {
     const cutoff = new Date(Date.now() - RETENTION_MS);
-    await this.outbox.deleteMany({ dtsPublished: { $lt: cutoff }, refusal: { $exists: false }, $or: [{ type: { $nin: FORWARDED_TYPES } }, { dtsForwarded: { $ne: null } }] });
+    await this.outbox.deleteMany({
+      dtsPublished: { $lt: cutoff },
+      refusal: { $exists: false },
+      $or: [{ type: { $nin: FORWARDED_TYPES } }, { dtsForwarded: { $ne: null } }],
+    });
   }
 }
 export type { OutboxEvent } from '../contracts/events.js';

@@ -27,9 +27,23 @@ export function signWebhook(secret: string, id: string, timestamp: number, body:
  */
 const INTERNAL_IPV4 = new BlockList();
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24],
-  ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) INTERNAL_IPV4.addSubnet(net, prefix, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  INTERNAL_IPV4.addSubnet(net, prefix, 'ipv4');
 
 /**
  * IPv6 ranges refused whole: the unspecified and loopback addresses with the deprecated
@@ -40,9 +54,21 @@ for (const [net, prefix] of [
  */
 const INTERNAL_IPV6 = new BlockList();
 for (const [net, prefix] of [
-  ['::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['100:0:0:1::', 64], ['2001::', 23], ['2001:db8::', 32], ['2002::', 16], ['3fff::', 20], ['5f00::', 16],
-  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) INTERNAL_IPV6.addSubnet(net, prefix, 'ipv6');
+  ['::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['100:0:0:1::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['2002::', 16],
+  ['3fff::', 20],
+  ['5f00::', 16],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  INTERNAL_IPV6.addSubnet(net, prefix, 'ipv6');
 
 /** The 16 bytes of an IPv6 address (a trailing dotted IPv4 part and a zone allowed), or null. */
 function ipv6Bytes(address: string): number[] | null {
@@ -111,7 +137,13 @@ const MAX_REPLY_BYTES = 64 * 1024;
  * host again, so a DNS answer that changes between the check and the call (rebinding) cannot
  * redirect it inward. TLS still verifies the certificate against the URL's host name.
  */
-export function postPinned(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal, pinned: { address: string; family: number } | null): Promise<{ status: number; retryAfter: string | null; text: string }> {
+export function postPinned(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  signal: AbortSignal,
+  pinned: { address: string; family: number } | null,
+): Promise<{ status: number; retryAfter: string | null; text: string }> {
   const attempt = (fresh: boolean) =>
     new Promise<{ status: number; retryAfter: string | null; text: string }>((resolve, reject) => {
       const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
@@ -131,7 +163,11 @@ export function postPinned(url: URL, headers: Record<string, string>, body: stri
           });
           response.on('end', () => {
             const retryAfter = response.headers['retry-after'];
-            resolve({ status: response.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : null, text: Buffer.concat(chunks).toString('utf8') });
+            resolve({
+              status: response.statusCode ?? 0,
+              retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+              text: Buffer.concat(chunks).toString('utf8'),
+            });
           });
           response.on('error', reject);
         },
@@ -140,7 +176,8 @@ export function postPinned(url: URL, headers: Record<string, string>, body: stri
         // A kept-alive connection reset as it was reused: mostly a receiver closing an idle
         // connection before reading the request. It is sent once more, on a connection of its own;
         // a receiver that did read the first copy drops this one by its webhook-id (Standard Webhooks).
-        if (!fresh && request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE') && !signal.aborted) resolve(attempt(true));
+        if (!fresh && request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE') && !signal.aborted)
+          resolve(attempt(true));
         else reject(error);
       });
       request.end(body);
@@ -229,7 +266,12 @@ export async function deliverWebhook(
     // A redirect is a reply of its own (not followed): it carries no responseCode.
     const response = await postPinned(
       url,
-      { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook(target.secret, id, timestamp, body) },
+      {
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signWebhook(target.secret, id, timestamp, body),
+      },
       body,
       AbortSignal.timeout(timeoutMs),
       pinned,
@@ -262,7 +304,8 @@ export async function checkWebhookTarget(value: string, field: string, allowInte
   } catch {
     throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be an absolute http(s) URL.`, { field });
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be an http(s) URL.`, { field });
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be an http(s) URL.`, { field });
   if (!allowInternal) {
     if (url.protocol !== 'https:') throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be an https URL.`, { field });
     let outside: boolean;
@@ -271,7 +314,12 @@ export async function checkWebhookTarget(value: string, field: string, allowInte
     } catch {
       throw appError(ErrorCode.VALIDATION_FAILED, `${field}: the host ${url.hostname} does not resolve.`, { field });
     }
-    if (!outside) throw appError(ErrorCode.VALIDATION_FAILED, `${field} must not point at a loopback, private or link-local address, nor another special-purpose one (an IPv6 form embedding such an IPv4 address included).`, { field });
+    if (!outside)
+      throw appError(
+        ErrorCode.VALIDATION_FAILED,
+        `${field} must not point at a loopback, private or link-local address, nor another special-purpose one (an IPv6 form embedding such an IPv4 address included).`,
+        { field },
+      );
   }
   return url.toString();
 }

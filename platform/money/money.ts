@@ -69,7 +69,10 @@ export function canonicalDecimal(value: unknown): string | null {
  */
 export function toMinor(value: unknown, currency: string, field: string): MinorUnits {
   const decimal = canonicalDecimal(value);
-  if (decimal === null) throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be a decimal amount of at most ${MAX_DIGITS} digits, such as 12.50.`, { field });
+  if (decimal === null)
+    throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be a decimal amount of at most ${MAX_DIGITS} digits, such as 12.50.`, {
+      field,
+    });
   const digits = minorDigits(currency);
   const [whole = '0', fraction = ''] = decimal.replace(/^-/, '').split('.');
   if (fraction.length > digits) {
@@ -126,7 +129,11 @@ export function checkAmount(value: unknown, currency: string, field: string, rul
   const max = rule.max === undefined ? null : toMinor(rule.max, currency, field);
   if (amount < 0 || (amount === 0 && !rule.zero) || (max !== null && amount > max)) {
     const range = `${rule.zero ? 'from 0' : 'positive'}${rule.max === undefined ? '' : `, at most ${rule.max}`}`;
-    throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be ${range}, with at most ${minorDigits(currency)} decimal places for ${currency}.`, { field });
+    throw appError(
+      ErrorCode.VALIDATION_FAILED,
+      `${field} must be ${range}, with at most ${minorDigits(currency)} decimal places for ${currency}.`,
+      { field },
+    );
   }
   return amount;
 }

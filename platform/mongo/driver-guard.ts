@@ -14,15 +14,24 @@ export interface DriverConnection {
 }
 
 /** The driver's internal Connection class (the pooled connections and the server monitor's alike); exported for its test only. */
-export const DriverConnectionClass = (createRequire(import.meta.url)('mongodb/lib/cmap/connection.js') as {
-  Connection: {
-    new (stream: Socket, options: { id: number; generation: number }): DriverConnection & {
-      hello: Record<string, unknown> | null;
-      command(ns: { db: string; collection: string | undefined; toString(): string }, command: Record<string, unknown>, options?: Record<string, unknown>): Promise<unknown>;
+export const DriverConnectionClass = (
+  createRequire(import.meta.url)('mongodb/lib/cmap/connection.js') as {
+    Connection: {
+      new (
+        stream: Socket,
+        options: { id: number; generation: number },
+      ): DriverConnection & {
+        hello: Record<string, unknown> | null;
+        command(
+          ns: { db: string; collection: string | undefined; toString(): string },
+          command: Record<string, unknown>,
+          options?: Record<string, unknown>,
+        ): Promise<unknown>;
+      };
+      prototype: DriverConnection;
     };
-    prototype: DriverConnection;
-  };
-}).Connection;
+  }
+).Connection;
 
 let guarded = false;
 
@@ -44,7 +53,10 @@ export function guardDriverWrites(): void {
   const writeCommand = DriverConnectionClass.prototype.writeCommand;
   // The driver is pinned (package.json) to the version this was written against; a release that
   // moves the method must fail here, at start-up, rather than leave the hang back in place.
-  if (typeof writeCommand !== 'function') throw new Error('The MongoDB driver no longer has Connection.writeCommand: review platform/mongo/driver-guard.ts for this driver version.');
+  if (typeof writeCommand !== 'function')
+    throw new Error(
+      'The MongoDB driver no longer has Connection.writeCommand: review platform/mongo/driver-guard.ts for this driver version.',
+    );
   DriverConnectionClass.prototype.writeCommand = function (this: DriverConnection, command: unknown, options: unknown): Promise<void> {
     const { socket } = this;
     const written = writeCommand.call(this, command, options);

@@ -34,7 +34,10 @@ const MODULE = 'github.com/FerretDB/FerretDB';
 const PATCHES = ['equality-pushdown.patch', 'atomic-writes.patch', 'wal-checkpoints.patch', 'leak-tracking.patch'];
 const PATCH_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'ferretdb-patches');
 /** Names the build by the patches' content, so that a changed patch never reuses a binary built without it. */
-const BUILD = `${FERRETDB_VERSION}-${createHash('sha256').update(PATCHES.map((patch) => readFileSync(path.join(PATCH_DIR, patch))).join('\0')).digest('hex').slice(0, 8)}`;
+const BUILD = `${FERRETDB_VERSION}-${createHash('sha256')
+  .update(PATCHES.map((patch) => readFileSync(path.join(PATCH_DIR, patch))).join('\0'))
+  .digest('hex')
+  .slice(0, 8)}`;
 
 /** Where the FerretDB build for this version and these patches is cached, shared by every clone of the project. */
 function ferretdbCachePath(env: Record<string, string | undefined> = process.env): string {
@@ -67,14 +70,19 @@ async function ensureFerretDB(options: { ferretdbBin?: string | undefined; progr
   const go = findGo();
   if (!go) {
     throw new Error(
-      'The embedded database (FerretDB ' + FERRETDB_VERSION + ') is built with Go on first use, and Go was not found ' +
+      'The embedded database (FerretDB ' +
+        FERRETDB_VERSION +
+        ') is built with Go on first use, and Go was not found ' +
         '(looked on PATH and in /usr/local/go/bin). Install Go 1.22 or newer (https://go.dev/dl/), ' +
         'or set FERRETDB_BIN to a FerretDB binary, or set MONGODB_URI to use your own MongoDB.',
     );
   }
   progress(`Building the embedded database FerretDB ${BUILD} with Go, once, into ${path.dirname(target)} (about two minutes)...`);
   const goEnv = { ...process.env, GOFLAGS: '-mod=mod', CGO_ENABLED: '0' };
-  const { stdout } = await run(go, ['mod', 'download', '-json', `${MODULE}@${FERRETDB_VERSION}`], { env: goEnv, maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await run(go, ['mod', 'download', '-json', `${MODULE}@${FERRETDB_VERSION}`], {
+    env: goEnv,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   const moduleDir = (JSON.parse(stdout) as { Dir?: string }).Dir;
   if (!moduleDir) throw new Error(`go mod download did not report the source folder of ${MODULE}@${FERRETDB_VERSION}`);
   const work = await mkdtemp(path.join(tmpdir(), 'ferretdb-build-'));
@@ -130,7 +138,12 @@ export interface EmbeddedMongo {
 }
 
 /** Starts FerretDB on a loopback port (a free one unless given) with its data in `dataDir`, and waits until it answers. */
-export async function startEmbeddedMongo(options: { dataDir: string; ferretdbBin?: string | undefined; progress?: (msg: string) => void; port?: number }): Promise<EmbeddedMongo> {
+export async function startEmbeddedMongo(options: {
+  dataDir: string;
+  ferretdbBin?: string | undefined;
+  progress?: (msg: string) => void;
+  port?: number;
+}): Promise<EmbeddedMongo> {
   const binary = await ensureFerretDB(options);
   await mkdir(options.dataDir, { recursive: true });
   const port = options.port ?? (await freePort());

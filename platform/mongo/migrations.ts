@@ -57,7 +57,11 @@ export async function applyMigrations(db: Db, migrations: readonly Migration[], 
           if (!(error instanceof MongoServerError && error.code === 11000)) throw error;
         }
       } else if (record.leaseUntil < now) {
-        claimed = (await records.findOneAndUpdate({ _id: migration.id, state: 'running', owner: record.owner }, { $set: { owner, leaseUntil } })) !== null;
+        claimed =
+          (await records.findOneAndUpdate(
+            { _id: migration.id, state: 'running', owner: record.owner },
+            { $set: { owner, leaseUntil } },
+          )) !== null;
       }
       if (claimed) {
         log('migration started', { migration: migration.id });
@@ -91,14 +95,23 @@ export async function applyMigrations(db: Db, migrations: readonly Migration[], 
  * document twice. `convert` returns the members to change (undefined removes one), or null to
  * leave the document as it is.
  */
-export async function convertOnce(db: Db, collection: string, migrationId: string, convert: (doc: StoredDocument) => Record<string, unknown> | null): Promise<number> {
+export async function convertOnce(
+  db: Db,
+  collection: string,
+  migrationId: string,
+  convert: (doc: StoredDocument) => Record<string, unknown> | null,
+): Promise<number> {
   const documents = db.collection<{ _id: string; migratedBy?: string[] }>(collection);
   let converted = 0;
   for await (const doc of documents.find({ migratedBy: { $ne: migrationId } })) {
     const changes = convert(doc);
     if (!changes) continue;
     const set = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
-    const unset = Object.fromEntries(Object.entries(changes).filter(([, value]) => value === undefined).map(([name]) => [name, '' as const]));
+    const unset = Object.fromEntries(
+      Object.entries(changes)
+        .filter(([, value]) => value === undefined)
+        .map(([name]) => [name, '' as const]),
+    );
     const result = await documents.updateOne(
       { _id: doc._id, migratedBy: { $ne: migrationId } },
       { $set: set, ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}), $addToSet: { migratedBy: migrationId } },

@@ -1,5 +1,14 @@
 import { trace } from '@opentelemetry/api';
-import { MongoClient, MongoServerError, type Collection, type CommandFailedEvent, type CommandSucceededEvent, type Db, type Document, type OptionalUnlessRequiredId } from 'mongodb';
+import {
+  MongoClient,
+  MongoServerError,
+  type Collection,
+  type CommandFailedEvent,
+  type CommandSucceededEvent,
+  type Db,
+  type Document,
+  type OptionalUnlessRequiredId,
+} from 'mongodb';
 import { databaseCommands } from '../telemetry/metrics.js';
 import { SpanKind, SpanStatusCode, startChildSpan, type Span } from '../telemetry/tracing.js';
 import type { SubgraphName } from '../runtime/config.js';
@@ -37,12 +46,18 @@ class CommandCounter {
     const name = Object.keys(command)[0] ?? '';
     const collection = typeof command[name] === 'string' ? command[name] : '';
     const filters: Array<Document | undefined> =
-      name === 'find' ? [command.filter as Document | undefined]
-        : name === 'findAndModify' ? [command.query as Document | undefined]
-          : name === 'update' ? (command.updates as Array<{ q?: Document }> | undefined)?.map((u) => u.q) ?? []
-            : name === 'delete' ? (command.deletes as Array<{ q?: Document }> | undefined)?.map((d) => d.q) ?? []
-              : name === 'count' ? [command.query as Document | undefined]
-                : name === 'aggregate' ? [(command.pipeline as Document[] | undefined)?.[0]?.$match as Document | undefined]
+      name === 'find'
+        ? [command.filter as Document | undefined]
+        : name === 'findAndModify'
+          ? [command.query as Document | undefined]
+          : name === 'update'
+            ? ((command.updates as Array<{ q?: Document }> | undefined)?.map((u) => u.q) ?? [])
+            : name === 'delete'
+              ? ((command.deletes as Array<{ q?: Document }> | undefined)?.map((d) => d.q) ?? [])
+              : name === 'count'
+                ? [command.query as Document | undefined]
+                : name === 'aggregate'
+                  ? [(command.pipeline as Document[] | undefined)?.[0]?.$match as Document | undefined]
                   : [];
     for (const filter of filters) {
       const fields = filterFields(filter ?? {});
@@ -121,7 +136,12 @@ export async function connectMongo(uri: string, dbPrefix: string, appName = 'ban
   const serialized = await needsSerializedWrites(uri);
   const commands = new CommandCounter();
   const newClient = () => {
-    const created = new MongoClient(uri, { appName, monitorCommands: true, serverSelectionTimeoutMS: 10_000, ...(serialized ? { maxPoolSize: 1 } : {}) });
+    const created = new MongoClient(uri, {
+      appName,
+      monitorCommands: true,
+      serverSelectionTimeoutMS: 10_000,
+      ...(serialized ? { maxPoolSize: 1 } : {}),
+    });
     // A command's span, kept from its start to its end event; only inside a trace being recorded.
     const spans = new Map<string, Span>();
     created.on('commandStarted', (event) => {
@@ -130,7 +150,15 @@ export async function connectMongo(uri: string, dbPrefix: string, appName = 'ban
       commands.record(event.databaseName, collection, event.commandName);
       commands.recordShapes(event.databaseName, event.command);
       if (trace.getActiveSpan()?.isRecording()) {
-        spans.set(`${event.address}/${event.requestId}`, startChildSpan(`mongodb ${event.commandName} ${collection}`.trim(), SpanKind.CLIENT, { 'db.system.name': 'mongodb', 'db.namespace': event.databaseName, 'db.collection.name': collection, 'db.operation.name': event.commandName }));
+        spans.set(
+          `${event.address}/${event.requestId}`,
+          startChildSpan(`mongodb ${event.commandName} ${collection}`.trim(), SpanKind.CLIENT, {
+            'db.system.name': 'mongodb',
+            'db.namespace': event.databaseName,
+            'db.collection.name': collection,
+            'db.operation.name': event.commandName,
+          }),
+        );
       }
     });
     const ended = (event: CommandSucceededEvent | CommandFailedEvent, outcome: 'ok' | 'error') => {
@@ -167,7 +195,11 @@ export async function connectMongo(uri: string, dbPrefix: string, appName = 'ban
     commands,
     serialized,
     // Readiness must answer fast while the server is away (the driver would wait for server selection).
-    ping: () => withinTime(client.db('admin').command({ ping: 1 }), 2000).then(() => true, () => false),
+    ping: () =>
+      withinTime(client.db('admin').command({ ping: 1 }), 2000).then(
+        () => true,
+        () => false,
+      ),
     close: async () => {
       await Promise.all([...perDatabase.values()].map((dedicated) => dedicated.close()));
       await client.close();
@@ -180,7 +212,10 @@ export async function connectMongo(uri: string, dbPrefix: string, appName = 'ban
  * than an upsert with `$setOnInsert`, because FerretDB 1.24 drops top-level `null` and empty-array
  * members from a `$setOnInsert` document (measured), and a record must read back as written.
  */
-export async function insertIfAbsent<T extends Document & { _id: string }>(collection: Collection<T>, doc: OptionalUnlessRequiredId<T>): Promise<boolean> {
+export async function insertIfAbsent<T extends Document & { _id: string }>(
+  collection: Collection<T>,
+  doc: OptionalUnlessRequiredId<T>,
+): Promise<boolean> {
   try {
     await collection.insertOne(doc);
     return true;

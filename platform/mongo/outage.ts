@@ -1,4 +1,11 @@
-import { MongoNetworkError, MongoNotConnectedError, MongoServerClosedError, MongoServerError, MongoServerSelectionError, MongoTopologyClosedError } from 'mongodb';
+import {
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoServerClosedError,
+  MongoServerError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+} from 'mongodb';
 
 /** Server error codes of a database that is shutting down or stepping down: it will be back. */
 const DATABASE_GOING_AWAY = new Set([91, 189, 11600, 11602, 13435, 13436]);

@@ -99,7 +99,14 @@ export interface Config {
    * for the sensitive fields, counted once the operation is parsed), and whole requests per
    * credential and per address (counted before the document is parsed).
    */
-  rateLimits: { windowSeconds: number; perCredential: number; perAddress: number; sensitive: number; requestsPerCredential: number; requestsPerAddress: number };
+  rateLimits: {
+    windowSeconds: number;
+    perCredential: number;
+    perAddress: number;
+    sensitive: number;
+    requestsPerCredential: number;
+    requestsPerAddress: number;
+  };
   /**
    * Bounds of the gateway's graphql-ws subscriptions (each gateway counts its own): open
    * connections per principal and per client address (an IPv6 address by its /64), subscriptions
@@ -107,7 +114,13 @@ export interface Config {
    * per connection and per principal (the latter counted with the rate limits: in Redis where
    * `REDIS_URL` is set).
    */
-  subscriptionLimits: { connectionsPerPrincipal: number; connectionsPerAddress: number; subscriptionsPerPrincipal: number; subscribesPerConnection: number; subscribesPerPrincipal: number };
+  subscriptionLimits: {
+    connectionsPerPrincipal: number;
+    connectionsPerAddress: number;
+    subscriptionsPerPrincipal: number;
+    subscribesPerConnection: number;
+    subscribesPerPrincipal: number;
+  };
   /** How long an Idempotency-Key and its answer are kept. */
   idempotencyKeyTtlSeconds: number;
   /**
@@ -316,7 +329,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
 
   const serviceKeyHashes = new Map<string, string>();
-  for (const entry of (env.SERVICE_KEYS ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of (env.SERVICE_KEYS ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const cut = entry.indexOf('=');
     const name = cut > 0 ? entry.slice(0, cut) : '';
     const key = cut > 0 ? entry.slice(cut + 1) : '';
@@ -327,18 +343,23 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     // A key named after one of our own services would act as that service (append audit records,
     // post card transactions): production refuses it; tests use such keys to call internal mutations.
     if (nodeEnv === 'production' && INTERNAL_SERVICE_NAMES.includes(name)) {
-      problems.push(`SERVICE_KEYS must not name a key ${name}: that name is one of the services' own (${INTERNAL_SERVICE_NAMES.join(', ')})`);
+      problems.push(
+        `SERVICE_KEYS must not name a key ${name}: that name is one of the services' own (${INTERNAL_SERVICE_NAMES.join(', ')})`,
+      );
       break;
     }
     serviceKeyHashes.set(createHash('sha256').update(key).digest('hex'), name);
   }
   const serviceKeyScopes = new Map<string, ServiceScope | null>();
-  const scoped = env.SERVICE_KEY_SCOPES?.trim() ? parseServiceKeyScopes(env.SERVICE_KEY_SCOPES) : { scopes: new Map<string, ServiceScope>(), problems: [] };
+  const scoped = env.SERVICE_KEY_SCOPES?.trim()
+    ? parseServiceKeyScopes(env.SERVICE_KEY_SCOPES)
+    : { scopes: new Map<string, ServiceScope>(), problems: [] };
   problems.push(...scoped.problems);
   const keyNames = new Set(serviceKeyHashes.values());
   for (const name of scoped.scopes.keys()) {
     if (!keyNames.has(name)) problems.push(`SERVICE_KEY_SCOPES names ${name}, which SERVICE_KEYS does not name`);
-    else if (INTERNAL_SERVICE_NAMES.includes(name)) problems.push(`SERVICE_KEY_SCOPES must not scope ${name}: that name is one of the services' own`);
+    else if (INTERNAL_SERVICE_NAMES.includes(name))
+      problems.push(`SERVICE_KEY_SCOPES must not scope ${name}: that name is one of the services' own`);
   }
   for (const name of keyNames) {
     serviceKeyScopes.set(name, INTERNAL_SERVICE_NAMES.includes(name) ? null : (scoped.scopes.get(name) ?? defaultServiceScope(name)));
@@ -346,9 +367,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   /** A comma-separated list of browser origins: scheme, host and port, or a host with `:*`. */
   const origins = (name: string, fallback: string): string[] => {
     // Browsers send origins in lower case.
-    const list = (env[name] ?? fallback).split(',').map((o) => o.trim().toLowerCase()).filter(Boolean);
+    const list = (env[name] ?? fallback)
+      .split(',')
+      .map((o) => o.trim().toLowerCase())
+      .filter(Boolean);
     for (const origin of list) {
-      if (!/^https?:\/\/[A-Za-z0-9.-]+(:(\d{1,5}|\*))?$/.test(origin)) problems.push(`${name} must list origins such as https://app.example.com or http://localhost:* (got "${origin}")`);
+      if (!/^https?:\/\/[A-Za-z0-9.-]+(:(\d{1,5}|\*))?$/.test(origin))
+        problems.push(`${name} must list origins such as https://app.example.com or http://localhost:* (got "${origin}")`);
     }
     return list;
   };
@@ -466,7 +491,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     drainSeconds: int('DRAIN_SECONDS', 5, 0, 300),
     otlpEndpoint: optionalUrl('OTEL_EXPORTER_OTLP_ENDPOINT'),
     traceSampleRatio: ratio('OTEL_TRACES_SAMPLER_ARG', 1),
-    metricsPort: env.METRICS_PORT ? int('METRICS_PORT', 0, 1, 65535) : nodeEnv === 'production' ? DEFAULT_PRODUCTION_METRICS_PORT : undefined,
+    metricsPort: env.METRICS_PORT
+      ? int('METRICS_PORT', 0, 1, 65535)
+      : nodeEnv === 'production'
+        ? DEFAULT_PRODUCTION_METRICS_PORT
+        : undefined,
     seedDemo: bool('SEED_DEMO', nodeEnv !== 'production'),
     outboxChosen: Boolean(env.OUTBOX_DIR),
     geocoderPreload: bool('GEOCODER_PRELOAD', true),
@@ -475,8 +504,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     cardHoldExpirySeconds: int('CARD_HOLD_EXPIRY_SECONDS', 7 * 24 * 3600, 1, 30 * 24 * 3600),
     ...overrides,
   };
-  if (config.httpLimits.headersTimeoutMs >= config.httpLimits.requestTimeoutMs) problems.push('HTTP_HEADERS_TIMEOUT_MS must be shorter than HTTP_REQUEST_TIMEOUT_MS');
-  if (nodeEnv === 'production' && config.exposeErrorDetails) problems.push('EXPOSE_ERROR_DETAILS is for a developer at work, never in production (it puts internal details in answers)');
+  if (config.httpLimits.headersTimeoutMs >= config.httpLimits.requestTimeoutMs)
+    problems.push('HTTP_HEADERS_TIMEOUT_MS must be shorter than HTTP_REQUEST_TIMEOUT_MS');
+  if (nodeEnv === 'production' && config.exposeErrorDetails)
+    problems.push('EXPOSE_ERROR_DETAILS is for a developer at work, never in production (it puts internal details in answers)');
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
 }

@@ -4,7 +4,8 @@ import { activeTraceIds } from '../telemetry/tracing.js';
 import type { LogLevel } from './config.js';
 
 /** Keys whose values never reach a log line, whatever object they sit in. */
-const SECRET_KEYS = /^(password|oldpassword|newpassword|token|tokens|x-svc-token|x-svc-jwtoken|authorization|cookie|secret|serversecret|signature|cryptotext|accountnumber|num|pan|destinationpan|x-internal-principal)$/i;
+const SECRET_KEYS =
+  /^(password|oldpassword|newpassword|token|tokens|x-svc-token|x-svc-jwtoken|authorization|cookie|secret|serversecret|signature|cryptotext|accountnumber|num|pan|destinationpan|x-internal-principal)$/i;
 
 /** An unexpected error's text may print an object that holds a token: the token is cut out. */
 const scrubbed = withoutTokens;

@@ -24,7 +24,8 @@ export function maySeeUser(principal: Principal, userId: string): boolean {
  * reporting, and cannot change passwords, applications, payment links or sandbox settings.
  */
 export function requireAggregator(principal: Principal, access: 'read' | 'write'): Extract<Principal, { kind: 'aggregator' }> {
-  if (principal.kind !== 'aggregator') throw appError(ErrorCode.UNAUTHENTICATED, 'This operation needs an aggregator token in the `x-svc-token` header.');
+  if (principal.kind !== 'aggregator')
+    throw appError(ErrorCode.UNAUTHENTICATED, 'This operation needs an aggregator token in the `x-svc-token` header.');
   if (access === 'write' && principal.tokenType === 'confined') {
     throw appError(ErrorCode.FORBIDDEN, 'A confined token may only read; use the base token to change anything.');
   }
@@ -43,12 +44,14 @@ export function requireService(principal: Principal, allowed: readonly string[])
 
 /** The merchant behind a merchant JWT (`x-svc-jwtoken` from `POST /payment-link/merchant/get-token`). */
 export function requireMerchant(principal: Principal): Extract<Principal, { kind: 'merchant' }> {
-  if (principal.kind !== 'merchant') throw appError(ErrorCode.UNAUTHENTICATED, 'This operation needs a merchant JWT in the `x-svc-jwtoken` header.');
+  if (principal.kind !== 'merchant')
+    throw appError(ErrorCode.UNAUTHENTICATED, 'This operation needs a merchant JWT in the `x-svc-jwtoken` header.');
   return principal;
 }
 
 /** The customer behind a customer JWT (`x-svc-jwtoken` from `POST /public/customer/payment/link`). */
 export function requireCustomer(principal: Principal): Extract<Principal, { kind: 'customer' }> {
-  if (principal.kind !== 'customer') throw appError(ErrorCode.UNAUTHENTICATED, 'This operation needs a customer JWT in the `x-svc-jwtoken` header.');
+  if (principal.kind !== 'customer')
+    throw appError(ErrorCode.UNAUTHENTICATED, 'This operation needs a customer JWT in the `x-svc-jwtoken` header.');
   return principal;
 }

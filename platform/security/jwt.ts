@@ -2,9 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { newId } from './secrets.js';
 
 /** The claims of the payment-link JWTs: a merchant's, or a customer's for one link. */
-export type PaymentJwtClaims =
-  | { typ: 'merchant'; sub: string; agg: string }
-  | { typ: 'customer'; sub: string; agg: string; mer: string };
+export type PaymentJwtClaims = { typ: 'merchant'; sub: string; agg: string } | { typ: 'customer'; sub: string; agg: string; mer: string };
 
 /** Lifetime of merchant and customer JWTs (the aggregator spec: 3600 seconds). */
 export const PAYMENT_JWT_LIFETIME_SECONDS = 3600;
@@ -13,7 +11,12 @@ const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toStrin
 const mac = (secret: string, input: string) => createHmac('sha256', secret).update(input).digest();
 
 /** Signs an HS256 JWT with `iat`, `exp` and a `jti`. */
-export function signJwt(claims: PaymentJwtClaims, secret: string, now = Date.now(), lifetimeSeconds = PAYMENT_JWT_LIFETIME_SECONDS): string {
+export function signJwt(
+  claims: PaymentJwtClaims,
+  secret: string,
+  now = Date.now(),
+  lifetimeSeconds = PAYMENT_JWT_LIFETIME_SECONDS,
+): string {
   const iat = Math.floor(now / 1000);
   const payload = Buffer.from(JSON.stringify({ ...claims, iat, exp: iat + lifetimeSeconds, jti: newId() })).toString('base64url');
   return `${HEADER}.${payload}.${mac(secret, `${HEADER}.${payload}`).toString('base64url')}`;
@@ -39,7 +42,8 @@ export function verifyJwt(token: string, secret: string, now = Date.now()): Paym
     if (typeof claims.exp !== 'number' || claims.exp * 1000 <= now) return null;
     if (typeof claims.sub !== 'string' || typeof claims.agg !== 'string') return null;
     if (claims.typ === 'merchant') return { typ: 'merchant', sub: claims.sub, agg: claims.agg };
-    if (claims.typ === 'customer' && typeof claims.mer === 'string') return { typ: 'customer', sub: claims.sub, agg: claims.agg, mer: claims.mer };
+    if (claims.typ === 'customer' && typeof claims.mer === 'string')
+      return { typ: 'customer', sub: claims.sub, agg: claims.agg, mer: claims.mer };
     return null;
   } catch {
     return null;

@@ -6,7 +6,16 @@ import { isOneOf, ownValue } from '../contracts/own.js';
  * resolvers are reserved for the key's name. Any other name gets nothing.
  */
 const FIELDS_OF_NAMED_SERVICES: Readonly<Record<string, readonly string[]>> = {
-  operator: ['setUserActive', 'auditLog', 'restrictionRules', 'evaluateTransaction', 'setRestriction', 'removeRestriction', 'placeProceduralRestriction', 'liftProceduralRestriction'],
+  operator: [
+    'setUserActive',
+    'auditLog',
+    'restrictionRules',
+    'evaluateTransaction',
+    'setRestriction',
+    'removeRestriction',
+    'placeProceduralRestriction',
+    'liftProceduralRestriction',
+  ],
   'card-processor': ['authorizeCardMessage'],
   'ach-processor': ['recordAchDebit', 'recordAchReturn', 'recordAchSettlement'],
 };
@@ -37,10 +46,16 @@ export function parseServiceKeyScopes(raw: string): { scopes: Map<string, Servic
   try {
     parsed = JSON.parse(raw);
   } catch {
-    return { scopes, problems: ['SERVICE_KEY_SCOPES must be a JSON object from key names to {"channels": [...], "users": [...] or "*", "fields": [...]}'] };
+    return {
+      scopes,
+      problems: ['SERVICE_KEY_SCOPES must be a JSON object from key names to {"channels": [...], "users": [...] or "*", "fields": [...]}'],
+    };
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    return { scopes, problems: ['SERVICE_KEY_SCOPES must be a JSON object from key names to {"channels": [...], "users": [...] or "*", "fields": [...]}'] };
+    return {
+      scopes,
+      problems: ['SERVICE_KEY_SCOPES must be a JSON object from key names to {"channels": [...], "users": [...] or "*", "fields": [...]}'],
+    };
   }
   for (const [name, value] of Object.entries(parsed as Record<string, unknown>)) {
     const at = `SERVICE_KEY_SCOPES.${name}`;
@@ -65,7 +80,9 @@ export function parseServiceKeyScopes(raw: string): { scopes: Map<string, Servic
     else {
       const given = list('users');
       if (given === null || given.length > MAX_SCOPE_USERS || !given.every((u) => typeof u === 'string' && SVC_USER_ID.test(u))) {
-        problems.push(`${at}.users must be "*" (every user) or a list of at most ${MAX_SCOPE_USERS} SvcUserIds (letters, digits, underscores)`);
+        problems.push(
+          `${at}.users must be "*" (every user) or a list of at most ${MAX_SCOPE_USERS} SvcUserIds (letters, digits, underscores)`,
+        );
       } else users = given as string[];
     }
     const fields = list('fields');

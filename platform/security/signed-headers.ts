@@ -29,7 +29,11 @@ export function verifyClientIp(header: string | string[] | undefined, secret: st
  * the peer it saw to `x-forwarded-for`, that is the last entry (earlier ones are the client's own
  * claims); it must be an IP address. Otherwise, the socket's peer.
  */
-export function clientAddress(headers: Record<string, string | string[] | undefined>, socketAddress: string | undefined, trustProxy: boolean): string | null {
+export function clientAddress(
+  headers: Record<string, string | string[] | undefined>,
+  socketAddress: string | undefined,
+  trustProxy: boolean,
+): string | null {
   const forwarded = headers['x-forwarded-for'];
   if (trustProxy && typeof forwarded === 'string') {
     const last = forwarded.split(',').at(-1)?.trim() ?? '';
@@ -61,7 +65,12 @@ export function signPrincipal(principal: Principal, secret: string, now = Date.n
 }
 
 /** Verifies a signed principal header; returns null when it is missing, forged, expired or for another audience. */
-export function verifyPrincipal(header: string | undefined, secret: string, now = Date.now(), audience: Audience = 'subgraph'): Principal | null {
+export function verifyPrincipal(
+  header: string | undefined,
+  secret: string,
+  now = Date.now(),
+  audience: Audience = 'subgraph',
+): Principal | null {
   if (!header) return null;
   const [version, payload, signature] = header.split('.');
   if (version !== VERSION || !payload || !signature) return null;

@@ -26,10 +26,18 @@ export function checkString(value: unknown, field: string, rule: StringRule = {}
   // eslint-disable-next-line @typescript-eslint/no-misused-spread -- the length is counted in code points, as JSON Schema's maxLength counts it.
   const length = [...value].length;
   if (rule.min !== undefined && length < rule.min) {
-    throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be ${rule.max !== undefined ? `${rule.min}-${rule.max}` : `at least ${rule.min}`} characters long.`, { field });
+    throw appError(
+      ErrorCode.VALIDATION_FAILED,
+      `${field} must be ${rule.max !== undefined ? `${rule.min}-${rule.max}` : `at least ${rule.min}`} characters long.`,
+      { field },
+    );
   }
   if (rule.max !== undefined && length > rule.max) {
-    throw appError(ErrorCode.VALIDATION_FAILED, `${field} must be ${rule.min !== undefined ? `${rule.min}-${rule.max}` : `at most ${rule.max}`} characters long.`, { field });
+    throw appError(
+      ErrorCode.VALIDATION_FAILED,
+      `${field} must be ${rule.min !== undefined ? `${rule.min}-${rule.max}` : `at most ${rule.max}`} characters long.`,
+      { field },
+    );
   }
   if (rule.safeText && (/[<>]/.test(value) || value.trim() === '')) {
     throw appError(ErrorCode.VALIDATION_FAILED, `${field} must not contain < or > and must not be only whitespace.`, { field });
@@ -43,7 +51,12 @@ export function checkString(value: unknown, field: string, rule: StringRule = {}
 /** The specs' id pattern: 1-36 letters, digits or underscores. */
 export const ID_RULE: StringRule = { min: 1, max: 36, pattern: /^[A-Za-z0-9_]+$/, patternText: 'letters, digits or underscores' };
 /** A device's tag (onboarding and recovery): 1-64 letters, digits or `_ . : -`. */
-export const DEVICE_TAG_RULE: StringRule = { min: 1, max: 64, pattern: /^[A-Za-z0-9_.:-]+$/, patternText: '1-64 letters, digits or _ . : -' };
+export const DEVICE_TAG_RULE: StringRule = {
+  min: 1,
+  max: 64,
+  pattern: /^[A-Za-z0-9_.:-]+$/,
+  patternText: '1-64 letters, digits or _ . : -',
+};
 /** The specs' external references: 1-32 letters or digits. */
 export const REFERENCE_RULE: StringRule = { min: 1, max: 32, pattern: /^[A-Za-z0-9]+$/, patternText: 'letters and digits' };
 /** Acquirer reference number: 1-50 characters, no < or >, not only whitespace. */
@@ -63,7 +76,10 @@ export const NEW_PASSWORD_RULES: ReadonlyArray<{ pattern: RegExp; message: strin
 /** Email addresses as a bank accepts them: one @, a dot in the domain, no spaces, at most 254 characters. */
 export const EMAIL_RULE: StringRule = { max: 254, pattern: /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]{2,}$/, patternText: 'an email address' };
 /** Phone numbers in international form: optional +, 6-15 digits. */
-export const PHONE_RULE: StringRule = { pattern: /^\+?[0-9]{6,15}$/, patternText: 'a phone number of 6-15 digits, optionally starting with +' };
+export const PHONE_RULE: StringRule = {
+  pattern: /^\+?[0-9]{6,15}$/,
+  patternText: 'a phone number of 6-15 digits, optionally starting with +',
+};
 
 /** A Nacha return code: R followed by two digits. */
 export const RETURN_CODE_PATTERN = /^R\d{2}$/;

@@ -87,7 +87,14 @@ export const subscriptionRefusals = new Counter({
 });
 
 /** The limits `subscriptionRefusals` counts, each started at zero. */
-export const SUBSCRIPTION_LIMITS = ['connections-per-principal', 'connections-per-address', 'subscriptions-per-connection', 'subscriptions-per-principal', 'subscribe-rate-per-connection', 'subscribe-rate-per-principal'] as const;
+export const SUBSCRIPTION_LIMITS = [
+  'connections-per-principal',
+  'connections-per-address',
+  'subscriptions-per-connection',
+  'subscriptions-per-principal',
+  'subscribe-rate-per-connection',
+  'subscribe-rate-per-principal',
+] as const;
 
 /** GraphQL documents refused before parsing, by the limit they broke and the path they came by. */
 export const documentRefusals = new Counter({
@@ -178,13 +185,16 @@ function reportAtScrape(gauge: Gauge, readers: Set<ScrapeReader>, labels: Record
 }
 
 /** Reports the depth of a queue held in `database` at every scrape until the returned function is called. */
-export const reportQueueDepth = (database: string, queue: string, read: () => Promise<number>) => reportAtScrape(queueDepth, depthReaders, { database, queue }, read);
+export const reportQueueDepth = (database: string, queue: string, read: () => Promise<number>) =>
+  reportAtScrape(queueDepth, depthReaders, { database, queue }, read);
 
 /** Reports a subgraph's readiness (1 or 0) at every scrape until the returned function is called. */
-export const reportSubgraphReadiness = (subgraph: string, read: () => Promise<number>) => reportAtScrape(subgraphReady, readinessReaders, { subgraph }, read);
+export const reportSubgraphReadiness = (subgraph: string, read: () => Promise<number>) =>
+  reportAtScrape(subgraphReady, readinessReaders, { subgraph }, read);
 
 /** Reports a gateway's subscription count at every scrape until the returned function is called. */
-export const reportSubscriptions = (service: string, read: () => Promise<number>) => reportAtScrape(subscriptions, subscriptionReaders, { service }, read);
+export const reportSubscriptions = (service: string, read: () => Promise<number>) =>
+  reportAtScrape(subscriptions, subscriptionReaders, { service }, read);
 
 /**
  * Starts the gateway's counters at zero for every label value they can take, so that a rate
@@ -193,7 +203,8 @@ export const reportSubscriptions = (service: string, read: () => Promise<number>
 export function zeroGatewayCounters(subgraphs: readonly string[]): void {
   for (const subgraph of subgraphs) deduplicatedFetches.inc({ subgraph }, 0);
   for (const source of ['memory', 'read']) sessionLookups.inc({ source }, 0);
-  for (const limit of ['sensitive', 'per-credential', 'per-address', 'requests-per-credential', 'requests-per-address']) rateLimitRefusals.inc({ limit }, 0);
+  for (const limit of ['sensitive', 'per-credential', 'per-address', 'requests-per-credential', 'requests-per-address'])
+    rateLimitRefusals.inc({ limit }, 0);
   for (const limit of ['bytes', 'tokens']) for (const via of ['http', 'subscription']) documentRefusals.inc({ limit, via }, 0);
   for (const limit of SUBSCRIPTION_LIMITS) subscriptionRefusals.inc({ limit }, 0);
 }

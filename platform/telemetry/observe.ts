@@ -45,7 +45,8 @@ export async function startMetricsListener(port: number, host: string, logger: L
     const route = req.method === 'GET' ? operatorRoutes.get(path) : undefined;
     if (route) {
       route().then(
-        (body) => res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(JSON.stringify(body)),
+        (body) =>
+          res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(JSON.stringify(body)),
         (error: unknown) => {
           logger.error('operator route failed', { path, error });
           res.writeHead(500, { 'content-type': 'text/plain' }).end('Internal server error.\n');

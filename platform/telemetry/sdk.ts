@@ -2,7 +2,14 @@ import { context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { AlwaysOffSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace';
+import {
+  AlwaysOffSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace';
 
 /** A started tracing setup; `shutdown` exports what is pending and unregisters it. */
 export interface Tracing {
@@ -20,12 +27,21 @@ export interface Tracing {
  * The trace SDK's parts are registered directly rather than through `@opentelemetry/sdk-node`,
  * which loads every exporter (gRPC, logs, metrics) and adds a second to every process's start.
  */
-export async function startTracing(options: { serviceName: string; otlpEndpoint: string | undefined; sampleRatio: number }): Promise<Tracing> {
+export async function startTracing(options: {
+  serviceName: string;
+  otlpEndpoint: string | undefined;
+  sampleRatio: number;
+}): Promise<Tracing> {
   const { otlpEndpoint } = options;
   const processors: SpanProcessor[] = [];
   if (otlpEndpoint) {
     const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
-    processors.push(new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: new URL('/v1/traces', otlpEndpoint).href }), scheduledDelayMillis: 1000 }));
+    processors.push(
+      new BatchSpanProcessor({
+        exporter: new OTLPTraceExporter({ url: new URL('/v1/traces', otlpEndpoint).href }),
+        scheduledDelayMillis: 1000,
+      }),
+    );
   }
   const ratio = new TraceIdRatioBasedSampler(options.sampleRatio);
   const provider = new TracerProvider({

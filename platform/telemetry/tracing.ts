@@ -16,7 +16,11 @@ async function ending<T>(span: Span, work: Promise<T>): Promise<T> {
     return await work;
   } catch (error) {
     // As in the logs: an error's text may print an object that holds a token.
-    span.recordException(error instanceof Error ? { name: error.name, message: withoutTokens(error.message), stack: withoutTokens(error.stack) } : withoutTokens(String(error)));
+    span.recordException(
+      error instanceof Error
+        ? { name: error.name, message: withoutTokens(error.message), stack: withoutTokens(error.stack) }
+        : withoutTokens(String(error)),
+    );
     span.setStatus({ code: SpanStatusCode.ERROR });
     throw error;
   } finally {
@@ -29,7 +33,12 @@ async function ending<T>(span: Span, work: Promise<T>): Promise<T> {
  * (`traceparent` in `headers`). The span is handed to `work`, which names its route and sets its
  * status; the caller ends it.
  */
-export function serveInSpan<T>(name: string, headers: Record<string, string | string[] | undefined>, attributes: Attributes, work: (span: Span) => T): T {
+export function serveInSpan<T>(
+  name: string,
+  headers: Record<string, string | string[] | undefined>,
+  attributes: Attributes,
+  work: (span: Span) => T,
+): T {
   const parent = propagation.extract(ROOT_CONTEXT, headers);
   const span = tracer().startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
   return context.with(trace.setSpan(parent, span), () => work(span));
@@ -39,7 +48,12 @@ export function serveInSpan<T>(name: string, headers: Record<string, string | st
  * Runs a call to another service in a CLIENT span, with the trace context added to the headers
  * it sends (a copy; the caller's are not changed).
  */
-export function callInSpan<T>(name: string, attributes: Attributes, headers: Record<string, string>, work: (headers: Record<string, string>) => Promise<T>): Promise<T> {
+export function callInSpan<T>(
+  name: string,
+  attributes: Attributes,
+  headers: Record<string, string>,
+  work: (headers: Record<string, string>) => Promise<T>,
+): Promise<T> {
   return tracer().startActiveSpan(name, { kind: SpanKind.CLIENT, attributes }, (span) => {
     const carried = { ...headers };
     propagation.inject(context.active(), carried);

@@ -24,7 +24,12 @@ export function contractDocuments(config: Config): ContractDocuments {
       return true;
     }
     if (pathname === '/postman-collection.json') {
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-disposition': 'attachment; filename="banking-graph.postman_collection.json"' }).end(collection);
+      res
+        .writeHead(200, {
+          'content-type': 'application/json; charset=utf-8',
+          'content-disposition': 'attachment; filename="banking-graph.postman_collection.json"',
+        })
+        .end(collection);
       return true;
     }
     if (pathname !== '/docs' && !pathname.startsWith('/docs/')) return false;

@@ -20,7 +20,11 @@ function refusalOfErrors(route: Route, answer: GatewayAnswer): Refusal | undefin
   const field = first.extensions?.field ?? fieldOfCoercionError(first.message);
   // eslint-disable-next-line @typescript-eslint/no-unsafe-enum-comparison -- code is the gateway's wire string, which ErrorCode's values are.
   const message = status >= 500 && code === ErrorCode.INTERNAL ? 'Internal server error.' : first.message;
-  return new Refusal(status, { code: code === 'BAD_USER_INPUT' ? ErrorCode.BAD_REQUEST : code, message, field }, { retryAfterSeconds: first.extensions?.retryAfter });
+  return new Refusal(
+    status,
+    { code: code === 'BAD_USER_INPUT' ? ErrorCode.BAD_REQUEST : code, message, field },
+    { retryAfterSeconds: first.extensions?.retryAfter },
+  );
 }
 
 /**

@@ -54,9 +54,20 @@ function gatewayHeaders(link: GatewayLink, route: Route, req: IncomingMessage, s
   return headers;
 }
 
-async function postOperation(link: GatewayLink, route: Route, variables: Record<string, unknown>, req: IncomingMessage, scope: RequestScope): Promise<GatewayAnswer> {
+async function postOperation(
+  link: GatewayLink,
+  route: Route,
+  variables: Record<string, unknown>,
+  req: IncomingMessage,
+  scope: RequestScope,
+): Promise<GatewayAnswer> {
   const request = { query: link.operations.get(route.operation)!, variables };
-  const answer = await link.transport.post(link.config.gatewayUrl, gatewayHeaders(link, route, req, scope), JSON.stringify(request), GATEWAY_TIMEOUT_MS);
+  const answer = await link.transport.post(
+    link.config.gatewayUrl,
+    gatewayHeaders(link, route, req, scope),
+    JSON.stringify(request),
+    GATEWAY_TIMEOUT_MS,
+  );
   let body: GraphQLResponse;
   try {
     body = JSON.parse(answer.text) as GraphQLResponse;
@@ -68,7 +79,13 @@ async function postOperation(link: GatewayLink, route: Route, variables: Record<
 }
 
 /** Sends the route's operation to the gateway; a gateway that cannot be reached or answers no GraphQL is a Refusal (UNAVAILABLE). */
-export async function callGateway(link: GatewayLink, route: Route, variables: Record<string, unknown>, req: IncomingMessage, scope: RequestScope): Promise<GatewayAnswer> {
+export async function callGateway(
+  link: GatewayLink,
+  route: Route,
+  variables: Record<string, unknown>,
+  req: IncomingMessage,
+  scope: RequestScope,
+): Promise<GatewayAnswer> {
   try {
     return await postOperation(link, route, variables, req, scope);
   } catch (error) {

@@ -4,7 +4,10 @@ import { ErrorCode } from '../../platform/contracts/errors.js';
 import { RouteInputError, type UploadedFile } from './routes/route.js';
 
 /** The fields and files of a multipart/form-data body, refusing files over `maxFileBytes`. */
-export function readMultipart(req: IncomingMessage, maxFileBytes: number): Promise<{ fields: Record<string, string>; files: UploadedFile[] }> {
+export function readMultipart(
+  req: IncomingMessage,
+  maxFileBytes: number,
+): Promise<{ fields: Record<string, string>; files: UploadedFile[] }> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
@@ -28,7 +31,9 @@ export function readMultipart(req: IncomingMessage, maxFileBytes: number): Promi
       stream.on('limit', () => {
         tooLarge = true;
       });
-      stream.on('close', () => files.push({ fieldName, fileName: info.filename ?? '', contentType: info.mimeType, data: Buffer.concat(chunks) }));
+      stream.on('close', () =>
+        files.push({ fieldName, fileName: info.filename ?? '', contentType: info.mimeType, data: Buffer.concat(chunks) }),
+      );
     });
     parser.on('error', () => reject(new RouteInputError(ErrorCode.BAD_REQUEST, 'The multipart body is malformed.', 'file')));
     parser.on('close', () => {

@@ -5,7 +5,14 @@ import type { Refusal } from './refusal.js';
 import type { Route } from './routes/index.js';
 
 /** Sends an error in the envelope of the route's API. */
-export function sendError(res: ServerResponse, api: Api, status: number, error: RouteError, requestId: string, retryAfterSeconds?: number): void {
+export function sendError(
+  res: ServerResponse,
+  api: Api,
+  status: number,
+  error: RouteError,
+  requestId: string,
+  retryAfterSeconds?: number,
+): void {
   // Every 429 says when to try again; the graph knows when, else a minute.
   const headers = status === 429 ? { 'retry-after': String(retryAfterSeconds ?? 60) } : undefined;
   sendJson(res, status, api === 'aggregator' ? aggregatorError(error, requestId) : endUserError(error, requestId), headers);
@@ -25,7 +32,8 @@ export function sendSuccess(res: ServerResponse, route: Route, payload: unknown,
     res.writeHead(200, {
       'content-type': 'text/html; charset=utf-8',
       'content-length': Buffer.byteLength(html),
-      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      'content-security-policy':
+        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
       'x-content-type-options': 'nosniff',
       'referrer-policy': 'no-referrer',
       'cache-control': 'no-store',
@@ -33,5 +41,10 @@ export function sendSuccess(res: ServerResponse, route: Route, payload: unknown,
     res.end(html);
     return;
   }
-  sendJson(res, 200, route.api === 'aggregator' ? aggregatorSuccess(payload, requestId) : payload, replayed ? { 'idempotent-replayed': 'true' } : {});
+  sendJson(
+    res,
+    200,
+    route.api === 'aggregator' ? aggregatorSuccess(payload, requestId) : payload,
+    replayed ? { 'idempotent-replayed': 'true' } : {},
+  );
 }

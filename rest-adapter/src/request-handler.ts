@@ -16,11 +16,22 @@ export function requestHandler(documents: ContractDocuments, match: ReturnType<t
     if (await documents(req, res, url.pathname, scope)) return;
     const found = match(req.method ?? 'GET', url.pathname);
     if (!found) {
-      sendJson(res, 404, { error: { code: ErrorCode.NOT_FOUND, message: `No route for ${req.method} ${url.pathname}.` }, requestId: scope.requestId });
+      sendJson(res, 404, {
+        error: { code: ErrorCode.NOT_FOUND, message: `No route for ${req.method} ${url.pathname}.` },
+        requestId: scope.requestId,
+      });
       return;
     }
     if ('allowed' in found) {
-      sendJson(res, 405, { error: { code: 'METHOD_NOT_ALLOWED', message: `${url.pathname} answers ${found.allowed.join(', ')}.` }, requestId: scope.requestId }, { allow: found.allowed.join(', ') });
+      sendJson(
+        res,
+        405,
+        {
+          error: { code: 'METHOD_NOT_ALLOWED', message: `${url.pathname} answers ${found.allowed.join(', ')}.` },
+          requestId: scope.requestId,
+        },
+        { allow: found.allowed.join(', ') },
+      );
       return;
     }
     const { route, params, undecodable } = found;

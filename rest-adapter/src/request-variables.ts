@@ -14,9 +14,14 @@ export interface RequestParts {
 }
 
 /** Checks the request against the route's schemas and maps it onto the operation's variables; throws a Refusal when it cannot. */
-export function variablesOf(route: Route, validator: RequestValidator, { params, undecodable, query, body, files }: RequestParts): Record<string, unknown> {
+export function variablesOf(
+  route: Route,
+  validator: RequestValidator,
+  { params, undecodable, query, body, files }: RequestParts,
+): Record<string, unknown> {
   try {
-    if (undecodable !== undefined) throw new RouteInputError(ErrorCode.BAD_REQUEST, `The path parameter ${undecodable} is not valid percent-encoding.`, undecodable);
+    if (undecodable !== undefined)
+      throw new RouteInputError(ErrorCode.BAD_REQUEST, `The path parameter ${undecodable} is not valid percent-encoding.`, undecodable);
     validator.check(route, { params, query, body });
     return route.variables({ params, body, query, files });
   } catch (error) {

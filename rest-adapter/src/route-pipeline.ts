@@ -31,12 +31,22 @@ export interface MatchedRequest {
  * the documented answer. Every refusal on the way answers in the route's envelope, with the
  * client's requestId once the body has given one the route echoes.
  */
-export async function serveRoute(pipeline: RoutePipeline, matched: MatchedRequest, req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
+export async function serveRoute(
+  pipeline: RoutePipeline,
+  matched: MatchedRequest,
+  req: IncomingMessage,
+  res: ServerResponse,
+  scope: RequestScope,
+): Promise<void> {
   const { route, params, undecodable, url } = matched;
   let requestId = scope.requestId;
   try {
     if (route.credential && !req.headers[route.credential]) {
-      throw new Refusal(route.missingCredentialStatus ?? 401, { code: ErrorCode.TOKEN_MISSING, message: `The ${route.credential} header is required.`, field: route.credential });
+      throw new Refusal(route.missingCredentialStatus ?? 401, {
+        code: ErrorCode.TOKEN_MISSING,
+        message: `The ${route.credential} header is required.`,
+        field: route.credential,
+      });
     }
     const { body, files, echoedRequestId } = await readRequestBody(route, req, pipeline.config.bodyLimitBytes);
     requestId = echoedRequestId ?? requestId;

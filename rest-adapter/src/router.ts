@@ -26,7 +26,10 @@ function compile(route: Route, path: string): CompiledPath {
 /** Finds the route of a method and path; tells apart an unknown path (404) from a known path with another method (405). */
 export function createRouter(routes: Route[]) {
   const compiled = routes.flatMap((route) => route.paths.map((path) => compile(route, path)));
-  return (method: string, pathname: string): { route: Route; template: string; params: Record<string, string>; undecodable?: string } | { allowed: string[] } | null => {
+  return (
+    method: string,
+    pathname: string,
+  ): { route: Route; template: string; params: Record<string, string>; undecodable?: string } | { allowed: string[] } | null => {
     const allowed: string[] = [];
     for (const { route, template, pattern, names } of compiled) {
       const match = pattern.exec(pathname);

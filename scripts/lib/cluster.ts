@@ -135,7 +135,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const ports = Object.fromEntries(MEMBERS.map((member, i) => [member, reservations[i]!.port])) as Record<Member, number>;
   const restPort = options.restPort || fronts[0]!.port;
   const graphqlPort = options.graphqlPort || fronts[1]!.port;
-  const metricsPorts = Object.fromEntries(metricsReservations.map((reservation, i) => [MEMBERS[i]!, reservation.port])) as Partial<Record<Member, number>>;
+  const metricsPorts = Object.fromEntries(metricsReservations.map((reservation, i) => [MEMBERS[i]!, reservation.port])) as Partial<
+    Record<Member, number>
+  >;
   await Promise.all([...reservations, ...fronts, ...metricsReservations].map(async (reservation) => reservation?.release()));
 
   const local = (port: number) => `http://127.0.0.1:${port}`;
@@ -166,7 +168,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     logs.set(who, lines);
     options.onLine?.(who, line);
   };
-  const tailOf = (who: Member | 'haproxy', lines: number) => `--- ${who} (last ${lines} lines) ---\n${(logs.get(who) ?? []).slice(-lines).join('\n')}`;
+  const tailOf = (who: Member | 'haproxy', lines: number) =>
+    `--- ${who} (last ${lines} lines) ---\n${(logs.get(who) ?? []).slice(-lines).join('\n')}`;
   const tail = (lines = 40) => [...MEMBERS, 'haproxy' as const].map((who) => tailOf(who, lines)).join('\n');
 
   const dir = await mkdtemp(path.join(tmpdir(), 'banking-graph-cluster-'));
@@ -175,9 +178,18 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const replicas = (names: readonly Member[]) => names.map((name) => ({ name, port: ports[name] }));
   await writeFile(
     configFile,
-    haproxyConfig([{ name: 'rest', port: restPort, servers: replicas(ADAPTERS) }, { name: 'graphql', port: graphqlPort, servers: replicas(GATEWAYS) }], { statsSocket }),
+    haproxyConfig(
+      [
+        { name: 'rest', port: restPort, servers: replicas(ADAPTERS) },
+        { name: 'graphql', port: graphqlPort, servers: replicas(GATEWAYS) },
+      ],
+      { statsSocket },
+    ),
   );
-  const haproxy = spawnHaproxy(configFile, (line) => remember('haproxy', line), { binary: haproxyBin, detached: options.detached ?? false });
+  const haproxy = spawnHaproxy(configFile, (line) => remember('haproxy', line), {
+    binary: haproxyBin,
+    detached: options.detached ?? false,
+  });
   const haproxyExited = new Promise<void>((resolve) => haproxy.once('exit', () => resolve()));
 
   const running = new Map<Member, Running>();
@@ -191,7 +203,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const service = serviceOf(member);
     const child = spawn(process.execPath, [...nodeFlagsOf(service), '--import', 'tsx', SERVE, service], {
       cwd: REPO_ROOT,
-      env: { ...shared, [PORT_VARIABLE[service]]: String(ports[member]), ...(metricsPorts[member] ? { METRICS_PORT: String(metricsPorts[member]) } : {}) },
+      env: {
+        ...shared,
+        [PORT_VARIABLE[service]]: String(ports[member]),
+        ...(metricsPorts[member] ? { METRICS_PORT: String(metricsPorts[member]) } : {}),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: options.detached ?? false,
     });
@@ -202,7 +218,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const state: Running = {
       child,
       expected: false,
-      exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal ? `killed by ${signal}` : `exited with ${code}`))),
+      exited: new Promise((resolve) =>
+        child.once('exit', (code, signal) => resolve(signal ? `killed by ${signal}` : `exited with ${code}`)),
+      ),
     };
     void state.exited.then((how) => {
       remember(member, `--- ${how} ---`);
@@ -221,7 +239,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const deadline = Date.now() + timeoutMs;
     const state = running.get(member);
     for (;;) {
-      if (!state || state.child.exitCode !== null || state.child.signalCode !== null) throw new Error(`${member} ended before it was ready:\n${tailOf(member, 60)}`);
+      if (!state || state.child.exitCode !== null || state.child.signalCode !== null)
+        throw new Error(`${member} ended before it was ready:\n${tailOf(member, 60)}`);
       const status = await fetch(`${urls[member]}/ready`, { signal: AbortSignal.timeout(2000) }).then(
         async (response) => {
           await response.arrayBuffer();
@@ -230,7 +249,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         () => 0,
       );
       if (status === 200) break;
-      if (Date.now() > deadline) throw new Error(`${member} was not ready within ${timeoutMs} ms (last /ready: ${status}):\n${tailOf(member, 60)}`);
+      if (Date.now() > deadline)
+        throw new Error(`${member} was not ready within ${timeoutMs} ms (last /ready: ${status}):\n${tailOf(member, 60)}`);
       await sleep(100);
     }
     if (member === 'user' || member === 'cards' || member === 'payments' || member === 'compliance') return;
@@ -239,7 +259,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       if (haproxy.exitCode !== null || haproxy.signalCode !== null) throw new Error(`HAProxy ended:\n${tailOf('haproxy', 40)}`);
       const state = await balancerState(member).catch(() => null);
       if (state?.status === 'UP') return;
-      if (Date.now() > deadline) throw new Error(`HAProxy did not take ${member} into rotation within ${timeoutMs} ms (${state?.status ?? 'no state'}):\n${tailOf('haproxy', 40)}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `HAProxy did not take ${member} into rotation within ${timeoutMs} ms (${state?.status ?? 'no state'}):\n${tailOf('haproxy', 40)}`,
+        );
       await sleep(50);
     }
   };

@@ -26,7 +26,8 @@ export const HAPROXY_CHECKS = { intervalMs: 200, fall: 3, rise: 2 } as const;
  */
 export function haproxyConfig(fronts: readonly HaproxyFront[], options: { statsSocket?: string } = {}): string {
   const { intervalMs, fall, rise } = HAPROXY_CHECKS;
-  const sections = fronts.map(({ name, port, servers }) => `frontend ${name}
+  const sections = fronts.map(
+    ({ name, port, servers }) => `frontend ${name}
   bind 127.0.0.1:${port}
   default_backend ${name}
 backend ${name}
@@ -34,7 +35,8 @@ backend ${name}
   option httpchk GET /ready
   http-check expect status 200
 ${servers.map((server) => `  server ${server.name} 127.0.0.1:${server.port} check inter ${intervalMs}ms fall ${fall} rise ${rise}`).join('\n')}
-`);
+`,
+  );
   return `global
   maxconn 4000
 ${options.statsSocket ? `  stats socket ${options.statsSocket} mode 600 level admin\n` : ''}defaults
@@ -80,8 +82,15 @@ export function haproxyServers(statsSocket: string): Promise<Map<string, Haproxy
 }
 
 /** Starts HAProxy in the foreground on a configuration file (in a process group of its own if `detached`); its output goes to `onLine`. */
-export function spawnHaproxy(configFile: string, onLine: (line: string) => void, options: { binary?: string; detached?: boolean } = {}): ChildProcess {
-  const child = spawn(options.binary ?? HAPROXY_BIN, ['-db', '-f', configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
+export function spawnHaproxy(
+  configFile: string,
+  onLine: (line: string) => void,
+  options: { binary?: string; detached?: boolean } = {},
+): ChildProcess {
+  const child = spawn(options.binary ?? HAPROXY_BIN, ['-db', '-f', configFile], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
+  });
   for (const stream of [child.stdout, child.stderr]) {
     let partial = '';
     stream.setEncoding('utf8');

@@ -28,9 +28,11 @@ export interface SchemaCommit {
  * parent's API schema (a commit that created the file breaks nothing).
  */
 export async function schemaHistory(repo: string): Promise<SchemaCommit[]> {
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd: repo, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
   // A shallow clone lacks the parents to compare with: every commit at its edge would pass unchecked.
-  if (git('rev-parse', '--is-shallow-repository').trim() === 'true') throw new Error('The breaking-change check needs the whole history: this clone is shallow (git fetch --unshallow).');
+  if (git('rev-parse', '--is-shallow-repository').trim() === 'true')
+    throw new Error('The breaking-change check needs the whole history: this clone is shallow (git fetch --unshallow).');
   const fileAt = (revision: string): string | null => {
     try {
       return git('show', `${revision}:${API_SCHEMA_FILE}`);

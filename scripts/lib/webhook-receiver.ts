@@ -40,7 +40,11 @@ export async function startWebhookReceiver(secret: string, port = 0, host = '127
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const webhook = { id: String(req.headers['webhook-id']), verified: verifyWebhook(secret, req.headers, body), payload: JSON.parse(body) as Record<string, unknown> };
+      const webhook = {
+        id: String(req.headers['webhook-id']),
+        verified: verifyWebhook(secret, req.headers, body),
+        payload: JSON.parse(body) as Record<string, unknown>,
+      };
       received.push(webhook);
       onWebhook?.(webhook);
       if (!webhook.verified) return void res.writeHead(401).end();

@@ -17,8 +17,15 @@ import { ESLintUtils } from '@typescript-eslint/utils';
 /** The expression under type assertions, `satisfies` and `Object.freeze(...)`. */
 function unwrap(node) {
   for (;;) {
-    if (ts.isAsExpression(node) || ts.isSatisfiesExpression(node) || ts.isParenthesizedExpression(node) || ts.isTypeAssertionExpression(node)) node = node.expression;
-    else if (ts.isCallExpression(node) && node.expression.getText() === 'Object.freeze' && node.arguments.length === 1) node = node.arguments[0];
+    if (
+      ts.isAsExpression(node) ||
+      ts.isSatisfiesExpression(node) ||
+      ts.isParenthesizedExpression(node) ||
+      ts.isTypeAssertionExpression(node)
+    )
+      node = node.expression;
+    else if (ts.isCallExpression(node) && node.expression.getText() === 'Object.freeze' && node.arguments.length === 1)
+      node = node.arguments[0];
     else return node;
   }
 }
@@ -32,7 +39,12 @@ function isConstantTable(declaration) {
   if (declaration && ts.isPropertyAssignment(declaration)) {
     const owner = declaration.parent.parent;
     const literal = unwrap(declaration.initializer);
-    return ts.isObjectLiteralExpression(literal) && literal.properties.length > 0 && (ts.isVariableDeclaration(owner) || ts.isPropertyAssignment(owner)) && isConstantTable(owner);
+    return (
+      ts.isObjectLiteralExpression(literal) &&
+      literal.properties.length > 0 &&
+      (ts.isVariableDeclaration(owner) || ts.isPropertyAssignment(owner)) &&
+      isConstantTable(owner)
+    );
   }
   if (!declaration || !ts.isVariableDeclaration(declaration) || !declaration.initializer) return false;
   const list = declaration.parent;
@@ -44,7 +56,14 @@ function isConstantTable(declaration) {
 /** A key written as a cast (`key as Name`, `<Name>key`; not `as const`). */
 function isCast(key) {
   if (key.type === 'TSTypeAssertion') return true;
-  return key.type === 'TSAsExpression' && !(key.typeAnnotation.type === 'TSTypeReference' && key.typeAnnotation.typeName.type === 'Identifier' && key.typeAnnotation.typeName.name === 'const');
+  return (
+    key.type === 'TSAsExpression' &&
+    !(
+      key.typeAnnotation.type === 'TSTypeReference' &&
+      key.typeAnnotation.typeName.type === 'Identifier' &&
+      key.typeAnnotation.typeName.name === 'const'
+    )
+  );
 }
 
 export default ESLintUtils.RuleCreator.withoutDocs({
@@ -71,7 +90,8 @@ export default ESLintUtils.RuleCreator.withoutDocs({
     const check = (node, target, key) => {
       if (key.type === 'Literal' || (key.type === 'TemplateLiteral' && key.expressions.length === 0)) return;
       let table = target;
-      while (table.type === 'TSAsExpression' || table.type === 'TSSatisfiesExpression' || table.type === 'TSNonNullExpression') table = table.expression;
+      while (table.type === 'TSAsExpression' || table.type === 'TSSatisfiesExpression' || table.type === 'TSNonNullExpression')
+        table = table.expression;
       const name = nameOf(table);
       if (!name) return;
       let symbol = checker.getSymbolAtLocation(services.esTreeNodeToTSNodeMap.get(name));

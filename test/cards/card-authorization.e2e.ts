@@ -36,14 +36,22 @@ describe('card authorization on local state: the restriction read model, one wri
     return response.body.data!;
   };
   const payments = () => stack.mongo.db('payments');
-  const balance = async () => (await payments().collection<{ _id: string; balance: number }>('accounts').findOne({ _id: DEMO.accountId }))!.balance;
+  const balance = async () =>
+    (await payments().collection<{ _id: string; balance: number }>('accounts').findOne({ _id: DEMO.accountId }))!.balance;
   /** The recorded transactions among `ids`, once each has moved its balance. */
-  const posted = (ids: string[]) => payments().collection<StoredTransaction>('transactions').find({ _id: { $in: ids }, posted: { $ne: false } }).toArray();
+  const posted = (ids: string[]) =>
+    payments()
+      .collection<StoredTransaction>('transactions')
+      .find({ _id: { $in: ids }, posted: { $ne: false } })
+      .toArray();
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver(DEMO.webhook.secret);
     stack = await startTestStack({ SERVICE_KEYS: `card-processor=${PROCESSOR_KEY},operator=${OPERATOR_KEY}` });
-    await stack.mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: receiver.url, timeoutMs: 500 } });
+    await stack.mongo
+      .db('cards')
+      .collection('webhookConfigs')
+      .updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: receiver.url, timeoutMs: 500 } });
     receiver.setMode({ reply: '00' });
   });
   afterAll(async () => {
@@ -77,7 +85,13 @@ describe('card authorization on local state: the restriction read model, one wri
       expect(await authorize(message({ currency: 'EUR' }))).toMatchObject({ responseCode: '57', decidedBy: 'card', transactionId: null });
       const inUsd = await authorize(message({ amount: 1 }));
       expect(inUsd).toMatchObject({ responseCode: '00' });
-      expect(await until(() => posted([inUsd.transactionId!]), (found) => found.length === 1, 5000)).toHaveLength(1);
+      expect(
+        await until(
+          () => posted([inUsd.transactionId!]),
+          (found) => found.length === 1,
+          5000,
+        ),
+      ).toHaveLength(1);
     } finally {
       await cards.updateOne({ _id: DEMO.cardIds[0] }, { $set: { currency: card?.currency ?? 'USD' } });
     }
@@ -89,12 +103,34 @@ describe('card authorization on local state: the restriction read model, one wri
     const stored = await stack.mongo.db('cards').collection('cardMessages').find({ rrn: input.rrn }).toArray();
     expect(stored).toHaveLength(1);
     expect(stored[0]).toMatchObject({
-      _id: decision.messageId, state: 'decided', bindingKey: decision.messageId, type: 'card.authorization', audience: { SvcUserId: DEMO.userId, svcAggregatorId: DEMO.aggregatorId },
-      payload: { messageId: decision.messageId, responseCode: '00', transactionId: decision.transactionId, transaction: { SvcAccountId: DEMO.accountId, direction: 'debit', amount: '10.00', currency: 'USD' } },
+      _id: decision.messageId,
+      state: 'decided',
+      bindingKey: decision.messageId,
+      type: 'card.authorization',
+      audience: { SvcUserId: DEMO.userId, svcAggregatorId: DEMO.aggregatorId },
+      payload: {
+        messageId: decision.messageId,
+        responseCode: '00',
+        transactionId: decision.transactionId,
+        transaction: { SvcAccountId: DEMO.accountId, direction: 'debit', amount: '10.00', currency: 'USD' },
+      },
     });
     // Carried to the bus and to payments from that one document; the outbox holds no copy of it.
-    await until(() => stack.mongo.db('cards').collection('cardMessages').findOne({ _id: decision.messageId as never }), (doc) => doc?.dtsPublished instanceof Date, 5000);
-    expect(await stack.mongo.db('cards').collection('outbox').countDocuments({ type: 'card.authorization', 'payload.messageId': decision.messageId })).toBe(0);
+    await until(
+      () =>
+        stack.mongo
+          .db('cards')
+          .collection('cardMessages')
+          .findOne({ _id: decision.messageId as never }),
+      (doc) => doc?.dtsPublished instanceof Date,
+      5000,
+    );
+    expect(
+      await stack.mongo
+        .db('cards')
+        .collection('outbox')
+        .countDocuments({ type: 'card.authorization', 'payload.messageId': decision.messageId }),
+    ).toBe(0);
     expect(await authorize(input)).toEqual(decision);
   });
 
@@ -104,9 +140,18 @@ describe('card authorization on local state: the restriction read model, one wri
     const db = mongo.db('cards');
     let graphCalls = 0;
     const graph = createGraphClient(stack.config, 'cards');
-    const counted = { request: <T>(query: string, variables?: Record<string, unknown>) => ((graphCalls += 1), graph.request<T>(query, variables)) };
+    const counted = {
+      request: <T>(query: string, variables?: Record<string, unknown>) => ((graphCalls += 1), graph.request<T>(query, variables)),
+    };
     const rules = new RestrictionReadModel(stack.bus, counted, createLogger('silent')).start();
-    const authorizer = new CardAuthorizer({ db, graph: counted, rules, funds: new AccountFunds(counted, createLogger('silent')), messageOutbox: new Outbox(db, [], createLogger('silent'), { collection: cardMessagesCollection(db).collectionName, prune: false }), allowInternalWebhooks: true });
+    const authorizer = new CardAuthorizer({
+      db,
+      graph: counted,
+      rules,
+      funds: new AccountFunds(counted, createLogger('silent')),
+      messageOutbox: new Outbox(db, [], createLogger('silent'), { collection: cardMessagesCollection(db).collectionName, prune: false }),
+      allowInternalWebhooks: true,
+    });
     try {
       const direct = (overrides: Record<string, unknown>) => {
         const input = message(overrides);
@@ -126,11 +171,27 @@ describe('card authorization on local state: the restriction read model, one wri
       expect(purchase).toMatchObject({ decision: { responseCode: '00', decidedBy: 'aggregator' }, commands: 4, graphCalls: 1 });
       const request = await commandsOf({ messageType: '0100' });
       expect(request).toMatchObject({ decision: { responseCode: '00' }, commands: 4, graphCalls: 1 });
-      expect(await commandsOf({ messageType: '0220', amount: 2 })).toMatchObject({ decision: { responseCode: '00', decidedBy: 'card' }, commands: 3, graphCalls: 1 });
-      expect(await commandsOf({ messageType: '0420', amount: 5, originalStan: stan })).toMatchObject({ decision: { responseCode: '00' }, commands: 4, graphCalls: 0 });
-      expect(await commandsOf({ messageType: '0200', amount: 7500 })).toMatchObject({ decision: { responseCode: '57', decidedBy: 'restriction' }, commands: 3, graphCalls: 0 });
+      expect(await commandsOf({ messageType: '0220', amount: 2 })).toMatchObject({
+        decision: { responseCode: '00', decidedBy: 'card' },
+        commands: 3,
+        graphCalls: 1,
+      });
+      expect(await commandsOf({ messageType: '0420', amount: 5, originalStan: stan })).toMatchObject({
+        decision: { responseCode: '00' },
+        commands: 4,
+        graphCalls: 0,
+      });
+      expect(await commandsOf({ messageType: '0200', amount: 7500 })).toMatchObject({
+        decision: { responseCode: '57', decidedBy: 'restriction' },
+        commands: 3,
+        graphCalls: 0,
+      });
       // This authorizer's outbox never ran: the service's sweep carries what it stored to payments.
-      await until(() => cardMessagesCollection(stack.mongo.db('cards')).countDocuments({ dtsPublished: null }), (n) => n === 0, 15_000);
+      await until(
+        () => cardMessagesCollection(stack.mongo.db('cards')).countDocuments({ dtsPublished: null }),
+        (n) => n === 0,
+        15_000,
+      );
     } finally {
       await rules.stop();
       await mongo.close();
@@ -139,7 +200,12 @@ describe('card authorization on local state: the restriction read model, one wri
 
   it('decides once when copies reach two replicas at once, and credits an original once when two reversals race', async () => {
     // A second cards replica on the same database, called as the gateway calls it.
-    const replica = await startCards({ config: { ...stack.config, ports: { ...stack.config.ports, cards: 0 } }, logger: createLogger('error'), mongo: stack.mongo, bus: stack.bus });
+    const replica = await startCards({
+      config: { ...stack.config, ports: { ...stack.config.ports, cards: 0 } },
+      logger: createLogger('error'),
+      mongo: stack.mongo,
+      bus: stack.bus,
+    });
     started.push(replica);
     const atReplica = authorizeAt(replica, stack.config.internalSecret);
     const before = await balance();
@@ -156,13 +222,20 @@ describe('card authorization on local state: the restriction read model, one wri
     expect(asked).toHaveLength(2);
     expect(new Set(asked.map((w) => w.id))).toEqual(new Set([first.messageId]));
 
-    const reversals = [message({ messageType: '0420', amount: 30, originalStan: purchase.stan }), message({ messageType: '0420', amount: 30, originalStan: purchase.stan })];
+    const reversals = [
+      message({ messageType: '0420', amount: 30, originalStan: purchase.stan }),
+      message({ messageType: '0420', amount: 30, originalStan: purchase.stan }),
+    ];
     const [one, other] = await Promise.all([authorize(reversals[0]!), atReplica(reversals[1]!)]);
     const crediting = [one, other].filter((d) => d.transactionId !== null);
     expect(crediting).toHaveLength(1);
     expect([one, other].find((d) => d.transactionId === null)?.reason).toMatch(/already reversed/);
     const ids = [first.transactionId!, crediting[0]!.transactionId!];
-    const recorded = await until(() => posted(ids), (found) => found.length === 2, 5000);
+    const recorded = await until(
+      () => posted(ids),
+      (found) => found.length === 2,
+      5000,
+    );
     expect(recorded.map((t) => t.amount).sort((a, b) => a - b)).toEqual([-3000, 3000]);
     expect(await balance()).toBe(before);
   });
@@ -170,13 +243,20 @@ describe('card authorization on local state: the restriction read model, one wri
   it('declines requests that spend 91 while payments is down, takes advices and reversals, and payments records each approved message exactly once when it is back', async () => {
     const paymentsService = stack.subgraphs.payments;
     const before = await balance();
-    const available = async () => (await payments().collection<{ _id: string; availableBalance: number; purchaseHolds?: string[] }>('accounts').findOne({ _id: DEMO.accountId }))!;
+    const available = async () =>
+      (await payments()
+        .collection<{ _id: string; availableBalance: number; purchaseHolds?: string[] }>('accounts')
+        .findOne({ _id: DEMO.accountId }))!;
     const availableBefore = (await available()).availableBalance;
     // Approved while payments answers: held, then posted.
     const purchase = message({ amount: 12.5 });
     const approved = await authorize(purchase);
     expect(approved).toMatchObject({ responseCode: '00' });
-    await until(() => posted([approved.transactionId!]), (found) => found.length === 1, 15_000);
+    await until(
+      () => posted([approved.transactionId!]),
+      (found) => found.length === 1,
+      15_000,
+    );
     paymentsService.server.closeAllConnections();
     await paymentsService.close();
     // Without the ledger nothing can be held, so no request that spends is approved.
@@ -190,28 +270,69 @@ describe('card authorization on local state: the restriction read model, one wri
     expect(reversal).toMatchObject({ approved: true });
     const ids = [approved.transactionId!, advice.transactionId!, reversal.transactionId!];
     expect(ids.every((id) => id.startsWith('txn_msg_'))).toBe(true);
-    expect(await payments().collection('transactions').countDocuments({ _id: { $in: ids.slice(1) } as never })).toBe(0);
+    expect(
+      await payments()
+        .collection('transactions')
+        .countDocuments({ _id: { $in: ids.slice(1) } as never }),
+    ).toBe(0);
 
-    const restarted = await startPayments({ config: { ...stack.config, ports: { ...stack.config.ports, payments: paymentsService.port } }, logger: createLogger('error'), mongo: stack.mongo, bus: stack.bus });
+    const restarted = await startPayments({
+      config: { ...stack.config, ports: { ...stack.config.ports, payments: paymentsService.port } },
+      logger: createLogger('error'),
+      mongo: stack.mongo,
+      bus: stack.bus,
+    });
     started.push(restarted);
     // The cards outbox's sweep carries the backlog once payments answers again.
-    const recorded = await until(() => posted(ids), (found) => found.length === ids.length, 15_000);
-    expect(new Map(recorded.map((t) => [t._id, t.amount]))).toEqual(new Map([[ids[0], -1250], [ids[1], -300], [ids[2], 200]]));
+    const recorded = await until(
+      () => posted(ids),
+      (found) => found.length === ids.length,
+      15_000,
+    );
+    expect(new Map(recorded.map((t) => [t._id, t.amount]))).toEqual(
+      new Map([
+        [ids[0], -1250],
+        [ids[1], -300],
+        [ids[2], 200],
+      ]),
+    );
     expect(await balance()).toBe(before - 1250 - 300 + 200);
 
     // Carried again (as after a crash between carrying and marking): nothing is recorded or moved twice.
-    await stack.mongo.db('cards').collection('cardMessages').updateMany({ transactionId: { $in: ids } }, { $set: { dtsPublished: null } });
-    await until(() => stack.mongo.db('cards').collection('cardMessages').countDocuments({ transactionId: { $in: ids }, dtsPublished: null }), (n) => n === 0, 15_000);
-    expect(await payments().collection('transactions').countDocuments({ _id: { $in: ids } as never })).toBe(ids.length);
+    await stack.mongo
+      .db('cards')
+      .collection('cardMessages')
+      .updateMany({ transactionId: { $in: ids } }, { $set: { dtsPublished: null } });
+    await until(
+      () =>
+        stack.mongo
+          .db('cards')
+          .collection('cardMessages')
+          .countDocuments({ transactionId: { $in: ids }, dtsPublished: null }),
+      (n) => n === 0,
+      15_000,
+    );
+    expect(
+      await payments()
+        .collection('transactions')
+        .countDocuments({ _id: { $in: ids } as never }),
+    ).toBe(ids.length);
     expect(await balance()).toBe(before - 1250 - 300 + 200);
     expect(await available()).toMatchObject({ availableBalance: availableBefore - 1250 - 300 + 200, purchaseHolds: [] });
 
     // And the user sees them through the graph.
     const token = await stack.loginDemo();
-    const seen = await stack.graphql<{ me: { accounts: Array<{ SvcAccountId: string; transactions: { edges: Array<{ node: { transactionId: string; amount: string } }> } }> } }>(
-      '{ me { accounts { SvcAccountId transactions(first: 20) { edges { node { transactionId amount } } } } } }', {}, { token },
-    );
+    const seen = await stack.graphql<{
+      me: {
+        accounts: Array<{ SvcAccountId: string; transactions: { edges: Array<{ node: { transactionId: string; amount: string } }> } }>;
+      };
+    }>('{ me { accounts { SvcAccountId transactions(first: 20) { edges { node { transactionId amount } } } } } }', {}, { token });
     const seenAccount = seen.body.data?.me.accounts.find((a) => a.SvcAccountId === DEMO.accountId);
-    expect(seenAccount?.transactions.edges.filter((e) => ids.includes(e.node.transactionId)).map((e) => e.node.amount).sort()).toEqual(['-12.50', '-3.00', '2.00']);
+    expect(
+      seenAccount?.transactions.edges
+        .filter((e) => ids.includes(e.node.transactionId))
+        .map((e) => e.node.amount)
+        .sort(),
+    ).toEqual(['-12.50', '-3.00', '2.00']);
   });
 });

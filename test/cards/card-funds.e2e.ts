@@ -33,9 +33,16 @@ function accountOf(stack: TestStack) {
     read,
     /** Once every decided message is carried to payments: the account, after checking that what is available is the balance less every hold. */
     async settled(): Promise<StoredAccount> {
-      await until(() => cardMessagesCollection(stack.mongo.db('cards')).countDocuments({ dtsPublished: null }), (n) => n === 0, 15_000);
+      await until(
+        () => cardMessagesCollection(stack.mongo.db('cards')).countDocuments({ dtsPublished: null }),
+        (n) => n === 0,
+        15_000,
+      );
       const account = (await read())!;
-      const held = [...(account.authorizationHolds ?? []), ...(account.purchaseHolds ?? [])].reduce((sum, entry) => sum + Number(entry.split('|')[1]), 0);
+      const held = [...(account.authorizationHolds ?? []), ...(account.purchaseHolds ?? [])].reduce(
+        (sum, entry) => sum + Number(entry.split('|')[1]),
+        0,
+      );
       expect(account.availableBalance).toBe(account.balance - held);
       return account;
     },
@@ -56,11 +63,21 @@ describe('a card spends only what its account has', () => {
 
   /** A call as the cards service makes it: through the gateway, with its signed principal. */
   const asCards = <T>(query: string, variables: Record<string, unknown>) =>
-    stack.graphql<T>(query, variables, { [PRINCIPAL_HEADER]: signPrincipal({ kind: 'service', service: 'cards' }, stack.config.internalSecret, Date.now(), 'gateway') });
+    stack.graphql<T>(query, variables, {
+      [PRINCIPAL_HEADER]: signPrincipal({ kind: 'service', service: 'cards' }, stack.config.internalSecret, Date.now(), 'gateway'),
+    });
   /** A hold as card authorization asks for it: its outcome, or the first error's extensions. */
   const hold = async (input: Partial<Record<string, unknown>>) => {
     const response = await asCards<{ holdCardFunds: string }>(HOLD, {
-      input: { holdId: `test.${(holds += 1)}`, SvcAccountId: DEMO.accountId, SvcUserId: DEMO.userId, amount: '1.00', currency: 'USD', authorization: true, ...input },
+      input: {
+        holdId: `test.${(holds += 1)}`,
+        SvcAccountId: DEMO.accountId,
+        SvcUserId: DEMO.userId,
+        amount: '1.00',
+        currency: 'USD',
+        authorization: true,
+        ...input,
+      },
     });
     return response.body.data?.holdCardFunds ?? response.body.errors?.[0]?.extensions;
   };
@@ -73,10 +90,21 @@ describe('a card spends only what its account has', () => {
     stack = await startTestStack({ SERVICE_KEYS: `card-processor=${PROCESSOR_KEY}` });
     authorize = authorizeThrough(stack);
     account = accountOf(stack);
-    await stack.mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: receiver.url, timeoutMs: 1000 } });
+    await stack.mongo
+      .db('cards')
+      .collection('webhookConfigs')
+      .updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: receiver.url, timeoutMs: 1000 } });
     receiver.setMode({ reply: '00' });
-    await stack.mongo.db('payments').collection('accounts').updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 10_000, availableBalance: 10_000 } });
-    replica = await startCards({ config: { ...stack.config, ports: { ...stack.config.ports, cards: 0 } }, logger: createLogger('error'), mongo: stack.mongo, bus: stack.bus });
+    await stack.mongo
+      .db('payments')
+      .collection('accounts')
+      .updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 10_000, availableBalance: 10_000 } });
+    replica = await startCards({
+      config: { ...stack.config, ports: { ...stack.config.ports, cards: 0 } },
+      logger: createLogger('error'),
+      mongo: stack.mongo,
+      bus: stack.bus,
+    });
     atReplica = authorizeAt(replica, stack.config.internalSecret);
   });
   afterAll(async () => {
@@ -125,7 +153,14 @@ describe('a card spends only what its account has', () => {
     });
     const db = stack.mongo.db('cards');
     const rules = new RestrictionReadModel(stack.bus, createGraphClient(stack.config, 'cards'), createLogger('silent')).start();
-    const late = new CardAuthorizer({ db, graph: createGraphClient(stack.config, 'cards'), rules, funds: gated, messageOutbox: new Outbox(db, [], createLogger('silent'), { collection: cardMessagesCollection(db).collectionName, prune: false }), allowInternalWebhooks: true });
+    const late = new CardAuthorizer({
+      db,
+      graph: createGraphClient(stack.config, 'cards'),
+      rules,
+      funds: gated,
+      messageOutbox: new Outbox(db, [], createLogger('silent'), { collection: cardMessagesCollection(db).collectionName, prune: false }),
+      allowInternalWebhooks: true,
+    });
     try {
       const purchase = message({ amount: 5 });
       const second = late.decide({ ...purchase, amount: String(purchase.amount) }, createLogger('silent'));
@@ -153,13 +188,19 @@ describe('a card spends only what its account has', () => {
     expect(reversal.reason).toMatch(/still holds is released/);
     expect(await account.settled()).toMatchObject({ balance: 2_000, availableBalance: 2_000, authorizationHolds: [] });
     // A second reversal of it releases nothing.
-    expect((await authorize(message({ messageType: '0420', amount: 15, originalStan: authorization.stan }))).reason).toMatch(/already reversed/);
+    expect((await authorize(message({ messageType: '0420', amount: 15, originalStan: authorization.stan }))).reason).toMatch(
+      /already reversed/,
+    );
     expect(await account.settled()).toMatchObject({ availableBalance: 2_000 });
   });
 
   it('refuses a completion whose originalStan is not a stan, naming the field, and stores nothing', async () => {
     const bad = message({ messageType: '0220', amount: 1, originalStan: '12ab' });
-    const response = await stack.graphql<{ authorizeCardMessage: CardDecision }>(AUTHORIZE, { input: bad }, { 'x-service-key': PROCESSOR_KEY });
+    const response = await stack.graphql<{ authorizeCardMessage: CardDecision }>(
+      AUTHORIZE,
+      { input: bad },
+      { 'x-service-key': PROCESSOR_KEY },
+    );
     expect(response.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'originalStan' });
     expect(await cardMessagesCollection(stack.mongo.db('cards')).countDocuments({ rrn: bad.rrn })).toBe(0);
   });
@@ -173,7 +214,10 @@ describe('a card spends only what its account has', () => {
     expect(await account.settled()).toMatchObject({ balance: 800, availableBalance: 800, authorizationHolds: [], purchaseHolds: [] });
     expect(await authorize(message({ amount: 8.01 }))).toMatchObject({ responseCode: '51' });
     // Completed once: its reversal finds nothing held, and releases nothing.
-    expect(await authorize(message({ messageType: '0420', amount: 10, originalStan: authorization.stan }))).toMatchObject({ responseCode: '00', transactionId: null });
+    expect(await authorize(message({ messageType: '0420', amount: 10, originalStan: authorization.stan }))).toMatchObject({
+      responseCode: '00',
+      transactionId: null,
+    });
     expect(await account.settled()).toMatchObject({ balance: 800, availableBalance: 800 });
   });
 
@@ -188,35 +232,67 @@ describe('a card spends only what its account has', () => {
     // The purchase credited back; the authorization still holds its amount.
     expect(await account.settled()).toMatchObject({ balance: 800, availableBalance: 700 });
     const held = await cardMessagesCollection(stack.mongo.db('cards')).findOne({ stan, messageType: '0100' });
-    const released = await asCards<{ releaseCardHolds: number }>('mutation ($input: [CardHoldReleaseInput!]!) { releaseCardHolds(input: $input) }', { input: [{ SvcAccountId: DEMO.accountId, holdId: held!.holdId }] });
+    const released = await asCards<{ releaseCardHolds: number }>(
+      'mutation ($input: [CardHoldReleaseInput!]!) { releaseCardHolds(input: $input) }',
+      { input: [{ SvcAccountId: DEMO.accountId, holdId: held!.holdId }] },
+    );
     expect(released.body.data?.releaseCardHolds).toBe(1);
     expect(await account.settled()).toMatchObject({ balance: 800, availableBalance: 800, authorizationHolds: [] });
   });
 
   it("puts an authorization's hold back when the completion that took it over loses to another copy", async () => {
-    await stack.mongo.db('payments').collection('accounts').updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 10_000, availableBalance: 10_000 } });
+    await stack.mongo
+      .db('payments')
+      .collection('accounts')
+      .updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 10_000, availableBalance: 10_000 } });
     expect(await hold({ holdId: 'auth.undo', amount: '20.00' })).toBe('HELD');
     expect(await hold({ holdId: 'completion.undo', amount: '25.00', authorization: false, completes: 'auth.undo' })).toBe('HELD');
     expect(await account.read()).toMatchObject({ availableBalance: 10_000 - 2_500, authorizationHolds: [] });
-    const undone = await asCards<{ releaseCardHolds: number }>('mutation ($input: [CardHoldReleaseInput!]!) { releaseCardHolds(input: $input, undo: true) }', {
-      input: [{ SvcAccountId: DEMO.accountId, holdId: 'completion.undo' }, { SvcAccountId: DEMO.accountId, holdId: 'completion.undo' }],
-    });
+    const undone = await asCards<{ releaseCardHolds: number }>(
+      'mutation ($input: [CardHoldReleaseInput!]!) { releaseCardHolds(input: $input, undo: true) }',
+      {
+        input: [
+          { SvcAccountId: DEMO.accountId, holdId: 'completion.undo' },
+          { SvcAccountId: DEMO.accountId, holdId: 'completion.undo' },
+        ],
+      },
+    );
     expect(undone.body.data?.releaseCardHolds).toBe(1);
     const after = (await account.read())!;
     expect(after).toMatchObject({ availableBalance: 10_000 - 2_000, purchaseHolds: [] });
     expect(after.authorizationHolds).toHaveLength(1);
     expect(after.authorizationHolds![0]).toMatch(/^auth\.undo\|2000\|/);
-    const released = await asCards<{ releaseCardHolds: number }>('mutation ($input: [CardHoldReleaseInput!]!) { releaseCardHolds(input: $input) }', { input: [{ SvcAccountId: DEMO.accountId, holdId: 'auth.undo' }] });
+    const released = await asCards<{ releaseCardHolds: number }>(
+      'mutation ($input: [CardHoldReleaseInput!]!) { releaseCardHolds(input: $input) }',
+      { input: [{ SvcAccountId: DEMO.accountId, holdId: 'auth.undo' }] },
+    );
     expect(released.body.data?.releaseCardHolds).toBe(1);
     expect(await account.read()).toMatchObject({ availableBalance: 10_000, authorizationHolds: [] });
   });
 
   it("takes a purchase's hold out in the update that posts it, once however often it is sent, and posts in full one whose hold is gone", async () => {
-    await stack.mongo.db('payments').collection('accounts').updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 1_000, availableBalance: 1_000 } });
-    const record = (messageId: string, holdId: string) => asCards<{ recordCardTransactions: { recorded: number } }>(
-      'mutation ($input: [CardTransactionInput!]!) { recordCardTransactions(input: $input) { recorded } }',
-      { input: [{ messageId, SvcAccountId: DEMO.accountId, SvcUserId: DEMO.userId, SvcCardId: DEMO.cardIds[0], direction: 'debit', amount: '4.00', currency: 'USD', holdId }] },
-    );
+    await stack.mongo
+      .db('payments')
+      .collection('accounts')
+      .updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 1_000, availableBalance: 1_000 } });
+    const record = (messageId: string, holdId: string) =>
+      asCards<{ recordCardTransactions: { recorded: number } }>(
+        'mutation ($input: [CardTransactionInput!]!) { recordCardTransactions(input: $input) { recorded } }',
+        {
+          input: [
+            {
+              messageId,
+              SvcAccountId: DEMO.accountId,
+              SvcUserId: DEMO.userId,
+              SvcCardId: DEMO.cardIds[0],
+              direction: 'debit',
+              amount: '4.00',
+              currency: 'USD',
+              holdId,
+            },
+          ],
+        },
+      );
     expect(await hold({ holdId: 'purchase.posted', amount: '4.00', authorization: false })).toBe('HELD');
     expect(await account.read()).toMatchObject({ balance: 1_000, availableBalance: 600 });
     const messageId = `posting_${Date.now()}`;
@@ -230,7 +306,10 @@ describe('a card spends only what its account has', () => {
   });
 
   it('refuses a hold past the open holds an account may have, and names a wrong account or currency', async () => {
-    await stack.mongo.db('payments').collection('accounts').updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 1_000_000, availableBalance: 1_000_000 } });
+    await stack.mongo
+      .db('payments')
+      .collection('accounts')
+      .updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 1_000_000, availableBalance: 1_000_000 } });
     const outcomes = [];
     const cap = CARD_HOLDS_PER_ACCOUNT.authorizationHolds;
     for (let i = 0; i <= cap; i += 1) outcomes.push(await hold({ amount: '0.01' }));
@@ -245,9 +324,20 @@ describe('a card spends only what its account has', () => {
   });
 
   it('holds only for the cards service', async () => {
-    const response = await stack.graphql<{ holdCardFunds: string }>(HOLD, {
-      input: { holdId: 'x.1', SvcAccountId: DEMO.accountId, SvcUserId: DEMO.userId, amount: '1.00', currency: 'USD', authorization: true },
-    }, { 'x-service-key': PROCESSOR_KEY });
+    const response = await stack.graphql<{ holdCardFunds: string }>(
+      HOLD,
+      {
+        input: {
+          holdId: 'x.1',
+          SvcAccountId: DEMO.accountId,
+          SvcUserId: DEMO.userId,
+          amount: '1.00',
+          currency: 'USD',
+          authorization: true,
+        },
+      },
+      { 'x-service-key': PROCESSOR_KEY },
+    );
     expect(response.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
   });
 });
@@ -261,12 +351,22 @@ describe('an overdraft limit, advices and expiry', () => {
   beforeAll(async () => {
     receiver = await startWebhookReceiver(DEMO.webhook.secret);
     // Authorizations are held 3 s here, so the sweep runs every 0.75 s; a card may take its account 50.00 below zero.
-    stack = await startTestStack({ SERVICE_KEYS: `card-processor=${PROCESSOR_KEY}`, CARD_OVERDRAFT_LIMIT: '50', CARD_HOLD_EXPIRY_SECONDS: '3' });
+    stack = await startTestStack({
+      SERVICE_KEYS: `card-processor=${PROCESSOR_KEY}`,
+      CARD_OVERDRAFT_LIMIT: '50',
+      CARD_HOLD_EXPIRY_SECONDS: '3',
+    });
     authorize = authorizeThrough(stack);
     account = accountOf(stack);
-    await stack.mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: receiver.url, timeoutMs: 1000 } });
+    await stack.mongo
+      .db('cards')
+      .collection('webhookConfigs')
+      .updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: receiver.url, timeoutMs: 1000 } });
     receiver.setMode({ reply: '00' });
-    await stack.mongo.db('payments').collection('accounts').updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 1_000, availableBalance: 1_000 } });
+    await stack.mongo
+      .db('payments')
+      .collection('accounts')
+      .updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 1_000, availableBalance: 1_000 } });
   });
   afterAll(async () => {
     await stack.stop();
@@ -287,7 +387,10 @@ describe('an overdraft limit, advices and expiry', () => {
   });
 
   it('releases a hold once its period is over', async () => {
-    await stack.mongo.db('payments').collection('accounts').updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 1_000, availableBalance: 1_000 } });
+    await stack.mongo
+      .db('payments')
+      .collection('accounts')
+      .updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 1_000, availableBalance: 1_000 } });
     const authorization = message({ messageType: '0100', amount: 30 });
     expect(await authorize(authorization)).toMatchObject({ responseCode: '00' });
     expect(await authorize(message({ amount: 31 }))).toMatchObject({ responseCode: '51' });
@@ -295,8 +398,10 @@ describe('an overdraft limit, advices and expiry', () => {
     expect(released).toMatchObject({ balance: 1_000, availableBalance: 1_000 });
     expect(await authorize(message({ amount: 31 }))).toMatchObject({ responseCode: '00' });
     // A reversal of the expired authorization releases nothing more.
-    expect(await authorize(message({ messageType: '0420', amount: 30, originalStan: authorization.stan }))).toMatchObject({ responseCode: '00', transactionId: null });
+    expect(await authorize(message({ messageType: '0420', amount: 30, originalStan: authorization.stan }))).toMatchObject({
+      responseCode: '00',
+      transactionId: null,
+    });
     expect(await account.settled()).toMatchObject({ balance: -2_100, availableBalance: -2_100 });
   });
-
 });

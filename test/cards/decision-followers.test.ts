@@ -34,16 +34,42 @@ class FailingBus extends InProcessBus {
 }
 
 const decided = (messageId: string, withTransaction: boolean): OutboxEvent => ({
-  _id: messageId, type: 'card.authorization', audience: { SvcUserId: 'u1' }, dtsCreated: new Date(), dtsPublished: null,
+  _id: messageId,
+  type: 'card.authorization',
+  audience: { SvcUserId: 'u1' },
+  dtsCreated: new Date(),
+  dtsPublished: null,
   payload: {
-    messageId, messageType: '0200', SvcCardId: 'c1', responseCode: '00', decidedBy: 'aggregator', transactionId: withTransaction ? `txn_${messageId}` : null,
-    transaction: withTransaction ? { SvcAccountId: 'a1', SvcUserId: 'u1', SvcCardId: 'c1', direction: 'debit', amount: '1.00', currency: 'USD', narrative: null, reference: null } : null,
+    messageId,
+    messageType: '0200',
+    SvcCardId: 'c1',
+    responseCode: '00',
+    decidedBy: 'aggregator',
+    transactionId: withTransaction ? `txn_${messageId}` : null,
+    transaction: withTransaction
+      ? {
+          SvcAccountId: 'a1',
+          SvcUserId: 'u1',
+          SvcCardId: 'c1',
+          direction: 'debit',
+          amount: '1.00',
+          currency: 'USD',
+          narrative: null,
+          reference: null,
+        }
+      : null,
   },
 });
 
 // No event here is an advice, so neither the database nor the delivery log is reached.
 const client = new MongoClient('mongodb://127.0.0.1:1', { serverSelectionTimeoutMS: 100 });
-const unusedDeliveries = new Deliveries(client.db('cards'), null, createLogger('silent'), { scheduleMs: [0], disableAfter: 10, allowInternal: true }, aggregatorEndpoints(client.db('cards')));
+const unusedDeliveries = new Deliveries(
+  client.db('cards'),
+  null,
+  createLogger('silent'),
+  { scheduleMs: [0], disableAfter: 10, allowInternal: true },
+  aggregatorEndpoints(client.db('cards')),
+);
 
 describe('the lane that carries decided card messages', () => {
   afterAll(async () => {
@@ -63,7 +89,10 @@ describe('the lane that carries decided card messages', () => {
 
   it('sends a batch published in part again whole: the error is not a partial carry', async () => {
     const lane = decisionFollowers(new FailingBus(2), new FakePayments(), client.db('cards'), unusedDeliveries);
-    const failure = await lane.send([decided('m5', true), decided('m6', true)]).then(() => null, (error: unknown) => error);
+    const failure = await lane.send([decided('m5', true), decided('m6', true)]).then(
+      () => null,
+      (error: unknown) => error,
+    );
     expect(failure).toBeInstanceOf(Error);
     expect(failure).not.toBeInstanceOf(CarriedInPart);
   });

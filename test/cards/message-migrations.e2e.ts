@@ -11,15 +11,67 @@ describe('migrations of stored card messages', () => {
     try {
       const dts = new Date('2026-11-01T10:00:00Z');
       const earlier = ['cards-money-in-minor-units', 'cards-messages-are-events'];
-      const decided = { state: 'decided', SvcCardId: 'c3', SvcUserId: 'u3', svcAggregatorId: 'agg', currency: 'USD', responseCode: '00', decidedBy: 'card', dtsReceived: dts, dtsCreated: dts, dtsPublished: dts, migratedBy: earlier };
+      const decided = {
+        state: 'decided',
+        SvcCardId: 'c3',
+        SvcUserId: 'u3',
+        svcAggregatorId: 'agg',
+        currency: 'USD',
+        responseCode: '00',
+        decidedBy: 'card',
+        dtsReceived: dts,
+        dtsCreated: dts,
+        dtsPublished: dts,
+        migratedBy: earlier,
+      };
       // As the code before holds wrote them, after the earlier migrations ran: a purchase its stored
       // reversal credited, that reversal, a purchase whose reversal's claim was dropped as pending,
       // and an authorization of the current shape.
       await db.collection('cardMessages').insertMany([
-        { _id: 'p1' as never, ...decided, messageType: '0200', amount: 500, stan: '000001', transactionId: 'txn_p1', reversedBy: 'r1', bindingKey: 'p1', reverses: null },
-        { _id: 'r1' as never, ...decided, messageType: '0420', amount: 500, stan: '000002', transactionId: 'txn_r1', reversedBy: null, bindingKey: 'reverses:p1', reverses: 'p1' },
-        { _id: 'p2' as never, ...decided, messageType: '0200', amount: 700, stan: '000003', transactionId: 'txn_p2', reversedBy: 'r9', bindingKey: 'p2', reverses: null },
-        { _id: 'a1' as never, ...decided, messageType: '0100', amount: 300, stan: '000004', transactionId: null, holdId: 'h1', bindingKey: 'a1', reverses: null },
+        {
+          _id: 'p1' as never,
+          ...decided,
+          messageType: '0200',
+          amount: 500,
+          stan: '000001',
+          transactionId: 'txn_p1',
+          reversedBy: 'r1',
+          bindingKey: 'p1',
+          reverses: null,
+        },
+        {
+          _id: 'r1' as never,
+          ...decided,
+          messageType: '0420',
+          amount: 500,
+          stan: '000002',
+          transactionId: 'txn_r1',
+          reversedBy: null,
+          bindingKey: 'reverses:p1',
+          reverses: 'p1',
+        },
+        {
+          _id: 'p2' as never,
+          ...decided,
+          messageType: '0200',
+          amount: 700,
+          stan: '000003',
+          transactionId: 'txn_p2',
+          reversedBy: 'r9',
+          bindingKey: 'p2',
+          reverses: null,
+        },
+        {
+          _id: 'a1' as never,
+          ...decided,
+          messageType: '0100',
+          amount: 300,
+          stan: '000004',
+          transactionId: null,
+          holdId: 'h1',
+          bindingKey: 'a1',
+          reverses: null,
+        },
       ]);
       await applyMigrations(db, CARDS_MIGRATIONS);
       const stored = new Map((await db.collection('cardMessages').find({}).toArray()).map((doc) => [String(doc._id), doc]));
@@ -30,8 +82,12 @@ describe('migrations of stored card messages', () => {
       expect([...stored.values()].filter((doc) => 'reversedBy' in doc)).toEqual([]);
       // The binding index builds on the converted log and holds: no reversal can be stored as crediting p1 or p2 again.
       await createCardMessageIndexes(db);
-      await expect(db.collection('cardMessages').insertOne({ _id: 'r2' as never, bindingKey: 'reverses:p1' })).rejects.toMatchObject({ code: 11000 });
-      await expect(db.collection('cardMessages').insertOne({ _id: 'r3' as never, bindingKey: 'reverses:p2' })).rejects.toMatchObject({ code: 11000 });
+      await expect(db.collection('cardMessages').insertOne({ _id: 'r2' as never, bindingKey: 'reverses:p1' })).rejects.toMatchObject({
+        code: 11000,
+      });
+      await expect(db.collection('cardMessages').insertOne({ _id: 'r3' as never, bindingKey: 'reverses:p2' })).rejects.toMatchObject({
+        code: 11000,
+      });
     } finally {
       await db.dropDatabase();
       await mongo.close();

@@ -43,7 +43,11 @@ class FakeCompliance implements GraphClient {
       restrictionRules: {
         transactionTypes: TRANSACTION_TYPES.map(({ _id: _ignored, ...type }) => type),
         defaults: [...this.defaults],
-        users: (ids ?? [...this.users.keys()]).map((SvcUserId) => ({ SvcUserId, restrictions: [...(this.users.get(SvcUserId)?.restrictions ?? [])], procedural: [...(this.users.get(SvcUserId)?.procedural ?? [])] })),
+        users: (ids ?? [...this.users.keys()]).map((SvcUserId) => ({
+          SvcUserId,
+          restrictions: [...(this.users.get(SvcUserId)?.restrictions ?? [])],
+          procedural: [...(this.users.get(SvcUserId)?.procedural ?? [])],
+        })),
       },
     };
     if (this.hold) await this.hold;
@@ -52,11 +56,34 @@ class FakeCompliance implements GraphClient {
 }
 
 function allowUpTo(restrictionName: string, toAmount: string): RuleView {
-  return { restrictionId: restrictionName, restrictionName, txnTypes: ['*'], transactionCurrencies: ['USD'], fromAmount: null, fromAmountCurrency: null, toAmount, toAmountCurrency: 'USD', isAllowed: true, isIgnoreRest: false, priority: 1 };
+  return {
+    restrictionId: restrictionName,
+    restrictionName,
+    txnTypes: ['*'],
+    transactionCurrencies: ['USD'],
+    fromAmount: null,
+    fromAmountCurrency: null,
+    toAmount,
+    toAmountCurrency: 'USD',
+    isAllowed: true,
+    isIgnoreRest: false,
+    priority: 1,
+  };
 }
 
-const purchase = (amount: number): TransactionProposal => ({ txnType: 'USA', amount: toMinor(amount, 'USD', 'amount'), currency: 'USD', sourceAccountType: 'checking' });
-const changed = (SvcUserId: string | null): BusEvent => ({ id: `evt_${Math.random()}`, type: 'restrictions.changed', audience: SvcUserId ? { SvcUserId } : {}, payload: { SvcUserId }, dtsCreated: new Date().toISOString() });
+const purchase = (amount: number): TransactionProposal => ({
+  txnType: 'USA',
+  amount: toMinor(amount, 'USD', 'amount'),
+  currency: 'USD',
+  sourceAccountType: 'checking',
+});
+const changed = (SvcUserId: string | null): BusEvent => ({
+  id: `evt_${Math.random()}`,
+  type: 'restrictions.changed',
+  audience: SvcUserId ? { SvcUserId } : {},
+  payload: { SvcUserId },
+  dtsCreated: new Date().toISOString(),
+});
 const until = async (check: () => boolean) => {
   for (let i = 0; i < 200 && !check(); i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
   expect(check()).toBe(true);

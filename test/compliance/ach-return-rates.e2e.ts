@@ -21,7 +21,10 @@ interface Envelope<T> {
   requestId: string;
   field?: string;
 }
-type RatesList = { total: { skipRecords: number; numberOfRecords: number; more: boolean }; items: Array<{ notes: string[]; returnRates: ReturnRates }> };
+type RatesList = {
+  total: { skipRecords: number; numberOfRecords: number; more: boolean };
+  items: Array<{ notes: string[]; returnRates: ReturnRates }>;
+};
 
 const SERVICE_KEY = 'ach-operator-key-0123456789abcdefghij';
 const today = new Date().toISOString().slice(0, 10);
@@ -29,12 +32,18 @@ const today = new Date().toISOString().slice(0, 10);
 describe('ACH return rates', () => {
   let stack: TestStack;
   let svcToken: string;
-  const rates = (body: Record<string, unknown>, token = svcToken) => stack.rest<Envelope<RatesList>>('POST', '/transfer-to/ach/return-rates', { headers: { 'x-svc-token': token }, body });
-  const service = <T>(query: string, variables: Record<string, unknown>) => stack.graphql<T>(query, variables, { 'x-service-key': SERVICE_KEY });
+  const rates = (body: Record<string, unknown>, token = svcToken) =>
+    stack.rest<Envelope<RatesList>>('POST', '/transfer-to/ach/return-rates', { headers: { 'x-svc-token': token }, body });
+  const service = <T>(query: string, variables: Record<string, unknown>) =>
+    stack.graphql<T>(query, variables, { 'x-service-key': SERVICE_KEY });
 
   beforeAll(async () => {
     stack = await startTestStack({ SERVICE_KEYS: `ach-processor=${SERVICE_KEY}` });
-    svcToken = (await stack.rest<Envelope<{ token: string }>>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
+    svcToken = (
+      await stack.rest<Envelope<{ token: string }>>('POST', '/auth/get-token', {
+        body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } },
+      })
+    ).body.data.token;
   });
   afterAll(async () => {
     await stack.stop();
@@ -48,7 +57,11 @@ describe('ACH return rates', () => {
     // The demo history covers the 90 days before today; a report exists for each day after its first.
     expect(items).toHaveLength(90);
     expect(total).toEqual({ skipRecords: 0, numberOfRecords: 90, more: false });
-    expect(items[0]?.returnRates).toMatchObject({ svcAggregatorId: DEMO.aggregatorId, maxDate: addDays(today, -1), minDate: addDays(today, -60) });
+    expect(items[0]?.returnRates).toMatchObject({
+      svcAggregatorId: DEMO.aggregatorId,
+      maxDate: addDays(today, -1),
+      minDate: addDays(today, -60),
+    });
     const maxDates = items.map((item) => item.returnRates.maxDate);
     expect(maxDates).toEqual([...maxDates].sort().reverse());
     const out = items.filter((item) => item.returnRates.unAuthorizedDaysOver > 0);
@@ -79,8 +92,10 @@ describe('ACH return rates', () => {
     expect(response.body.field).toBe(field);
   });
 
-  it("shows an aggregator only its own reports", async () => {
-    await stack.mongo.db('compliance').collection<{ _id: string; svcAggregatorId: string; reportDate: string; maxDate: string }>('achReturnRateReports')
+  it('shows an aggregator only its own reports', async () => {
+    await stack.mongo
+      .db('compliance')
+      .collection<{ _id: string; svcAggregatorId: string; reportDate: string; maxDate: string }>('achReturnRateReports')
       .insertOne({ _id: 'other:2026-01-01', svcAggregatorId: 'other_aggregator', reportDate: today, maxDate: '2099-01-01' });
     const response = await rates({ date: today });
     expect(response.body.data.items.map((i) => i.returnRates.svcAggregatorId)).toEqual([DEMO.aggregatorId]);
@@ -92,7 +107,9 @@ describe('ACH return rates', () => {
     const olderBefore = (await rates({ date: entryDate })).body.data.items[0]!.returnRates;
     const debit = await service<{ recordAchDebit: { status: string } }>(
       'mutation ($input: AchDebitInput!) { recordAchDebit(input: $input) { status } }',
-      { input: { svcTransactionId: 'late_return_debit', svcAggregatorId: DEMO.aggregatorId, amount: 125.5, effectiveEntryDate: entryDate } },
+      {
+        input: { svcTransactionId: 'late_return_debit', svcAggregatorId: DEMO.aggregatorId, amount: 125.5, effectiveEntryDate: entryDate },
+      },
     );
     expect(debit.body.data?.recordAchDebit.status).toBe('Processing');
     const returned = await service<{ recordAchReturn: { status: string; returnCode: string } }>(
@@ -100,7 +117,9 @@ describe('ACH return rates', () => {
       { input: { svcTransactionId: 'late_return_debit', returnCode: 'R10' } },
     );
     expect(returned.body.data?.recordAchReturn).toEqual({ status: 'Returned', returnCode: 'R10' });
-    const twice = await service('mutation ($input: AchReturnInput!) { recordAchReturn(input: $input) { status } }', { input: { svcTransactionId: 'late_return_debit', returnCode: 'R10' } });
+    const twice = await service('mutation ($input: AchReturnInput!) { recordAchReturn(input: $input) { status } }', {
+      input: { svcTransactionId: 'late_return_debit', returnCode: 'R10' },
+    });
     expect(twice.body.errors?.[0]?.extensions?.code).toBe('CONFLICT');
 
     let after = before;
@@ -115,32 +134,66 @@ describe('ACH return rates', () => {
     expect({ ...olderAfter, updatedAt: '' }).toEqual({ ...olderBefore, updatedAt: '' });
 
     // Forwarding the same events again (as a restarted forwarder might) changes nothing.
-    const events = (await stack.mongo.db('payments').collection<OutboxEvent>('outbox').find({ type: { $in: ['ach.debit', 'ach.return'] } }).toArray()) as Array<OutboxEvent<'ach.debit' | 'ach.return'>>;
-    const asPayments = { 'x-internal-principal': signPrincipal({ kind: 'service', service: 'payments' }, stack.config.internalSecret, Date.now(), 'gateway') };
-    const replay = await stack.graphql<{ applyAchActivity: { applied: number } }>('mutation ($a: [AchActivityInput!]!) { applyAchActivity(activities: $a) { applied } }', {
-      a: events.map((event) => ({
-        eventId: event._id, kind: event.type === 'ach.debit' ? 'debit' : 'return', svcAggregatorId: DEMO.aggregatorId,
-        svcTransactionId: event.payload.svcTransactionId, entryDate: event.payload.entryDate, amount: event.payload.amount, returnCode: event.type === 'ach.return' ? event.payload.returnCode : null,
-      })),
-    }, asPayments);
+    const events = (await stack.mongo
+      .db('payments')
+      .collection<OutboxEvent>('outbox')
+      .find({ type: { $in: ['ach.debit', 'ach.return'] } })
+      .toArray()) as Array<OutboxEvent<'ach.debit' | 'ach.return'>>;
+    const asPayments = {
+      'x-internal-principal': signPrincipal({ kind: 'service', service: 'payments' }, stack.config.internalSecret, Date.now(), 'gateway'),
+    };
+    const replay = await stack.graphql<{ applyAchActivity: { applied: number } }>(
+      'mutation ($a: [AchActivityInput!]!) { applyAchActivity(activities: $a) { applied } }',
+      {
+        a: events.map((event) => ({
+          eventId: event._id,
+          kind: event.type === 'ach.debit' ? 'debit' : 'return',
+          svcAggregatorId: DEMO.aggregatorId,
+          svcTransactionId: event.payload.svcTransactionId,
+          entryDate: event.payload.entryDate,
+          amount: event.payload.amount,
+          returnCode: event.type === 'ach.return' ? event.payload.returnCode : null,
+        })),
+      },
+      asPayments,
+    );
     expect(replay.body.data?.applyAchActivity.applied).toBe(0);
   });
 
   it('takes ACH activity only from the services that own it', async () => {
-    const asAggregator = await stack.graphql('mutation { recordAchReturn(input: {svcTransactionId: "x", returnCode: "R01"}) { status } }', {}, { 'x-svc-token': svcToken });
+    const asAggregator = await stack.graphql(
+      'mutation { recordAchReturn(input: {svcTransactionId: "x", returnCode: "R01"}) { status } }',
+      {},
+      { 'x-svc-token': svcToken },
+    );
     expect(asAggregator.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-    const activity = { eventId: 'forged', kind: 'debit', svcAggregatorId: DEMO.aggregatorId, svcTransactionId: 'forged', entryDate: today, amount: 5000 };
+    const activity = {
+      eventId: 'forged',
+      kind: 'debit',
+      svcAggregatorId: DEMO.aggregatorId,
+      svcTransactionId: 'forged',
+      entryDate: today,
+      amount: 5000,
+    };
     const apply = 'mutation ($a: [AchActivityInput!]!) { applyAchActivity(activities: $a) { applied } }';
     const asProcessor = await service(apply, { a: [activity] });
     expect(asProcessor.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-    const negative = await stack.graphql(apply, { a: [{ ...activity, amount: -5000 }] }, { 'x-internal-principal': signPrincipal({ kind: 'service', service: 'payments' }, stack.config.internalSecret, Date.now(), 'gateway') });
+    const negative = await stack.graphql(
+      apply,
+      { a: [{ ...activity, amount: -5000 }] },
+      {
+        'x-internal-principal': signPrincipal({ kind: 'service', service: 'payments' }, stack.config.internalSecret, Date.now(), 'gateway'),
+      },
+    );
     expect(negative.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'amount' });
   });
 
   it('picks up a late debit on its own: stored reports whose window holds its entry date are recomputed', async () => {
     const entryDate = addDays(today, -3);
     const before = (await rates({ date: today })).body.data.items[0]!.returnRates;
-    await service('mutation ($input: AchDebitInput!) { recordAchDebit(input: $input) { status } }', { input: { svcTransactionId: 'late_debit_only', svcAggregatorId: DEMO.aggregatorId, amount: 10, effectiveEntryDate: entryDate } });
+    await service('mutation ($input: AchDebitInput!) { recordAchDebit(input: $input) { status } }', {
+      input: { svcTransactionId: 'late_debit_only', svcAggregatorId: DEMO.aggregatorId, amount: 10, effectiveEntryDate: entryDate },
+    });
     let after = before;
     for (let i = 0; i < 50 && after.fedDR === before.fedDR; i += 1) {
       await new Promise((resolve) => setTimeout(resolve, 100));

@@ -13,7 +13,8 @@ type Day = Pick<AchDayDocument, 'debits' | 'debitCents' | 'returns'>;
  */
 function history(): Map<string, Day> {
   const days = new Map<string, Day>();
-  for (let date = '2026-01-01'; date <= '2026-06-30'; date = addDays(date, 1)) days.set(date, { debits: 100, debitCents: 100_000, returns: {} });
+  for (let date = '2026-01-01'; date <= '2026-06-30'; date = addDays(date, 1))
+    days.set(date, { debits: 100, debitCents: 100_000, returns: {} });
   days.get('2026-01-10')!.returns = { R10: { count: 1, cents: 1000 }, R03: { count: 2, cents: 2000 } };
   days.get('2026-02-20')!.returns = { R01: { count: 1, cents: 1000 } };
   return days;
@@ -25,13 +26,25 @@ describe('ACH return-rate reports', () => {
     // Amounts are kept in cents.
     const [report] = computeReports('agg', history(), '2026-03-02', '2026-03-02');
     expect(report).toMatchObject({
-      minDate: '2026-01-01', maxDate: '2026-03-01',
-      fedDR: 6000, fedDRAmount: 6_000_000,
-      unAuthorizedReturns: 1, unAuthorizedReturnsAmount: 1000, unAuthorizedRate: 0.0167, unAuthorizedAmountRate: 0.0167,
-      adminReturns: 2, adminReturnsAmount: 2000, adminRate: 0.0333,
-      totalReturns: 4, totalReturnsAmount: 4000, totalRate: 0.0667,
-      nsfReturns: 1, nsfReturnsAmount: 1000,
-      unAuthorizedDaysOver: 0, adminDaysOver: 0, totalDaysOver: 0,
+      minDate: '2026-01-01',
+      maxDate: '2026-03-01',
+      fedDR: 6000,
+      fedDRAmount: 6_000_000,
+      unAuthorizedReturns: 1,
+      unAuthorizedReturnsAmount: 1000,
+      unAuthorizedRate: 0.0167,
+      unAuthorizedAmountRate: 0.0167,
+      adminReturns: 2,
+      adminReturnsAmount: 2000,
+      adminRate: 0.0333,
+      totalReturns: 4,
+      totalReturnsAmount: 4000,
+      totalRate: 0.0667,
+      nsfReturns: 1,
+      nsfReturnsAmount: 1000,
+      unAuthorizedDaysOver: 0,
+      adminDaysOver: 0,
+      totalDaysOver: 0,
       notes: [],
     });
   });
@@ -52,12 +65,16 @@ describe('ACH return-rate reports', () => {
     // 2026-04-02 is the first reporting date whose window holds 04-01: 40 / 6,000 = 0.6667%.
     expect(on('2026-04-01')).toMatchObject({ unAuthorizedRate: 0, unAuthorizedDaysOver: 0 });
     expect(on('2026-04-02')).toMatchObject({ unAuthorizedReturns: 40, unAuthorizedRate: 0.6667, unAuthorizedDaysOver: 1 });
-    expect(on('2026-04-02').notes).toEqual(['Unauthorized return rate 0.6667% is at or above the 0.5% threshold; out of compliance on 1 of the last 60 days.']);
+    expect(on('2026-04-02').notes).toEqual([
+      'Unauthorized return rate 0.6667% is at or above the 0.5% threshold; out of compliance on 1 of the last 60 days.',
+    ]);
     expect(on('2026-04-11')).toMatchObject({ unAuthorizedDaysOver: 10 });
     // 04-01 stays in the window for reporting dates 04-02 .. 05-31 (60 dates), then leaves it.
     expect(on('2026-05-31')).toMatchObject({ unAuthorizedRate: 0.6667, unAuthorizedDaysOver: 60 });
     expect(on('2026-06-01')).toMatchObject({ unAuthorizedRate: 0, unAuthorizedDaysOver: 59 });
-    expect(on('2026-06-01').notes).toEqual(['Unauthorized return rate 0% is below the 0.5% threshold; it was out of compliance on 59 of the last 60 days.']);
+    expect(on('2026-06-01').notes).toEqual([
+      'Unauthorized return rate 0% is below the 0.5% threshold; it was out of compliance on 59 of the last 60 days.',
+    ]);
     // The administrative and overall rates stay in compliance: 2 / 6,000 and 42 / 6,000 at most.
     expect(reports.every((r) => r.adminDaysOver === 0 && r.totalDaysOver === 0)).toBe(true);
   });
@@ -68,7 +85,10 @@ describe('ACH return-rate reports', () => {
     expect(computeReports('agg', at, '2026-04-02', '2026-04-02')[0]).toMatchObject({ unAuthorizedRate: 0.5, unAuthorizedDaysOver: 1 });
     const below = history();
     below.get('2026-04-01')!.returns = { R05: { count: 29, cents: 29_000 } };
-    expect(computeReports('agg', below, '2026-04-02', '2026-04-02')[0]).toMatchObject({ unAuthorizedRate: 0.4833, unAuthorizedDaysOver: 0 });
+    expect(computeReports('agg', below, '2026-04-02', '2026-04-02')[0]).toMatchObject({
+      unAuthorizedRate: 0.4833,
+      unAuthorizedDaysOver: 0,
+    });
     const rounded = history();
     // One more debit in the window: 30 / 6,001 = 0.49992%, shown as 0.4999 and in compliance.
     rounded.get('2026-03-15')!.debits = 101;

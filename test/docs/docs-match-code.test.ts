@@ -88,7 +88,10 @@ function extractReferences(markdown: string, topLevel: ReadonlySet<string>): Ref
     if (env) {
       // The clause around the name: up to 60 characters either side, not past a `;` or a sentence's end.
       const spanAt = lineText.indexOf(raw.split('\n')[0]!);
-      const before = lineText.slice(Math.max(0, spanAt - 60), spanAt).split(/[;:]\s|\.\s/).pop()!;
+      const before = lineText
+        .slice(Math.max(0, spanAt - 60), spanAt)
+        .split(/[;:]\s|\.\s/)
+        .pop()!;
       const after = lineText.slice(spanAt + raw.length, spanAt + raw.length + 60).split(/[;:]\s|\.\s/)[0]!;
       const near = before + after;
       refs.push({ kind: 'env', name: env[1]!, line, asSetting: env[2] !== undefined || SETTING_CUES.test(near) });
@@ -147,7 +150,20 @@ function anchorsOf(markdown: string): Set<string> {
 const NOT_THE_REPOSITORY = new Set(['node_modules', '.git', 'dist', '.data', '.scratch']);
 /** Where the services' settings are read (`loadConfig`). */
 const CONFIG_FILE = 'platform/runtime/config.ts';
-const CODE_ROOTS = ['platform', 'gateway', 'subgraphs', 'rest-adapter', 'scripts', 'bench', 'test', 'web', 'schema', 'specs', 'deploy', '.ci'];
+const CODE_ROOTS = [
+  'platform',
+  'gateway',
+  'subgraphs',
+  'rest-adapter',
+  'scripts',
+  'bench',
+  'test',
+  'web',
+  'schema',
+  'specs',
+  'deploy',
+  '.ci',
+];
 const CODE_FILE = /\.(ts|tsx|js|mjs|cjs|json|graphql|ya?ml|tpl|sh|go|md|txt|env)$|^(Dockerfile|run)$/;
 
 function topLevelEntries(): Set<string> {
@@ -175,7 +191,15 @@ function codeText(): string {
     const dir = path.join(ROOT, root);
     if (existsSync(dir)) for (const file of filesUnder(dir)) if (!file.startsWith(HERE)) texts.push(readFileSync(file, 'utf8'));
   }
-  for (const file of ['.env.example', 'Dockerfile', 'docker-compose.yml', 'package.json', 'codegen.ts', 'vitest.config.ts', 'eslint.config.js']) {
+  for (const file of [
+    '.env.example',
+    'Dockerfile',
+    'docker-compose.yml',
+    'package.json',
+    'codegen.ts',
+    'vitest.config.ts',
+    'eslint.config.js',
+  ]) {
     const full = path.join(ROOT, file);
     if (existsSync(full)) texts.push(readFileSync(full, 'utf8'));
   }
@@ -186,10 +210,12 @@ function codeText(): string {
 function environmentVariables(code: string): Set<string> {
   const names = new Set<string>();
   const configFile = path.join(ROOT, CONFIG_FILE);
-  if (!existsSync(configFile)) throw new Error(`${CONFIG_FILE} is gone: point CONFIG_FILE in this test at where the configuration is read now`);
+  if (!existsSync(configFile))
+    throw new Error(`${CONFIG_FILE} is gone: point CONFIG_FILE in this test at where the configuration is read now`);
   const config = readFileSync(configFile, 'utf8');
   for (const match of config.matchAll(/['"`]([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)['"`]/g)) names.add(match[1]!);
-  for (const match of code.matchAll(/\benv(?:\.([A-Z][A-Z0-9_]*)|\[\s*['"]([A-Z][A-Z0-9_]*)['"]\s*\])/g)) names.add((match[1] ?? match[2])!);
+  for (const match of code.matchAll(/\benv(?:\.([A-Z][A-Z0-9_]*)|\[\s*['"]([A-Z][A-Z0-9_]*)['"]\s*\])/g))
+    names.add((match[1] ?? match[2])!);
   for (const match of code.matchAll(/\{([^{}]*)\}\s*=\s*process\.env\b/g))
     for (const name of match[1]!.matchAll(/\b([A-Z][A-Z0-9_]*)\b/g)) names.add(name[1]!);
   // Variables the code hands to a child process: `env: { GOGC: '400', ...process.env }`.
@@ -250,12 +276,21 @@ describe('the docs match the code', () => {
   });
 
   it('reads headings as GitHub anchors them', () => {
-    const anchors = anchorsOf('# Cards\n## Card authorization on a hot path\n## Funds: what a card may spend\n## Funds: what a card may spend\n### `npm run` and [a link](x.md)');
-    expect([...anchors]).toEqual(['cards', 'card-authorization-on-a-hot-path', 'funds-what-a-card-may-spend', 'funds-what-a-card-may-spend-1', 'npm-run-and-a-link']);
+    const anchors = anchorsOf(
+      '# Cards\n## Card authorization on a hot path\n## Funds: what a card may spend\n## Funds: what a card may spend\n### `npm run` and [a link](x.md)',
+    );
+    expect([...anchors]).toEqual([
+      'cards',
+      'card-authorization-on-a-hot-path',
+      'funds-what-a-card-may-spend',
+      'funds-what-a-card-may-spend-1',
+      'npm-run-and-a-link',
+    ]);
   });
 
   it('reports a bad reference with the doc, the line and the missing thing', () => {
-    const sample = 'Line one.\nThe outbox is `platform/messaging/no-such-file.ts`, run `npm run no-such-script`, set the environment variable `NO_SUCH_SETTING`.\n';
+    const sample =
+      'Line one.\nThe outbox is `platform/messaging/no-such-file.ts`, run `npm run no-such-script`, set the environment variable `NO_SUCH_SETTING`.\n';
     expect(problemsOf('docs/sample.md', sample)).toEqual([
       'docs/sample.md:2: path `platform/messaging/no-such-file.ts` does not exist',
       'docs/sample.md:2: setting `NO_SUCH_SETTING` is read nowhere (platform/runtime/config.ts, process.env, .env.example)',
@@ -295,8 +330,10 @@ function problemsOf(doc: string, markdown: string): string[] {
       }
       case 'env':
         if (env.has(ref.name)) break;
-        if (ref.asSetting) problems.push(`${at(ref.line)}: setting \`${ref.name}\` is read nowhere (${CONFIG_FILE}, process.env, .env.example)`);
-        else if (!new RegExp(`\\b${ref.name}\\b`).test(code)) problems.push(`${at(ref.line)}: \`${ref.name}\` is named nowhere in the code`);
+        if (ref.asSetting)
+          problems.push(`${at(ref.line)}: setting \`${ref.name}\` is read nowhere (${CONFIG_FILE}, process.env, .env.example)`);
+        else if (!new RegExp(`\\b${ref.name}\\b`).test(code))
+          problems.push(`${at(ref.line)}: \`${ref.name}\` is named nowhere in the code`);
         break;
       case 'script':
         if (!scripts.has(ref.name)) problems.push(`${at(ref.line)}: npm script \`${ref.name}\` is not in package.json`);

@@ -27,17 +27,32 @@ const PROFILE: TypedDocumentNode<Profile> = gql`
       id
       SvcUserId
       firstName
-      cards { id SvcCardId status }
-      beneficiaries { id SvcBeneficiaryId name }
+      cards {
+        id
+        SvcCardId
+        status
+      }
+      beneficiaries {
+        id
+        SvcBeneficiaryId
+        name
+      }
       accounts {
         id
         SvcAccountId
-        transactions(first: 5) { edges { node { id transactionId amount } } }
+        transactions(first: 5) {
+          edges {
+            node {
+              id
+              transactionId
+              amount
+            }
+          }
+        }
       }
     }
   }
 `;
-
 
 describe('Apollo Client against the gateway', () => {
   let stack: TestStack;
@@ -48,7 +63,12 @@ describe('Apollo Client against the gateway', () => {
   beforeAll(async () => {
     stack = await startTestStack();
     token = await stack.loginDemo();
-    const socket = createClient({ url: `${stack.gateway.url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { token }, retryAttempts: 0 });
+    const socket = createClient({
+      url: `${stack.gateway.url.replace('http', 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { token },
+      retryAttempts: 0,
+    });
     disposeSocket = () => void socket.dispose();
     const http = new HttpLink({ uri: `${stack.gateway.url}/graphql`, headers: { token } });
     const link = ApolloLink.split(
@@ -73,7 +93,13 @@ describe('Apollo Client against the gateway', () => {
     const { data } = await client.query({ query: PROFILE });
     assert(data);
     const cache = client.cache.extract() as Record<string, Record<string, unknown> | undefined>;
-    const entities = [data.me, ...data.me.cards, ...data.me.beneficiaries, ...data.me.accounts, ...data.me.accounts.flatMap((account) => account.transactions.edges.map((edge) => edge.node))];
+    const entities = [
+      data.me,
+      ...data.me.cards,
+      ...data.me.beneficiaries,
+      ...data.me.accounts,
+      ...data.me.accounts.flatMap((account) => account.transactions.edges.map((edge) => edge.node)),
+    ];
     expect(data.me.cards.length).toBeGreaterThan(0);
     expect(data.me.beneficiaries.length).toBeGreaterThan(0);
     expect(data.me.accounts[0]?.transactions.edges.length).toBeGreaterThan(0);
@@ -94,13 +120,38 @@ describe('Apollo Client against the gateway', () => {
     assert(card);
     expect(card.status).toBe('active');
     const events: unknown[] = [];
-    const subscription = client.subscribe({ query: gql`subscription { cardStatusChanged { id SvcCardId status } }` }).subscribe({ next: (event) => events.push(event) });
+    const subscription = client
+      .subscribe({
+        query: gql`
+          subscription {
+            cardStatusChanged {
+              id
+              SvcCardId
+              status
+            }
+          }
+        `,
+      })
+      .subscribe({ next: (event) => events.push(event) });
     try {
-      await until(async () => stack.gateway.subscribers(), (count) => count >= 1);
+      await until(
+        async () => stack.gateway.subscribers(),
+        (count) => count >= 1,
+      );
       expect((await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/off`, { headers: { token } })).status).toBe(200);
-      await until(async () => events.length, (count) => count >= 1);
+      await until(
+        async () => events.length,
+        (count) => count >= 1,
+      );
       // The same record the profile query stored, changed without the query being sent again.
-      const cached = client.cache.readFragment<{ status: string }>({ id: client.cache.identify({ __typename: 'Card', id: card.id }), fragment: gql`fragment CardStatus on Card { status }` });
+      const cached = client.cache.readFragment<{ status: string }>({
+        id: client.cache.identify({ __typename: 'Card', id: card.id }),
+        fragment: gql`
+          fragment CardStatus on Card {
+            status
+          }
+        `,
+      });
       expect(cached?.status).toBe('blocked');
       const again = await client.query({ query: PROFILE, fetchPolicy: 'cache-only' });
       expect(again.data?.me.cards.find((each) => each.id === card.id)?.status).toBe('blocked');
@@ -110,26 +161,55 @@ describe('Apollo Client against the gateway', () => {
     }
   });
 
-  it('fetches any record again by its global id with node(id:), under the owner\'s access rules', async () => {
+  it("fetches any record again by its global id with node(id:), under the owner's access rules", async () => {
     const NODE = gql`
       query Node($id: ID!) {
         node(id: $id) {
           id
-          ... on User { firstName }
-          ... on Account { SvcAccountId }
-          ... on Card { SvcCardId status }
-          ... on Transaction { transactionId amount }
-          ... on Restriction { restrictionName }
+          ... on User {
+            firstName
+          }
+          ... on Account {
+            SvcAccountId
+          }
+          ... on Card {
+            SvcCardId
+            status
+          }
+          ... on Transaction {
+            transactionId
+            amount
+          }
+          ... on Restriction {
+            restrictionName
+          }
         }
       }
     `;
-    const FIRST_TRANSACTION: TypedDocumentNode<{ me: { accounts: Array<{ transactions: { edges: Array<{ node: { id: string; transactionId: string } }> } }> } }> = gql`
-      query { me { accounts { id transactions(first: 1) { edges { node { id transactionId } } } } } }
+    const FIRST_TRANSACTION: TypedDocumentNode<{
+      me: { accounts: Array<{ transactions: { edges: Array<{ node: { id: string; transactionId: string } }> } }> };
+    }> = gql`
+      query {
+        me {
+          accounts {
+            id
+            transactions(first: 1) {
+              edges {
+                node {
+                  id
+                  transactionId
+                }
+              }
+            }
+          }
+        }
+      }
     `;
     const { data } = await client.query({ query: FIRST_TRANSACTION });
     const transaction = data?.me.accounts[0]?.transactions.edges[0]?.node;
     assert(transaction);
-    const node = async (id: string) => (await stack.graphql<{ node: Record<string, unknown> | null }>(NODE.loc!.source.body, { id }, { token })).body;
+    const node = async (id: string) =>
+      (await stack.graphql<{ node: Record<string, unknown> | null }>(NODE.loc!.source.body, { id }, { token })).body;
     expect((await node(`User:${DEMO.userId}`)).data?.node).toMatchObject({ id: `User:${DEMO.userId}`, firstName: 'Dana' });
     expect((await node(`Account:${DEMO.accountId}`)).data?.node).toEqual({ id: `Account:${DEMO.accountId}`, SvcAccountId: DEMO.accountId });
     expect((await node(`Card:${DEMO.cardIds[0]}`)).data?.node).toMatchObject({ SvcCardId: DEMO.cardIds[0] });

@@ -11,11 +11,24 @@ const QUERY = /* GraphQL */ `
       SvcUserId
       cards {
         SvcCardId
-        user { SvcUserId firstName }
-        account { SvcAccountId balance user { lastName } }
+        user {
+          SvcUserId
+          firstName
+        }
+        account {
+          SvcAccountId
+          balance
+          user {
+            lastName
+          }
+        }
       }
-      beneficiaries { SvcBeneficiaryId }
-      restrictions { restrictionName }
+      beneficiaries {
+        SvcBeneficiaryId
+      }
+      restrictions {
+        restrictionName
+      }
     }
   }
 `;
@@ -36,7 +49,14 @@ describe('batching of by-id lookups', () => {
     for (let i = 0; i < n; i += 1) {
       const accountId = `${userId}_acc_${i}`;
       await accounts.insertOne({ ...account, _id: accountId, SvcAccountId: accountId, SvcUserId: userId });
-      await cards.insertOne({ ...card, _id: `${userId}_card_${i}`, SvcCardId: `${userId}_card_${i}`, SvcUserId: userId, SvcAccountId: accountId, isMain: i === 0 });
+      await cards.insertOne({
+        ...card,
+        _id: `${userId}_card_${i}`,
+        SvcCardId: `${userId}_card_${i}`,
+        SvcUserId: userId,
+        SvcAccountId: accountId,
+        isMain: i === 0,
+      });
     }
     return stack.issueUserToken(userId, 3600);
   }

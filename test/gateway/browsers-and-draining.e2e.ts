@@ -19,7 +19,10 @@ describe('browsers on other origins', () => {
   });
 
   const preflight = (url: string, origin: string) =>
-    fetch(url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'PUT', 'access-control-request-headers': 'content-type, token, idempotency-key' } });
+    fetch(url, {
+      method: 'OPTIONS',
+      headers: { origin, 'access-control-request-method': 'PUT', 'access-control-request-headers': 'content-type, token, idempotency-key' },
+    });
 
   it('answers a preflight from an allowed origin on the REST adapter and the gateway, credentials headers allowed', async () => {
     for (const url of [`${stack.restAdapter.url}/token`, `${stack.gateway.url}/graphql`]) {
@@ -48,7 +51,7 @@ describe('browsers on other origins', () => {
     expect(login.headers.get('access-control-allow-origin')).toBeNull();
   });
 
-  it("lets an allowed origin read the answer of a login, and the request id", async () => {
+  it('lets an allowed origin read the answer of a login, and the request id', async () => {
     const login = await fetch(`${stack.restAdapter.url}/token`, {
       method: 'PUT',
       headers: { origin: ALLOWED, 'content-type': 'application/json' },
@@ -72,24 +75,39 @@ describe('browsers on other origins', () => {
   });
 
   it('drains: not ready at once while it still answers, and closes graphql-ws sockets with 1012 so clients reconnect elsewhere', async () => {
-    const gateway = await startGateway({ config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) }, logger: createLogger('silent'), bus: stack.bus, port: 0 });
+    const gateway = await startGateway({
+      config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) },
+      logger: createLogger('silent'),
+      bus: stack.bus,
+      port: 0,
+    });
     const token = await stack.loginDemo();
     let connected!: () => void;
     const opened = new Promise<void>((resolve) => (connected = resolve));
     let closedWith!: (code: number) => void;
     const closed = new Promise<number>((resolve) => (closedWith = resolve));
     const client = createClient({
-      url: `${gateway.url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { token }, retryAttempts: 0,
+      url: `${gateway.url.replace('http', 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { token },
+      retryAttempts: 0,
       on: { connected: () => connected(), closed: (event) => closedWith((event as { code: number }).code) },
     });
     try {
-      client.subscribe({ query: 'subscription { cardStatusChanged { SvcCardId } }' }, { next: () => {}, error: () => {}, complete: () => {} });
+      client.subscribe(
+        { query: 'subscription { cardStatusChanged { SvcCardId } }' },
+        { next: () => {}, error: () => {}, complete: () => {} },
+      );
       await opened;
       expect((await fetch(`${gateway.url}/ready`)).status).toBe(200);
       const draining = gateway.drain(1000);
       expect((await fetch(`${gateway.url}/ready`)).status).toBe(503);
       expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
-      const answer = await fetch(`${gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', token }, body: JSON.stringify({ query: '{ me { SvcUserId } }' }) });
+      const answer = await fetch(`${gateway.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', token },
+        body: JSON.stringify({ query: '{ me { SvcUserId } }' }),
+      });
       expect(answer.status).toBe(200);
       await draining;
     } finally {

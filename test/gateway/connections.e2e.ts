@@ -14,9 +14,18 @@ describe('Relay connections beside the offset lists', () => {
 
   beforeAll(async () => {
     stack = await startTestStack();
-    const token = (await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
+    const token = (
+      await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', {
+        body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } },
+      })
+    ).body.data.token;
     aggregator = { 'x-svc-token': token };
-    const jwt = (await stack.rest<{ data: { token: string } }>('POST', '/payment-link/merchant/get-token', { headers: aggregator, body: { svcMerchantId: DEMO.merchantId } })).body.data.token;
+    const jwt = (
+      await stack.rest<{ data: { token: string } }>('POST', '/payment-link/merchant/get-token', {
+        headers: aggregator,
+        body: { svcMerchantId: DEMO.merchantId },
+      })
+    ).body.data.token;
     merchant = { 'x-svc-jwtoken': jwt };
   });
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it.
@@ -24,7 +33,11 @@ describe('Relay connections beside the offset lists', () => {
 
   /** Reads one page of a connection field with the given arguments. */
   const page = async (field: string, args: string, selection: string, headers: Record<string, string>): Promise<Page> => {
-    const response = await stack.graphql<Record<string, Page>>(`{ ${field}(${args}) { edges { cursor node { ${selection} } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`, {}, headers);
+    const response = await stack.graphql<Record<string, Page>>(
+      `{ ${field}(${args}) { edges { cursor node { ${selection} } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`,
+      {},
+      headers,
+    );
     expect(response.body.errors).toBeUndefined();
     return response.body.data![field]!;
   };
@@ -54,11 +67,39 @@ describe('Relay connections beside the offset lists', () => {
 
   it('walks each paged list, forward and back, to the records of its offset list in the same order', async () => {
     const lists: Array<[string, string, string, string, string, Record<string, string>]> = [
-      ['paymentLinksConnection', '', 'paymentLinks(numberOfRecords: 1000) { items { svcTransactionId } }', 'paymentLinks', 'svcTransactionId', merchant],
-      ['refundsConnection', 'filter: { paymentType: ach }', 'refundList(filter: { paymentType: ach, numberOfRecords: 1000 }) { items { svcTransactionId } }', 'refundList', 'svcTransactionId', aggregator],
+      [
+        'paymentLinksConnection',
+        '',
+        'paymentLinks(numberOfRecords: 1000) { items { svcTransactionId } }',
+        'paymentLinks',
+        'svcTransactionId',
+        merchant,
+      ],
+      [
+        'refundsConnection',
+        'filter: { paymentType: ach }',
+        'refundList(filter: { paymentType: ach, numberOfRecords: 1000 }) { items { svcTransactionId } }',
+        'refundList',
+        'svcTransactionId',
+        aggregator,
+      ],
       ['deliveriesConnection', '', 'deliveries(numberOfRecords: 1000) { items { deliveryId } }', 'deliveries', 'deliveryId', aggregator],
-      ['cardWebhookDeliveriesConnection', '', 'cardWebhookDeliveries(numberOfRecords: 1000) { items { deliveryId } }', 'cardWebhookDeliveries', 'deliveryId', aggregator],
-      ['applicationsConnection', 'customerId: "demo_customer_1"', 'applications(input: { customerId: "demo_customer_1" }) { items { applicationId } }', 'applications', 'applicationId', aggregator],
+      [
+        'cardWebhookDeliveriesConnection',
+        '',
+        'cardWebhookDeliveries(numberOfRecords: 1000) { items { deliveryId } }',
+        'cardWebhookDeliveries',
+        'deliveryId',
+        aggregator,
+      ],
+      [
+        'applicationsConnection',
+        'customerId: "demo_customer_1"',
+        'applications(input: { customerId: "demo_customer_1" }) { items { applicationId } }',
+        'applications',
+        'applicationId',
+        aggregator,
+      ],
     ];
     for (const [field, filter, offsetQuery, offsetField, key, headers] of lists) {
       const offset = await stack.graphql<Record<string, { items: Array<Record<string, string>> }>>(`{ ${offsetQuery} }`, {}, headers);
@@ -76,20 +117,41 @@ describe('Relay connections beside the offset lists', () => {
     const first = await page('achReturnRatesConnection', 'first: 3', 'returnRates { maxDate }', aggregator);
     expect(first.edges).toHaveLength(3);
     expect(first.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
-    const next = await page('achReturnRatesConnection', `first: 3, after: "${first.pageInfo.endCursor}"`, 'returnRates { maxDate }', aggregator);
+    const next = await page(
+      'achReturnRatesConnection',
+      `first: 3, after: "${first.pageInfo.endCursor}"`,
+      'returnRates { maxDate }',
+      aggregator,
+    );
     expect(next.pageInfo.hasPreviousPage).toBe(true);
-    const dates = [...first.edges, ...next.edges].map((edge) => (edge.node as unknown as { returnRates: { maxDate: string } }).returnRates.maxDate);
+    const dates = [...first.edges, ...next.edges].map(
+      (edge) => (edge.node as unknown as { returnRates: { maxDate: string } }).returnRates.maxDate,
+    );
     expect(dates).toEqual([...dates].sort().reverse());
   });
 
   it("refuses mixed directions, foreign cursors and a filter's own paging, naming the argument", async () => {
-    const refusal = async (query: string, headers: Record<string, string>) => (await stack.graphql(query, {}, headers)).body.errors?.[0]?.extensions;
-    expect(await refusal('{ paymentLinksConnection(first: 2, last: 2) { pageInfo { hasNextPage } } }', merchant)).toMatchObject({ code: 'VALIDATION_FAILED', field: 'last' });
-    expect(await refusal('{ paymentLinksConnection(after: "bm90LWEtY3Vyc29y") { pageInfo { hasNextPage } } }', merchant)).toMatchObject({ code: 'VALIDATION_FAILED', field: 'after' });
-    expect(await refusal('{ refundsConnection(filter: { skipRecords: 5 }) { pageInfo { hasNextPage } } }', aggregator)).toMatchObject({ code: 'VALIDATION_FAILED', field: 'filter.skipRecords' });
+    const refusal = async (query: string, headers: Record<string, string>) =>
+      (await stack.graphql(query, {}, headers)).body.errors?.[0]?.extensions;
+    expect(await refusal('{ paymentLinksConnection(first: 2, last: 2) { pageInfo { hasNextPage } } }', merchant)).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      field: 'last',
+    });
+    expect(await refusal('{ paymentLinksConnection(after: "bm90LWEtY3Vyc29y") { pageInfo { hasNextPage } } }', merchant)).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      field: 'after',
+    });
+    expect(await refusal('{ refundsConnection(filter: { skipRecords: 5 }) { pageInfo { hasNextPage } } }', aggregator)).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      field: 'filter.skipRecords',
+    });
     // The caller is checked before anything is read, an empty page included.
-    expect(await refusal('{ deliveriesConnection(last: 1, before: "b2Zmc2V0OjA") { pageInfo { hasNextPage } } }', {})).toMatchObject({ code: 'UNAUTHENTICATED' });
+    expect(await refusal('{ deliveriesConnection(last: 1, before: "b2Zmc2V0OjA") { pageInfo { hasNextPage } } }', {})).toMatchObject({
+      code: 'UNAUTHENTICATED',
+    });
     // Access is the offset list's: a merchant's JWT reads no aggregator's refunds.
-    expect(await refusal('{ refundsConnection { pageInfo { hasNextPage } } }', merchant)).toMatchObject({ code: expect.stringMatching(/FORBIDDEN|UNAUTHENTICATED/) as string });
+    expect(await refusal('{ refundsConnection { pageInfo { hasNextPage } } }', merchant)).toMatchObject({
+      code: expect.stringMatching(/FORBIDDEN|UNAUTHENTICATED/) as string,
+    });
   });
 });

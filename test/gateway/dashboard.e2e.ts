@@ -56,7 +56,18 @@ describe('the live dashboard in a real browser', () => {
     // The second demo card is blocked: every message for it is declined.
     const decided = await stack.graphql<{ authorizeCardMessage: { approved: boolean } }>(
       'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { approved } }',
-      { input: { messageType: '0100', svcCardId: DEMO.cardIds[1], amount: 9.5, currency: 'USD', merchantName: 'Kiosk', mcc: '5411', stan: '445566', rrn: 'RRN000445566' } },
+      {
+        input: {
+          messageType: '0100',
+          svcCardId: DEMO.cardIds[1],
+          amount: 9.5,
+          currency: 'USD',
+          merchantName: 'Kiosk',
+          mcc: '5411',
+          stan: '445566',
+          rrn: 'RRN000445566',
+        },
+      },
       { 'x-service-key': PROCESSOR_KEY },
     );
     expect(decided.body.data?.authorizeCardMessage.approved).toBe(false);

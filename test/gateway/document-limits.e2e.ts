@@ -18,7 +18,11 @@ describe('documents and requests refused before parsing', () => {
 
   /** A POST to the gateway's /graphql from a client address of the test's choosing (the stack trusts one proxy). */
   const post = async (body: string, from: string, headers: Record<string, string> = {}) => {
-    const response = await fetch(`${stack.gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': from, ...headers }, body });
+    const response = await fetch(`${stack.gateway.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': from, ...headers },
+      body,
+    });
     const text = await response.text();
     return { status: response.status, headers: response.headers, body: JSON.parse(text) as GraphQLBody };
   };
@@ -34,11 +38,18 @@ describe('documents and requests refused before parsing', () => {
 
   it('answers 413 to a body over the limit sent in chunks without a declared length, rather than resetting the connection', async () => {
     const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = request(`${stack.gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked', 'x-forwarded-for': '198.51.100.7' } }, (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      });
+      const req = request(
+        `${stack.gateway.url}/graphql`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked', 'x-forwarded-for': '198.51.100.7' },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
       req.on('error', reject);
       const chunk = Buffer.alloc(256 * 1024, 'a');
       req.write('{"query":"');
@@ -58,7 +69,9 @@ describe('documents and requests refused before parsing', () => {
     expect(refused.body.errors?.[0]?.extensions?.code).toBe('OPERATION_LIMIT_EXCEEDED');
     expect(refused.body.errors?.[0]?.message).toMatch(/over 65536 bytes/);
     // A GET's query string is bounded by the header size; a shorter document over the token limit is refused there too.
-    const byGet = await fetch(`${stack.gateway.url}/graphql?query={${'a+'.repeat(5001)}}`, { headers: { 'apollo-require-preflight': 'true', 'x-forwarded-for': '198.51.100.2' } });
+    const byGet = await fetch(`${stack.gateway.url}/graphql?query={${'a+'.repeat(5001)}}`, {
+      headers: { 'apollo-require-preflight': 'true', 'x-forwarded-for': '198.51.100.2' },
+    });
     expect(byGet.status).toBe(400);
     expect(((await byGet.json()) as GraphQLBody).errors?.[0]?.extensions?.code).toBe('OPERATION_LIMIT_EXCEEDED');
   });
@@ -72,11 +85,14 @@ describe('documents and requests refused before parsing', () => {
     expect(refused.body.errors?.[0]?.extensions?.code).toBe('OPERATION_LIMIT_EXCEEDED');
     expect(refused.body.errors?.[0]?.message).toMatch(/over 5000 tokens/);
     // An automatic persisted query's text is the same document.
-    const registered = await post(JSON.stringify({ query, extensions: { persistedQuery: { version: 1, sha256Hash: '0'.repeat(64) } } }), '198.51.100.3');
+    const registered = await post(
+      JSON.stringify({ query, extensions: { persistedQuery: { version: 1, sha256Hash: '0'.repeat(64) } } }),
+      '198.51.100.3',
+    );
     expect(registered.body.errors?.[0]?.extensions?.code).toBe('OPERATION_LIMIT_EXCEEDED');
   });
 
-  it('counts the lexer\'s tokens as the parser does, comments aside', () => {
+  it("counts the lexer's tokens as the parser does, comments aside", () => {
     const limits = { maxBytes: 1024, maxTokens: 5 };
     expect(documentOverLimits('{ a b c }', limits)).toBeNull();
     expect(documentOverLimits('# many words in a comment\n{ a b c }', limits)).toBeNull();
@@ -85,8 +101,11 @@ describe('documents and requests refused before parsing', () => {
     expect(documentOverLimits(`{ ${'é'.repeat(600)} }`, limits)?.limit).toBe('bytes');
   });
 
-  it('reads a large body only from a caller that signs its calls (the REST adapter\'s uploads)', async () => {
-    const body = JSON.stringify({ query: 'query ($blob: String!) { __type(name: $blob) { name } }', variables: { blob: 'x'.repeat(3 * 1024 * 1024) } });
+  it("reads a large body only from a caller that signs its calls (the REST adapter's uploads)", async () => {
+    const body = JSON.stringify({
+      query: 'query ($blob: String!) { __type(name: $blob) { name } }',
+      variables: { blob: 'x'.repeat(3 * 1024 * 1024) },
+    });
     const direct = await post(body, '198.51.100.4');
     expect(direct.status).toBe(413);
     const signed = await post(body, '198.51.100.4', { [CLIENT_IP_HEADER]: signClientIp('198.51.100.4', stack.config.internalSecret) });
@@ -107,14 +126,16 @@ describe('documents and requests refused before parsing', () => {
   it('counts made-up credentials against their address before looking them up', async () => {
     const from = '198.51.100.8';
     const statuses: number[] = [];
-    for (let i = 0; i < 5; i += 1) statuses.push((await post(JSON.stringify({ query: '{ me { firstName } }' }), from, { token: `made-up-token-${i}` })).status);
+    for (let i = 0; i < 5; i += 1)
+      statuses.push((await post(JSON.stringify({ query: '{ me { firstName } }' }), from, { token: `made-up-token-${i}` })).status);
     // Four session lookups that found nothing, then a refusal that needed none.
     expect(statuses).toEqual([401, 401, 401, 401, 429]);
   });
 
   it('counts whole requests per credential, whatever address they come from', async () => {
     const token = await stack.issueUserToken('demo_user_1');
-    for (let i = 0; i < 3; i += 1) expect((await post(JSON.stringify({ query: '{ me { firstName } }' }), `203.0.113.${i + 1}`, { token })).status).toBe(200);
+    for (let i = 0; i < 3; i += 1)
+      expect((await post(JSON.stringify({ query: '{ me { firstName } }' }), `203.0.113.${i + 1}`, { token })).status).toBe(200);
     const refused = await post(JSON.stringify({ query: '{ me { firstName } }' }), '203.0.113.9', { token });
     expect(refused.status).toBe(429);
     expect(refused.body.errors?.[0]?.message).toMatch(/with this credential/);

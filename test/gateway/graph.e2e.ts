@@ -9,21 +9,56 @@ const PROFILE = /* GraphQL */ `
       SvcUserId
       firstName
       lastName
-      name { firstName lastName }
+      name {
+        firstName
+        lastName
+      }
       email
       dobYear
-      addresses { city countryCode isMain }
-      cards { SvcCardId num lastFour status isActive isMain }
-      beneficiaries { SvcBeneficiaryId name accountNumber routingNumber }
+      addresses {
+        city
+        countryCode
+        isMain
+      }
+      cards {
+        SvcCardId
+        num
+        lastFour
+        status
+        isActive
+        isMain
+      }
+      beneficiaries {
+        SvcBeneficiaryId
+        name
+        accountNumber
+        routingNumber
+      }
       accounts {
         SvcAccountId
         accountNumber
         transactions(first: 40) {
-          edges { node { transactionId amount currency dtsValue } }
-          pageInfo { hasNextPage endCursor }
+          edges {
+            node {
+              transactionId
+              amount
+              currency
+              dtsValue
+            }
+          }
+          pageInfo {
+            hasNextPage
+            endCursor
+          }
         }
       }
-      restrictions { restrictionName txnTypes isAllowed isIgnoreRest priority }
+      restrictions {
+        restrictionName
+        txnTypes
+        isAllowed
+        isIgnoreRest
+        priority
+      }
     }
   }
 `;
@@ -35,7 +70,11 @@ interface Profile {
     dobYear: string;
     cards: Array<{ SvcCardId: string; num: string; lastFour: string; status: string }>;
     beneficiaries: Array<{ name: string; accountNumber: string | null }>;
-    accounts: Array<{ SvcAccountId: string; accountNumber: string; transactions: { edges: Array<{ node: { transactionId: string; dtsValue: string } }>; pageInfo: { hasNextPage: boolean } } }>;
+    accounts: Array<{
+      SvcAccountId: string;
+      accountNumber: string;
+      transactions: { edges: Array<{ node: { transactionId: string; dtsValue: string } }>; pageInfo: { hasNextPage: boolean } };
+    }>;
     restrictions: Array<{ restrictionName: string; priority: number }>;
   };
 }
@@ -75,8 +114,18 @@ describe('the federated graph', () => {
   });
 
   it('pages through transactions with cursors, neither skipping nor repeating one', async () => {
-    const query = 'query ($after: String) { me { accounts { transactions(first: 15, after: $after) { edges { cursor node { transactionId } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } } } }';
-    type Page = { me: { accounts: Array<{ transactions: { edges: Array<{ cursor: string; node: { transactionId: string } }>; pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null } } }> } };
+    const query =
+      'query ($after: String) { me { accounts { transactions(first: 15, after: $after) { edges { cursor node { transactionId } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } } } }';
+    type Page = {
+      me: {
+        accounts: Array<{
+          transactions: {
+            edges: Array<{ cursor: string; node: { transactionId: string } }>;
+            pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+          };
+        }>;
+      };
+    };
     const seen: string[] = [];
     let after: string | null = null;
     for (let page = 0; page < 5; page += 1) {
@@ -85,7 +134,11 @@ describe('the federated graph', () => {
       assert(connection);
       seen.push(...connection.edges.map((edge) => edge.node.transactionId));
       // A complete PageInfo: the page's first and last cursors, and whether a page came before.
-      expect(connection.pageInfo).toMatchObject({ hasPreviousPage: after !== null, startCursor: connection.edges[0]?.cursor, endCursor: connection.edges.at(-1)?.cursor });
+      expect(connection.pageInfo).toMatchObject({
+        hasPreviousPage: after !== null,
+        startCursor: connection.edges[0]?.cursor,
+        endCursor: connection.edges.at(-1)?.cursor,
+      });
       if (!connection.pageInfo.hasNextPage) break;
       after = connection.pageInfo.endCursor;
     }
@@ -112,8 +165,22 @@ describe('the federated graph', () => {
 
   it.each([
     ['no principal header', {}],
-    ['a principal signed with another secret', { 'x-internal-principal': signPrincipal({ kind: 'user', userId: 'demo_user_1', sessionId: 's', channel: 'internet' }, 'x'.repeat(40)) }],
-    ['an expired principal', { 'x-internal-principal': signPrincipal({ kind: 'user', userId: 'demo_user_1', sessionId: 's', channel: 'internet' }, 'unused', Date.now() - 120_000) }],
+    [
+      'a principal signed with another secret',
+      {
+        'x-internal-principal': signPrincipal({ kind: 'user', userId: 'demo_user_1', sessionId: 's', channel: 'internet' }, 'x'.repeat(40)),
+      },
+    ],
+    [
+      'an expired principal',
+      {
+        'x-internal-principal': signPrincipal(
+          { kind: 'user', userId: 'demo_user_1', sessionId: 's', channel: 'internet' },
+          'unused',
+          Date.now() - 120_000,
+        ),
+      },
+    ],
   ])('has every subgraph refuse a call with %s', async (_name, headers) => {
     for (const service of Object.values(stack.subgraphs)) {
       const response = await fetch(`${service.url}/graphql`, {
@@ -132,18 +199,25 @@ describe('the federated graph', () => {
     const response = await fetch(`${stack.subgraphs.cards.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-internal-principal': header },
-      body: JSON.stringify({ query: '{ _entities(representations: [{__typename: "User", SvcUserId: "demo_user_1"}]) { ... on User { cards { SvcCardId } } } }' }),
+      body: JSON.stringify({
+        query: '{ _entities(representations: [{__typename: "User", SvcUserId: "demo_user_1"}]) { ... on User { cards { SvcCardId } } } }',
+      }),
     });
     const body = (await response.json()) as { data: { _entities: Array<{ cards: Array<{ SvcCardId: string }> }> } };
     expect(body.data._entities[0]?.cards).toHaveLength(2);
   });
 
   it("does not resolve another user's data through entity references", async () => {
-    const header = signPrincipal({ kind: 'user', userId: 'someone_else', sessionId: 's', channel: 'internet' }, stack.config.internalSecret);
+    const header = signPrincipal(
+      { kind: 'user', userId: 'someone_else', sessionId: 's', channel: 'internet' },
+      stack.config.internalSecret,
+    );
     const response = await fetch(`${stack.subgraphs.cards.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-internal-principal': header },
-      body: JSON.stringify({ query: '{ _entities(representations: [{__typename: "Card", SvcCardId: "demo_card_1"}]) { ... on Card { num } } }' }),
+      body: JSON.stringify({
+        query: '{ _entities(representations: [{__typename: "Card", SvcCardId: "demo_card_1"}]) { ... on Card { num } } }',
+      }),
     });
     const body = (await response.json()) as { data: { _entities: unknown[] } };
     expect(body.data._entities).toEqual([null]);
@@ -162,7 +236,11 @@ describe('the federated graph', () => {
 
   it('accepts a subgraph calling the graph with a service principal signed for the gateway', async () => {
     const header = signPrincipal({ kind: 'service', service: 'payments' }, stack.config.internalSecret, Date.now(), 'gateway');
-    const response = await stack.graphql<{ transactionTypes: unknown[] }>('{ transactionTypes { name } }', {}, { 'x-internal-principal': header });
+    const response = await stack.graphql<{ transactionTypes: unknown[] }>(
+      '{ transactionTypes { name } }',
+      {},
+      { 'x-internal-principal': header },
+    );
     expect(response.body.data?.transactionTypes).toHaveLength(7);
   });
 

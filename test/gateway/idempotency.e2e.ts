@@ -22,7 +22,8 @@ describe('Idempotency-Key on requests that change state', () => {
   afterAll(() => stack?.stop());
 
   const undos = () => beneficiaryUndosCollection(stack.mongo.db('payments')).countDocuments({ SvcBeneficiaryId: 'demo_beneficiary_2' });
-  const modify = (key: string, body: unknown) => stack.rest<Modification>('POST', '/beneficiary/demo_beneficiary_2', { headers: { token, 'idempotency-key': key }, body });
+  const modify = (key: string, body: unknown) =>
+    stack.rest<Modification>('POST', '/beneficiary/demo_beneficiary_2', { headers: { token, 'idempotency-key': key }, body });
 
   it('runs a request once and answers a repeat with the kept answer', async () => {
     const before = await undos();
@@ -58,7 +59,9 @@ describe('Idempotency-Key on requests that change state', () => {
 
   it('keeps keys per caller, and ignores them on reads', async () => {
     // The aggregator's mutation with the user's key string is its own request: keys shared across callers would answer 422.
-    const login = await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } });
+    const login = await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', {
+      body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } },
+    });
     const generated = await stack.rest<{ code: string }>('POST', '/akepa/document/generate', {
       headers: { 'x-svc-token': login.body.data.token, 'idempotency-key': 'key-replay-1' },
       body: { customerId: 'demo_customer_2', entityId: 'demo_customer_2', documentType: 'driverLicense' },
@@ -89,7 +92,11 @@ describe('Idempotency-Key on requests that change state', () => {
   });
 
   it('does not keep a refusal: the same request with the same key is decided again', async () => {
-    const missing = () => stack.rest<Modification>('POST', '/beneficiary/no_such_beneficiary', { headers: { token, 'idempotency-key': 'key-refused-1' }, body: { name: 'X' } });
+    const missing = () =>
+      stack.rest<Modification>('POST', '/beneficiary/no_such_beneficiary', {
+        headers: { token, 'idempotency-key': 'key-refused-1' },
+        body: { name: 'X' },
+      });
     expect((await missing()).status).toBe(404);
     const again = await missing();
     expect(again.status).toBe(404);
@@ -97,7 +104,8 @@ describe('Idempotency-Key on requests that change state', () => {
   });
 
   it('never keeps a GraphQL login, even spread from a fragment', async () => {
-    const query = 'mutation { ...Login } fragment Login on Mutation { login(input: { channel: "internet", userName: "demo.user", password: "Demo#Pass2026" }) { token } }';
+    const query =
+      'mutation { ...Login } fragment Login on Mutation { login(input: { channel: "internet", userName: "demo.user", password: "Demo#Pass2026" }) { token } }';
     const first = await stack.graphql<{ login: { token: string } }>(query, {}, { 'idempotency-key': 'key-login-graphql' });
     const again = await stack.graphql<{ login: { token: string } }>(query, {}, { 'idempotency-key': 'key-login-graphql' });
     expect(first.body.data?.login.token).toBeTruthy();

@@ -18,7 +18,11 @@ interface Answer {
 function withoutRequestIds(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutRequestIds);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([key]) => key !== 'requestId').map(([key, inner]) => [key, withoutRequestIds(inner)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => key !== 'requestId')
+      .map(([key, inner]) => [key, withoutRequestIds(inner)]),
+  );
 }
 
 // The stack's adapter runs beside its gateway and sends its operations without HTTP; a second
@@ -31,7 +35,11 @@ describe('the REST adapter beside the gateway and in a process of its own', () =
 
   beforeAll(async () => {
     stack = await startTestStack();
-    overHttp = await startRestAdapter({ config: { ...stack.config, gatewayUrl: `${stack.gateway.url}/graphql` }, logger: createLogger('silent'), port: 0 });
+    overHttp = await startRestAdapter({
+      config: { ...stack.config, gatewayUrl: `${stack.gateway.url}/graphql` },
+      logger: createLogger('silent'),
+      port: 0,
+    });
     token = await stack.loginDemo();
   });
   afterAll(async () => {
@@ -43,15 +51,34 @@ describe('the REST adapter beside the gateway and in a process of its own', () =
 
   /** Request ids of the answers, which differ between any two requests (kept out of the comparisons). */
   const requestIds = new Map<Answer, string | null>();
-  const send = async (base: string, method: string, path: string, headers: Record<string, string> = {}, body?: unknown): Promise<Answer> => {
-    const response = await fetch(`${base}${path}`, { method, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const send = async (
+    base: string,
+    method: string,
+    path: string,
+    headers: Record<string, string> = {},
+    body?: unknown,
+  ): Promise<Answer> => {
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     const text = await response.text();
-    const answer = { status: response.status, body: withoutRequestIds(text === '' ? null : JSON.parse(text)), replayed: response.headers.get('idempotent-replayed'), retryAfter: response.headers.get('retry-after') };
+    const answer = {
+      status: response.status,
+      body: withoutRequestIds(text === '' ? null : JSON.parse(text)),
+      replayed: response.headers.get('idempotent-replayed'),
+      retryAfter: response.headers.get('retry-after'),
+    };
     requestIds.set(answer, response.headers.get('x-request-id'));
     return answer;
   };
   /** Whether the gateway answered this request in this process (its access-log line says so). */
-  const answeredInProcess = (answer: Answer) => stack.logs.some((line) => line.service === 'gateway' && line.msg === 'request' && line.from === 'this process' && line.requestId === requestIds.get(answer));
+  const answeredInProcess = (answer: Answer) =>
+    stack.logs.some(
+      (line) =>
+        line.service === 'gateway' && line.msg === 'request' && line.from === 'this process' && line.requestId === requestIds.get(answer),
+    );
   /** The same request to both adapters, one after the other. */
   const both = async (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) => [
     await send(stack.restAdapter.url, method, path, headers, body),
@@ -85,7 +112,10 @@ describe('the REST adapter beside the gateway and in a process of its own', () =
   });
 
   it('keeps an Idempotency-Key across the two: a repeat through either is the kept answer', async () => {
-    for (const [key, firstBase, repeatBase] of [['transport-key-1', stack.restAdapter.url, overHttp.url], ['transport-key-2', overHttp.url, stack.restAdapter.url]] as const) {
+    for (const [key, firstBase, repeatBase] of [
+      ['transport-key-1', stack.restAdapter.url, overHttp.url],
+      ['transport-key-2', overHttp.url, stack.restAdapter.url],
+    ] as const) {
       const headers = { token, 'idempotency-key': key };
       const first = await send(firstBase, 'POST', '/beneficiary/demo_beneficiary_2', headers, { name: `Sam ${key.at(-1)}.` });
       const again = await send(repeatBase, 'POST', '/beneficiary/demo_beneficiary_2', headers, { name: `Sam ${key.at(-1)}.` });
@@ -106,7 +136,12 @@ describe('the gateway beside its subgraphs and apart from them', () => {
 
   beforeAll(async () => {
     stack = await startTestStack({ IN_PROCESS_CALLS: 'all' });
-    overHttp = await startGateway({ config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) }, logger: createLogger('silent'), bus: stack.bus, port: 0 });
+    overHttp = await startGateway({
+      config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) },
+      logger: createLogger('silent'),
+      bus: stack.bus,
+      port: 0,
+    });
     token = await stack.loginDemo();
   });
   afterAll(async () => {
@@ -117,17 +152,32 @@ describe('the gateway beside its subgraphs and apart from them', () => {
   });
 
   const post = async (base: string, query: string, variables: Record<string, unknown>, headers: Record<string, string>) => {
-    const response = await fetch(`${base}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query, variables }) });
+    const response = await fetch(`${base}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ query, variables }),
+    });
     return { status: response.status, body: withoutRequestIds(await response.json()), requestId: response.headers.get('x-request-id') };
   };
   /** The subgraph requests a gateway request made, by how they arrived. */
-  const subgraphCalls = (requestId: string | null) => stack.logs.filter((line) => line.msg === 'request' && line.requestId === requestId && String(line.service).endsWith('-subgraph')).map((line) => (line.from === 'this process' ? 'in process' : 'http'));
+  const subgraphCalls = (requestId: string | null) =>
+    stack.logs
+      .filter((line) => line.msg === 'request' && line.requestId === requestId && String(line.service).endsWith('-subgraph'))
+      .map((line) => (line.from === 'this process' ? 'in process' : 'http'));
 
   it('answers queries across subgraphs, mutations and refusals alike, and calls the subgraphs beside it in this process', async () => {
     const operations: Array<[string, Record<string, unknown>, Record<string, string>]> = [
-      ['{ me { SvcUserId firstName cards { SvcCardId num status account { SvcAccountId currency } } restrictions { restrictionName isAllowed } } }', {}, { token }],
+      [
+        '{ me { SvcUserId firstName cards { SvcCardId num status account { SvcAccountId currency } } restrictions { restrictionName isAllowed } } }',
+        {},
+        { token },
+      ],
       ['query Latest($id: ID!) { latestTransactions(SvcAccountId: $id) { transactionId amount } }', { id: DEMO.accountId }, { token }],
-      ['mutation Rename($id: ID!) { modifyCard(SvcCardId: $id, input: { name: "Travel" }) { success card { SvcCardId name } } }', { id: DEMO.cardIds[1] }, { token }],
+      [
+        'mutation Rename($id: ID!) { modifyCard(SvcCardId: $id, input: { name: "Travel" }) { success card { SvcCardId name } } }',
+        { id: DEMO.cardIds[1] },
+        { token },
+      ],
       ['{ me { SvcUserId } }', {}, { token: 'not-a-token' }],
       ['{ me { SvcUserId } }', {}, {}],
       ['query Other($id: ID!) { latestTransactions(SvcAccountId: $id) { transactionId } }', { id: 'no_such_account' }, { token }],

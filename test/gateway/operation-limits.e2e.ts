@@ -23,28 +23,54 @@ describe('GraphQL operation limits at the gateway', () => {
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');
     expect(response.headers.get('cache-control')).toBe('no-store');
     const requestId = response.headers.get('x-request-id');
-    expect(stack.logs.some((line) => line.requestId === requestId && line.service === 'cards-subgraph' && line.path === '/graphql')).toBe(true);
+    expect(stack.logs.some((line) => line.requestId === requestId && line.service === 'cards-subgraph' && line.path === '/graphql')).toBe(
+      true,
+    );
   });
 
   it.each([
     ['too deep', `{ me { ${nest(6)} } }`, /depth is 14; at most 10/],
     ['too many aliases', `{ ${Array.from({ length: 16 }, (_, i) => `a${i}: me { firstName }`).join(' ')} }`, /aliases is 16; at most 15/],
-    ['too many root fields', `{ ${Array.from({ length: 11 }, (_, i) => `r${i}: transactionTypes { name }`).join(' ')} }`, /root fields is 11; at most 10/],
-    ['too costly', '{ me { accounts { transactions(first: 1000) { edges { node { transactionId amount currency narrative dtsValue labels } } } } } }', /cost is \d+; at most 50000/],
-    ['too costly by a variable\'s default', 'query ($n: Int = 100000) { me { accounts { transactions(first: $n) { edges { node { amount } } } } } }', /cost is \d+; at most 50000/],
-    ['too costly by a size inside an input object', '{ refundList(filter: { numberOfRecords: 100000 }) { items { svcTransactionId statusChangeHistory { status } } } }', /cost is \d+; at most 50000/],
+    [
+      'too many root fields',
+      `{ ${Array.from({ length: 11 }, (_, i) => `r${i}: transactionTypes { name }`).join(' ')} }`,
+      /root fields is 11; at most 10/,
+    ],
+    [
+      'too costly',
+      '{ me { accounts { transactions(first: 1000) { edges { node { transactionId amount currency narrative dtsValue labels } } } } } }',
+      /cost is \d+; at most 50000/,
+    ],
+    [
+      "too costly by a variable's default",
+      'query ($n: Int = 100000) { me { accounts { transactions(first: $n) { edges { node { amount } } } } } }',
+      /cost is \d+; at most 50000/,
+    ],
+    [
+      'too costly by a size inside an input object',
+      '{ refundList(filter: { numberOfRecords: 100000 }) { items { svcTransactionId statusChangeHistory { status } } } }',
+      /cost is \d+; at most 50000/,
+    ],
   ])('refuses an operation %s with 400 before any subgraph is called', async (_name, query, message) => {
     const response = await stack.graphql(query, {}, { token });
     expect(response.status).toBe(400);
     // The session lookup aside, no subgraph saw the request.
     const requestId = response.headers.get('x-request-id');
-    expect(stack.logs.filter((line) => line.requestId === requestId && String(line.service).endsWith('-subgraph') && line.path === '/graphql')).toEqual([]);
+    expect(
+      stack.logs.filter((line) => line.requestId === requestId && String(line.service).endsWith('-subgraph') && line.path === '/graphql'),
+    ).toEqual([]);
     expect(response.body.errors?.[0]?.extensions?.code).toBe('OPERATION_LIMIT_EXCEEDED');
     expect(response.body.errors?.[0]?.message).toMatch(message);
   });
 
   it("does not measure a trusted document: the REST adapter's refund list runs at its largest page, which ad hoc would cost too much", async () => {
-    const aggregator = { 'x-svc-token': (await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token };
+    const aggregator = {
+      'x-svc-token': (
+        await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', {
+          body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } },
+        })
+      ).body.data.token,
+    };
     const registered = loadOperation('refund-list.graphql');
     const variables = { filter: { numberOfRecords: 1000 } };
     const trusted = await stack.graphql(registered, variables, aggregator);
@@ -55,7 +81,12 @@ describe('GraphQL operation limits at the gateway', () => {
   });
 
   it('answers a small request with many bad input members with a small answer: messages cut, at most 20 errors and a count of the rest', async () => {
-    const input: Record<string, string> = { channel: 'internet', userName: 'nobody', password: 'x', ...Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`unknown${i}`, 'v'.repeat(200)])) };
+    const input: Record<string, string> = {
+      channel: 'internet',
+      userName: 'nobody',
+      password: 'x',
+      ...Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`unknown${i}`, 'v'.repeat(200)])),
+    };
     const response = await stack.graphql('mutation ($input: LoginInput!) { login(input: $input) { token } }', { input });
     expect(response.status).toBe(400);
     const errors = response.body.errors!;
@@ -77,13 +108,19 @@ describe('GraphQL operation limits at the gateway', () => {
     });
     expect(response.status).toBe(400);
     expect(((await response.json()) as { errors: Array<{ message: string }> }).errors[0]?.message).toMatch(/nests deeper than 64 levels/);
-    const rest = await stack.rest<{ error: { code: string } }>('PUT', '/token', { rawBody: `{"channel":"internet","userName":"u","password":"p","deviceData":${deep}}` });
+    const rest = await stack.rest<{ error: { code: string } }>('PUT', '/token', {
+      rawBody: `{"channel":"internet","userName":"u","password":"p","deviceData":${deep}}`,
+    });
     expect(rest.status).toBe(400);
     expect(rest.body.error.code).toBe('BAD_REQUEST');
   });
 
   it('refuses at once a small query whose fragments double at every level', async () => {
-    const fragments = Array.from({ length: 24 }, (_, i) => (i === 23 ? `fragment F${i} on Query { __typename transactionTypes { name } }` : `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`));
+    const fragments = Array.from({ length: 24 }, (_, i) =>
+      i === 23
+        ? `fragment F${i} on Query { __typename transactionTypes { name } }`
+        : `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`,
+    );
     const started = Date.now();
     const response = await stack.graphql(`query { ...F0 } ${fragments.join(' ')}`, {}, { token });
     expect(response.status).toBe(400);
@@ -92,7 +129,10 @@ describe('GraphQL operation limits at the gateway', () => {
   });
 
   it('counts a mutation repeated under aliases, so one request cannot carry a brute force', async () => {
-    const attempts = Array.from({ length: 16 }, (_, i) => `t${i}: login(input: { channel: "internet", userName: "demo.user", password: "guess${i}" }) { token }`).join(' ');
+    const attempts = Array.from(
+      { length: 16 },
+      (_, i) => `t${i}: login(input: { channel: "internet", userName: "demo.user", password: "guess${i}" }) { token }`,
+    ).join(' ');
     const response = await stack.graphql(`mutation { ${attempts} }`);
     expect(response.status).toBe(400);
     expect(response.body.errors?.[0]?.extensions?.code).toBe('OPERATION_LIMIT_EXCEEDED');
@@ -101,7 +141,11 @@ describe('GraphQL operation limits at the gateway', () => {
   it('refuses a GET query that a browser could send cross-site (CSRF prevention) and a batch', async () => {
     const get = await fetch(`${stack.gateway.url}/graphql?query=${encodeURIComponent('{ transactionTypes { name } }')}`);
     expect(get.status).toBe(400);
-    const batch = await fetch(`${stack.gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([{ query: '{ transactionTypes { name } }' }, { query: '{ transactionTypes { name } }' }]) });
+    const batch = await fetch(`${stack.gateway.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([{ query: '{ transactionTypes { name } }' }, { query: '{ transactionTypes { name } }' }]),
+    });
     expect(batch.status).toBe(400);
   });
 });

@@ -36,25 +36,40 @@ describe('rate limits at the gateway', () => {
   it('gives the log-in routes a strict limit per address, through the REST adapter as well', async () => {
     // The demo login above was the first; two more wrong passwords, then the fourth is refused whatever it carries.
     for (let i = 0; i < 2; i += 1) {
-      const attempt = await stack.rest<ErrorBody>('PUT', '/token', { body: { channel: 'internet', userName: `nobody${i}`, password: 'wrong' } });
+      const attempt = await stack.rest<ErrorBody>('PUT', '/token', {
+        body: { channel: 'internet', userName: `nobody${i}`, password: 'wrong' },
+      });
       expect(attempt.status).toBe(401);
     }
-    const refused = await stack.rest<ErrorBody>('PUT', '/token', { body: { channel: 'internet', userName: 'demo.user', password: 'Demo#Pass2026' } });
+    const refused = await stack.rest<ErrorBody>('PUT', '/token', {
+      body: { channel: 'internet', userName: 'demo.user', password: 'Demo#Pass2026' },
+    });
     expect(refused.status).toBe(429);
     expect(refused.body.error?.code).toBe('RATE_LIMITED');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 
   it('counts every alias, so one request cannot carry many attempts', async () => {
-    const other = await stack.graphql<{ aggregatorGetToken: unknown }>(`mutation { ${Array.from({ length: 4 }, (_, i) => `t${i}: aggregatorGetToken(input: { login: "nobody", password: "guess${i}" }) { token }`).join(' ')} }`);
+    const other = await stack.graphql<{ aggregatorGetToken: unknown }>(
+      `mutation { ${Array.from({ length: 4 }, (_, i) => `t${i}: aggregatorGetToken(input: { login: "nobody", password: "guess${i}" }) { token }`).join(' ')} }`,
+    );
     expect(other.status).toBe(429);
     expect(other.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
   });
 
   it("gives merchant registration the strict limit: another aggregator's merchant ids cannot be probed at length", async () => {
-    const rival = await stack.issueToken({ kind: 'aggregator', svcAggregatorId: 'rival_aggregator_org', login: 'rival', tokenType: 'base' });
+    const rival = await stack.issueToken({
+      kind: 'aggregator',
+      svcAggregatorId: 'rival_aggregator_org',
+      login: 'rival',
+      tokenType: 'base',
+    });
     const save = (svcMerchantId: string) =>
-      stack.graphql('mutation ($input: MerchantInput!) { saveMerchant(input: $input) { webhookSecret } }', { input: { svcMerchantId, name: 'Rival Cycles' } }, { 'x-svc-token': rival });
+      stack.graphql(
+        'mutation ($input: MerchantInput!) { saveMerchant(input: $input) { webhookSecret } }',
+        { input: { svcMerchantId, name: 'Rival Cycles' } },
+        { 'x-svc-token': rival },
+      );
     const probe = await save(DEMO.merchantId);
     expect(probe.body.errors?.[0]).toMatchObject({ extensions: { code: 'CONFLICT', field: 'svcMerchantId' } });
     // The refusal says the id cannot be had, not whose it is.

@@ -15,7 +15,12 @@ describe('a gateway that has not yet heard a logout announced', () => {
 
   beforeAll(async () => {
     stack = await startTestStack({});
-    gateway = await startGateway({ config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) }, logger: createLogger('silent'), bus: lateBus, port: 0 });
+    gateway = await startGateway({
+      config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) },
+      logger: createLogger('silent'),
+      bus: lateBus,
+      port: 0,
+    });
   });
   afterAll(async () => {
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it.
@@ -25,8 +30,15 @@ describe('a gateway that has not yet heard a logout announced', () => {
   });
 
   const post = async (query: string, token: string) => {
-    const response = await fetch(`${gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', token }, body: JSON.stringify({ query }) });
-    return { status: response.status, body: (await response.json()) as { data?: unknown; errors?: Array<{ extensions?: { code?: string } }> } };
+    const response = await fetch(`${gateway.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', token },
+      body: JSON.stringify({ query }),
+    });
+    return {
+      status: response.status,
+      body: (await response.json()) as { data?: unknown; errors?: Array<{ extensions?: { code?: string } }> },
+    };
   };
 
   it('refuses the token of a logout it served at once, though it held the session as live', async () => {

@@ -13,7 +13,7 @@ const SECRET = 's'.repeat(40);
 const USER: Principal = { kind: 'user', userId: 'usr_1', sessionId: 'ses_1', channel: 'internet' };
 const AGGREGATOR: Principal = { kind: 'aggregator', svcAggregatorId: 'agg_1', login: 'ops@agg', sessionId: 'ses_2', tokenType: 'base' };
 
-describe('the gateway\'s memory of live sessions', () => {
+describe("the gateway's memory of live sessions", () => {
   let server: http.Server;
   let base: string;
   const sessions = new Map<string, ResolvedSession>();
@@ -49,9 +49,16 @@ describe('the gateway\'s memory of live sessions', () => {
     const loaded = loadConfig({ INTERNAL_SECRET: SECRET, SESSION_CACHE_SECONDS: String(sessionCacheSeconds), IN_PROCESS_CALLS: 'none' });
     return { ...loaded, subgraphUrls: { ...loaded.subgraphUrls, user: `${base}/graphql` } };
   };
-  const live = (token: string, principal: Principal, lifetimeMs = 3_600_000) => sessions.set(token, { principal, dtsExpiry: new Date(Date.now() + lifetimeMs).toISOString() });
+  const live = (token: string, principal: Principal, lifetimeMs = 3_600_000) =>
+    sessions.set(token, { principal, dtsExpiry: new Date(Date.now() + lifetimeMs).toISOString() });
   const announce = (bus: EventBus, ended: SessionsEnded) =>
-    bus.publish({ id: `evt_${Math.random()}`, type: SESSIONS_ENDED, audience: {}, payload: ended, dtsCreated: new Date().toISOString() } satisfies BusEvent);
+    bus.publish({
+      id: `evt_${Math.random()}`,
+      type: SESSIONS_ENDED,
+      audience: {},
+      payload: ended,
+      dtsCreated: new Date().toISOString(),
+    } satisfies BusEvent);
   const refused = (promise: Promise<unknown>) => expect(promise).rejects.toMatchObject({ extensions: { code: 'UNAUTHENTICATED' } });
 
   it('answers a session found live from memory, then reads it again once its end is announced', async () => {
@@ -75,7 +82,12 @@ describe('the gateway\'s memory of live sessions', () => {
     live('tok-user', USER);
     live('tok-aggregator', AGGREGATOR);
     live('tok-other', other);
-    for (const [header, token] of [['token', 'tok-user'], ['x-svc-token', 'tok-aggregator'], ['token', 'tok-other']] as const) await authenticate({ [header]: token }, 'r');
+    for (const [header, token] of [
+      ['token', 'tok-user'],
+      ['x-svc-token', 'tok-aggregator'],
+      ['token', 'tok-other'],
+    ] as const)
+      await authenticate({ [header]: token }, 'r');
     expect(reads).toBe(3);
     await announce(bus, { SvcUserId: 'usr_1' });
     await announce(bus, { aggregatorLogin: 'ops@agg' });
@@ -85,7 +97,7 @@ describe('the gateway\'s memory of live sessions', () => {
     expect(reads).toBe(5);
   });
 
-  it('reads again past the session\'s expiry and past SESSION_CACHE_SECONDS, whichever comes first, and a clock set back stretches neither', async () => {
+  it("reads again past the session's expiry and past SESSION_CACHE_SECONDS, whichever comes first, and a clock set back stretches neither", async () => {
     vi.useFakeTimers({ toFake: ['Date', 'performance'] });
     const bus = new InProcessBus();
     const authenticate = createAuthenticator(config(2), bus);
@@ -108,7 +120,7 @@ describe('the gateway\'s memory of live sessions', () => {
     expect(reads).toBe(4);
   });
 
-  it('forgets the caller\'s own session when told to (an operation that ends it has run), and stops listening when closed', async () => {
+  it("forgets the caller's own session when told to (an operation that ends it has run), and stops listening when closed", async () => {
     const bus = new InProcessBus();
     const authenticate = createAuthenticator(config(), bus);
     live('tok-user', USER);
@@ -165,7 +177,7 @@ describe('the gateway\'s memory of live sessions', () => {
     expect(reads).toBe(2);
   });
 
-  it('over Redis: holds sessions only while subscribed, and reads again after the subscriber\'s connection drops', async () => {
+  it("over Redis: holds sessions only while subscribed, and reads again after the subscriber's connection drops", async () => {
     const logger = createLogger('silent');
     const channel = `test-sessions-${Date.now()}-${Math.random()}`;
     const gatewayBus = new RedisBus('redis://127.0.0.1:6379', logger, channel);

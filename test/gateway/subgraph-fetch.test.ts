@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSubgraphFetcher, UNSHARED_READ_HEADER } from '../../gateway/src/subgraph-fetch.js';
 import { PRINCIPAL_HEADER } from '../../platform/security/signed-headers.js';
 
-describe('the gateway\'s subgraph fetch', () => {
+describe("the gateway's subgraph fetch", () => {
   let server: http.Server;
   let url: string;
   let received = 0;
@@ -18,7 +18,12 @@ describe('the gateway\'s subgraph fetch', () => {
       seenHeaders.push(req.headers);
       let body = '';
       req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      req.on('end', () => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: { echo: body, n: received } })), 100));
+      req.on('end', () =>
+        setTimeout(
+          () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: { echo: body, n: received } })),
+          100,
+        ),
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
@@ -26,7 +31,11 @@ describe('the gateway\'s subgraph fetch', () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   const call = (fetcher: ReturnType<typeof createSubgraphFetcher>, body: unknown, principal = 'p1') =>
-    fetcher(url, { method: 'POST', headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: principal }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ data: { n: number } }>);
+    fetcher(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: principal },
+      body: JSON.stringify(body),
+    }).then((r) => r.json() as Promise<{ data: { n: number } }>);
 
   it('sends identical reads in flight once and gives each caller the answer', async () => {
     const fetcher = createSubgraphFetcher(5000, HTTP_TRANSPORT, () => 'test');
@@ -56,24 +65,38 @@ describe('the gateway\'s subgraph fetch', () => {
     expect(fetcher.counts).toEqual({ sent: 6, shared: 0 });
   });
 
-  it('sends the reads of a mutation\'s plan on their own, without the marking header', async () => {
+  it("sends the reads of a mutation's plan on their own, without the marking header", async () => {
     const fetcher = createSubgraphFetcher(5000, HTTP_TRANSPORT, () => 'test');
     received = 0;
     const read = (unshared: boolean) =>
-      fetcher(url, { method: 'POST', headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: 'p1', ...(unshared ? { [UNSHARED_READ_HEADER]: '1' } : {}) }, body: JSON.stringify({ query: 'query { me { id } }' }) });
+      fetcher(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: 'p1', ...(unshared ? { [UNSHARED_READ_HEADER]: '1' } : {}) },
+        body: JSON.stringify({ query: 'query { me { id } }' }),
+      });
     await Promise.all([read(false), read(true), read(false)]);
     expect(received).toBe(2);
     expect(seenHeaders.some((headers) => headers[UNSHARED_READ_HEADER] !== undefined)).toBe(false);
   });
 
-  it('gives up on a read that takes longer than the timeout, but waits for a write, the gateway\'s marked ones included', async () => {
+  it("gives up on a read that takes longer than the timeout, but waits for a write, the gateway's marked ones included", async () => {
     const fetcher = createSubgraphFetcher(30, HTTP_TRANSPORT, () => 'test');
     await expect(call(fetcher, { query: 'query { me { id } }' })).rejects.toThrow(/timeout|aborted/i);
     // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- vitest types its asymmetric matchers as any.
     await expect(call(fetcher, { query: 'mutation { logout }' })).resolves.toMatchObject({ data: { n: expect.any(Number) } });
     // The gateway marks every fetch of a mutation's plan, the mutation itself too.
-    const marked = await fetcher(url, { method: 'POST', headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: 'p1', [UNSHARED_READ_HEADER]: '1' }, body: JSON.stringify({ query: 'mutation { logout }' }) });
+    const marked = await fetcher(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: 'p1', [UNSHARED_READ_HEADER]: '1' },
+      body: JSON.stringify({ query: 'mutation { logout }' }),
+    });
     expect(marked.status).toBe(200);
-    await expect(fetcher(url, { method: 'POST', headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: 'p1', [UNSHARED_READ_HEADER]: '1' }, body: JSON.stringify({ query: 'query { me { id } }' }) })).rejects.toThrow(/timeout|aborted/i);
+    await expect(
+      fetcher(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: 'p1', [UNSHARED_READ_HEADER]: '1' },
+        body: JSON.stringify({ query: 'query { me { id } }' }),
+      }),
+    ).rejects.toThrow(/timeout|aborted/i);
   });
 });

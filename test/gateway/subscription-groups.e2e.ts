@@ -43,17 +43,32 @@ describe('subscribers that are alike share one resolution of each event', () => 
       schema: () => SCHEMA,
       bus,
       // The token names the user; every connection of a user gets the same principal (one login's token).
-      authenticate: async (headers) => ({ kind: 'user', userId: headers.token!.split(':')[0]!, sessionId: 'session', channel: 'internet' }) satisfies Principal,
+      authenticate: async (headers) =>
+        ({ kind: 'user', userId: headers.token!.split(':')[0]!, sessionId: 'session', channel: 'internet' }) satisfies Principal,
       execute: async (_document, variables, principal): Promise<FormattedExecutionResult> => {
         executed.push({ userId: (principal as { userId: string }).userId, key: variables.__eventKey });
         if (String(variables.__eventKey).startsWith('held')) await held;
-        return { data: { cardStatusChanged: { SvcCardId: variables.__eventKey, status: String(variables.__eventKey).startsWith('big') ? BIG_STATUS : 'off' } } };
+        return {
+          data: {
+            cardStatusChanged: {
+              SvcCardId: variables.__eventKey,
+              status: String(variables.__eventKey).startsWith('big') ? BIG_STATUS : 'off',
+            },
+          },
+        };
       },
       logger: createLogger('silent'),
       maxPayloadBytes: 1024 * 1024,
       documentLimits: { maxBytes: 64 * 1024, maxTokens: 5000 },
       // Every connection of a user is the same principal here: the caps are checked in subscription-limits.e2e.ts.
-      limits: { connectionsPerPrincipal: 1000, connectionsPerAddress: 1000, subscriptionsPerPrincipal: 1000, subscribesPerConnection: 1000, subscribesPerPrincipal: 1000, windowSeconds: 60 },
+      limits: {
+        connectionsPerPrincipal: 1000,
+        connectionsPerAddress: 1000,
+        subscriptionsPerPrincipal: 1000,
+        subscribesPerConnection: 1000,
+        subscribesPerPrincipal: 1000,
+        windowSeconds: 60,
+      },
       counter,
       clientAddress: (request) => request.socket.remoteAddress ?? null,
     });
@@ -73,7 +88,13 @@ describe('subscribers that are alike share one resolution of each event', () => 
     return received;
   };
   const publish = (id: string, SvcUserId: string, SvcCardId: string): Promise<void> =>
-    bus.publish({ id, type: 'card.status', audience: { SvcUserId }, payload: { SvcCardId }, dtsCreated: new Date().toISOString() } satisfies BusEvent);
+    bus.publish({
+      id,
+      type: 'card.status',
+      audience: { SvcUserId },
+      payload: { SvcCardId },
+      dtsCreated: new Date().toISOString(),
+    } satisfies BusEvent);
   const until = async (check: () => boolean) => {
     const deadline = Date.now() + 5000;
     while (!check()) {
@@ -92,8 +113,15 @@ describe('subscribers that are alike share one resolution of each event', () => 
     await publish('evt_2', 'ann', 'card_2');
     await until(() => alike.every((received) => received.length === 2));
 
-    expect(executed).toEqual([{ userId: 'ann', key: 'card_1' }, { userId: 'ann', key: 'card_2' }]);
-    for (const received of alike) expect(received).toEqual([{ cardStatusChanged: { SvcCardId: 'card_1', status: 'off' } }, { cardStatusChanged: { SvcCardId: 'card_2', status: 'off' } }]);
+    expect(executed).toEqual([
+      { userId: 'ann', key: 'card_1' },
+      { userId: 'ann', key: 'card_2' },
+    ]);
+    for (const received of alike)
+      expect(received).toEqual([
+        { cardStatusChanged: { SvcCardId: 'card_1', status: 'off' } },
+        { cardStatusChanged: { SvcCardId: 'card_2', status: 'off' } },
+      ]);
     expect(stranger).toEqual([]);
 
     // A subscriber that leaves stops counting; the others still share.

@@ -78,7 +78,10 @@ describe('the bounds of graphql-ws subscriptions', () => {
     const before = stack.gateway.subscribers();
     for (const id of ['1', '2', '3']) first.subscribe(id, QUERY);
     second.subscribe('4', QUERY);
-    await until(async () => stack.gateway.subscribers(), (n) => n === before + 4);
+    await until(
+      async () => stack.gateway.subscribers(),
+      (n) => n === before + 4,
+    );
     second.subscribe('5', QUERY);
     const error = firstError(await second.answer('5'));
     expect(error.extensions?.code).toBe('OPERATION_LIMIT_EXCEEDED');
@@ -86,12 +89,21 @@ describe('the bounds of graphql-ws subscriptions', () => {
     // Another principal subscribes meanwhile.
     const other = accepted(await connect('b'));
     other.subscribe('1', QUERY);
-    await until(async () => stack.gateway.subscribers(), (n) => n === before + 5);
+    await until(
+      async () => stack.gateway.subscribers(),
+      (n) => n === before + 5,
+    );
     // One ended gives its place back.
     first.complete('1');
-    await until(async () => stack.gateway.subscribers(), (n) => n === before + 4);
+    await until(
+      async () => stack.gateway.subscribers(),
+      (n) => n === before + 4,
+    );
     second.subscribe('6', QUERY);
-    await until(async () => stack.gateway.subscribers(), (n) => n === before + 5);
+    await until(
+      async () => stack.gateway.subscribers(),
+      (n) => n === before + 5,
+    );
     expect(second.frames.filter((frame) => frame.id === '6')).toEqual([]);
   });
 
@@ -107,7 +119,10 @@ describe('the bounds of graphql-ws subscriptions', () => {
     const before = stack.gateway.subscribers();
     // The principal holds its four subscriptions: every further subscribe is answered (refused by the cap) once counted.
     for (const id of ['1', '2', '3', '4']) d1.subscribe(id, QUERY);
-    await until(async () => stack.gateway.subscribers(), (n) => n === before + 4);
+    await until(
+      async () => stack.gateway.subscribers(),
+      (n) => n === before + 4,
+    );
     await refusedByTheCap(d1, 5, 10);
     d1.subscribe('11', QUERY);
     const perConnection = firstError(await d1.answer('11'));
@@ -144,7 +159,10 @@ describe('the bounds of graphql-ws subscriptions', () => {
     // Both refusals leave the connection open and usable.
     const before = stack.gateway.subscribers();
     connection.subscribe('fine', QUERY);
-    await until(async () => stack.gateway.subscribers(), (n) => n === before + 1);
+    await until(
+      async () => stack.gateway.subscribers(),
+      (n) => n === before + 1,
+    );
 
     // The issue's 3.7 MiB document: the message is over 2 x 64 KiB + the allowance, and the socket is closed unread.
     const huge = `subscription { cardStatusChanged { ${'SvcCardId '.repeat(390_000)}} }`;
@@ -167,11 +185,21 @@ describe('the bounds of graphql-ws subscriptions', () => {
     expect(closed.code).toBe(1009);
     const { answers, slowest } = await health;
     expect(answers.every((status) => status === 200)).toBe(true);
-    console.log(JSON.stringify({ bytesRefusalMs: Math.round(bytesMs), tokensRefusalMs: Math.round(tokensMs), oversizedClosedMs: Math.round(closedMs), slowestHealthMs: Math.round(slowest) }));
+    console.log(
+      JSON.stringify({
+        bytesRefusalMs: Math.round(bytesMs),
+        tokensRefusalMs: Math.round(tokensMs),
+        oversizedClosedMs: Math.round(closedMs),
+        slowestHealthMs: Math.round(slowest),
+      }),
+    );
     // Generous: each is expected in milliseconds; the point is that none waits on the document.
     expect(Math.max(bytesMs, tokensMs, closedMs)).toBeLessThan(5000);
     // Its subscription was released with it.
-    await until(async () => stack.gateway.subscribers(), (n) => n === before);
+    await until(
+      async () => stack.gateway.subscribers(),
+      (n) => n === before,
+    );
     expect(WebSocket.CLOSED).toBe(connection.socket.readyState);
   });
 });

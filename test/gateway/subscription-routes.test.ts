@@ -6,7 +6,10 @@ import { API_SCHEMA_PATH, GATEWAY_SUBSCRIPTIONS_PATH, readSubgraphSdls } from '.
 
 /** The Subscription fields the gateway declares (schema/gateway-subscriptions.graphql). */
 const declared = parse(readFileSync(GATEWAY_SUBSCRIPTIONS_PATH, 'utf8'))
-  .definitions.filter((definition): definition is ObjectTypeDefinitionNode => definition.kind === Kind.OBJECT_TYPE_DEFINITION && definition.name.value === 'Subscription')
+  .definitions.filter(
+    (definition): definition is ObjectTypeDefinitionNode =>
+      definition.kind === Kind.OBJECT_TYPE_DEFINITION && definition.name.value === 'Subscription',
+  )
   .flatMap((definition) => (definition.fields ?? []).map((field) => field.name.value));
 const api = buildSchema(readFileSync(API_SCHEMA_PATH, 'utf8'));
 
@@ -16,13 +19,15 @@ describe('the subscriptions the gateway serves', () => {
     expect(Object.keys(SUBSCRIPTION_ROUTES).sort()).toEqual([...declared].sort());
   });
 
-  it('are the API schema\'s Subscription fields', () => {
+  it("are the API schema's Subscription fields", () => {
     expect(Object.keys(api.getSubscriptionType()?.getFields() ?? {}).sort()).toEqual([...declared].sort());
   });
 
   it('are declared by no subgraph (no subgraph resolves them)', () => {
     for (const [name, sdl] of Object.entries(readSubgraphSdls())) {
-      const subscriptions = parse(sdl).definitions.filter((definition) => 'name' in definition && definition.name?.value === 'Subscription');
+      const subscriptions = parse(sdl).definitions.filter(
+        (definition) => 'name' in definition && definition.name?.value === 'Subscription',
+      );
       expect(subscriptions, name).toEqual([]);
     }
   });

@@ -15,7 +15,10 @@ import { usersCollection } from '../../subgraphs/user/src/profile/datasource.js'
 import { accepted, openConnection } from '../support/graphql-ws.js';
 import { startTestStack, toggleCardUntil, until, type TestStack } from '../support/harness.js';
 
-interface Next<T> { data?: T | null; errors?: Array<{ message: string }> }
+interface Next<T> {
+  data?: T | null;
+  errors?: Array<{ message: string }>;
+}
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PROCESSOR_KEY = 'card-processor-key-for-subscriptions-0123';
 const ACH_KEY = 'ach-processor-key-for-subscriptions-012345';
@@ -34,7 +37,10 @@ function subscriber(url: string, connectionParams: Record<string, string>) {
       let started!: () => void;
       const acknowledged = new Promise<void>((resolve) => (started = resolve));
       client.on('connected', () => started());
-      const dispose = client.subscribe<T>({ query }, { next: (value) => void received.push(value as Next<T>), error: (error) => void errors.push(error), complete: () => {} });
+      const dispose = client.subscribe<T>(
+        { query },
+        { next: (value) => void received.push(value as Next<T>), error: (error) => void errors.push(error), complete: () => {} },
+      );
       /** How many received results `next` has handed out. */
       let taken = 0;
       return {
@@ -54,9 +60,12 @@ function subscriber(url: string, connectionParams: Record<string, string>) {
         },
       };
     },
-    close: () => Promise.all(clients.map(async (c) => {
-      await c.dispose();
-    })),
+    close: () =>
+      Promise.all(
+        clients.map(async (c) => {
+          await c.dispose();
+        }),
+      ),
   };
 }
 
@@ -67,7 +76,10 @@ describe('subscriptions over graphql-ws', () => {
   const closers: Array<() => unknown> = [];
 
   beforeAll(async () => {
-    stack = await startTestStack({ REDIS_URL: 'redis://127.0.0.1:6379', SERVICE_KEYS: `card-processor=${PROCESSOR_KEY},ach-processor=${ACH_KEY},operator=${OPERATOR_KEY}` });
+    stack = await startTestStack({
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      SERVICE_KEYS: `card-processor=${PROCESSOR_KEY},ach-processor=${ACH_KEY},operator=${OPERATOR_KEY}`,
+    });
     token = await stack.loginDemo();
     wsUrl = `${stack.gateway.url.replace('http', 'ws')}/graphql`;
   });
@@ -78,15 +90,27 @@ describe('subscriptions over graphql-ws', () => {
   /** An event that does not arrive fails with the stack's last warnings and errors, to say why. */
   const withLogs = <T>(waiting: Promise<T>): Promise<T> =>
     waiting.catch((error: unknown) => {
-      throw new Error(`${(error as Error).message}; last warnings: ${JSON.stringify(stack.logs.filter((line) => line.level === 'warn' || line.level === 'error').slice(-5))}`);
+      throw new Error(
+        `${(error as Error).message}; last warnings: ${JSON.stringify(stack.logs.filter((line) => line.level === 'warn' || line.level === 'error').slice(-5))}`,
+      );
     });
   /** Waits until the gateway holds `count` more subscriptions than `before`: registered, so an event now reaches them. */
-  const registered = (before: number, count = 1) => until(async () => stack.gateway.subscribers(), (n) => n >= before + count);
+  const registered = (before: number, count = 1) =>
+    until(
+      async () => stack.gateway.subscribers(),
+      (n) => n >= before + count,
+    );
 
   it('shows the subscriptions the gateway serves over HTTP too (introspection), though it serves them on graphql-ws only', async () => {
-    const introspected = await stack.graphql<{ __schema: { subscriptionType: { fields: Array<{ name: string }> } | null } }>('{ __schema { subscriptionType { fields { name } } } }', undefined, { token });
+    const introspected = await stack.graphql<{ __schema: { subscriptionType: { fields: Array<{ name: string }> } | null } }>(
+      '{ __schema { subscriptionType { fields { name } } } }',
+      undefined,
+      { token },
+    );
     expect(introspected.body.errors).toBeUndefined();
-    expect(introspected.body.data?.__schema.subscriptionType?.fields.map((field) => field.name).sort()).toEqual(Object.keys(SUBSCRIPTION_ROUTES).sort());
+    expect(introspected.body.data?.__schema.subscriptionType?.fields.map((field) => field.name).sort()).toEqual(
+      Object.keys(SUBSCRIPTION_ROUTES).sort(),
+    );
     const overHttp = await stack.graphql('subscription { cardStatusChanged { SvcCardId } }', undefined, { token });
     expect(overHttp.status).toBe(400);
     expect(overHttp.body.errors?.[0]?.extensions?.code).toBe('BAD_REQUEST');
@@ -96,9 +120,9 @@ describe('subscriptions over graphql-ws', () => {
     const user = subscriber(wsUrl, { token });
     closers.push(user.close);
     const before = stack.gateway.subscribers();
-    const sub = user.subscribe<{ cardStatusChanged: { SvcCardId: string; status: string; user: { firstName: string }; account: { SvcAccountId: string } } }>(
-      'subscription { cardStatusChanged { SvcCardId status user { firstName } } }',
-    );
+    const sub = user.subscribe<{
+      cardStatusChanged: { SvcCardId: string; status: string; user: { firstName: string }; account: { SvcAccountId: string } };
+    }>('subscription { cardStatusChanged { SvcCardId status user { firstName } } }');
     await registered(before);
     expect((await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/off`, { headers: { token } })).status).toBe(200);
     const event = await withLogs(sub.next());
@@ -110,10 +134,21 @@ describe('subscriptions over graphql-ws', () => {
 
   it('delivers a card authorization with its card, its user and the transaction it recorded, across three subgraphs', async () => {
     // Nobody answers the demo aggregator's webhook here: its default strategy decides, approve.
-    await stack.mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { defaultStrategy: 'approve', url: 'http://127.0.0.1:9/nobody', timeoutMs: 200 } });
+    await stack.mongo
+      .db('cards')
+      .collection('webhookConfigs')
+      .updateOne(
+        { _id: DEMO.aggregatorId as never },
+        { $set: { defaultStrategy: 'approve', url: 'http://127.0.0.1:9/nobody', timeoutMs: 200 } },
+      );
     const user = subscriber(wsUrl, { token });
     closers.push(user.close);
-    type Authorization = { messageType: string; approved: boolean; card: { SvcCardId: string; user: { firstName: string } }; transaction: { amount: string; narrative: string } | null };
+    type Authorization = {
+      messageType: string;
+      approved: boolean;
+      card: { SvcCardId: string; user: { firstName: string } };
+      transaction: { amount: string; narrative: string } | null;
+    };
     const before = stack.gateway.subscribers();
     const sub = user.subscribe<{ cardAuthorizations: Authorization }>(
       'subscription { cardAuthorizations { messageType approved card { SvcCardId user { firstName } } transaction { amount narrative } } }',
@@ -121,14 +156,30 @@ describe('subscriptions over graphql-ws', () => {
     await registered(before);
     const decided = await stack.graphql<{ authorizeCardMessage: { approved: boolean } }>(
       'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { approved } }',
-      { input: { messageType: '0200', svcCardId: DEMO.cardIds[0], amount: '12.34', currency: 'USD', merchantName: 'Bike Shop', mcc: '5940', stan: '778899', rrn: 'RRN000778899' } },
+      {
+        input: {
+          messageType: '0200',
+          svcCardId: DEMO.cardIds[0],
+          amount: '12.34',
+          currency: 'USD',
+          merchantName: 'Bike Shop',
+          mcc: '5940',
+          stan: '778899',
+          rrn: 'RRN000778899',
+        },
+      },
       { 'x-service-key': PROCESSOR_KEY },
     );
     expect(decided.body.errors).toBeUndefined();
     expect(decided.body.data?.authorizeCardMessage.approved).toBe(true);
     const event = await withLogs(sub.next());
     expect(event.errors).toBeUndefined();
-    expect(event.data?.cardAuthorizations).toEqual({ messageType: '0200', approved: true, card: { SvcCardId: DEMO.cardIds[0], user: { firstName: 'Dana' } }, transaction: { amount: '-12.34', narrative: 'Bike Shop' } });
+    expect(event.data?.cardAuthorizations).toEqual({
+      messageType: '0200',
+      approved: true,
+      card: { SvcCardId: DEMO.cardIds[0], user: { firstName: 'Dana' } },
+      transaction: { amount: '-12.34', narrative: 'Bike Shop' },
+    });
   });
 
   it("does not deliver one user's events to another user's subscriber", async () => {
@@ -158,42 +209,91 @@ describe('subscriptions over graphql-ws', () => {
   });
 
   it("delivers a payment link's status changes to its aggregator, with the merchant resolved", async () => {
-    const aggregatorToken = (await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
+    const aggregatorToken = (
+      await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', {
+        body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } },
+      })
+    ).body.data.token;
     const aggregator = subscriber(wsUrl, { 'x-svc-token': aggregatorToken });
     closers.push(aggregator.close);
     const before = stack.gateway.subscribers();
-    const sub = aggregator.subscribe<{ paymentLinkStatusChanged: { svcTransactionId: string; status: string; merchant: { name: string } } }>('subscription { paymentLinkStatusChanged { svcTransactionId status merchant { name } } }');
+    const sub = aggregator.subscribe<{
+      paymentLinkStatusChanged: { svcTransactionId: string; status: string; merchant: { name: string } };
+    }>('subscription { paymentLinkStatusChanged { svcTransactionId status merchant { name } } }');
     await registered(before);
-    const jwt = (await stack.rest<{ data: { token: string } }>('POST', '/payment-link/merchant/get-token', { headers: { 'x-svc-token': aggregatorToken }, body: { svcMerchantId: DEMO.merchantId } })).body.data.token;
-    expect((await stack.rest('POST', '/public/merchant/payment/cancel', { headers: { 'x-svc-jwtoken': jwt }, body: { svcTransactionId: 'demo_link_1' } })).status).toBe(200);
+    const jwt = (
+      await stack.rest<{ data: { token: string } }>('POST', '/payment-link/merchant/get-token', {
+        headers: { 'x-svc-token': aggregatorToken },
+        body: { svcMerchantId: DEMO.merchantId },
+      })
+    ).body.data.token;
+    expect(
+      (
+        await stack.rest('POST', '/public/merchant/payment/cancel', {
+          headers: { 'x-svc-jwtoken': jwt },
+          body: { svcTransactionId: 'demo_link_1' },
+        })
+      ).status,
+    ).toBe(200);
     const event = await withLogs(sub.next());
-    expect(event.data?.paymentLinkStatusChanged).toEqual({ svcTransactionId: 'demo_link_1', status: 'Cancelled', merchant: { name: 'Demo Bikes & Repairs' } });
+    expect(event.data?.paymentLinkStatusChanged).toEqual({
+      svcTransactionId: 'demo_link_1',
+      status: 'Cancelled',
+      merchant: { name: 'Demo Bikes & Repairs' },
+    });
   });
 
   it("delivers a merchant's own link changes to its merchant JWT, and refuses a service key", async () => {
-    const aggregatorToken = (await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
-    const jwt = (await stack.rest<{ data: { token: string } }>('POST', '/payment-link/merchant/get-token', { headers: { 'x-svc-token': aggregatorToken }, body: { svcMerchantId: DEMO.merchantId } })).body.data.token;
+    const aggregatorToken = (
+      await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', {
+        body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } },
+      })
+    ).body.data.token;
+    const jwt = (
+      await stack.rest<{ data: { token: string } }>('POST', '/payment-link/merchant/get-token', {
+        headers: { 'x-svc-token': aggregatorToken },
+        body: { svcMerchantId: DEMO.merchantId },
+      })
+    ).body.data.token;
     const merchant = subscriber(wsUrl, { 'x-svc-jwtoken': jwt });
     closers.push(merchant.close);
     const before = stack.gateway.subscribers();
-    const sub = merchant.subscribe<{ paymentLinkStatusChanged: { svcTransactionId: string; status: string } }>('subscription { paymentLinkStatusChanged { svcTransactionId status } }');
+    const sub = merchant.subscribe<{ paymentLinkStatusChanged: { svcTransactionId: string; status: string } }>(
+      'subscription { paymentLinkStatusChanged { svcTransactionId status } }',
+    );
     await registered(before);
-    const link = (await stack.rest<{ data: { svcTransactionId: string } }>('POST', '/public/merchant/payment/create', { headers: { 'x-svc-jwtoken': jwt }, body: { amount: 5, currency: 'USD' } })).body.data;
-    expect((await withLogs(sub.next())).data?.paymentLinkStatusChanged).toEqual({ svcTransactionId: link.svcTransactionId, status: 'Initiated' });
+    const link = (
+      await stack.rest<{ data: { svcTransactionId: string } }>('POST', '/public/merchant/payment/create', {
+        headers: { 'x-svc-jwtoken': jwt },
+        body: { amount: 5, currency: 'USD' },
+      })
+    ).body.data;
+    expect((await withLogs(sub.next())).data?.paymentLinkStatusChanged).toEqual({
+      svcTransactionId: link.svcTransactionId,
+      status: 'Initiated',
+    });
     const service = subscriber(wsUrl, { 'x-service-key': PROCESSOR_KEY });
     closers.push(service.close);
     await expect(service.subscribe('subscription { cardStatusChanged { SvcCardId } }').next(3000)).rejects.toThrow(/subscription failed/);
   });
 
   it("delivers an aggregator's ACH payment updates", async () => {
-    const aggregatorToken = (await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
+    const aggregatorToken = (
+      await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', {
+        body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } },
+      })
+    ).body.data.token;
     const aggregator = subscriber(wsUrl, { 'x-svc-token': aggregatorToken });
     closers.push(aggregator.close);
     const before = stack.gateway.subscribers();
-    const sub = aggregator.subscribe<{ achPaymentUpdated: { svcTransactionId: string; status: string; returnCode: string | null } }>('subscription { achPaymentUpdated { svcTransactionId status returnCode } }');
+    const sub = aggregator.subscribe<{ achPaymentUpdated: { svcTransactionId: string; status: string; returnCode: string | null } }>(
+      'subscription { achPaymentUpdated { svcTransactionId status returnCode } }',
+    );
     await registered(before);
     const ach = (query: string) => stack.graphql(query, {}, { 'x-service-key': ACH_KEY });
-    await ach(`mutation { recordAchDebit(input: { svcTransactionId: "ws_ach_1", svcAggregatorId: "${DEMO.aggregatorId}", amount: 12, effectiveEntryDate: "2026-11-20" }) { status } }`);
+    await ach(
+      `mutation { recordAchDebit(input: { svcTransactionId: "ws_ach_1", svcAggregatorId: "${DEMO.aggregatorId}", amount: 12, effectiveEntryDate: "2026-11-20" }) { status } }`,
+    );
     expect((await withLogs(sub.next())).data?.achPaymentUpdated).toMatchObject({ svcTransactionId: 'ws_ach_1', status: 'Processing' });
     await ach('mutation { recordAchReturn(input: { svcTransactionId: "ws_ach_1", returnCode: "R01" }) { status } }');
     // The debit's event may be seen twice (the outbox's bus sweep): wait for the return.
@@ -216,11 +316,15 @@ describe('subscriptions over graphql-ws', () => {
   it('prunes published events after a week, keeping forwarded events (ACH, audit) compliance has not received', async () => {
     const outbox = stack.mongo.db('payments').collection<OutboxEvent>('outbox');
     const old = new Date(Date.now() - 8 * 24 * 3_600_000);
-    const event = (id: string, type: EventType, extra: Partial<OutboxEvent> = {}) => ({ _id: id, type, audience: {}, payload: {}, dtsCreated: old, dtsPublished: old, ...extra }) as OutboxEvent;
+    const event = (id: string, type: EventType, extra: Partial<OutboxEvent> = {}) =>
+      ({ _id: id, type, audience: {}, payload: {}, dtsCreated: old, dtsPublished: old, ...extra }) as OutboxEvent;
     const ids = ['old_published', 'old_ach_unforwarded', 'old_ach_forwarded', 'old_audit_unforwarded', 'recent'];
     await outbox.insertMany([
-      event('old_published', 'payment_link.status'), event('old_ach_unforwarded', 'ach.debit', { dtsForwarded: null }), event('old_ach_forwarded', 'ach.return', { dtsForwarded: old }),
-      event('old_audit_unforwarded', 'audit.recorded', { dtsForwarded: null }), event('recent', 'payment_link.status', { dtsPublished: new Date() }),
+      event('old_published', 'payment_link.status'),
+      event('old_ach_unforwarded', 'ach.debit', { dtsForwarded: null }),
+      event('old_ach_forwarded', 'ach.return', { dtsForwarded: old }),
+      event('old_audit_unforwarded', 'audit.recorded', { dtsForwarded: null }),
+      event('recent', 'payment_link.status', { dtsPublished: new Date() }),
     ]);
     // Without forwarding dispatchers here, so that the unforwarded events stay unforwarded.
     const engine = new Outbox(stack.mongo.db('payments'), [busDispatcher(new InProcessBus())], createLogger('silent')).start();
@@ -245,11 +349,19 @@ describe('subscriptions over graphql-ws', () => {
       continuity: () => flaky.continuity(),
       close: () => flaky.close(),
     };
-    const events: OutboxEvent[] = Array.from({ length: 5 }, (_, i) => ({ _id: `evt_partial_${i}`, type: 'card.status', audience: {}, payload: { SvcCardId: `card_${i}`, status: 'blocked', isActive: false }, dtsCreated: new Date(Date.now() + i), dtsPublished: null }));
+    const events: OutboxEvent[] = Array.from({ length: 5 }, (_, i) => ({
+      _id: `evt_partial_${i}`,
+      type: 'card.status',
+      audience: {},
+      payload: { SvcCardId: `card_${i}`, status: 'blocked', isActive: false },
+      dtsCreated: new Date(Date.now() + i),
+      dtsPublished: null,
+    }));
     await db.collection<OutboxEvent>('outbox').insertMany(events);
     const engine = new Outbox(db, [busDispatcher(bus)], createLogger('silent'), { everyMs: 60_000 }).start();
     await engine.idle();
-    const unpublished = async () => (await db.collection<OutboxEvent>('outbox').find({ dtsPublished: null }).sort({ _id: 1 }).toArray()).map((event) => event._id);
+    const unpublished = async () =>
+      (await db.collection<OutboxEvent>('outbox').find({ dtsPublished: null }).sort({ _id: 1 }).toArray()).map((event) => event._id);
     expect(published).toEqual(['evt_partial_0', 'evt_partial_1']);
     expect(await unpublished()).toEqual(['evt_partial_2', 'evt_partial_3', 'evt_partial_4']);
     away = false;
@@ -264,7 +376,14 @@ describe('subscriptions over graphql-ws', () => {
   it('marks events published with a write per batch, and leaves none unmarked', async () => {
     const db = stack.mongo.client.db(`${stack.mongo.databaseName('user')}_marks`);
     const engine = new Outbox(db, [busDispatcher(new InProcessBus())], createLogger('silent'), { everyMs: 60_000 }).start();
-    const events: OutboxEvent[] = Array.from({ length: 40 }, (_, i) => ({ _id: `evt_mark_${i}`, type: 'card.status', audience: {}, payload: { SvcCardId: `card_${i}`, status: 'blocked', isActive: false }, dtsCreated: new Date(), dtsPublished: null }));
+    const events: OutboxEvent[] = Array.from({ length: 40 }, (_, i) => ({
+      _id: `evt_mark_${i}`,
+      type: 'card.status',
+      audience: {},
+      payload: { SvcCardId: `card_${i}`, status: 'blocked', isActive: false },
+      dtsCreated: new Date(),
+      dtsPublished: null,
+    }));
     await db.collection<OutboxEvent>('outbox').insertMany(events);
     await engine.idle();
     // The start-up sweep published and marked them; unmark them and publish them as just stored.
@@ -289,7 +408,9 @@ describe('subscriptions over graphql-ws', () => {
     closers.push(witness.close);
     const before = stack.gateway.subscribers();
     connection.subscribe('mine', 'subscription { cardStatusChanged { SvcCardId status } }');
-    const seen = witness.subscribe<{ cardStatusChanged: { SvcCardId: string; status: string } }>('subscription { cardStatusChanged { SvcCardId status } }');
+    const seen = witness.subscribe<{ cardStatusChanged: { SvcCardId: string; status: string } }>(
+      'subscription { cardStatusChanged { SvcCardId status } }',
+    );
     await registered(before, 2);
     expect((await stack.rest('DELETE', '/token', { headers: { token: own } })).status).toBe(200);
     const loggedOut = performance.now();
@@ -303,7 +424,10 @@ describe('subscriptions over graphql-ws', () => {
     await withLogs(seen.next());
     expect(connection.frames.filter((frame) => frame.type === 'next')).toEqual([]);
     // The closed connection's subscription is released.
-    await until(async () => stack.gateway.subscribers(), (n) => n === before + 1);
+    await until(
+      async () => stack.gateway.subscribers(),
+      (n) => n === before + 1,
+    );
   });
 
   it('closes the connections of a user an operator blocks (4401) at once, and delivers them no event caused after the block', async () => {
@@ -311,21 +435,41 @@ describe('subscriptions over graphql-ws', () => {
     const connection = accepted(await openConnection(wsUrl, { token: own }));
     closers.push(connection.close);
     // The demo aggregator sees its card program's authorizations: the blocked user must not.
-    const aggregatorToken = (await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
+    const aggregatorToken = (
+      await stack.rest<{ data: { token: string } }>('POST', '/auth/get-token', {
+        body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } },
+      })
+    ).body.data.token;
     const witness = subscriber(wsUrl, { 'x-svc-token': aggregatorToken });
     closers.push(witness.close);
     const before = stack.gateway.subscribers();
     connection.subscribe('mine', 'subscription { cardAuthorizations { messageId } }');
     const seen = witness.subscribe<{ cardAuthorizations: { messageId: string } }>('subscription { cardAuthorizations { messageId } }');
     await registered(before, 2);
-    const setActive = (isActive: boolean) => stack.graphql<{ setUserActive: { SvcUserId: string } }>('mutation ($id: ID!, $active: Boolean!) { setUserActive(SvcUserId: $id, isActive: $active) { SvcUserId } }', { id: DEMO.userId, active: isActive }, { 'x-service-key': OPERATOR_KEY });
+    const setActive = (isActive: boolean) =>
+      stack.graphql<{ setUserActive: { SvcUserId: string } }>(
+        'mutation ($id: ID!, $active: Boolean!) { setUserActive(SvcUserId: $id, isActive: $active) { SvcUserId } }',
+        { id: DEMO.userId, active: isActive },
+        { 'x-service-key': OPERATOR_KEY },
+      );
     try {
       expect((await setActive(false)).body.errors).toBeUndefined();
       const blocked = performance.now();
       // An authorization on the user's card right after the block: an event caused after it.
       const decided = await stack.graphql<{ authorizeCardMessage: { messageId: string } }>(
         'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { messageId } }',
-        { input: { messageType: '0200', svcCardId: DEMO.cardIds[0], amount: '1.00', currency: 'USD', merchantName: 'After the block', mcc: '5940', stan: '778900', rrn: 'RRN000778900' } },
+        {
+          input: {
+            messageType: '0200',
+            svcCardId: DEMO.cardIds[0],
+            amount: '1.00',
+            currency: 'USD',
+            merchantName: 'After the block',
+            mcc: '5940',
+            stan: '778900',
+            rrn: 'RRN000778900',
+          },
+        },
         { 'x-service-key': PROCESSOR_KEY },
       );
       expect(decided.body.errors).toBeUndefined();
@@ -341,14 +485,24 @@ describe('subscriptions over graphql-ws', () => {
 
   it('reaches a subscriber on a second gateway instance through Redis', async () => {
     const bus = createEventBus('redis://127.0.0.1:6379', createLogger('silent'), stack.config.dbPrefix);
-    const second = await startGateway({ config: { ...stack.config, ports: { ...stack.config.ports, gateway: 0 }, subgraphUrls: Object.fromEntries(Object.entries(stack.subgraphs).map(([name, s]) => [name, `${s.url}/graphql`])) as never }, logger: createLogger('silent'), bus });
+    const second = await startGateway({
+      config: {
+        ...stack.config,
+        ports: { ...stack.config.ports, gateway: 0 },
+        subgraphUrls: Object.fromEntries(Object.entries(stack.subgraphs).map(([name, s]) => [name, `${s.url}/graphql`])) as never,
+      },
+      logger: createLogger('silent'),
+      bus,
+    });
     closers.push(async () => {
       await second.close();
       await bus.close();
     });
     const remote = subscriber(`${second.url.replace('http', 'ws')}/graphql`, { token });
     closers.push(remote.close);
-    const sub = remote.subscribe<{ cardStatusChanged: { SvcCardId: string; status: string } }>('subscription { cardStatusChanged { SvcCardId status } }');
+    const sub = remote.subscribe<{ cardStatusChanged: { SvcCardId: string; status: string } }>(
+      'subscription { cardStatusChanged { SvcCardId status } }',
+    );
     await sub.acknowledged;
     await toggleCardUntil(stack, token, DEMO.cardIds[0], () => sub.received.length > 0);
     const first = sub.received[0] ?? (await sub.next());
@@ -372,11 +526,20 @@ describe('subscriptions over graphql-ws', () => {
     await registered(before);
     // A separate process stores a state change's event and exits at once, before publishing it.
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, '..', 'support', 'fixtures', 'store-event-and-die.ts')], {
-      env: { ...process.env, MONGODB_URI: stack.config.mongodbUri, DB: stack.mongo.databaseName('cards'), SVC_CARD_ID: DEMO.cardIds[1], SVC_USER_ID: DEMO.userId },
+      env: {
+        ...process.env,
+        MONGODB_URI: stack.config.mongodbUri,
+        DB: stack.mongo.databaseName('cards'),
+        SVC_CARD_ID: DEMO.cardIds[1],
+        SVC_USER_ID: DEMO.userId,
+      },
       stdio: 'inherit',
     });
     expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
-    const stored = await stack.mongo.db('cards').collection('outbox').findOne({ 'payload.SvcCardId': DEMO.cardIds[1], type: 'card.status' });
+    const stored = await stack.mongo
+      .db('cards')
+      .collection('outbox')
+      .findOne({ 'payload.SvcCardId': DEMO.cardIds[1], type: 'card.status' });
     expect(stored).toBeTruthy();
     // The running outbox engine's bus sweep finds it on its timer.
     expect((await withLogs(sub.next())).data?.cardStatusChanged.SvcCardId).toBe(DEMO.cardIds[1]);

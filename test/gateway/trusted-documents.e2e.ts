@@ -18,13 +18,22 @@ const SERVICE_KEY = 'statements-key-0123456789abcdefghijklmnop';
 
 /** Posts a GraphQL request body as it is (to send a hash without the text). */
 async function post(stack: TestStack, body: Record<string, unknown>, headers: Record<string, string> = {}) {
-  const response = await fetch(`${stack.gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const response = await fetch(`${stack.gateway.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   return { status: response.status, body: (await response.json()) as GraphQLBody };
 }
 
 /** The first message a subscription gets: its first event or its refusal. */
 async function firstMessage(stack: TestStack, query: string, token: string): Promise<string> {
-  const client = createClient({ url: `${stack.gateway.url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { token }, retryAttempts: 0 });
+  const client = createClient({
+    url: `${stack.gateway.url.replace('http', 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    connectionParams: { token },
+    retryAttempts: 0,
+  });
   try {
     for await (const message of client.iterate({ query })) return JSON.stringify(message);
     return 'completed';
@@ -45,7 +54,11 @@ describe('trusted documents', () => {
       const file = path.join(folder, 'partner.json');
       const partner: TrustedDocument = { id: sha256(PARTNER_QUERY), name: 'PartnerCards', type: 'query', body: PARTNER_QUERY };
       writeFileSync(file, JSON.stringify(persistedQueryManifest([partner])));
-      stack = await startTestStack({ TRUSTED_DOCUMENTS: 'require', TRUSTED_DOCUMENTS_FILE: file, SERVICE_KEYS: `statements=${SERVICE_KEY}` });
+      stack = await startTestStack({
+        TRUSTED_DOCUMENTS: 'require',
+        TRUSTED_DOCUMENTS_FILE: file,
+        SERVICE_KEYS: `statements=${SERVICE_KEY}`,
+      });
       token = await stack.loginDemo();
     });
     afterAll(async () => {
@@ -65,7 +78,11 @@ describe('trusted documents', () => {
       expect(refused.body.errors?.[0]?.extensions?.code).toBe('OPERATION_NOT_TRUSTED');
       // The logout did not run: the token still works.
       expect((await stack.rest('GET', '/restrictions', { headers: { token } })).status).toBe(200);
-      const byUnknownHash = await post(stack, { extensions: { persistedQuery: { version: 1, sha256Hash: sha256('{ me { SvcUserId } }') } } }, { token });
+      const byUnknownHash = await post(
+        stack,
+        { extensions: { persistedQuery: { version: 1, sha256Hash: sha256('{ me { SvcUserId } }') } } },
+        { token },
+      );
       expect(byUnknownHash.body.errors?.[0]?.extensions?.code).toBe('OPERATION_NOT_TRUSTED');
     });
 
@@ -74,10 +91,14 @@ describe('trusted documents', () => {
       expect(misspelt.status).toBe(400);
       expect(misspelt.body.errors?.[0]?.extensions?.code).toBe('OPERATION_NOT_TRUSTED');
       expect(JSON.stringify(misspelt.body)).not.toContain('auditLog');
-      const overGet = await fetch(`${stack.gateway.url}/graphql?query=${encodeURIComponent('{ me { SvcUserId } }')}`, { headers: { token, 'apollo-require-preflight': 'true' } });
+      const overGet = await fetch(`${stack.gateway.url}/graphql?query=${encodeURIComponent('{ me { SvcUserId } }')}`, {
+        headers: { token, 'apollo-require-preflight': 'true' },
+      });
       expect(overGet.status).toBe(400);
       expect(((await overGet.json()) as GraphQLBody).errors?.[0]?.extensions?.code).toBe('OPERATION_NOT_TRUSTED');
-      const registeredOverGet = await fetch(`${stack.gateway.url}/graphql?query=${encodeURIComponent(PARTNER_QUERY)}`, { headers: { token, 'apollo-require-preflight': 'true' } });
+      const registeredOverGet = await fetch(`${stack.gateway.url}/graphql?query=${encodeURIComponent(PARTNER_QUERY)}`, {
+        headers: { token, 'apollo-require-preflight': 'true' },
+      });
       expect(registeredOverGet.status).toBe(200);
     });
 
@@ -104,7 +125,9 @@ describe('trusted documents', () => {
     });
 
     it("runs the dashboard's login and subscriptions, and refuses an unregistered subscription", async () => {
-      const login = await stack.graphql<{ login: { token: string } }>(DASHBOARD_DOCUMENTS.userLogin, { input: { channel: 'internet', userName: DEMO.userName, password: DEMO.password } });
+      const login = await stack.graphql<{ login: { token: string } }>(DASHBOARD_DOCUMENTS.userLogin, {
+        input: { channel: 'internet', userName: DEMO.userName, password: DEMO.password },
+      });
       expect(login.body.data?.login.token).toMatch(/.+/);
       const refused = await firstMessage(stack, 'subscription { cardStatusChanged { SvcCardId } }', token);
       expect(refused).toContain('OPERATION_NOT_TRUSTED');
@@ -132,11 +155,14 @@ describe('trusted documents', () => {
       const token = await stack.loginDemo();
       const any = await stack.graphql<{ me: { SvcUserId: string } }>('{ me { SvcUserId } }', {}, { token });
       expect(any.body.data?.me.SvcUserId).toBe(DEMO.userId);
-      const registered = await post(stack, { variables: { input: { channel: 'internet', userName: DEMO.userName, password: DEMO.password } }, extensions: { persistedQuery: { version: 1, sha256Hash: sha256(DASHBOARD_DOCUMENTS.userLogin) } } });
+      const registered = await post(stack, {
+        variables: { input: { channel: 'internet', userName: DEMO.userName, password: DEMO.password } },
+        extensions: { persistedQuery: { version: 1, sha256Hash: sha256(DASHBOARD_DOCUMENTS.userLogin) } },
+      });
       expect(registered.body.errors).toBeUndefined();
     });
 
-    it('refuses a persisted query whose hash is not its text\'s with 400 PERSISTED_QUERY_HASH_MISMATCH, over POST and GET, and logs no error', async () => {
+    it("refuses a persisted query whose hash is not its text's with 400 PERSISTED_QUERY_HASH_MISMATCH, over POST and GET, and logs no error", async () => {
       const query = '{ __typename }';
       const wrong = sha256(`${query} `);
       const before = stack.logs.length;
@@ -175,7 +201,10 @@ describe('trusted documents', () => {
   it('refuses to start with a manifest whose ids are not the hashes of their bodies, saying so', () => {
     const folder = mkdtempSync(path.join(tmpdir(), 'trusted-'));
     const file = path.join(folder, 'forged.json');
-    writeFileSync(file, JSON.stringify(persistedQueryManifest([{ id: sha256('{ a }'), name: null, type: 'query', body: '{ me { SvcUserId } }' }])));
+    writeFileSync(
+      file,
+      JSON.stringify(persistedQueryManifest([{ id: sha256('{ a }'), name: null, type: 'query', body: '{ me { SvcUserId } }' }])),
+    );
     expect(() => readManifest(file)).toThrow(ConfigError);
     expect(() => readManifest(file)).toThrow(/not the SHA-256 of their body/);
     writeFileSync(file, '{"operations": []}');

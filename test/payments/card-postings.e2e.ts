@@ -3,7 +3,11 @@ import type { CardTransactionPayload } from '../../platform/contracts/events.js'
 import { DEMO } from '../../platform/domain/demo.js';
 import { minor, toMinor, ZERO } from '../../platform/money/money.js';
 import { accountsCollection } from '../../subgraphs/payments/src/accounts/datasource.js';
-import { accountMonth, transactionsCollection, type TransactionDocument } from '../../subgraphs/payments/src/accounts/transactions-datasource.js';
+import {
+  accountMonth,
+  transactionsCollection,
+  type TransactionDocument,
+} from '../../subgraphs/payments/src/accounts/transactions-datasource.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
 /*
@@ -17,7 +21,11 @@ const CARDS_KEY = 'cards-key-for-the-card-postings-tests-0123456789';
 const PROCESSOR_KEY = 'card-processor-key-for-the-card-postings-tests-01';
 
 /** What the card authorization's forwarder sends: the event's transaction with its messageId. */
-type CardTransactionInput = Omit<CardTransactionPayload, 'narrative' | 'reference'> & { messageId: string; narrative?: string; reference?: string };
+type CardTransactionInput = Omit<CardTransactionPayload, 'narrative' | 'reference'> & {
+  messageId: string;
+  narrative?: string;
+  reference?: string;
+};
 interface Recorded {
   recorded: number;
   alreadyRecorded: number;
@@ -29,11 +37,20 @@ const RECORD_ONE = 'mutation ($input: CardTransactionInput!) { recordCardTransac
 let messageCounter = 0;
 /** A card message of the demo account, a new messageId each time unless given. */
 const message = (direction: 'debit' | 'credit', amount: string, overrides: Partial<CardTransactionInput> = {}): CardTransactionInput => ({
-  messageId: `post_${process.pid}_${(messageCounter += 1)}`, SvcAccountId: DEMO.accountId, SvcUserId: DEMO.userId, SvcCardId: DEMO.cardIds[0],
-  direction, amount, currency: 'USD', narrative: 'Corner Grocery', reference: `RRN${String(messageCounter).padStart(9, '0')}`, ...overrides,
+  messageId: `post_${process.pid}_${(messageCounter += 1)}`,
+  SvcAccountId: DEMO.accountId,
+  SvcUserId: DEMO.userId,
+  SvcCardId: DEMO.cardIds[0],
+  direction,
+  amount,
+  currency: 'USD',
+  narrative: 'Corner Grocery',
+  reference: `RRN${String(messageCounter).padStart(9, '0')}`,
+  ...overrides,
 });
 /** The signed amount a message moves the balance by. */
-const signed = (input: CardTransactionInput): number => (input.direction === 'debit' ? -1 : 1) * toMinor(input.amount, input.currency, 'amount');
+const signed = (input: CardTransactionInput): number =>
+  (input.direction === 'debit' ? -1 : 1) * toMinor(input.amount, input.currency, 'amount');
 const total = (inputs: readonly CardTransactionInput[]): number => inputs.reduce((sum, input) => sum + signed(input), 0);
 const idOf = (input: CardTransactionInput) => `txn_${input.messageId}`;
 
@@ -60,22 +77,57 @@ describe('recordCardTransactions: exactly-once card postings', () => {
     const debit = input.direction === 'debit';
     const now = new Date();
     return {
-      _id: id, transactionId: id, SvcAccountId: input.SvcAccountId, SvcUserId: input.SvcUserId, SvcCardId: input.SvcCardId, transactionIdBO: null,
-      debitTransactionId: debit ? id : null, creditTransactionId: debit ? null : id, sourceSvcAccountId: debit ? input.SvcAccountId : null, destinationSvcAccountId: debit ? null : input.SvcAccountId,
-      amount: minor(signed(input)), debit: debit ? amount : ZERO, credit: debit ? ZERO : amount, currency: input.currency, transactionState: 'confirmed', isPending: false, isComplete: true,
-      isDeclined: false, txnType: 'card', typeName: debit ? 'Card payment' : 'Card reversal', narrative: input.narrative ?? null, narrativeSource: null, narrativeDestination: input.narrative ?? null,
-      reference: input.reference ?? null, attachments: null, labels: [], details: { memos: [] }, internal: null, dtsRecorded: now, dtsValue: now, dtsBooked: now, dtsCompleted: now,
-      accountMonth: accountMonth(input.SvcAccountId, now), posted: false,
+      _id: id,
+      transactionId: id,
+      SvcAccountId: input.SvcAccountId,
+      SvcUserId: input.SvcUserId,
+      SvcCardId: input.SvcCardId,
+      transactionIdBO: null,
+      debitTransactionId: debit ? id : null,
+      creditTransactionId: debit ? null : id,
+      sourceSvcAccountId: debit ? input.SvcAccountId : null,
+      destinationSvcAccountId: debit ? null : input.SvcAccountId,
+      amount: minor(signed(input)),
+      debit: debit ? amount : ZERO,
+      credit: debit ? ZERO : amount,
+      currency: input.currency,
+      transactionState: 'confirmed',
+      isPending: false,
+      isComplete: true,
+      isDeclined: false,
+      txnType: 'card',
+      typeName: debit ? 'Card payment' : 'Card reversal',
+      narrative: input.narrative ?? null,
+      narrativeSource: null,
+      narrativeDestination: input.narrative ?? null,
+      reference: input.reference ?? null,
+      attachments: null,
+      labels: [],
+      details: { memos: [] },
+      internal: null,
+      dtsRecorded: now,
+      dtsValue: now,
+      dtsBooked: now,
+      dtsCompleted: now,
+      accountMonth: accountMonth(input.SvcAccountId, now),
+      posted: false,
     };
   };
   /** A crash after the compare-and-set and before the marking: the record unposted, the balance moved, its id the account's last posting. */
   const crashAfterCompareAndSet = async (input: CardTransactionInput) => {
     await transactions().insertOne(unposted(input));
     const amount = minor(signed(input));
-    await accounts().updateOne({ _id: DEMO.accountId }, { $inc: { balance: amount, availableBalance: amount, postingSeq: 1 }, $set: { lastPostings: [idOf(input)] } });
+    await accounts().updateOne(
+      { _id: DEMO.accountId },
+      { $inc: { balance: amount, availableBalance: amount, postingSeq: 1 }, $set: { lastPostings: [idOf(input)] } },
+    );
   };
   const postedFlags = async (inputs: readonly CardTransactionInput[]) =>
-    (await transactions().find({ _id: { $in: inputs.map(idOf) } }).toArray()).map((doc) => doc.posted);
+    (
+      await transactions()
+        .find({ _id: { $in: inputs.map(idOf) } })
+        .toArray()
+    ).map((doc) => doc.posted);
 
   beforeAll(async () => {
     stack = await startTestStack({ SERVICE_KEYS: `cards=${CARDS_KEY},card-processor=${PROCESSOR_KEY}` });
@@ -85,7 +137,14 @@ describe('recordCardTransactions: exactly-once card postings', () => {
   });
 
   it('records each message of a batch once and moves the balance by exactly their sum; the same batch again moves nothing', async () => {
-    const batch = [message('debit', '12.34'), message('credit', '5'), message('debit', '0.01'), message('debit', '100.99'), message('credit', '7.50'), message('debit', '3')];
+    const batch = [
+      message('debit', '12.34'),
+      message('credit', '5'),
+      message('debit', '0.01'),
+      message('debit', '100.99'),
+      message('credit', '7.50'),
+      message('debit', '3'),
+    ];
     const before = await balances();
     expect(await record(batch)).toEqual({ recorded: 6, alreadyRecorded: 0 });
     const after = await balances();
@@ -93,7 +152,15 @@ describe('recordCardTransactions: exactly-once card postings', () => {
     expect(after.availableBalance - before.availableBalance).toBe(total(batch));
     expect(await postedFlags(batch)).toEqual(batch.map(() => true));
     const stored = await transactions().findOne({ _id: idOf(batch[0]!) });
-    expect(stored).toMatchObject({ SvcAccountId: DEMO.accountId, SvcCardId: DEMO.cardIds[0], amount: -1234, debit: 1234, credit: 0, typeName: 'Card payment', narrative: 'Corner Grocery' });
+    expect(stored).toMatchObject({
+      SvcAccountId: DEMO.accountId,
+      SvcCardId: DEMO.cardIds[0],
+      amount: -1234,
+      debit: 1234,
+      credit: 0,
+      typeName: 'Card payment',
+      narrative: 'Corner Grocery',
+    });
 
     expect(await record(batch)).toEqual({ recorded: 0, alreadyRecorded: 6 });
     expect(await balances()).toEqual(after);
@@ -101,16 +168,27 @@ describe('recordCardTransactions: exactly-once card postings', () => {
 
     // The account's transactions read as before, the new ones among them.
     const token = await stack.loginDemo();
-    const page = await stack.graphql<{ me: { accounts: Array<{ SvcAccountId: string; transactions: { edges: Array<{ node: { transactionId: string; amount: string } }> } }> } }>(
-      '{ me { accounts { SvcAccountId transactions(first: 10) { edges { node { transactionId amount } } } } } }', {}, { token },
-    );
+    const page = await stack.graphql<{
+      me: {
+        accounts: Array<{ SvcAccountId: string; transactions: { edges: Array<{ node: { transactionId: string; amount: string } }> } }>;
+      };
+    }>('{ me { accounts { SvcAccountId transactions(first: 10) { edges { node { transactionId amount } } } } } }', {}, { token });
     expect(page.body.errors).toBeUndefined();
-    const nodes = page.body.data!.me.accounts.find((account) => account.SvcAccountId === DEMO.accountId)!.transactions.edges.map((edge) => edge.node);
-    expect(nodes).toEqual(expect.arrayContaining([{ transactionId: idOf(batch[0]!), amount: '-12.34' }, { transactionId: idOf(batch[4]!), amount: '7.50' }]));
+    const nodes = page.body
+      .data!.me.accounts.find((account) => account.SvcAccountId === DEMO.accountId)!
+      .transactions.edges.map((edge) => edge.node);
+    expect(nodes).toEqual(
+      expect.arrayContaining([
+        { transactionId: idOf(batch[0]!), amount: '-12.34' },
+        { transactionId: idOf(batch[4]!), amount: '7.50' },
+      ]),
+    );
   });
 
   it('moves the balance once per distinct message when five overlapping batches arrive at once', async () => {
-    const pool = Array.from({ length: 12 }, (_, i) => message(i % 3 === 0 ? 'credit' : 'debit', `${i + 1}.${String(i * 7).padStart(2, '0')}`));
+    const pool = Array.from({ length: 12 }, (_, i) =>
+      message(i % 3 === 0 ? 'credit' : 'debit', `${i + 1}.${String(i * 7).padStart(2, '0')}`),
+    );
     // Windows of six, three apart, the last wrapping round; one batch also carries a message twice.
     const batches = Array.from({ length: 5 }, (_, b) => Array.from({ length: 6 }, (_, k) => pool[(b * 3 + k) % pool.length]!));
     batches[2]!.push(pool[7]!);
@@ -126,10 +204,26 @@ describe('recordCardTransactions: exactly-once card postings', () => {
 
   it('posts a batch that spans accounts with one compare-and-set each, once, when two copies of it arrive at once', async () => {
     const others = ['post_account_a', 'post_account_b'];
-    await accounts().insertMany(others.map((id, i) => ({
-      _id: id, SvcAccountId: id, SvcUserId: DEMO.userId, type: 'checking', name: `Other ${i}`, currency: 'USD', accountNumberLastFour: `000${i}`, balance: ZERO, availableBalance: ZERO, dtsOpened: new Date(),
-    })));
-    const batch = [message('debit', '10.00'), message('debit', '1.25', { SvcAccountId: others[0] }), message('credit', '2.50', { SvcAccountId: others[1] }), message('debit', '0.75', { SvcAccountId: others[0] })];
+    await accounts().insertMany(
+      others.map((id, i) => ({
+        _id: id,
+        SvcAccountId: id,
+        SvcUserId: DEMO.userId,
+        type: 'checking',
+        name: `Other ${i}`,
+        currency: 'USD',
+        accountNumberLastFour: `000${i}`,
+        balance: ZERO,
+        availableBalance: ZERO,
+        dtsOpened: new Date(),
+      })),
+    );
+    const batch = [
+      message('debit', '10.00'),
+      message('debit', '1.25', { SvcAccountId: others[0] }),
+      message('credit', '2.50', { SvcAccountId: others[1] }),
+      message('debit', '0.75', { SvcAccountId: others[0] }),
+    ];
     const before = await balances();
     const answers = await Promise.all([record(batch), record(batch)]);
     expect(answers.reduce((sum, answer) => sum + answer.recorded, 0)).toBe(batch.length);
@@ -203,7 +297,9 @@ describe('recordCardTransactions: exactly-once card postings', () => {
   });
 
   it('takes a full batch of 500', async () => {
-    const batch = Array.from({ length: 500 }, (_, i) => message(i % 2 === 0 ? 'debit' : 'credit', `0.${String((i % 99) + 1).padStart(2, '0')}`));
+    const batch = Array.from({ length: 500 }, (_, i) =>
+      message(i % 2 === 0 ? 'debit' : 'credit', `0.${String((i % 99) + 1).padStart(2, '0')}`),
+    );
     const before = await balances();
     expect(await record(batch)).toEqual({ recorded: 500, alreadyRecorded: 0 });
     expect((await balances()).balance - before.balance).toBe(total(batch));
@@ -219,13 +315,23 @@ describe('recordCardTransactions: exactly-once card postings', () => {
   it('records through recordCardTransaction on the same posting: once, answering the stored record, and a batch sees it as recorded', async () => {
     const single = message('debit', '15.00');
     const before = await balances();
-    const call = () => stack.graphql<{ recordCardTransaction: { transactionId: string; amount: string } }>(RECORD_ONE, { input: single }, { 'x-service-key': CARDS_KEY });
+    const call = () =>
+      stack.graphql<{ recordCardTransaction: { transactionId: string; amount: string } }>(
+        RECORD_ONE,
+        { input: single },
+        { 'x-service-key': CARDS_KEY },
+      );
     const [first, second] = await Promise.all([call(), call()]);
-    for (const answer of [first, second]) expect(answer.body.data?.recordCardTransaction).toEqual({ transactionId: idOf(single), amount: '-15.00' });
+    for (const answer of [first, second])
+      expect(answer.body.data?.recordCardTransaction).toEqual({ transactionId: idOf(single), amount: '-15.00' });
     expect((await balances()).balance - before.balance).toBe(-1500);
     expect(await record([single])).toEqual({ recorded: 0, alreadyRecorded: 1 });
     expect(await postedFlags([single])).toEqual([true]);
-    const missing = await stack.graphql(RECORD_ONE, { input: message('debit', '1.00', { SvcAccountId: 'no_such_account' }) }, { 'x-service-key': CARDS_KEY });
+    const missing = await stack.graphql(
+      RECORD_ONE,
+      { input: message('debit', '1.00', { SvcAccountId: 'no_such_account' }) },
+      { 'x-service-key': CARDS_KEY },
+    );
     expect(missing.body.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND', field: 'SvcAccountId' });
   });
 

@@ -10,13 +10,35 @@ import { paymentLinksCollection, refundsCollection, type RefundDocument } from '
 import { startTestStack, type TestStack } from '../support/harness.js';
 import { startInbox, type Inbox } from '../support/inbox.js';
 
-interface Envelope<T> { code: string; data: T; requestId: string; message?: string; field?: string }
+interface Envelope<T> {
+  code: string;
+  data: T;
+  requestId: string;
+  message?: string;
+  field?: string;
+}
 interface LinkBody {
-  svcTransactionId: string; svcMerchantId: string; status: string; link: string | null; url: string | null; dtsExpiredAt: string | null; amount: number;
+  svcTransactionId: string;
+  svcMerchantId: string;
+  status: string;
+  link: string | null;
+  url: string | null;
+  dtsExpiredAt: string | null;
+  amount: number;
   statusChangeHistory: Array<{ initiatorId: string; initiatorType: string; status: string; dtsCreatedAt: string; dtsUpdatedAt: string }>;
 }
-interface RefundBody { svcTransactionId: string; svcParentId: string; status: string; paymentType: string; ach: { payment: { DFIAccountNumber: string; amount: number }; result: { status: string } } | null; statusChangeHistory: Array<{ _id: string }> }
-interface ListBody<T> { items: T[]; total: { skipRecords: number; numberOfRecords: number; more: boolean } }
+interface RefundBody {
+  svcTransactionId: string;
+  svcParentId: string;
+  status: string;
+  paymentType: string;
+  ach: { payment: { DFIAccountNumber: string; amount: number }; result: { status: string } } | null;
+  statusChangeHistory: Array<{ _id: string }>;
+}
+interface ListBody<T> {
+  items: T[];
+  total: { skipRecords: number; numberOfRecords: number; more: boolean };
+}
 
 const ACH_KEY = 'ach-processor-key-0123456789abcdefghij';
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 1)]);
@@ -32,19 +54,37 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
   const create = async (body: Record<string, unknown> = {}, jwt = merchantJwt) => {
     const response = await stack.rest<Envelope<LinkBody>>('POST', '/public/merchant/payment/create', {
       headers: asMerchant(jwt),
-      body: { payerName: 'Robin Rider', invoiceNumber: 'INV-77', amount: 120.5, currency: 'USD', description: 'Wheel truing', fields: [{ index: 0, code: 'email', label: 'Email', value: 'robin@example.com' }], ...body },
+      body: {
+        payerName: 'Robin Rider',
+        invoiceNumber: 'INV-77',
+        amount: 120.5,
+        currency: 'USD',
+        description: 'Wheel truing',
+        fields: [{ index: 0, code: 'email', label: 'Email', value: 'robin@example.com' }],
+        ...body,
+      },
     });
     if (response.status !== 200) throw new Error(JSON.stringify(response.body));
     return response.body.data;
   };
-  const send = (id: string, jwt = merchantJwt) => stack.rest<Envelope<LinkBody>>('POST', '/public/merchant/payment/send', { headers: asMerchant(jwt), body: { svcTransactionId: id } });
-  const cancel = (id: string, jwt = merchantJwt) => stack.rest<Envelope<LinkBody>>('POST', '/public/merchant/payment/cancel', { headers: asMerchant(jwt), body: { svcTransactionId: id } });
-  const merchantToken = async (svcMerchantId: string) => stack.rest<Envelope<{ expiresIn: number; token: string }>>('POST', '/payment-link/merchant/get-token', { headers: asAggregator(), body: { svcMerchantId } });
+  const send = (id: string, jwt = merchantJwt) =>
+    stack.rest<Envelope<LinkBody>>('POST', '/public/merchant/payment/send', { headers: asMerchant(jwt), body: { svcTransactionId: id } });
+  const cancel = (id: string, jwt = merchantJwt) =>
+    stack.rest<Envelope<LinkBody>>('POST', '/public/merchant/payment/cancel', { headers: asMerchant(jwt), body: { svcTransactionId: id } });
+  const merchantToken = async (svcMerchantId: string) =>
+    stack.rest<Envelope<{ expiresIn: number; token: string }>>('POST', '/payment-link/merchant/get-token', {
+      headers: asAggregator(),
+      body: { svcMerchantId },
+    });
 
   beforeAll(async () => {
     inbox = await startInbox();
     stack = await startTestStack({ SMTP_URL: inbox.smtpUrl, SERVICE_KEYS: `ach-processor=${ACH_KEY}` });
-    aggregatorToken = (await stack.rest<Envelope<{ token: string }>>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
+    aggregatorToken = (
+      await stack.rest<Envelope<{ token: string }>>('POST', '/auth/get-token', {
+        body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } },
+      })
+    ).body.data.token;
     merchantJwt = (await merchantToken(DEMO.merchantId)).body.data.token;
   });
   afterAll(async () => {
@@ -68,20 +108,40 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
       const bad = await merchantToken('bad-id!');
       expect(bad.status).toBe(400);
       expect(bad.body.field).toBe('svcMerchantId');
-      const tokens = (await stack.rest<Envelope<{ tokens: Array<{ token: string; type: string }> }>>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.tokens;
+      const tokens = (
+        await stack.rest<Envelope<{ tokens: Array<{ token: string; type: string }> }>>('POST', '/auth/get-token', {
+          body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } },
+        })
+      ).body.data.tokens;
       const confined = tokens.find((t) => t.type === 'confined')!.token;
-      expect((await stack.rest('POST', '/payment-link/merchant/get-token', { headers: { 'x-svc-token': confined }, body: { svcMerchantId: DEMO.merchantId } })).status).toBe(403);
+      expect(
+        (
+          await stack.rest('POST', '/payment-link/merchant/get-token', {
+            headers: { 'x-svc-token': confined },
+            body: { svcMerchantId: DEMO.merchantId },
+          })
+        ).status,
+      ).toBe(403);
       expect((await stack.rest('POST', '/payment-link/merchant/get-token', { body: { svcMerchantId: DEMO.merchantId } })).status).toBe(401);
     });
 
     it('refuses an expired, a forged and a customer JWT on merchant routes', async () => {
-      const expired = signJwt({ typ: 'merchant', sub: DEMO.merchantId, agg: DEMO.aggregatorId }, stack.config.jwtSecret, Date.now() - 3601 * 1000);
+      const expired = signJwt(
+        { typ: 'merchant', sub: DEMO.merchantId, agg: DEMO.aggregatorId },
+        stack.config.jwtSecret,
+        Date.now() - 3601 * 1000,
+      );
       const response = await cancel('demo_link_1', expired);
       expect(response.status).toBe(401);
       expect(response.body).toMatchObject({ code: 'unauthorized' });
-      const forged = signJwt({ typ: 'merchant', sub: DEMO.merchantId, agg: DEMO.aggregatorId }, 'not-the-secret-not-the-secret-not-the-secret');
+      const forged = signJwt(
+        { typ: 'merchant', sub: DEMO.merchantId, agg: DEMO.aggregatorId },
+        'not-the-secret-not-the-secret-not-the-secret',
+      );
       expect((await cancel('demo_link_1', forged)).status).toBe(401);
-      const customer = (await stack.rest<Envelope<{ token: string }>>('POST', '/public/customer/payment/link', { body: { link: DEMO.sentLinkCode } })).body.data.token;
+      const customer = (
+        await stack.rest<Envelope<{ token: string }>>('POST', '/public/customer/payment/link', { body: { link: DEMO.sentLinkCode } })
+      ).body.data.token;
       expect((await cancel('demo_link_1', customer)).status).toBe(401);
       expect((await stack.rest('POST', '/public/merchant/payment/cancel', { body: { svcTransactionId: 'demo_link_1' } })).status).toBe(401);
     });
@@ -97,7 +157,12 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
       expect(last & 3).toBe(0);
       const trailingBits = `${merchantJwt.slice(0, -1)}${alphabet[last | 1]!}`;
       expect(Buffer.from(trailingBits.split('.')[2]!, 'base64url').equals(Buffer.from(signature, 'base64url'))).toBe(true);
-      for (const spelled of [`${merchantJwt}==`, `${merchantJwt}=`, trailingBits, `${merchantJwt.split('.').slice(0, 2).join('.')}.${Buffer.from(signature, 'base64url').toString('base64')}`]) {
+      for (const spelled of [
+        `${merchantJwt}==`,
+        `${merchantJwt}=`,
+        trailingBits,
+        `${merchantJwt.split('.').slice(0, 2).join('.')}.${Buffer.from(signature, 'base64url').toString('base64')}`,
+      ]) {
         if (spelled.split('.')[2] === signature) continue;
         const refused = await stack.graphql(query, {}, asMerchant(spelled));
         expect(refused.body.data?.paymentLinks ?? null, spelled).toBeNull();
@@ -108,28 +173,43 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
 
     it("lists a merchant's own links, newest first, by status", async () => {
       const created = await create();
-      const list = await stack.graphql<{ paymentLinks: { items: Array<{ svcTransactionId: string; svcMerchantId: string; status: string }>; total: { numberOfRecords: number } } }>(
-        '{ paymentLinks(status: Initiated, numberOfRecords: 1000) { items { svcTransactionId svcMerchantId status } total { numberOfRecords } } }', {}, asMerchant(),
+      const list = await stack.graphql<{
+        paymentLinks: {
+          items: Array<{ svcTransactionId: string; svcMerchantId: string; status: string }>;
+          total: { numberOfRecords: number };
+        };
+      }>(
+        '{ paymentLinks(status: Initiated, numberOfRecords: 1000) { items { svcTransactionId svcMerchantId status } total { numberOfRecords } } }',
+        {},
+        asMerchant(),
       );
       const items = list.body.data!.paymentLinks.items;
       expect(items[0]?.svcTransactionId).toBe(created.svcTransactionId);
       expect(items.every((l) => l.svcMerchantId === DEMO.merchantId && l.status === 'Initiated')).toBe(true);
       // A status that is none is refused before the operation runs.
       const bad = await stack.graphql('{ paymentLinks(status: Paid) { total { numberOfRecords } } }', {}, asMerchant());
-      expect(bad.body.errors?.[0]).toMatchObject({ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' }, message: expect.stringContaining('PaymentLinkStatus') as string });
+      expect(bad.body.errors?.[0]).toMatchObject({
+        extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+        message: expect.stringContaining('PaymentLinkStatus') as string,
+      });
     });
 
     it("lets a merchant JWT act only on its own merchant's links", async () => {
       const saved = await stack.graphql<{ saveMerchant: { webhookSecret: string | null; merchant: { svcMerchantId: string } } }>(
         'mutation ($input: MerchantInput!) { saveMerchant(input: $input) { webhookSecret merchant { svcMerchantId } } }',
-        { input: { svcMerchantId: 'other_shop', name: 'Other Shop' } }, asAggregator(),
+        { input: { svcMerchantId: 'other_shop', name: 'Other Shop' } },
+        asAggregator(),
       );
       expect(saved.body.data?.saveMerchant.webhookSecret).toMatch(/^whsec_/);
       const otherJwt = (await merchantToken('other_shop')).body.data.token;
       const mine = await create();
       expect((await cancel(mine.svcTransactionId, otherJwt)).status).toBe(404);
       expect((await send(mine.svcTransactionId, otherJwt)).status).toBe(404);
-      const read = await stack.graphql<{ paymentLink: unknown }>('query ($id: ID) { paymentLink(svcTransactionId: $id) { status } }', { id: mine.svcTransactionId }, asMerchant(otherJwt));
+      const read = await stack.graphql<{ paymentLink: unknown }>(
+        'query ($id: ID) { paymentLink(svcTransactionId: $id) { status } }',
+        { id: mine.svcTransactionId },
+        asMerchant(otherJwt),
+      );
       expect(read.body.data?.paymentLink).toBeNull();
     });
   });
@@ -145,7 +225,10 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
       expect(sent.link).toMatch(/^[A-Za-z0-9_-]{32}$/);
       expect(sent.url).toContain(`link=${sent.link}`);
       expect(Date.parse(sent.dtsExpiredAt!)).toBeGreaterThan(Date.now() + 6 * 24 * 3600 * 1000);
-      expect(sent.statusChangeHistory.map((h) => [h.status, h.initiatorType])).toEqual([['Initiated', 'merchant'], ['Sent', 'merchant']]);
+      expect(sent.statusChangeHistory.map((h) => [h.status, h.initiatorType])).toEqual([
+        ['Initiated', 'merchant'],
+        ['Sent', 'merchant'],
+      ]);
       const mail = inbox.emails.find((m) => m.to === 'robin@example.com' && m.text.includes(sent.link!));
       expect(mail?.text).toContain('Demo Bikes');
       expect(mail?.text).toContain('120.50 USD');
@@ -201,13 +284,25 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
       const refused = await send(noEmail.svcTransactionId);
       expect(refused.status).toBe(400);
       expect(refused.body.field).toBe('fields');
-      expect((await paymentLinksCollection(stack.mongo.db('payments')).findOne({ _id: noEmail.svcTransactionId }))!.status).toBe('Initiated');
+      expect((await paymentLinksCollection(stack.mongo.db('payments')).findOne({ _id: noEmail.svcTransactionId }))!.status).toBe(
+        'Initiated',
+      );
       const before = await paymentLinksCollection(stack.mongo.db('payments')).countDocuments();
       for (const [body, field] of [
-        [{ amount: -5 }, 'amount'], [{ amount: 1.005 }, 'amount'], [{ currency: 'usd' }, 'currency'], [{ currency: 'XYZ' }, 'currency'], [{ amount: 12.5, currency: 'JPY' }, 'amount'], [{ invoiceNumber: 'a<b' }, 'invoiceNumber'],
-        [{ dueDate: '2020-01-01' }, 'dueDate'], [{ fields: [{ code: 'email', value: 'not-an-email' }] }, 'fields[0].value'], [{ availablePaymentType: ['cash'] }, 'availablePaymentType[0]'],
+        [{ amount: -5 }, 'amount'],
+        [{ amount: 1.005 }, 'amount'],
+        [{ currency: 'usd' }, 'currency'],
+        [{ currency: 'XYZ' }, 'currency'],
+        [{ amount: 12.5, currency: 'JPY' }, 'amount'],
+        [{ invoiceNumber: 'a<b' }, 'invoiceNumber'],
+        [{ dueDate: '2020-01-01' }, 'dueDate'],
+        [{ fields: [{ code: 'email', value: 'not-an-email' }] }, 'fields[0].value'],
+        [{ availablePaymentType: ['cash'] }, 'availablePaymentType[0]'],
       ] as const) {
-        const response = await stack.rest<Envelope<null>>('POST', '/public/merchant/payment/create', { headers: asMerchant(), body: Object.assign({ amount: 10, currency: 'USD' }, body) });
+        const response = await stack.rest<Envelope<null>>('POST', '/public/merchant/payment/create', {
+          headers: asMerchant(),
+          body: Object.assign({ amount: 10, currency: 'USD' }, body),
+        });
         expect(response.status, field).toBe(400);
         expect(response.body.field).toBe(field);
       }
@@ -217,14 +312,33 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
     it('delivers a sent link to the merchant webhook instead of email, signed, with an escaped payment page', async () => {
       const saved = await stack.graphql<{ saveMerchant: { webhookSecret: string } }>(
         'mutation ($input: MerchantInput!) { saveMerchant(input: $input) { webhookSecret } }',
-        { input: { svcMerchantId: 'hook_shop', name: 'Hook Shop & "Co"', linkDelivery: 'webhook', webhookUrl: 'http://127.0.0.1:9/placeholder' } }, asAggregator(),
+        {
+          input: {
+            svcMerchantId: 'hook_shop',
+            name: 'Hook Shop & "Co"',
+            linkDelivery: 'webhook',
+            webhookUrl: 'http://127.0.0.1:9/placeholder',
+          },
+        },
+        asAggregator(),
       );
       const receiver = await startWebhookReceiver(saved.body.data!.saveMerchant.webhookSecret);
       try {
-        await stack.graphql('mutation ($input: MerchantInput!) { saveMerchant(input: $input) { merchant { webhookUrl } } }', { input: { svcMerchantId: 'hook_shop', webhookUrl: receiver.url } }, asAggregator());
+        await stack.graphql(
+          'mutation ($input: MerchantInput!) { saveMerchant(input: $input) { merchant { webhookUrl } } }',
+          { input: { svcMerchantId: 'hook_shop', webhookUrl: receiver.url } },
+          asAggregator(),
+        );
         const jwt = (await merchantToken('hook_shop')).body.data.token;
         const emailsBefore = inbox.emails.length;
-        const link = await create({ payerName: "O'Brien & Sons", description: '<script>alert("x")</script><img src=x onerror=alert(1)>', fields: [{ code: 'email', value: 'hook@example.com' }] }, jwt);
+        const link = await create(
+          {
+            payerName: "O'Brien & Sons",
+            description: '<script>alert("x")</script><img src=x onerror=alert(1)>',
+            fields: [{ code: 'email', value: 'hook@example.com' }],
+          },
+          jwt,
+        );
         const sent = await send(link.svcTransactionId, jwt);
         expect(sent.status).toBe(200);
         const webhook = receiver.received.find((w) => (w.payload as { type?: string }).type === 'payment_link.sent');
@@ -241,14 +355,22 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
         expect(html).toContain(`href="${sent.body.data.url!.replace(/[&<>"'`=/]/g, (c) => `&#${c.charCodeAt(0)};`)}"`);
         expect(inbox.emails.slice(emailsBefore).some((m) => m.to === 'hook@example.com')).toBe(false);
         const delivery = await deliveriesCollection(stack.mongo.db('payments')).findOne({ _id: `dlv_${link.svcTransactionId}_sent` });
-        expect(delivery).toMatchObject({ status: 'delivered', attemptCount: 1, attempts: [{ number: 1, outcome: 'delivered', httpStatus: 200 }] });
+        expect(delivery).toMatchObject({
+          status: 'delivered',
+          attemptCount: 1,
+          attempts: [{ number: 1, outcome: 'delivered', httpStatus: 200 }],
+        });
       } finally {
         await receiver.close();
       }
     });
 
     it('keeps a failed delivery pending with its error, for retries with backoff', async () => {
-      await stack.graphql('mutation ($input: MerchantInput!) { saveMerchant(input: $input) { merchant { webhookUrl } } }', { input: { svcMerchantId: 'hook_shop', webhookUrl: 'http://127.0.0.1:9/down' } }, asAggregator());
+      await stack.graphql(
+        'mutation ($input: MerchantInput!) { saveMerchant(input: $input) { merchant { webhookUrl } } }',
+        { input: { svcMerchantId: 'hook_shop', webhookUrl: 'http://127.0.0.1:9/down' } },
+        asAggregator(),
+      );
       const jwt = (await merchantToken('hook_shop')).body.data.token;
       const link = await create({}, jwt);
       expect((await send(link.svcTransactionId, jwt)).status).toBe(200);
@@ -277,7 +399,11 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
     });
 
     it('does not deliver a sent link after it was cancelled', async () => {
-      await stack.graphql('mutation ($input: MerchantInput!) { saveMerchant(input: $input) { merchant { webhookUrl } } }', { input: { svcMerchantId: 'late_shop', name: 'Late Shop', linkDelivery: 'webhook', webhookUrl: 'http://127.0.0.1:9/down' } }, asAggregator());
+      await stack.graphql(
+        'mutation ($input: MerchantInput!) { saveMerchant(input: $input) { merchant { webhookUrl } } }',
+        { input: { svcMerchantId: 'late_shop', name: 'Late Shop', linkDelivery: 'webhook', webhookUrl: 'http://127.0.0.1:9/down' } },
+        asAggregator(),
+      );
       const jwt = (await merchantToken('late_shop')).body.data.token;
       const link = await create({}, jwt);
       await send(link.svcTransactionId, jwt);
@@ -285,21 +411,41 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
       const deliveries = deliveriesCollection(stack.mongo.db('payments'));
       await deliveries.updateOne({ _id: `dlv_${link.svcTransactionId}_sent` }, { $set: { dtsNextAttempt: new Date(0) } });
       const notifier = createNotifier({ mailFrom: 'test@example.com', outboxDir: '/tmp/unused-outbox', logger: createLogger('silent') });
-      await new Deliveries(stack.mongo.db('payments'), notifier, createLogger('silent'), { scheduleMs: [0], disableAfter: 5, allowInternal: true }, merchantEndpoints(stack.mongo.db('payments'))).retryDue();
-      expect(await deliveries.findOne({ _id: `dlv_${link.svcTransactionId}_sent` })).toMatchObject({ status: 'failed', attemptCount: 1, lastError: 'not sent: the link is Cancelled' });
+      await new Deliveries(
+        stack.mongo.db('payments'),
+        notifier,
+        createLogger('silent'),
+        { scheduleMs: [0], disableAfter: 5, allowInternal: true },
+        merchantEndpoints(stack.mongo.db('payments')),
+      ).retryDue();
+      expect(await deliveries.findOne({ _id: `dlv_${link.svcTransactionId}_sent` })).toMatchObject({
+        status: 'failed',
+        attemptCount: 1,
+        lastError: 'not sent: the link is Cancelled',
+      });
     });
   });
 
   describe('the customer side', () => {
     it('exchanges a sent link for a customer JWT that reads that link only', async () => {
-      const response = await stack.rest<Envelope<{ expiresIn: number; token: string }>>('POST', '/public/customer/payment/link', { body: { link: DEMO.sentLinkCode } });
+      const response = await stack.rest<Envelope<{ expiresIn: number; token: string }>>('POST', '/public/customer/payment/link', {
+        body: { link: DEMO.sentLinkCode },
+      });
       expect(response.status).toBe(200);
       expect(response.body.data.expiresIn).toBe(3600);
-      const read = await stack.rest<Envelope<{ svcTransactionId: string; status: string; merchant: { name: string }; link?: string }>>('GET', '/public/customer/payment', { headers: { 'x-svc-jwtoken': response.body.data.token } });
+      const read = await stack.rest<Envelope<{ svcTransactionId: string; status: string; merchant: { name: string }; link?: string }>>(
+        'GET',
+        '/public/customer/payment',
+        { headers: { 'x-svc-jwtoken': response.body.data.token } },
+      );
       expect(read.status).toBe(200);
       expect(read.body.data).toMatchObject({ svcTransactionId: 'demo_link_2', merchant: { name: 'Demo Bikes & Repairs' } });
       expect(read.body.data.link).toBeUndefined();
-      const other = await stack.graphql<{ paymentLink: unknown }>('{ paymentLink(svcTransactionId: "demo_link_1") { status } }', {}, { 'x-svc-jwtoken': response.body.data.token });
+      const other = await stack.graphql<{ paymentLink: unknown }>(
+        '{ paymentLink(svcTransactionId: "demo_link_1") { status } }',
+        {},
+        { 'x-svc-jwtoken': response.body.data.token },
+      );
       expect(other.body.data?.paymentLink).toBeNull();
     });
 
@@ -308,7 +454,9 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
       const sent = (await send(link.svcTransactionId)).body.data;
       const byUrl = await stack.rest<Envelope<{ token: string }>>('POST', '/public/customer/payment/link', { body: { link: sent.url } });
       expect(byUrl.status).toBe(200);
-      const read = await stack.rest<Envelope<{ svcTransactionId: string }>>('GET', '/public/customer/payment', { headers: { 'x-svc-jwtoken': byUrl.body.data.token } });
+      const read = await stack.rest<Envelope<{ svcTransactionId: string }>>('GET', '/public/customer/payment', {
+        headers: { 'x-svc-jwtoken': byUrl.body.data.token },
+      });
       expect(read.body.data.svcTransactionId).toBe(link.svcTransactionId);
       const malformed = await stack.rest<Envelope<null>>('POST', '/public/customer/payment/link', { body: { link: 'http://[::1?link=a' } });
       expect(malformed.status).toBe(400);
@@ -325,7 +473,10 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
 
       const expiring = await create();
       const code = (await send(expiring.svcTransactionId)).body.data.link;
-      await paymentLinksCollection(stack.mongo.db('payments')).updateOne({ _id: expiring.svcTransactionId }, { $set: { dtsExpiredAt: new Date(Date.now() - 1000) } });
+      await paymentLinksCollection(stack.mongo.db('payments')).updateOne(
+        { _id: expiring.svcTransactionId },
+        { $set: { dtsExpiredAt: new Date(Date.now() - 1000) } },
+      );
       const refused = await stack.rest<Envelope<null>>('POST', '/public/customer/payment/link', { body: { link: code } });
       expect(refused.status).toBe(409);
       expect(refused.body.message).toMatch(/Expired/);
@@ -340,7 +491,9 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
     const upload = (type: string, file: Buffer | null, name = 'logo.png', jwt = merchantJwt) => {
       const form = new FormData();
       if (file) form.append('file', new Blob([file]), name);
-      return stack.restFetch(`/public/merchant/logo/upload/${type}`, { method: 'POST', headers: asMerchant(jwt), body: form }).then(async (r) => ({ status: r.status, body: (await r.json()) as Envelope<{ logoId: string }> }));
+      return stack
+        .restFetch(`/public/merchant/logo/upload/${type}`, { method: 'POST', headers: asMerchant(jwt), body: form })
+        .then(async (r) => ({ status: r.status, body: (await r.json()) as Envelope<{ logoId: string }> }));
     };
 
     it('stores a PNG logo in GridFS and returns its id; a new logo of a type replaces the old', async () => {
@@ -348,10 +501,16 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
       expect(first.status).toBe(200);
       expect(first.body.data.logoId).toMatch(/^logo_/);
       const files = stack.mongo.db('payments').collection('logos.files');
-      expect(await files.findOne({ _id: first.body.data.logoId as never })).toMatchObject({ metadata: { svcMerchantId: DEMO.merchantId, type: 'light', contentType: 'image/png' } });
+      expect(await files.findOne({ _id: first.body.data.logoId as never })).toMatchObject({
+        metadata: { svcMerchantId: DEMO.merchantId, type: 'light', contentType: 'image/png' },
+      });
       const second = await upload('light', PNG);
       expect(await files.findOne({ _id: first.body.data.logoId as never })).toBeNull();
-      const merchants = await stack.graphql<{ merchants: Array<{ svcMerchantId: string; logos: Record<string, string> }> }>('{ merchants { svcMerchantId logos } }', {}, asAggregator());
+      const merchants = await stack.graphql<{ merchants: Array<{ svcMerchantId: string; logos: Record<string, string> }> }>(
+        '{ merchants { svcMerchantId logos } }',
+        {},
+        asAggregator(),
+      );
       expect(merchants.body.data!.merchants.find((m) => m.svcMerchantId === DEMO.merchantId)!.logos.light).toBe(second.body.data.logoId);
     });
 
@@ -368,14 +527,20 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
   });
 
   describe('POST /payment-link/payment/refund-list', () => {
-    const list = (body: Record<string, unknown>) => stack.rest<Envelope<ListBody<RefundBody>>>('POST', '/payment-link/payment/refund-list', { headers: asAggregator(), body });
+    const list = (body: Record<string, unknown>) =>
+      stack.rest<Envelope<ListBody<RefundBody>>>('POST', '/payment-link/payment/refund-list', { headers: asAggregator(), body });
 
     it('lists the aggregator’s refunds, newest first, with their ACH payment and result, account numbers masked', async () => {
       const response = await list({});
       expect(response.status).toBe(200);
       expect(response.body.data.total).toEqual({ skipRecords: 0, numberOfRecords: 4, more: false });
       const ach = response.body.data.items.find((r) => r.svcTransactionId === 'demo_refund_2')!;
-      expect(ach).toMatchObject({ svcParentId: 'demo_link_7', status: 'Settled', paymentType: 'ach', ach: { payment: { DFIAccountNumber: '**** 6789', amount: 30 }, result: { status: 'Settled' } } });
+      expect(ach).toMatchObject({
+        svcParentId: 'demo_link_7',
+        status: 'Settled',
+        paymentType: 'ach',
+        ach: { payment: { DFIAccountNumber: '**** 6789', amount: 30 }, result: { status: 'Settled' } },
+      });
       expect(ach.statusChangeHistory[0]?._id).toBeTruthy();
       expect(response.body.data.items.find((r) => r.paymentType === 'card')!.ach).toBeNull();
     });
@@ -407,8 +572,14 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
 
     it('refuses bad filters naming the field', async () => {
       for (const [body, field] of [
-        [{ status: 'Paid' }, 'status'], [{ paymentType: 'cash' }, 'paymentType'], [{ invoiceNumber: '<b>' }, 'invoiceNumber'], [{ svcMerchantRef: 'with space' }, 'svcMerchantRef'],
-        [{ dateCreateFrom: 'yesterday' }, 'dateCreateFrom'], [{ numberOfRecords: 0 }, 'numberOfRecords'], [{ skipRecords: -1 }, 'skipRecords'], [{ svcTransactionIds: ['ok', 'not ok'] }, 'svcTransactionIds[1]'],
+        [{ status: 'Paid' }, 'status'],
+        [{ paymentType: 'cash' }, 'paymentType'],
+        [{ invoiceNumber: '<b>' }, 'invoiceNumber'],
+        [{ svcMerchantRef: 'with space' }, 'svcMerchantRef'],
+        [{ dateCreateFrom: 'yesterday' }, 'dateCreateFrom'],
+        [{ numberOfRecords: 0 }, 'numberOfRecords'],
+        [{ skipRecords: -1 }, 'skipRecords'],
+        [{ svcTransactionIds: ['ok', 'not ok'] }, 'svcTransactionIds[1]'],
       ] as const) {
         const response = await list(body);
         expect(response.status, field).toBe(400);
@@ -419,7 +590,13 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
     it('lists 1,000 refunds with one query of the refunds collection', async () => {
       const refunds = refundsCollection(stack.mongo.db('payments'));
       const template = (await refunds.findOne({ _id: 'demo_refund_2' }))!;
-      const docs: RefundDocument[] = Array.from({ length: 1000 }, (_, i) => ({ ...template, _id: `bulk_refund_${i}`, svcTransactionId: `bulk_refund_${i}`, svcMerchantId: 'bulk_merchant', dtsCreatedAt: new Date(Date.now() - i * 1000) }));
+      const docs: RefundDocument[] = Array.from({ length: 1000 }, (_, i) => ({
+        ...template,
+        _id: `bulk_refund_${i}`,
+        svcTransactionId: `bulk_refund_${i}`,
+        svcMerchantId: 'bulk_merchant',
+        dtsCreatedAt: new Date(Date.now() - i * 1000),
+      }));
       for (let i = 0; i < docs.length; i += 50) await refunds.insertMany(docs.slice(i, i + 50));
       stack.mongo.commands.reset();
       const response = await list({ svcMerchantId: 'bulk_merchant', numberOfRecords: 1000 });
@@ -431,16 +608,24 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
   });
 
   describe('refunds', () => {
-    const refund = (body: Record<string, unknown>) => stack.rest<Envelope<RefundBody>>('POST', '/public/merchant/payment/refund', { headers: asMerchant(), body });
+    const refund = (body: Record<string, unknown>) =>
+      stack.rest<Envelope<RefundBody>>('POST', '/public/merchant/payment/refund', { headers: asMerchant(), body });
 
     it('refunds a Completed link by ACH, masking the account number, and never beyond the amount paid, even racing', async () => {
       // demo_link_6: 145 USD, 20 refunded already.
       const ach = { individualName: 'Robin Rider', routingNumber: '021000021', DFIAccountNumber: '123456789', accountType: 'checking' };
       const first = await refund({ svcTransactionId: 'demo_link_6', amount: 25, paymentType: 'ach', ach });
       expect(first.status).toBe(200);
-      expect(first.body.data).toMatchObject({ svcParentId: 'demo_link_6', status: 'Processing', paymentType: 'ach', ach: { payment: { DFIAccountNumber: '**** 6789', amount: 25 } } });
+      expect(first.body.data).toMatchObject({
+        svcParentId: 'demo_link_6',
+        status: 'Processing',
+        paymentType: 'ach',
+        ach: { payment: { DFIAccountNumber: '**** 6789', amount: 25 } },
+      });
       expect(JSON.stringify(first.body)).not.toContain('123456789');
-      const racing = await Promise.all(Array.from({ length: 4 }, () => refund({ svcTransactionId: 'demo_link_6', amount: 40, paymentType: 'ach', ach })));
+      const racing = await Promise.all(
+        Array.from({ length: 4 }, () => refund({ svcTransactionId: 'demo_link_6', amount: 40, paymentType: 'ach', ach })),
+      );
       // 100 of 145 remain refundable: two of four 40s fit.
       expect(racing.map((r) => r.status).sort()).toEqual([200, 200, 409, 409]);
       const stored = await paymentLinksCollection(stack.mongo.db('payments')).findOne({ _id: 'demo_link_6' });
@@ -449,10 +634,12 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
 
     it('adds refunds exactly where binary fractions would drift, and refunds the rest to the cent', async () => {
       // demo_link_7: 165.00 USD, 30.00 refunded already.
-      const refundByGraph = (amount?: string) => stack.graphql<{ refundPaymentLink: { svcTransactionId: string } }>(
-        'mutation ($input: RefundInput!) { refundPaymentLink(input: $input) { svcTransactionId } }',
-        { input: { svcTransactionId: 'demo_link_7', paymentType: 'card', ...(amount === undefined ? {} : { amount }) } }, asMerchant(),
-      );
+      const refundByGraph = (amount?: string) =>
+        stack.graphql<{ refundPaymentLink: { svcTransactionId: string } }>(
+          'mutation ($input: RefundInput!) { refundPaymentLink(input: $input) { svcTransactionId } }',
+          { input: { svcTransactionId: 'demo_link_7', paymentType: 'card', ...(amount === undefined ? {} : { amount }) } },
+          asMerchant(),
+        );
       expect(0.1 + 0.2).not.toBe(0.3);
       for (const amount of ['0.10', '0.20']) expect((await refundByGraph(amount)).body.errors).toBeUndefined();
       const tooFine = await refundByGraph('0.001');
@@ -462,7 +649,11 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
       const stored = await paymentLinksCollection(stack.mongo.db('payments')).findOne({ _id: 'demo_link_7' });
       expect(stored).toMatchObject({ amount: 16_500, refunded: 16_500 });
       expect((await refundByGraph('0.01')).body.errors?.[0]?.extensions).toMatchObject({ code: 'CONFLICT' });
-      const link = await stack.graphql<{ paymentLink: { amount: string; currency: string } }>('{ paymentLink(svcTransactionId: "demo_link_7") { amount currency } }', {}, asMerchant());
+      const link = await stack.graphql<{ paymentLink: { amount: string; currency: string } }>(
+        '{ paymentLink(svcTransactionId: "demo_link_7") { amount currency } }',
+        {},
+        asMerchant(),
+      );
       expect(link.body.data?.paymentLink).toEqual({ amount: '165.00', currency: 'USD' });
     });
 
@@ -471,19 +662,32 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
       const missing = await refund({ svcTransactionId: 'demo_link_8', amount: 5, paymentType: 'ach' });
       expect(missing.status).toBe(400);
       expect(missing.body.field).toBe('ach');
-      const routing = await refund({ svcTransactionId: 'demo_link_8', amount: 5, paymentType: 'ach', ach: { individualName: 'A', routingNumber: '123', DFIAccountNumber: '1234' } });
+      const routing = await refund({
+        svcTransactionId: 'demo_link_8',
+        amount: 5,
+        paymentType: 'ach',
+        ach: { individualName: 'A', routingNumber: '123', DFIAccountNumber: '1234' },
+      });
       expect(routing.body.field).toBe('ach.routingNumber');
     });
   });
 
   describe('ACH payment updates', () => {
-    const ach = (query: string, variables: Record<string, unknown>) => stack.graphql<Record<string, { status: string }>>(query, variables, { 'x-service-key': ACH_KEY });
+    const ach = (query: string, variables: Record<string, unknown>) =>
+      stack.graphql<Record<string, { status: string }>>(query, variables, { 'x-service-key': ACH_KEY });
 
     it("posts each status change to the payment's webhookUrl, signed with the merchant's secret", async () => {
       const receiver = await startWebhookReceiver(DEMO.merchantWebhookSecret);
       try {
         const debit = await ach('mutation ($input: AchDebitInput!) { recordAchDebit(input: $input) { status } }', {
-          input: { svcTransactionId: 'ach_hooked_1', svcAggregatorId: DEMO.aggregatorId, svcMerchantId: DEMO.merchantId, amount: 80, effectiveEntryDate: new Date().toISOString().slice(0, 10), webhookUrl: receiver.url },
+          input: {
+            svcTransactionId: 'ach_hooked_1',
+            svcAggregatorId: DEMO.aggregatorId,
+            svcMerchantId: DEMO.merchantId,
+            amount: 80,
+            effectiveEntryDate: new Date().toISOString().slice(0, 10),
+            webhookUrl: receiver.url,
+          },
         });
         expect(debit.body.errors).toBeUndefined();
         await ach('mutation { recordAchSettlement(svcTransactionId: "ach_hooked_1") { status } }', {});
@@ -497,7 +701,11 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
           ['ach_payment.updated', 'Settled', null],
           ['ach_payment.updated', 'Returned', 'R10'],
         ]);
-        const events = await stack.mongo.db('payments').collection<OutboxEvent>('outbox').find({ 'payload.svcTransactionId': 'ach_hooked_1' }).toArray();
+        const events = await stack.mongo
+          .db('payments')
+          .collection<OutboxEvent>('outbox')
+          .find({ 'payload.svcTransactionId': 'ach_hooked_1' })
+          .toArray();
         expect(events.map((e) => e.type).sort()).toEqual(['ach.debit', 'ach.return', 'ach.settled']);
       } finally {
         await receiver.close();
@@ -506,7 +714,13 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
 
     it("refuses a webhookUrl without a merchant of the payment's aggregator", async () => {
       const response = await ach('mutation ($input: AchDebitInput!) { recordAchDebit(input: $input) { status } }', {
-        input: { svcTransactionId: 'ach_hooked_2', svcAggregatorId: DEMO.aggregatorId, amount: 10, effectiveEntryDate: '2026-11-20', webhookUrl: 'https://example.com/hook' },
+        input: {
+          svcTransactionId: 'ach_hooked_2',
+          svcAggregatorId: DEMO.aggregatorId,
+          amount: 10,
+          effectiveEntryDate: '2026-11-20',
+          webhookUrl: 'https://example.com/hook',
+        },
       });
       expect(response.body.errors?.[0]?.extensions).toMatchObject({ code: 'REQUIRED_ELEMENT_MISSING', field: 'svcMerchantId' });
     });

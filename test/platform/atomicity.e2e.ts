@@ -15,7 +15,11 @@ describe('conditional updates on the configured database', () => {
   it('let exactly one of fifty racing claims of the same state win', async () => {
     const states = mongo.db('user').collection<{ _id: string; status: string; owner: number | null }>('states');
     await states.insertOne({ _id: 'thing', status: 'open', owner: null });
-    const claims = await Promise.all(Array.from({ length: 50 }, (_, i) => states.findOneAndUpdate({ _id: 'thing', status: 'open' }, { $set: { status: 'taken', owner: i } })));
+    const claims = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        states.findOneAndUpdate({ _id: 'thing', status: 'open' }, { $set: { status: 'taken', owner: i } }),
+      ),
+    );
     expect(claims.filter(Boolean)).toHaveLength(1);
   });
 
@@ -41,13 +45,15 @@ describe('conditional updates on the configured database', () => {
     const claims = mongo.db('user').collection<{ _id: string; state: 'pending' | 'decided' }>('claims');
     const ids = Array.from({ length: 40 }, (_, i) => `claim_${i}`);
     await claims.insertMany(ids.map((_id) => ({ _id, state: 'pending' as const })));
-    const outcomes = await Promise.all(ids.map(async (_id) => {
-      const [replaced, deleted] = await Promise.all([
-        claims.replaceOne({ _id, state: 'pending' }, { state: 'decided' }),
-        claims.deleteOne({ _id, state: 'pending' }),
-      ]);
-      return { _id, replaced: replaced.modifiedCount, deleted: deleted.deletedCount, stored: await claims.findOne({ _id }) };
-    }));
+    const outcomes = await Promise.all(
+      ids.map(async (_id) => {
+        const [replaced, deleted] = await Promise.all([
+          claims.replaceOne({ _id, state: 'pending' }, { state: 'decided' }),
+          claims.deleteOne({ _id, state: 'pending' }),
+        ]);
+        return { _id, replaced: replaced.modifiedCount, deleted: deleted.deletedCount, stored: await claims.findOne({ _id }) };
+      }),
+    );
     for (const outcome of outcomes) {
       expect(outcome.replaced + outcome.deleted, outcome._id).toBe(1);
       expect(outcome.stored?.state ?? 'deleted').toBe(outcome.replaced ? 'decided' : 'deleted');
@@ -55,7 +61,10 @@ describe('conditional updates on the configured database', () => {
   });
 
   // A FerretDB of the user's own (FERRETDB_BIN, MONGODB_URI) may lack the patch; then commands are serialized.
-  it.skipIf(Boolean(process.env.MONGODB_URI || process.env.FERRETDB_BIN))('are served by one pooled client on the embedded database, which makes its writes atomic itself', () => {
-    expect(mongo.serialized).toBe(false);
-  });
+  it.skipIf(Boolean(process.env.MONGODB_URI || process.env.FERRETDB_BIN))(
+    'are served by one pooled client on the embedded database, which makes its writes atomic itself',
+    () => {
+      expect(mongo.serialized).toBe(false);
+    },
+  );
 });

@@ -26,7 +26,10 @@ function connectionOver(socket: net.Socket, id: number) {
 /** The command's outcome, or 'still waiting' after `ms`. */
 const settledWithin = (command: Promise<unknown>, ms: number) =>
   Promise.race([
-    command.then(() => 'answered', (error: unknown) => error),
+    command.then(
+      () => 'answered',
+      (error: unknown) => error,
+    ),
     new Promise((resolve) => setTimeout(() => resolve('still waiting'), ms)),
   ]);
 

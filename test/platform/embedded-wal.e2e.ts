@@ -63,12 +63,14 @@ describe.skipIf(Boolean(process.env.FERRETDB_BIN))('the embedded database write-
     const perBurst = 1000;
     for (let burst = 0; burst < bursts; burst += 1) {
       let sent = 0;
-      await Promise.all(Array.from({ length: 20 }, async () => {
-        while (sent < perBurst) {
-          sent += 1;
-          await documents.updateOne({ _id: `s${sent % 100}` }, { $inc: { n: 1 } });
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          while (sent < perBurst) {
+            sent += 1;
+            await documents.updateOne({ _id: `s${sent % 100}` }, { $inc: { n: 1 } });
+          }
+        }),
+      );
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
     const wal = (await stat(path.join(dataDir, 'wal.sqlite-wal'))).size;

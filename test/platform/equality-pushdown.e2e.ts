@@ -22,8 +22,16 @@ const scalar = fc.oneof(
 );
 const value = fc.oneof(scalar, fc.array(scalar, { maxLength: 3 }), fc.record({ x: scalar }));
 const sample = (i: number) =>
-  fc.record({ a: value, b: value, oid: value, ROWID: value, _ferretdb_sjson: value }, { requiredKeys: [] }).map((fields): Sample => ({ _id: `d${i}`, ...fields }));
-const queryValue = fc.oneof(fc.constantFrom('x', 'y', '<&>', 'é', '"q"', '[', '\\', '', '65a1b2c3d4e5f60718293a4b', 'a\uFFFD'), fc.boolean(), fc.constant(null), fc.constant(1), fc.constantFrom(...OBJECT_IDS));
+  fc
+    .record({ a: value, b: value, oid: value, ROWID: value, _ferretdb_sjson: value }, { requiredKeys: [] })
+    .map((fields): Sample => ({ _id: `d${i}`, ...fields }));
+const queryValue = fc.oneof(
+  fc.constantFrom('x', 'y', '<&>', 'é', '"q"', '[', '\\', '', '65a1b2c3d4e5f60718293a4b', 'a\uFFFD'),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant(1),
+  fc.constantFrom(...OBJECT_IDS),
+);
 const condition = fc.oneof(
   queryValue,
   queryValue.map((v) => ({ $eq: v })),
@@ -31,12 +39,23 @@ const condition = fc.oneof(
 );
 const idCondition = fc.oneof(
   fc.nat(40).map((i) => `d${i}`),
-  fc.array(fc.nat(40).map((i) => `d${i}`), { minLength: 1, maxLength: 5 }).map((list) => ({ $in: list })),
+  fc
+    .array(
+      fc.nat(40).map((i) => `d${i}`),
+      { minLength: 1, maxLength: 5 },
+    )
+    .map((list) => ({ $in: list })),
 );
 // Mostly one field (a filter of several rarely matches anything, and would test little).
 const filter = fc.oneof(
   { weight: 3, arbitrary: fc.tuple(fc.constantFrom('a', 'b', ...COLUMN_LIKE), condition).map(([field, test]) => ({ [field]: test })) },
-  { weight: 1, arbitrary: fc.record({ _id: idCondition, a: condition, b: condition, oid: condition, ROWID: condition, _ferretdb_sjson: condition }, { requiredKeys: [] }) },
+  {
+    weight: 1,
+    arbitrary: fc.record(
+      { _id: idCondition, a: condition, b: condition, oid: condition, ROWID: condition, _ferretdb_sjson: condition },
+      { requiredKeys: [] },
+    ),
+  },
 );
 
 describe('the embedded database narrows queries by their equalities without losing a match', () => {
@@ -68,7 +87,11 @@ describe('the embedded database narrows queries by their equalities without losi
   });
 
   it('reads an equality on an indexed field, or on _id among other conditions, through the index', async (context) => {
-    const plan = async (query: Document) => (await mongo.db('user').command({ explain: { find: 'samples', filter: query } })) as { serverInfo?: { ferretdbVersion?: string }; queryPlanner: { Plan?: string[] } };
+    const plan = async (query: Document) =>
+      (await mongo.db('user').command({ explain: { find: 'samples', filter: query } })) as {
+        serverInfo?: { ferretdbVersion?: string };
+        queryPlanner: { Plan?: string[] };
+      };
     const probe = await plan({ a: 'x' });
     if (!probe.serverInfo?.ferretdbVersion) context.skip(); // MongoDB plans its own way
     expect(probe.queryPlanner.Plan!.join('\n')).toMatch(/USING INDEX \S+_a_1 /);

@@ -8,7 +8,25 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { REPO_ROOT } from '../../platform/runtime/config.js';
-import { bodyRefusals, connectionRefusals, databaseCommands, deduplicatedFetches, deliveryAttempts, documentRefusals, eventBusLag, graphqlOperations, httpRequests, metricsExposition, rateLimitRefusals, reportQueueDepth, reportSubgraphReadiness, reportSubscriptions, sessionLookups, subgraphFetches, subscriptionRefusals } from '../../platform/telemetry/metrics.js';
+import {
+  bodyRefusals,
+  connectionRefusals,
+  databaseCommands,
+  deduplicatedFetches,
+  deliveryAttempts,
+  documentRefusals,
+  eventBusLag,
+  graphqlOperations,
+  httpRequests,
+  metricsExposition,
+  rateLimitRefusals,
+  reportQueueDepth,
+  reportSubgraphReadiness,
+  reportSubscriptions,
+  sessionLookups,
+  subgraphFetches,
+  subscriptionRefusals,
+} from '../../platform/telemetry/metrics.js';
 import { ensureDebianPackage } from '../support/debian.js';
 import { freePort } from '../../platform/mongo/ferretdb.js';
 
@@ -90,7 +108,9 @@ describe("the dashboard's PromQL, read by Prometheus", () => {
     expect(checked.output, queries.map(({ where }, i) => `${i}: ${where}`).join('\n')).toContain(`SUCCESS: ${rules.length} rules found`);
     expect(checked.status).toBe(0);
 
-    const broken = await checkRules([{ record: 'dashboard:broken', expr: 'histogram_quantile(0.95, sum by (le (rate(http_server_request_duration_seconds_bucket[5m])))' }]);
+    const broken = await checkRules([
+      { record: 'dashboard:broken', expr: 'histogram_quantile(0.95, sum by (le (rate(http_server_request_duration_seconds_bucket[5m])))' },
+    ]);
     expect(broken.status).not.toBe(0);
     expect(broken.output).toMatch(/parse error/);
   });
@@ -136,16 +156,34 @@ describe("the dashboard's PromQL, read by Prometheus", () => {
       const metricsPort = (metricsServer.address() as AddressInfo).port;
 
       const config = path.join(dir, 'prometheus.yml');
-      await writeFile(config, stringify({ global: { scrape_interval: '1s', evaluation_interval: '1s' }, scrape_configs: [{ job_name: 'banking-graph', static_configs: [{ targets: [`127.0.0.1:${metricsPort}`] }] }] }));
+      await writeFile(
+        config,
+        stringify({
+          global: { scrape_interval: '1s', evaluation_interval: '1s' },
+          scrape_configs: [{ job_name: 'banking-graph', static_configs: [{ targets: [`127.0.0.1:${metricsPort}`] }] }],
+        }),
+      );
       const port = await freePort();
       prometheusUrl = `http://127.0.0.1:${port}`;
-      const child = spawn(PROMETHEUS, [`--config.file=${config}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(
+        PROMETHEUS,
+        [
+          `--config.file=${config}`,
+          `--storage.tsdb.path=${path.join(dir, 'data')}`,
+          `--web.listen-address=127.0.0.1:${port}`,
+          '--log.level=warn',
+        ],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      );
       prometheus = child;
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       process.once('exit', () => child.kill('SIGKILL'));
       const until = Date.now() + 30_000;
       for (;;) {
-        const ready = await fetch(`${prometheusUrl}/-/ready`).then((response) => response.ok, () => false);
+        const ready = await fetch(`${prometheusUrl}/-/ready`).then(
+          (response) => response.ok,
+          () => false,
+        );
         if (ready) break;
         if (Date.now() > until || child.exitCode !== null) throw new Error(`Prometheus did not start: ${stderr}`);
         await new Promise((resolve) => setTimeout(resolve, 200));

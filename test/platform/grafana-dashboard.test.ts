@@ -74,7 +74,12 @@ function readPanel(value: Json, row: string | null): Panel {
     gridPos: { x: numberOf(grid.x), y: numberOf(grid.y), w: numberOf(grid.w), h: numberOf(grid.h) },
     targets: arrayOf(panel.targets).map((entry) => {
       const target = objectOf(entry);
-      return { refId: stringOf(target.refId), expr: stringOf(target.expr), legendFormat: stringOf(target.legendFormat), datasource: isObject(target.datasource) ? target.datasource : null };
+      return {
+        refId: stringOf(target.refId),
+        expr: stringOf(target.expr),
+        legendFormat: stringOf(target.legendFormat),
+        datasource: isObject(target.datasource) ? target.datasource : null,
+      };
     }),
     row,
   };
@@ -101,7 +106,13 @@ function loadDashboard(): Dashboard {
     const variable = objectOf(entry);
     // Grafana stores a Prometheus variable's query as a string, or as an object holding it.
     const query = typeof variable.query === 'string' ? variable.query : stringOf(objectOf(variable.query).query);
-    return { name: stringOf(variable.name), type: stringOf(variable.type), query, datasource: isObject(variable.datasource) ? variable.datasource : null, allValue: typeof variable.allValue === 'string' ? variable.allValue : null };
+    return {
+      name: stringOf(variable.name),
+      type: stringOf(variable.type),
+      query,
+      datasource: isObject(variable.datasource) ? variable.datasource : null,
+      allValue: typeof variable.allValue === 'string' ? variable.allValue : null,
+    };
   });
   return { raw: parsed, schemaVersion: numberOf(parsed.schemaVersion), rows, panels, variables };
 }
@@ -116,7 +127,8 @@ interface Series {
 /** prom-client keeps a metric's label names on the object; its types do not declare them. */
 function labelNamesOf(metric: object): string[] {
   const names: unknown = Reflect.get(metric, 'labelNames');
-  if (!Array.isArray(names) || !names.every((name): name is string => typeof name === 'string')) throw new Error('a prom-client metric without its labelNames array: has prom-client changed?');
+  if (!Array.isArray(names) || !names.every((name): name is string => typeof name === 'string'))
+    throw new Error('a prom-client metric without its labelNames array: has prom-client changed?');
   return names;
 }
 
@@ -188,7 +200,10 @@ function tokenize(expr: string): Token[] {
       continue;
     }
     const punctuation = PUNCTUATION.find((candidate) => rest.startsWith(candidate));
-    if (!punctuation) throw new Error(`cannot read ${JSON.stringify(rest.slice(0, 20))}${rest.startsWith('$') ? ' (a Grafana variable outside a label matcher or range)' : ''}`);
+    if (!punctuation)
+      throw new Error(
+        `cannot read ${JSON.stringify(rest.slice(0, 20))}${rest.startsWith('$') ? ' (a Grafana variable outside a label matcher or range)' : ''}`,
+      );
     tokens.push({ kind: 'punctuation', text: punctuation });
     at += punctuation.length;
   }
@@ -364,10 +379,38 @@ function parse(expr: string): Node {
 type Value = { type: 'scalar' | 'string' } | { type: 'vector' | 'matrix'; labels: Set<string> };
 
 /** Functions that keep their (first) argument's labels; `rate` and the like take a range, the rest an instant vector. */
-const RANGE_FUNCTIONS = new Set(['rate', 'irate', 'increase', 'delta', 'idelta', 'deriv', 'changes', 'resets', 'avg_over_time', 'min_over_time', 'max_over_time', 'sum_over_time', 'count_over_time', 'last_over_time']);
+const RANGE_FUNCTIONS = new Set([
+  'rate',
+  'irate',
+  'increase',
+  'delta',
+  'idelta',
+  'deriv',
+  'changes',
+  'resets',
+  'avg_over_time',
+  'min_over_time',
+  'max_over_time',
+  'sum_over_time',
+  'count_over_time',
+  'last_over_time',
+]);
 /** The range functions whose window must be Grafana's $__rate_interval (at least four scrapes, whatever the zoom). */
 const RATE_FUNCTIONS = new Set(['rate', 'irate', 'increase']);
-const INSTANT_FUNCTIONS = new Set(['abs', 'ceil', 'floor', 'round', 'sqrt', 'exp', 'ln', 'log2', 'log10', 'clamp', 'clamp_min', 'clamp_max']);
+const INSTANT_FUNCTIONS = new Set([
+  'abs',
+  'ceil',
+  'floor',
+  'round',
+  'sqrt',
+  'exp',
+  'ln',
+  'log2',
+  'log10',
+  'clamp',
+  'clamp_min',
+  'clamp_max',
+]);
 
 interface Check {
   /** Problems found, each naming what is wrong. */
@@ -424,7 +467,12 @@ function checkExpression(expr: string, known: Map<string, Series>): Check {
         if (RANGE_FUNCTIONS.has(node.fn)) {
           if (node.args.length !== 1 || first?.type !== 'matrix') problems.push(`${node.fn}() takes one range vector`);
           const argument = node.args[0];
-          if (RATE_FUNCTIONS.has(node.fn) && argument?.kind === 'selector' && argument.range !== null && argument.range !== '$__rate_interval') {
+          if (
+            RATE_FUNCTIONS.has(node.fn) &&
+            argument?.kind === 'selector' &&
+            argument.range !== null &&
+            argument.range !== '$__rate_interval'
+          ) {
             problems.push(`${node.fn}(${argument.metric}[${argument.range}]) should use [$__rate_interval]`);
           }
           return { type: 'vector', labels: first?.type === 'matrix' ? first.labels : new Set() };
@@ -441,7 +489,8 @@ function checkExpression(expr: string, known: Map<string, Series>): Check {
             return { type: 'vector', labels: new Set() };
           }
           const labels = vectorLabels(buckets, 'histogram_quantile()');
-          if (!labels.has('le')) labelProblems.push(`histogram_quantile() over series without le (${show(labels)}): keep le in the grouping`);
+          if (!labels.has('le'))
+            labelProblems.push(`histogram_quantile() over series without le (${show(labels)}): keep le in the grouping`);
           return { type: 'vector', labels: new Set([...labels].filter((label) => label !== 'le')) };
         }
         if (node.fn === 'vector') return { type: 'vector', labels: new Set() };
@@ -452,9 +501,11 @@ function checkExpression(expr: string, known: Map<string, Series>): Check {
       case 'aggregate': {
         if (node.param) evaluate(node.param);
         const inner = vectorLabels(evaluate(node.expr), `${node.op}()`);
-        if (!node.grouping) return { type: 'vector', labels: PARAMETRIC_AGGREGATIONS.has(node.op) && node.op !== 'quantile' ? inner : new Set() };
+        if (!node.grouping)
+          return { type: 'vector', labels: PARAMETRIC_AGGREGATIONS.has(node.op) && node.op !== 'quantile' ? inner : new Set() };
         for (const label of node.grouping.labels) {
-          if (!inner.has(label)) labelProblems.push(`${node.op} ${node.grouping.mode} (${label}) over series without ${label} (${show(inner)})`);
+          if (!inner.has(label))
+            labelProblems.push(`${node.op} ${node.grouping.mode} (${label}) over series without ${label} (${show(inner)})`);
         }
         if (node.op === 'topk' || node.op === 'bottomk') return { type: 'vector', labels: inner };
         if (node.grouping.mode === 'by') return { type: 'vector', labels: new Set(node.grouping.labels) };
@@ -473,17 +524,27 @@ function checkExpression(expr: string, known: Map<string, Series>): Check {
         if (node.grouped) problems.push('group_left / group_right: this checker does not read many-to-one matches');
         if (node.matching) {
           for (const label of node.matching.labels) {
-            if (!left.labels.has(label) || !right.labels.has(label)) labelProblems.push(`${node.op} ${node.matching.mode === 'by' ? 'on' : 'ignoring'} (${label}): not a label of both sides (${show(left.labels)}, ${show(right.labels)})`);
+            if (!left.labels.has(label) || !right.labels.has(label))
+              labelProblems.push(
+                `${node.op} ${node.matching.mode === 'by' ? 'on' : 'ignoring'} (${label}): not a label of both sides (${show(left.labels)}, ${show(right.labels)})`,
+              );
           }
         }
         if (SET_OPERATORS.has(node.op)) {
           // `or` keeps series of either side: only the labels of both are sure.
-          return { type: 'vector', labels: node.op === 'or' ? new Set([...left.labels].filter((label) => right.labels.has(label))) : left.labels };
+          return {
+            type: 'vector',
+            labels: node.op === 'or' ? new Set([...left.labels].filter((label) => right.labels.has(label))) : left.labels,
+          };
         }
-        const compared = (labels: Set<string>) => (node.matching?.mode === 'without' ? [...labels].filter((label) => !node.matching!.labels.includes(label)) : [...labels]);
+        const compared = (labels: Set<string>) =>
+          node.matching?.mode === 'without' ? [...labels].filter((label) => !node.matching!.labels.includes(label)) : [...labels];
         if (!node.matching || node.matching.mode === 'without') {
           // One-to-one matching on every label: two sides with different label names never match.
-          if (show(compared(left.labels)) !== show(compared(right.labels))) labelProblems.push(`${node.op} matches ${show(left.labels)} with ${show(right.labels)}: no series pair up (group both sides by the same labels)`);
+          if (show(compared(left.labels)) !== show(compared(right.labels)))
+            labelProblems.push(
+              `${node.op} matches ${show(left.labels)} with ${show(right.labels)}: no series pair up (group both sides by the same labels)`,
+            );
         }
         return left;
       }
@@ -497,9 +558,13 @@ function checkExpression(expr: string, known: Map<string, Series>): Check {
 }
 
 /** The labels a legend format such as `{{service}} {{route}}` shows. */
-const legendLabels = (format: string): string[] => [...format.matchAll(/\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}/g)].map((match) => match[1]!);
+const legendLabels = (format: string): string[] =>
+  [...format.matchAll(/\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}/g)].map((match) => match[1]!);
 /** The variables (`$service`, `${instance}`, `[[x]]`) a text uses. */
-const variablesIn = (text: string): string[] => [...text.matchAll(/\$\{([a-zA-Z0-9_]+)(?::[^}]*)?\}|\$([a-zA-Z0-9_]+)|\[\[([a-zA-Z0-9_]+)\]\]/g)].map((match) => match[1] ?? match[2] ?? match[3]!);
+const variablesIn = (text: string): string[] =>
+  [...text.matchAll(/\$\{([a-zA-Z0-9_]+)(?::[^}]*)?\}|\$([a-zA-Z0-9_]+)|\[\[([a-zA-Z0-9_]+)\]\]/g)].map(
+    (match) => match[1] ?? match[2] ?? match[3]!,
+  );
 /** A Prometheus variable query: `label_values(selector, label)`. */
 const LABEL_VALUES = /^\s*label_values\(\s*(.+)\s*,\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\)\s*$/s;
 
@@ -507,7 +572,9 @@ const LABEL_VALUES = /^\s*label_values\(\s*(.+)\s*,\s*([a-zA-Z_][a-zA-Z0-9_]*)\s
 
 const dashboard = loadDashboard();
 const known = seriesOf(metrics.registry);
-const queries = dashboard.panels.flatMap((panel) => panel.targets.map((target) => ({ panel, target, where: `"${panel.title}" ${target.refId}` })));
+const queries = dashboard.panels.flatMap((panel) =>
+  panel.targets.map((target) => ({ panel, target, where: `"${panel.title}" ${target.refId}` })),
+);
 
 /** The registry's metrics that collectDefaultMetrics adds (Node's and the process's): a panel for each is not required. */
 function defaultMetricNames(): Set<string> {
@@ -520,31 +587,57 @@ describe('the PromQL checker', () => {
   const check = (expr: string) => checkExpression(expr, known).problems;
 
   it('passes what the dashboard writes', () => {
-    expect(check('sum by (service, route) (rate(http_server_request_duration_seconds_count{service=~"$service"}[$__rate_interval]))')).toEqual([]);
-    expect(check('histogram_quantile(0.95, sum by (service, le) (rate(http_server_request_duration_seconds_bucket[$__rate_interval])))')).toEqual([]);
-    expect(check('sum(rate(gateway_session_lookups_total{source="memory"}[$__rate_interval])) / sum(rate(gateway_session_lookups_total[$__rate_interval]))')).toEqual([]);
-    expect(check('(sum by (subgraph) (rate(gateway_subgraph_fetch_duration_seconds_count{outcome="error"}[$__rate_interval])) or sum by (subgraph) (rate(gateway_subgraph_fetch_duration_seconds_count[$__rate_interval])) * 0) / sum by (subgraph) (rate(gateway_subgraph_fetch_duration_seconds_count[$__rate_interval]))')).toEqual([]);
-    expect(checkExpression('max by (database, queue) (queue_depth{instance=~"$instance"})', known).labels).toEqual(new Set(['database', 'queue']));
+    expect(
+      check('sum by (service, route) (rate(http_server_request_duration_seconds_count{service=~"$service"}[$__rate_interval]))'),
+    ).toEqual([]);
+    expect(
+      check('histogram_quantile(0.95, sum by (service, le) (rate(http_server_request_duration_seconds_bucket[$__rate_interval])))'),
+    ).toEqual([]);
+    expect(
+      check(
+        'sum(rate(gateway_session_lookups_total{source="memory"}[$__rate_interval])) / sum(rate(gateway_session_lookups_total[$__rate_interval]))',
+      ),
+    ).toEqual([]);
+    expect(
+      check(
+        '(sum by (subgraph) (rate(gateway_subgraph_fetch_duration_seconds_count{outcome="error"}[$__rate_interval])) or sum by (subgraph) (rate(gateway_subgraph_fetch_duration_seconds_count[$__rate_interval])) * 0) / sum by (subgraph) (rate(gateway_subgraph_fetch_duration_seconds_count[$__rate_interval]))',
+      ),
+    ).toEqual([]);
+    expect(checkExpression('max by (database, queue) (queue_depth{instance=~"$instance"})', known).labels).toEqual(
+      new Set(['database', 'queue']),
+    );
   });
 
   it('finds a misspelt metric, a label the metric lacks, and a function it does not know', () => {
-    expect(check('sum(rate(http_server_requests_duration_seconds_count[$__rate_interval]))')).toEqual(['http_server_requests_duration_seconds_count is no series of the registry']);
-    expect(check('sum(rate(http_server_request_duration_seconds[$__rate_interval]))')).toEqual(['http_server_request_duration_seconds is no series of the registry']);
-    expect(check('sum by (service) (rate(delivery_attempts_total{outcome="failed"}[$__rate_interval]))')).toEqual(['sum by (service) over series without service ({instance, job, kind, outcome})']);
-    expect(check('sum(rate(delivery_attempts_total{status="failed"}[$__rate_interval]))')).toEqual(['delivery_attempts_total has no label status (it has {instance, job, kind, outcome})']);
+    expect(check('sum(rate(http_server_requests_duration_seconds_count[$__rate_interval]))')).toEqual([
+      'http_server_requests_duration_seconds_count is no series of the registry',
+    ]);
+    expect(check('sum(rate(http_server_request_duration_seconds[$__rate_interval]))')).toEqual([
+      'http_server_request_duration_seconds is no series of the registry',
+    ]);
+    expect(check('sum by (service) (rate(delivery_attempts_total{outcome="failed"}[$__rate_interval]))')).toEqual([
+      'sum by (service) over series without service ({instance, job, kind, outcome})',
+    ]);
+    expect(check('sum(rate(delivery_attempts_total{status="failed"}[$__rate_interval]))')).toEqual([
+      'delivery_attempts_total has no label status (it has {instance, job, kind, outcome})',
+    ]);
     expect(check('sum(rate(delivery_attempts_total[$__rate_interval])) by (kind)')).toEqual([]);
-    expect(check('sum(ratez(delivery_attempts_total[$__rate_interval]))')).toEqual(['ratez() is a function this checker does not know: teach it, or use another']);
+    expect(check('sum(ratez(delivery_attempts_total[$__rate_interval]))')).toEqual([
+      'ratez() is a function this checker does not know: teach it, or use another',
+    ]);
     expect(check('sum(rate(delivery_attempts_total[$__rate_interval])')[0]).toMatch(/^does not parse/);
     expect(check('sum(rate(delivery_attempts_total{kind=$kind}[$__rate_interval]))')[0]).toMatch(/^does not parse/);
   });
 
   it('finds a quantile without le, a ratio whose sides never pair up, a rate over an instant vector or a fixed window', () => {
-    expect(check('histogram_quantile(0.95, sum by (service) (rate(http_server_request_duration_seconds_bucket[$__rate_interval])))')).toEqual([
-      'histogram_quantile() over series without le ({service}): keep le in the grouping',
-    ]);
-    expect(check('sum by (service) (rate(http_server_request_duration_seconds_count{status=~"5.."}[$__rate_interval])) / sum by (service, route) (rate(http_server_request_duration_seconds_count[$__rate_interval]))')).toEqual([
-      '/ matches {service} with {route, service}: no series pair up (group both sides by the same labels)',
-    ]);
+    expect(
+      check('histogram_quantile(0.95, sum by (service) (rate(http_server_request_duration_seconds_bucket[$__rate_interval])))'),
+    ).toEqual(['histogram_quantile() over series without le ({service}): keep le in the grouping']);
+    expect(
+      check(
+        'sum by (service) (rate(http_server_request_duration_seconds_count{status=~"5.."}[$__rate_interval])) / sum by (service, route) (rate(http_server_request_duration_seconds_count[$__rate_interval]))',
+      ),
+    ).toEqual(['/ matches {service} with {route, service}: no series pair up (group both sides by the same labels)']);
     expect(check('rate(queue_depth)')).toEqual(['rate() takes one range vector']);
     expect(check('rate(delivery_attempts_total[5m])')).toEqual(['rate(delivery_attempts_total[5m]) should use [$__rate_interval]']);
   });
@@ -555,7 +648,10 @@ describe('the Grafana dashboard deploy/grafana/banking-graph.json', () => {
     expect(dashboard.schemaVersion).toBeGreaterThanOrEqual(36);
     expect(stringOf(dashboard.raw.title)).not.toBe('');
     expect(stringOf(dashboard.raw.uid)).toMatch(/^[a-zA-Z0-9_-]{1,40}$/);
-    expect(dashboard.variables.find((variable) => variable.name === 'datasource')).toMatchObject({ type: 'datasource', query: 'prometheus' });
+    expect(dashboard.variables.find((variable) => variable.name === 'datasource')).toMatchObject({
+      type: 'datasource',
+      query: 'prometheus',
+    });
     const service = dashboard.variables.find((variable) => variable.name === 'service');
     expect(service?.query.replace(/\s+/g, '')).toBe('label_values(http_server_request_duration_seconds_count,service)');
     expect(dashboard.variables.map((variable) => variable.name)).toContain('instance');
@@ -566,7 +662,8 @@ describe('the Grafana dashboard deploy/grafana/banking-graph.json', () => {
     for (const variable of dashboard.variables.filter((entry) => entry.type === 'query')) {
       if (variable.datasource?.uid !== DATASOURCE) problems.push(`$${variable.name}: data source ${JSON.stringify(variable.datasource)}`);
       // With no allValue, All stands for the values found, so the process panels show our processes only, not every one Prometheus scrapes.
-      if (variable.allValue !== null) problems.push(`$${variable.name}: allValue ${variable.allValue} would match series of other applications`);
+      if (variable.allValue !== null)
+        problems.push(`$${variable.name}: allValue ${variable.allValue} would match series of other applications`);
       const match = LABEL_VALUES.exec(variable.query);
       if (!match) {
         problems.push(`$${variable.name}: ${variable.query} is not label_values(selector, label)`);
@@ -587,16 +684,19 @@ describe('the Grafana dashboard deploy/grafana/banking-graph.json', () => {
       if (panel.title.trim() === '') problems.push(`${name}: no title`);
       if (panel.description.trim() === '') problems.push(`${name}: no description`);
       if (!['timeseries', 'stat'].includes(panel.type)) problems.push(`${name}: type ${panel.type}`);
-      if (panel.datasource?.type !== 'prometheus' || panel.datasource.uid !== DATASOURCE) problems.push(`${name}: data source ${JSON.stringify(panel.datasource)}`);
+      if (panel.datasource?.type !== 'prometheus' || panel.datasource.uid !== DATASOURCE)
+        problems.push(`${name}: data source ${JSON.stringify(panel.datasource)}`);
       if (panel.targets.length === 0) problems.push(`${name}: no query`);
       if (panel.row === null) problems.push(`${name}: in no row`);
       for (const target of panel.targets) {
         if (target.expr.trim() === '') problems.push(`${name} ${target.refId}: no expression`);
-        if (target.datasource && target.datasource.uid !== DATASOURCE) problems.push(`${name} ${target.refId}: data source ${JSON.stringify(target.datasource)}`);
+        if (target.datasource && target.datasource.uid !== DATASOURCE)
+          problems.push(`${name} ${target.refId}: data source ${JSON.stringify(target.datasource)}`);
       }
       if (new Set(panel.targets.map((target) => target.refId)).size !== panel.targets.length) problems.push(`${name}: repeated refIds`);
       const { x, y, w, h } = panel.gridPos;
-      if (![x, y, w, h].every(Number.isInteger) || x < 0 || w < 1 || h < 1 || x + w > 24) problems.push(`${name}: gridPos ${JSON.stringify(panel.gridPos)}`);
+      if (![x, y, w, h].every(Number.isInteger) || x < 0 || w < 1 || h < 1 || x + w > 24)
+        problems.push(`${name}: gridPos ${JSON.stringify(panel.gridPos)}`);
     }
     const ids = [...dashboard.rows, ...dashboard.panels].map((panel) => panel.id);
     if (new Set(ids).size !== ids.length) problems.push(`repeated panel ids: ${ids.join(', ')}`);
@@ -637,14 +737,18 @@ describe('the Grafana dashboard deploy/grafana/banking-graph.json', () => {
 
   it('uses only variables it defines', () => {
     const defined = new Set(dashboard.variables.map((variable) => variable.name));
-    const used = [...queries.map(({ target }) => target.expr), ...dashboard.variables.map((variable) => variable.query)].flatMap(variablesIn);
+    const used = [...queries.map(({ target }) => target.expr), ...dashboard.variables.map((variable) => variable.query)].flatMap(
+      variablesIn,
+    );
     expect([...new Set(used)].filter((name) => !defined.has(name) && !BUILT_IN_VARIABLES.has(name))).toEqual([]);
   });
 
   it('has a panel for every metric of metrics.ts and every other metric of ours in the registry', () => {
     const registered = metrics.registry.getMetricsAsArray();
     // The metric objects metrics.ts exports, each of them in the registry (so on /metrics).
-    const exported = Object.entries(metrics).filter(([, value]) => value instanceof Counter || value instanceof Gauge || value instanceof Histogram || value instanceof Summary);
+    const exported = Object.entries(metrics).filter(
+      ([, value]) => value instanceof Counter || value instanceof Gauge || value instanceof Histogram || value instanceof Summary,
+    );
     const inRegistry = new Set<unknown>(registered);
     expect(exported.filter(([, value]) => !inRegistry.has(value)).map(([name]) => name)).toEqual([]);
     const exportedObjects = new Set<unknown>(exported.map(([, value]) => value));
@@ -655,6 +759,13 @@ describe('the Grafana dashboard deploy/grafana/banking-graph.json', () => {
     const shown = new Set(queries.flatMap(({ target }) => [...checkExpression(target.expr, known).families]));
     expect([...needed].filter((name) => !shown.has(name))).toEqual([]);
     // And the Node panels the dashboard promises.
-    for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_gc_duration_seconds']) expect(shown).toContain(name);
+    for (const name of [
+      'process_cpu_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_eventloop_lag_p99_seconds',
+      'nodejs_gc_duration_seconds',
+    ])
+      expect(shown).toContain(name);
   });
 });

@@ -11,7 +11,12 @@ interface Context {
 
 // One Apollo server, reached over HTTP and from this process: the two must answer alike.
 describe('a GraphQL POST made in this process', () => {
-  const apollo = new ApolloServer<Context>({ typeDefs: 'type Query { caller: String, echo(value: String): String }', resolvers: { Query: { caller: (_p, _a, context: Context) => context.caller, echo: (_p, args: { value?: string }) => args.value ?? null } } });
+  const apollo = new ApolloServer<Context>({
+    typeDefs: 'type Query { caller: String, echo(value: String): String }',
+    resolvers: {
+      Query: { caller: (_p, _a, context: Context) => context.caller, echo: (_p, args: { value?: string }) => args.value ?? null },
+    },
+  });
   const context: ContextBuilder<Context> = async (source) => {
     // A context that breaks unexpectedly, with a detail that must stay in the log.
     if (source.headers['x-caller'] === 'breaks') throw new TypeError('context detail: token=secret-value');
@@ -24,7 +29,16 @@ describe('a GraphQL POST made in this process', () => {
 
   beforeAll(async () => {
     await apollo.start();
-    service = await startHttpService({ name: 'local-test', host: '127.0.0.1', port: 0, logger: createLogger('silent'), ready: async () => true, metrics: false, limits: loadConfig({ NODE_ENV: 'test' }).httpLimits, handle: apolloHandler(apollo, { bodyLimitBytes: 1024 * 1024, context }) });
+    service = await startHttpService({
+      name: 'local-test',
+      host: '127.0.0.1',
+      port: 0,
+      logger: createLogger('silent'),
+      ready: async () => true,
+      metrics: false,
+      limits: loadConfig({ NODE_ENV: 'test' }).httpLimits,
+      handle: apolloHandler(apollo, { bodyLimitBytes: 1024 * 1024, context }),
+    });
     local = apolloLocal(apollo, context, logger, 'local-test');
   });
   afterAll(async () => {
@@ -33,7 +47,11 @@ describe('a GraphQL POST made in this process', () => {
   });
 
   const overHttp = async (body: unknown, headers: Record<string, string>) => {
-    const response = await fetch(`${service.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const response = await fetch(`${service.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
     return { status: response.status, text: await response.text() };
   };
 
@@ -59,7 +77,11 @@ describe('a GraphQL POST made in this process', () => {
   });
 
   it('logs a context that fails unexpectedly with the request id, since Apollo runs no plugin for it', async () => {
-    const here = await local({ headers: { 'content-type': 'application/json', 'x-caller': 'breaks' }, remoteAddress: undefined }, { query: '{ caller }' }, 'req-local-3');
+    const here = await local(
+      { headers: { 'content-type': 'application/json', 'x-caller': 'breaks' }, remoteAddress: undefined },
+      { query: '{ caller }' },
+      'req-local-3',
+    );
     expect(here.status).toBe(500);
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'unexpected error', requestId: 'req-local-3' }));
     expect(JSON.stringify(lines.filter((line) => line.requestId === 'req-local-3'))).toContain('context detail');

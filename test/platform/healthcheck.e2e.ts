@@ -21,7 +21,11 @@ describe("the image's health check", () => {
   // Asynchronous: the server answering the check runs in this process.
   const check = (env: Record<string, string>) =>
     new Promise<number | null>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/healthcheck.ts', 'ready'], { cwd: REPO_ROOT, env: { ...process.env, NODE_ENV: 'test', ...env }, stdio: 'ignore' });
+      const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/healthcheck.ts', 'ready'], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, NODE_ENV: 'test', ...env },
+        stdio: 'ignore',
+      });
       child.once('exit', (code) => resolve(code));
     });
 

@@ -9,7 +9,7 @@ import { createGraphClient } from '../../platform/graphql/graph-client.js';
 import { postJson } from '../../platform/http/client.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 
-describe('the services\' JSON POST', () => {
+describe("the services' JSON POST", () => {
   let server: http.Server;
   let base: string;
 
@@ -25,7 +25,9 @@ describe('the services\' JSON POST', () => {
           for (let i = 0; i < 40; i += 1) res.write(chunk);
           return res.end();
         }
-        res.writeHead(201, { 'content-type': 'application/json', 'x-seen': req.headers['x-test'] ?? '' }).end(JSON.stringify({ echo: JSON.parse(body) as unknown }));
+        res
+          .writeHead(201, { 'content-type': 'application/json', 'x-seen': req.headers['x-test'] ?? '' })
+          .end(JSON.stringify({ echo: JSON.parse(body) as unknown }));
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -61,15 +63,18 @@ describe('the rate-limit store', () => {
   });
 });
 
-describe('a subgraph\'s call to the graph', () => {
-  it('answers UNAVAILABLE without the gateway\'s address when the gateway is unreachable or answers no JSON', async () => {
+describe("a subgraph's call to the graph", () => {
+  it("answers UNAVAILABLE without the gateway's address when the gateway is unreachable or answers no JSON", async () => {
     // A port that was free a moment ago: nothing listens there.
     const probe = http.createServer();
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const closedPort = (probe.address() as AddressInfo).port;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
     const unreachable = createGraphClient(loadConfig({ NODE_ENV: 'test', GATEWAY_URL: `http://127.0.0.1:${closedPort}/graphql` }), 'cards');
-    const refused = await unreachable.request('{ __typename }').then(() => null, (error: unknown) => error as GraphQLError);
+    const refused = await unreachable.request('{ __typename }').then(
+      () => null,
+      (error: unknown) => error as GraphQLError,
+    );
     expect(refused?.extensions.code).toBe(ErrorCode.UNAVAILABLE);
     expect(refused?.message).toBe("The graph did not answer cards's call.");
     expect((refused?.cause as NodeJS.ErrnoException | undefined)?.code).toBe('ECONNREFUSED');
@@ -77,8 +82,14 @@ describe('a subgraph\'s call to the graph', () => {
     const html = http.createServer((_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad gateway</h1>'));
     await new Promise<void>((resolve) => html.listen(0, '127.0.0.1', resolve));
     try {
-      const proxied = createGraphClient(loadConfig({ NODE_ENV: 'test', GATEWAY_URL: `http://127.0.0.1:${(html.address() as AddressInfo).port}/graphql` }), 'cards');
-      const error = await proxied.request('{ __typename }').then(() => null, (failure: unknown) => failure as GraphQLError);
+      const proxied = createGraphClient(
+        loadConfig({ NODE_ENV: 'test', GATEWAY_URL: `http://127.0.0.1:${(html.address() as AddressInfo).port}/graphql` }),
+        'cards',
+      );
+      const error = await proxied.request('{ __typename }').then(
+        () => null,
+        (failure: unknown) => failure as GraphQLError,
+      );
       expect(error?.extensions.code).toBe(ErrorCode.UNAVAILABLE);
       expect(error?.message).toBe("The graph answered cards's call with 502 and no JSON.");
     } finally {

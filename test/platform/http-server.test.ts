@@ -18,7 +18,8 @@ describe('the HTTP server', () => {
       port: 0,
       logger: createLogger('info', {}, (line) => void lines.push(JSON.parse(line) as Record<string, unknown>)),
       ready: async () => true,
-      metrics: false, limits: loadConfig({ NODE_ENV: 'test' }).httpLimits,
+      metrics: false,
+      limits: loadConfig({ NODE_ENV: 'test' }).httpLimits,
       // Never answers: the client gives up first.
       handle: async (_req, _res, scope) => {
         scope.route = '/confirm/email/:SvcUserId/:confirmationCodeEmail';
@@ -31,6 +32,8 @@ describe('the HTTP server', () => {
     expect(await logged()).toMatchObject({ status: 499, path: '/confirm/email/:SvcUserId/:confirmationCodeEmail' });
     expect(JSON.stringify(lines)).not.toContain('123456');
     const metrics = await registry.getSingleMetricAsString('http_server_request_duration_seconds');
-    expect(metrics).toMatch(/http_server_request_duration_seconds_count\{service="abort-test",method="GET",route="\/confirm\/email\/:SvcUserId\/:confirmationCodeEmail",status="499"\} 1/);
+    expect(metrics).toMatch(
+      /http_server_request_duration_seconds_count\{service="abort-test",method="GET",route="\/confirm\/email\/:SvcUserId\/:confirmationCodeEmail",status="499"\} 1/,
+    );
   });
 });

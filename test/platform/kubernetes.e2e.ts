@@ -43,7 +43,13 @@ interface Manifest {
 function isManifest(value: unknown): value is Manifest {
   if (typeof value !== 'object' || value === null) return false;
   const { apiVersion, kind, metadata } = value as Record<string, unknown>;
-  return typeof apiVersion === 'string' && typeof kind === 'string' && typeof metadata === 'object' && metadata !== null && typeof (metadata as Record<string, unknown>).name === 'string';
+  return (
+    typeof apiVersion === 'string' &&
+    typeof kind === 'string' &&
+    typeof metadata === 'object' &&
+    metadata !== null &&
+    typeof (metadata as Record<string, unknown>).name === 'string'
+  );
 }
 
 /**
@@ -52,7 +58,8 @@ function isManifest(value: unknown): value is Manifest {
  */
 function parseManifests(text: string): Manifest[] {
   return parseAllDocuments(text, { version: '1.1' }).flatMap((document) => {
-    if (document.errors.length > 0) throw new Error(`helm template printed YAML that does not parse: ${document.errors.map((e) => e.message).join('; ')}`);
+    if (document.errors.length > 0)
+      throw new Error(`helm template printed YAML that does not parse: ${document.errors.map((e) => e.message).join('; ')}`);
     const value: unknown = document.toJS();
     if (value === null) return [];
     if (!isManifest(value)) throw new Error(`not a Kubernetes object: ${JSON.stringify(value).slice(0, 200)}`);
@@ -65,9 +72,15 @@ const MODEL_TYPES: ReadonlyMap<string, { module: string; type: string }> = new M
   ['apps/v1 Deployment', { module: 'kubernetes-models/apps/v1/Deployment', type: 'IDeployment' }],
   ['v1 Service', { module: 'kubernetes-models/v1/Service', type: 'IService' }],
   ['v1 Secret', { module: 'kubernetes-models/v1/Secret', type: 'ISecret' }],
-  ['autoscaling/v2 HorizontalPodAutoscaler', { module: 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler', type: 'IHorizontalPodAutoscaler' }],
+  [
+    'autoscaling/v2 HorizontalPodAutoscaler',
+    { module: 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler', type: 'IHorizontalPodAutoscaler' },
+  ],
   ['policy/v1 PodDisruptionBudget', { module: 'kubernetes-models/policy/v1/PodDisruptionBudget', type: 'IPodDisruptionBudget' }],
-  ['monitoring.coreos.com/v1 ServiceMonitor', { module: '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor', type: 'IServiceMonitor' }],
+  [
+    'monitoring.coreos.com/v1 ServiceMonitor',
+    { module: '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor', type: 'IServiceMonitor' },
+  ],
 ]);
 
 const describeManifest = (doc: Manifest) => `${doc.kind} ${doc.metadata.name}`;
@@ -103,7 +116,9 @@ function fieldFaults(docs: readonly Manifest[]): string[] {
   const imports = [...MODEL_TYPES.values()].map(({ module, type }) => `import type { ${type} } from '${module}';`);
   const lines = docs.map((doc, i) => {
     const model = MODEL_TYPES.get(`${doc.apiVersion} ${doc.kind}`);
-    return model ? `export const m${i}: ${model.type} = ${JSON.stringify(doc)};` : `export const m${i}: never = 'no model type for ${doc.apiVersion} ${doc.kind}';`;
+    return model
+      ? `export const m${i}: ${model.type} = ${JSON.stringify(doc)};`
+      : `export const m${i}: never = 'no model type for ${doc.apiVersion} ${doc.kind}';`;
   });
   const source = [...imports, ...lines].join('\n');
   // A module beside this test, so that its imports resolve through the project's node_modules.
@@ -122,7 +137,8 @@ function fieldFaults(docs: readonly Manifest[]): string[] {
   const getSourceFile = host.getSourceFile.bind(host);
   const fileExists = host.fileExists.bind(host);
   const readFile = host.readFile.bind(host);
-  host.getSourceFile = (name, language, ...rest) => (name === file ? ts.createSourceFile(name, source, language) : getSourceFile(name, language, ...rest));
+  host.getSourceFile = (name, language, ...rest) =>
+    name === file ? ts.createSourceFile(name, source, language) : getSourceFile(name, language, ...rest);
   host.fileExists = (name) => name === file || fileExists(name);
   host.readFile = (name) => (name === file ? source : readFile(name));
   const program = ts.createProgram([file], options, host);
@@ -185,9 +201,14 @@ describe('the Helm chart', () => {
     const file = path.join(work, `values-${++renders}.json`);
     await writeFile(file, JSON.stringify(values));
     return new Promise((resolve) => {
-      execFile(helm, ['template', RELEASE, CHART, '--namespace', NAMESPACE, '--kube-version', KUBE_VERSION, '--values', file], { maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-        resolve({ status: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-      });
+      execFile(
+        helm,
+        ['template', RELEASE, CHART, '--namespace', NAMESPACE, '--kube-version', KUBE_VERSION, '--values', file],
+        { maxBuffer: 16 * 1024 * 1024 },
+        (error, stdout, stderr) => {
+          resolve({ status: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+        },
+      );
     });
   };
   const render = async (values: unknown): Promise<{ manifests: Manifest[]; text: string }> => {
@@ -206,7 +227,8 @@ describe('the Helm chart', () => {
   });
 
   const name = (service: ServiceName) => `${RELEASE}-banking-graph-${service}`;
-  const of = <T,>(docs: readonly Manifest[], guard: (value: unknown) => value is T): T[] => docs.filter((doc): doc is Manifest & T => guard(doc));
+  const of = <T>(docs: readonly Manifest[], guard: (value: unknown) => value is T): T[] =>
+    docs.filter((doc): doc is Manifest & T => guard(doc));
   const deploymentOf = (docs: readonly Manifest[], service: ServiceName): IDeployment => {
     const found = of(docs, Deployment.is).find((d) => d.metadata?.name === name(service));
     if (!found) throw new Error(`no Deployment for ${service}`);
@@ -245,7 +267,9 @@ describe('the Helm chart', () => {
   const secretOf = (docs: readonly Manifest[]): Record<string, string> => {
     const secrets = of(docs, Secret.is);
     expect(secrets).toHaveLength(1);
-    return Object.fromEntries(Object.entries(secrets[0]!.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]));
+    return Object.fromEntries(
+      Object.entries(secrets[0]!.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]),
+    );
   };
 
   describe('renders manifests that the Kubernetes API schemas accept', () => {
@@ -256,14 +280,20 @@ describe('the Helm chart', () => {
         expect({ schema: schemaFaults(docs), fields: fieldFaults(docs) }).toEqual({ schema: [], fields: [] });
       }
       const kinds = production.map((doc) => doc.kind).sort();
-      expect(new Set(kinds)).toEqual(new Set(['Deployment', 'Service', 'Secret', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'ServiceMonitor']));
+      expect(new Set(kinds)).toEqual(
+        new Set(['Deployment', 'Service', 'Secret', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'ServiceMonitor']),
+      );
       expect(withExisting.some((doc) => doc.kind === 'Secret')).toBe(false);
     }, 60_000);
 
     it('and refuses a manifest with a misspelled field, a wrong type or a missing required field', () => {
       const deployment = deploymentOf(production, 'gateway');
-      const variant = (change: (copy: { spec: { template: { spec: { containers: Array<Record<string, unknown>> } } } }) => void): Manifest[] => {
-        const copy = structuredClone(deployment) as unknown as { spec: { template: { spec: { containers: Array<Record<string, unknown>> } } } };
+      const variant = (
+        change: (copy: { spec: { template: { spec: { containers: Array<Record<string, unknown>> } } } }) => void,
+      ): Manifest[] => {
+        const copy = structuredClone(deployment) as unknown as {
+          spec: { template: { spec: { containers: Array<Record<string, unknown>> } } };
+        };
         change(copy);
         return [copy as unknown as Manifest];
       };
@@ -280,7 +310,9 @@ describe('the Helm chart', () => {
         delete copy.spec.template.spec.containers[0]!.name;
       });
       expect(schemaFaults(unnamed).join('\n')).toMatch(/required property name/);
-      expect(schemaFaults([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }])).toEqual(['ConfigMap x: no schema for v1 ConfigMap']);
+      expect(schemaFaults([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }])).toEqual([
+        'ConfigMap x: no schema for v1 ConfigMap',
+      ]);
     }, 60_000);
   });
 
@@ -300,7 +332,8 @@ describe('the Helm chart', () => {
       const own = services.find((s) => s.metadata?.name === name(service));
       expect(own, `Service ${name(service)}`).toBeDefined();
       // The Service reaches this service's pods and no other's.
-      for (const other of SERVICES) expect(selects(own?.spec?.selector, podLabels(deploymentOf(production, other)))).toBe(other === service);
+      for (const other of SERVICES)
+        expect(selects(own?.spec?.selector, podLabels(deploymentOf(production, other)))).toBe(other === service);
       expect(own?.spec?.ports).toEqual([
         expect.objectContaining({ name: 'http', port: ports[0]!.containerPort, targetPort: 'http' }),
         expect.objectContaining({ name: 'metrics', port: ports[1]!.containerPort, targetPort: 'metrics' }),
@@ -327,7 +360,11 @@ describe('the Helm chart', () => {
       // The image's user is a name (node); the kubelet can tell it is not root only from a number.
       expect(pod?.securityContext?.runAsUser, service).toBeGreaterThan(0);
       expect(pod?.securityContext?.seccompProfile?.type).toBe('RuntimeDefault');
-      expect(container.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+      expect(container.securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      });
       expect(container.volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
       expect(pod?.automountServiceAccountToken).toBe(false);
       expect(pod?.enableServiceLinks).toBe(false);
@@ -341,7 +378,8 @@ describe('the Helm chart', () => {
     for (const service of SERVICES) {
       const container = containerOf(deploymentOf(production, service));
       const env = environment(container, `${RELEASE}-banking-graph`, secretData);
-      for (const variable of Object.keys(env)) expect(known.has(variable), `${service} sets ${variable}, which platform/runtime/config.ts does not read`).toBe(true);
+      for (const variable of Object.keys(env))
+        expect(known.has(variable), `${service} sets ${variable}, which platform/runtime/config.ts does not read`).toBe(true);
       expect(env.NODE_ENV).toBe('production');
       const config = loadConfig(env);
       configs.set(service, config);
@@ -407,7 +445,8 @@ describe('the Helm chart', () => {
     for (const service of SERVICES) {
       const budget = budgets.find((b) => b.metadata?.name === name(service));
       expect(budget?.spec?.maxUnavailable ?? budget?.spec?.minAvailable, service).toBeDefined();
-      for (const other of SERVICES) expect(selects(budget?.spec?.selector?.matchLabels, podLabels(deploymentOf(production, other)))).toBe(other === service);
+      for (const other of SERVICES)
+        expect(selects(budget?.spec?.selector?.matchLabels, podLabels(deploymentOf(production, other)))).toBe(other === service);
     }
   });
 
@@ -420,7 +459,10 @@ describe('the Helm chart', () => {
     const services: IService[] = of(production, Service.is);
     for (const service of services) {
       expect(selects(monitor.spec.selector.matchLabels, service.metadata?.labels), service.metadata?.name).toBe(true);
-      expect(service.spec?.ports?.find((p) => p.name === 'metrics'), service.metadata?.name).toMatchObject({ port: 9464, targetPort: 'metrics' });
+      expect(
+        service.spec?.ports?.find((p) => p.name === 'metrics'),
+        service.metadata?.name,
+      ).toMatchObject({ port: 9464, targetPort: 'metrics' });
     }
     // The container's metrics port is the one METRICS_PORT sets, apart from its http port.
     for (const service of SERVICES) {
@@ -447,7 +489,12 @@ describe('the Helm chart', () => {
     });
 
     it('refuses to render without INTERNAL_SECRET, with a short one, or with secrets given twice', async () => {
-      const missing = await template({ image: IMAGE, mongodb: { uri: given.MONGODB_URI }, redis: { url: given.REDIS_URL }, messages: { outboxDir: '/tmp/outbox' } });
+      const missing = await template({
+        image: IMAGE,
+        mongodb: { uri: given.MONGODB_URI },
+        redis: { url: given.REDIS_URL },
+        messages: { outboxDir: '/tmp/outbox' },
+      });
       expect(missing.status).not.toBe(0);
       expect(missing.stderr).toMatch(/INTERNAL_SECRET/);
       const short = await template({ ...productionValues, secrets: { internalSecret: 'x'.repeat(31) } });

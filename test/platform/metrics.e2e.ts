@@ -32,17 +32,44 @@ describe('metrics scraped by Prometheus', () => {
     // A low limit on the sensitive fields, for a refusal to count.
     stack = await startTestStack({ RATE_LIMIT_SENSITIVE: '3' });
     dataDir = await mkdtemp(path.join(tmpdir(), 'prometheus-'));
-    const services = { 'rest-adapter': stack.restAdapter, gateway: stack.gateway, ...Object.fromEntries(Object.entries(stack.subgraphs).map(([name, service]) => [`${name}-subgraph`, service])) };
+    const services = {
+      'rest-adapter': stack.restAdapter,
+      gateway: stack.gateway,
+      ...Object.fromEntries(Object.entries(stack.subgraphs).map(([name, service]) => [`${name}-subgraph`, service])),
+    };
     const scrapeConfigs = Object.entries(services)
-      .map(([name, service]) => `  - job_name: '${name}'\n    scrape_interval: 1s\n    static_configs:\n      - targets: ['127.0.0.1:${service.port}']`)
+      .map(
+        ([name, service]) =>
+          `  - job_name: '${name}'\n    scrape_interval: 1s\n    static_configs:\n      - targets: ['127.0.0.1:${service.port}']`,
+      )
       .join('\n');
-    await writeFile(path.join(dataDir, 'prometheus.yml'), `global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n${scrapeConfigs}\n`);
+    await writeFile(
+      path.join(dataDir, 'prometheus.yml'),
+      `global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n${scrapeConfigs}\n`,
+    );
     const port = await freePort();
     prometheusUrl = `http://127.0.0.1:${port}`;
-    prometheus = spawn(PROMETHEUS, [`--config.file=${path.join(dataDir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dataDir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    prometheus = spawn(
+      PROMETHEUS,
+      [
+        `--config.file=${path.join(dataDir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${path.join(dataDir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--log.level=warn',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     prometheus.stdout?.on('data', (chunk: Buffer) => prometheusLog.push(chunk.toString()));
     prometheus.stderr?.on('data', (chunk: Buffer) => prometheusLog.push(chunk.toString()));
-    await until(() => fetch(`${prometheusUrl}/-/ready`).then((r) => r.ok, () => false), (ready) => ready, 30_000).catch((error: unknown) => {
+    await until(
+      () =>
+        fetch(`${prometheusUrl}/-/ready`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      (ready) => ready,
+      30_000,
+    ).catch((error: unknown) => {
       throw new Error(`Prometheus did not start: ${String(error)}\n${prometheusLog.join('')}`);
     });
   });
@@ -75,25 +102,47 @@ describe('metrics scraped by Prometheus', () => {
   it('has one series of each kind in Prometheus after real traffic', async () => {
     const token = await stack.loginDemo();
     // A subscription held open, a REST read through the whole graph, a GraphQL error, a refused login.
-    const client = createClient({ url: `${stack.gateway.url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { token }, retryAttempts: 0 });
+    const client = createClient({
+      url: `${stack.gateway.url.replace('http', 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { token },
+      retryAttempts: 0,
+    });
     const events: unknown[] = [];
-    const unsubscribe = client.subscribe({ query: `subscription { cardStatusChanged { SvcCardId } }` }, { next: (event) => events.push(event), error: () => {}, complete: () => {} });
+    const unsubscribe = client.subscribe(
+      { query: `subscription { cardStatusChanged { SvcCardId } }` },
+      { next: (event) => events.push(event), error: () => {}, complete: () => {} },
+    );
     try {
-      await until(async () => stack.gateway.subscribers(), (count) => count >= 1);
+      await until(
+        async () => stack.gateway.subscribers(),
+        (count) => count >= 1,
+      );
       expect((await stack.rest('GET', `/accounts/${DEMO.accountId}/transactions/latest`, { headers: { token } })).status).toBe(200);
       const logins = await Promise.all(
-        Array.from({ length: 5 }, () => stack.rest('PUT', '/token', { body: { channel: 'internet', userName: 'nobody.here', password: 'not the password' } })),
+        Array.from({ length: 5 }, () =>
+          stack.rest('PUT', '/token', { body: { channel: 'internet', userName: 'nobody.here', password: 'not the password' } }),
+        ),
       );
       expect(logins.some((login) => login.status === 429)).toBe(true);
       // An event on the bus, for its lag to be observed at the gateway.
       expect((await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/off`, { headers: { token } })).status).toBe(200);
-      await until(async () => events.length, (count) => count >= 1);
+      await until(
+        async () => events.length,
+        (count) => count >= 1,
+      );
 
       const expectations: Array<[string, string]> = [
         ['every service scraped', 'count(up == 1) == 6'],
-        ['REST request latency by route and status', `http_server_request_duration_seconds_count{service="rest-adapter",route="/accounts/:SvcAccountId/transactions/latest",status="200"}`],
+        [
+          'REST request latency by route and status',
+          `http_server_request_duration_seconds_count{service="rest-adapter",route="/accounts/:SvcAccountId/transactions/latest",status="200"}`,
+        ],
         ['errors by status', `http_server_request_duration_seconds_count{service="rest-adapter",status="429"}`],
-        ['GraphQL operations by name', `graphql_operation_duration_seconds_count{service="gateway",operation="LatestTransactions",type="query",outcome="ok"}`],
+        [
+          'GraphQL operations by name',
+          `graphql_operation_duration_seconds_count{service="gateway",operation="LatestTransactions",type="query",outcome="ok"}`,
+        ],
         ['subgraph fetch latency', `gateway_subgraph_fetch_duration_seconds_count{subgraph="payments",outcome="ok"}`],
         ['subgraph readiness', 'gateway_subgraph_ready{subgraph="cards"} == 1'],
         ['database command latency', 'mongodb_command_duration_seconds_count{command="find",outcome="ok"}'],
@@ -107,7 +156,11 @@ describe('metrics scraped by Prometheus', () => {
         ["Node's default metrics", 'nodejs_eventloop_lag_p99_seconds'],
       ];
       for (const [kind, promql] of expectations) {
-        const result = await until(() => query(promql), (series) => series.length > 0, 15_000).catch(() => [] as Vector['data']['result']);
+        const result = await until(
+          () => query(promql),
+          (series) => series.length > 0,
+          15_000,
+        ).catch(() => [] as Vector['data']['result']);
         expect(result.length, `${kind}: ${promql}`).toBeGreaterThan(0);
       }
     } finally {

@@ -4,7 +4,18 @@ import { describe, expect, it } from 'vitest';
 import { refusal } from '../support/refusal.js';
 import { CurrencyCode, Decimal } from '../../platform/graphql/scalars.js';
 import { ISO_4217 } from '../../platform/money/iso4217.js';
-import { amountBound, canonicalDecimal, checkAmount, fromMinor, isCurrencyCode, minor, minorDigits, sumMinor, toJsonNumber, toMinor } from '../../platform/money/money.js';
+import {
+  amountBound,
+  canonicalDecimal,
+  checkAmount,
+  fromMinor,
+  isCurrencyCode,
+  minor,
+  minorDigits,
+  sumMinor,
+  toJsonNumber,
+  toMinor,
+} from '../../platform/money/money.js';
 
 describe('money in minor units', () => {
   it("takes each currency's minor unit from ISO 4217, not from the runtime's display rules", () => {
@@ -12,7 +23,8 @@ describe('money in minor units', () => {
     expect(places).toEqual([2, 2, 0, 3, 3, 4, 4, 2, 2, 2, 3, 2]);
     for (const code of ['USD', 'CLF', 'UYW', 'XCG', 'VED']) expect(isCurrencyCode(code), code).toBe(true);
     // Withdrawn codes, metals and test codes are no money here; nor is anything that is not a code.
-    for (const code of ['HRK', 'SLL', 'XAU', 'XDR', 'XXX', 'usd', 'XYZ', 'US', '', 'valueOf', '__proto__', 12]) expect(isCurrencyCode(code), String(code)).toBe(false);
+    for (const code of ['HRK', 'SLL', 'XAU', 'XDR', 'XXX', 'usd', 'XYZ', 'US', '', 'valueOf', '__proto__', 12])
+      expect(isCurrencyCode(code), String(code)).toBe(false);
     // A stored code from before codes were checked reads with two places, as the checks of that time assumed.
     expect(minorDigits('XYZ')).toBe(2);
     expect(minorDigits('valueOf')).toBe(2);
@@ -39,12 +51,40 @@ describe('money in minor units', () => {
   });
 
   it('refuses more places than the currency has, and anything that is not a decimal, naming the field', () => {
-    for (const [value, currency] of [['1.005', 'USD'], ['0.001', 'USD'], ['12.5', 'JPY'], ['1.2345', 'BHD']] as const) {
-      expect(refusal(() => toMinor(value, currency, 'amount')), `${value} ${currency}`).toMatchObject({ code: 'VALIDATION_FAILED', field: 'amount' });
+    for (const [value, currency] of [
+      ['1.005', 'USD'],
+      ['0.001', 'USD'],
+      ['12.5', 'JPY'],
+      ['1.2345', 'BHD'],
+    ] as const) {
+      expect(
+        refusal(() => toMinor(value, currency, 'amount')),
+        `${value} ${currency}`,
+      ).toMatchObject({ code: 'VALIDATION_FAILED', field: 'amount' });
     }
-    for (const value of ['', '1e3', '1,00', ' 1', '01', '.5', '5.', '--1', 'NaN', Number.NaN, Infinity, 1e21, '1234567890123456', null, true, {}]) {
+    for (const value of [
+      '',
+      '1e3',
+      '1,00',
+      ' 1',
+      '01',
+      '.5',
+      '5.',
+      '--1',
+      'NaN',
+      Number.NaN,
+      Infinity,
+      1e21,
+      '1234567890123456',
+      null,
+      true,
+      {},
+    ]) {
       expect(canonicalDecimal(value), JSON.stringify(value)).toBeNull();
-      expect(refusal(() => toMinor(value, 'USD', 'filter.minAmount')), JSON.stringify(value)).toMatchObject({ code: 'VALIDATION_FAILED', field: 'filter.minAmount' });
+      expect(
+        refusal(() => toMinor(value, 'USD', 'filter.minAmount')),
+        JSON.stringify(value),
+      ).toMatchObject({ code: 'VALIDATION_FAILED', field: 'filter.minAmount' });
     }
   });
 
@@ -77,14 +117,19 @@ describe('money in minor units', () => {
   it('checks the range of an amount a client sent', () => {
     expect(checkAmount('1000000', 'USD', 'amount', { max: '1000000' })).toBe(100_000_000);
     expect(checkAmount('0', 'USD', 'defaultAmount', { zero: true })).toBe(0);
-    for (const [value, rule] of [['0', {}], ['-1', { zero: true }], ['1000000.01', { max: '1000000' }]] as const) {
+    for (const [value, rule] of [
+      ['0', {}],
+      ['-1', { zero: true }],
+      ['1000000.01', { max: '1000000' }],
+    ] as const) {
       expect(() => checkAmount(value, 'USD', 'amount', rule), value).toThrow(/amount must be/);
     }
   });
 
-  it('bounds amounts in each record\'s own currency, rounding a finer bound inward', () => {
+  it("bounds amounts in each record's own currency, rounding a finer bound inward", () => {
     type Clause = { currency: { $in?: string[]; $nin?: string[] }; amount?: unknown };
-    const clauseOf = (clauses: Clause[], currency: string) => clauses.find((clause) => (clause.currency.$in ? clause.currency.$in.includes(currency) : !clause.currency.$nin!.includes(currency)));
+    const clauseOf = (clauses: Clause[], currency: string) =>
+      clauses.find((clause) => (clause.currency.$in ? clause.currency.$in.includes(currency) : !clause.currency.$nin!.includes(currency)));
     const lower = amountBound('amount', '$gte', '10.005').$or as Clause[];
     expect(clauseOf(lower, 'USD')?.amount).toEqual({ $gte: 1001 });
     expect(clauseOf(lower, 'JPY')?.amount).toEqual({ $gte: 11 });
@@ -106,7 +151,8 @@ describe('the Decimal and CurrencyCode scalars', () => {
 
   it('refuse a float on output (only a resolver that knows the currency can write an amount) and bad input', () => {
     expect(() => Decimal.serialize(12.5)).toThrow(GraphQLError);
-    for (const value of ['1e3', 'twelve', true, null, {}]) expect(() => Decimal.parseValue(value), JSON.stringify(value)).toThrow(GraphQLError);
+    for (const value of ['1e3', 'twelve', true, null, {}])
+      expect(() => Decimal.parseValue(value), JSON.stringify(value)).toThrow(GraphQLError);
     expect(() => Decimal.parseLiteral({ kind: Kind.FLOAT, value: '1e3' })).toThrow(GraphQLError);
   });
 

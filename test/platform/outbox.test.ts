@@ -15,8 +15,21 @@ describe('the outbox engine', () => {
     const gate = new Promise<void>((resolve) => {
       open = resolve;
     });
-    const cursor = { sort: () => ({ limit: () => ({ toArray: async () => { finds += 1; await gate; throw closed; } }) }) };
-    const db = { databaseName: 'unit_outbox', collection: () => ({ find: () => cursor, deleteMany: () => Promise.resolve({ deletedCount: 0 }) }) } as unknown as Db;
+    const cursor = {
+      sort: () => ({
+        limit: () => ({
+          toArray: async () => {
+            finds += 1;
+            await gate;
+            throw closed;
+          },
+        }),
+      }),
+    };
+    const db = {
+      databaseName: 'unit_outbox',
+      collection: () => ({ find: () => cursor, deleteMany: () => Promise.resolve({ deletedCount: 0 }) }),
+    } as unknown as Db;
     const graph: GraphClient = { request: () => Promise.reject(new Error('not reached')) };
     const outbox = new Outbox(db, [achForwarder(graph)], logger, { everyMs: 60_000 }).start();
     outbox.nudge();

@@ -5,7 +5,10 @@ import { connectionOf, connectionPage, offsetConnection, type Connection } from 
 describe('Relay connections over offset pages', () => {
   const letters = 'abcdefghij'.split('');
   const list = (page: { numberOfRecords: number; skipRecords: number }) =>
-    Promise.resolve({ items: letters.slice(page.skipRecords, page.skipRecords + page.numberOfRecords), total: { more: page.skipRecords + page.numberOfRecords < letters.length } });
+    Promise.resolve({
+      items: letters.slice(page.skipRecords, page.skipRecords + page.numberOfRecords),
+      total: { more: page.skipRecords + page.numberOfRecords < letters.length },
+    });
 
   it('walks forward with first and after, and back with last and before, over every record once', async () => {
     const forward: string[] = [];
@@ -35,17 +38,34 @@ describe('Relay connections over offset pages', () => {
   });
 
   it('answers an empty page with null cursors', () => {
-    expect(connectionOf([], { skip: 0, backward: false }, false)).toEqual({ edges: [], pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: null, endCursor: null } });
+    expect(connectionOf([], { skip: 0, backward: false }, false)).toEqual({
+      edges: [],
+      pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: null, endCursor: null },
+    });
   });
 
   it('refuses sizes out of range, foreign cursors, both directions at once, and last without before, naming the argument', () => {
     expect(refusal(() => connectionPage({ first: 0 }))).toMatchObject({ code: 'VALIDATION_FAILED', field: 'first' });
     expect(refusal(() => connectionPage({ first: 1001 }))).toMatchObject({ field: 'first' });
-    expect(refusal(() => connectionPage({ last: 0, before: Buffer.from('offset:3').toString('base64url') }))).toMatchObject({ field: 'last' });
-    for (const cursor of ['', 'offset:1', Buffer.from('offset:-1').toString('base64url'), Buffer.from('offset:1.5').toString('base64url'), Buffer.from('valueOf').toString('base64url'), Buffer.from('offset:01').toString('base64url')]) {
-      expect(refusal(() => connectionPage({ first: 2, after: cursor })), cursor).toMatchObject({ field: 'after' });
+    expect(refusal(() => connectionPage({ last: 0, before: Buffer.from('offset:3').toString('base64url') }))).toMatchObject({
+      field: 'last',
+    });
+    for (const cursor of [
+      '',
+      'offset:1',
+      Buffer.from('offset:-1').toString('base64url'),
+      Buffer.from('offset:1.5').toString('base64url'),
+      Buffer.from('valueOf').toString('base64url'),
+      Buffer.from('offset:01').toString('base64url'),
+    ]) {
+      expect(
+        refusal(() => connectionPage({ first: 2, after: cursor })),
+        cursor,
+      ).toMatchObject({ field: 'after' });
     }
-    expect(refusal(() => connectionPage({ first: 2, before: Buffer.from('offset:3').toString('base64url') }))).toMatchObject({ field: 'before' });
+    expect(refusal(() => connectionPage({ first: 2, before: Buffer.from('offset:3').toString('base64url') }))).toMatchObject({
+      field: 'before',
+    });
     expect(refusal(() => connectionPage({ last: 2 }))).toMatchObject({ field: 'before' });
   });
 });

@@ -53,7 +53,9 @@ describe('configuration', () => {
 
   it("refuses in production a service key named after one of the services' own, which would act as it", () => {
     const key = 'k'.repeat(40);
-    expect(() => loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET, SERVICE_KEYS: `payments=${key}` })).toThrow(/SERVICE_KEYS must not name a key payments/);
+    expect(() => loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET, SERVICE_KEYS: `payments=${key}` })).toThrow(
+      /SERVICE_KEYS must not name a key payments/,
+    );
     expect(loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET, SERVICE_KEYS: `operator=${key}` }).serviceKeyHashes.size).toBe(1);
     expect(loadConfig({ NODE_ENV: 'test', SERVICE_KEYS: `payments=${key}` }).serviceKeyHashes.size).toBe(1);
   });
@@ -61,16 +63,30 @@ describe('configuration', () => {
   it('gives a service key least privilege unless SERVICE_KEY_SCOPES says more, and refuses a bad scope naming the variable', () => {
     const key = (c: string) => c.repeat(40);
     const keys = `statements=${key('s')},operator=${key('o')},chat=${key('c')}`;
-    const config = loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET, SERVICE_KEYS: keys, SERVICE_KEY_SCOPES: JSON.stringify({ chat: { channels: ['chat'], users: '*' } }) });
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      INTERNAL_SECRET: SECRET,
+      SERVICE_KEYS: keys,
+      SERVICE_KEY_SCOPES: JSON.stringify({ chat: { channels: ['chat'], users: '*' } }),
+    });
     // No scope: nothing, or the fields reserved for the key's name.
     expect(config.serviceKeyScopes.get('statements')).toEqual({ channels: [], users: [], fields: [] });
-    expect(config.serviceKeyScopes.get('operator')).toMatchObject({ channels: [], users: [], fields: expect.arrayContaining(['setUserActive', 'auditLog']) as unknown });
+    expect(config.serviceKeyScopes.get('operator')).toMatchObject({
+      channels: [],
+      users: [],
+      fields: expect.arrayContaining(['setUserActive', 'auditLog']) as unknown,
+    });
     expect(config.serviceKeyScopes.get('chat')).toEqual({ channels: ['chat'], users: '*', fields: [] });
     // Outside production a key named after our own services acts as it (null: no scope).
     expect(loadConfig({ NODE_ENV: 'test', SERVICE_KEYS: `payments=${key('p')}` }).serviceKeyScopes.get('payments')).toBeNull();
     const refused = (scopes: unknown) => {
       try {
-        loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET, SERVICE_KEYS: keys, SERVICE_KEY_SCOPES: typeof scopes === 'string' ? scopes : JSON.stringify(scopes) });
+        loadConfig({
+          NODE_ENV: 'production',
+          INTERNAL_SECRET: SECRET,
+          SERVICE_KEYS: keys,
+          SERVICE_KEY_SCOPES: typeof scopes === 'string' ? scopes : JSON.stringify(scopes),
+        });
       } catch (error) {
         expect(error).toBeInstanceOf(ConfigError);
         return (error as ConfigError).problems;
@@ -78,15 +94,27 @@ describe('configuration', () => {
       return [];
     };
     expect(refused('statements: everything')).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES must be a JSON object/) as unknown]);
-    expect(refused({ statements: { channels: ['internet'] } })).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements\.channels must list service login channels/) as unknown]);
+    expect(refused({ statements: { channels: ['internet'] } })).toEqual([
+      expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements\.channels must list service login channels/) as unknown,
+    ]);
     // "*" is written out as itself, not inside a list.
-    expect(refused({ statements: { channels: ['statementGenerator'], users: ['*'] } })).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements\.users must be "\*"/) as unknown]);
+    expect(refused({ statements: { channels: ['statementGenerator'], users: ['*'] } })).toEqual([
+      expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements\.users must be "\*"/) as unknown,
+    ]);
     // The scope travels in a signed header: 100 users at most.
     expect(refused({ statements: { users: Array.from({ length: 100 }, (_, i) => `user_${i}`) } })).toEqual([]);
-    expect(refused({ statements: { users: Array.from({ length: 101 }, (_, i) => `user_${i}`) } })).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements\.users must be "\*" \(every user\) or a list of at most 100 SvcUserIds/) as unknown]);
+    expect(refused({ statements: { users: Array.from({ length: 101 }, (_, i) => `user_${i}`) } })).toEqual([
+      expect.stringMatching(
+        /^SERVICE_KEY_SCOPES\.statements\.users must be "\*" \(every user\) or a list of at most 100 SvcUserIds/,
+      ) as unknown,
+    ]);
     expect(refused({ statements: { users: 'all' } })).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements\.users/) as unknown]);
-    expect(refused({ statements: { fields: ['node', 'not a field'] } })).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements\.fields/) as unknown]);
-    expect(refused({ statements: { channel: ['chat'] } })).toEqual([expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements has unknown members \(channel\)/) as unknown]);
+    expect(refused({ statements: { fields: ['node', 'not a field'] } })).toEqual([
+      expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements\.fields/) as unknown,
+    ]);
+    expect(refused({ statements: { channel: ['chat'] } })).toEqual([
+      expect.stringMatching(/^SERVICE_KEY_SCOPES\.statements has unknown members \(channel\)/) as unknown,
+    ]);
     expect(refused({ reporting: { fields: ['node'] } })).toEqual(['SERVICE_KEY_SCOPES names reporting, which SERVICE_KEYS does not name']);
     expect(refused({ constructor: {} })).toEqual(['SERVICE_KEY_SCOPES names constructor, which SERVICE_KEYS does not name']);
   });
@@ -107,10 +135,12 @@ describe('the logger', () => {
     expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'info', service: 't', msg: 'x', body: { password: '[redacted]' } });
   });
 
-  it('cuts an opaque token out of an unexpected error\'s message and stack', () => {
+  it("cuts an opaque token out of an unexpected error's message and stack", () => {
     const lines: string[] = [];
     const token = newOpaqueToken();
-    createLogger('error', {}, (line) => lines.push(line)).error('unexpected error', { error: new TypeError(`Cannot convert object to primitive value: {"token":"${token}","prospectId":"prs_1"}`) });
+    createLogger('error', {}, (line) => lines.push(line)).error('unexpected error', {
+      error: new TypeError(`Cannot convert object to primitive value: {"token":"${token}","prospectId":"prs_1"}`),
+    });
     expect(lines[0]).not.toContain(token);
     expect(lines[0]).toContain('prs_1');
   });
@@ -157,13 +187,18 @@ describe('recurring tasks', () => {
     let most = 0;
     let runs = 0;
     const service = { close: async () => {} } as unknown as HttpService;
-    const withTask = withRecurringTask(service, 20, async () => {
-      running += 1;
-      runs += 1;
-      most = Math.max(most, running);
-      await new Promise((resolve) => setTimeout(resolve, 120));
-      running -= 1;
-    }, createLogger('silent'));
+    const withTask = withRecurringTask(
+      service,
+      20,
+      async () => {
+        running += 1;
+        runs += 1;
+        most = Math.max(most, running);
+        await new Promise((resolve) => setTimeout(resolve, 120));
+        running -= 1;
+      },
+      createLogger('silent'),
+    );
     await new Promise((resolve) => setTimeout(resolve, 400));
     await withTask.close();
     // Closing waits for the run in flight, so the database is not closed under it.
@@ -184,10 +219,15 @@ describe('recurring tasks', () => {
     process.on('unhandledRejection', onUnhandled);
     let runs = 0;
     const service = { close: async () => {} } as unknown as HttpService;
-    const withTask = withRecurringTask(service, 20, async () => {
-      runs += 1;
-      throw new Error('the database is away');
-    }, logger);
+    const withTask = withRecurringTask(
+      service,
+      20,
+      async () => {
+        runs += 1;
+        throw new Error('the database is away');
+      },
+      logger,
+    );
     try {
       await new Promise((resolve) => setTimeout(resolve, 150));
     } finally {
@@ -218,26 +258,41 @@ describe('database availability', () => {
     expect(isDatabaseUnavailable(refused) || isConnectionDropped(refused)).toBe(false);
     expect(isConnectionDropped(new Error('something else'))).toBe(false);
     const format = formatError(loadConfig({ NODE_ENV: 'test' }), createLogger('silent'));
-    expect(format({ message: 'This socket has been ended by the other party', path: ['createPaymentLink'] }, dropped)).toMatchObject({ path: ['createPaymentLink'], extensions: { code: 'UNAVAILABLE' } });
+    expect(format({ message: 'This socket has been ended by the other party', path: ['createPaymentLink'] }, dropped)).toMatchObject({
+      path: ['createPaymentLink'],
+      extensions: { code: 'UNAVAILABLE' },
+    });
   });
 
   it('answers an unexpected error generically in every mode, with its own message only when EXPOSE_ERROR_DETAILS is on', () => {
-    const unexpected = { message: 'Cannot read properties of undefined (reading "token") {"token":"secret-value"}', path: ['submitProspectData'], extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+    const unexpected = {
+      message: 'Cannot read properties of undefined (reading "token") {"token":"secret-value"}',
+      path: ['submitProspectData'],
+      extensions: { code: 'INTERNAL_SERVER_ERROR' },
+    };
     for (const NODE_ENV of ['development', 'test', 'production']) {
       const format = formatError(loadConfig({ NODE_ENV, INTERNAL_SECRET: SECRET }), createLogger('silent'));
-      expect(format(unexpected, new TypeError(unexpected.message)), NODE_ENV).toEqual({ message: 'Internal server error', path: ['submitProspectData'], extensions: { code: 'INTERNAL' } });
+      expect(format(unexpected, new TypeError(unexpected.message)), NODE_ENV).toEqual({
+        message: 'Internal server error',
+        path: ['submitProspectData'],
+        extensions: { code: 'INTERNAL' },
+      });
     }
     const exposing = formatError(loadConfig({ NODE_ENV: 'development', EXPOSE_ERROR_DETAILS: 'true' }), createLogger('silent'));
     expect(exposing(unexpected, new TypeError(unexpected.message)).message).toBe(unexpected.message);
     expect(loadConfig({ NODE_ENV: 'development' }).exposeErrorDetails).toBe(false);
-    expect(() => loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET, EXPOSE_ERROR_DETAILS: 'true' })).toThrow(/EXPOSE_ERROR_DETAILS/);
+    expect(() => loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET, EXPOSE_ERROR_DETAILS: 'true' })).toThrow(
+      /EXPOSE_ERROR_DETAILS/,
+    );
     // A known code keeps its message.
     const known = { message: 'preSegment valueOf leads to no segment.', extensions: { code: 'VALIDATION_FAILED' } };
-    expect(formatError(loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET }), createLogger('silent'))(known, new Error(known.message))).toEqual(known);
+    expect(
+      formatError(loadConfig({ NODE_ENV: 'production', INTERNAL_SECRET: SECRET }), createLogger('silent'))(known, new Error(known.message)),
+    ).toEqual(known);
   });
 });
 
-describe('the services\' Node.js flags', () => {
+describe("the services' Node.js flags", () => {
   it('are the ones npm start, npm run start:service and the Docker image run the services with', () => {
     const root = REPO_ROOT;
     const scripts = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
@@ -245,16 +300,21 @@ describe('the services\' Node.js flags', () => {
     const flags = SERVICE_NODE_FLAGS.join(' ');
     expect(scripts.start).toBe(`tsx ${flags} scripts/start.ts`);
     expect(scripts['start:service']).toBe(`tsx ${flags} scripts/serve.ts`);
-    expect(dockerfile).toContain('exec node --enable-source-maps $(node scripts/node-flags.js \\"$SERVICE\\") scripts/serve.js \\"$SERVICE\\"');
+    expect(dockerfile).toContain(
+      'exec node --enable-source-maps $(node scripts/node-flags.js \\"$SERVICE\\") scripts/serve.js \\"$SERVICE\\"',
+    );
     expect(dockerfile).not.toContain('NODE_OPTIONS=');
     expect(nodeFlagsOf('cards')).toEqual(SERVICE_NODE_FLAGS);
     expect(nodeFlagsOf('gateway')).toEqual([]);
     expect(nodeFlagsOf('rest-adapter')).toEqual([]);
   });
 
-  it('are printed per service by scripts/node-flags, for the image\'s command', () => {
+  it("are printed per service by scripts/node-flags, for the image's command", () => {
     const root = REPO_ROOT;
-    const run = (service: string) => execFileSync(process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'node-flags.ts'), service], { encoding: 'utf8' }).trim();
+    const run = (service: string) =>
+      execFileSync(process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'node-flags.ts'), service], {
+        encoding: 'utf8',
+      }).trim();
     expect(run('payments')).toBe(SERVICE_NODE_FLAGS.join(' '));
     expect(run('gateway')).toBe('');
   });

@@ -38,7 +38,11 @@ function closedAfter(socket: net.Socket, drip: () => string, everyMs: number, ca
 /** A counter's value in the process's metrics, 0 when it has none. */
 async function refusals(reason: string): Promise<number> {
   const { text } = await metricsExposition();
-  const line = text.split('\n').find((l) => l.startsWith('http_server_connections_refused_total{') && l.includes('service="gateway"') && l.includes(`reason="${reason}"`));
+  const line = text
+    .split('\n')
+    .find(
+      (l) => l.startsWith('http_server_connections_refused_total{') && l.includes('service="gateway"') && l.includes(`reason="${reason}"`),
+    );
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
@@ -59,7 +63,8 @@ describe('slow and numerous clients', () => {
     await stack.stop();
   });
 
-  const headers = (length: number) => `POST /graphql HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n\r\n`;
+  const headers = (length: number) =>
+    `POST /graphql HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n\r\n`;
 
   it('drops a client that sends its headers and then stalls its body, within the idle timeout', async () => {
     const before = await refusals('slow_body');

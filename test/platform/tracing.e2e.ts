@@ -21,11 +21,18 @@ interface OtlpSpan {
 }
 
 interface OtlpExport {
-  resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> }; scopeSpans: Array<{ scope: { name: string }; spans: OtlpSpan[] }> }>;
+  resourceSpans: Array<{
+    resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> };
+    scopeSpans: Array<{ scope: { name: string }; spans: OtlpSpan[] }>;
+  }>;
 }
 
 /** An OTLP/HTTP receiver on a free loopback port: what a collector would get. */
-async function startReceiver(): Promise<{ url: string; spans: Array<OtlpSpan & { scope: string; resourceService: string }>; close(): Promise<void> }> {
+async function startReceiver(): Promise<{
+  url: string;
+  spans: Array<OtlpSpan & { scope: string; resourceService: string }>;
+  close(): Promise<void>;
+}> {
   const spans: Array<OtlpSpan & { scope: string; resourceService: string }> = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -36,7 +43,8 @@ async function startReceiver(): Promise<{ url: string; spans: Array<OtlpSpan & {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpExport;
       for (const resource of body.resourceSpans) {
         const resourceService = resource.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue ?? '';
-        for (const scope of resource.scopeSpans) for (const span of scope.spans) spans.push({ ...span, scope: scope.scope.name, resourceService });
+        for (const scope of resource.scopeSpans)
+          for (const span of scope.spans) spans.push({ ...span, scope: scope.scope.name, resourceService });
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
@@ -60,7 +68,8 @@ const newTraceparent = () => {
 };
 
 /** The services whose log lines carry `traceId`. */
-const servicesLogging = (stack: TestStack, traceId: string) => new Set(stack.logs.filter((line) => line.traceId === traceId).map((line) => String(line.service)));
+const servicesLogging = (stack: TestStack, traceId: string) =>
+  new Set(stack.logs.filter((line) => line.traceId === traceId).map((line) => String(line.service)));
 
 describe('tracing', () => {
   let stack: TestStack | null = null;
@@ -89,7 +98,10 @@ describe('tracing', () => {
 
       const spans = await until(
         async () => receiver.spans.filter((span) => span.traceId === traceId),
-        (found) => ['rest-adapter', 'gateway', 'user-subgraph', 'payments-subgraph'].every((service) => found.some((span) => span.kind === 2 && attribute(span, 'service.name') === service)),
+        (found) =>
+          ['rest-adapter', 'gateway', 'user-subgraph', 'payments-subgraph'].every((service) =>
+            found.some((span) => span.kind === 2 && attribute(span, 'service.name') === service),
+          ),
         15_000,
       );
       // One trace: every span's parent is in it, but for the adapter's, whose parent is the caller's.
@@ -100,7 +112,12 @@ describe('tracing', () => {
 
       const named = (prefix: string) => spans.filter((span) => span.name.startsWith(prefix));
       // The GraphQL operation at the gateway: its name, type and the hash of its document, never its variables.
-      const operation = spans.find((span) => span.scope === 'banking-graph' && attribute(span, 'graphql.operation.type') === 'query' && spans.some((server) => server.spanId === span.parentSpanId && attribute(server, 'service.name') === 'gateway'));
+      const operation = spans.find(
+        (span) =>
+          span.scope === 'banking-graph' &&
+          attribute(span, 'graphql.operation.type') === 'query' &&
+          spans.some((server) => server.spanId === span.parentSpanId && attribute(server, 'service.name') === 'gateway'),
+      );
       expect(operation).toBeDefined();
       expect(String(attribute(operation!, 'graphql.document.hash'))).toMatch(/^[0-9a-f]{64}$/);
       expect(operation!.name).toBe(`query ${String(attribute(operation!, 'graphql.operation.name'))}`);

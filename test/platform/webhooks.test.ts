@@ -14,9 +14,19 @@ describe('webhook delivery', () => {
   });
 
   it.each([
-    ['127.0.0.1', true], ['10.1.2.3', true], ['172.20.0.1', true], ['192.168.1.1', true], ['169.254.169.254', true],
-    ['100.64.0.1', true], ['::1', true], ['fd00::1', true], ['fe80::1', true], ['::ffff:127.0.0.1', true],
-    ['8.8.8.8', false], ['172.32.0.1', false], ['2001:4860:4860::8888', false],
+    ['127.0.0.1', true],
+    ['10.1.2.3', true],
+    ['172.20.0.1', true],
+    ['192.168.1.1', true],
+    ['169.254.169.254', true],
+    ['100.64.0.1', true],
+    ['::1', true],
+    ['fd00::1', true],
+    ['fe80::1', true],
+    ['::ffff:127.0.0.1', true],
+    ['8.8.8.8', false],
+    ['172.32.0.1', false],
+    ['2001:4860:4860::8888', false],
   ])('judges %s internal: %s', (address, internal) => {
     expect(isInternalAddress(address)).toBe(internal);
   });
@@ -102,7 +112,9 @@ describe('IPv6 forms of internal addresses and special-purpose ranges', () => {
     ['127.0.0.1 spelt as one number', 'https://2130706433/'],
     ['127.0.0.1 spelt in hex', 'https://0x7f.1/'],
   ])('refuses %s in production', async (_form, url) => {
-    await expect(checkWebhookTarget(url, 'webhookUrl', false)).rejects.toThrow(/webhookUrl must not point at a loopback, private or link-local address/);
+    await expect(checkWebhookTarget(url, 'webhookUrl', false)).rejects.toThrow(
+      /webhookUrl must not point at a loopback, private or link-local address/,
+    );
   });
 
   it.each([
@@ -125,9 +137,17 @@ describe('calling a webhook at the address that was checked', () => {
     try {
       const port = new URL(receiver.url).port;
       // The name does not resolve at all: only the pinned address can be reached.
-      const reply = await postPinned(new URL(`http://rebinding.invalid:${port}/hook`), { 'content-type': 'application/json' }, '{}', AbortSignal.timeout(2000), { address: '127.0.0.1', family: 4 });
+      const reply = await postPinned(
+        new URL(`http://rebinding.invalid:${port}/hook`),
+        { 'content-type': 'application/json' },
+        '{}',
+        AbortSignal.timeout(2000),
+        { address: '127.0.0.1', family: 4 },
+      );
       expect(reply.status).toBe(401);
-      await expect(postPinned(new URL(`http://rebinding.invalid:${port}/hook`), {}, '{}', AbortSignal.timeout(2000), null)).rejects.toThrow();
+      await expect(
+        postPinned(new URL(`http://rebinding.invalid:${port}/hook`), {}, '{}', AbortSignal.timeout(2000), null),
+      ).rejects.toThrow();
     } finally {
       await receiver.close();
     }
@@ -163,10 +183,11 @@ describe('connections to a webhook receiver', () => {
     return {
       url: new URL(`http://${address}:${(server.address() as AddressInfo).port}/hook`),
       counts: () => ({ connections, requests }),
-      close: () => new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const socket of open) socket.destroy();
-      }),
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          for (const socket of open) socket.destroy();
+        }),
     };
   };
   const pinned = { address: '127.0.0.1', family: 4 };
@@ -174,7 +195,10 @@ describe('connections to a webhook receiver', () => {
   it('reuses one kept-alive connection for successive webhooks to the same address', async () => {
     const receiver = await startRawReceiver(0);
     try {
-      for (let i = 0; i < 3; i += 1) expect((await postPinned(receiver.url, { 'content-type': 'application/json' }, '{}', AbortSignal.timeout(2000), pinned)).status).toBe(200);
+      for (let i = 0; i < 3; i += 1)
+        expect(
+          (await postPinned(receiver.url, { 'content-type': 'application/json' }, '{}', AbortSignal.timeout(2000), pinned)).status,
+        ).toBe(200);
       expect(receiver.counts()).toEqual({ connections: 1, requests: 3 });
     } finally {
       await receiver.close();
@@ -184,9 +208,13 @@ describe('connections to a webhook receiver', () => {
   it('sends once more on a new connection when the receiver resets a reused one', async () => {
     const receiver = await startRawReceiver(2);
     try {
-      expect((await postPinned(receiver.url, { 'content-type': 'application/json' }, '{}', AbortSignal.timeout(2000), pinned)).status).toBe(200);
+      expect((await postPinned(receiver.url, { 'content-type': 'application/json' }, '{}', AbortSignal.timeout(2000), pinned)).status).toBe(
+        200,
+      );
       // The second request goes out on the kept-alive connection, which the receiver resets.
-      expect((await postPinned(receiver.url, { 'content-type': 'application/json' }, '{}', AbortSignal.timeout(2000), pinned)).status).toBe(200);
+      expect((await postPinned(receiver.url, { 'content-type': 'application/json' }, '{}', AbortSignal.timeout(2000), pinned)).status).toBe(
+        200,
+      );
       expect(receiver.counts()).toEqual({ connections: 2, requests: 3 });
     } finally {
       await receiver.close();
@@ -200,7 +228,9 @@ describe('connections to a webhook receiver', () => {
     try {
       const url = new URL(`http://receiver.invalid:${first.url.port}/hook`);
       for (const address of ['127.0.0.1', '127.0.0.2', '127.0.0.1', '127.0.0.2']) {
-        expect((await postPinned(url, { 'content-type': 'application/json' }, '{}', AbortSignal.timeout(2000), { address, family: 4 })).status).toBe(200);
+        expect(
+          (await postPinned(url, { 'content-type': 'application/json' }, '{}', AbortSignal.timeout(2000), { address, family: 4 })).status,
+        ).toBe(200);
       }
       expect(first.counts()).toEqual({ connections: 1, requests: 2 });
       expect(second.counts()).toEqual({ connections: 1, requests: 2 });

@@ -17,11 +17,16 @@ describe('the REST adapter with no gateway behind its address', () => {
 
   it("answers a load balancer's HTML 503 as UNAVAILABLE in the route's envelope, with a warning and no error", async () => {
     // What HAProxy answers while no gateway is up.
-    balancer = http.createServer((_req, res) => res.writeHead(503, { 'content-type': 'text/html' }).end('<html><body><h1>503 Service Unavailable</h1></body></html>'));
+    balancer = http.createServer((_req, res) =>
+      res.writeHead(503, { 'content-type': 'text/html' }).end('<html><body><h1>503 Service Unavailable</h1></body></html>'),
+    );
     await new Promise<void>((resolve) => balancer!.listen(0, '127.0.0.1', resolve));
     const { port } = balancer.address() as AddressInfo;
     const config = loadConfig({ NODE_ENV: 'test', GATEWAY_URL: `http://127.0.0.1:${port}/graphql`, REST_PORT: '0' });
-    adapter = await startRestAdapter({ config, logger: createLogger('info', {}, (line) => void lines.push(JSON.parse(line) as Record<string, unknown>)) });
+    adapter = await startRestAdapter({
+      config,
+      logger: createLogger('info', {}, (line) => void lines.push(JSON.parse(line) as Record<string, unknown>)),
+    });
     const response = await fetch(`${adapter.url}/restrictions`, { headers: { token: 'a'.repeat(43) } });
     expect(response.status).toBe(503);
     expect(await response.json()).toMatchObject({ success: false, error: { code: 'UNAVAILABLE' } });

@@ -27,7 +27,7 @@ describe('the API reference page in a real browser', () => {
     await stack?.stop();
   });
 
-  it('renders every route of the document from the adapter\'s own files, with the demo data\'s examples', async () => {
+  it("renders every route of the document from the adapter's own files, with the demo data's examples", async () => {
     const page = await browser.newPage();
     const origin = new URL(stack.restAdapter.url).origin;
     const elsewhere: string[] = [];
@@ -45,11 +45,16 @@ describe('the API reference page in a real browser', () => {
     expect(response?.headers()['content-security-policy']).toContain("script-src 'self'");
 
     const { document } = contractChecker();
-    const documented = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+    const documented = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+    );
     const operations = page.locator('.opblock');
     await expect.poll(() => operations.count(), { timeout: 20_000 }).toBe(documented.length);
     const rendered = await operations.evaluateAll((blocks: RenderedElement[]) =>
-      blocks.map((block) => `${block.querySelector('.opblock-summary-method')?.textContent?.trim() ?? ''} ${block.querySelector('[data-path]')?.getAttribute('data-path') ?? ''}`),
+      blocks.map(
+        (block) =>
+          `${block.querySelector('.opblock-summary-method')?.textContent?.trim() ?? ''} ${block.querySelector('[data-path]')?.getAttribute('data-path') ?? ''}`,
+      ),
     );
     expect(rendered.sort()).toEqual(documented.sort());
 

@@ -9,9 +9,17 @@ import { COMPLIANCE_LIST_CAPS } from '../../subgraphs/compliance/src/list-caps.j
 import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
-interface EndUserError { success: false; error: { code: string; message: string; field?: string } }
+interface EndUserError {
+  success: false;
+  error: { code: string; message: string; field?: string };
+}
 /** The aggregator API's envelope; its error codes are the graph's in lower case. */
-interface Envelope<T> { code: string; data: T; message?: string; field?: string }
+interface Envelope<T> {
+  code: string;
+  data: T;
+  message?: string;
+  field?: string;
+}
 
 const address = (i: number) => ({ addressLine1: `${i} Main St`, city: 'Springfield', state: 'IL', postalCode: '62701', country: 'US' });
 const addresses = (count: number, from = 0) => Array.from({ length: count }, (_, i) => address(from + i));
@@ -26,15 +34,29 @@ describe('bounded lists: a list over its cap is refused with 400 naming the fiel
 
   const storedAddresses = async () => (await usersCollection(stack.mongo.db('user')).findOne({ _id: DEMO.friendUserId }))!.addresses;
   const postUser = (body: Record<string, unknown>) => stack.rest<EndUserError>('POST', '/user', { headers: { token: userToken }, body });
-  const asService = (service: 'payments') => ({ 'x-internal-principal': signPrincipal({ kind: 'service', service }, stack.config.internalSecret, Date.now(), 'gateway') });
+  const asService = (service: 'payments') => ({
+    'x-internal-principal': signPrincipal({ kind: 'service', service }, stack.config.internalSecret, Date.now(), 'gateway'),
+  });
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver(DEMO.webhook.secret);
     stack = await startTestStack();
-    await stack.mongo.db('cards').collection('webhookConfigs').updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: receiver.url, timeoutMs: 500 } });
+    await stack.mongo
+      .db('cards')
+      .collection('webhookConfigs')
+      .updateOne({ _id: DEMO.aggregatorId as never }, { $set: { url: receiver.url, timeoutMs: 500 } });
     userToken = await stack.issueUserToken(DEMO.friendUserId);
-    aggregatorToken = (await stack.rest<Envelope<{ token: string }>>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
-    merchantJwt = (await stack.rest<Envelope<{ token: string }>>('POST', '/payment-link/merchant/get-token', { headers: { 'x-svc-token': aggregatorToken }, body: { svcMerchantId: DEMO.merchantId } })).body.data.token;
+    aggregatorToken = (
+      await stack.rest<Envelope<{ token: string }>>('POST', '/auth/get-token', {
+        body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } },
+      })
+    ).body.data.token;
+    merchantJwt = (
+      await stack.rest<Envelope<{ token: string }>>('POST', '/payment-link/merchant/get-token', {
+        headers: { 'x-svc-token': aggregatorToken },
+        body: { svcMerchantId: DEMO.merchantId },
+      })
+    ).body.data.token;
   });
   afterAll(async () => {
     await stack.stop();
@@ -98,25 +120,37 @@ describe('bounded lists: a list over its cap is refused with 400 naming the fiel
     expect(refused.status).toBe(400);
     expect(refused.body.error).toMatchObject({ code: 'VALIDATION_FAILED' });
     expect(refused.body.error.message).toContain(`at most ${cap} items`);
-    const graphql = await stack.graphql('mutation ($alerts: [AlertInput!]!) { syncAlerts(alerts: $alerts) { success } }', { alerts: alerts(cap + 1) }, { token: userToken });
+    const graphql = await stack.graphql(
+      'mutation ($alerts: [AlertInput!]!) { syncAlerts(alerts: $alerts) { success } }',
+      { alerts: alerts(cap + 1) },
+      { token: userToken },
+    );
     expect(graphql.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'alerts' });
     expect(await stack.mongo.db('user').collection('alertSettings').countDocuments({ SvcUserId: DEMO.friendUserId })).toBe(0);
     const accepted = await stack.rest<{ success: boolean }>('POST', '/alerts', { headers: { token: userToken }, body: alerts(cap) });
     expect(accepted.status).toBe(200);
-    expect(await stack.mongo.db('user').collection('alertSettings').countDocuments({ SvcUserId: DEMO.friendUserId, isEnabled: true })).toBe(1);
+    expect(await stack.mongo.db('user').collection('alertSettings').countDocuments({ SvcUserId: DEMO.friendUserId, isEnabled: true })).toBe(
+      1,
+    );
   });
 
   it('caps the sandbox cases an aggregator runs at once', async () => {
     const cap = CARDS_LIST_CAPS['SandboxInput.sandBoxCases'];
     receiver.setMode({ reply: '00' });
     const before = receiver.received.length;
-    const run = (count: number) => stack.rest<Envelope<unknown[]>>('POST', '/ibis-sandbox/webhook/init', {
-      headers: { 'x-svc-token': aggregatorToken }, body: { svcCardId: DEMO.testCardId, sandBoxCases: Array.from({ length: count }, () => 't003_01') },
-    });
+    const run = (count: number) =>
+      stack.rest<Envelope<unknown[]>>('POST', '/ibis-sandbox/webhook/init', {
+        headers: { 'x-svc-token': aggregatorToken },
+        body: { svcCardId: DEMO.testCardId, sandBoxCases: Array.from({ length: count }, () => 't003_01') },
+      });
     const refused = await run(cap + 1);
     expect(refused.status).toBe(400);
     expect(refused.body).toMatchObject({ code: 'validation_failed', field: 'sandBoxCases' });
-    const graphql = await stack.graphql('mutation ($input: SandboxInput!) { runWebhookSandbox(input: $input) { pass } }', { input: { svcCardId: DEMO.testCardId, sandBoxCases: Array.from({ length: cap + 1 }, () => 't003_01') } }, { 'x-svc-token': aggregatorToken });
+    const graphql = await stack.graphql(
+      'mutation ($input: SandboxInput!) { runWebhookSandbox(input: $input) { pass } }',
+      { input: { svcCardId: DEMO.testCardId, sandBoxCases: Array.from({ length: cap + 1 }, () => 't003_01') } },
+      { 'x-svc-token': aggregatorToken },
+    );
     expect(graphql.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'sandBoxCases' });
     expect(receiver.received.length).toBe(before);
     const accepted = await run(cap);
@@ -126,11 +160,17 @@ describe('bounded lists: a list over its cap is refused with 400 naming the fiel
 
   it('caps the documents linked to a KYC application in one request', async () => {
     const cap = COMPLIANCE_LIST_CAPS['ApplicationUpdateInput.documents'];
-    const call = <T>(path: string, body: unknown) => stack.rest<Envelope<T>>('POST', path, { headers: { 'x-svc-token': aggregatorToken }, body });
-    const init = await call<{ applicationId: string }>('/akepa/customer/init', { customerId: 'cap_customer', type: 'individual', individual: { firstName: 'Cap', lastName: 'Customer' } });
+    const call = <T>(path: string, body: unknown) =>
+      stack.rest<Envelope<T>>('POST', path, { headers: { 'x-svc-token': aggregatorToken }, body });
+    const init = await call<{ applicationId: string }>('/akepa/customer/init', {
+      customerId: 'cap_customer',
+      type: 'individual',
+      individual: { firstName: 'Cap', lastName: 'Customer' },
+    });
     expect(init.status).toBe(200);
     const { applicationId } = init.body.data;
-    const documents = (count: number) => Array.from({ length: count }, (_, i) => ({ entityId: 'cap_customer', documentId: `doc_${i}`, view: 'front' }));
+    const documents = (count: number) =>
+      Array.from({ length: count }, (_, i) => ({ entityId: 'cap_customer', documentId: `doc_${i}`, view: 'front' }));
     const stored = () => stack.mongo.db('compliance').collection('applications').findOne({ applicationId });
     const before = await stored();
     const refused = await call('/akepa/update', { customerId: 'cap_customer', applicationId, documents: documents(cap + 1) });
@@ -144,9 +184,11 @@ describe('bounded lists: a list over its cap is refused with 400 naming the fiel
   });
 
   it('caps the payment types and fields of a payment link', async () => {
-    const create = (body: Record<string, unknown>) => stack.rest<Envelope<{ svcTransactionId: string }>>('POST', '/public/merchant/payment/create', {
-      headers: { 'x-svc-jwtoken': merchantJwt }, body: { payerName: 'Cap Payer', amount: 10, currency: 'USD', ...body },
-    });
+    const create = (body: Record<string, unknown>) =>
+      stack.rest<Envelope<{ svcTransactionId: string }>>('POST', '/public/merchant/payment/create', {
+        headers: { 'x-svc-jwtoken': merchantJwt },
+        body: { payerName: 'Cap Payer', amount: 10, currency: 'USD', ...body },
+      });
     const links = () => stack.mongo.db('payments').collection('paymentLinks').countDocuments({ payerName: 'Cap Payer' });
     const typesCap = PAYMENTS_LIST_CAPS['PaymentLinkInput.availablePaymentType'];
     const fieldsCap = PAYMENTS_LIST_CAPS['PaymentLinkInput.fields'];
@@ -157,7 +199,11 @@ describe('bounded lists: a list over its cap is refused with 400 naming the fiel
     const tooManyFields = await create({ fields: Array.from({ length: fieldsCap + 1 }, (_, i) => field(i)) });
     expect(tooManyFields.status).toBe(400);
     expect(tooManyFields.body).toMatchObject({ code: 'validation_failed', field: 'fields' });
-    const graphql = await stack.graphql('mutation ($input: PaymentLinkInput!) { createPaymentLink(input: $input) { svcTransactionId } }', { input: { payerName: 'Cap Payer', amount: '10', currency: 'USD', availablePaymentType: ['card', 'ach', 'card'] } }, { 'x-svc-jwtoken': merchantJwt });
+    const graphql = await stack.graphql(
+      'mutation ($input: PaymentLinkInput!) { createPaymentLink(input: $input) { svcTransactionId } }',
+      { input: { payerName: 'Cap Payer', amount: '10', currency: 'USD', availablePaymentType: ['card', 'ach', 'card'] } },
+      { 'x-svc-jwtoken': merchantJwt },
+    );
     expect(graphql.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'availablePaymentType' });
     expect(await links()).toBe(0);
     const accepted = await create({ availablePaymentType: ['card', 'ach'], fields: Array.from({ length: fieldsCap }, (_, i) => field(i)) });
@@ -170,7 +216,11 @@ describe('bounded lists: a list over its cap is refused with 400 naming the fiel
     const cap = PAYMENTS_LIST_CAPS['TransactionChangesInput.labels'];
     const path = `/account/${DEMO.accountId}/transaction/demo_txn_07`;
     const labels = (count: number) => Array.from({ length: count }, () => 'same');
-    const stored = () => stack.mongo.db('payments').collection('transactions').findOne({ _id: 'demo_txn_07' as never });
+    const stored = () =>
+      stack.mongo
+        .db('payments')
+        .collection('transactions')
+        .findOne({ _id: 'demo_txn_07' as never });
     const before = await stored();
     const refused = await stack.rest<EndUserError>('POST', path, { headers: { token }, body: { changes: { labels: labels(cap + 1) } } });
     expect(refused.status).toBe(400);
@@ -181,7 +231,11 @@ describe('bounded lists: a list over its cap is refused with 400 naming the fiel
 
     const idsCap = PAYMENTS_LIST_CAPS['RefundFilter.svcMerchantIds'];
     const ids = (count: number) => Array.from({ length: count }, (_, i) => `merchant_${i}`);
-    const list = (svcMerchantIds: string[]) => stack.rest<Envelope<unknown>>('POST', '/payment-link/payment/refund-list', { headers: { 'x-svc-token': aggregatorToken }, body: { svcMerchantIds } });
+    const list = (svcMerchantIds: string[]) =>
+      stack.rest<Envelope<unknown>>('POST', '/payment-link/payment/refund-list', {
+        headers: { 'x-svc-token': aggregatorToken },
+        body: { svcMerchantIds },
+      });
     const tooMany = await list(ids(idsCap + 1));
     expect(tooMany.status).toBe(400);
     expect(tooMany.body).toMatchObject({ code: 'validation_failed', field: 'svcMerchantIds' });
@@ -190,8 +244,22 @@ describe('bounded lists: a list over its cap is refused with 400 naming the fiel
 
   it('caps the batches the services forward (audit records, ACH activity)', async () => {
     const recordsCap = COMPLIANCE_LIST_CAPS['Mutation.appendAuditRecords(records:)'];
-    const record = (i: number) => ({ id: `evt_cap_${i}`, action: 'USER_BLOCKED', dts: new Date().toISOString(), actorKind: 'service', actorId: 'payments', subjectType: 'user', subjectId: 'cap_check_user', details: {} });
-    const append = (count: number) => stack.graphql('mutation ($records: [AuditRecordInput!]!) { appendAuditRecords(records: $records) { appended } }', { records: Array.from({ length: count }, (_, i) => record(i)) }, asService('payments'));
+    const record = (i: number) => ({
+      id: `evt_cap_${i}`,
+      action: 'USER_BLOCKED',
+      dts: new Date().toISOString(),
+      actorKind: 'service',
+      actorId: 'payments',
+      subjectType: 'user',
+      subjectId: 'cap_check_user',
+      details: {},
+    });
+    const append = (count: number) =>
+      stack.graphql(
+        'mutation ($records: [AuditRecordInput!]!) { appendAuditRecords(records: $records) { appended } }',
+        { records: Array.from({ length: count }, (_, i) => record(i)) },
+        asService('payments'),
+      );
     const audit = () => stack.mongo.db('compliance').collection('audit_log').countDocuments({ subjectId: 'cap_check_user' });
     const refused = await append(recordsCap + 1);
     expect(refused.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'records' });
@@ -200,8 +268,20 @@ describe('bounded lists: a list over its cap is refused with 400 naming the fiel
     expect(await audit()).toBe(recordsCap);
 
     const activitiesCap = COMPLIANCE_LIST_CAPS['Mutation.applyAchActivity(activities:)'];
-    const activity = (i: number) => ({ eventId: `cap_ach_${i}`, kind: 'debit', svcAggregatorId: DEMO.aggregatorId, svcTransactionId: `cap_ach_${i}`, entryDate: new Date().toISOString().slice(0, 10), amount: 100 });
-    const apply = (count: number) => stack.graphql('mutation ($a: [AchActivityInput!]!) { applyAchActivity(activities: $a) { applied } }', { a: Array.from({ length: count }, (_, i) => activity(i)) }, asService('payments'));
+    const activity = (i: number) => ({
+      eventId: `cap_ach_${i}`,
+      kind: 'debit',
+      svcAggregatorId: DEMO.aggregatorId,
+      svcTransactionId: `cap_ach_${i}`,
+      entryDate: new Date().toISOString().slice(0, 10),
+      amount: 100,
+    });
+    const apply = (count: number) =>
+      stack.graphql(
+        'mutation ($a: [AchActivityInput!]!) { applyAchActivity(activities: $a) { applied } }',
+        { a: Array.from({ length: count }, (_, i) => activity(i)) },
+        asService('payments'),
+      );
     const tooMany = await apply(activitiesCap + 1);
     expect(tooMany.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'activities' });
     expect(tooMany.body.data ?? null).toBeNull();

@@ -19,7 +19,11 @@ async function storeBrokenCard(stack: TestStack): Promise<void> {
 /** Checks that an unexpected error answers generically over GraphQL and REST, and is logged in full with its request id. */
 async function expectGenericUnexpectedError(stack: TestStack, token: string): Promise<void> {
   const requestId = `req_unexpected_${Date.now()}`;
-  const graphql = await stack.graphql<{ me: { cards: unknown } }>('{ me { firstName cards { SvcCardId status } } }', {}, { token, 'x-request-id': requestId });
+  const graphql = await stack.graphql<{ me: { cards: unknown } }>(
+    '{ me { firstName cards { SvcCardId status } } }',
+    {},
+    { token, 'x-request-id': requestId },
+  );
   expect(graphql.body.data?.me.cards).toBeNull();
   const error = graphql.body.errors?.[0];
   expect(error?.message).toBe('Internal server error');
@@ -28,7 +32,10 @@ async function expectGenericUnexpectedError(stack: TestStack, token: string): Pr
   const logged = stack.logs.filter((line) => line.requestId === requestId && JSON.stringify(line).includes('Card.status'));
   expect(logged.length, 'the detail is logged with the request id').toBeGreaterThan(0);
 
-  const rest = await stack.rest<{ error: { code: string; message: string } }>('POST', '/cards/broken_card', { headers: { token }, body: { name: 'Renamed' } });
+  const rest = await stack.rest<{ error: { code: string; message: string } }>('POST', '/cards/broken_card', {
+    headers: { token },
+    body: { name: 'Renamed' },
+  });
   expect(rest.status).toBe(500);
   expect(rest.body.error.message).not.toMatch(/Card\.status|non-nullable|stack/);
 }
@@ -56,7 +63,12 @@ describe('a production deployment', () => {
   let token: string;
 
   beforeAll(async () => {
-    stack = await startTestStack({ NODE_ENV: 'production', INTERNAL_SECRET: 'p'.repeat(40), SEED_DEMO: 'true', OUTBOX_DIR: path.join(tmpdir(), 'banking-graph-outbox') });
+    stack = await startTestStack({
+      NODE_ENV: 'production',
+      INTERNAL_SECRET: 'p'.repeat(40),
+      SEED_DEMO: 'true',
+      OUTBOX_DIR: path.join(tmpdir(), 'banking-graph-outbox'),
+    });
     token = await stack.loginDemo();
     await storeBrokenCard(stack);
   });
@@ -82,7 +94,8 @@ describe('a production deployment', () => {
   it('serves /metrics and /dependencies on the metrics port only, never on a public port', async () => {
     expect(stack.config.metricsPort).toBe(DEFAULT_PRODUCTION_METRICS_PORT);
     for (const service of [stack.gateway, stack.restAdapter, ...Object.values(stack.subgraphs)]) {
-      for (const route of ['/metrics', '/dependencies']) expect((await fetch(`${service.url}${route}`)).status, `${service.url}${route}`).toBe(404);
+      for (const route of ['/metrics', '/dependencies'])
+        expect((await fetch(`${service.url}${route}`)).status, `${service.url}${route}`).toBe(404);
     }
     // The process's metrics listener (on a free port here, not 9464) answers both.
     const listener = await startMetricsListener(0, '127.0.0.1', createLogger('silent'));
@@ -101,7 +114,11 @@ describe('a production deployment', () => {
   });
 
   it('refuses a request body over the limit with 413 before reading it whole', async () => {
-    const response = await fetch(`${stack.gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"query":"${'x'.repeat(stack.config.bodyLimitBytes)}"}` });
+    const response = await fetch(`${stack.gateway.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"query":"${'x'.repeat(stack.config.bodyLimitBytes)}"}`,
+    });
     expect(response.status).toBe(413);
   });
 });

@@ -41,25 +41,50 @@ describe('replicas behind a load balancer', () => {
     const [restPort, graphqlPort] = [await freePort(), await freePort()];
     restUrl = `http://127.0.0.1:${restPort}`;
     graphqlUrl = `http://127.0.0.1:${graphqlPort}/graphql`;
-    const gateway = await startGateway({ config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) }, logger, bus: secondBus, port: 0 });
+    const gateway = await startGateway({
+      config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) },
+      logger,
+      bus: secondBus,
+      port: 0,
+    });
     secondGateway = gateway;
     const adapter = await startRestAdapter({ config: { ...stack.config, gatewayUrl: graphqlUrl }, logger, port: 0 });
     secondAdapter = adapter;
     dir = await mkdtemp(path.join(tmpdir(), 'banking-graph-haproxy-'));
     const config = path.join(dir, 'haproxy.cfg');
-    await writeFile(config, haproxyConfig([
-      { name: 'rest', port: restPort, servers: [stack.restAdapter.port, adapter.port].map((port, i) => ({ name: `adapter${i + 1}`, port })) },
-      { name: 'graphql', port: graphqlPort, servers: [stack.gateway.port, gateway.port].map((port, i) => ({ name: `gateway${i + 1}`, port })) },
-    ]));
+    await writeFile(
+      config,
+      haproxyConfig([
+        {
+          name: 'rest',
+          port: restPort,
+          servers: [stack.restAdapter.port, adapter.port].map((port, i) => ({ name: `adapter${i + 1}`, port })),
+        },
+        {
+          name: 'graphql',
+          port: graphqlPort,
+          servers: [stack.gateway.port, gateway.port].map((port, i) => ({ name: `gateway${i + 1}`, port })),
+        },
+      ]),
+    );
     haproxy = spawn(HAPROXY_BIN, ['-db', '-f', config], { stdio: ['ignore', 'ignore', 'pipe'] });
     let haproxyErrors = '';
     haproxy.stderr?.on('data', (chunk: Buffer) => (haproxyErrors += chunk.toString()));
     haproxy.once('error', (error) => (haproxyErrors += error.message));
     const child = haproxy;
     process.once('exit', () => child.kill('SIGKILL'));
-    const throughHaproxy = (url: string) => until(() => fetch(url).then((r) => r.status, () => 0), (status) => status === 200, 10_000).catch((error: unknown) => {
-      throw new Error(`HAProxy did not serve ${url}: ${(error as Error).message}; ${haproxyErrors}`);
-    });
+    const throughHaproxy = (url: string) =>
+      until(
+        () =>
+          fetch(url).then(
+            (r) => r.status,
+            () => 0,
+          ),
+        (status) => status === 200,
+        10_000,
+      ).catch((error: unknown) => {
+        throw new Error(`HAProxy did not serve ${url}: ${(error as Error).message}; ${haproxyErrors}`);
+      });
     await throughHaproxy(`${restUrl}/ready`);
     await throughHaproxy(graphqlUrl.replace('/graphql', '/ready'));
   }, 240_000);
@@ -74,12 +99,17 @@ describe('replicas behind a load balancer', () => {
   });
 
   const login = async () => {
-    const answer = await fetch(`${restUrl}/token`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ channel: 'internet', userName: 'demo.user', password: 'Demo#Pass2026' }) });
+    const answer = await fetch(`${restUrl}/token`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ channel: 'internet', userName: 'demo.user', password: 'Demo#Pass2026' }),
+    });
     expect(answer.status).toBe(200);
     return ((await answer.json()) as { token: string }).token;
   };
   const restrictions = (token: string) => fetch(`${restUrl}/restrictions`, { headers: { token } }).then((r) => r.status);
-  const servedBy = (logs: Array<Record<string, unknown>>, service: string) => logs.filter((line) => line.service === service && line.msg === 'request' && line.path === '/restrictions').length;
+  const servedBy = (logs: Array<Record<string, unknown>>, service: string) =>
+    logs.filter((line) => line.service === service && line.msg === 'request' && line.path === '/restrictions').length;
 
   it('serves one session on every replica, and a logout on one ends it on all', async () => {
     const token = await login();
@@ -91,7 +121,11 @@ describe('replicas behind a load balancer', () => {
     const logout = await fetch(`${restUrl}/token`, { method: 'DELETE', headers: { token } });
     expect(logout.status).toBe(200);
     // Every replica refuses it once the announcement has crossed Redis, and keeps refusing it.
-    await until(async () => Promise.all(Array.from({ length: 4 }, () => restrictions(token))), (seen) => seen.every((status) => status === 401), 5000);
+    await until(
+      async () => Promise.all(Array.from({ length: 4 }, () => restrictions(token))),
+      (seen) => seen.every((status) => status === 401),
+      5000,
+    );
     expect(await Promise.all(Array.from({ length: 20 }, () => restrictions(token)))).toEqual(Array.from({ length: 20 }, () => 401));
   });
 
@@ -99,9 +133,17 @@ describe('replicas behind a load balancer', () => {
     const token = await login();
     const SvcCardId = DEMO.cardIds[0];
     const received: unknown[] = [];
-    const client = createClient({ url: graphqlUrl.replace('http', 'ws'), webSocketImpl: WebSocket, connectionParams: { token }, retryAttempts: 0 });
+    const client = createClient({
+      url: graphqlUrl.replace('http', 'ws'),
+      webSocketImpl: WebSocket,
+      connectionParams: { token },
+      retryAttempts: 0,
+    });
     try {
-      client.subscribe({ query: 'subscription { cardStatusChanged { SvcCardId status } }' }, { next: (value) => void received.push(value), error: () => {}, complete: () => {} });
+      client.subscribe(
+        { query: 'subscription { cardStatusChanged { SvcCardId status } }' },
+        { next: (value) => void received.push(value), error: () => {}, complete: () => {} },
+      );
       const deadline = Date.now() + 20_000;
       for (let i = 0; received.length === 0 && Date.now() < deadline; i += 1) {
         await fetch(`${restUrl}/cards/${SvcCardId}/${i % 2 === 0 ? 'off' : 'on'}`, { method: 'POST', headers: { token } });
@@ -118,19 +160,44 @@ describe('replicas behind a load balancer', () => {
     const token = await login();
     const before = [stack.gateway.subscribers(), secondGateway!.subscribers()] as const;
     // Six sockets through the load balancer, which deals them to both gateways in turn.
-    const clients = Array.from({ length: 6 }, () => createClient({ url: graphqlUrl.replace('http', 'ws'), webSocketImpl: WebSocket, connectionParams: { token }, retryAttempts: 0, lazy: false, onNonLazyError: () => {} }));
-    const closes = clients.map((client) => new Promise<{ code: number; at: number }>((resolve) => client.on('closed', (event) => resolve({ code: (event as { code: number }).code, at: performance.now() }))));
+    const clients = Array.from({ length: 6 }, () =>
+      createClient({
+        url: graphqlUrl.replace('http', 'ws'),
+        webSocketImpl: WebSocket,
+        connectionParams: { token },
+        retryAttempts: 0,
+        lazy: false,
+        onNonLazyError: () => {},
+      }),
+    );
+    const closes = clients.map(
+      (client) =>
+        new Promise<{ code: number; at: number }>((resolve) =>
+          client.on('closed', (event) => resolve({ code: (event as { code: number }).code, at: performance.now() })),
+        ),
+    );
     const deliveries: number[] = [];
     try {
-      for (const client of clients) client.subscribe({ query: 'subscription { cardStatusChanged { SvcCardId status } }' }, { next: () => void deliveries.push(performance.now()), error: () => {}, complete: () => {} });
-      const registered = await until(async () => ({ first: stack.gateway.subscribers() - before[0], second: secondGateway!.subscribers() - before[1] }), ({ first, second }) => first + second === clients.length, 10_000);
+      for (const client of clients)
+        client.subscribe(
+          { query: 'subscription { cardStatusChanged { SvcCardId status } }' },
+          { next: () => void deliveries.push(performance.now()), error: () => {}, complete: () => {} },
+        );
+      const registered = await until(
+        async () => ({ first: stack.gateway.subscribers() - before[0], second: secondGateway!.subscribers() - before[1] }),
+        ({ first, second }) => first + second === clients.length,
+        10_000,
+      );
       expect(registered.first > 0 && registered.second > 0).toBe(true);
       const other = await login();
       const logout = await fetch(`${restUrl}/token`, { method: 'DELETE', headers: { token } });
       const answered = performance.now();
       expect(logout.status).toBe(200);
       // Changes right after the logout, through another session of the same user: events its subscriptions would have carried.
-      for (const onoff of ['off', 'on']) expect((await fetch(`${restUrl}/cards/${DEMO.cardIds[0]}/${onoff}`, { method: 'POST', headers: { token: other } })).status).toBe(200);
+      for (const onoff of ['off', 'on'])
+        expect((await fetch(`${restUrl}/cards/${DEMO.cardIds[0]}/${onoff}`, { method: 'POST', headers: { token: other } })).status).toBe(
+          200,
+        );
       const closed = await Promise.all(closes);
       expect(closed.map((close) => close.code)).toEqual(clients.map(() => 4401));
       // Closed by the announcement, not by the periodic recheck (a minute).
@@ -142,11 +209,16 @@ describe('replicas behind a load balancer', () => {
   });
 
   const graphql = (token: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
-    fetch(graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', token, ...headers }, body: JSON.stringify({ query, variables }) });
+    fetch(graphqlUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', token, ...headers },
+      body: JSON.stringify({ query, variables }),
+    });
   /** Which gateway answered each request, by the request id it echoed: 1 for the stack's, 2 for the second. */
   const gatewayOf = (answer: Response) => {
     const requestId = answer.headers.get('x-request-id');
-    const answered = (logs: Array<Record<string, unknown>>) => logs.some((line) => line.service === 'gateway' && line.msg === 'request' && line.requestId === requestId);
+    const answered = (logs: Array<Record<string, unknown>>) =>
+      logs.some((line) => line.service === 'gateway' && line.msg === 'request' && line.requestId === requestId);
     return answered(stack.logs) ? 1 : answered(secondLogs) ? 2 : 0;
   };
 
@@ -164,7 +236,8 @@ describe('replicas behind a load balancer', () => {
 
   it('replays an Idempotency-Key on the other gateway', async () => {
     const token = await login();
-    const MODIFY = 'mutation ($id: ID!, $input: BeneficiaryInput!) { modifyBeneficiary(SvcBeneficiaryId: $id, input: $input) { undo { id } } }';
+    const MODIFY =
+      'mutation ($id: ID!, $input: BeneficiaryInput!) { modifyBeneficiary(SvcBeneficiaryId: $id, input: $input) { undo { id } } }';
     const variables = { id: 'demo_beneficiary_2', input: { name: 'Sam Replica' } };
     const first = await graphql(token, MODIFY, variables, { 'idempotency-key': 'replica-key-1' });
     const again = await graphql(token, MODIFY, variables, { 'idempotency-key': 'replica-key-1' });
@@ -172,14 +245,22 @@ describe('replicas behind a load balancer', () => {
     expect(new Set([gatewayOf(first), gatewayOf(again)])).toEqual(new Set([1, 2]));
     expect(first.status).toBe(200);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
-    const undoOf = async (answer: Response) => ((await answer.json()) as { data: { modifyBeneficiary: { undo: { id: string } } } }).data.modifyBeneficiary.undo.id;
+    const undoOf = async (answer: Response) =>
+      ((await answer.json()) as { data: { modifyBeneficiary: { undo: { id: string } } } }).data.modifyBeneficiary.undo.id;
     expect(await undoOf(again)).toBe(await undoOf(first));
   });
 
   it('takes a draining gateway out of rotation before it closes: no request fails', async () => {
     const token = await login();
     const query = () =>
-      fetch(graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', token }, body: JSON.stringify({ query: '{ alerts { name } }' }) }).then((r) => r.status, () => 0);
+      fetch(graphqlUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', token },
+        body: JSON.stringify({ query: '{ alerts { name } }' }),
+      }).then(
+        (r) => r.status,
+        () => 0,
+      );
     const statuses: number[] = [];
     const run = { sending: true };
     const load = (async () => {

@@ -45,16 +45,31 @@ async function startThenTerminate(
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   try {
-    const url = await Promise.race([address, exited.then(() => null), new Promise<null>((resolve) => setTimeout(() => resolve(null), 45_000))]);
-    const healthy = url !== null && (await fetch(`${url}/health`).then((r) => r.ok, () => false));
+    const url = await Promise.race([
+      address,
+      exited.then(() => null),
+      new Promise<null>((resolve) => setTimeout(() => resolve(null), 45_000)),
+    ]);
+    const healthy =
+      url !== null &&
+      (await fetch(`${url}/health`).then(
+        (r) => r.ok,
+        () => false,
+      ));
     if (url !== null) await whileUp(url);
     child.kill('SIGTERM');
     let whileDraining: { ready: number; health: number } | null = null;
     if (url !== null && Number(env.DRAIN_SECONDS ?? 0) > 0) {
       await new Promise((resolve) => setTimeout(resolve, 300));
       whileDraining = {
-        ready: await fetch(`${url}/ready`).then((r) => r.status, () => 0),
-        health: await fetch(`${url}/health`).then((r) => r.status, () => 0),
+        ready: await fetch(`${url}/ready`).then(
+          (r) => r.status,
+          () => 0,
+        ),
+        health: await fetch(`${url}/health`).then(
+          (r) => r.status,
+          () => 0,
+        ),
       };
     }
     const code = await Promise.race([exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 10_000))]);
@@ -64,7 +79,14 @@ async function startThenTerminate(
   }
 }
 
-const ZERO_PORTS = { GATEWAY_PORT: '0', REST_PORT: '0', USER_SUBGRAPH_PORT: '0', CARDS_SUBGRAPH_PORT: '0', PAYMENTS_SUBGRAPH_PORT: '0', COMPLIANCE_SUBGRAPH_PORT: '0' };
+const ZERO_PORTS = {
+  GATEWAY_PORT: '0',
+  REST_PORT: '0',
+  USER_SUBGRAPH_PORT: '0',
+  CARDS_SUBGRAPH_PORT: '0',
+  PAYMENTS_SUBGRAPH_PORT: '0',
+  COMPLIANCE_SUBGRAPH_PORT: '0',
+};
 
 describe('shutting down on SIGTERM', () => {
   it('stops every service of `npm start` and exits with 0', async () => {
@@ -75,7 +97,11 @@ describe('shutting down on SIGTERM', () => {
   }, 75_000);
 
   it('drains a service run as its own process: not ready at once, still answering, then stopped with 0', async () => {
-    const result = await startThenTerminate(['scripts/serve.ts', 'cards'], { ...ZERO_PORTS, REDIS_URL: 'redis://127.0.0.1:6379', DRAIN_SECONDS: '2' }, /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"listening"/);
+    const result = await startThenTerminate(
+      ['scripts/serve.ts', 'cards'],
+      { ...ZERO_PORTS, REDIS_URL: 'redis://127.0.0.1:6379', DRAIN_SECONDS: '2' },
+      /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"listening"/,
+    );
     expect(result.healthy, result.output).toBe(true);
     expect(result.whileDraining, result.output).toEqual({ ready: 503, health: 200 });
     expect(result.code, result.output).toBe(0);
@@ -88,15 +114,25 @@ describe('shutting down on SIGTERM', () => {
     try {
       build(into);
       // The image's command asks the built node-flags for the service's flags.
-      expect(execFileSync(process.execPath, [path.join(into, 'scripts', 'node-flags.js'), 'cards'], { encoding: 'utf8' }).trim()).toBe(SERVICE_NODE_FLAGS.join(' '));
+      expect(execFileSync(process.execPath, [path.join(into, 'scripts', 'node-flags.js'), 'cards'], { encoding: 'utf8' }).trim()).toBe(
+        SERVICE_NODE_FLAGS.join(' '),
+      );
       // The image's HEALTHCHECK, from the build, against the running service.
       let healthcheck: number | null = null;
-      const result = await startThenTerminate([path.join(into, 'scripts', 'serve.js'), 'cards'], { ...ZERO_PORTS, REDIS_URL: 'redis://127.0.0.1:6379' }, /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"listening"/, async (url) => {
-        healthcheck = await new Promise<number | null>((resolve) => {
-          const env = { ...process.env, NODE_ENV: 'development', SERVICE: 'cards', CARDS_SUBGRAPH_PORT: new URL(url).port };
-          spawn(process.execPath, [path.join(into, 'scripts', 'healthcheck.js'), 'ready'], { env, stdio: 'ignore' }).once('exit', (code) => resolve(code));
-        });
-      });
+      const result = await startThenTerminate(
+        [path.join(into, 'scripts', 'serve.js'), 'cards'],
+        { ...ZERO_PORTS, REDIS_URL: 'redis://127.0.0.1:6379' },
+        /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"listening"/,
+        async (url) => {
+          healthcheck = await new Promise<number | null>((resolve) => {
+            const env = { ...process.env, NODE_ENV: 'development', SERVICE: 'cards', CARDS_SUBGRAPH_PORT: new URL(url).port };
+            spawn(process.execPath, [path.join(into, 'scripts', 'healthcheck.js'), 'ready'], { env, stdio: 'ignore' }).once(
+              'exit',
+              (code) => resolve(code),
+            );
+          });
+        },
+      );
       expect(result.healthy, result.output).toBe(true);
       expect(healthcheck).toBe(0);
       expect(result.code, result.output).toBe(0);

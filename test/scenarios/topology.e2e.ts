@@ -55,8 +55,14 @@ describe('replicas as processes behind HAProxy', () => {
   /** What a test left going (its load, its subscribers), ended in afterAll should the test have timed out. */
   const leftGoing = new Set<() => Promise<unknown>>();
   const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal: AbortSignal.timeout(15_000) });
-  const graphql = (url: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) => post(url, { query, variables }, headers);
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(15_000),
+    });
+  const graphql = (url: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+    post(url, { query, variables }, headers);
   /** A gateway's own GraphQL endpoint, past HAProxy. */
   const direct = (gateway: Gateway) => `${running().urls[gateway]}/graphql`;
   const statusOf = (answer: Promise<Response>) =>
@@ -68,7 +74,11 @@ describe('replicas as processes behind HAProxy', () => {
       () => 0,
     );
   const login = async (restUrl: string) => {
-    const answer = await fetch(`${restUrl}/token`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ channel: 'internet', userName: DEMO.userName, password: DEMO.password }) });
+    const answer = await fetch(`${restUrl}/token`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ channel: 'internet', userName: DEMO.userName, password: DEMO.password }),
+    });
     expect(answer.status).toBe(200);
     return ((await answer.json()) as { token: string }).token;
   };
@@ -111,10 +121,16 @@ describe('replicas as processes behind HAProxy', () => {
     process.stderr.write(`topology: 8 processes and HAProxy ready in ${Math.round(performance.now() - started)} ms\n`);
     const { restUrl } = cluster;
     userToken = await login(restUrl);
-    const aggregator = await post(`${restUrl}/auth/get-token`, { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } });
+    const aggregator = await post(`${restUrl}/auth/get-token`, {
+      user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword },
+    });
     expect(aggregator.status).toBe(200);
     const aggregatorToken = ((await aggregator.json()) as { data: { token: string } }).data.token;
-    const merchant = await post(`${restUrl}/payment-link/merchant/get-token`, { svcMerchantId: DEMO.merchantId }, { 'x-svc-token': aggregatorToken });
+    const merchant = await post(
+      `${restUrl}/payment-link/merchant/get-token`,
+      { svcMerchantId: DEMO.merchantId },
+      { 'x-svc-token': aggregatorToken },
+    );
     expect(merchant.status).toBe(200);
     merchantJwt = ((await merchant.json()) as { data: { token: string } }).data.token;
   }, 300_000);
@@ -149,7 +165,11 @@ describe('replicas as processes behind HAProxy', () => {
     const runId = randomBytes(3).toString('hex');
     const now = () => performance.now() - report.startedAt;
     /** Sends one request; `check` answers why a response is a failure, or null. */
-    const send = async (what: LoadRequest['what'], request: () => Promise<Response>, check: (response: Response, text: string) => string | null) => {
+    const send = async (
+      what: LoadRequest['what'],
+      request: () => Promise<Response>,
+      check: (response: Response, text: string) => string | null,
+    ) => {
       const sentAt = now();
       let failure: string | null;
       try {
@@ -165,7 +185,12 @@ describe('replicas as processes behind HAProxy', () => {
         const key = `load-${runId}-${n}-${i}`;
         await send(
           'write',
-          () => post(`${restUrl}/public/merchant/payment/create`, { amount: 1 + (i % 100), currency: 'USD', invoiceNumber: key }, { 'x-svc-jwtoken': merchantJwt, 'idempotency-key': key }),
+          () =>
+            post(
+              `${restUrl}/public/merchant/payment/create`,
+              { amount: 1 + (i % 100), currency: 'USD', invoiceNumber: key },
+              { 'x-svc-jwtoken': merchantJwt, 'idempotency-key': key },
+            ),
           (response, text) => {
             const id = response.ok ? (JSON.parse(text) as { data?: { svcTransactionId?: string } }).data?.svcTransactionId : undefined;
             if (!id) return `${response.status} ${text}`;
@@ -173,7 +198,11 @@ describe('replicas as processes behind HAProxy', () => {
             return null;
           },
         );
-        await send('read', () => fetch(`${restUrl}/restrictions`, { headers: { token: userToken }, signal: AbortSignal.timeout(15_000) }), (response, text) => (response.ok ? null : `${response.status} ${text}`));
+        await send(
+          'read',
+          () => fetch(`${restUrl}/restrictions`, { headers: { token: userToken }, signal: AbortSignal.timeout(15_000) }),
+          (response, text) => (response.ok ? null : `${response.status} ${text}`),
+        );
         // Paced: steady traffic that leaves the two cores room to restart a gateway.
         await sleep(200);
       }
@@ -194,9 +223,16 @@ describe('replicas as processes behind HAProxy', () => {
   const expectReadable = async (acknowledged: string[]) => {
     const stored = new Set<string>();
     for (let skip = 0; ; skip += 1000) {
-      const answer = await graphql(running().graphqlUrl, 'query ($skip: Int) { paymentLinks(numberOfRecords: 1000, skipRecords: $skip) { items { svcTransactionId } total { more } } }', { skip }, { 'x-svc-jwtoken': merchantJwt });
+      const answer = await graphql(
+        running().graphqlUrl,
+        'query ($skip: Int) { paymentLinks(numberOfRecords: 1000, skipRecords: $skip) { items { svcTransactionId } total { more } } }',
+        { skip },
+        { 'x-svc-jwtoken': merchantJwt },
+      );
       expect(answer.status).toBe(200);
-      const page = ((await answer.json()) as { data: { paymentLinks: { items: Array<{ svcTransactionId: string }>; total: { more: boolean } } } }).data.paymentLinks;
+      const page = (
+        (await answer.json()) as { data: { paymentLinks: { items: Array<{ svcTransactionId: string }>; total: { more: boolean } } } }
+      ).data.paymentLinks;
       for (const { svcTransactionId } of page.items) stored.add(svcTransactionId);
       if (!page.total.more) break;
     }
@@ -206,13 +242,25 @@ describe('replicas as processes behind HAProxy', () => {
   it('delivers to a subscription on one gateway an event caused by a REST call through the other adapter', async () => {
     const SvcCardId = DEMO.cardIds[0];
     const received: unknown[] = [];
-    const client = createClient({ url: direct('gateway-1').replace('http', 'ws'), webSocketImpl: WebSocket, connectionParams: { token: userToken }, retryAttempts: 0 });
+    const client = createClient({
+      url: direct('gateway-1').replace('http', 'ws'),
+      webSocketImpl: WebSocket,
+      connectionParams: { token: userToken },
+      retryAttempts: 0,
+    });
     try {
-      client.subscribe({ query: 'subscription { cardStatusChanged { SvcCardId status } }' }, { next: (value) => void received.push(value), error: () => {}, complete: () => {} });
+      client.subscribe(
+        { query: 'subscription { cardStatusChanged { SvcCardId status } }' },
+        { next: (value) => void received.push(value), error: () => {}, complete: () => {} },
+      );
       // The subscription is registered a moment after it is sent: change the card until an event arrives.
       const deadline = Date.now() + 20_000;
       for (let i = 0; received.length === 0 && Date.now() < deadline; i += 1) {
-        const answer = await post(`${running().urls['rest-adapter-2']}/cards/${SvcCardId}/${i % 2 === 0 ? 'off' : 'on'}`, {}, { token: userToken });
+        const answer = await post(
+          `${running().urls['rest-adapter-2']}/cards/${SvcCardId}/${i % 2 === 0 ? 'off' : 'on'}`,
+          {},
+          { token: userToken },
+        );
         expect(answer.status).toBe(200);
         await sleep(250);
       }
@@ -224,7 +272,8 @@ describe('replicas as processes behind HAProxy', () => {
   });
 
   it('counts a rate limit across both gateways', async () => {
-    const exchange = (gateway: Gateway) => statusOf(graphql(direct(gateway), 'mutation ($link: String) { customerToken(link: $link) { token } }', { link: 'no-such-link' }));
+    const exchange = (gateway: Gateway) =>
+      statusOf(graphql(direct(gateway), 'mutation ($link: String) { customerToken(link: $link) { token } }', { link: 'no-such-link' }));
     // Half the limit on each gateway: neither has reached it alone.
     const within: number[] = [];
     for (let i = 0; i < SENSITIVE_LIMIT; i += 1) within.push(await exchange(GATEWAYS[i % 2]!));
@@ -241,7 +290,8 @@ describe('replicas as processes behind HAProxy', () => {
     expect(first.headers.get('idempotent-replayed')).toBeNull();
     expect(again.status).toBe(200);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
-    const idOf = async (answer: Response) => ((await answer.json()) as { data: { createPaymentLink: { svcTransactionId: string } } }).data.createPaymentLink.svcTransactionId;
+    const idOf = async (answer: Response) =>
+      ((await answer.json()) as { data: { createPaymentLink: { svcTransactionId: string } } }).data.createPaymentLink.svcTransactionId;
     expect(await idOf(again)).toBe(await idOf(first));
   });
 
@@ -254,11 +304,26 @@ describe('replicas as processes behind HAProxy', () => {
     expect(logout.status).toBe(200);
     const loggedOutAt = performance.now();
     const first = await me('gateway-2');
-    const refused = first === 401 ? first : await until(() => me('gateway-2'), (status) => status === 401, 2000);
-    process.stderr.write(`topology: logout on gateway-1: the next request on gateway-2 got ${first}; refused there ${Math.round(performance.now() - loggedOutAt)} ms after the logout's answer\n`);
+    const refused =
+      first === 401
+        ? first
+        : await until(
+            () => me('gateway-2'),
+            (status) => status === 401,
+            2000,
+          );
+    process.stderr.write(
+      `topology: logout on gateway-1: the next request on gateway-2 got ${first}; refused there ${Math.round(performance.now() - loggedOutAt)} ms after the logout's answer\n`,
+    );
     expect(refused).toBe(401);
-    const restrictions = (adapter: 'rest-adapter-1' | 'rest-adapter-2') => statusOf(fetch(`${running().urls[adapter]}/restrictions`, { headers: { token } }));
-    const after = await Promise.all([...Array.from({ length: 5 }, () => me('gateway-1')), ...Array.from({ length: 5 }, () => me('gateway-2')), ...Array.from({ length: 5 }, () => restrictions('rest-adapter-1')), ...Array.from({ length: 5 }, () => restrictions('rest-adapter-2'))]);
+    const restrictions = (adapter: 'rest-adapter-1' | 'rest-adapter-2') =>
+      statusOf(fetch(`${running().urls[adapter]}/restrictions`, { headers: { token } }));
+    const after = await Promise.all([
+      ...Array.from({ length: 5 }, () => me('gateway-1')),
+      ...Array.from({ length: 5 }, () => me('gateway-2')),
+      ...Array.from({ length: 5 }, () => restrictions('rest-adapter-1')),
+      ...Array.from({ length: 5 }, () => restrictions('rest-adapter-2')),
+    ]);
     expect(after).toEqual(Array.from({ length: 20 }, () => 401));
   });
 
@@ -272,12 +337,16 @@ describe('replicas as processes behind HAProxy', () => {
       expect(await running().stop(gateway)).toBe('exited with 0');
       const stoppedIn = performance.now() - since;
       await running().restart(gateway);
-      restarts.push(`${gateway} stopped in ${Math.round(stoppedIn)} ms, back in rotation ${Math.round(performance.now() - since)} ms after SIGTERM`);
+      restarts.push(
+        `${gateway} stopped in ${Math.round(stoppedIn)} ms, back in rotation ${Math.round(performance.now() - since)} ms after SIGTERM`,
+      );
     }
     await sleep(1000);
     const report = await load.stop();
     const seconds = (performance.now() - report.startedAt) / 1000;
-    process.stderr.write(`topology: rolling restart: ${restarts.join('; ')}; ${report.requests.length} requests in ${seconds.toFixed(1)} s, ${failuresOf(report).length} failed, ${report.acknowledged.length} writes acknowledged\n`);
+    process.stderr.write(
+      `topology: rolling restart: ${restarts.join('; ')}; ${report.requests.length} requests in ${seconds.toFixed(1)} s, ${failuresOf(report).length} failed, ${report.acknowledged.length} writes acknowledged\n`,
+    );
     expect(report.requests.length).toBeGreaterThan(100);
     expect(failuresOf(report)).toEqual([]);
     await expectReadable(report.acknowledged);
@@ -287,7 +356,13 @@ describe('replicas as processes behind HAProxy', () => {
     const { graphqlUrl, restUrl } = running();
     const SvcCardId = DEMO.cardIds[0];
     const SUBSCRIBERS = 4;
-    const subscribers = Array.from({ length: SUBSCRIBERS }, () => ({ received: [] as number[], connectedAt: [] as number[], closedAt: [] as number[], errors: [] as string[], client: null as Client | null }));
+    const subscribers = Array.from({ length: SUBSCRIBERS }, () => ({
+      received: [] as number[],
+      connectedAt: [] as number[],
+      closedAt: [] as number[],
+      errors: [] as string[],
+      client: null as Client | null,
+    }));
     for (const subscriber of subscribers) {
       subscriber.client = createClient({
         url: graphqlUrl.replace('http', 'ws'),
@@ -301,9 +376,19 @@ describe('replicas as processes behind HAProxy', () => {
         // Until HAProxy takes the dead gateway out it may answer an upgrade 503, a socket error on
         // which graphql-ws gives up by default (it retries closes only): behind a balancer, retry both.
         shouldRetry: () => true,
-        on: { connected: () => void subscriber.connectedAt.push(performance.now()), closed: () => void subscriber.closedAt.push(performance.now()) },
+        on: {
+          connected: () => void subscriber.connectedAt.push(performance.now()),
+          closed: () => void subscriber.closedAt.push(performance.now()),
+        },
       });
-      subscriber.client.subscribe({ query: 'subscription { cardStatusChanged { SvcCardId status } }' }, { next: () => void subscriber.received.push(performance.now()), error: (error: unknown) => void subscriber.errors.push(String(error)), complete: () => {} });
+      subscriber.client.subscribe(
+        { query: 'subscription { cardStatusChanged { SvcCardId status } }' },
+        {
+          next: () => void subscriber.received.push(performance.now()),
+          error: (error: unknown) => void subscriber.errors.push(String(error)),
+          complete: () => {},
+        },
+      );
     }
     /** Changes the card through HAProxy's REST front until every subscriber has an event received after `since`. */
     const eventsReachEveryone = async (since: number) => {
@@ -331,7 +416,11 @@ describe('replicas as processes behind HAProxy', () => {
       await sleep(1000);
       const killedAt = performance.now();
       expect(await running().stop(victim, 'SIGKILL')).toBe('killed by SIGKILL');
-      await until(() => running().balancerState(victim), (state) => state.status.startsWith('DOWN'), 10_000);
+      await until(
+        () => running().balancerState(victim),
+        (state) => state.status.startsWith('DOWN'),
+        10_000,
+      );
       const downAt = performance.now();
       await sleep(3000);
       const report = await load.stop();
@@ -348,7 +437,8 @@ describe('replicas as processes behind HAProxy', () => {
         `topology: SIGKILL of ${victim}: HAProxy took it out ${Math.round(down - killed)} ms after the kill; ${report.requests.length} requests, ${exposed.length} in flight or sent in between, ${failures.length} failed; ` +
           `${report.acknowledged.length} writes acknowledged; ${reconnected.length} of ${SUBSCRIBERS} subscribers reconnected in ${reconnectMs.map(Math.round).join(', ')} ms\n`,
       );
-      if (failures.length > 0) process.stderr.write(`topology: failures around the kill at ${Math.round(killed)} ms: ${JSON.stringify(failures)}\n`);
+      if (failures.length > 0)
+        process.stderr.write(`topology: failures around the kill at ${Math.round(killed)} ms: ${JSON.stringify(failures)}\n`);
       // HAProxy takes the dead gateway out after `fall` failed checks; until then it may send it requests, which fail.
       expect(down - killed).toBeLessThan(HAPROXY_CHECKS.intervalMs * (HAPROXY_CHECKS.fall + 1) + 1000);
       // Only those fail: none that had been answered before the kill, none sent after HAProxy took the gateway out.

@@ -22,7 +22,10 @@ const valuesOf = (name: string) => {
   const type = api.getType(name);
   if (!isEnumType(type)) throw new Error(`${name} is not an enum of the API schema`);
   // The committed API schema is sorted: values are compared as sets.
-  return type.getValues().map((value) => value.name).sort();
+  return type
+    .getValues()
+    .map((value) => value.name)
+    .sort();
 };
 const sorted = (values: Iterable<string>) => [...new Set(values)].sort();
 
@@ -42,7 +45,7 @@ const typeOf = (path: string) => {
 };
 
 describe('closed sets in the API schema', () => {
-  it("spell each value as the specs and the stored documents do", () => {
+  it('spell each value as the specs and the stored documents do', () => {
     expect(valuesOf('PaymentLinkStatus')).toEqual([...PAYMENT_LINK_STATUSES].sort());
     expect(valuesOf('CardStatus')).toEqual(['active', 'blocked'].sort());
     expect(valuesOf('AchPaymentStatus')).toEqual(['Processing', 'Settled', 'Returned'].sort());
@@ -54,7 +57,9 @@ describe('closed sets in the API schema', () => {
   it('spell the other closed sets as the specs and the subgraphs that check them do', () => {
     // The end-user spec: "one of: internet, android, browser, statementGenerator, dicBuilder, chat, android_v1, ios_v1, mobile, test".
     expect(valuesOf('LoginChannel')).toEqual(sorted(Object.keys(CHANNEL_REQUIREMENTS)));
-    expect(valuesOf('LoginChannel')).toEqual(sorted(['internet', 'android', 'browser', 'statementGenerator', 'dicBuilder', 'chat', 'android_v1', 'ios_v1', 'mobile', 'test']));
+    expect(valuesOf('LoginChannel')).toEqual(
+      sorted(['internet', 'android', 'browser', 'statementGenerator', 'dicBuilder', 'chat', 'android_v1', 'ios_v1', 'mobile', 'test']),
+    );
     expect(valuesOf('LoginChannel')).toEqual(expect.arrayContaining([...DEVICE_CHANNELS]));
     expect(valuesOf('Segment')).toEqual(sorted(SEGMENTS));
     expect(valuesOf('Segment')).toEqual(expect.arrayContaining(Object.values(PRE_SEGMENTS)));
@@ -174,11 +179,24 @@ describe('closed sets in the API schema', () => {
   it('keep String where an enum would change a refusal clients are told, or cannot spell the values', () => {
     // Each of these says why in its SDL description: a spec's own error code, a test-pinned VALIDATION_FAILED, a value that is no enum name, or data.
     const kept = [
-      'LoginInput.channel', 'ProspectDataInput.preSegment', 'DeviceRegistrationInput.preSegment', 'AddressInput.accountType', 'AlertInput.alertTypeId',
+      'LoginInput.channel',
+      'ProspectDataInput.preSegment',
+      'DeviceRegistrationInput.preSegment',
+      'AddressInput.accountType',
+      'AlertInput.alertTypeId',
       // actorKind: the audit forwarding parks an event its receiver refuses with VALIDATION_FAILED; a coercion error would stall it.
-      'SandboxInput.sandBoxCases', 'AuditRecordInput.actorKind',
-      'CardAuthorization.messageType', 'CardMessageInput.messageType', 'Transaction.txnType', 'TransactionTypeRule.name', 'Restriction.txnTypes',
-      'TransactionProposalInput.sourceAccountType', 'Delivery.eventType', 'CardWebhookDelivery.eventType', 'ProspectImageInput.contentType', 'DocumentUploadInput.contentType',
+      'SandboxInput.sandBoxCases',
+      'AuditRecordInput.actorKind',
+      'CardAuthorization.messageType',
+      'CardMessageInput.messageType',
+      'Transaction.txnType',
+      'TransactionTypeRule.name',
+      'Restriction.txnTypes',
+      'TransactionProposalInput.sourceAccountType',
+      'Delivery.eventType',
+      'CardWebhookDelivery.eventType',
+      'ProspectImageInput.contentType',
+      'DocumentUploadInput.contentType',
     ];
     for (const path of kept) expect(typeOf(path).replace(/[[\]!]/g, ''), path).toBe('String');
   });

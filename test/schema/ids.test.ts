@@ -10,18 +10,41 @@ const api = buildSchema(readFileSync(API_SCHEMA_PATH, 'utf8'));
  * objects inside their owner, and records whose identity is their owner's and another key.
  */
 const NOT_RECORDS = new Set([
-  'AchResult', 'AggregatorViewer', 'CardAuthorizationResult', 'CardResult', 'CardStatusResult', 'CondorCardAdditionalData', 'CondorCardResult',
-  'CustomerInitResult', 'DeviceRegistrationResult', 'LoginResult', 'OnboardingSocketResult', 'OpenedAccount', 'ProspectDataResult', 'ProspectImageResult',
-  'WebhookConfigResult', 'LogoUpload', 'TransactionInternal',
+  'AchResult',
+  'AggregatorViewer',
+  'CardAuthorizationResult',
+  'CardResult',
+  'CardStatusResult',
+  'CondorCardAdditionalData',
+  'CondorCardResult',
+  'CustomerInitResult',
+  'DeviceRegistrationResult',
+  'LoginResult',
+  'OnboardingSocketResult',
+  'OpenedAccount',
+  'ProspectDataResult',
+  'ProspectImageResult',
+  'WebhookConfigResult',
+  'LogoUpload',
+  'TransactionInternal',
   // Inside their owner, keyed by the owner and a member: a report's figures, an application's entity, a user's alert, a link's history entry.
-  'AchReturnRates', 'EntityApplication', 'Alert', 'StatusChange',
+  'AchReturnRates',
+  'EntityApplication',
+  'Alert',
+  'StatusChange',
 ]);
 
-describe('ids for clients\' caches', () => {
+describe("ids for clients' caches", () => {
   it('gives every record with a key of its own an id: ID!', () => {
     const missing: string[] = [];
     for (const type of Object.values(api.getTypeMap())) {
-      if (!isObjectType(type) || type.name.startsWith('__') || ['Query', 'Mutation', 'Subscription'].includes(type.name) || NOT_RECORDS.has(type.name)) continue;
+      if (
+        !isObjectType(type) ||
+        type.name.startsWith('__') ||
+        ['Query', 'Mutation', 'Subscription'].includes(type.name) ||
+        NOT_RECORDS.has(type.name)
+      )
+        continue;
       const fields = type.getFields();
       const keyed = Object.values(fields).some((field) => isNonNullType(field.type) && getNamedType(field.type).name === 'ID');
       if (keyed && String(fields.id?.type) !== 'ID!') missing.push(type.name);

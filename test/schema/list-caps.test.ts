@@ -14,7 +14,10 @@ import type { JsonSchema } from '../../rest-adapter/src/contract/json-schema.js'
 
 const api = buildSchema(readFileSync(API_SCHEMA_PATH, 'utf8'));
 const TABLES: ReadonlyArray<['user' | 'payments' | 'cards' | 'compliance', ListCaps]> = [
-  ['user', USER_LIST_CAPS], ['payments', PAYMENTS_LIST_CAPS], ['cards', CARDS_LIST_CAPS], ['compliance', COMPLIANCE_LIST_CAPS],
+  ['user', USER_LIST_CAPS],
+  ['payments', PAYMENTS_LIST_CAPS],
+  ['cards', CARDS_LIST_CAPS],
+  ['compliance', COMPLIANCE_LIST_CAPS],
 ];
 const caps = new Map<string, number>(TABLES.flatMap(([, table]) => Object.entries(table)));
 
@@ -69,7 +72,7 @@ describe('bounded lists', () => {
     for (const [coordinate, max] of caps) expect(Number.isInteger(max) && max > 0, coordinate).toBe(true);
   });
 
-  it('names only lists of the API schema, each in one subgraph\'s table', () => {
+  it("names only lists of the API schema, each in one subgraph's table", () => {
     const lists = new Set(listCoordinates(api));
     const named = TABLES.flatMap(([, table]) => Object.keys(table));
     expect(named.filter((coordinate) => !lists.has(coordinate))).toEqual([]);
@@ -78,17 +81,21 @@ describe('bounded lists', () => {
 
   it("keeps each subgraph's caps in its own table: every list of its SDL, and nothing else (the gateway's entity fetches aside)", () => {
     for (const [name, table] of TABLES) {
-      const lists = listCoordinates(buildSubgraphSchema({ typeDefs: parse(subgraphSdl(name)) })).filter((coordinate) => coordinate !== 'Query._entities(representations:)');
+      const lists = listCoordinates(buildSubgraphSchema({ typeDefs: parse(subgraphSdl(name)) })).filter(
+        (coordinate) => coordinate !== 'Query._entities(representations:)',
+      );
       expect(Object.keys(table).sort(), name).toEqual(lists);
     }
   });
 
   it('says each cap in the SDL description', () => {
-    const undocumented = [...caps].filter(([coordinate, max]) => !new RegExp(`\\bat most ${max}\\b`, 'i').test(descriptionOf(api, coordinate)));
+    const undocumented = [...caps].filter(
+      ([coordinate, max]) => !new RegExp(`\\bat most ${max}\\b`, 'i').test(descriptionOf(api, coordinate)),
+    );
     expect(undocumented.map(([coordinate, max]) => `${coordinate} (${max})`)).toEqual([]);
   });
 
-  it('gives every array of every REST request schema a maxItems, the graph\'s cap where the property is a capped field', () => {
+  it("gives every array of every REST request schema a maxItems, the graph's cap where the property is a capped field", () => {
     const byField = new Map<string, Set<number>>();
     for (const [coordinate, max] of caps) {
       const name = /[.(](\w+):?\)?$/.exec(coordinate)![1]!;
@@ -97,14 +104,19 @@ describe('bounded lists', () => {
     const problems: string[] = [];
     let arrays = 0;
     for (const route of ROUTES) {
-      const schemas = [route.requestSchema, ...Object.values(route.paramSchemas ?? {}), ...Object.values(route.queryParameters ?? {}).map((p) => p.schema)];
+      const schemas = [
+        route.requestSchema,
+        ...Object.values(route.paramSchemas ?? {}),
+        ...Object.values(route.queryParameters ?? {}).map((p) => p.schema),
+      ];
       for (const schema of schemas) {
         if (!schema) continue;
         for (const { name, schema: array } of arraysOf(schema, '', [])) {
           arrays += 1;
           const where = `${route.method} ${route.paths[0]} ${name || '(body)'}`;
           if (typeof array.maxItems !== 'number') problems.push(`${where}: no maxItems`);
-          else if (byField.has(name) && !byField.get(name)!.has(array.maxItems)) problems.push(`${where}: maxItems ${array.maxItems}, the graph caps ${[...byField.get(name)!].join('/')}`);
+          else if (byField.has(name) && !byField.get(name)!.has(array.maxItems))
+            problems.push(`${where}: maxItems ${array.maxItems}, the graph caps ${[...byField.get(name)!].join('/')}`);
         }
       }
     }

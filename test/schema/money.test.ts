@@ -11,11 +11,13 @@ function everyField(): Array<{ at: string; name: string; type: string }> {
   for (const type of Object.values(api.getTypeMap())) {
     if (type.name.startsWith('__')) continue;
     if (isInputObjectType(type)) {
-      for (const field of Object.values(type.getFields())) fields.push({ at: `${type.name}.${field.name}`, name: field.name, type: getNamedType(field.type).name });
+      for (const field of Object.values(type.getFields()))
+        fields.push({ at: `${type.name}.${field.name}`, name: field.name, type: getNamedType(field.type).name });
     } else if (isObjectType(type) || isInterfaceType(type)) {
       for (const field of Object.values(type.getFields())) {
         fields.push({ at: `${type.name}.${field.name}`, name: field.name, type: getNamedType(field.type).name });
-        for (const arg of field.args) fields.push({ at: `${type.name}.${field.name}(${arg.name})`, name: arg.name, type: getNamedType(arg.type).name });
+        for (const arg of field.args)
+          fields.push({ at: `${type.name}.${field.name}(${arg.name})`, name: arg.name, type: getNamedType(arg.type).name });
       }
     }
   }
@@ -26,10 +28,20 @@ function everyField(): Array<{ at: string; name: string; type: string }> {
 const MONEY = /^(amount|balance|fee|debit|credit|available_balance)$|(Amount|Balance)$|^amount(From|To)$/;
 /** Float fields that measure something other than money; each is named here on purpose. */
 const MEASURES = new Set([
-  'GeocodeCandidate.latitude', 'GeocodeCandidate.longitude', 'GeocodeCandidate.confidence', 'UserExtras.heightMetric', 'UserExtras.weightMetric',
-  'CardAuthorization.decisionMs', 'CardAuthorizationResult.decisionMs', 'DeliveryAttempt.durationMs',
-  'AchReturnRates.adminRate', 'AchReturnRates.adminAmountRate', 'AchReturnRates.unAuthorizedRate', 'AchReturnRates.unAuthorizedAmountRate',
-  'AchReturnRates.totalRate', 'AchReturnRates.totalAmountRate',
+  'GeocodeCandidate.latitude',
+  'GeocodeCandidate.longitude',
+  'GeocodeCandidate.confidence',
+  'UserExtras.heightMetric',
+  'UserExtras.weightMetric',
+  'CardAuthorization.decisionMs',
+  'CardAuthorizationResult.decisionMs',
+  'DeliveryAttempt.durationMs',
+  'AchReturnRates.adminRate',
+  'AchReturnRates.adminAmountRate',
+  'AchReturnRates.unAuthorizedRate',
+  'AchReturnRates.unAuthorizedAmountRate',
+  'AchReturnRates.totalRate',
+  'AchReturnRates.totalAmountRate',
 ]);
 
 describe('money in the API schema', () => {
@@ -40,7 +52,9 @@ describe('money in the API schema', () => {
   });
 
   it('has no Float but the measures that are not money', () => {
-    const floats = everyField().filter((field) => field.type === 'Float').map((field) => field.at);
+    const floats = everyField()
+      .filter((field) => field.type === 'Float')
+      .map((field) => field.at);
     expect(new Set(floats)).toEqual(MEASURES);
   });
 

@@ -22,7 +22,10 @@ describe('the composed supergraph', () => {
   it('reports composition errors instead of a supergraph', () => {
     const sdls = readSubgraphSdls();
     // Two subgraphs disagree on the type of a shared key field.
-    sdls.cards = sdls.cards!.replace('type User @key(fields: "SvcUserId") {\n  SvcUserId: ID!', 'type User @key(fields: "SvcUserId") {\n  SvcUserId: Int!');
+    sdls.cards = sdls.cards!.replace(
+      'type User @key(fields: "SvcUserId") {\n  SvcUserId: ID!',
+      'type User @key(fields: "SvcUserId") {\n  SvcUserId: Int!',
+    );
     const result = checkSupergraph(readFileSync(SUPERGRAPH_PATH, 'utf8'), sdls);
     expect(result.stale).toBe(true);
     expect(result.errors.length).toBeGreaterThan(0);
@@ -35,7 +38,7 @@ describe('the composed supergraph', () => {
     expect(result.errors).toEqual([expect.stringContaining('schema/gateway-subscriptions.graphql')]);
   });
 
-  it("reports a gateway subscription that names a type the graph does not have", () => {
+  it('reports a gateway subscription that names a type the graph does not have', () => {
     const subscriptions = readFileSync(GATEWAY_SUBSCRIPTIONS_PATH, 'utf8').replace('cardStatusChanged: Card!', 'cardStatusChanged: Kard!');
     const result = checkSupergraph(readFileSync(SUPERGRAPH_PATH, 'utf8'), undefined, undefined, subscriptions);
     expect(result.errors).toEqual([expect.stringContaining('Kard')]);

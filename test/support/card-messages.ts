@@ -7,10 +7,20 @@ import type { GraphQLBody, TestStack } from './harness.js';
 export const PROCESSOR_KEY = 'card-processor-key-0123456789abcdefgh';
 
 /** The card processor's mutation, with every field of the decision the tests read. */
-export const AUTHORIZE = 'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { messageId responseCode approved decidedBy reason transactionId decisionMs } }';
+export const AUTHORIZE =
+  'mutation ($input: CardMessageInput!) { authorizeCardMessage(input: $input) { messageId responseCode approved decidedBy reason transactionId decisionMs } }';
 
 /** A card message as the tests send it: the documented fields, and any other a test adds or overrides. */
-export type CardMessageInput = { messageType: string; svcCardId: string; amount: number; currency: string; merchantName: string; mcc: string; stan: string; rrn: string } & Record<string, unknown>;
+export type CardMessageInput = {
+  messageType: string;
+  svcCardId: string;
+  amount: number;
+  currency: string;
+  merchantName: string;
+  mcc: string;
+  stan: string;
+  rrn: string;
+} & Record<string, unknown>;
 
 /**
  * Card messages of one test file: the demo user's first card at a grocery, with a STAN of its own
@@ -25,7 +35,17 @@ export function cardMessages(firstStan: number, rrnPrefix: string, defaults: Rec
     /** A message with the next STAN, `defaults` and then `overrides` applied. */
     message: (overrides: Record<string, unknown> = {}): CardMessageInput => {
       stan += 1;
-      const base = { messageType: '0200', svcCardId: DEMO.cardIds[0], amount: 10, currency: 'USD', merchantName: 'Corner Grocery', mcc: '5411', stan: String(stan), rrn: `${rrnPrefix}${String(stan).padStart(9, '0')}`, ...defaults };
+      const base = {
+        messageType: '0200',
+        svcCardId: DEMO.cardIds[0],
+        amount: 10,
+        currency: 'USD',
+        merchantName: 'Corner Grocery',
+        mcc: '5411',
+        stan: String(stan),
+        rrn: `${rrnPrefix}${String(stan).padStart(9, '0')}`,
+        ...defaults,
+      };
       return { ...base, ...overrides };
     },
   };
@@ -55,7 +75,11 @@ export function authorizeThrough(stack: TestStack): (input: Record<string, unkno
 export function authorizeAt(replica: HttpService, internalSecret: string): (input: Record<string, unknown>) => Promise<CardDecision> {
   return async (input) => {
     const principal = signPrincipal({ kind: 'service', service: 'card-processor' }, internalSecret);
-    const response = await fetch(`${replica.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: principal }, body: JSON.stringify({ query: AUTHORIZE, variables: { input } }) });
+    const response = await fetch(`${replica.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: principal },
+      body: JSON.stringify({ query: AUTHORIZE, variables: { input } }),
+    });
     const body = (await response.json()) as GraphQLBody<{ authorizeCardMessage: CardDecision }>;
     if (body.errors) throw new Error(JSON.stringify(body.errors));
     return body.data!.authorizeCardMessage;

@@ -42,7 +42,9 @@ export class ContractChecker {
     let validate = this.validators.get(key);
     if (!validate) {
       // `#/components/...` in the document's schemas resolves against the document itself.
-      validate = this.ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi.json#/components/')) as Record<string, unknown>);
+      validate = this.ajv.compile(
+        JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi.json#/components/')) as Record<string, unknown>,
+      );
       this.validators.set(key, validate);
     }
     return validate;
@@ -61,22 +63,30 @@ export class ContractChecker {
       if (status === 405) {
         const allowed = candidates.flatMap(({ template }) => Object.keys(this.document.paths[template]!).map((m) => m.toUpperCase()));
         const allow = (headers.get('allow') ?? '').split(',').map((m) => m.trim());
-        if (!allowed.every((m) => allow.includes(m))) throw new Error(`${where}: Allow "${headers.get('allow')}" does not name ${allowed.join(', ')}`);
+        if (!allowed.every((m) => allow.includes(m)))
+          throw new Error(`${where}: Allow "${headers.get('allow')}" does not name ${allowed.join(', ')}`);
       }
       this.body(where, 'NoRoute', { $ref: '#/components/schemas/NoRoute' }, text);
       return null;
     }
     const operation = this.document.paths[matched.template]![method.toLowerCase()]!;
     const response = operation.responses[String(status)] as ResponseObject | undefined;
-    if (!response) throw new Error(`${where}: status ${status} is not documented for ${method} ${matched.template} (documented: ${Object.keys(operation.responses).join(', ')})`);
+    if (!response)
+      throw new Error(
+        `${where}: status ${status} is not documented for ${method} ${matched.template} (documented: ${Object.keys(operation.responses).join(', ')})`,
+      );
     for (const [name, header] of Object.entries(response.headers ?? {})) {
       const required = header.$ref ? true : header.required;
       if (required && !headers.has(name)) throw new Error(`${where}: the documented header ${name} is missing`);
-      if (header.schema?.type === 'integer' && headers.has(name) && !/^\d+$/.test(headers.get(name)!)) throw new Error(`${where}: the header ${name} is not an integer: ${headers.get(name)}`);
+      if (header.schema?.type === 'integer' && headers.has(name) && !/^\d+$/.test(headers.get(name)!))
+        throw new Error(`${where}: the header ${name} is not an integer: ${headers.get(name)}`);
     }
     const contentType = (headers.get('content-type') ?? '').split(';')[0]!.trim();
     const media = response.content?.[contentType];
-    if (!media) throw new Error(`${where}: content type "${contentType}" is not documented (documented: ${Object.keys(response.content ?? {}).join(', ')})`);
+    if (!media)
+      throw new Error(
+        `${where}: content type "${contentType}" is not documented (documented: ${Object.keys(response.content ?? {}).join(', ')})`,
+      );
     this.body(where, `${method} ${matched.template} ${status} ${contentType}`, media.schema, text, contentType);
     return matched.template;
   }
@@ -92,7 +102,9 @@ export class ContractChecker {
     }
     const validate = this.validator(key, schema);
     if (!validate(body)) {
-      const problems = (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '(body)'} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
+      const problems = (validate.errors ?? [])
+        .slice(0, 5)
+        .map((e) => `${e.instancePath || '(body)'} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
       throw new Error(`${where}: the body does not match the document:\n  ${problems.join('\n  ')}\nbody: ${text.slice(0, 1000)}`);
     }
   }
@@ -137,7 +149,8 @@ export function documentedSchemaProblems(document: OpenApiDocument, shape: Docum
     return documentedSchemaProblems(document, shape.items, described.items as Schema, `${at}[]`);
   }
   if (shape.kind === 'map') {
-    if (described.additionalProperties === undefined || typeof described.additionalProperties !== 'object') return [`${at}: documented as keyed by names, the schema has no additionalProperties`];
+    if (described.additionalProperties === undefined || typeof described.additionalProperties !== 'object')
+      return [`${at}: documented as keyed by names, the schema has no additionalProperties`];
     return documentedSchemaProblems(document, shape.values, described.additionalProperties as Schema, `${at}.*`);
   }
   const properties = new Map(Object.entries((described.properties ?? {}) as Record<string, Schema>));

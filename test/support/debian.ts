@@ -9,7 +9,11 @@ const INSTALL_LIMIT_MS = 10 * 60_000;
 
 function install(debianPackage: string): void {
   const asRoot = process.getuid?.() === 0;
-  const run = (args: string[]) => spawnSync(asRoot ? args[0]! : 'sudo', asRoot ? args.slice(1) : ['-n', ...args], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  const run = (args: string[]) =>
+    spawnSync(asRoot ? args[0]! : 'sudo', asRoot ? args.slice(1) : ['-n', ...args], {
+      stdio: 'inherit',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
   if (run(['apt-get', 'install', '-y', '--no-install-recommends', debianPackage]).status !== 0) {
     run(['apt-get', 'update']);
     run(['apt-get', 'install', '-y', '--no-install-recommends', debianPackage]);

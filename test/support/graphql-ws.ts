@@ -35,7 +35,9 @@ export interface RawConnection {
 export async function openConnection(url: string, params: Record<string, string>): Promise<RawConnection | Closed> {
   const socket = new WebSocket(url, 'graphql-transport-ws');
   const frames: Frame[] = [];
-  const closed = new Promise<Closed>((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: reason.toString(), at: performance.now() })));
+  const closed = new Promise<Closed>((resolve) =>
+    socket.once('close', (code, reason) => resolve({ code, reason: reason.toString(), at: performance.now() })),
+  );
   socket.on('message', (data: Buffer) => frames.push(JSON.parse(data.toString()) as Frame));
   socket.on('error', () => {});
   await new Promise<void>((resolve, reject) => {

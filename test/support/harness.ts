@@ -30,10 +30,18 @@ export interface TestStack extends Stack {
   /** Log lines every service wrote, parsed. */
   logs: Array<Record<string, unknown>>;
   /** Calls the REST adapter with a JSON body; every answer is checked against the OpenAPI document. */
-  rest<T = Record<string, unknown>>(method: string, path: string, options?: { headers?: Record<string, string>; body?: unknown; rawBody?: string }): Promise<JsonResponse<T>>;
+  rest<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    options?: { headers?: Record<string, string>; body?: unknown; rawBody?: string },
+  ): Promise<JsonResponse<T>>;
   /** Calls the REST adapter with any body (multipart, none); the answer is checked against the OpenAPI document. */
   restFetch(path: string, init?: RequestInit): Promise<Response>;
-  graphql<TData = Record<string, unknown>>(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<JsonResponse<GraphQLBody<TData>>>;
+  graphql<TData = Record<string, unknown>>(
+    query: string,
+    variables?: Record<string, unknown>,
+    headers?: Record<string, string>,
+  ): Promise<JsonResponse<GraphQLBody<TData>>>;
   /** Logs the demo user in over the internet channel and returns the token. */
   loginDemo(): Promise<string>;
   /** A token for any session subject, issued directly in the database as the user subgraph issues them (audited as the service `test`). */
@@ -117,12 +125,22 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
     },
     issueToken: async (subject, lifetimeSeconds = 600) => {
       const audit = backgroundAuditTrail(mongo.db('user'), logger, { kind: 'service', service: 'test' });
-      const sessions = new Sessions(authCollections(mongo.db('user')).sessions, usersCollection(mongo.db('user')), audit, announceThrough(mongo.db('user')));
+      const sessions = new Sessions(
+        authCollections(mongo.db('user')).sessions,
+        usersCollection(mongo.db('user')),
+        audit,
+        announceThrough(mongo.db('user')),
+      );
       return (await sessions.issue(subject, lifetimeSeconds)).token;
     },
     issueUserToken: (SvcUserId, lifetimeSeconds) => testStack.issueToken({ kind: 'user', SvcUserId, channel: 'internet' }, lifetimeSeconds),
     auditForwarded: async () => {
-      const pending = () => Promise.all((['user', 'cards', 'payments'] as const).map((name) => outboxCollection(mongo.db(name)).countDocuments({ type: 'audit.recorded', dtsForwarded: null })));
+      const pending = () =>
+        Promise.all(
+          (['user', 'cards', 'payments'] as const).map((name) =>
+            outboxCollection(mongo.db(name)).countDocuments({ type: 'audit.recorded', dtsForwarded: null }),
+          ),
+        );
       await until(pending, (counts) => counts.every((count) => count === 0));
     },
     stop: async () => {
@@ -150,7 +168,13 @@ export async function until<T>(read: () => Promise<T>, done: (value: T) => boole
  * subscription is registered a moment after its acknowledgement, longer on a loaded machine, so
  * a test waits for a change to reach it rather than for a fixed time.
  */
-export async function toggleCardUntil(stack: TestStack, token: string, SvcCardId: string, arrived: () => boolean, timeoutMs = 20_000): Promise<void> {
+export async function toggleCardUntil(
+  stack: TestStack,
+  token: string,
+  SvcCardId: string,
+  arrived: () => boolean,
+  timeoutMs = 20_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (let i = 0; !arrived() && Date.now() < deadline; i += 1) {
     await stack.rest('POST', `/cards/${SvcCardId}/${i % 2 === 0 ? 'off' : 'on'}`, { headers: { token } });

@@ -42,11 +42,21 @@ export async function ensureHelm(options: { helmBin?: string | undefined; progre
   // Built into a folder of its own beside the target, then renamed: a build cut short never looks finished.
   const work = await mkdtemp(path.join(path.dirname(target), 'build-'));
   try {
-    await run(go, ['install', '-trimpath', '-ldflags', `-s -w -X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}`, `${MODULE}@${HELM_VERSION}`], {
-      env: { ...process.env, GOBIN: work, CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
-      maxBuffer: 16 * 1024 * 1024,
-      timeout: 20 * 60_000,
-    });
+    await run(
+      go,
+      [
+        'install',
+        '-trimpath',
+        '-ldflags',
+        `-s -w -X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}`,
+        `${MODULE}@${HELM_VERSION}`,
+      ],
+      {
+        env: { ...process.env, GOBIN: work, CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
+        maxBuffer: 16 * 1024 * 1024,
+        timeout: 20 * 60_000,
+      },
+    );
     await chmod(path.join(work, 'helm'), 0o755);
     await rename(path.join(work, 'helm'), target);
   } finally {

@@ -108,7 +108,11 @@ describe('aggregator credentials', () => {
   it('lets a confined token read what its user may see', async () => {
     const { data } = (await getToken({ login: DEMO.aggregatorLogin, password })).body;
     const confined = data.tokens.find((t) => t.type === 'confined')!.token;
-    const response = await stack.graphql<{ aggregatorViewer: { login: string; tokenType: string } }>('{ aggregatorViewer { login svcAggregatorId tokenType } }', {}, { 'x-svc-token': confined });
+    const response = await stack.graphql<{ aggregatorViewer: { login: string; tokenType: string } }>(
+      '{ aggregatorViewer { login svcAggregatorId tokenType } }',
+      {},
+      { 'x-svc-token': confined },
+    );
     expect(response.body.data?.aggregatorViewer).toMatchObject({ login: DEMO.aggregatorLogin, tokenType: 'confined' });
   });
 
@@ -139,8 +143,14 @@ describe('aggregator credentials', () => {
   });
 
   it('provisions an aggregator and its user from the command line, who can then get a token', async () => {
-    const env = { ...process.env, MONGODB_URI: stack.config.mongodbUri, MONGODB_DB_PREFIX: stack.config.dbPrefix, AGGREGATOR_PASSWORD: 'Acme#Ops2026' };
-    const run = (...args: string[]) => execFileAsync(process.execPath, ['--import', 'tsx', 'scripts/provision.ts', ...args], { env, cwd: REPO_ROOT });
+    const env = {
+      ...process.env,
+      MONGODB_URI: stack.config.mongodbUri,
+      MONGODB_DB_PREFIX: stack.config.dbPrefix,
+      AGGREGATOR_PASSWORD: 'Acme#Ops2026',
+    };
+    const run = (...args: string[]) =>
+      execFileAsync(process.execPath, ['--import', 'tsx', 'scripts/provision.ts', ...args], { env, cwd: REPO_ROOT });
     expect((await run('aggregator', 'acme_corp', 'ACME Corp')).stdout).toContain('created');
     expect((await run('aggregator-user', 'acme_corp', 'acme_ops')).stdout).toContain('created');
     await expect(run('aggregator-user', 'nobody_corp', 'ghost')).rejects.toThrow(/No aggregator nobody_corp/);
@@ -151,7 +161,10 @@ describe('aggregator credentials', () => {
     await stack.auditForwarded();
     const trail = await auditLogCollection(stack.mongo.db('compliance')).find({ actorId: 'provision' }).toArray();
     expect(trail.map((record) => [record.action, record.subjectId])).toEqual(
-      expect.arrayContaining([['AGGREGATOR_CREATED', 'acme_corp'], ['AGGREGATOR_USER_CREATED', 'acme_ops']]),
+      expect.arrayContaining([
+        ['AGGREGATOR_CREATED', 'acme_corp'],
+        ['AGGREGATOR_USER_CREATED', 'acme_ops'],
+      ]),
     );
     expect(trail.filter((record) => record.action === 'AGGREGATOR_USER_CREATED')).toHaveLength(1);
   });
@@ -160,8 +173,16 @@ describe('aggregator credentials', () => {
     const env = { LOGIN_MAX_FAILURES: '2', LOCK_PERIOD_SECONDS: '60' };
     const locking = await startTestStack(env);
     try {
-      const token = (await locking.rest<TokenEnvelope>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } } })).body.data.token;
-      const change = (oldPassword: string) => locking.rest<PasswordEnvelope>('POST', '/user/change-password', { headers: { 'x-svc-token': token }, body: { oldPassword, newPassword: 'NewPass#2027' } });
+      const token = (
+        await locking.rest<TokenEnvelope>('POST', '/auth/get-token', {
+          body: { user: { login: DEMO.aggregatorLogin, password: DEMO.aggregatorPassword } },
+        })
+      ).body.data.token;
+      const change = (oldPassword: string) =>
+        locking.rest<PasswordEnvelope>('POST', '/user/change-password', {
+          headers: { 'x-svc-token': token },
+          body: { oldPassword, newPassword: 'NewPass#2027' },
+        });
       expect((await change('guess-1')).status).toBe(403);
       expect((await change('guess-2')).status).toBe(403);
       const locked = await change(DEMO.aggregatorPassword);

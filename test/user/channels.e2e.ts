@@ -24,15 +24,28 @@ function cryptotextLogin(channel: 'android_v1' | 'ios_v1' | 'mobile', deviceTag:
 
 function androidLogin(atMs = Date.now(), uuid: string = DEMO.devices.android.uuid, key: string = secret) {
   const { deviceTag } = DEMO.devices.android;
-  return { channel: 'android', uuid, deviceTagOpen: deviceTag, signature: androidSignature(key, uuid, deviceTag, atMs), specifics: { os: 'android 15' } };
+  return {
+    channel: 'android',
+    uuid,
+    deviceTagOpen: deviceTag,
+    signature: androidSignature(key, uuid, deviceTag, atMs),
+    specifics: { os: 'android 15' },
+  };
 }
 
 describe('the device and service login channels', () => {
   let stack: TestStack;
-  const login = (body: unknown, headers: Record<string, string> = {}) => stack.rest<LoginBody & ErrorBody>('PUT', '/token', { body, headers });
+  const login = (body: unknown, headers: Record<string, string> = {}) =>
+    stack.rest<LoginBody & ErrorBody>('PUT', '/token', { body, headers });
 
   beforeAll(async () => {
-    stack = await startTestStack({ SERVICE_KEYS: `statements=${SERVICE_KEY}`, SERVICE_KEY_SCOPES: JSON.stringify({ statements: { channels: ['statementGenerator', 'dicBuilder', 'chat'], users: '*' } }), DEVICE_PROOF_WINDOW_SECONDS: '60', LOGIN_MAX_FAILURES: '3', LOCK_PERIOD_SECONDS: '2' });
+    stack = await startTestStack({
+      SERVICE_KEYS: `statements=${SERVICE_KEY}`,
+      SERVICE_KEY_SCOPES: JSON.stringify({ statements: { channels: ['statementGenerator', 'dicBuilder', 'chat'], users: '*' } }),
+      DEVICE_PROOF_WINDOW_SECONDS: '60',
+      LOGIN_MAX_FAILURES: '3',
+      LOCK_PERIOD_SECONDS: '2',
+    });
   });
   afterAll(async () => {
     await stack.stop();
@@ -133,7 +146,9 @@ describe('the device and service login channels', () => {
   });
 
   it('lets no more than the allowed number of guesses through when they arrive in parallel', async () => {
-    const answers = await Promise.all(Array.from({ length: 20 }, () => login({ channel: 'internet', userName: 'parallel.guesser', password: 'wrong' })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => login({ channel: 'internet', userName: 'parallel.guesser', password: 'wrong' })),
+    );
     const codes = answers.map((a) => a.body.error.code);
     // LOGIN_MAX_FAILURES is 3: three passwords are checked, every other attempt is refused unchecked.
     expect(codes.filter((c) => c === 'UNAUTHENTICATED')).toHaveLength(3);

@@ -11,8 +11,7 @@ beforeAll(async () => {
 function kmBetween(aLat: number, aLon: number, bLat: number, bLon: number): number {
   const rad = Math.PI / 180;
   const h =
-    Math.sin(((bLat - aLat) * rad) / 2) ** 2 +
-    Math.cos(aLat * rad) * Math.cos(bLat * rad) * Math.sin(((bLon - aLon) * rad) / 2) ** 2;
+    Math.sin(((bLat - aLat) * rad) / 2) ** 2 + Math.cos(aLat * rad) * Math.cos(bLat * rad) * Math.sin(((bLon - aLon) * rad) / 2) ** 2;
   return 2 * 6371 * Math.asin(Math.sqrt(h));
 }
 
@@ -90,7 +89,11 @@ describe('the offline geocoder', () => {
 
   it('locates a Canadian postal code by its forward sortation area', async () => {
     const first = await best('24 Sussex Drive, Ottawa, ON K1M 1M4', 45.4444, -75.6939, 5);
-    expect(first).toMatchObject({ precision: 'postalCode', countryCode: 'CA', matched: { postalCode: 'K1M', city: 'Ottawa', state: 'ON' } });
+    expect(first).toMatchObject({
+      precision: 'postalCode',
+      countryCode: 'CA',
+      matched: { postalCode: 'K1M', city: 'Ottawa', state: 'ON' },
+    });
   });
 
   it('ranks a postal code that agrees with the city above the city alone', async () => {

@@ -14,7 +14,10 @@ describe('the lockout cannot be turned against a user, and still bounds guessing
   const login = (from: string, password: string, userName: string = DEMO.userName) =>
     stack.rest<ErrorBody>('PUT', '/token', { headers: { 'x-forwarded-for': from }, body: { channel: 'internet', userName, password } });
   const getToken = (from: string, password: string) =>
-    stack.rest<AggregatorBody>('POST', '/auth/get-token', { headers: { 'x-forwarded-for': from }, body: { user: { login: DEMO.aggregatorLogin, password } } });
+    stack.rest<AggregatorBody>('POST', '/auth/get-token', {
+      headers: { 'x-forwarded-for': from },
+      body: { user: { login: DEMO.aggregatorLogin, password } },
+    });
 
   beforeAll(async () => {
     stack = await startTestStack({ TRUST_PROXY: 'true' });

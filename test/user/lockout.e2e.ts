@@ -19,14 +19,18 @@ describe('the lockout counts failures, not attempts (LOGIN_MAX_FAILURES 5)', () 
   let lockouts: Collection<LockoutDocument>;
   /** The id of an actor's count from this test's address group, learnt from a probe's failure. */
   let fromHere: (actor: string) => string;
-  const login = (password: string, userName: string = DEMO.userName) => stack.rest<ErrorBody>('PUT', '/token', { body: { channel: 'internet', userName, password } });
-  const getToken = (password: string) => stack.rest<AggregatorBody>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password } } });
+  const login = (password: string, userName: string = DEMO.userName) =>
+    stack.rest<ErrorBody>('PUT', '/token', { body: { channel: 'internet', userName, password } });
+  const getToken = (password: string) =>
+    stack.rest<AggregatorBody>('POST', '/auth/get-token', { body: { user: { login: DEMO.aggregatorLogin, password } } });
 
   beforeAll(async () => {
     stack = await startTestStack();
     lockouts = stack.mongo.db('user').collection<LockoutDocument>('lockouts');
     expect(outcome(await login('Wrong#Pass1', 'address.probe'))).toBe('401 UNAUTHENTICATED');
-    const probe = (await lockouts.find().toArray()).find((document) => document._id.startsWith('from:') && document._id.endsWith(' internet:address.probe'));
+    const probe = (await lockouts.find().toArray()).find(
+      (document) => document._id.startsWith('from:') && document._id.endsWith(' internet:address.probe'),
+    );
     const group = probe?._id.slice('from:'.length, probe._id.indexOf(' '));
     expect(group).toBeTruthy();
     fromHere = (actor) => `from:${group} ${actor}`;
@@ -44,8 +48,23 @@ describe('the lockout counts failures, not attempts (LOGIN_MAX_FAILURES 5)', () 
   it('lets a correct login wait for a slot held by a check in flight on another replica, and refuses it with 429 and Retry-After when none frees', async () => {
     // Five leases of checks in flight elsewhere (the state is the database's, whichever replica wrote it).
     const actor = fromHere('internet:waiting.user');
-    await lockouts.insertOne({ _id: actor, failures: 0, dtsLastFailure: null, lockedUntil: null, leases: ['a', 'b', 'c', 'd', 'e'].map((id) => lease(LEASE_MS, id)), version: 'v1' });
-    const freed = new Promise<void>((resolve) => setTimeout(() => void lockouts.updateOne({ _id: actor }, { $set: { leases: ['a', 'b', 'c', 'd'].map((id) => lease(LEASE_MS, id)), version: 'v2' } }).then(() => resolve()), 700));
+    await lockouts.insertOne({
+      _id: actor,
+      failures: 0,
+      dtsLastFailure: null,
+      lockedUntil: null,
+      leases: ['a', 'b', 'c', 'd', 'e'].map((id) => lease(LEASE_MS, id)),
+      version: 'v1',
+    });
+    const freed = new Promise<void>((resolve) =>
+      setTimeout(
+        () =>
+          void lockouts
+            .updateOne({ _id: actor }, { $set: { leases: ['a', 'b', 'c', 'd'].map((id) => lease(LEASE_MS, id)), version: 'v2' } })
+            .then(() => resolve()),
+        700,
+      ),
+    );
     const began = Date.now();
     const waited = await login('Wrong#Pass1', 'waiting.user');
     await freed;
@@ -71,7 +90,11 @@ describe('the lockout counts failures, not attempts (LOGIN_MAX_FAILURES 5)', () 
 
   it('never lets a write land on a document deleted and created again since it was read (versions are not reused)', async () => {
     const actor = 'internet:versioned.user';
-    const write = (failures: number) => transact<LockoutDocument, null>(lockouts, actor, () => ({ change: { kind: 'write', set: { failures, dtsLastFailure: null, lockedUntil: null, leases: [] } }, result: null }));
+    const write = (failures: number) =>
+      transact<LockoutDocument, null>(lockouts, actor, () => ({
+        change: { kind: 'write', set: { failures, dtsLastFailure: null, lockedUntil: null, leases: [] } },
+        result: null,
+      }));
     await write(1);
     const read = await lockouts.findOne({ _id: actor });
     await transact<LockoutDocument, null>(lockouts, actor, () => ({ change: { kind: 'delete' }, result: null }));
@@ -115,7 +138,8 @@ describe('the lockout counts failures, not attempts (LOGIN_MAX_FAILURES 5)', () 
   describe('one-time codes', () => {
     let codes: Collection<PendingCode>;
     const hash = (code: string) => createHash('sha256').update(code).digest('hex');
-    const issue = (id: string) => codes.replaceOne({ _id: id }, { codeHash: hash('123456'), attempts: 0, dtsExpiry: new Date(Date.now() + 600_000) }, { upsert: true });
+    const issue = (id: string) =>
+      codes.replaceOne({ _id: id }, { codeHash: hash('123456'), attempts: 0, dtsExpiry: new Date(Date.now() + 600_000) }, { upsert: true });
 
     beforeAll(() => {
       codes = stack.mongo.db('user').collection<PendingCode>('codeProbes');
@@ -139,7 +163,10 @@ describe('the lockout counts failures, not attempts (LOGIN_MAX_FAILURES 5)', () 
 
     it('takes the right code after four wrong tries, sent at once with them', async () => {
       await issue('late');
-      const results = await Promise.all([...Array.from({ length: MAX_CODE_ATTEMPTS - 1 }, () => consumeCode(codes, 'late', hash('000000'))), consumeCode(codes, 'late', hash('123456'))]);
+      const results = await Promise.all([
+        ...Array.from({ length: MAX_CODE_ATTEMPTS - 1 }, () => consumeCode(codes, 'late', hash('000000'))),
+        consumeCode(codes, 'late', hash('123456')),
+      ]);
       expect(results.at(-1)).toMatchObject({ _id: 'late' });
     });
 

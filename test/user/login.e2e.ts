@@ -38,7 +38,12 @@ describe('PUT /token and DELETE /token', () => {
   };
 
   beforeAll(async () => {
-    stack = await startTestStack({ LOGIN_MAX_FAILURES: '3', LOCK_PERIOD_SECONDS: '2', TOKEN_LIFETIME_SECONDS: '7200', SERVICE_KEYS: `operator=${OPERATOR_KEY}` });
+    stack = await startTestStack({
+      LOGIN_MAX_FAILURES: '3',
+      LOCK_PERIOD_SECONDS: '2',
+      TOKEN_LIFETIME_SECONDS: '7200',
+      SERVICE_KEYS: `operator=${OPERATOR_KEY}`,
+    });
   });
   afterAll(async () => {
     await stack.stop();
@@ -48,10 +53,23 @@ describe('PUT /token and DELETE /token', () => {
     const before = Date.now();
     const response = await stack.rest<LoginBody>('PUT', '/token', { body: demoLogin });
     expect(response.status).toBe(200);
-    expect(Object.keys(response.body).sort()).toEqual(
-      ['SvcUserId', 'dtsExpiry', 'isLocalSavingAllowed', 'postOnboardingStepsRequired', 'segment', 'success', 'token', 'userId'],
-    );
-    expect(response.body).toMatchObject({ success: true, userId: 'demo_user_1', SvcUserId: 'demo_user_1', segment: 'retail', isLocalSavingAllowed: false });
+    expect(Object.keys(response.body).sort()).toEqual([
+      'SvcUserId',
+      'dtsExpiry',
+      'isLocalSavingAllowed',
+      'postOnboardingStepsRequired',
+      'segment',
+      'success',
+      'token',
+      'userId',
+    ]);
+    expect(response.body).toMatchObject({
+      success: true,
+      userId: 'demo_user_1',
+      SvcUserId: 'demo_user_1',
+      segment: 'retail',
+      isLocalSavingAllowed: false,
+    });
     expect(response.body.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     // dtsExpiry is the configured lifetime (7200 s) after issue.
     const expiry = Date.parse(response.body.dtsExpiry);
@@ -60,7 +78,9 @@ describe('PUT /token and DELETE /token', () => {
   });
 
   it('accepts device details with any member names (they are read, not stored): android system properties are dotted', async () => {
-    const response = await stack.rest<{ token: string }>('PUT', '/token', { body: { ...demoLogin, specifics: { 'ro.product.model': 'Pixel 8', $source: 'app' }, deviceData: { 'os.version': '14' } } });
+    const response = await stack.rest<{ token: string }>('PUT', '/token', {
+      body: { ...demoLogin, specifics: { 'ro.product.model': 'Pixel 8', $source: 'app' }, deviceData: { 'os.version': '14' } },
+    });
     expect(response.status).toBe(200);
     expect(response.body.token).toMatch(/.+/);
   });
@@ -74,7 +94,9 @@ describe('PUT /token and DELETE /token', () => {
   });
 
   it('logs in over the test channel with the demo device tag', async () => {
-    const response = await stack.rest<LoginBody>('PUT', '/token', { body: { channel: 'test', deviceTag: 'demo-device-1', deviceData: { model: 'x' } } });
+    const response = await stack.rest<LoginBody>('PUT', '/token', {
+      body: { channel: 'test', deviceTag: 'demo-device-1', deviceData: { model: 'x' } },
+    });
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ success: true, SvcUserId: 'demo_user_1', isLocalSavingAllowed: true });
   });
@@ -85,12 +107,30 @@ describe('PUT /token and DELETE /token', () => {
     ['a property of the wrong type', { body: { ...demoLogin, userName: 42 } }, 400, 'BAD_REQUEST', 'userName'],
     ['a body without channel', { body: { userName: 'demo.user', password: 'x' } }, 404, 'REQUIRED_ELEMENT_MISSING', 'channel'],
     ['an unknown channel', { body: { channel: 'carrier-pigeon' } }, 500, 'INVALID_CHANNEL', 'channel'],
-    ['an internet login without password', { body: { channel: 'internet', userName: 'demo.user' } }, 401, 'CHANNEL_PROPERTY_MISSING', 'password'],
+    [
+      'an internet login without password',
+      { body: { channel: 'internet', userName: 'demo.user' } },
+      401,
+      'CHANNEL_PROPERTY_MISSING',
+      'password',
+    ],
     ['a test login without deviceTag', { body: { channel: 'test' } }, 401, 'CHANNEL_PROPERTY_MISSING', 'deviceTag'],
-    ['a device login with a badly formatted dtsValueString', { body: { channel: 'mobile', deviceTag: 'd1', dtsValueString: 'yesterday', cryptotext: 'c' } }, 401, 'INVALID_TIMESTAMP', 'dtsValueString'],
+    [
+      'a device login with a badly formatted dtsValueString',
+      { body: { channel: 'mobile', deviceTag: 'd1', dtsValueString: 'yesterday', cryptotext: 'c' } },
+      401,
+      'INVALID_TIMESTAMP',
+      'dtsValueString',
+    ],
     ['a wrong password', { body: { ...demoLogin, userName: 'other.user', password: 'wrong' } }, 401, 'UNAUTHENTICATED', undefined],
     ['an unknown device tag', { body: { channel: 'test', deviceTag: 'no-such-device' } }, 401, 'UNAUTHENTICATED', undefined],
-    ['a service channel from an end user', { body: { channel: 'statementGenerator', userId: 'demo_user_1' } }, 404, 'CHANNEL_NOT_PERMITTED', 'channel'],
+    [
+      'a service channel from an end user',
+      { body: { channel: 'statementGenerator', userId: 'demo_user_1' } },
+      404,
+      'CHANNEL_NOT_PERMITTED',
+      'channel',
+    ],
   ] as const)('refuses %s with the documented status and writes nothing', async (_name, request, status, code, field) => {
     const before = await sessionCount();
     const response = await stack.rest<ErrorBody>('PUT', '/token', request);
@@ -163,7 +203,10 @@ describe('PUT /token and DELETE /token', () => {
     await setDemoUserActive(false);
     try {
       // A change waits for the session: refused, and nothing is written.
-      const renamed = await stack.rest<ErrorBody>('POST', '/cards/demo_card_1', { headers: { token }, body: { name: 'not while blocked' } });
+      const renamed = await stack.rest<ErrorBody>('POST', '/cards/demo_card_1', {
+        headers: { token },
+        body: { name: 'not while blocked' },
+      });
       expect(renamed.status).toBe(401);
       expect(renamed.body.error.code).toBe('UNAUTHENTICATED');
       expect(await cards.findOne({ _id: 'demo_card_1' })).toEqual(before);
@@ -218,7 +261,12 @@ describe('PUT /token and DELETE /token', () => {
 describe('the test channel in production', () => {
   let stack: TestStack;
   beforeAll(async () => {
-    stack = await startTestStack({ NODE_ENV: 'production', INTERNAL_SECRET: 'p'.repeat(40), SEED_DEMO: 'true', OUTBOX_DIR: path.join(tmpdir(), 'banking-graph-outbox') });
+    stack = await startTestStack({
+      NODE_ENV: 'production',
+      INTERNAL_SECRET: 'p'.repeat(40),
+      SEED_DEMO: 'true',
+      OUTBOX_DIR: path.join(tmpdir(), 'banking-graph-outbox'),
+    });
   });
   afterAll(async () => {
     await stack.stop();

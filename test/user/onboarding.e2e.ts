@@ -41,14 +41,22 @@ describe('prospects, device registration and recovery', () => {
   let counter = 0;
   const tag = () => `test-device-${Date.now()}-${(counter += 1)}`;
   const prospect = async (deviceTag: string, extra: Record<string, unknown> = {}) => {
-    const response = await stack.rest<ProspectBody>('POST', '/prospect/data', { body: { deviceTag, preSegment: 'retail', firstName: 'Pat', lastName: 'Prospect', email: 'pat@example.com', ...extra } });
+    const response = await stack.rest<ProspectBody>('POST', '/prospect/data', {
+      body: { deviceTag, preSegment: 'retail', firstName: 'Pat', lastName: 'Prospect', email: 'pat@example.com', ...extra },
+    });
     expect(response.status).toBe(200);
     return response.body;
   };
 
   beforeAll(async () => {
     inbox = await startInbox();
-    stack = await startTestStack({ SMTP_URL: inbox.smtpUrl, SMS_WEBHOOK_URL: inbox.smsWebhookUrl, LOCK_PERIOD_SECONDS: '2', OPERATOR_EMAIL: 'ops@bank.example', TRUST_PROXY: 'true' });
+    stack = await startTestStack({
+      SMTP_URL: inbox.smtpUrl,
+      SMS_WEBHOOK_URL: inbox.smsWebhookUrl,
+      LOCK_PERIOD_SECONDS: '2',
+      OPERATOR_EMAIL: 'ops@bank.example',
+      TRUST_PROXY: 'true',
+    });
   });
   afterAll(async () => {
     await stack.stop();
@@ -74,9 +82,14 @@ describe('prospects, device registration and recovery', () => {
 
   it('stores a document image in GridFS after checking its type by content and its size', async () => {
     const { token } = await prospect(tag());
-    const ok = await stack.rest<{ imageId: string; size: number }>('POST', '/prospect/image', { headers: { token }, body: { documentType: 'idFront', contentType: 'image/png', imageBase64: PNG } });
+    const ok = await stack.rest<{ imageId: string; size: number }>('POST', '/prospect/image', {
+      headers: { token },
+      body: { documentType: 'idFront', contentType: 'image/png', imageBase64: PNG },
+    });
     expect(ok.status).toBe(200);
-    const files = await new GridFSBucket(stack.mongo.db('user'), { bucketName: 'prospectImages' }).find({ _id: ok.body.imageId as never }).toArray();
+    const files = await new GridFSBucket(stack.mongo.db('user'), { bucketName: 'prospectImages' })
+      .find({ _id: ok.body.imageId as never })
+      .toArray();
     expect(files[0]?.length).toBe(ok.body.size);
     expect(files[0]?.metadata).toMatchObject({ documentType: 'idFront', contentType: 'image/png' });
 
@@ -84,7 +97,11 @@ describe('prospects, device registration and recovery', () => {
       [{ documentType: 'idFront', contentType: 'image/png' }, 404, 'REQUIRED_ELEMENT_MISSING'],
       [{ documentType: 'idFront', contentType: 'image/gif', imageBase64: PNG }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
       [{ documentType: 'idFront', contentType: 'image/png', imageBase64: JPEG }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
-      [{ documentType: 'idFront', contentType: 'image/jpeg', imageBase64: Buffer.alloc(2 * 1024 * 1024 + 10, 0xff).toString('base64') }, 413, 'PAYLOAD_TOO_LARGE'],
+      [
+        { documentType: 'idFront', contentType: 'image/jpeg', imageBase64: Buffer.alloc(2 * 1024 * 1024 + 10, 0xff).toString('base64') },
+        413,
+        'PAYLOAD_TOO_LARGE',
+      ],
       [{ documentType: 'tattoo', contentType: 'image/png', imageBase64: PNG }, 400, 'VALIDATION_FAILED'],
     ];
     for (const [body, status, code] of cases) {
@@ -111,14 +128,25 @@ describe('prospects, device registration and recovery', () => {
     // The bonus task waits for the new user's confirmed email and mobile (see the referral tests below).
     const { referralTasks, referralClaims } = prospectCollections(stack.mongo.db('user'));
     expect(await referralTasks.findOne({ referredSvcUserId: response.body.SvcUserId })).toBeNull();
-    expect(await referralClaims.findOne({ _id: response.body.SvcUserId })).toMatchObject({ referrerSvcUserId: DEMO.userId, referralCode: 'DANA2026' });
+    expect(await referralClaims.findOne({ _id: response.body.SvcUserId })).toMatchObject({
+      referrerSvcUserId: DEMO.userId,
+      referralCode: 'DANA2026',
+    });
 
     // The prospect token is spent; the new device logs in with the secret it was given.
-    const reuse = await stack.rest<ErrorBody>('POST', '/prospect/image', { headers: { token }, body: { documentType: 'selfie', contentType: 'image/png', imageBase64: PNG } });
+    const reuse = await stack.rest<ErrorBody>('POST', '/prospect/image', {
+      headers: { token },
+      body: { documentType: 'selfie', contentType: 'image/png', imageBase64: PNG },
+    });
     expect(reuse.status).toBe(401);
     const dtsValueString = new Date().toISOString();
     const login = await stack.rest<{ SvcUserId: string }>('PUT', '/token', {
-      body: { channel: 'mobile', deviceTag, dtsValueString, cryptotext: deviceCryptotext(response.body.serverSecret, 'mobile', deviceTag, dtsValueString) },
+      body: {
+        channel: 'mobile',
+        deviceTag,
+        dtsValueString,
+        cryptotext: deviceCryptotext(response.body.serverSecret, 'mobile', deviceTag, dtsValueString),
+      },
     });
     expect(login.status).toBe(200);
     expect(login.body.SvcUserId).toBe(response.body.SvcUserId);
@@ -128,12 +156,16 @@ describe('prospects, device registration and recovery', () => {
     let line = 0;
     /** A fresh mobile number for each call (the stack's database is new). */
     const mobile = () => `+1312555${String((line += 1)).padStart(4, '0')}`;
-    const tasksFor = (SvcUserId: string) => prospectCollections(stack.mongo.db('user')).referralTasks.find({ referredSvcUserId: SvcUserId }).toArray();
+    const tasksFor = (SvcUserId: string) =>
+      prospectCollections(stack.mongo.db('user')).referralTasks.find({ referredSvcUserId: SvcUserId }).toArray();
     /** Registers a referred prospect with DANA2026; nothing is confirmed yet. */
     const referred = async (email: string, phone: string, deviceData: Record<string, unknown> = { channel: 'mobile' }) => {
       const deviceTag = tag();
       const { token } = await prospect(deviceTag, { email, mobile: phone });
-      const response = await stack.rest<RegistrationBody>('POST', '/prospect/registration', { headers: { token }, body: { deviceTag, preSegment: 'retail', deviceData, referral: 'DANA2026' } });
+      const response = await stack.rest<RegistrationBody>('POST', '/prospect/registration', {
+        headers: { token },
+        body: { deviceTag, preSegment: 'retail', deviceData, referral: 'DANA2026' },
+      });
       expect(response.status).toBe(200);
       return response.body;
     };
@@ -143,7 +175,8 @@ describe('prospects, device registration and recovery', () => {
       expect(sent.status).toBe(200);
       return inbox.codeFor(to, kind === 'email' ? 'email' : 'sms');
     };
-    const confirm = (user: RegistrationBody, kind: 'email' | 'mobile', code: string) => stack.rest('GET', `/confirm/${kind}/${user.SvcUserId}/${code}`, { headers: { token: user.token } });
+    const confirm = (user: RegistrationBody, kind: 'email' | 'mobile', code: string) =>
+      stack.rest('GET', `/confirm/${kind}/${user.SvcUserId}/${code}`, { headers: { token: user.token } });
     const confirmBoth = async (user: RegistrationBody, email: string, phone: string) => {
       expect((await confirm(user, 'email', await codeFor(user, 'email', email))).status).toBe(200);
       expect((await confirm(user, 'mobile', await codeFor(user, 'mobile', phone))).status).toBe(200);
@@ -157,7 +190,9 @@ describe('prospects, device registration and recovery', () => {
       expect((await confirm(verified, 'email', await codeFor(verified, 'email', 'ref.verified@example.com'))).status).toBe(200);
       expect(await tasksFor(verified.SvcUserId)).toEqual([]);
       expect((await confirm(verified, 'mobile', await codeFor(verified, 'mobile', phone))).status).toBe(200);
-      expect(await tasksFor(verified.SvcUserId)).toEqual([expect.objectContaining({ referrerSvcUserId: DEMO.userId, referralCode: 'DANA2026', status: 'pending' })]);
+      expect(await tasksFor(verified.SvcUserId)).toEqual([
+        expect.objectContaining({ referrerSvcUserId: DEMO.userId, referralCode: 'DANA2026', status: 'pending' }),
+      ]);
       // Confirming only the email is not enough.
       expect((await confirm(unverified, 'email', await codeFor(unverified, 'email', 'ref.unverified@example.com'))).status).toBe(200);
       expect(await tasksFor(unverified.SvcUserId)).toEqual([]);
@@ -171,20 +206,32 @@ describe('prospects, device registration and recovery', () => {
 
       const sameMailbox = await referred('ref.once+2@example.com', mobile());
       const sameLine = await referred('ref.once.line@example.com', phone);
-      const sameDevice = await referred('ref.once.device@example.com', mobile(), { channel: 'android', uuid: 'AAAAAAAA-BBBB-CCCC-DDDD-000000000001' });
-      for (const [user, email] of [[sameMailbox, 'ref.once+2@example.com'], [sameLine, 'ref.once.line@example.com'], [sameDevice, 'ref.once.device@example.com']] as const) {
+      const sameDevice = await referred('ref.once.device@example.com', mobile(), {
+        channel: 'android',
+        uuid: 'AAAAAAAA-BBBB-CCCC-DDDD-000000000001',
+      });
+      for (const [user, email] of [
+        [sameMailbox, 'ref.once+2@example.com'],
+        [sameLine, 'ref.once.line@example.com'],
+        [sameDevice, 'ref.once.device@example.com'],
+      ] as const) {
         const users = await usersCollection(stack.mongo.db('user')).findOne({ _id: user.SvcUserId });
         await confirmBoth(user, email, users!.mobile!);
         expect(await tasksFor(user.SvcUserId)).toEqual([]);
       }
-      expect(await prospectCollections(stack.mongo.db('user')).referralTasks.countDocuments({ referredSvcUserId: { $in: [first.SvcUserId, sameMailbox.SvcUserId, sameLine.SvcUserId, sameDevice.SvcUserId] } })).toBe(1);
+      expect(
+        await prospectCollections(stack.mongo.db('user')).referralTasks.countDocuments({
+          referredSvcUserId: { $in: [first.SvcUserId, sameMailbox.SvcUserId, sameLine.SvcUserId, sameDevice.SvcUserId] },
+        }),
+      ).toBe(1);
     });
 
     it('creates one task when two registrations of one person confirm at once', async () => {
       const phone = mobile();
       const a = await referred('ref.race@example.com', phone);
       const b = await referred('ref.race@example.com', phone);
-      for (const user of [a, b]) expect((await confirm(user, 'email', await codeFor(user, 'email', 'ref.race@example.com'))).status).toBe(200);
+      for (const user of [a, b])
+        expect((await confirm(user, 'email', await codeFor(user, 'email', 'ref.race@example.com'))).status).toBe(200);
       const codeA = await codeFor(a, 'mobile', phone);
       const codeB = await codeFor(b, 'mobile', phone);
       const answers = await Promise.all([confirm(a, 'mobile', codeA), confirm(b, 'mobile', codeB)]);
@@ -196,7 +243,10 @@ describe('prospects, device registration and recovery', () => {
     it("creates none for a referral of oneself: the referrer's own email or mobile", async () => {
       const ownEmail = await referred('dana.demo@example.com', mobile());
       const ownLine = await referred('ref.self@example.com', '+12125550101');
-      for (const [user, email] of [[ownEmail, 'dana.demo@example.com'], [ownLine, 'ref.self@example.com']] as const) {
+      for (const [user, email] of [
+        [ownEmail, 'dana.demo@example.com'],
+        [ownLine, 'ref.self@example.com'],
+      ] as const) {
         const users = await usersCollection(stack.mongo.db('user')).findOne({ _id: user.SvcUserId });
         await confirmBoth(user, email, users!.mobile!);
         expect(await tasksFor(user.SvcUserId)).toEqual([]);
@@ -207,14 +257,23 @@ describe('prospects, device registration and recovery', () => {
   it('refuses a registration that lacks deviceData with 401 and locks the prospect for the set period', async () => {
     const deviceTag = tag();
     const { token } = await prospect(deviceTag);
-    const missing = await stack.rest<ErrorBody>('POST', '/prospect/registration', { headers: { token }, body: { deviceTag, preSegment: 'retail' } });
+    const missing = await stack.rest<ErrorBody>('POST', '/prospect/registration', {
+      headers: { token },
+      body: { deviceTag, preSegment: 'retail' },
+    });
     expect(missing.status).toBe(401);
     expect(missing.body.error.field).toBe('deviceData');
-    const locked = await stack.rest<ErrorBody>('POST', '/prospect/registration', { headers: { token }, body: { deviceTag, preSegment: 'retail', deviceData: {} } });
+    const locked = await stack.rest<ErrorBody>('POST', '/prospect/registration', {
+      headers: { token },
+      body: { deviceTag, preSegment: 'retail', deviceData: {} },
+    });
     expect(locked.status).toBe(401);
     expect(locked.body.error.code).toBe('ACTOR_LOCKED');
     await new Promise((resolve) => setTimeout(resolve, 2200));
-    const after = await stack.rest('POST', '/prospect/registration', { headers: { token }, body: { deviceTag, preSegment: 'retail', deviceData: {} } });
+    const after = await stack.rest('POST', '/prospect/registration', {
+      headers: { token },
+      body: { deviceTag, preSegment: 'retail', deviceData: {} },
+    });
     expect(after.status).toBe(200);
   });
 
@@ -223,10 +282,16 @@ describe('prospects, device registration and recovery', () => {
     const { token } = await prospect(deviceTag);
     const users = () => usersCollection(stack.mongo.db('user')).countDocuments();
     const before = await users();
-    const unknown = await stack.rest<ErrorBody>('POST', '/prospect/registration', { headers: { token }, body: { deviceTag, preSegment: 'astronaut', deviceData: {} } });
+    const unknown = await stack.rest<ErrorBody>('POST', '/prospect/registration', {
+      headers: { token },
+      body: { deviceTag, preSegment: 'astronaut', deviceData: {} },
+    });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error.field).toBe('preSegment');
-    const referral = await stack.rest<ErrorBody>('POST', '/prospect/registration', { headers: { token }, body: { deviceTag, preSegment: 'retail', deviceData: {}, referral: 'NOBODY' } });
+    const referral = await stack.rest<ErrorBody>('POST', '/prospect/registration', {
+      headers: { token },
+      body: { deviceTag, preSegment: 'retail', deviceData: {}, referral: 'NOBODY' },
+    });
     expect(referral.status).toBe(400);
     expect(referral.body.error.field).toBe('referral');
     expect(await users()).toBe(before);
@@ -235,7 +300,10 @@ describe('prospects, device registration and recovery', () => {
   it('registers a browser device with a deviceId shown once', async () => {
     const deviceTag = tag();
     const { token } = await prospect(deviceTag);
-    const response = await stack.rest<RegistrationBody>('POST', '/prospect/registration', { headers: { token }, body: { deviceTag, preSegment: 'student', deviceData: { channel: 'browser' } } });
+    const response = await stack.rest<RegistrationBody>('POST', '/prospect/registration', {
+      headers: { token },
+      body: { deviceTag, preSegment: 'student', deviceData: { channel: 'browser' } },
+    });
     expect(response.status).toBe(200);
     expect(response.body.deviceId).toBeDefined();
     const login = await stack.rest('PUT', '/token', { body: { channel: 'browser', deviceId: response.body.deviceId } });
@@ -245,16 +313,28 @@ describe('prospects, device registration and recovery', () => {
   it('recovers an existing user onto a new device with a code sent by email', async () => {
     const userToken = await stack.loginDemo();
     const deviceTag = tag();
-    const existing = await stack.rest<ErrorBody>('POST', '/recovery/code', { headers: { token: userToken }, body: { deviceTag: DEMO.devices.mobile.deviceTag } });
+    const existing = await stack.rest<ErrorBody>('POST', '/recovery/code', {
+      headers: { token: userToken },
+      body: { deviceTag: DEMO.devices.mobile.deviceTag },
+    });
     expect(existing.status).toBe(404);
-    const sent = await stack.rest<{ success: boolean; sentTo: string }>('POST', '/recovery/code', { headers: { token: userToken }, body: { deviceTag } });
+    const sent = await stack.rest<{ success: boolean; sentTo: string }>('POST', '/recovery/code', {
+      headers: { token: userToken },
+      body: { deviceTag },
+    });
     expect(sent.status).toBe(200);
     expect(sent.body.sentTo).toBe('d***@example.com');
     const code = await inbox.codeFor('dana.demo@example.com', 'email');
-    const wrong = await stack.rest<ErrorBody>('POST', '/prospect/registration', { headers: { token: userToken }, body: { deviceTag, preSegment: 'recovery', deviceData: { channel: 'ios_v1', recoveryCode: code === '000000' ? '111111' : '000000' } } });
+    const wrong = await stack.rest<ErrorBody>('POST', '/prospect/registration', {
+      headers: { token: userToken },
+      body: { deviceTag, preSegment: 'recovery', deviceData: { channel: 'ios_v1', recoveryCode: code === '000000' ? '111111' : '000000' } },
+    });
     expect(wrong.status).toBe(400);
     expect(wrong.body.error.code).toBe('CODE_INVALID');
-    const ok = await stack.rest<RegistrationBody>('POST', '/prospect/registration', { headers: { token: userToken }, body: { deviceTag, preSegment: 'recovery', deviceData: { channel: 'ios_v1', recoveryCode: code } } });
+    const ok = await stack.rest<RegistrationBody>('POST', '/prospect/registration', {
+      headers: { token: userToken },
+      body: { deviceTag, preSegment: 'recovery', deviceData: { channel: 'ios_v1', recoveryCode: code } },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ SvcUserId: DEMO.userId, isRecovery: true, channel: 'ios_v1' });
     const device = await authCollections(stack.mongo.db('user')).devices.findOne({ _id: deviceTag });
@@ -264,13 +344,19 @@ describe('prospects, device registration and recovery', () => {
   it('refuses recovery without a user token, and recovery of a hardened user with 404, telling the operator', async () => {
     const deviceTag = tag();
     const { token } = await prospect(deviceTag);
-    const noUser = await stack.rest<ErrorBody>('POST', '/prospect/registration', { headers: { token }, body: { deviceTag, preSegment: 'recovery', deviceData: {} } });
+    const noUser = await stack.rest<ErrorBody>('POST', '/prospect/registration', {
+      headers: { token },
+      body: { deviceTag, preSegment: 'recovery', deviceData: {} },
+    });
     expect(noUser.status).toBe(400);
 
     await usersCollection(stack.mongo.db('user')).updateOne({ _id: DEMO.userId }, { $set: { isHardened: true } });
     try {
       const userToken = await stack.loginDemo();
-      const hardened = await stack.rest<ErrorBody>('POST', '/prospect/registration', { headers: { token: userToken }, body: { deviceTag: tag(), preSegment: 'recovery', deviceData: { recoveryCode: '123456' } } });
+      const hardened = await stack.rest<ErrorBody>('POST', '/prospect/registration', {
+        headers: { token: userToken },
+        body: { deviceTag: tag(), preSegment: 'recovery', deviceData: { recoveryCode: '123456' } },
+      });
       expect(hardened.status).toBe(404);
       expect(hardened.body.error.code).toBe('RECOVERY_REFUSED');
       expect(inbox.emails.some((mail) => mail.to === 'ops@bank.example')).toBe(true);
@@ -282,7 +368,10 @@ describe('prospects, device registration and recovery', () => {
   it('records an onboarding socket request, and refuses one with too few parameters with 404', async () => {
     const deviceTag = tag();
     const { token } = await prospect(deviceTag);
-    const ok = await stack.rest<{ success: boolean; socketRequestId: string }>('POST', '/prospect/connectsocket', { headers: { token }, body: { deviceTag, socketId: 'sock-1' } });
+    const ok = await stack.rest<{ success: boolean; socketRequestId: string }>('POST', '/prospect/connectsocket', {
+      headers: { token },
+      body: { deviceTag, socketId: 'sock-1' },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.socketRequestId).toMatch(/^sock_/);
     const few = await stack.rest<ErrorBody>('POST', '/prospect/connectsocket', { headers: { token }, body: { deviceTag } });
@@ -295,28 +384,43 @@ describe('prospects, device registration and recovery', () => {
     const victim = await prospect(deviceTag, { email: 'victim@example.com' });
     const attacker = await prospect(deviceTag, { email: 'attacker@example.com' });
     expect(attacker.prospectId).not.toBe(victim.prospectId);
-    const registered = await stack.rest<RegistrationBody>('POST', '/prospect/registration', { headers: { token: victim.token }, body: { deviceTag, preSegment: 'retail', deviceData: {} } });
+    const registered = await stack.rest<RegistrationBody>('POST', '/prospect/registration', {
+      headers: { token: victim.token },
+      body: { deviceTag, preSegment: 'retail', deviceData: {} },
+    });
     expect(registered.status).toBe(200);
     const user = await usersCollection(stack.mongo.db('user')).findOne({ _id: registered.body.SvcUserId });
     expect(user?.email).toBe('victim@example.com');
-    const late = await stack.rest<ErrorBody>('POST', '/prospect/registration', { headers: { token: attacker.token }, body: { deviceTag, preSegment: 'retail', deviceData: {} } });
+    const late = await stack.rest<ErrorBody>('POST', '/prospect/registration', {
+      headers: { token: attacker.token },
+      body: { deviceTag, preSegment: 'retail', deviceData: {} },
+    });
     expect(late.status).toBe(409);
   });
 
   it('updates a prospect only with its own token, replacing the token', async () => {
     const deviceTag = tag();
     const first = await prospect(deviceTag);
-    const update = await stack.rest<ProspectBody>('POST', '/prospect/data', { headers: { token: first.token }, body: { deviceTag, preSegment: 'student', firstName: 'Sam' } });
+    const update = await stack.rest<ProspectBody>('POST', '/prospect/data', {
+      headers: { token: first.token },
+      body: { deviceTag, preSegment: 'student', firstName: 'Sam' },
+    });
     expect(update.status).toBe(200);
     expect(update.body).toMatchObject({ prospectId: first.prospectId, segment: 'student' });
-    const old = await stack.rest('POST', '/prospect/connectsocket', { headers: { token: first.token }, body: { deviceTag, socketId: 's' } });
+    const old = await stack.rest('POST', '/prospect/connectsocket', {
+      headers: { token: first.token },
+      body: { deviceTag, socketId: 's' },
+    });
     expect(old.status).toBe(401);
   });
 
   it('records the socket address, not a client-written x-forwarded-for that is no IP address', async () => {
     const deviceTag = tag();
     const { token } = await prospect(deviceTag);
-    const response = await stack.rest<RegistrationBody>('POST', '/prospect/registration', { headers: { token, 'x-forwarded-for': 'not-an-ip<script>' }, body: { deviceTag, preSegment: 'retail', deviceData: {} } });
+    const response = await stack.rest<RegistrationBody>('POST', '/prospect/registration', {
+      headers: { token, 'x-forwarded-for': 'not-an-ip<script>' },
+      body: { deviceTag, preSegment: 'retail', deviceData: {} },
+    });
     expect(response.status).toBe(200);
     const device = await authCollections(stack.mongo.db('user')).devices.findOne({ _id: deviceTag });
     expect(device?.ipAddress).toMatch(/^(::ffff:)?127\.0\.0\.1$/);
@@ -325,7 +429,10 @@ describe('prospects, device registration and recovery', () => {
   it('never logs a device secret, a deviceId or a token it issued', async () => {
     const deviceTag = tag();
     const { token } = await prospect(deviceTag);
-    const response = await stack.rest<RegistrationBody>('POST', '/prospect/registration', { headers: { token }, body: { deviceTag, preSegment: 'retail', deviceData: { channel: 'browser' } } });
+    const response = await stack.rest<RegistrationBody>('POST', '/prospect/registration', {
+      headers: { token },
+      body: { deviceTag, preSegment: 'retail', deviceData: { channel: 'browser' } },
+    });
     const text = JSON.stringify(stack.logs);
     for (const secret of [response.body.serverSecret, response.body.deviceId!, response.body.token, token]) {
       expect(secret).toBeTruthy();

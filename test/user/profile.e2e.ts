@@ -62,8 +62,24 @@ describe('the user profile, confirmations and alerts', () => {
     const response = await post('/user', { firstName: 'Danielle', languageCode: 'en-US', homecurrency: 'EUR', unknownField: 'ignored' });
     expect(response.status).toBe(200);
     expect(response.body.success).toBe(true);
-    expect(response.body.user).toMatchObject({ SvcUserId: 'demo_user_1', firstName: 'Danielle', languageCode: 'en-US', homecurrency: 'EUR', email: 'dana.demo@example.com' });
-    for (const field of ['names', 'name', 'extras', 'addresses', 'isFullyRegistered', 'dosDob', 'dobYear', 'mainSvcAccountId', 'dtsRegistered']) {
+    expect(response.body.user).toMatchObject({
+      SvcUserId: 'demo_user_1',
+      firstName: 'Danielle',
+      languageCode: 'en-US',
+      homecurrency: 'EUR',
+      email: 'dana.demo@example.com',
+    });
+    for (const field of [
+      'names',
+      'name',
+      'extras',
+      'addresses',
+      'isFullyRegistered',
+      'dosDob',
+      'dobYear',
+      'mainSvcAccountId',
+      'dtsRegistered',
+    ]) {
       expect(response.body.user).toHaveProperty(field);
     }
   });
@@ -76,8 +92,16 @@ describe('the user profile, confirmations and alerts', () => {
     ['a language code that is not one', { languageCode: 'English' }, 'languageCode'],
     ['an address without city', { newAddresses: [{ ...home, city: undefined, countryCode: 'USA' }] }, 'newAddresses[0].city'],
     ['an address without any country', { newAddresses: [home] }, 'newAddresses[0].countryCode'],
-    ['an alpha-2 code on a checking account address', { newAddresses: [{ ...home, countryCode: 'US', accountType: 'checking' }] }, 'newAddresses[0].countryCode'],
-    ['an alpha-3 code on a debit card address', { newAddresses: [{ ...home, countryCode: 'USA', accountType: 'debitCard' }] }, 'newAddresses[0].countryCode'],
+    [
+      'an alpha-2 code on a checking account address',
+      { newAddresses: [{ ...home, countryCode: 'US', accountType: 'checking' }] },
+      'newAddresses[0].countryCode',
+    ],
+    [
+      'an alpha-3 code on a debit card address',
+      { newAddresses: [{ ...home, countryCode: 'USA', accountType: 'debitCard' }] },
+      'newAddresses[0].countryCode',
+    ],
     ['a country code that does not exist', { newAddresses: [{ ...home, countryCode: 'XYZ' }] }, 'newAddresses[0].countryCode'],
     ['a numeric country code', { newAddresses: [{ ...home, countryCode: '840', accountType: 'checking' }] }, 'newAddresses[0].countryCode'],
     ['a deletion that matches no address', { deletedAddresses: [{ ...home, countryCode: 'USA' }] }, 'deletedAddresses[0]'],
@@ -112,7 +136,9 @@ describe('the user profile, confirmations and alerts', () => {
     const changed = await post('/user', { email: 'dana.new@example.com' });
     expect(changed.body.user).toMatchObject({ email: 'dana.new@example.com', isEmailConfirmed: false });
     const code = await inbox.codeFor('dana.new@example.com', 'email');
-    const wrong = await stack.rest<UserResponse>('GET', `/confirm/email/demo_user_1/${code === '000000' ? '111111' : '000000'}`, { headers: { token } });
+    const wrong = await stack.rest<UserResponse>('GET', `/confirm/email/demo_user_1/${code === '000000' ? '111111' : '000000'}`, {
+      headers: { token },
+    });
     expect(wrong.status).toBe(400);
     expect(wrong.body.error).toMatchObject({ code: 'CODE_INVALID', field: 'confirmationCodeEmail' });
     const ok = await stack.rest<UserResponse>('GET', `/confirm/email/demo_user_1/${code}`, { headers: { token } });
@@ -137,7 +163,9 @@ describe('the user profile, confirmations and alerts', () => {
     await post('/user', { email: 'burst@example.com' });
     const code = await inbox.codeFor('burst@example.com', 'email');
     const wrong = code === '000000' ? '111111' : '000000';
-    const answers = await Promise.all(Array.from({ length: 20 }, () => stack.rest('GET', `/confirm/email/demo_user_1/${wrong}`, { headers: { token } })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => stack.rest('GET', `/confirm/email/demo_user_1/${wrong}`, { headers: { token } })),
+    );
     expect(answers.every((a) => a.status === 400)).toBe(true);
     const pending = await stack.mongo.db('user').collection('confirmations').findOne({ SvcUserId: 'demo_user_1', kind: 'email' });
     expect(pending?.attempts).toBe(5);
@@ -185,7 +213,15 @@ describe('the user profile, confirmations and alerts', () => {
     expect(response.status).toBe(200);
     expect(response.body.success).toBe(true);
     const byId = new Map(response.body.alerts.map((alert) => [alert.alertTypeId, alert]));
-    expect([...byId.keys()]).toEqual(['alert1', 'alert2', 'alert21', 'alert4', 'summaryReportsMonthly', 'summaryReportsQuarterly', 'summaryReportsAnnually']);
+    expect([...byId.keys()]).toEqual([
+      'alert1',
+      'alert2',
+      'alert21',
+      'alert4',
+      'summaryReportsMonthly',
+      'summaryReportsQuarterly',
+      'summaryReportsAnnually',
+    ]);
     expect(byId.get('alert21')).toMatchObject({ isEnabled: true, parameters: { threshold: 100 }, category: 'general' });
     expect(byId.get('alert21')?.dtsModified).toBeDefined();
     expect(byId.get('alert21')?.descriptionOn).toBeDefined();
@@ -193,7 +229,8 @@ describe('the user profile, confirmations and alerts', () => {
     expect(byId.get('summaryReportsMonthly')?.descriptionOn).toBeUndefined();
     expect(byId.has('alert99')).toBe(false);
     // Every key the spec's Alert table lists without marking it conditional, null when it has no value.
-    for (const alert of response.body.alerts) expect(Object.keys(alert)).toEqual(expect.arrayContaining(['alertTypeId', 'category', 'name', 'isEnabled', 'parameters']));
+    for (const alert of response.body.alerts)
+      expect(Object.keys(alert)).toEqual(expect.arrayContaining(['alertTypeId', 'category', 'name', 'isEnabled', 'parameters']));
     expect(byId.get('alert1')).toHaveProperty('parameters', null);
   });
 
@@ -206,9 +243,10 @@ describe('the user profile, confirmations and alerts', () => {
   });
 
   it('geocodes an address into candidates with coordinates and the matched parts', async () => {
-    const response = await stack.rest<{ success: boolean; candidates: Array<{ latitude: number; longitude: number; matched: { postalCode?: string } }> }>(
-      'POST', '/geocode', { headers: { token }, body: { address: '350 Fifth Avenue, New York, NY 10118' } },
-    );
+    const response = await stack.rest<{
+      success: boolean;
+      candidates: Array<{ latitude: number; longitude: number; matched: { postalCode?: string } }>;
+    }>('POST', '/geocode', { headers: { token }, body: { address: '350 Fifth Avenue, New York, NY 10118' } });
     expect(response.status).toBe(200);
     const [best] = response.body.candidates;
     expect(best?.latitude).toBeCloseTo(40.75, 1);
@@ -220,7 +258,11 @@ describe('the user profile, confirmations and alerts', () => {
   });
 
   it('gives GraphQL clients the same validation errors as REST', async () => {
-    const response = await stack.graphql('mutation ($input: UserUpdateInput!) { updateUser(input: $input) { success } }', { input: { email: 'nope' } }, { token });
+    const response = await stack.graphql(
+      'mutation ($input: UserUpdateInput!) { updateUser(input: $input) { success } }',
+      { input: { email: 'nope' } },
+      { token },
+    );
     expect(response.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'email' });
   });
 });

@@ -30,11 +30,19 @@ const PERSONAL = [DEMO.userId, 'Dana', DEMO.chat.transportUserId];
 describe('service keys hold to their scope', () => {
   let stack: TestStack;
   let userB = '';
-  const login = (body: Record<string, unknown>, key: string) => stack.rest<LoginAnswer>('PUT', '/token', { body, headers: { 'x-service-key': key } });
+  const login = (body: Record<string, unknown>, key: string) =>
+    stack.rest<LoginAnswer>('PUT', '/token', { body, headers: { 'x-service-key': key } });
 
   beforeAll(async () => {
     stack = await startTestStack({
-      SERVICE_KEYS: [`statements=${STATEMENTS_KEY}`, `chat=${CHAT_KEY}`, `other-chat=${OTHER_CHAT_KEY}`, `node-reader=${NODE_READER_KEY}`, `unscoped=${UNSCOPED_KEY}`, `wide=${WIDE_KEY}`].join(','),
+      SERVICE_KEYS: [
+        `statements=${STATEMENTS_KEY}`,
+        `chat=${CHAT_KEY}`,
+        `other-chat=${OTHER_CHAT_KEY}`,
+        `node-reader=${NODE_READER_KEY}`,
+        `unscoped=${UNSCOPED_KEY}`,
+        `wide=${WIDE_KEY}`,
+      ].join(','),
       SERVICE_KEY_SCOPES: JSON.stringify({
         statements: { channels: ['statementGenerator'], users: [DEMO.userId] },
         chat: { channels: ['chat'], users: '*' },
@@ -44,8 +52,13 @@ describe('service keys hold to their scope', () => {
       }),
     });
     // User B onboards as any end user does.
-    const prospect = await stack.rest<{ token: string }>('POST', '/prospect/data', { body: { deviceTag: 'scope-user-b', preSegment: 'retail', firstName: 'Bea', lastName: 'Other' } });
-    const registered = await stack.rest<{ SvcUserId: string }>('POST', '/prospect/registration', { headers: { token: prospect.body.token }, body: { deviceTag: 'scope-user-b', preSegment: 'retail', deviceData: { model: 'phone' } } });
+    const prospect = await stack.rest<{ token: string }>('POST', '/prospect/data', {
+      body: { deviceTag: 'scope-user-b', preSegment: 'retail', firstName: 'Bea', lastName: 'Other' },
+    });
+    const registered = await stack.rest<{ SvcUserId: string }>('POST', '/prospect/registration', {
+      headers: { token: prospect.body.token },
+      body: { deviceTag: 'scope-user-b', preSegment: 'retail', deviceData: { model: 'phone' } },
+    });
     expect(registered.status).toBe(200);
     userB = registered.body.SvcUserId;
   });
@@ -78,7 +91,9 @@ describe('service keys hold to their scope', () => {
     expect(nobody.body.error?.code).toBe('CHANNEL_NOT_PERMITTED');
     // Its scope has one channel: dicBuilder is refused even for its own user, and so is a device channel.
     expect((await login({ channel: 'dicBuilder', userId: DEMO.userId }, STATEMENTS_KEY)).body.error?.code).toBe('CHANNEL_NOT_PERMITTED');
-    expect((await login({ channel: 'internet', userName: DEMO.userName, password: DEMO.password }, STATEMENTS_KEY)).body.error?.code).toBe('CHANNEL_NOT_PERMITTED');
+    expect((await login({ channel: 'internet', userName: DEMO.userName, password: DEMO.password }, STATEMENTS_KEY)).body.error?.code).toBe(
+      'CHANNEL_NOT_PERMITTED',
+    );
   });
 
   it('carries a scope of the most users it may list through every hop', async () => {
@@ -90,7 +105,10 @@ describe('service keys hold to their scope', () => {
   });
 
   it('holds the chat channel to the users of the key', async () => {
-    const refused = await login({ channel: 'chat', transport: DEMO.chat.transport, transportUserId: DEMO.chat.transportUserId }, OTHER_CHAT_KEY);
+    const refused = await login(
+      { channel: 'chat', transport: DEMO.chat.transport, transportUserId: DEMO.chat.transportUserId },
+      OTHER_CHAT_KEY,
+    );
     expect(refused.status).toBe(404);
     expect(refused.body).toMatchObject({ success: false, error: { code: 'CHANNEL_NOT_PERMITTED' } });
     expect(refused.body.token).toBeUndefined();

@@ -23,7 +23,17 @@ function item(route: Route, routePath: string, demoCredentials: boolean) {
       ? { mode: 'formdata', formdata: [{ key: 'file', type: 'file', src: [] }] }
       : route.body === 'none'
         ? undefined
-        : { mode: 'raw', raw: JSON.stringify(demoCredentials ? route.example?.body ?? (route.body === 'array' ? [] : {}) : withoutDemoPasswords(route.example?.body ?? {}), null, 2), options: { raw: { language: 'json' } } };
+        : {
+            mode: 'raw',
+            raw: JSON.stringify(
+              demoCredentials
+                ? (route.example?.body ?? (route.body === 'array' ? [] : {}))
+                : withoutDemoPasswords(route.example?.body ?? {}),
+              null,
+              2,
+            ),
+            options: { raw: { language: 'json' } },
+          };
   return {
     name: `${route.method} ${routePath}`,
     request: {
@@ -34,7 +44,9 @@ function item(route: Route, routePath: string, demoCredentials: boolean) {
         host: ['{{baseUrl}}'],
         path: segments,
         ...(query.length ? { query } : {}),
-        variable: segments.filter((s) => s.startsWith(':')).map((s) => ({ key: s.slice(1), value: route.example?.params?.[s.slice(1)] ?? '' })),
+        variable: segments
+          .filter((s) => s.startsWith(':'))
+          .map((s) => ({ key: s.slice(1), value: route.example?.params?.[s.slice(1)] ?? '' })),
       },
       ...(body ? { body } : {}),
       description: `${route.summary}.${route.designed ? ` Designed (the spec does not show this): ${route.designed}` : ''}`,
@@ -51,13 +63,10 @@ export function buildPostmanCollection(baseUrl: string, options: { demoCredentia
   return {
     info: {
       name: 'Banking graph REST interfaces',
-      description: 'Every route of the end-user and aggregator APIs, generated from the REST adapter\'s route table.',
+      description: "Every route of the end-user and aggregator APIs, generated from the REST adapter's route table.",
       schema: 'https://schema.getpostman.com/json/collection/v2.1.0/collection.json',
     },
-    variable: [
-      { key: 'baseUrl', value: baseUrl },
-      ...CREDENTIAL_VARIABLES.map((key) => ({ key, value: '' })),
-    ],
+    variable: [{ key: 'baseUrl', value: baseUrl }, ...CREDENTIAL_VARIABLES.map((key) => ({ key, value: '' }))],
     item: ROUTE_GROUPS.map((group) => ({
       name: group.name,
       item: group.routes.flatMap((route) => route.paths.map((routePath) => item(route, routePath, options.demoCredentials ?? true))),

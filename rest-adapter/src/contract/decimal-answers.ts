@@ -41,11 +41,17 @@ export class DecimalAnswers {
     const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
     const root = operation && this.schema.getRootType(operation.operation);
     if (!operation || !root) throw new Error('the document has no operation of the schema');
-    const fragments = new Map(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+    const fragments = new Map(
+      document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]),
+    );
     return this.selection(root, operation.selectionSet, fragments);
   }
 
-  private selection(type: GraphQLCompositeType, set: SelectionSetNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>): DecimalTree {
+  private selection(
+    type: GraphQLCompositeType,
+    set: SelectionSetNode,
+    fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+  ): DecimalTree {
     const tree: DecimalTree = new Map();
     for (const selection of set.selections) {
       if (selection.kind === Kind.FIELD) {
@@ -55,7 +61,8 @@ export class DecimalAnswers {
         const named = getNamedType(field.type);
         const key = selection.alias?.value ?? selection.name.value;
         if (isScalarType(named) && named.name === 'Decimal') tree.set(key, true);
-        else if (isCompositeType(named) && selection.selectionSet) merge(tree, key, this.selection(named, selection.selectionSet, fragments));
+        else if (isCompositeType(named) && selection.selectionSet)
+          merge(tree, key, this.selection(named, selection.selectionSet, fragments));
       } else {
         const fragment = selection.kind === Kind.FRAGMENT_SPREAD ? fragments.get(selection.name.value) : selection;
         if (!fragment) continue;
@@ -83,8 +90,10 @@ function convert(value: unknown, tree: DecimalTree | true): unknown {
   if (Array.isArray(value)) return value.map((item) => convert(item, tree));
   if (tree === true) return typeof value === 'string' ? Number(value) : value;
   if (typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([key, member]) => {
-    const inner = tree.get(key);
-    return [key, inner === undefined ? member : convert(member, inner)];
-  }));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, member]) => {
+      const inner = tree.get(key);
+      return [key, inner === undefined ? member : convert(member, inner)];
+    }),
+  );
 }

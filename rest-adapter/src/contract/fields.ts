@@ -1,4 +1,12 @@
-import { ARN_RULE, CURRENCY_RULE, EMAIL_RULE, ID_RULE, PHONE_RULE, REFERENCE_RULE, ROUTING_NUMBER_RULE } from '../../../platform/security/validate.js';
+import {
+  ARN_RULE,
+  CURRENCY_RULE,
+  EMAIL_RULE,
+  ID_RULE,
+  PHONE_RULE,
+  REFERENCE_RULE,
+  ROUTING_NUMBER_RULE,
+} from '../../../platform/security/validate.js';
 import { arrayOf, nullable, stringOf, type JsonSchema } from './json-schema.js';
 
 /** Request field schemas the routes share, from the graph's own rules. */

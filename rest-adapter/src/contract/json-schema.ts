@@ -15,7 +15,11 @@ export function stringOf(rule: StringRule, description?: string): JsonSchema {
   const schema: JsonSchema = { type: 'string' };
   if (rule.min !== undefined) schema.minLength = rule.min;
   if (rule.max !== undefined) schema.maxLength = rule.max;
-  if (rule.pattern && rule.safeText) schema.allOf = [{ pattern: rule.pattern.source, description: rule.patternText }, { pattern: SAFE_TEXT, description: SAFE_TEXT_RULE }];
+  if (rule.pattern && rule.safeText)
+    schema.allOf = [
+      { pattern: rule.pattern.source, description: rule.patternText },
+      { pattern: SAFE_TEXT, description: SAFE_TEXT_RULE },
+    ];
   else if (rule.pattern) schema.pattern = rule.pattern.source;
   else if (rule.safeText) schema.allOf = [{ pattern: SAFE_TEXT, description: SAFE_TEXT_RULE }];
   if (description) schema.description = description;
@@ -26,7 +30,12 @@ export function stringOf(rule: StringRule, description?: string): JsonSchema {
 export function nullable(schema: JsonSchema): JsonSchema {
   if (allowsNull(schema)) return schema;
   // An enum (or const) lists its values, so null joins them; a lone type widens to [type, null].
-  if (Array.isArray(schema.enum)) return { ...schema, ...(typeof schema.type === 'string' ? { type: [schema.type, 'null'] } : {}), enum: [...(schema.enum as unknown[]), null] };
+  if (Array.isArray(schema.enum))
+    return {
+      ...schema,
+      ...(typeof schema.type === 'string' ? { type: [schema.type, 'null'] } : {}),
+      enum: [...(schema.enum as unknown[]), null],
+    };
   if (typeof schema.type === 'string' && schema.const === undefined) return { ...schema, type: [schema.type, 'null'] };
   return { anyOf: [schema, { type: 'null' }] };
 }
@@ -37,7 +46,9 @@ export function nullable(schema: JsonSchema): JsonSchema {
  * properties are allowed: legacy clients send them, and the adapter ignores them.
  */
 export function object(properties: Record<string, JsonSchema>, required: string[] = [], extra: Partial<JsonSchema> = {}): JsonSchema {
-  const typed = Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, required.includes(name) ? schema : nullable(schema)]));
+  const typed = Object.fromEntries(
+    Object.entries(properties).map(([name, schema]) => [name, required.includes(name) ? schema : nullable(schema)]),
+  );
   return { type: 'object', properties: typed, ...(required.length ? { required } : {}), ...extra };
 }
 
@@ -83,7 +94,9 @@ export function omittingNulls(schema: JsonSchema, names: readonly string[]): Jso
   const required = (schema.required as string[] | undefined) ?? [];
   return {
     ...schema,
-    properties: Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, omitted.has(name) ? withoutNullType(property) : property])),
+    properties: Object.fromEntries(
+      Object.entries(properties).map(([name, property]) => [name, omitted.has(name) ? withoutNullType(property) : property]),
+    ),
     required: required.filter((name) => !omitted.has(name) || !allowsNull(properties[name]!)),
   };
 }

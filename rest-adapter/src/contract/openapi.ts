@@ -9,7 +9,9 @@ import type { JsonSchema } from './json-schema.js';
 import { SelectionSchemas } from './selection-schema.js';
 import { supergraphSchema } from './supergraph.js';
 
-const PACKAGE_VERSION = (JSON.parse(readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../package.json'), 'utf8')) as { version: string }).version;
+const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../package.json'), 'utf8')) as { version: string }
+).version;
 
 /** An OpenAPI 3.1 document, as plain data. */
 export type OpenApiDocument = {
@@ -25,12 +27,18 @@ type OpenApiOperation = Record<string, unknown> & { operationId: string; respons
 
 const SECURITY_SCHEMES = {
   token: { type: 'apiKey', in: 'header', name: 'token', description: 'End-user session token from `PUT /token`.' },
-  'x-svc-token': { type: 'apiKey', in: 'header', name: 'x-svc-token', description: 'Aggregator token from `POST /auth/get-token` (a `confined` token may only read).' },
+  'x-svc-token': {
+    type: 'apiKey',
+    in: 'header',
+    name: 'x-svc-token',
+    description: 'Aggregator token from `POST /auth/get-token` (a `confined` token may only read).',
+  },
   'x-svc-jwtoken': {
     type: 'apiKey',
     in: 'header',
     name: 'x-svc-jwtoken',
-    description: 'Merchant JWT (`POST /payment-link/merchant/get-token`) on /public/merchant routes; customer JWT (`POST /public/customer/payment/link`) on /public/customer routes. Both last 3600 s.',
+    description:
+      'Merchant JWT (`POST /payment-link/merchant/get-token`) on /public/merchant routes; customer JWT (`POST /public/customer/payment/link`) on /public/customer routes. Both last 3600 s.',
   },
 } as const;
 
@@ -45,11 +53,15 @@ const STATUS_TEXT: Record<number, string> = {
   413: 'The body or file is over its size limit.',
   415: 'The body or file is not of an accepted type.',
   429: 'Too many requests; `Retry-After` says when to try again.',
-  500: 'An internal error (nothing about it is disclosed), or a condition the spec\'s error table puts at 500.',
+  500: "An internal error (nothing about it is disclosed), or a condition the spec's error table puts at 500.",
   503: 'A service behind the adapter did not answer; nothing was changed.',
 };
 
-const REQUEST_ID_HEADER = { required: true, description: 'The request id (the client\'s own `x-request-id` when it sent one), also in error bodies and logs.', schema: { type: 'string' } };
+const REQUEST_ID_HEADER = {
+  required: true,
+  description: "The request id (the client's own `x-request-id` when it sent one), also in error bodies and logs.",
+  schema: { type: 'string' },
+};
 
 /** The designed error bodies of the two APIs, used on every error status. */
 const ERROR_SCHEMAS: Record<string, JsonSchema> = {
@@ -61,7 +73,7 @@ const ERROR_SCHEMAS: Record<string, JsonSchema> = {
       error: {
         type: 'object',
         properties: {
-          code: { type: 'string', description: 'One of the graph\'s error codes (the same `extensions.code` GraphQL clients read).' },
+          code: { type: 'string', description: "One of the graph's error codes (the same `extensions.code` GraphQL clients read)." },
           message: { type: 'string' },
           field: { type: 'string', description: 'The field at fault, where there is one (`documents[0].entityId`).' },
         },
@@ -75,7 +87,8 @@ const ERROR_SCHEMAS: Record<string, JsonSchema> = {
   },
   AggregatorError: {
     type: 'object',
-    description: 'Error body of the aggregator API, in its envelope; `code` is never "0". The spec shows `unauthorized`; other codes are the graph\'s codes in lower case (`forbidden`, `not_found`, `validation_failed` ...).',
+    description:
+      'Error body of the aggregator API, in its envelope; `code` is never "0". The spec shows `unauthorized`; other codes are the graph\'s codes in lower case (`forbidden`, `not_found`, `validation_failed` ...).',
     properties: {
       code: { type: 'string', not: { const: '0' } },
       message: { type: 'string' },
@@ -89,7 +102,12 @@ const ERROR_SCHEMAS: Record<string, JsonSchema> = {
     type: 'object',
     description: 'Answer to a path no route serves (404) or to a method the path does not answer (405, with `Allow`).',
     properties: {
-      error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } }, required: ['code', 'message'], additionalProperties: false },
+      error: {
+        type: 'object',
+        properties: { code: { type: 'string' }, message: { type: 'string' } },
+        required: ['code', 'message'],
+        additionalProperties: false,
+      },
       requestId: { type: 'string' },
     },
     required: ['error', 'requestId'],
@@ -113,7 +131,11 @@ function successSchema(route: Route, payload: JsonSchema): JsonSchema {
   if (route.api === 'end-user') return payload;
   return {
     type: 'object',
-    properties: { code: { const: '0' }, data: payload, requestId: { type: 'string', description: 'The client\'s own requestId where the route takes one, else the request id.' } },
+    properties: {
+      code: { const: '0' },
+      data: payload,
+      requestId: { type: 'string', description: "The client's own requestId where the route takes one, else the request id." },
+    },
     required: ['code', 'data', 'requestId'],
     additionalProperties: false,
   };
@@ -122,7 +144,8 @@ function successSchema(route: Route, payload: JsonSchema): JsonSchema {
 function errorDescription(route: Route, status: number): string {
   const codes = codesOfStatus(route, status);
   const text = STATUS_TEXT[status] ?? 'Error.';
-  if (route.statuses && Object.values(route.statuses).includes(status)) return `${text} On this route (the spec's error table for its codes): ${codes.join(', ')}.`;
+  if (route.statuses && Object.values(route.statuses).includes(status))
+    return `${text} On this route (the spec's error table for its codes): ${codes.join(', ')}.`;
   return `${text} Codes: ${codes.join(', ')}.`;
 }
 
@@ -130,7 +153,12 @@ function errorDescription(route: Route, status: number): string {
 function errorSchema(route: Route, status: number): JsonSchema {
   const codes = codesOfStatus(route, status);
   if (route.api === 'aggregator') {
-    return { allOf: [{ $ref: '#/components/schemas/AggregatorError' }, { properties: { code: { enum: [...new Set(codes.map(aggregatorCode))] } } }] };
+    return {
+      allOf: [
+        { $ref: '#/components/schemas/AggregatorError' },
+        { properties: { code: { enum: [...new Set(codes.map(aggregatorCode))] } } },
+      ],
+    };
   }
   return { allOf: [{ $ref: '#/components/schemas/EndUserError' }, { properties: { error: { properties: { code: { enum: codes } } } } }] };
 }
@@ -148,7 +176,17 @@ function requestBody(route: Route, demoCredentials: boolean): Record<string, unk
       required: true,
       content: {
         'multipart/form-data': {
-          schema: { type: 'object', properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'The file (its type is read from its content).' } }, required: ['file'] },
+          schema: {
+            type: 'object',
+            properties: {
+              file: {
+                type: 'string',
+                contentMediaType: 'application/octet-stream',
+                description: 'The file (its type is read from its content).',
+              },
+            },
+            required: ['file'],
+          },
           encoding: { file: { contentType: 'image/png, image/jpeg, image/gif, application/pdf' } },
         },
       },
@@ -157,7 +195,14 @@ function requestBody(route: Route, demoCredentials: boolean): Record<string, unk
   const schema = route.requestSchema ?? { type: route.body };
   return {
     required: true,
-    content: { 'application/json': { schema, ...(route.example?.body !== undefined ? { example: demoCredentials ? route.example.body : withoutDemoPasswords(route.example.body) } : {}) } },
+    content: {
+      'application/json': {
+        schema,
+        ...(route.example?.body !== undefined
+          ? { example: demoCredentials ? route.example.body : withoutDemoPasswords(route.example.body) }
+          : {}),
+      },
+    },
   };
 }
 
@@ -166,7 +211,8 @@ function describe(route: Route, routePath: string): string {
   if (route.designed) lines.push(`**Designed** (the spec does not show this): ${route.designed}`);
   const aliases = route.paths.filter((p) => p !== routePath);
   if (aliases.length) lines.push(`Also served at: ${aliases.map((p) => `\`${p}\``).join(', ')}.`);
-  if (route.missingCredentialStatus) lines.push(`Without the \`${route.credential}\` header the spec's status ${route.missingCredentialStatus} answers.`);
+  if (route.missingCredentialStatus)
+    lines.push(`Without the \`${route.credential}\` header the spec's status ${route.missingCredentialStatus} answers.`);
   if (route.body === 'object' || route.body === 'array') lines.push('Properties the body schema does not name are ignored.');
   lines.push(`GraphQL: \`${route.operation}\` through the gateway.`);
   return lines.join('\n\n');
@@ -190,7 +236,8 @@ export function buildOpenApiDocument(options: { serverUrl?: string; demoCredenti
       const tag = `${api === 'end-user' ? 'End-user' : 'Aggregator'} API: ${group.name}`;
       tags.push({ name: tag, description: `${group.name} routes of the ${api} specification.` });
       for (const route of routes) {
-        const payload = route.responseType === 'html' ? { type: 'string' } : route.responseSchema(selections.ofOperation(loadOperation(route.operation)));
+        const payload =
+          route.responseType === 'html' ? { type: 'string' } : route.responseSchema(selections.ofOperation(loadOperation(route.operation)));
         route.paths.forEach((routePath, aliasIndex) => {
           const parameters: Array<Record<string, unknown>> = parameterNames(routePath).map((name) => ({
             name,
@@ -200,7 +247,14 @@ export function buildOpenApiDocument(options: { serverUrl?: string; demoCredenti
             ...(route.example?.params?.[name] ? { example: route.example.params[name] } : {}),
           }));
           for (const [name, parameter] of Object.entries(route.queryParameters ?? {})) {
-            parameters.push({ name, in: 'query', required: parameter.required, description: parameter.description, schema: parameter.schema, ...(route.example?.query?.[name] ? { example: route.example.query[name] } : {}) });
+            parameters.push({
+              name,
+              in: 'query',
+              required: parameter.required,
+              description: parameter.description,
+              schema: parameter.schema,
+              ...(route.example?.query?.[name] ? { example: route.example.query[name] } : {}),
+            });
           }
           if (changesState(route)) {
             parameters.push({
@@ -208,7 +262,8 @@ export function buildOpenApiDocument(options: { serverUrl?: string; demoCredenti
               in: 'header',
               required: false,
               schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]+$' },
-              description: 'Makes the request safe to retry: a repeat with the same key and body gets the first answer again (with `Idempotent-Replayed: true`) without running; the same key with another body is 422; a repeat while the first runs is 409. Kept 24 hours (IDEMPOTENCY_KEY_TTL_SECONDS), per caller.',
+              description:
+                'Makes the request safe to retry: a repeat with the same key and body gets the first answer again (with `Idempotent-Replayed: true`) without running; the same key with another body is 422; a repeat while the first runs is 409. Kept 24 hours (IDEMPOTENCY_KEY_TTL_SECONDS), per caller.',
             });
           }
           for (const name of route.optionalHeaders ?? []) {
@@ -217,7 +272,10 @@ export function buildOpenApiDocument(options: { serverUrl?: string; demoCredenti
               in: 'header',
               required: false,
               schema: { type: 'string' },
-              description: name === 'x-service-key' ? 'A service key: the service login channels (statementGenerator, dicBuilder, chat) need one whose scope (SERVICE_KEY_SCOPES) names the channel and the user.' : 'Optional here: with it, the call updates the prospect the token belongs to.',
+              description:
+                name === 'x-service-key'
+                  ? 'A service key: the service login channels (statementGenerator, dicBuilder, chat) need one whose scope (SERVICE_KEY_SCOPES) names the channel and the user.'
+                  : 'Optional here: with it, the call updates the prospect the token belongs to.',
             });
           }
           const responses: Record<string, unknown> = {};
@@ -227,11 +285,19 @@ export function buildOpenApiDocument(options: { serverUrl?: string; demoCredenti
                 description: STATUS_TEXT[200],
                 headers: {
                   'x-request-id': { $ref: '#/components/headers/RequestId' },
-                  ...(changesState(route) ? { 'idempotent-replayed': { description: '`true` when this is the kept answer of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } } } : {}),
+                  ...(changesState(route)
+                    ? {
+                        'idempotent-replayed': {
+                          description: '`true` when this is the kept answer of an earlier request with the same Idempotency-Key.',
+                          schema: { type: 'string', enum: ['true'] },
+                        },
+                      }
+                    : {}),
                 },
-                content: route.responseType === 'html'
-                  ? { 'text/html': { schema: payload } }
-                  : { 'application/json': { schema: successSchema(route, payload) } },
+                content:
+                  route.responseType === 'html'
+                    ? { 'text/html': { schema: payload } }
+                    : { 'application/json': { schema: successSchema(route, payload) } },
               };
               continue;
             }
@@ -239,7 +305,15 @@ export function buildOpenApiDocument(options: { serverUrl?: string; demoCredenti
               description: errorDescription(route, status),
               headers: {
                 'x-request-id': { $ref: '#/components/headers/RequestId' },
-                ...(status === 429 ? { 'retry-after': { description: 'Seconds until the limit allows another request.', schema: { type: 'integer' }, required: true } } : {}),
+                ...(status === 429
+                  ? {
+                      'retry-after': {
+                        description: 'Seconds until the limit allows another request.',
+                        schema: { type: 'integer' },
+                        required: true,
+                      },
+                    }
+                  : {}),
               },
               content: { 'application/json': { schema: errorSchema(route, status) } },
             };

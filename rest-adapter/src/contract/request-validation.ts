@@ -14,7 +14,10 @@ export function createAjv(): Ajv2020 {
 
 /** `/documents/0/entityId` → `documents[0].entityId`, the graph's own way of naming a field. */
 function fieldName(instancePath: string, missing?: string): string {
-  const parts = instancePath.split('/').slice(1).map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = instancePath
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (missing !== undefined) parts.push(missing);
   return parts.reduce((name, part) => (/^\d+$/.test(part) ? `${name}[${part}]` : name ? `${name}.${part}` : part), '');
 }
@@ -56,7 +59,12 @@ function describe(error: ErrorObject, field: string): string {
     case 'minLength':
     case 'maxLength': {
       const { minLength, maxLength } = (error.parentSchema ?? {}) as { minLength?: number; maxLength?: number };
-      const range = minLength !== undefined && maxLength !== undefined ? `${minLength}-${maxLength}` : minLength !== undefined ? `at least ${minLength}` : `at most ${maxLength}`;
+      const range =
+        minLength !== undefined && maxLength !== undefined
+          ? `${minLength}-${maxLength}`
+          : minLength !== undefined
+            ? `at least ${minLength}`
+            : `at most ${maxLength}`;
       return `${subject} must be ${range} characters long.`;
     }
     case 'maxItems':
@@ -85,10 +93,12 @@ export class RequestValidator {
       if (route.paramSchemas) entry.params = this.ajv.compile(parametersSchema(route.paramSchemas, Object.keys(route.paramSchemas)));
       if (route.queryParameters) {
         const query = route.queryParameters;
-        entry.query = this.ajv.compile(parametersSchema(
-          Object.fromEntries(Object.entries(query).map(([name, parameter]) => [name, parameter.schema])),
-          Object.keys(query).filter((name) => query[name]!.required),
-        ));
+        entry.query = this.ajv.compile(
+          parametersSchema(
+            Object.fromEntries(Object.entries(query).map(([name, parameter]) => [name, parameter.schema])),
+            Object.keys(query).filter((name) => query[name]!.required),
+          ),
+        );
       }
       if (route.requestSchema) entry.body = this.ajv.compile(route.requestSchema);
       this.compiled.set(route, entry);
@@ -114,7 +124,9 @@ export class RequestValidator {
     const isMissing = missing !== undefined || (blank && isRequiredProperty(schema, error.instancePath));
     if (isMissing && route.graphRefusesMissing) return;
     const override = route.requestErrorCodes?.[`${field}:${error.keyword}`];
-    const code = override ?? (isMissing ? ErrorCode.REQUIRED_ELEMENT_MISSING : error.keyword === 'type' ? ErrorCode.BAD_REQUEST : ErrorCode.VALIDATION_FAILED);
+    const code =
+      override ??
+      (isMissing ? ErrorCode.REQUIRED_ELEMENT_MISSING : error.keyword === 'type' ? ErrorCode.BAD_REQUEST : ErrorCode.VALIDATION_FAILED);
     throw new RouteInputError(code, isMissing ? `${field} is required.` : describe(error, field), field || undefined);
   }
 }

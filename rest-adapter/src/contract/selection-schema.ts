@@ -85,7 +85,11 @@ export class SelectionSchemas {
     return { properties, required: Object.keys(properties) };
   }
 
-  private field(field: GraphQLField<unknown, unknown>, selectionSet: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>): JsonSchema {
+  private field(
+    field: GraphQLField<unknown, unknown>,
+    selectionSet: SelectionSetNode | undefined,
+    fragments: Map<string, FragmentDefinitionNode>,
+  ): JsonSchema {
     const schema = this.output(field.type, selectionSet, fragments);
     const description = field.description ?? undefined;
     if (!description) return schema;
@@ -93,12 +97,20 @@ export class SelectionSchemas {
     return schema.$ref ? { description, allOf: [schema] } : { ...schema, description };
   }
 
-  private output(type: GraphQLOutputType, selectionSet: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>): JsonSchema {
+  private output(
+    type: GraphQLOutputType,
+    selectionSet: SelectionSetNode | undefined,
+    fragments: Map<string, FragmentDefinitionNode>,
+  ): JsonSchema {
     if (isNonNullType(type)) return this.nonNull(type.ofType, selectionSet, fragments);
     return nullable(this.nonNull(type, selectionSet, fragments));
   }
 
-  private nonNull(type: GraphQLOutputType, selectionSet: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>): JsonSchema {
+  private nonNull(
+    type: GraphQLOutputType,
+    selectionSet: SelectionSetNode | undefined,
+    fragments: Map<string, FragmentDefinitionNode>,
+  ): JsonSchema {
     if (isListType(type)) return { type: 'array', items: this.output(type.ofType, selectionSet, fragments) };
     const named = getNamedType(type);
     if (isScalarType(named)) return ownValue(SCALARS, named.name) ?? { description: `GraphQL scalar ${named.name}` };
@@ -117,8 +129,18 @@ export class SelectionSchemas {
     return this.objectSchema(named, selectionSet, fragments);
   }
 
-  private objectSchema(type: GraphQLObjectType, selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>): JsonSchema {
+  private objectSchema(
+    type: GraphQLObjectType,
+    selectionSet: SelectionSetNode,
+    fragments: Map<string, FragmentDefinitionNode>,
+  ): JsonSchema {
     const { properties, required } = this.members(type, selectionSet, fragments);
-    return { type: 'object', ...(type.description ? { description: type.description } : {}), properties, required, additionalProperties: false };
+    return {
+      type: 'object',
+      ...(type.description ? { description: type.description } : {}),
+      properties,
+      required,
+      additionalProperties: false,
+    };
   }
 }

@@ -68,7 +68,8 @@ export function conditionalMembers(shape: DocumentedObject): string[] {
  */
 export function missingDocumentedFields(shape: DocumentedShape, value: unknown, at = ''): string[] {
   if (value === null || typeof value !== 'object') return [];
-  if (shape.kind === 'array') return Array.isArray(value) ? value.flatMap((item, index) => missingDocumentedFields(shape.items, item, `${at}[${index}]`)) : [];
+  if (shape.kind === 'array')
+    return Array.isArray(value) ? value.flatMap((item, index) => missingDocumentedFields(shape.items, item, `${at}[${index}]`)) : [];
   if (Array.isArray(value)) return [];
   const record = value as Record<string, unknown>;
   if (shape.kind === 'map') return Object.keys(record).flatMap((key) => missingDocumentedFields(shape.values, record[key], `${at}.${key}`));
@@ -87,54 +88,168 @@ export function missingDocumentedFields(shape: DocumentedShape, value: unknown, 
 // The end-user spec's Resources.
 
 /** Login response (PUT /token). */
-export const LOGIN = fieldsOf(['success', 'userId', 'SvcUserId', 'token', 'segment', 'postOnboardingStepsRequired', 'dtsExpiry', 'isLocalSavingAllowed']);
+export const LOGIN = fieldsOf([
+  'success',
+  'userId',
+  'SvcUserId',
+  'token',
+  'segment',
+  'postOnboardingStepsRequired',
+  'dtsExpiry',
+  'isLocalSavingAllowed',
+]);
 
 /** Beneficiary. */
 export const BENEFICIARY = fieldsOf([
-  'SvcBeneficiaryId', 'name', 'defaultAmount', 'defaultCurrency', 'status', 'isActive', 'isHidden', 'isFavourite', 'isDeleted', 'paypalId',
-  'bankName', 'accountNumber', 'routingNumber', 'bic', 'iban', 'destinationName', 'destinationFirstName', 'destinationLastName', 'destinationPAN',
-  'expiryMM', 'expiryYY', 'type', 'typeName', 'txnType', 'narrativeCredit', 'narrativeDebit', 'defaultSourceAccountId', 'SvcPayeeId', 'userId',
-  'SvcUserId', 'dtsCreated', 'dtsModified',
+  'SvcBeneficiaryId',
+  'name',
+  'defaultAmount',
+  'defaultCurrency',
+  'status',
+  'isActive',
+  'isHidden',
+  'isFavourite',
+  'isDeleted',
+  'paypalId',
+  'bankName',
+  'accountNumber',
+  'routingNumber',
+  'bic',
+  'iban',
+  'destinationName',
+  'destinationFirstName',
+  'destinationLastName',
+  'destinationPAN',
+  'expiryMM',
+  'expiryYY',
+  'type',
+  'typeName',
+  'txnType',
+  'narrativeCredit',
+  'narrativeDebit',
+  'defaultSourceAccountId',
+  'SvcPayeeId',
+  'userId',
+  'SvcUserId',
+  'dtsCreated',
+  'dtsModified',
 ]);
 
 /** Undo object (returned with a beneficiary modification). */
 export const UNDO = fieldsOf(['id', 'isActionable', 'dtsQueued', 'dtsExpiry']);
 
 /** Alert: the descriptions are "in responses for general alerts", dtsModified "present on an alert that was changed". */
-export const ALERT = fieldsOf(['alertTypeId', 'category', 'name', 'isEnabled', 'parameters'], { conditional: ['descriptionOn', 'descriptionOff', 'dtsModified'] });
+export const ALERT = fieldsOf(['alertTypeId', 'category', 'name', 'isEnabled', 'parameters'], {
+  conditional: ['descriptionOn', 'descriptionOff', 'dtsModified'],
+});
 
 /** Restriction: description is "optional". */
 export const RESTRICTION = fieldsOf(
-  ['restrictionName', 'txnTypes', 'transactionCurrencies', 'fromAmount', 'toAmount', 'fromAmountCurrency', 'toAmountCurrency', 'isAllowed', 'isIgnoreRest', 'priority'],
+  [
+    'restrictionName',
+    'txnTypes',
+    'transactionCurrencies',
+    'fromAmount',
+    'toAmount',
+    'fromAmountCurrency',
+    'toAmountCurrency',
+    'isAllowed',
+    'isIgnoreRest',
+    'priority',
+  ],
   { conditional: ['description'] },
 );
 
 /** A value of `allowedTransactionTypeNames`: destinationAccountTypes is "(optional)". */
-export const TRANSACTION_TYPE_RULE = fieldsOf(['isAllowed', 'sourceAccountTypes', 'allowedTransactionCurrencies'], { conditional: ['destinationAccountTypes'] });
+export const TRANSACTION_TYPE_RULE = fieldsOf(['isAllowed', 'sourceAccountTypes', 'allowedTransactionCurrencies'], {
+  conditional: ['destinationAccountTypes'],
+});
 
 /** Card. */
 export const CARD = fieldsOf([
-  '_id', 'SvcCardId', 'SvcAccountId', 'SvcUserId', 'typeId', 'cardIdBO', 'accountIdBO', 'backOfficeId', 'backOfficeName', 'status', 'isActive',
-  'isActivated', 'isClosed', 'num', 'dtsOpened', 'dtsExpiry', 'dtsUpdated', 'dtsActivated', 'currency', 'name_on_card', 'image',
-  'primaryUserSvcUserId', 'name', 'isMain',
+  '_id',
+  'SvcCardId',
+  'SvcAccountId',
+  'SvcUserId',
+  'typeId',
+  'cardIdBO',
+  'accountIdBO',
+  'backOfficeId',
+  'backOfficeName',
+  'status',
+  'isActive',
+  'isActivated',
+  'isClosed',
+  'num',
+  'dtsOpened',
+  'dtsExpiry',
+  'dtsUpdated',
+  'dtsActivated',
+  'currency',
+  'name_on_card',
+  'image',
+  'primaryUserSvcUserId',
+  'name',
+  'isMain',
 ]);
 
 /** IOU transaction. */
 const IOU_TRANSACTION = fieldsOf([
-  'IOUAccountId', 'IOUTransactionId', 'borrowerSvcUserId', 'lenderSvcUserId', 'amount', 'currency', 'narrativeDebit', 'narrativeCredit',
-  'narrative', 'dts', 'isPending', 'isActive', 'attachments', 'images',
+  'IOUAccountId',
+  'IOUTransactionId',
+  'borrowerSvcUserId',
+  'lenderSvcUserId',
+  'amount',
+  'currency',
+  'narrativeDebit',
+  'narrativeCredit',
+  'narrative',
+  'dts',
+  'isPending',
+  'isActive',
+  'attachments',
+  'images',
 ]);
 
 /** IOU account. */
-export const IOU_ACCOUNT = fieldsOf(['IOUAccountId', 'dtsModified', 'transactions', 'SvcUserId', 'otherSvcUserId'], { nested: { transactions: listOf(IOU_TRANSACTION) } });
+export const IOU_ACCOUNT = fieldsOf(['IOUAccountId', 'dtsModified', 'transactions', 'SvcUserId', 'otherSvcUserId'], {
+  nested: { transactions: listOf(IOU_TRANSACTION) },
+});
 
 /** Transaction record. */
 export const TRANSACTION = fieldsOf(
   [
-    'SvcAccountId', 'SvcUserId', 'SvcCardId', 'transactionId', 'transactionIdBO', 'debitTransactionId', 'creditTransactionId', 'sourceSvcAccountId',
-    'destinationSvcAccountId', 'amount', 'debit', 'credit', 'currency', 'transactionState', 'isPending', 'isComplete', 'isDeclined', 'txnType',
-    'typeName', 'narrative', 'narrativeSource', 'narrativeDestination', 'reference', 'attachments', 'labels', 'details', 'internal', 'dtsRecorded',
-    'dtsValue', 'dtsBooked', 'dtsCompleted',
+    'SvcAccountId',
+    'SvcUserId',
+    'SvcCardId',
+    'transactionId',
+    'transactionIdBO',
+    'debitTransactionId',
+    'creditTransactionId',
+    'sourceSvcAccountId',
+    'destinationSvcAccountId',
+    'amount',
+    'debit',
+    'credit',
+    'currency',
+    'transactionState',
+    'isPending',
+    'isComplete',
+    'isDeclined',
+    'txnType',
+    'typeName',
+    'narrative',
+    'narrativeSource',
+    'narrativeDestination',
+    'reference',
+    'attachments',
+    'labels',
+    'details',
+    'internal',
+    'dtsRecorded',
+    'dtsValue',
+    'dtsBooked',
+    'dtsCompleted',
   ],
   {
     nested: {
@@ -146,16 +261,59 @@ export const TRANSACTION = fieldsOf(
 
 /** Address. */
 const ADDRESS = fieldsOf([
-  'addressLine1', 'addressLine2', 'city', 'state', 'postalCode', 'countryCode', 'isMain', 'SvcUserId', 'SvcUserAddressId', '_id', 'dtsRecorded', 'dtsModified',
+  'addressLine1',
+  'addressLine2',
+  'city',
+  'state',
+  'postalCode',
+  'countryCode',
+  'isMain',
+  'SvcUserId',
+  'SvcUserAddressId',
+  '_id',
+  'dtsRecorded',
+  'dtsModified',
 ]);
 
 /** User record. */
 export const USER = fieldsOf(
   [
-    'SvcUserId', '_id', 'names', 'name', 'firstName', 'middleName', 'lastName', 'sortId', 'languageCode', 'segment', 'referralCode', 'extras',
-    'private', 'isFullyRegistered', 'isIdleUser', 'isActive', 'isMetric', 'isEmailConfirmed', 'isMobilePhoneConfirmed', 'uiStage', 'dosDob',
-    'dobDay', 'dobMonth', 'dobYear', 'addresses', 'mobile', 'phoneNumber', 'email', 'homecurrency', 'postOnboardingStepsRequired', 'faceImage',
-    'mainSvcAccountId', 'dtsCreated', 'dtsCreatedAtUsers', 'dtsModified', 'dtsRegistered',
+    'SvcUserId',
+    '_id',
+    'names',
+    'name',
+    'firstName',
+    'middleName',
+    'lastName',
+    'sortId',
+    'languageCode',
+    'segment',
+    'referralCode',
+    'extras',
+    'private',
+    'isFullyRegistered',
+    'isIdleUser',
+    'isActive',
+    'isMetric',
+    'isEmailConfirmed',
+    'isMobilePhoneConfirmed',
+    'uiStage',
+    'dosDob',
+    'dobDay',
+    'dobMonth',
+    'dobYear',
+    'addresses',
+    'mobile',
+    'phoneNumber',
+    'email',
+    'homecurrency',
+    'postOnboardingStepsRequired',
+    'faceImage',
+    'mainSvcAccountId',
+    'dtsCreated',
+    'dtsCreatedAtUsers',
+    'dtsModified',
+    'dtsRegistered',
   ],
   {
     nested: {
@@ -177,7 +335,9 @@ export function listResult(items: DocumentedShape): DocumentedObject {
 }
 
 /** Token result. */
-export const TOKEN_RESULT = fieldsOf(['dtsExpireAt', 'token', 'type', 'tokens'], { nested: { tokens: listOf(fieldsOf(['token', 'type'])) } });
+export const TOKEN_RESULT = fieldsOf(['dtsExpireAt', 'token', 'type', 'tokens'], {
+  nested: { tokens: listOf(fieldsOf(['token', 'type'])) },
+});
 
 /** Merchant and customer JWT results. */
 export const JWT_RESULT = fieldsOf(['expiresIn', 'token']);
@@ -190,8 +350,19 @@ export const APPLICATION = fieldsOf(
 
 /** Funds transaction. */
 export const FUNDS_TRANSACTION = fieldsOf([
-  'reference', 'svcFundsId', 'svcAggregatorId', 'type', 'svcCardId', 'svcStatus', 'boTransId', 'arn', 'fee', 'balance', 'lastDepositAmount',
-  'ledgerBalance', 'dtsCreatedAt',
+  'reference',
+  'svcFundsId',
+  'svcAggregatorId',
+  'type',
+  'svcCardId',
+  'svcStatus',
+  'boTransId',
+  'arn',
+  'fee',
+  'balance',
+  'lastDepositAmount',
+  'ledgerBalance',
+  'dtsCreatedAt',
 ]);
 
 /** An item of a payment link's statusChangeHistory. */
@@ -202,8 +373,21 @@ const REFUND_STATUS_CHANGE = fieldsOf(['initiatorId', 'initiatorType', 'status',
 /** Payment link: dtsExpiredAt, link and url are "present after sending". */
 export const PAYMENT_LINK = fieldsOf(
   [
-    'svcTransactionId', 'svcAggregatorId', 'svcMerchantId', 'svcMerchantRef', 'payerName', 'invoiceNumber', 'amount', 'currency', 'dueDate',
-    'description', 'status', 'fields', 'availablePaymentType', 'statusChangeHistory', 'dtsCreatedAt',
+    'svcTransactionId',
+    'svcAggregatorId',
+    'svcMerchantId',
+    'svcMerchantRef',
+    'payerName',
+    'invoiceNumber',
+    'amount',
+    'currency',
+    'dueDate',
+    'description',
+    'status',
+    'fields',
+    'availablePaymentType',
+    'statusChangeHistory',
+    'dtsCreatedAt',
   ],
   {
     conditional: ['dtsExpiredAt', 'link', 'url'],
@@ -213,19 +397,50 @@ export const PAYMENT_LINK = fieldsOf(
 
 /** Refund transaction. */
 export const REFUND_TRANSACTION = fieldsOf(
-  ['svcTransactionId', 'svcAggregatorId', 'svcMerchantId', 'svcParentId', 'status', 'statusChangeHistory', 'paymentType', 'ach', 'dtsCreatedAt', 'dtsUpdatedAt', 'svcMerchantRef'],
+  [
+    'svcTransactionId',
+    'svcAggregatorId',
+    'svcMerchantId',
+    'svcParentId',
+    'status',
+    'statusChangeHistory',
+    'paymentType',
+    'ach',
+    'dtsCreatedAt',
+    'dtsUpdatedAt',
+    'svcMerchantRef',
+  ],
   {
     nested: {
       statusChangeHistory: listOf(REFUND_STATUS_CHANGE),
       ach: fieldsOf(['payment', 'result'], {
         nested: {
           payment: fieldsOf([
-            'reference', 'effectiveEntryDate', 'companyEntryDescription', 'standardEntryClassCode', 'individualName', 'routingNumber',
-            'DFIAccountNumber', 'accountType', 'transactionType', 'amount', 'currency', 'webhookUrl',
+            'reference',
+            'effectiveEntryDate',
+            'companyEntryDescription',
+            'standardEntryClassCode',
+            'individualName',
+            'routingNumber',
+            'DFIAccountNumber',
+            'accountType',
+            'transactionType',
+            'amount',
+            'currency',
+            'webhookUrl',
           ]),
           result: fieldsOf([
-            'svcTransactionId', 'reference', 'svcAggregatorId', 'status', 'dtsCreatedAt', 'effectiveEntryDate', 'individualName', 'routingNumber',
-            'amount', 'currency', 'DFIAccountNumber',
+            'svcTransactionId',
+            'reference',
+            'svcAggregatorId',
+            'status',
+            'dtsCreatedAt',
+            'effectiveEntryDate',
+            'individualName',
+            'routingNumber',
+            'amount',
+            'currency',
+            'DFIAccountNumber',
           ]),
         },
       }),
@@ -237,23 +452,61 @@ export const REFUND_TRANSACTION = fieldsOf(
 export const ACH_RETURN_RATES_ITEM = fieldsOf(['notes', 'returnRates'], {
   nested: {
     returnRates: fieldsOf([
-      'svcAggregatorId', 'minDate', 'maxDate', 'adminRate', 'adminAmountRate', 'adminDaysOver', 'adminReturns', 'adminReturnsAmount',
-      'unAuthorizedRate', 'unAuthorizedAmountRate', 'unAuthorizedDaysOver', 'unAuthorizedReturns', 'unAuthorizedReturnsAmount', 'totalRate',
-      'totalAmountRate', 'totalDaysOver', 'totalReturns', 'totalReturnsAmount', 'nsfReturns', 'nsfReturnsAmount', 'fedDR', 'fedDRAmount',
-      'fileName', 'dtsCreatedAt', 'updatedAt',
+      'svcAggregatorId',
+      'minDate',
+      'maxDate',
+      'adminRate',
+      'adminAmountRate',
+      'adminDaysOver',
+      'adminReturns',
+      'adminReturnsAmount',
+      'unAuthorizedRate',
+      'unAuthorizedAmountRate',
+      'unAuthorizedDaysOver',
+      'unAuthorizedReturns',
+      'unAuthorizedReturnsAmount',
+      'totalRate',
+      'totalAmountRate',
+      'totalDaysOver',
+      'totalReturns',
+      'totalReturnsAmount',
+      'nsfReturns',
+      'nsfReturnsAmount',
+      'fedDR',
+      'fedDRAmount',
+      'fileName',
+      'dtsCreatedAt',
+      'updatedAt',
     ]),
   },
 });
 
 /** `responseData` of a sandbox test result: "either responseCode string, or error {code, message}". */
-export const SANDBOX_RESPONSE_DATA = fieldsOf([], { conditional: ['responseCode', 'error'], nested: { error: fieldsOf(['code', 'message']) } });
+export const SANDBOX_RESPONSE_DATA = fieldsOf([], {
+  conditional: ['responseCode', 'error'],
+  nested: { error: fieldsOf(['code', 'message']) },
+});
 
 /** Sandbox test result. */
-export const SANDBOX_RESULT = fieldsOf(['code', 'name', 'responseData', 'time', 'pass'], { nested: { responseData: SANDBOX_RESPONSE_DATA } });
+export const SANDBOX_RESULT = fieldsOf(['code', 'name', 'responseData', 'time', 'pass'], {
+  nested: { responseData: SANDBOX_RESPONSE_DATA },
+});
 
 /** Card-add result (deprecated). */
-export const CARD_ADD_RESULT = fieldsOf(['last_four', 'status', 'program_id', 'name_on_card', 'available_balance', 'currency_code', 'cardId', 'additional_data'], {
-  nested: {
-    additional_data: fieldsOf(['account_number', 'issue_date', 'design_id', 'designId', 'card_expiration', 'processor_token', 'routing_number', 'accountId']),
+export const CARD_ADD_RESULT = fieldsOf(
+  ['last_four', 'status', 'program_id', 'name_on_card', 'available_balance', 'currency_code', 'cardId', 'additional_data'],
+  {
+    nested: {
+      additional_data: fieldsOf([
+        'account_number',
+        'issue_date',
+        'design_id',
+        'designId',
+        'card_expiration',
+        'processor_token',
+        'routing_number',
+        'accountId',
+      ]),
+    },
   },
-});
+);

@@ -8,17 +8,36 @@ import { pick, rootField, RouteInputError, withoutNulls, type Route } from './ro
 import { ALERT, conditionalMembers, fieldsOf, LOGIN, listOf, TOKEN_RESULT, USER } from './documented.js';
 
 const DEVICE_TAG: JsonSchema = stringOf(DEVICE_TAG_RULE, DEVICE_TAG_RULE.patternText);
-const ADDRESS_LINE: JsonSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: '^(?!\\s*$)[^<>]*$', description: '1-100 characters, no < or >' };
+const ADDRESS_LINE: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 100,
+  pattern: '^(?!\\s*$)[^<>]*$',
+  description: '1-100 characters, no < or >',
+};
 /** The Address properties `POST /user` reads from each item of its address lists. */
 const ADDRESS_FIELDS: Record<string, JsonSchema> = {
-  addressLine1: ADDRESS_LINE, addressLine2: { type: 'string', maxLength: 100 }, city: ADDRESS_LINE, state: ADDRESS_LINE,
-  postalCode: { type: 'string', minLength: 1, maxLength: 12, pattern: '^[A-Za-z0-9 -]+$', description: '1-12 letters, digits, spaces or dashes' },
+  addressLine1: ADDRESS_LINE,
+  addressLine2: { type: 'string', maxLength: 100 },
+  city: ADDRESS_LINE,
+  state: ADDRESS_LINE,
+  postalCode: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 12,
+    pattern: '^[A-Za-z0-9 -]+$',
+    description: '1-12 letters, digits, spaces or dashes',
+  },
   countryCode: { type: 'string', description: '3-letter ISO 3166-1 alpha-3 for checking/savings accounts, 2-letter for debit cards' },
   country: { type: 'string', description: 'ISO 3166-1 country code, alpha-2 or alpha-3' },
-  accountType: FIELD.string, isMain: FIELD.boolean, SvcUserAddressId: FIELD.string,
+  accountType: FIELD.string,
+  isMain: FIELD.boolean,
+  SvcUserAddressId: FIELD.string,
 };
 /** An item of newAddresses: the four lines and a country code. */
-const ADDRESS_CHANGE: JsonSchema = object(ADDRESS_FIELDS, ['addressLine1', 'city', 'state', 'postalCode'], { description: 'Also needs countryCode or country.' });
+const ADDRESS_CHANGE: JsonSchema = object(ADDRESS_FIELDS, ['addressLine1', 'city', 'state', 'postalCode'], {
+  description: 'Also needs countryCode or country.',
+});
 /** An item of deletedAddresses: the address's id, or its four lines and country code. */
 const ADDRESS_DELETION: JsonSchema = object(ADDRESS_FIELDS, [], {
   description: 'By SvcUserAddressId, or by addressLine1, city, state, postalCode and countryCode or country.',
@@ -35,8 +54,22 @@ const REGISTRATION_SHOWN_WHEN_PRESENT = ['deviceId', 'segment'] as const;
 /** The login request's documented properties, LoginInput's fields; anything else in the body is ignored. */
 const LOGIN_FIELDS = graphInputFieldNames('LoginInput');
 const USER_FIELDS = [
-  'dtsModified', 'phoneNumber', 'phoneNumbers', 'mobile', 'email', 'emails', 'newAddresses', 'deletedAddresses', 'addresses',
-  'firstName', 'lastName', 'languageCode', 'isMetric', 'postOnboardingStepsRequired', 'faceImage', 'homecurrency',
+  'dtsModified',
+  'phoneNumber',
+  'phoneNumbers',
+  'mobile',
+  'email',
+  'emails',
+  'newAddresses',
+  'deletedAddresses',
+  'addresses',
+  'firstName',
+  'lastName',
+  'languageCode',
+  'isMetric',
+  'postOnboardingStepsRequired',
+  'faceImage',
+  'homecurrency',
 ] as const;
 
 /** The address lists of `POST /user`, each item narrowed to the Address fields. */
@@ -44,14 +77,22 @@ function userChanges(body: unknown): Record<string, unknown> {
   const input = pick(body, USER_FIELDS);
   for (const key of ['newAddresses', 'deletedAddresses', 'addresses'] as const) {
     const list = input[key];
-    if (Array.isArray(list)) input[key] = (list as unknown[]).map((item) => (item !== null && typeof item === 'object' ? pick(item, Object.keys(ADDRESS_FIELDS)) : item));
+    if (Array.isArray(list))
+      input[key] = (list as unknown[]).map((item) =>
+        item !== null && typeof item === 'object' ? pick(item, Object.keys(ADDRESS_FIELDS)) : item,
+      );
   }
   return input;
 }
 
 const aggregatorUser = (body: unknown): Record<string, unknown> => {
   const user = (body as { user?: unknown }).user;
-  if (user === undefined || user === null) throw new RouteInputError(ErrorCode.REQUIRED_ELEMENT_MISSING, 'user is required: {"user": {"login", "password", "requestId"?}}.', 'user');
+  if (user === undefined || user === null)
+    throw new RouteInputError(
+      ErrorCode.REQUIRED_ELEMENT_MISSING,
+      'user is required: {"user": {"login", "password", "requestId"?}}.',
+      'user',
+    );
   if (typeof user !== 'object' || Array.isArray(user)) throw new RouteInputError(ErrorCode.BAD_REQUEST, 'user must be an object.', 'user');
   return user as Record<string, unknown>;
 };
@@ -69,15 +110,26 @@ export const IDENTITY_ROUTES: Route[] = [
     requestSchema: object(
       {
         channel: { type: 'string', enum: graphEnumValues('LoginChannel') },
-        userName: FIELD.string, password: FIELD.string,
+        userName: FIELD.string,
+        password: FIELD.string,
         uuid: { type: 'string', description: 'device UUID, 36 characters (digits, letters, dashes)' },
-        deviceTagOpen: FIELD.string, signature: FIELD.string, deviceId: FIELD.string, userId: FIELD.string,
-        transportUserId: FIELD.string, transport: FIELD.string, deviceTag: FIELD.string,
+        deviceTagOpen: FIELD.string,
+        signature: FIELD.string,
+        deviceId: FIELD.string,
+        userId: FIELD.string,
+        transportUserId: FIELD.string,
+        transport: FIELD.string,
+        deviceTag: FIELD.string,
         dtsValueString: { type: 'string', description: 'ISO 8601 date-time of the request; badly formatted is 401' },
-        cryptotext: FIELD.string, specifics: FIELD.object, deviceData: FIELD.object,
+        cryptotext: FIELD.string,
+        specifics: FIELD.object,
+        deviceData: FIELD.object,
       },
       ['channel'],
-      { description: 'The properties each channel requires are in the spec\'s Login request table; one that is missing is 401 (CHANNEL_PROPERTY_MISSING).' },
+      {
+        description:
+          "The properties each channel requires are in the spec's Login request table; one that is missing is 401 (CHANNEL_PROPERTY_MISSING).",
+      },
     ),
     // The spec: an invalid channel is 500.
     requestErrorCodes: { 'channel:enum': ErrorCode.INVALID_CHANNEL },
@@ -126,12 +178,16 @@ export const IDENTITY_ROUTES: Route[] = [
     summary: 'Change elements of the logged-in user',
     requestSchema: object({
       dtsModified: nullable({ type: 'string', maxLength: 64 }),
-      phoneNumber: nullable(FIELD.phone), phoneNumbers: arrayOf(FIELD.phone, { maxItems: 10 }),
+      phoneNumber: nullable(FIELD.phone),
+      phoneNumbers: arrayOf(FIELD.phone, { maxItems: 10 }),
       mobile: nullable(FIELD.phone),
-      email: nullable(FIELD.email), emails: arrayOf(FIELD.email, { maxItems: 10 }),
-      newAddresses: arrayOf(ADDRESS_CHANGE, { maxItems: 10, description: 'A user keeps at most 10 addresses in all.' }), deletedAddresses: arrayOf(ADDRESS_DELETION, { maxItems: 10 }),
+      email: nullable(FIELD.email),
+      emails: arrayOf(FIELD.email, { maxItems: 10 }),
+      newAddresses: arrayOf(ADDRESS_CHANGE, { maxItems: 10, description: 'A user keeps at most 10 addresses in all.' }),
+      deletedAddresses: arrayOf(ADDRESS_DELETION, { maxItems: 10 }),
       addresses: arrayOf(FIELD.object, { maxItems: 10, description: 'A user keeps at most 10 addresses in all.' }),
-      firstName: { type: 'string', minLength: 1, maxLength: 100 }, lastName: { type: 'string', minLength: 1, maxLength: 100 },
+      firstName: { type: 'string', minLength: 1, maxLength: 100 },
+      lastName: { type: 'string', minLength: 1, maxLength: 100 },
       languageCode: { type: 'string', pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$', description: 'a language code such as en or en-US' },
       isMetric: FIELD.boolean,
       postOnboardingStepsRequired: nullable({ type: 'string', maxLength: 100 }),
@@ -141,7 +197,12 @@ export const IDENTITY_ROUTES: Route[] = [
     responseSchema: rootField('updateUser'),
     documentedResponse: USER_ANSWER,
     errorCodes: [ErrorCode.CONFLICT, ErrorCode.NOT_FOUND],
-    example: { body: { mobile: '+12125550123', newAddresses: [{ addressLine1: '1 Main St', city: 'Springfield', state: 'IL', postalCode: '62701', country: 'US' }] } },
+    example: {
+      body: {
+        mobile: '+12125550123',
+        newAddresses: [{ addressLine1: '1 Main St', city: 'Springfield', state: 'IL', postalCode: '62701', country: 'US' }],
+      },
+    },
     operation: 'update-user.graphql',
     variables: ({ body }) => ({ input: userChanges(body) }),
     respond: (data) => data.updateUser,
@@ -152,8 +213,9 @@ export const IDENTITY_ROUTES: Route[] = [
     api: 'end-user',
     credential: 'token',
     body: 'none',
-    summary: 'Confirm the user\'s email address with the code sent to it',
-    designed: 'the response `{success, user}`; a wrong or expired code is 400 (CODE_INVALID), an address already confirmed 404 as the spec says.',
+    summary: "Confirm the user's email address with the code sent to it",
+    designed:
+      'the response `{success, user}`; a wrong or expired code is 400 (CODE_INVALID), an address already confirmed 404 as the spec says.',
     responseSchema: rootField('confirmEmail'),
     documentedResponse: USER_ANSWER,
     errorCodes: [ErrorCode.CODE_INVALID, ErrorCode.NOT_FOUND, ErrorCode.TOO_MANY_ATTEMPTS],
@@ -168,8 +230,9 @@ export const IDENTITY_ROUTES: Route[] = [
     api: 'end-user',
     credential: 'token',
     body: 'none',
-    summary: 'Confirm the user\'s mobile number with the code sent to it',
-    designed: 'the response `{success, user}`; a wrong or expired code is 400 (CODE_INVALID), a number already confirmed 404 as the spec says.',
+    summary: "Confirm the user's mobile number with the code sent to it",
+    designed:
+      'the response `{success, user}`; a wrong or expired code is 400 (CODE_INVALID), a number already confirmed 404 as the spec says.',
     responseSchema: rootField('confirmMobile'),
     documentedResponse: USER_ANSWER,
     errorCodes: [ErrorCode.CODE_INVALID, ErrorCode.NOT_FOUND, ErrorCode.TOO_MANY_ATTEMPTS],
@@ -186,13 +249,19 @@ export const IDENTITY_ROUTES: Route[] = [
     credential: null,
     optionalHeaders: ['token'],
     body: 'object',
-    summary: 'Record a prospect\'s data; the first call gives the prospect its token',
-    designed: 'request `{deviceTag, preSegment, firstName?, lastName?, email?, mobile?, languageCode?, data?}` and response `{success, token, prospectId, ...}`. The failures of the spec\'s error table (missing or bad parameters, failed storing) are 404; besides them, an invalid `token` header is 401 and a device or prospect already registered is 409.',
+    summary: "Record a prospect's data; the first call gives the prospect its token",
+    designed:
+      "request `{deviceTag, preSegment, firstName?, lastName?, email?, mobile?, languageCode?, data?}` and response `{success, token, prospectId, ...}`. The failures of the spec's error table (missing or bad parameters, failed storing) are 404; besides them, an invalid `token` header is 401 and a device or prospect already registered is 409.",
     requestSchema: object(
       {
-        deviceTag: DEVICE_TAG, preSegment: { type: 'string', maxLength: 64 },
-        firstName: nullable(FIELD.string), lastName: nullable(FIELD.string), email: nullable(FIELD.email), mobile: nullable(FIELD.phone),
-        languageCode: nullable(FIELD.string), data: nullable(FIELD.object),
+        deviceTag: DEVICE_TAG,
+        preSegment: { type: 'string', maxLength: 64 },
+        firstName: nullable(FIELD.string),
+        lastName: nullable(FIELD.string),
+        email: nullable(FIELD.email),
+        mobile: nullable(FIELD.phone),
+        languageCode: nullable(FIELD.string),
+        data: nullable(FIELD.object),
       },
       ['deviceTag', 'preSegment'],
     ),
@@ -201,7 +270,9 @@ export const IDENTITY_ROUTES: Route[] = [
     errorCodes: [ErrorCode.UNAUTHENTICATED, ErrorCode.CONFLICT],
     example: { body: { deviceTag: 'new-device-tag-1', preSegment: 'retail', firstName: 'Pat', email: 'pat@example.com' } },
     operation: 'prospect-data.graphql',
-    variables: ({ body }) => ({ input: pick(body, ['deviceTag', 'preSegment', 'firstName', 'lastName', 'email', 'mobile', 'languageCode', 'data']) }),
+    variables: ({ body }) => ({
+      input: pick(body, ['deviceTag', 'preSegment', 'firstName', 'lastName', 'email', 'mobile', 'languageCode', 'data']),
+    }),
     respond: (data) => data.submitProspectData,
     // The spec's Errors table: every failure of POST /prospect/data is 404.
     statuses: { [ErrorCode.REQUIRED_ELEMENT_MISSING]: 404, [ErrorCode.VALIDATION_FAILED]: 404, [ErrorCode.INTERNAL]: 404 },
@@ -217,7 +288,11 @@ export const IDENTITY_ROUTES: Route[] = [
     summary: 'Upload a document image of the prospect (base64)',
     designed: 'request `{documentType, contentType, imageBase64}` and response `{success, imageId}`.',
     requestSchema: object(
-      { documentType: { type: 'string', enum: graphEnumValues('ProspectDocumentType') }, contentType: { type: 'string', description: 'image/png or image/jpeg (415 otherwise)' }, imageBase64: { type: 'string', contentEncoding: 'base64' } },
+      {
+        documentType: { type: 'string', enum: graphEnumValues('ProspectDocumentType') },
+        contentType: { type: 'string', description: 'image/png or image/jpeg (415 otherwise)' },
+        imageBase64: { type: 'string', contentEncoding: 'base64' },
+      },
       ['documentType', 'contentType', 'imageBase64'],
     ),
     responseSchema: rootField('uploadProspectImage'),
@@ -238,7 +313,12 @@ export const IDENTITY_ROUTES: Route[] = [
     summary: 'Register a device for a prospect, or for an existing user who recovers access',
     designed: 'the response: `{success, SvcUserId, serverSecret, ...}` (the device secret, shown once).',
     requestSchema: object(
-      { deviceTag: DEVICE_TAG, preSegment: { type: 'string', maxLength: 64 }, deviceData: { type: 'object', description: 'extra properties allowed' }, referral: nullable(FIELD.string) },
+      {
+        deviceTag: DEVICE_TAG,
+        preSegment: { type: 'string', maxLength: 64 },
+        deviceData: { type: 'object', description: 'extra properties allowed' },
+        referral: nullable(FIELD.string),
+      },
       ['deviceTag', 'preSegment', 'deviceData'],
     ),
     graphRefusesMissing: true,
@@ -250,7 +330,12 @@ export const IDENTITY_ROUTES: Route[] = [
     variables: ({ body }) => ({ input: pick(body, ['deviceTag', 'preSegment', 'deviceData', 'referral']) }),
     respond: (data) => withoutNulls(data.registerDevice as Record<string, unknown>, REGISTRATION_SHOWN_WHEN_PRESENT),
     // The spec's Errors table for POST /prospect/registration.
-    statuses: { [ErrorCode.REQUIRED_ELEMENT_MISSING]: 401, [ErrorCode.ACTOR_LOCKED]: 401, [ErrorCode.RECOVERY_REFUSED]: 404, [ErrorCode.INTERNAL]: 500 },
+    statuses: {
+      [ErrorCode.REQUIRED_ELEMENT_MISSING]: 401,
+      [ErrorCode.ACTOR_LOCKED]: 401,
+      [ErrorCode.RECOVERY_REFUSED]: 404,
+      [ErrorCode.INTERNAL]: 500,
+    },
   },
   {
     method: 'POST',
@@ -279,7 +364,10 @@ export const IDENTITY_ROUTES: Route[] = [
     body: 'object',
     summary: 'Record the socket an onboarding device listens on',
     designed: 'request `{deviceTag, socketId}` and response `{success}`.',
-    requestSchema: object({ deviceTag: DEVICE_TAG, socketId: { type: 'string', minLength: 1, maxLength: 128, pattern: '^(?!\\s*$)[^<>]*$' } }, ['deviceTag', 'socketId']),
+    requestSchema: object(
+      { deviceTag: DEVICE_TAG, socketId: { type: 'string', minLength: 1, maxLength: 128, pattern: '^(?!\\s*$)[^<>]*$' } },
+      ['deviceTag', 'socketId'],
+    ),
     responseSchema: rootField('connectOnboardingSocket'),
     documentedResponse: null,
     example: { body: { deviceTag: 'new-device-tag-1', socketId: 'socket_1' } },
@@ -295,18 +383,40 @@ export const IDENTITY_ROUTES: Route[] = [
     credential: 'token',
     body: 'array',
     summary: 'Synchronise alert subscriptions between device and server',
-    requestSchema: arrayOf(object(
-      { alertTypeId: { type: 'string', maxLength: 64 }, category: nullable({ type: 'string', maxLength: 64 }), name: nullable({ type: 'string', maxLength: 100 }), isEnabled: nullable(FIELD.boolean), parameters: nullable(FIELD.object) },
-      ['alertTypeId'],
-    ), { maxItems: 20 }),
+    requestSchema: arrayOf(
+      object(
+        {
+          alertTypeId: { type: 'string', maxLength: 64 },
+          category: nullable({ type: 'string', maxLength: 64 }),
+          name: nullable({ type: 'string', maxLength: 100 }),
+          isEnabled: nullable(FIELD.boolean),
+          parameters: nullable(FIELD.object),
+        },
+        ['alertTypeId'],
+      ),
+      { maxItems: 20 },
+    ),
     responseSchema: (fields) => {
       const result = rootField('syncAlerts')(fields) as { properties: { alerts: { items: JsonSchema } } };
-      return object({ alerts: arrayOf(omittingNulls(result.properties.alerts.items, conditionalMembers(ALERT))), success: FIELD.boolean }, ['alerts', 'success'], { additionalProperties: false });
+      return object(
+        { alerts: arrayOf(omittingNulls(result.properties.alerts.items, conditionalMembers(ALERT))), success: FIELD.boolean },
+        ['alerts', 'success'],
+        { additionalProperties: false },
+      );
     },
     documentedResponse: ALERTS_ANSWER,
-    example: { body: [{ alertTypeId: 'alert1', isEnabled: true }, { alertTypeId: 'summaryReportsMonthly', isEnabled: false }] },
+    example: {
+      body: [
+        { alertTypeId: 'alert1', isEnabled: true },
+        { alertTypeId: 'summaryReportsMonthly', isEnabled: false },
+      ],
+    },
     operation: 'alerts.graphql',
-    variables: ({ body }) => ({ alerts: (body as unknown[]).map((item) => (item !== null && typeof item === 'object' ? pick(item, ['alertTypeId', 'category', 'name', 'isEnabled', 'parameters']) : item)) }),
+    variables: ({ body }) => ({
+      alerts: (body as unknown[]).map((item) =>
+        item !== null && typeof item === 'object' ? pick(item, ['alertTypeId', 'category', 'name', 'isEnabled', 'parameters']) : item,
+      ),
+    }),
     respond: (data) => {
       const result = data.syncAlerts as { success: boolean; alerts: Array<Record<string, unknown>> };
       return { alerts: result.alerts.map((alert) => withoutNulls(alert, conditionalMembers(ALERT))), success: result.success };
@@ -319,18 +429,28 @@ export const IDENTITY_ROUTES: Route[] = [
     credential: 'token',
     body: 'object',
     summary: 'Geocode an address string (offline, US and world cities)',
-    designed: 'the response `{success, ...}` with the best match\'s coordinates and parts; nothing found is a success with no candidates.',
-    requestSchema: object({ address: { type: 'string', minLength: 1, maxLength: 200, pattern: '^(?!\\s*$)[^<>]*$', description: '1-200 characters, no < or >' } }, ['address']),
+    designed: "the response `{success, ...}` with the best match's coordinates and parts; nothing found is a success with no candidates.",
+    requestSchema: object(
+      {
+        address: { type: 'string', minLength: 1, maxLength: 200, pattern: '^(?!\\s*$)[^<>]*$', description: '1-200 characters, no < or >' },
+      },
+      ['address'],
+    ),
     responseSchema: (fields) => {
       const result = rootField('geocode')(fields);
-      return { ...result, properties: { success: { const: true }, ...(result.properties as object) }, required: ['success', ...(result.required as string[])] };
+      return {
+        ...result,
+        properties: { success: { const: true }, ...(result.properties as object) },
+        required: ['success', ...(result.required as string[])],
+      };
     },
     documentedResponse: null,
     example: { body: { address: '1600 Pennsylvania Ave NW, Washington, DC 20500' } },
     operation: 'geocode.graphql',
     variables: ({ body }) => {
       const { address } = body as { address?: unknown };
-      if (address === undefined || address === null || address === '') throw new RouteInputError(ErrorCode.REQUIRED_ELEMENT_MISSING, 'address is required.', 'address');
+      if (address === undefined || address === null || address === '')
+        throw new RouteInputError(ErrorCode.REQUIRED_ELEMENT_MISSING, 'address is required.', 'address');
       return { address };
     },
     respond: (data) => ({ success: true, ...(data.geocode as object) }),
@@ -343,7 +463,16 @@ export const IDENTITY_ROUTES: Route[] = [
     body: 'object',
     summary: 'Get an aggregator token (base, with a confined one that may only read)',
     requestSchema: object(
-      { user: object({ login: FIELD.id, password: { type: 'string', minLength: 1, maxLength: 50 }, requestId: { type: 'string', minLength: 1, maxLength: 32, pattern: '^(?!\\s*$)[^<>]*$' } }, ['login', 'password']) },
+      {
+        user: object(
+          {
+            login: FIELD.id,
+            password: { type: 'string', minLength: 1, maxLength: 50 },
+            requestId: { type: 'string', minLength: 1, maxLength: 32, pattern: '^(?!\\s*$)[^<>]*$' },
+          },
+          ['login', 'password'],
+        ),
+      },
       ['user'],
     ),
     responseSchema: rootField('aggregatorGetToken'),
@@ -365,15 +494,18 @@ export const IDENTITY_ROUTES: Route[] = [
     api: 'aggregator',
     credential: 'x-svc-token',
     body: 'object',
-    summary: 'Change the logged-in aggregator user\'s password',
+    summary: "Change the logged-in aggregator user's password",
     designed: 'the response data `{success: true}`; every token of the user is revoked, so the next call logs in again.',
     requestSchema: object(
       {
         oldPassword: { type: 'string', minLength: 1, maxLength: 50 },
         newPassword: {
-          type: 'string', minLength: 8, maxLength: 50,
+          type: 'string',
+          minLength: 8,
+          maxLength: 50,
           allOf: NEW_PASSWORD_RULES.map((rule) => ({ pattern: rule.pattern.source, description: rule.message })),
-          description: 'letters, digits and ! @ # $ % ^ &, with at least one digit, one of those symbols, one lowercase and one uppercase letter',
+          description:
+            'letters, digits and ! @ # $ % ^ &, with at least one digit, one of those symbols, one lowercase and one uppercase letter',
         },
       },
       ['oldPassword', 'newPassword'],

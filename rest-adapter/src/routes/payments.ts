@@ -4,21 +4,81 @@ import { FIELD, PAGING } from '../contract/fields.js';
 import { arrayOf, nullable, object, withoutNullType, type JsonSchema } from '../contract/json-schema.js';
 import { graphEnumValues } from '../contract/supergraph.js';
 import { pick, rootField, RouteInputError, type Route, type RouteInput } from './route.js';
-import { BENEFICIARY, fieldsOf, FUNDS_TRANSACTION, IOU_ACCOUNT, JWT_RESULT, listOf, listResult, PAYMENT_LINK, REFUND_TRANSACTION, TRANSACTION, UNDO } from './documented.js';
+import {
+  BENEFICIARY,
+  fieldsOf,
+  FUNDS_TRANSACTION,
+  IOU_ACCOUNT,
+  JWT_RESULT,
+  listOf,
+  listResult,
+  PAYMENT_LINK,
+  REFUND_TRANSACTION,
+  TRANSACTION,
+  UNDO,
+} from './documented.js';
 
 /** A date filter: YYYY-MM-DD, or an ISO 8601 date-time. */
-const DATE_FILTER: JsonSchema = { type: 'string', pattern: '^$|^[0-9]{4}-[0-9]{2}-[0-9]{2}', description: 'ISO date (YYYY-MM-DD) or date-time; empty means no bound' };
+const DATE_FILTER: JsonSchema = {
+  type: 'string',
+  pattern: '^$|^[0-9]{4}-[0-9]{2}-[0-9]{2}',
+  description: 'ISO date (YYYY-MM-DD) or date-time; empty means no bound',
+};
 
 /** The beneficiary properties `POST /beneficiary/:SvcBeneficiaryId` documents; anything else is ignored. */
 const BENEFICIARY_FIELDS = [
-  'name', 'defaultAmount', 'defaultCurrency', 'status', 'isActive', 'isHidden', 'isFavourite', 'paypalId', 'bankName', 'accountNumber',
-  'routingNumber', 'destinationName', 'type', 'destinationFirstName', 'destinationLastName', 'destinationPAN', 'expiryMM', 'expiryYY',
-  'narrativeCredit', 'narrativeDebit', 'defaultSourceAccountId', 'SvcPayeeId',
+  'name',
+  'defaultAmount',
+  'defaultCurrency',
+  'status',
+  'isActive',
+  'isHidden',
+  'isFavourite',
+  'paypalId',
+  'bankName',
+  'accountNumber',
+  'routingNumber',
+  'destinationName',
+  'type',
+  'destinationFirstName',
+  'destinationLastName',
+  'destinationPAN',
+  'expiryMM',
+  'expiryYY',
+  'narrativeCredit',
+  'narrativeDebit',
+  'defaultSourceAccountId',
+  'SvcPayeeId',
 ] as const;
-const PAYMENT_LINK_FIELDS = ['svcMerchantRef', 'payerName', 'invoiceNumber', 'amount', 'currency', 'dueDate', 'description', 'fields', 'availablePaymentType'] as const;
+const PAYMENT_LINK_FIELDS = [
+  'svcMerchantRef',
+  'payerName',
+  'invoiceNumber',
+  'amount',
+  'currency',
+  'dueDate',
+  'description',
+  'fields',
+  'availablePaymentType',
+] as const;
 const REFUND_FILTERS = [
-  'svcTransactionId', 'svcTransactionIds', 'status', 'payerName', 'dateCreateFrom', 'dateCreateTo', 'dueDateFrom', 'dueDateTo', 'invoiceNumber',
-  'amountFrom', 'amountTo', 'paymentType', 'numberOfRecords', 'skipRecords', 'svcMerchantId', 'svcMerchantIds', 'svcMerchantRef',
+  'svcTransactionId',
+  'svcTransactionIds',
+  'status',
+  'payerName',
+  'dateCreateFrom',
+  'dateCreateTo',
+  'dueDateFrom',
+  'dueDateTo',
+  'invoiceNumber',
+  'amountFrom',
+  'amountTo',
+  'paymentType',
+  'numberOfRecords',
+  'skipRecords',
+  'svcMerchantId',
+  'svcMerchantIds',
+  'svcMerchantRef',
 ] as const;
 /** The Funds-retrieve ids; the graph refuses none or more than one. */
 const FUNDS_IDS = ['svcFundsId', 'reference', 'arn'] as const;
@@ -27,7 +87,8 @@ const FUNDS_IDS = ['svcFundsId', 'reference', 'arn'] as const;
 function transactionChanges({ body }: RouteInput) {
   const { changes } = body as { changes?: unknown };
   if (changes === undefined || changes === null) return null;
-  if (typeof changes !== 'object' || Array.isArray(changes)) throw new RouteInputError(ErrorCode.BAD_REQUEST, 'changes must be an object with comment and/or labels.', 'changes');
+  if (typeof changes !== 'object' || Array.isArray(changes))
+    throw new RouteInputError(ErrorCode.BAD_REQUEST, 'changes must be an object with comment and/or labels.', 'changes');
   return pick(changes, ['comment', 'labels']);
 }
 
@@ -39,7 +100,7 @@ export const PAYMENT_ROUTES: Route[] = [
     api: 'end-user',
     credential: 'token',
     body: 'none',
-    summary: 'The account\'s latest transactions: the last 30, or those of the last 12 months if fewer',
+    summary: "The account's latest transactions: the last 30, or those of the last 12 months if fewer",
     responseSchema: rootField('latestTransactions'),
     documentedResponse: listOf(TRANSACTION),
     errorCodes: [ErrorCode.NOT_FOUND],
@@ -60,18 +121,30 @@ export const PAYMENT_ROUTES: Route[] = [
     api: 'end-user',
     credential: 'token',
     body: 'object',
-    summary: 'Change a transaction\'s comment and labels',
+    summary: "Change a transaction's comment and labels",
     designed: 'the response `{success, transaction}`, the transaction after the change; the comment is kept as a memo.',
     requestSchema: object({
-      changes: nullable(object({ comment: { type: 'string', minLength: 1, maxLength: 500 }, labels: arrayOf({ type: 'string', minLength: 1, maxLength: 50 }, { maxItems: 20, description: 'at most 20 labels' }) })),
+      changes: nullable(
+        object({
+          comment: { type: 'string', minLength: 1, maxLength: 500 },
+          labels: arrayOf({ type: 'string', minLength: 1, maxLength: 50 }, { maxItems: 20, description: 'at most 20 labels' }),
+        }),
+      ),
     }),
     responseSchema: rootField('modifyTransaction'),
     // Designed as {success, transaction}; the transaction is the spec's Transaction record.
     documentedResponse: fieldsOf(['success', 'transaction'], { nested: { transaction: TRANSACTION } }),
     errorCodes: [ErrorCode.NOT_FOUND],
-    example: { params: { SvcAccountId: DEMO.accountId, transactionId: 'demo_txn_01' }, body: { changes: { comment: 'Team lunch', labels: ['food', 'work'] } } },
+    example: {
+      params: { SvcAccountId: DEMO.accountId, transactionId: 'demo_txn_01' },
+      body: { changes: { comment: 'Team lunch', labels: ['food', 'work'] } },
+    },
     operation: 'transaction-modify.graphql',
-    variables: (input) => ({ SvcAccountId: input.params.SvcAccountId, transactionId: input.params.transactionId, changes: transactionChanges(input) }),
+    variables: (input) => ({
+      SvcAccountId: input.params.SvcAccountId,
+      transactionId: input.params.transactionId,
+      changes: transactionChanges(input),
+    }),
     respond: (data) => data.modifyTransaction,
   },
   {
@@ -82,17 +155,36 @@ export const PAYMENT_ROUTES: Route[] = [
     body: 'object',
     summary: 'Modify a beneficiary; returns an undo object for five minutes',
     requestSchema: object({
-      name: nullable({ type: 'string', minLength: 1, maxLength: 200 }), defaultAmount: { type: 'number', minimum: 0, description: 'from 0, with at most the decimal places of defaultCurrency (USD while none)' }, defaultCurrency: nullable(FIELD.currency),
-      status: nullable({ type: 'string', maxLength: 50 }), isActive: nullable(FIELD.boolean), isHidden: nullable(FIELD.boolean), isFavourite: nullable(FIELD.boolean),
-      paypalId: nullable({ type: 'string', maxLength: 254 }), bankName: nullable({ type: 'string', maxLength: 200 }),
-      accountNumber: nullable({ type: 'string', pattern: '^[A-Za-z0-9]{4,34}$', description: '4-34 letters or digits; stored and returned masked' }),
+      name: nullable({ type: 'string', minLength: 1, maxLength: 200 }),
+      defaultAmount: {
+        type: 'number',
+        minimum: 0,
+        description: 'from 0, with at most the decimal places of defaultCurrency (USD while none)',
+      },
+      defaultCurrency: nullable(FIELD.currency),
+      status: nullable({ type: 'string', maxLength: 50 }),
+      isActive: nullable(FIELD.boolean),
+      isHidden: nullable(FIELD.boolean),
+      isFavourite: nullable(FIELD.boolean),
+      paypalId: nullable({ type: 'string', maxLength: 254 }),
+      bankName: nullable({ type: 'string', maxLength: 200 }),
+      accountNumber: nullable({
+        type: 'string',
+        pattern: '^[A-Za-z0-9]{4,34}$',
+        description: '4-34 letters or digits; stored and returned masked',
+      }),
       routingNumber: nullable({ ...FIELD.routingNumber, minLength: 9, maxLength: 9 }),
-      destinationName: nullable({ type: 'string', maxLength: 200 }), type: nullable({ type: 'string', maxLength: 50 }),
-      destinationFirstName: nullable({ type: 'string', maxLength: 200 }), destinationLastName: nullable({ type: 'string', maxLength: 200 }),
+      destinationName: nullable({ type: 'string', maxLength: 200 }),
+      type: nullable({ type: 'string', maxLength: 50 }),
+      destinationFirstName: nullable({ type: 'string', maxLength: 200 }),
+      destinationLastName: nullable({ type: 'string', maxLength: 200 }),
       destinationPAN: nullable({ type: 'string', pattern: '^[0-9]{12,19}$', description: '12-19 digits; stored and returned masked' }),
-      expiryMM: nullable({ type: 'string', pattern: '^(0[1-9]|1[0-2])$', description: 'MM' }), expiryYY: nullable({ type: 'string', pattern: '^[0-9]{2}$', description: 'YY' }),
-      narrativeCredit: nullable({ type: 'string', maxLength: 200 }), narrativeDebit: nullable({ type: 'string', maxLength: 200 }),
-      defaultSourceAccountId: nullable(FIELD.id), SvcPayeeId: nullable(FIELD.id),
+      expiryMM: nullable({ type: 'string', pattern: '^(0[1-9]|1[0-2])$', description: 'MM' }),
+      expiryYY: nullable({ type: 'string', pattern: '^[0-9]{2}$', description: 'YY' }),
+      narrativeCredit: nullable({ type: 'string', maxLength: 200 }),
+      narrativeDebit: nullable({ type: 'string', maxLength: 200 }),
+      defaultSourceAccountId: nullable(FIELD.id),
+      SvcPayeeId: nullable(FIELD.id),
     }),
     responseSchema: rootField('modifyBeneficiary'),
     documentedResponse: fieldsOf(['success', 'beneficiary', 'undo'], { nested: { beneficiary: BENEFICIARY, undo: UNDO } }),
@@ -110,7 +202,8 @@ export const PAYMENT_ROUTES: Route[] = [
     credential: 'token',
     body: 'none',
     summary: 'Undo a beneficiary modification with the undo object it returned',
-    designed: 'this route: the spec returns an undo object with each modification but names no way to use it. Once, before dtsExpiry, and only for the latest change (changes undo last-first); answers `{success, beneficiary}`.',
+    designed:
+      'this route: the spec returns an undo object with each modification but names no way to use it. Once, before dtsExpiry, and only for the latest change (changes undo last-first); answers `{success, beneficiary}`.',
     responseSchema: rootField('undoBeneficiaryChange'),
     // Designed as {success, beneficiary}; the beneficiary is the spec's Beneficiary.
     documentedResponse: fieldsOf(['success', 'beneficiary'], { nested: { beneficiary: BENEFICIARY } }),
@@ -127,7 +220,8 @@ export const PAYMENT_ROUTES: Route[] = [
     credential: 'token',
     body: 'none',
     summary: 'The IOU between the current user (the debtor) and another user (the creditor)',
-    responseSchema: (fields) => object({ success: { const: true }, payload: rootField('iousFor')(fields) }, ['success', 'payload'], { additionalProperties: false }),
+    responseSchema: (fields) =>
+      object({ success: { const: true }, payload: rootField('iousFor')(fields) }, ['success', 'payload'], { additionalProperties: false }),
     documentedResponse: fieldsOf(['success', 'payload'], { nested: { payload: listOf(IOU_ACCOUNT) } }),
     example: { params: { SvcUserId: DEMO.friendUserId } },
     operation: 'ious-for.graphql',
@@ -141,8 +235,11 @@ export const PAYMENT_ROUTES: Route[] = [
     credential: 'x-svc-token',
     body: 'object',
     summary: 'Retrieve a funds transaction by exactly one of svcFundsId, reference, arn',
-    designed: 'the status of the multi-id rejection: none or more than one id is 400 (VALIDATION_FAILED) naming the ids sent; an unknown id gives an empty list.',
-    requestSchema: object({ svcFundsId: FIELD.id, reference: FIELD.reference, arn: FIELD.arn }, [], { description: 'Exactly one of the three.' }),
+    designed:
+      'the status of the multi-id rejection: none or more than one id is 400 (VALIDATION_FAILED) naming the ids sent; an unknown id gives an empty list.',
+    requestSchema: object({ svcFundsId: FIELD.id, reference: FIELD.reference, arn: FIELD.arn }, [], {
+      description: 'Exactly one of the three.',
+    }),
     responseSchema: rootField('fundsTransactions'),
     documentedResponse: listOf(FUNDS_TRANSACTION),
     example: { body: { reference: 'FUNDREF1000' } },
@@ -156,7 +253,7 @@ export const PAYMENT_ROUTES: Route[] = [
     api: 'aggregator',
     credential: 'x-svc-token',
     body: 'object',
-    summary: 'Issue a merchant JWT (1 hour) for one of the aggregator\'s merchants',
+    summary: "Issue a merchant JWT (1 hour) for one of the aggregator's merchants",
     requestSchema: object({ svcMerchantId: FIELD.id }, ['svcMerchantId']),
     responseSchema: rootField('merchantToken'),
     documentedResponse: JWT_RESULT,
@@ -191,7 +288,8 @@ export const PAYMENT_ROUTES: Route[] = [
     body: 'none',
     responseType: 'html',
     summary: 'The payment page of a sent link (HTML)',
-    designed: 'this route: where a sent link\'s `url` points. An HTML page under a strict content security policy; an unknown or closed link answers 404.',
+    designed:
+      "this route: where a sent link's `url` points. An HTML page under a strict content security policy; an unknown or closed link answers 404.",
     queryParameters: { link: { schema: { type: 'string', minLength: 1, maxLength: 200 }, required: true, description: 'The link code.' } },
     responseSchema: () => ({ type: 'string' }),
     documentedResponse: null,
@@ -200,7 +298,8 @@ export const PAYMENT_ROUTES: Route[] = [
     operation: 'payment-page.graphql',
     variables: ({ query }) => {
       const link = query.get('link');
-      if (!link) throw new RouteInputError(ErrorCode.REQUIRED_ELEMENT_MISSING, 'The link query parameter is required: /pay?link=<code>.', 'link');
+      if (!link)
+        throw new RouteInputError(ErrorCode.REQUIRED_ELEMENT_MISSING, 'The link query parameter is required: /pay?link=<code>.', 'link');
       return { link };
     },
     respond: (data) => data.paymentPage,
@@ -237,22 +336,53 @@ export const PAYMENT_ROUTES: Route[] = [
     designed: 'this route: the spec names no way to create a link. Answers the Payment link.',
     requestSchema: object(
       {
-        svcMerchantRef: nullable(FIELD.reference), payerName: nullable({ type: 'string', minLength: 1, maxLength: 100 }),
+        svcMerchantRef: nullable(FIELD.reference),
+        payerName: nullable({ type: 'string', minLength: 1, maxLength: 100 }),
         invoiceNumber: nullable({ type: 'string', maxLength: 50, pattern: '^[^<>]*$' }),
-        amount: { type: 'number', exclusiveMinimum: 0, maximum: 1000000, description: 'positive, with at most the decimal places of the currency' },
-        currency: FIELD.currency, dueDate: nullable({ ...FIELD.date, description: 'YYYY-MM-DD, not in the past' }), description: nullable({ type: 'string', maxLength: 500 }),
-        fields: arrayOf(object({ index: { type: 'integer' }, code: { type: 'string', enum: graphEnumValues('PaymentLinkFieldCode') }, label: { type: 'string', maxLength: 100 }, value: FIELD.string }, ['code', 'value']), { maxItems: 10 }),
+        amount: {
+          type: 'number',
+          exclusiveMinimum: 0,
+          maximum: 1000000,
+          description: 'positive, with at most the decimal places of the currency',
+        },
+        currency: FIELD.currency,
+        dueDate: nullable({ ...FIELD.date, description: 'YYYY-MM-DD, not in the past' }),
+        description: nullable({ type: 'string', maxLength: 500 }),
+        fields: arrayOf(
+          object(
+            {
+              index: { type: 'integer' },
+              code: { type: 'string', enum: graphEnumValues('PaymentLinkFieldCode') },
+              label: { type: 'string', maxLength: 100 },
+              value: FIELD.string,
+            },
+            ['code', 'value'],
+          ),
+          { maxItems: 10 },
+        ),
         availablePaymentType: nullable(arrayOf({ type: 'string', enum: graphEnumValues('PaymentType') }, { minItems: 1, maxItems: 2 })),
       },
       ['amount', 'currency'],
     ),
     responseSchema: rootField('createPaymentLink'),
     documentedResponse: PAYMENT_LINK,
-    example: { body: { svcMerchantRef: 'INV2026001', payerName: 'Pat Payer', invoiceNumber: 'INV-2026-001', amount: 125.5, currency: 'USD', fields: [{ index: 0, code: 'email', label: 'Email', value: 'pat@example.com' }] } },
+    example: {
+      body: {
+        svcMerchantRef: 'INV2026001',
+        payerName: 'Pat Payer',
+        invoiceNumber: 'INV-2026-001',
+        amount: 125.5,
+        currency: 'USD',
+        fields: [{ index: 0, code: 'email', label: 'Email', value: 'pat@example.com' }],
+      },
+    },
     operation: 'payment-link-create.graphql',
     variables: ({ body }) => {
       const input = pick(body, PAYMENT_LINK_FIELDS);
-      if (Array.isArray(input.fields)) input.fields = (input.fields as unknown[]).map((field) => (field !== null && typeof field === 'object' ? pick(field, ['index', 'code', 'label', 'value']) : field));
+      if (Array.isArray(input.fields))
+        input.fields = (input.fields as unknown[]).map((field) =>
+          field !== null && typeof field === 'object' ? pick(field, ['index', 'code', 'label', 'value']) : field,
+        );
       return { input };
     },
     respond: (data) => data.createPaymentLink,
@@ -279,7 +409,7 @@ export const PAYMENT_ROUTES: Route[] = [
     api: 'aggregator',
     credential: 'x-svc-jwtoken',
     body: 'object',
-    summary: 'Send a payment link (Initiated → Sent): by email, or to the merchant\'s webhook',
+    summary: "Send a payment link (Initiated → Sent): by email, or to the merchant's webhook",
     requestSchema: object({ svcTransactionId: FIELD.id }, ['svcTransactionId']),
     responseSchema: rootField('sendPaymentLink'),
     documentedResponse: PAYMENT_LINK,
@@ -297,21 +427,30 @@ export const PAYMENT_ROUTES: Route[] = [
     credential: 'x-svc-jwtoken',
     body: 'object',
     summary: 'Refund a paid payment link, by card or ACH',
-    designed: 'this route: refunds are listed by the spec, but it names no way to issue one. Never more than the link\'s amount in all; answers the Refund transaction.',
+    designed:
+      "this route: refunds are listed by the spec, but it names no way to issue one. Never more than the link's amount in all; answers the Refund transaction.",
     requestSchema: object(
       {
         svcTransactionId: FIELD.id,
-        amount: nullable({ type: 'number', exclusiveMinimum: 0, description: 'with at most the decimal places of the link\'s currency; the rest of the amount when absent' }),
+        amount: nullable({
+          type: 'number',
+          exclusiveMinimum: 0,
+          description: "with at most the decimal places of the link's currency; the rest of the amount when absent",
+        }),
         paymentType: { type: 'string', enum: graphEnumValues('PaymentType') },
-        ach: nullable(object(
-          {
-            individualName: { type: 'string', minLength: 1, maxLength: 22 }, routingNumber: FIELD.routingNumber,
-            DFIAccountNumber: { type: 'string', pattern: '^[0-9]{4,17}$', description: '4-17 digits' },
-            accountType: { type: 'string', enum: graphEnumValues('AccountType'), description: 'checking when absent' }, companyEntryDescription: nullable({ type: 'string', minLength: 1, maxLength: 10, pattern: '^[A-Za-z0-9 ]+$' }),
-            webhookUrl: nullable(FIELD.string),
-          },
-          ['individualName', 'routingNumber', 'DFIAccountNumber'],
-        )),
+        ach: nullable(
+          object(
+            {
+              individualName: { type: 'string', minLength: 1, maxLength: 22 },
+              routingNumber: FIELD.routingNumber,
+              DFIAccountNumber: { type: 'string', pattern: '^[0-9]{4,17}$', description: '4-17 digits' },
+              accountType: { type: 'string', enum: graphEnumValues('AccountType'), description: 'checking when absent' },
+              companyEntryDescription: nullable({ type: 'string', minLength: 1, maxLength: 10, pattern: '^[A-Za-z0-9 ]+$' }),
+              webhookUrl: nullable(FIELD.string),
+            },
+            ['individualName', 'routingNumber', 'DFIAccountNumber'],
+          ),
+        ),
       },
       ['svcTransactionId', 'paymentType'],
     ),
@@ -322,7 +461,15 @@ export const PAYMENT_ROUTES: Route[] = [
     operation: 'payment-link-refund.graphql',
     variables: ({ body }) => {
       const input = pick(body, ['svcTransactionId', 'amount', 'paymentType', 'ach']);
-      if (input.ach !== null && typeof input.ach === 'object') input.ach = pick(input.ach, ['individualName', 'routingNumber', 'DFIAccountNumber', 'accountType', 'companyEntryDescription', 'webhookUrl']);
+      if (input.ach !== null && typeof input.ach === 'object')
+        input.ach = pick(input.ach, [
+          'individualName',
+          'routingNumber',
+          'DFIAccountNumber',
+          'accountType',
+          'companyEntryDescription',
+          'webhookUrl',
+        ]);
       return { input };
     },
     respond: (data) => data.refundPaymentLink,
@@ -344,7 +491,9 @@ export const PAYMENT_ROUTES: Route[] = [
     variables: ({ params, files }) => {
       const file = files.find((f) => f.fieldName === 'file');
       if (!file) throw new RouteInputError(ErrorCode.REQUIRED_ELEMENT_MISSING, 'The logo is required, in form field `file`.', 'file');
-      return { input: { type: params.type, contentType: file.contentType, contentBase64: file.data.toString('base64'), fileName: file.fileName } };
+      return {
+        input: { type: params.type, contentType: file.contentType, contentBase64: file.data.toString('base64'), fileName: file.fileName },
+      };
     },
     respond: (data) => data.uploadMerchantLogo,
   },
@@ -356,12 +505,22 @@ export const PAYMENT_ROUTES: Route[] = [
     body: 'object',
     summary: 'List payment-link refund transactions, filtered and paged',
     requestSchema: object({
-      svcTransactionId: FIELD.id, svcTransactionIds: arrayOf(FIELD.id, { maxItems: 1000 }), status: nullable({ type: 'string', enum: graphEnumValues('PaymentLinkStatus') }),
+      svcTransactionId: FIELD.id,
+      svcTransactionIds: arrayOf(FIELD.id, { maxItems: 1000 }),
+      status: nullable({ type: 'string', enum: graphEnumValues('PaymentLinkStatus') }),
       payerName: nullable({ type: 'string', maxLength: 100 }),
-      dateCreateFrom: nullable(DATE_FILTER), dateCreateTo: nullable(DATE_FILTER), dueDateFrom: nullable(DATE_FILTER), dueDateTo: nullable(DATE_FILTER),
-      invoiceNumber: { type: 'string', maxLength: 50, pattern: '^[^<>]*$' }, amountFrom: { type: 'number', minimum: 0 }, amountTo: { type: 'number', minimum: 0 },
-      paymentType: nullable({ type: 'string', enum: graphEnumValues('PaymentType') }), ...PAGING,
-      svcMerchantId: FIELD.id, svcMerchantIds: arrayOf(FIELD.id, { maxItems: 1000 }), svcMerchantRef: FIELD.reference,
+      dateCreateFrom: nullable(DATE_FILTER),
+      dateCreateTo: nullable(DATE_FILTER),
+      dueDateFrom: nullable(DATE_FILTER),
+      dueDateTo: nullable(DATE_FILTER),
+      invoiceNumber: { type: 'string', maxLength: 50, pattern: '^[^<>]*$' },
+      amountFrom: { type: 'number', minimum: 0 },
+      amountTo: { type: 'number', minimum: 0 },
+      paymentType: nullable({ type: 'string', enum: graphEnumValues('PaymentType') }),
+      ...PAGING,
+      svcMerchantId: FIELD.id,
+      svcMerchantIds: arrayOf(FIELD.id, { maxItems: 1000 }),
+      svcMerchantRef: FIELD.reference,
     }),
     responseSchema: rootField('refundList'),
     documentedResponse: listResult(REFUND_TRANSACTION),

@@ -6,7 +6,6 @@ import { CREDENTIAL_ISSUING_FIELDS } from '../../../platform/contracts/principal
 import { loadOperation } from '../operations.js';
 import { ownValue } from '../../../platform/contracts/own.js';
 
-
 /** One uploaded file of a multipart/form-data body. */
 export interface UploadedFile {
   fieldName: string;
@@ -102,7 +101,11 @@ export interface Route {
 
 /** A request that cannot be mapped onto the operation at all (e.g. a missing wrapper object). */
 export class RouteInputError extends Error {
-  constructor(readonly code: ErrorCode, message: string, readonly field?: string) {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly field?: string,
+  ) {
     super(message);
   }
 }
@@ -172,7 +175,8 @@ export function changesState(route: Route): boolean {
 }
 
 /** Whether a route reads anything from the request besides its credential. */
-const takesInput = (route: Route) => route.body !== 'none' || route.paths.some((p) => p.includes('/:')) || route.queryParameters !== undefined;
+const takesInput = (route: Route) =>
+  route.body !== 'none' || route.paths.some((p) => p.includes('/:')) || route.queryParameters !== undefined;
 
 /**
  * Every error code a route answers: BAD_REQUEST, VALIDATION_FAILED and REQUIRED_ELEMENT_MISSING
@@ -189,7 +193,13 @@ export function routeErrorCodes(route: Route): string[] {
   // A route that changes state takes an Idempotency-Key: reused with another body 422, still in progress 409.
   if (changesState(route)) codes.push(ErrorCode.IDEMPOTENCY_KEY_REUSED, ErrorCode.CONFLICT);
   // Every route is rate limited at the gateway (429 with Retry-After).
-  codes.push(ErrorCode.RATE_LIMITED, ErrorCode.UNAVAILABLE, ErrorCode.INTERNAL, ...Object.keys(route.statuses ?? {}), ...(route.errorCodes ?? []));
+  codes.push(
+    ErrorCode.RATE_LIMITED,
+    ErrorCode.UNAVAILABLE,
+    ErrorCode.INTERNAL,
+    ...Object.keys(route.statuses ?? {}),
+    ...(route.errorCodes ?? []),
+  );
   return [...new Set(codes)];
 }
 

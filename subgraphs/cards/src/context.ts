@@ -32,7 +32,14 @@ export interface CardsContext extends RequestBase {
   condor: (svcAggregatorId: string, input: Parameters<typeof addCondorCard>[4]) => ReturnType<typeof addCondorCard>;
 }
 
-export function createCardsContext(base: RequestBase, db: Db, graph: GraphClient, config: Config, deliveries: Deliveries, authorizer: CardAuthorizer): CardsContext {
+export function createCardsContext(
+  base: RequestBase,
+  db: Db,
+  graph: GraphClient,
+  config: Config,
+  deliveries: Deliveries,
+  authorizer: CardAuthorizer,
+): CardsContext {
   const cards = cardsCollection(db);
   return {
     ...base,

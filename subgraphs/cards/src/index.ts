@@ -28,11 +28,27 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   const { config } = options;
   const graph = createGraphClient(config, 'cards', options.transport);
   const logger = options.logger.child({ service: 'cards-subgraph' });
-  const deliveries = new Deliveries(db, null, logger, { scheduleMs: config.webhookRetryScheduleMs, disableAfter: config.webhookDisableAfter, allowInternal: config.webhookAllowInternal }, aggregatorEndpoints(db));
+  const deliveries = new Deliveries(
+    db,
+    null,
+    logger,
+    { scheduleMs: config.webhookRetryScheduleMs, disableAfter: config.webhookDisableAfter, allowInternal: config.webhookAllowInternal },
+    aggregatorEndpoints(db),
+  );
   // Decided messages are their own outbox: published, their advices enqueued, their transactions sent to payments.
-  const messageOutbox = new Outbox(db, [decisionFollowers(options.bus, graph, db, deliveries)], logger, { collection: cardMessagesCollection(db).collectionName, prune: false });
+  const messageOutbox = new Outbox(db, [decisionFollowers(options.bus, graph, db, deliveries)], logger, {
+    collection: cardMessagesCollection(db).collectionName,
+    prune: false,
+  });
   const rules = new RestrictionReadModel(options.bus, graph, logger);
-  const authorizer = new CardAuthorizer({ db, graph, rules, funds: new AccountFunds(graph, logger), messageOutbox, allowInternalWebhooks: config.webhookAllowInternal });
+  const authorizer = new CardAuthorizer({
+    db,
+    graph,
+    rules,
+    funds: new AccountFunds(graph, logger),
+    messageOutbox,
+    allowInternalWebhooks: config.webhookAllowInternal,
+  });
   const service = await startSubgraph({
     ...options,
     name: 'cards',

@@ -13,7 +13,9 @@ const MONEY_IN_MINOR_UNITS: Migration = {
     // A claim still pending belongs to a process that stopped before it decided; without it, the
     // network's retransmission is decided afresh instead of being compared with an old-unit amount.
     await messages.deleteMany({ state: 'pending' as never });
-    await convertOnce(db, messages.collectionName, MONEY_ID, (doc) => legacyAmounts(log, { migration: MONEY_ID, collection: messages.collectionName }, doc, ['amount'], doc.currency));
+    await convertOnce(db, messages.collectionName, MONEY_ID, (doc) =>
+      legacyAmounts(log, { migration: MONEY_ID, collection: messages.collectionName }, doc, ['amount'], doc.currency),
+    );
   },
 };
 
@@ -31,17 +33,33 @@ const MESSAGES_ARE_EVENTS: Migration = {
     // Claims a process left pending since the money migration: never decided, so never answered.
     await messages.deleteMany({ state: 'pending' as never });
     const reversalOf = new Map<string, string>();
-    for await (const original of db.collection<StoredDocument>(messages.collectionName).find({ reversedBy: { $nin: [null] } }, { projection: { reversedBy: 1 } })) {
+    for await (const original of db
+      .collection<StoredDocument>(messages.collectionName)
+      .find({ reversedBy: { $nin: [null] } }, { projection: { reversedBy: 1 } })) {
       if (typeof original.reversedBy === 'string') reversalOf.set(original.reversedBy, original._id);
     }
     await convertOnce(db, messages.collectionName, EVENTS_ID, (doc) => {
       const reverses = reversalOf.get(doc._id) ?? null;
       const decided = doc.dtsReceived instanceof Date ? doc.dtsReceived : new Date(0);
       return {
-        bindingKey: reverses ? `reverses:${reverses}` : doc._id, reverses, advice: null, type: 'card.authorization',
-        audience: { ...(typeof doc.SvcUserId === 'string' ? { SvcUserId: doc.SvcUserId } : {}), ...(typeof doc.svcAggregatorId === 'string' ? { svcAggregatorId: doc.svcAggregatorId } : {}) },
-        payload: { messageId: doc._id, messageType: doc.messageType, SvcCardId: doc.SvcCardId, responseCode: doc.responseCode, decidedBy: doc.decidedBy, transactionId: doc.transactionId ?? null },
-        dtsCreated: decided, dtsPublished: decided,
+        bindingKey: reverses ? `reverses:${reverses}` : doc._id,
+        reverses,
+        advice: null,
+        type: 'card.authorization',
+        audience: {
+          ...(typeof doc.SvcUserId === 'string' ? { SvcUserId: doc.SvcUserId } : {}),
+          ...(typeof doc.svcAggregatorId === 'string' ? { svcAggregatorId: doc.svcAggregatorId } : {}),
+        },
+        payload: {
+          messageId: doc._id,
+          messageType: doc.messageType,
+          SvcCardId: doc.SvcCardId,
+          responseCode: doc.responseCode,
+          decidedBy: doc.decidedBy,
+          transactionId: doc.transactionId ?? null,
+        },
+        dtsCreated: decided,
+        dtsPublished: decided,
       };
     });
   },
@@ -60,7 +78,8 @@ const MESSAGES_IN_ONE_SHAPE: Migration = {
   async run(db: Db) {
     const messages = db.collection<StoredDocument>(cardMessagesCollection(db).collectionName);
     const bound = new Set<unknown>();
-    for await (const reversal of messages.find({ reverses: { $nin: [null] } }, { projection: { reverses: 1 } })) bound.add(reversal.reverses);
+    for await (const reversal of messages.find({ reverses: { $nin: [null] } }, { projection: { reverses: 1 } }))
+      bound.add(reversal.reverses);
     await convertOnce(db, messages.collectionName, SHAPE_ID, (doc) => {
       const changes: Record<string, unknown> = {};
       if (!('holdId' in doc)) changes.holdId = null;

@@ -30,7 +30,10 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   });
   // The daily job: bring every aggregator's return-rate reports up to today, at start and hourly.
   const returnRates = new ReturnRates(db, options.logger.child({ service: 'compliance-subgraph', job: 'ach-return-rates' }));
-  const catchUp = () => returnRates.catchUp(new Date().toISOString().slice(0, 10)).catch((error: unknown) => options.logger.error('ach return rates job failed', { error }));
+  const catchUp = () =>
+    returnRates
+      .catchUp(new Date().toISOString().slice(0, 10))
+      .catch((error: unknown) => options.logger.error('ach return rates job failed', { error }));
   await catchUp();
   return withRecurringTask(service, 3600_000, catchUp, options.logger);
 }

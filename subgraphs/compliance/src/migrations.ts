@@ -6,7 +6,13 @@ import { restrictionsCollection } from './restrictions/datasource.js';
 import { returnRateCollections } from './return-rates/datasource.js';
 
 /** The report amounts ACH return rates keep, in US dollars. */
-const REPORT_AMOUNTS = ['adminReturnsAmount', 'unAuthorizedReturnsAmount', 'totalReturnsAmount', 'nsfReturnsAmount', 'fedDRAmount'] as const;
+const REPORT_AMOUNTS = [
+  'adminReturnsAmount',
+  'unAuthorizedReturnsAmount',
+  'totalReturnsAmount',
+  'nsfReturnsAmount',
+  'fedDRAmount',
+] as const;
 
 const MONEY_ID = 'compliance-money-in-minor-units';
 
@@ -28,14 +34,19 @@ const MONEY_IN_MINOR_UNITS: Migration = {
         let currency = doc[`${side}AmountCurrency`];
         if (typeof currency !== 'string') {
           currency = listed.length === 1 && typeof listed[0] === 'string' ? listed[0] : HOME_CURRENCY;
-          if (listed.length !== 1) log('restriction bound without a currency given USD', { migration: MONEY_ID, _id: doc._id, field: `${side}Amount` });
+          if (listed.length !== 1)
+            log('restriction bound without a currency given USD', { migration: MONEY_ID, _id: doc._id, field: `${side}Amount` });
         }
-        Object.assign(changes, legacyAmounts(log, { migration: MONEY_ID, collection: restrictions }, doc, [`${side}Amount`], currency), { [`${side}AmountCurrency`]: currency });
+        Object.assign(changes, legacyAmounts(log, { migration: MONEY_ID, collection: restrictions }, doc, [`${side}Amount`], currency), {
+          [`${side}AmountCurrency`]: currency,
+        });
       }
       return Object.keys(changes).length > 0 ? changes : null;
     });
     const reports = returnRateCollections(db).reports.collectionName;
-    await convertOnce(db, reports, MONEY_ID, (doc) => legacyAmounts(log, { migration: MONEY_ID, collection: reports }, doc, REPORT_AMOUNTS, HOME_CURRENCY));
+    await convertOnce(db, reports, MONEY_ID, (doc) =>
+      legacyAmounts(log, { migration: MONEY_ID, collection: reports }, doc, REPORT_AMOUNTS, HOME_CURRENCY),
+    );
   },
 };
 

@@ -11,10 +11,20 @@ import { Beneficiaries } from './beneficiaries/beneficiaries.js';
 import { accountsCollection, type AccountDocument } from './accounts/datasource.js';
 import { achPaymentsCollection, type AchPaymentDocument } from './ach/datasource.js';
 import { beneficiariesCollection, type BeneficiaryDocument } from './beneficiaries/datasource.js';
-import { iouAccountsCollection, iouTransactionsCollection, type IouAccountDocument, type IouTransactionDocument } from './ious/datasource.js';
+import {
+  iouAccountsCollection,
+  iouTransactionsCollection,
+  type IouAccountDocument,
+  type IouTransactionDocument,
+} from './ious/datasource.js';
 import { merchantsCollection, type MerchantDocument } from './merchants/datasource.js';
 import { paymentLinksCollection, type PaymentLinkDocument } from './payment-links/datasource.js';
-import { transactionPagesLoader, transactionsCollection, type TransactionDocument, type TransactionPage } from './accounts/transactions-datasource.js';
+import {
+  transactionPagesLoader,
+  transactionsCollection,
+  type TransactionDocument,
+  type TransactionPage,
+} from './accounts/transactions-datasource.js';
 import { deliveriesCollection, type Deliveries, type DeliveryDocument } from './merchants/deliveries.js';
 import { Ious } from './ious/ious.js';
 import { Merchants } from './merchants/merchants.js';
@@ -65,7 +75,10 @@ export interface PaymentsContext extends RequestBase {
   deliveries: Deliveries;
   deliveryLoader: DataLoader<string, DeliveryDocument | null>;
   /** Webhook and email deliveries matching a filter, newest first, a page at a time. */
-  deliveryLog: (filter: Filter<DeliveryDocument>, page: { numberOfRecords?: number | null; skipRecords?: number | null }) => ReturnType<typeof readPage<DeliveryDocument>>;
+  deliveryLog: (
+    filter: Filter<DeliveryDocument>,
+    page: { numberOfRecords?: number | null; skipRecords?: number | null },
+  ) => ReturnType<typeof readPage<DeliveryDocument>>;
 }
 
 export function createPaymentsContext(base: RequestBase, services: PaymentsServices): PaymentsContext {
@@ -81,7 +94,10 @@ export function createPaymentsContext(base: RequestBase, services: PaymentsServi
     transactions: loaderByKey(transactions),
     transactionPages: transactionPagesLoader(transactions),
     beneficiaries: loaderByKey(beneficiaries),
-    beneficiariesOfUser: loaderOfGroups(beneficiaries, 'SvcUserId', { sort: { isFavourite: -1, name: 1, _id: 1 }, filter: { isDeleted: false } }),
+    beneficiariesOfUser: loaderOfGroups(beneficiaries, 'SvcUserId', {
+      sort: { isFavourite: -1, name: 1, _id: 1 },
+      filter: { isDeleted: false },
+    }),
     achPayments: loaderByKey(achPaymentsCollection(db)),
     iouAccountsOfLender: loaderOfGroups(iouAccounts, 'SvcUserId', { sort: { dtsModified: -1, _id: 1 } }),
     iouAccountsOfBorrower: loaderOfGroups(iouAccounts, 'otherSvcUserId', { sort: { dtsModified: -1, _id: 1 } }),

@@ -41,8 +41,20 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
   const logger = options.logger.child({ service: 'payments-subgraph' });
   if (backfilled > 0) logger.info('transactions given their accountMonth', { count: backfilled });
   const graph = createGraphClient(config, 'payments', options.transport);
-  const notifier = createNotifier({ smtpUrl: config.smtpUrl, mailFrom: config.mailFrom, smsWebhookUrl: config.smsWebhookUrl, outboxDir: config.outboxDir, logger });
-  const deliveries = new Deliveries(db, notifier, logger, { scheduleMs: config.webhookRetryScheduleMs, disableAfter: config.webhookDisableAfter, allowInternal: config.webhookAllowInternal }, merchantEndpoints(db));
+  const notifier = createNotifier({
+    smtpUrl: config.smtpUrl,
+    mailFrom: config.mailFrom,
+    smsWebhookUrl: config.smsWebhookUrl,
+    outboxDir: config.outboxDir,
+    logger,
+  });
+  const deliveries = new Deliveries(
+    db,
+    notifier,
+    logger,
+    { scheduleMs: config.webhookRetryScheduleMs, disableAfter: config.webhookDisableAfter, allowInternal: config.webhookAllowInternal },
+    merchantEndpoints(db),
+  );
   const cardHolds = { overdraftLimit: config.cardOverdraftLimit, expirySeconds: config.cardHoldExpirySeconds };
   const links = { jwtSecret: config.jwtSecret, paymentPageUrl: config.paymentPageUrl, lifetimeSeconds: config.paymentLinkLifetimeSeconds };
   const service = await startSubgraph({
@@ -51,12 +63,24 @@ export async function start(options: SubgraphStartOptions): Promise<HttpService>
     resolvers,
     listCaps: PAYMENTS_LIST_CAPS,
     dispatchers: [achForwarder(graph)],
-    createContext: (base) => createPaymentsContext(base, { db, deliveries, graph, links, allowInternalWebhooks: config.webhookAllowInternal, cardHolds }),
+    createContext: (base) =>
+      createPaymentsContext(base, { db, deliveries, graph, links, allowInternalWebhooks: config.webhookAllowInternal, cardHolds }),
   });
   const expiry = new PaymentLinks(db, deliveries, links, logger, backgroundAuditTrail(db, logger));
   // Deliveries that are due a retry, and links past their expiry, go on a timer.
-  const withTimers = { ...service, close: async () => { deliveries.close(); await service.close(); } };
-  const withDeliveries = withRecurringTask(withTimers, 5000, () => Promise.allSettled([deliveries.retryDue(), expiry.expireDue(), expiry.repairDeliveries()]), logger);
+  const withTimers = {
+    ...service,
+    close: async () => {
+      deliveries.close();
+      await service.close();
+    },
+  };
+  const withDeliveries = withRecurringTask(
+    withTimers,
+    5000,
+    () => Promise.allSettled([deliveries.retryDue(), expiry.expireDue(), expiry.repairDeliveries()]),
+    logger,
+  );
   // Expired card holds go back within a quarter of their period (at most 30 s after they expire).
   const holdSweepMs = Math.min(30_000, Math.max(250, (config.cardHoldExpirySeconds * 1000) / 4));
   return withRecurringTask(withDeliveries, holdSweepMs, () => expireCardHolds(db), logger);

@@ -98,7 +98,13 @@ export async function transact<T extends Leased, R>(
   }
 }
 
-async function write<T extends Leased>(collection: Collection<T>, id: string, current: T | null, change: Change<T>, pinned: ReadonlyArray<keyof T & string>): Promise<boolean> {
+async function write<T extends Leased>(
+  collection: Collection<T>,
+  id: string,
+  current: T | null,
+  change: Change<T>,
+  pinned: ReadonlyArray<keyof T & string>,
+): Promise<boolean> {
   if (!current) {
     if (change.kind !== 'write') return true;
     try {
@@ -109,7 +115,11 @@ async function write<T extends Leased>(collection: Collection<T>, id: string, cu
       throw error;
     }
   }
-  const filter = { _id: id, version: current.version ?? { $exists: false }, ...Object.fromEntries(pinned.map((field) => [field, current[field]])) } as Filter<T>;
+  const filter = {
+    _id: id,
+    version: current.version ?? { $exists: false },
+    ...Object.fromEntries(pinned.map((field) => [field, current[field]])),
+  } as Filter<T>;
   if (change.kind === 'delete') return (await collection.deleteOne(filter)).deletedCount === 1;
   if (change.kind !== 'write') return true;
   const updated = await collection.updateOne(filter, { $set: { ...change.set, version: newVersion() } });
@@ -130,7 +140,11 @@ export class SlotsTaken {
  * the last SlotsTaken, once the document has not changed for `idleMs` (no check settled or
  * started: the slots are stuck) or after `longestMs` in all.
  */
-export async function waitForSlot<R>(poll: () => Promise<R | SlotsTaken>, idleMs = SLOT_WAIT_MS, longestMs = SLOT_WAIT_LONGEST_MS): Promise<R | SlotsTaken> {
+export async function waitForSlot<R>(
+  poll: () => Promise<R | SlotsTaken>,
+  idleMs = SLOT_WAIT_MS,
+  longestMs = SLOT_WAIT_LONGEST_MS,
+): Promise<R | SlotsTaken> {
   const began = Date.now();
   let changed = began;
   let seen: string | undefined;

@@ -1,7 +1,19 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Collection } from 'mongodb';
 import { appError, ErrorCode } from '../../../platform/contracts/errors.js';
-import { holds, liveLeases, newLease, secondsUntilFirstLapse, SLOT_WAIT_MS, SlotsTaken, transact, waitForSlot, without, type Lease, type Leased } from './attempt-slots.js';
+import {
+  holds,
+  liveLeases,
+  newLease,
+  secondsUntilFirstLapse,
+  SLOT_WAIT_MS,
+  SlotsTaken,
+  transact,
+  waitForSlot,
+  without,
+  type Lease,
+  type Leased,
+} from './attempt-slots.js';
 
 /**
  * A pending one-time code: only its hash is stored, with the wrong tries it has had, the tries
@@ -26,7 +38,12 @@ export const MAX_CODE_ATTEMPTS = 5;
  * was right, else null; refuses with TOO_MANY_ATTEMPTS when no slot frees within the wait
  * (`waitForSlot`; `slotWaitMs` is how long without any try settling).
  */
-export async function consumeCode<T extends PendingCode>(collection: Collection<T>, id: string, givenHash: string, slotWaitMs = SLOT_WAIT_MS): Promise<T | null> {
+export async function consumeCode<T extends PendingCode>(
+  collection: Collection<T>,
+  id: string,
+  givenHash: string,
+  slotWaitMs = SLOT_WAIT_MS,
+): Promise<T | null> {
   // codeHash is pinned: a code issued again meanwhile is another code, with its own tries.
   const reserved = await waitForSlot(
     () =>
@@ -34,9 +51,11 @@ export async function consumeCode<T extends PendingCode>(collection: Collection<
         collection,
         id,
         (pending, now) => {
-          if (!pending || pending.dtsExpiry.getTime() <= now.getTime() || pending.attempts >= MAX_CODE_ATTEMPTS) return { change: { kind: 'keep' }, result: 'gone' };
+          if (!pending || pending.dtsExpiry.getTime() <= now.getTime() || pending.attempts >= MAX_CODE_ATTEMPTS)
+            return { change: { kind: 'keep' }, result: 'gone' };
           const leases = liveLeases(pending.leases, now);
-          if (pending.attempts + leases.length >= MAX_CODE_ATTEMPTS) return { change: { kind: 'keep' }, result: new SlotsTaken(pending.version, secondsUntilFirstLapse(leases, now)) };
+          if (pending.attempts + leases.length >= MAX_CODE_ATTEMPTS)
+            return { change: { kind: 'keep' }, result: new SlotsTaken(pending.version, secondsUntilFirstLapse(leases, now)) };
           const lease = newLease(now);
           return { change: { kind: 'write', set: { leases: [...leases, lease] } as Partial<T> }, result: { lease, pending } };
         },
@@ -46,7 +65,9 @@ export async function consumeCode<T extends PendingCode>(collection: Collection<
   );
   if (reserved instanceof SlotsTaken) {
     const { retryAfterSeconds } = reserved;
-    throw appError(ErrorCode.TOO_MANY_ATTEMPTS, `Too many tries of this code are in progress; try again in ${retryAfterSeconds} s.`, { retryAfterSeconds });
+    throw appError(ErrorCode.TOO_MANY_ATTEMPTS, `Too many tries of this code are in progress; try again in ${retryAfterSeconds} s.`, {
+      retryAfterSeconds,
+    });
   }
   if (reserved === 'gone') return null;
   const { lease, pending } = reserved;
@@ -60,8 +81,15 @@ export async function consumeCode<T extends PendingCode>(collection: Collection<
       // Consumed by a racing use, or replaced by a new code.
       if (!current || current.codeHash !== pending.codeHash) return { change: { kind: 'keep' }, result: null };
       // A lease that lapsed (a stalled process) may have been given to another try: it passes no code.
-      if (right) return holds(current.leases, lease) ? { change: { kind: 'delete' }, result: current } : { change: { kind: 'keep' }, result: null };
-      return { change: { kind: 'write', set: { attempts: current.attempts + 1, leases: without(liveLeases(current.leases, now), lease) } as Partial<T> }, result: null };
+      if (right)
+        return holds(current.leases, lease) ? { change: { kind: 'delete' }, result: current } : { change: { kind: 'keep' }, result: null };
+      return {
+        change: {
+          kind: 'write',
+          set: { attempts: current.attempts + 1, leases: without(liveLeases(current.leases, now), lease) } as Partial<T>,
+        },
+        result: null,
+      };
     },
     ['codeHash'],
   );

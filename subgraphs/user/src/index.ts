@@ -33,16 +33,29 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
   await createAlertIndexes(db);
   const logger = options.logger.child({ service: 'user-subgraph' });
   if (config.nodeEnv === 'production' && (!config.smtpUrl || !config.smsWebhookUrl) && !config.outboxChosen) {
-    throw new ConfigError(['In production set SMTP_URL and SMS_WEBHOOK_URL (confirmation and recovery codes go out through them), or OUTBOX_DIR to write messages to files on purpose']);
+    throw new ConfigError([
+      'In production set SMTP_URL and SMS_WEBHOOK_URL (confirmation and recovery codes go out through them), or OUTBOX_DIR to write messages to files on purpose',
+    ]);
   }
   const services: UserServices = {
     db,
     config,
-    notifier: createNotifier({ smtpUrl: config.smtpUrl, mailFrom: config.mailFrom, smsWebhookUrl: config.smsWebhookUrl, outboxDir: config.outboxDir, logger }),
+    notifier: createNotifier({
+      smtpUrl: config.smtpUrl,
+      mailFrom: config.mailFrom,
+      smsWebhookUrl: config.smsWebhookUrl,
+      outboxDir: config.outboxDir,
+      logger,
+    }),
     geocoder: options.geocoder ?? new OfflineGeocoder(),
   };
   // Only resolves sessions for the gateway; issues and revocations happen in requests, audited as their callers.
-  const sessions = new Sessions(authCollections(db).sessions, usersCollection(db), backgroundAuditTrail(db, logger, { kind: 'service', service: 'gateway' }), announceThrough(db));
+  const sessions = new Sessions(
+    authCollections(db).sessions,
+    usersCollection(db),
+    backgroundAuditTrail(db, logger, { kind: 'service', service: 'gateway' }),
+    announceThrough(db),
+  );
   /** The session route, over HTTP or in this process: the gateway's signed principal and `{token, header}` in, `{principal, dtsExpiry}` out (`{principal: null}` for no live session). */
   const fromGateway = (caller: string | string[] | undefined) => {
     const principal = verifyPrincipal(typeof caller === 'string' ? caller : undefined, config.internalSecret);
@@ -53,7 +66,10 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
     if (!fromGateway(caller)) return NOT_GATEWAY;
     const { token, header } = (typeof body === 'object' && body !== null ? body : {}) as { token?: unknown; header?: unknown };
     if (typeof token !== 'string' || token === '' || (header !== 'token' && header !== 'x-svc-token')) {
-      return { status: 400, body: { error: { code: 'BAD_REQUEST', message: 'Expected {"token": string, "header": "token" | "x-svc-token"}.' } } };
+      return {
+        status: 400,
+        body: { error: { code: 'BAD_REQUEST', message: 'Expected {"token": string, "header": "token" | "x-svc-token"}.' } },
+      };
     }
     // A token too long to be one this service issued (43 characters) is unknown.
     if (token.length > MAX_RESOLVE_BODY) return { status: 200, body: { principal: null } };
@@ -99,14 +115,19 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
   const withdraw = (options.transport ?? HTTP_TRANSPORT).serve(
     `${service.url}${SESSION_RESOLVE_PATH}`,
     localPost((source, body, requestId) =>
-      serveInSpan(`POST ${SESSION_RESOLVE_PATH}`, source.headers, { 'http.route': SESSION_RESOLVE_PATH, 'service.name': 'user-subgraph', 'request.id': requestId }, async (span) => {
-        try {
-          const answer = await resolveSession(source.headers[PRINCIPAL_HEADER], body);
-          return { status: answer.status, headers: { 'content-type': 'application/json' }, text: JSON.stringify(answer.body) };
-        } finally {
-          span.end();
-        }
-      }),
+      serveInSpan(
+        `POST ${SESSION_RESOLVE_PATH}`,
+        source.headers,
+        { 'http.route': SESSION_RESOLVE_PATH, 'service.name': 'user-subgraph', 'request.id': requestId },
+        async (span) => {
+          try {
+            const answer = await resolveSession(source.headers[PRINCIPAL_HEADER], body);
+            return { status: answer.status, headers: { 'content-type': 'application/json' }, text: JSON.stringify(answer.body) };
+          } finally {
+            span.end();
+          }
+        },
+      ),
     ),
   );
   if (config.geocoderPreload && services.geocoder instanceof OfflineGeocoder) {

@@ -69,18 +69,46 @@ export async function seedUser(db: Db, now = new Date()): Promise<void> {
   if (!(await credentials.findOne({ _id: DEMO.userName }))) {
     await credentials.updateOne(
       { _id: DEMO.userName },
-      { $setOnInsert: { userName: DEMO.userName, SvcUserId: DEMO.userId, passwordHash: await hashPassword(DEMO.password), dtsCreated: now, dtsPasswordChanged: now } },
+      {
+        $setOnInsert: {
+          userName: DEMO.userName,
+          SvcUserId: DEMO.userId,
+          passwordHash: await hashPassword(DEMO.password),
+          dtsCreated: now,
+          dtsPasswordChanged: now,
+        },
+      },
       { upsert: true },
     );
   }
-  const device = { SvcUserId: DEMO.userId, serverSecret: DEMO.deviceSecret, uuid: null, deviceIdHash: null, lastProofAt: null, ipAddress: null, dtsRegistered: now };
+  const device = {
+    SvcUserId: DEMO.userId,
+    serverSecret: DEMO.deviceSecret,
+    uuid: null,
+    deviceIdHash: null,
+    lastProofAt: null,
+    ipAddress: null,
+    dtsRegistered: now,
+  };
   const demoDevices = [
     { ...device, _id: DEMO.testDeviceTag, channels: ['test'], serverSecret: null, deviceData: { model: 'demo' } },
-    { ...device, _id: DEMO.devices.android.deviceTag, channels: ['android'], uuid: DEMO.devices.android.uuid, deviceData: { model: 'Pixel demo' } },
+    {
+      ...device,
+      _id: DEMO.devices.android.deviceTag,
+      channels: ['android'],
+      uuid: DEMO.devices.android.uuid,
+      deviceData: { model: 'Pixel demo' },
+    },
     { ...device, _id: DEMO.devices.android_v1.deviceTag, channels: ['android_v1'], deviceData: { model: 'Galaxy demo' } },
     { ...device, _id: DEMO.devices.ios_v1.deviceTag, channels: ['ios_v1'], deviceData: { model: 'iPhone demo' } },
     { ...device, _id: DEMO.devices.mobile.deviceTag, channels: ['mobile'], deviceData: { model: 'Phone demo' } },
-    { ...device, _id: DEMO.devices.browser.deviceTag, channels: ['browser'], deviceIdHash: sha256(DEMO.devices.browser.deviceId), deviceData: { browser: 'demo' } },
+    {
+      ...device,
+      _id: DEMO.devices.browser.deviceTag,
+      channels: ['browser'],
+      deviceIdHash: sha256(DEMO.devices.browser.deviceId),
+      deviceData: { browser: 'demo' },
+    },
   ];
   for (const demoDevice of demoDevices) await devices.updateOne({ _id: demoDevice._id }, { $setOnInsert: demoDevice }, { upsert: true });
   await chatLinks.updateOne(
@@ -96,11 +124,42 @@ export async function seedUser(db: Db, now = new Date()): Promise<void> {
 /** The second demo user (no login): the other party of the demo user's IOU. */
 async function seedFriend(db: Db, now: Date): Promise<void> {
   const friend: UserDocument = {
-    _id: DEMO.friendUserId, SvcUserId: DEMO.friendUserId, names: ['Sam', 'Lender'], firstName: 'Sam', middleName: null, lastName: 'Lender', sortId: 'lender sam',
-    languageCode: 'en', segment: 'retail', referralCode: 'SAM2026', extras: {}, private: false, isFullyRegistered: true, isIdleUser: false, isActive: true,
-    isMetric: false, isEmailConfirmed: false, isMobilePhoneConfirmed: false, uiStage: 'home', dosDob: null, addresses: [], mobile: null, phoneNumber: null, email: null,
-    homecurrency: 'USD', postOnboardingStepsRequired: null, faceImage: null, mainSvcAccountId: null, phoneNumbers: [], emails: [], clientDtsModified: null,
-    isHardened: false, dtsCreated: now, dtsCreatedAtUsers: now, dtsModified: now, dtsRegistered: now,
+    _id: DEMO.friendUserId,
+    SvcUserId: DEMO.friendUserId,
+    names: ['Sam', 'Lender'],
+    firstName: 'Sam',
+    middleName: null,
+    lastName: 'Lender',
+    sortId: 'lender sam',
+    languageCode: 'en',
+    segment: 'retail',
+    referralCode: 'SAM2026',
+    extras: {},
+    private: false,
+    isFullyRegistered: true,
+    isIdleUser: false,
+    isActive: true,
+    isMetric: false,
+    isEmailConfirmed: false,
+    isMobilePhoneConfirmed: false,
+    uiStage: 'home',
+    dosDob: null,
+    addresses: [],
+    mobile: null,
+    phoneNumber: null,
+    email: null,
+    homecurrency: 'USD',
+    postOnboardingStepsRequired: null,
+    faceImage: null,
+    mainSvcAccountId: null,
+    phoneNumbers: [],
+    emails: [],
+    clientDtsModified: null,
+    isHardened: false,
+    dtsCreated: now,
+    dtsCreatedAtUsers: now,
+    dtsModified: now,
+    dtsRegistered: now,
   };
   await insertIfAbsent(usersCollection(db), friend);
 }

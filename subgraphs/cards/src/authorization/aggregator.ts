@@ -4,7 +4,13 @@ import type { CardDocument } from '../cards/datasource.js';
 import { MESSAGE_TYPES, type CardMessage, type CheckedMessage } from './check.js';
 
 /** The card-authorization webhook's payload (designed: the spec does not show one). */
-export function webhookPayload(messageId: string, message: CardMessage, types: CheckedMessage, card: Pick<CardDocument, 'SvcCardId' | 'lastFour'>, extra: Record<string, unknown> = {}) {
+export function webhookPayload(
+  messageId: string,
+  message: CardMessage,
+  types: CheckedMessage,
+  card: Pick<CardDocument, 'SvcCardId' | 'lastFour'>,
+  extra: Record<string, unknown> = {},
+) {
   return {
     type: 'card.authorization',
     messageId,

@@ -40,7 +40,10 @@ export class CardAuthorizer {
     // A network retransmits: the same message gets the same answer. A copy arriving while this
     // process decides the first waits for it; a copy at another replica loses the insert and reads it.
     const running = this.inFlight.get(messageId);
-    if (running) return running.SvcCardId === message.svcCardId && running.amount === types.amount ? running.answer : differentMessage(messageId, message.messageType);
+    if (running)
+      return running.SvcCardId === message.svcCardId && running.amount === types.amount
+        ? running.answer
+        : differentMessage(messageId, message.messageType);
     const answer = this.decideFirst(messageId, message, types, started, logger);
     this.inFlight.set(messageId, { SvcCardId: message.svcCardId, amount: types.amount, answer });
     try {
@@ -50,7 +53,13 @@ export class CardAuthorizer {
     }
   }
 
-  private async decideFirst(messageId: string, message: CardMessage, types: CheckedMessage, started: number, logger: Logger): Promise<CardAuthorizationView> {
+  private async decideFirst(
+    messageId: string,
+    message: CardMessage,
+    types: CheckedMessage,
+    started: number,
+    logger: Logger,
+  ): Promise<CardAuthorizationView> {
     const { db, funds } = this.options;
     const [card, earlier, original] = await Promise.all([
       cardsCollection(db).findOne({ _id: message.svcCardId }),
@@ -66,11 +75,18 @@ export class CardAuthorizer {
     if ('answer' in outcome) {
       // Another copy of the message was stored first: what this attempt held is not its to keep.
       // Undone (a completed authorization's hold put back) only if the stored copy did not approve: an approved one completed it.
-      if (decision.holdId && card) await funds.release([{ SvcAccountId: card.SvcAccountId, holdId: decision.holdId }], !outcome.answer.approved);
+      if (decision.holdId && card)
+        await funds.release([{ SvcAccountId: card.SvcAccountId, holdId: decision.holdId }], !outcome.answer.approved);
       return outcome.answer;
     }
     this.options.messageOutbox.stored(outcome.stored);
-    logger.info('card message decided', { messageId, messageType: record.messageType, responseCode: record.responseCode, decidedBy: record.decidedBy, decisionMs });
+    logger.info('card message decided', {
+      messageId,
+      messageType: record.messageType,
+      responseCode: record.responseCode,
+      decidedBy: record.decidedBy,
+      decisionMs,
+    });
     return view(outcome.stored);
   }
 }

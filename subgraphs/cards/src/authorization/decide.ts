@@ -63,10 +63,14 @@ export interface MessageFacts {
  * authorization (its hold released); of a completion, an approved authorization. Null for other messages.
  */
 export function findOriginal(db: Db, message: CardMessage, types: CheckedMessage): Promise<CardMessageDocument | null> | null {
-  const originalTypes = types.messageType === '0420' ? ['0100', '0200', '0220'] : types.messageType === '0220' && message.originalStan ? ['0100'] : null;
+  const originalTypes =
+    types.messageType === '0420' ? ['0100', '0200', '0220'] : types.messageType === '0220' && message.originalStan ? ['0100'] : null;
   if (!originalTypes) return null;
   // A purchase before an authorization under the same stan (stans wrap): a reversal credits money back first.
-  return cardMessagesCollection(db).findOne({ SvcCardId: message.svcCardId, stan: message.originalStan!, messageType: { $in: originalTypes }, responseCode: '00' }, { sort: { messageType: -1 } });
+  return cardMessagesCollection(db).findOne(
+    { SvcCardId: message.svcCardId, stan: message.originalStan!, messageType: { $in: originalTypes }, responseCode: '00' },
+    { sort: { messageType: -1 } },
+  );
 }
 
 /**
@@ -89,23 +93,45 @@ export async function decideMessage(facts: MessageFacts, sources: DecisionSource
   if (reversal) return { ...reversalOf(original, types.amount, approved), holdId: null, waitedMs: answered.waitedMs };
   // Last, the funds: an approved debit holds its amount on the account, whatever the aggregator answered.
   const held = await sources.funds.hold({
-    messageId: facts.messageId, SvcAccountId: card.SvcAccountId, SvcUserId: card.SvcUserId, amount: types.amount, currency: message.currency,
-    authorization: types.messageType === '0100', completes: original?.holdId ?? null, force: types.actionType === 'advice',
+    messageId: facts.messageId,
+    SvcAccountId: card.SvcAccountId,
+    SvcUserId: card.SvcUserId,
+    amount: types.amount,
+    currency: message.currency,
+    authorization: types.messageType === '0100',
+    completes: original?.holdId ?? null,
+    force: types.actionType === 'advice',
   });
-  return { ...fundsOutcome(held, types.actionType === 'advice', approved), holdId: held.kind === 'held' ? held.holdId : null, credited: null, released: null, waitedMs: answered.waitedMs };
+  return {
+    ...fundsOutcome(held, types.actionType === 'advice', approved),
+    holdId: held.kind === 'held' ? held.holdId : null,
+    credited: null,
+    released: null,
+    waitedMs: answered.waitedMs,
+  };
 }
 
 /** A decision that holds, credits and releases nothing. */
 function movesNothing(outcome: Outcome & { waitedMs?: number }): Decision {
-  return { responseCode: outcome.responseCode, decidedBy: outcome.decidedBy, reason: outcome.reason, holdId: null, credited: null, released: null, waitedMs: outcome.waitedMs ?? 0 };
+  return {
+    responseCode: outcome.responseCode,
+    decidedBy: outcome.decidedBy,
+    reason: outcome.reason,
+    holdId: null,
+    credited: null,
+    released: null,
+    waitedMs: outcome.waitedMs ?? 0,
+  };
 }
 
 /** The card's own refusal: off, or in another currency than the message; null when it takes the message. */
 function cardRefusal(card: CardDocument, currency: string): Outcome | null {
-  if (card.status !== 'active' || !card.isActive || card.isClosed) return { responseCode: '62', decidedBy: 'card', reason: 'The card is off (blocked): no transaction is authorized.' };
+  if (card.status !== 'active' || !card.isActive || card.isClosed)
+    return { responseCode: '62', decidedBy: 'card', reason: 'The card is off (blocked): no transaction is authorized.' };
   // A card that names no currency is in the home currency, as every record that names none.
   const cardCurrency = card.currency ?? HOME_CURRENCY;
-  if (currency !== cardCurrency) return { responseCode: '57', decidedBy: 'card', reason: `The card is in ${cardCurrency}; currency conversion is not supported.` };
+  if (currency !== cardCurrency)
+    return { responseCode: '57', decidedBy: 'card', reason: `The card is in ${cardCurrency}; currency conversion is not supported.` };
   return null;
 }
 
@@ -118,9 +144,18 @@ function restrictionOutcome(decision: Pick<RestrictionDecision, 'allowed' | 'rea
 /** The aggregator's answer to a request, or its default strategy when the reply is missing or malformed. */
 function aggregatorOutcome(defaultStrategy: WebhookConfigDocument['defaultStrategy'], outcome: WebhookOutcome): Outcome {
   const code = replyCode(outcome);
-  if (code) return { responseCode: code, decidedBy: 'aggregator', reason: code === '00' ? 'Approved by the aggregator.' : `Declined by the aggregator (${code}).` };
+  if (code)
+    return {
+      responseCode: code,
+      decidedBy: 'aggregator',
+      reason: code === '00' ? 'Approved by the aggregator.' : `Declined by the aggregator (${code}).`,
+    };
   const why = outcome.kind === 'timeout' ? 'no reply in time' : outcome.kind === 'unreachable' ? 'webhook unreachable' : 'malformed reply';
-  return { responseCode: defaultStrategy === 'approve' ? '00' : '05', decidedBy: 'defaultStrategy', reason: `Default strategy ${defaultStrategy} (${why}).` };
+  return {
+    responseCode: defaultStrategy === 'approve' ? '00' : '05',
+    decidedBy: 'defaultStrategy',
+    reason: `Default strategy ${defaultStrategy} (${why}).`,
+  };
 }
 
 /**
@@ -131,9 +166,14 @@ function aggregatorOutcome(defaultStrategy: WebhookConfigDocument['defaultStrate
 function fundsOutcome(held: FundsOutcome, advice: boolean, approved: Outcome): Outcome {
   if (held.kind === 'held') return approved;
   if (advice) return { ...approved, reason: 'Advice acknowledged; nothing could be held, the posting takes the amount.' };
-  if (held.kind === 'insufficient') return { responseCode: '51', decidedBy: 'funds', reason: 'Insufficient funds: the available balance and the overdraft limit do not cover the amount.' };
+  if (held.kind === 'insufficient')
+    return {
+      responseCode: '51',
+      decidedBy: 'funds',
+      reason: 'Insufficient funds: the available balance and the overdraft limit do not cover the amount.',
+    };
   if (held.kind === 'tooManyHolds') return { responseCode: '65', decidedBy: 'funds', reason: 'The account has too many card holds open.' };
-  return { responseCode: '91', decidedBy: 'funds', reason: 'The account\'s funds could not be checked.' };
+  return { responseCode: '91', decidedBy: 'funds', reason: "The account's funds could not be checked." };
 }
 
 /**
@@ -142,24 +182,51 @@ function fundsOutcome(held: FundsOutcome, advice: boolean, approved: Outcome): O
  * reversed already, the binding tells when the reversal is stored.
  */
 function reversalOf(original: CardMessageDocument | null, amount: MinorUnits, approved: Outcome): Omit<Decision, 'holdId' | 'waitedMs'> {
-  if (original?.messageType === '0100' && original.holdId) return { ...approved, reason: 'Advice acknowledged; what the authorization still holds is released.', credited: null, released: original };
-  if (original?.transactionId) return { ...approved, credited: { original, amount: minor(Math.min(amount, original.amount)) }, released: null };
-  const reason = original?.messageType === '0100' ? 'Advice acknowledged; the authorization holds nothing.' : original ? 'Advice acknowledged; the original is already reversed.' : 'Advice acknowledged; no approved original to reverse.';
+  if (original?.messageType === '0100' && original.holdId)
+    return {
+      ...approved,
+      reason: 'Advice acknowledged; what the authorization still holds is released.',
+      credited: null,
+      released: original,
+    };
+  if (original?.transactionId)
+    return { ...approved, credited: { original, amount: minor(Math.min(amount, original.amount)) }, released: null };
+  const reason =
+    original?.messageType === '0100'
+      ? 'Advice acknowledged; the authorization holds nothing.'
+      : original
+        ? 'Advice acknowledged; the original is already reversed.'
+        : 'Advice acknowledged; no approved original to reverse.';
   return { ...approved, reason, credited: null, released: null };
 }
 
 /** Asks the card program's aggregator about a request, through its webhook; without one arranged, the request is declined. */
 async function askAggregator(facts: MessageFacts, card: CardDocument, sources: DecisionSources): Promise<Outcome & { waitedMs: number }> {
   const config = card.svcAggregatorId ? await webhookConfigsCollection(sources.db).findOne({ _id: card.svcAggregatorId }) : null;
-  if (!config) return { responseCode: '05', decidedBy: 'defaultStrategy', reason: 'No webhook is arranged for the card program.', waitedMs: 0 };
+  if (!config)
+    return { responseCode: '05', decidedBy: 'defaultStrategy', reason: 'No webhook is arranged for the card program.', waitedMs: 0 };
   // The messageId is the webhook-id: copies asked at two replicas at once are one webhook to the aggregator, which may drop the repeat.
-  const outcome = await deliverWebhook(config, webhookPayload(facts.messageId, facts.message, facts.types, card), config.timeoutMs, { allowInternal: sources.allowInternalWebhooks, id: facts.messageId });
+  const outcome = await deliverWebhook(config, webhookPayload(facts.messageId, facts.message, facts.types, card), config.timeoutMs, {
+    allowInternal: sources.allowInternalWebhooks,
+    id: facts.messageId,
+  });
   return { ...aggregatorOutcome(config.defaultStrategy, outcome), waitedMs: outcome.ms };
 }
 
 /** The restrictions' decision: from the read model, or from compliance while the model may be behind; null when neither answers. */
-async function restrictionDecision(sources: DecisionSources, card: CardDocument, message: CardMessage, types: CheckedMessage, logger: Logger): Promise<Pick<RestrictionDecision, 'allowed' | 'reason'> | null> {
-  const proposal = { txnType: message.currency === 'USD' ? 'USA' : 'international', amount: types.amount, currency: message.currency, sourceAccountType: 'checking' };
+async function restrictionDecision(
+  sources: DecisionSources,
+  card: CardDocument,
+  message: CardMessage,
+  types: CheckedMessage,
+  logger: Logger,
+): Promise<Pick<RestrictionDecision, 'allowed' | 'reason'> | null> {
+  const proposal = {
+    txnType: message.currency === 'USD' ? 'USA' : 'international',
+    amount: types.amount,
+    currency: message.currency,
+    sourceAccountType: 'checking',
+  };
   const local = sources.rules.evaluate(card.SvcUserId, proposal);
   if (local) return local;
   try {
@@ -168,7 +235,10 @@ async function restrictionDecision(sources: DecisionSources, card: CardDocument,
     });
     return evaluateTransaction;
   } catch (error) {
-    logger.error('restriction evaluation failed', { error: (error as Error).message, cause: ((error as Error).cause as Error | undefined)?.message });
+    logger.error('restriction evaluation failed', {
+      error: (error as Error).message,
+      cause: ((error as Error).cause as Error | undefined)?.message,
+    });
     return null;
   }
 }

@@ -21,8 +21,16 @@ const RECORD = `mutation ($input: [CardTransactionInput!]!) { recordCardTransact
 export function decisionFollowers(bus: EventBus, graph: GraphClient, db: Db, deliveries: Deliveries): Dispatcher {
   const toBus = busDispatcher(bus);
   const toPayments = graphForwarder({
-    name: 'card transactions to payments', types: ['card.authorization'], batch: 100, graph, mutation: RECORD,
-    variablesOf: (events) => ({ input: events.flatMap((event) => (event.payload.transaction ? [{ messageId: event.payload.messageId, ...event.payload.transaction }] : [])) }),
+    name: 'card transactions to payments',
+    types: ['card.authorization'],
+    batch: 100,
+    graph,
+    mutation: RECORD,
+    variablesOf: (events) => ({
+      input: events.flatMap((event) =>
+        event.payload.transaction ? [{ messageId: event.payload.messageId, ...event.payload.transaction }] : [],
+      ),
+    }),
   });
   return {
     name: 'card decisions',
@@ -38,7 +46,10 @@ export function decisionFollowers(bus: EventBus, graph: GraphClient, db: Db, del
         }),
         enqueueAdvices(db, deliveries, messages),
         messages.some((message) => message.payload.transaction) ? toPayments.send(events) : null,
-        releaseHolds(graph, messages.flatMap((message) => (message.payload.releasesHold ? [message.payload.releasesHold] : []))),
+        releaseHolds(
+          graph,
+          messages.flatMap((message) => (message.payload.releasesHold ? [message.payload.releasesHold] : [])),
+        ),
       ]);
     },
     // Parked only for what payments refuses in the message itself; a gateway or payments that does
@@ -52,13 +63,29 @@ async function enqueueAdvices(db: Db, deliveries: Deliveries, messages: readonly
   const advices = messages.filter((message) => message.advice && message.svcAggregatorId);
   if (advices.length === 0) return;
   const aggregators = [...new Set(advices.map((message) => message.svcAggregatorId!))];
-  const configs = new Map((await webhookConfigsCollection(db).find({ _id: { $in: aggregators } }).toArray()).map((config) => [config._id, config]));
-  await Promise.all(advices.map(async (message) => {
-    const config = configs.get(message.svcAggregatorId!);
-    if (!config) return;
-    await deliveries.enqueue(
-      { _id: `dlv_${message._id}_advice`, kind: 'webhook', svcMerchantId: null, svcAggregatorId: config._id, eventType: 'card_authorization.advice', to: config.url, payload: message.advice! },
-      { wait: false },
-    );
-  }));
+  const configs = new Map(
+    (
+      await webhookConfigsCollection(db)
+        .find({ _id: { $in: aggregators } })
+        .toArray()
+    ).map((config) => [config._id, config]),
+  );
+  await Promise.all(
+    advices.map(async (message) => {
+      const config = configs.get(message.svcAggregatorId!);
+      if (!config) return;
+      await deliveries.enqueue(
+        {
+          _id: `dlv_${message._id}_advice`,
+          kind: 'webhook',
+          svcMerchantId: null,
+          svcAggregatorId: config._id,
+          eventType: 'card_authorization.advice',
+          to: config.url,
+          payload: message.advice!,
+        },
+        { wait: false },
+      );
+    }),
+  );
 }

@@ -37,15 +37,24 @@ export interface FundsRequest {
  * another gives back exactly what it took, and never the winner's hold.
  */
 export class AccountFunds {
-  constructor(private readonly graph: GraphClient, private readonly logger: Logger) {}
+  constructor(
+    private readonly graph: GraphClient,
+    private readonly logger: Logger,
+  ) {}
 
   async hold(request: FundsRequest): Promise<FundsOutcome> {
     const holdId = `${request.messageId}.${randomBytes(6).toString('hex')}`;
     try {
       const { holdCardFunds } = await this.graph.request<{ holdCardFunds: 'HELD' | 'INSUFFICIENT_FUNDS' | 'TOO_MANY_HOLDS' }>(HOLD, {
         input: {
-          holdId, SvcAccountId: request.SvcAccountId, SvcUserId: request.SvcUserId, amount: fromMinor(request.amount, request.currency),
-          currency: request.currency, authorization: request.authorization, completes: request.completes, force: request.force,
+          holdId,
+          SvcAccountId: request.SvcAccountId,
+          SvcUserId: request.SvcUserId,
+          amount: fromMinor(request.amount, request.currency),
+          currency: request.currency,
+          authorization: request.authorization,
+          completes: request.completes,
+          force: request.force,
         },
       });
       if (holdCardFunds === 'HELD') return { kind: 'held', holdId };
@@ -64,7 +73,10 @@ export class AccountFunds {
     try {
       await this.graph.request(RELEASE, { input: holds, undo });
     } catch (error) {
-      this.logger.error('card hold release failed; the hold stays until it expires', { holds: holds.map((hold) => hold.holdId), error: (error as Error).message });
+      this.logger.error('card hold release failed; the hold stays until it expires', {
+        holds: holds.map((hold) => hold.holdId),
+        error: (error as Error).message,
+      });
     }
   }
 }

@@ -2,7 +2,15 @@ import type { GraphClient } from '../../../../platform/contracts/graph.js';
 import type { BusEvent, EventBus } from '../../../../platform/messaging/event-bus.js';
 import { SweepLoop } from '../../../../platform/messaging/sweep.js';
 import { toMinor } from '../../../../platform/money/money.js';
-import { effectiveRestrictions, evaluate, type ProceduralRestrictionDocument, type RestrictionDecision, type RestrictionDocument, type TransactionProposal, type TransactionTypeDocument } from '../../../../platform/domain/restrictions.js';
+import {
+  effectiveRestrictions,
+  evaluate,
+  type ProceduralRestrictionDocument,
+  type RestrictionDecision,
+  type RestrictionDocument,
+  type TransactionProposal,
+  type TransactionTypeDocument,
+} from '../../../../platform/domain/restrictions.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 
 /**
@@ -49,20 +57,36 @@ interface UserRules {
 const NO_RULES: UserRules = { restrictions: [], procedural: [] };
 
 function ruleOf(view: RuleView, SvcUserId: string | null): RestrictionDocument {
-  const bound = (amount: string | null, currency: string | null, field: string) => (amount === null || currency === null ? null : toMinor(amount, currency, field));
+  const bound = (amount: string | null, currency: string | null, field: string) =>
+    amount === null || currency === null ? null : toMinor(amount, currency, field);
   return {
-    _id: view.restrictionId, restrictionId: view.restrictionId, SvcUserId, restrictionName: view.restrictionName, description: null,
-    txnTypes: view.txnTypes, transactionCurrencies: view.transactionCurrencies,
-    fromAmount: bound(view.fromAmount, view.fromAmountCurrency, 'fromAmount'), fromAmountCurrency: view.fromAmountCurrency,
-    toAmount: bound(view.toAmount, view.toAmountCurrency, 'toAmount'), toAmountCurrency: view.toAmountCurrency,
-    isAllowed: view.isAllowed, isIgnoreRest: view.isIgnoreRest, priority: view.priority,
+    _id: view.restrictionId,
+    restrictionId: view.restrictionId,
+    SvcUserId,
+    restrictionName: view.restrictionName,
+    description: null,
+    txnTypes: view.txnTypes,
+    transactionCurrencies: view.transactionCurrencies,
+    fromAmount: bound(view.fromAmount, view.fromAmountCurrency, 'fromAmount'),
+    fromAmountCurrency: view.fromAmountCurrency,
+    toAmount: bound(view.toAmount, view.toAmountCurrency, 'toAmount'),
+    toAmountCurrency: view.toAmountCurrency,
+    isAllowed: view.isAllowed,
+    isIgnoreRest: view.isIgnoreRest,
+    priority: view.priority,
   };
 }
 
 function userRulesOf(view: RulesView['users'][number]): UserRules {
   return {
     restrictions: view.restrictions.map((rule) => ruleOf(rule, view.SvcUserId)),
-    procedural: view.procedural.map((p) => ({ _id: p.id, SvcUserId: view.SvcUserId, name: p.name, reason: p.reason, dtsCreated: new Date(0) })),
+    procedural: view.procedural.map((p) => ({
+      _id: p.id,
+      SvcUserId: view.SvcUserId,
+      name: p.name,
+      reason: p.reason,
+      dtsCreated: new Date(0),
+    })),
   };
 }
 
@@ -96,7 +120,12 @@ export class RestrictionReadModel {
   /** When the last full read landed (performance.now()). */
   private readAt = -Infinity;
 
-  constructor(private readonly bus: EventBus, private readonly graph: GraphClient, private readonly logger: Logger, private readonly everyMs = RESYNC_EVERY_MS) {
+  constructor(
+    private readonly bus: EventBus,
+    private readonly graph: GraphClient,
+    private readonly logger: Logger,
+    private readonly everyMs = RESYNC_EVERY_MS,
+  ) {
     this.loop = new SweepLoop('restriction model resync', () => this.resync(), everyMs, logger);
   }
 
@@ -137,7 +166,12 @@ export class RestrictionReadModel {
     }
     if (this.untrusted.has(SvcUserId)) return null;
     const own = this.users.get(SvcUserId) ?? NO_RULES;
-    return evaluate(proposal, own.procedural, this.types.get(proposal.txnType) ?? null, effectiveRestrictions(own.restrictions, this.defaults));
+    return evaluate(
+      proposal,
+      own.procedural,
+      this.types.get(proposal.txnType) ?? null,
+      effectiveRestrictions(own.restrictions, this.defaults),
+    );
   }
 
   /** Waits for the full read under way, if any (tests, and a start that wants the model warm). */
@@ -171,7 +205,7 @@ export class RestrictionReadModel {
       this.untrusted.delete(SvcUserId);
     } catch (error) {
       // The user stays untrusted (decided through compliance) until the next full read lands.
-      this.logger.warn('restriction model: reading a user\'s rules failed', { SvcUserId, error: (error as Error).message });
+      this.logger.warn("restriction model: reading a user's rules failed", { SvcUserId, error: (error as Error).message });
       this.requestResync();
     }
   }
@@ -183,7 +217,11 @@ export class RestrictionReadModel {
       return;
     }
     if (!again && performance.now() - this.failedAt < Math.min(RETRY_AFTER_MS, this.everyMs)) return;
-    this.resync().catch((error: unknown) => this.logger.warn('restriction model: reading the rules failed; card messages are evaluated by compliance', { error: (error as Error).message }));
+    this.resync().catch((error: unknown) =>
+      this.logger.warn('restriction model: reading the rules failed; card messages are evaluated by compliance', {
+        error: (error as Error).message,
+      }),
+    );
   }
 
   /** Reads every rule again and holds them under the bus continuity taken before the read. */

@@ -10,7 +10,11 @@ import { cardsCollection, type CardDocument } from './datasource.js';
 export class CardManagement {
   private readonly cards: Collection<CardDocument>;
 
-  constructor(private readonly db: Db, private readonly logger: Logger, private readonly audit: AuditTrail) {
+  constructor(
+    private readonly db: Db,
+    private readonly logger: Logger,
+    private readonly audit: AuditTrail,
+  ) {
     this.cards = cardsCollection(db);
   }
 
@@ -36,10 +40,14 @@ export class CardManagement {
     }
     await this.cards.updateOne({ _id: SvcCardId, SvcUserId }, { $set: set });
     if (input.isMain === true) {
-      await this.cards.updateMany({ SvcUserId, _id: { $ne: SvcCardId }, isMain: true, $or: [{ dtsMainSet: null }, { dtsMainSet: { $lte: now } }] }, { $set: { isMain: false, dtsUpdated: now } });
+      await this.cards.updateMany(
+        { SvcUserId, _id: { $ne: SvcCardId }, isMain: true, $or: [{ dtsMainSet: null }, { dtsMainSet: { $lte: now } }] },
+        { $set: { isMain: false, dtsUpdated: now } },
+      );
       // Racing changes may leave two main cards: keep the one made main last (ties: the greater id).
       const mains = await this.cards.find({ SvcUserId, isMain: true }).sort({ dtsMainSet: -1, _id: -1 }).toArray();
-      if (mains.length > 1) await this.cards.updateMany({ SvcUserId, _id: { $in: mains.slice(1).map((c) => c._id) } }, { $set: { isMain: false } });
+      if (mains.length > 1)
+        await this.cards.updateMany({ SvcUserId, _id: { $in: mains.slice(1).map((c) => c._id) } }, { $set: { isMain: false } });
     }
     this.logger.info('card modified', { SvcCardId, fields: Object.keys(set) });
     return this.own(SvcUserId, SvcCardId);
@@ -56,9 +64,18 @@ export class CardManagement {
       { returnDocument: 'after' },
     );
     if (changed) {
-      await recordEvent(this.db, 'card.status', { SvcUserId, ...(changed.svcAggregatorId ? { svcAggregatorId: changed.svcAggregatorId } : {}) }, { SvcCardId, status, isActive: changed.isActive });
+      await recordEvent(
+        this.db,
+        'card.status',
+        { SvcUserId, ...(changed.svcAggregatorId ? { svcAggregatorId: changed.svcAggregatorId } : {}) },
+        { SvcCardId, status, isActive: changed.isActive },
+      );
       this.logger.info('card status changed', { SvcCardId, status });
-      await this.audit.record(onoff === 'on' ? 'CARD_TURNED_ON' : 'CARD_TURNED_OFF', { type: 'card', id: SvcCardId }, { SvcUserId, status });
+      await this.audit.record(
+        onoff === 'on' ? 'CARD_TURNED_ON' : 'CARD_TURNED_OFF',
+        { type: 'card', id: SvcCardId },
+        { SvcUserId, status },
+      );
       return changed;
     }
     return this.own(SvcUserId, SvcCardId);

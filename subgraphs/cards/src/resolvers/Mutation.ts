@@ -17,7 +17,8 @@ export const Mutation: MutationResolvers = {
     requireService(principal, ['card-processor']);
     return authorizer.decide(input, logger);
   },
-  resendCardWebhookDelivery: (_parent, { deliveryId }, { principal, webhooks }) => webhooks.resend(requireAggregator(principal, 'write').svcAggregatorId, deliveryId),
+  resendCardWebhookDelivery: (_parent, { deliveryId }, { principal, webhooks }) =>
+    webhooks.resend(requireAggregator(principal, 'write').svcAggregatorId, deliveryId),
   enableCardWebhook: async (_parent, _args, { principal, webhooks }) => {
     await webhooks.enable(requireAggregator(principal, 'write').svcAggregatorId);
     return true;

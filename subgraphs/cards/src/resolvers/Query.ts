@@ -11,7 +11,8 @@ export const Query: QueryResolvers = {
     const card = await cards.load(SvcCardId);
     return card && maySeeUser(principal, card.SvcUserId) ? card : null;
   },
-  cardWebhookDeliveries: (_parent, args, { principal, webhooks }) => webhooks.deliveriesOf(requireAggregator(principal, 'read').svcAggregatorId, args),
+  cardWebhookDeliveries: (_parent, args, { principal, webhooks }) =>
+    webhooks.deliveriesOf(requireAggregator(principal, 'read').svcAggregatorId, args),
   cardWebhookDeliveriesConnection: (_parent, { status, ...args }, { principal, webhooks }) => {
     const { svcAggregatorId } = requireAggregator(principal, 'read');
     return offsetConnection(args, (page) => webhooks.deliveriesOf(svcAggregatorId, { status, ...page }));

@@ -1,7 +1,13 @@
 import type { Db, Filter } from 'mongodb';
 import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { checkPage, readPage } from '../../../../platform/graphql/paging.js';
-import { checkDeliveryStatus, deliveriesCollection, enableEndpoint, type Deliveries, type DeliveryDocument } from '../../../../platform/messaging/deliveries.js';
+import {
+  checkDeliveryStatus,
+  deliveriesCollection,
+  enableEndpoint,
+  type Deliveries,
+  type DeliveryDocument,
+} from '../../../../platform/messaging/deliveries.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import type { AuditTrail } from '../../../../platform/messaging/audit.js';
 import { webhookConfigsCollection } from './datasource.js';
@@ -31,7 +37,8 @@ export class CardWebhooks {
   /** Sends a failed advice again; NOT_FOUND for another aggregator's. */
   async resend(svcAggregatorId: string, deliveryId: string): Promise<DeliveryDocument> {
     const delivery = await deliveriesCollection(this.db).findOne({ _id: deliveryId });
-    if (!delivery || delivery.svcAggregatorId !== svcAggregatorId) throw appError(ErrorCode.NOT_FOUND, `Delivery ${deliveryId} does not exist.`, { field: 'deliveryId' });
+    if (!delivery || delivery.svcAggregatorId !== svcAggregatorId)
+      throw appError(ErrorCode.NOT_FOUND, `Delivery ${deliveryId} does not exist.`, { field: 'deliveryId' });
     return this.deliveries.resend(deliveryId);
   }
 

@@ -29,7 +29,6 @@ export async function createAuditLogIndexes(collection: Collection<AuditRecordDo
   await collection.createIndex({ subjectId: 1, dts: -1, _id: -1 });
 }
 
-
 /** The filters of an audit log query; every one optional. */
 export interface AuditLogFilter {
   action?: AuditAction | null;
@@ -67,7 +66,10 @@ export async function readAuditLog(
     .sort({ dts: -1, _id: -1 })
     .limit(page.first + 1)
     .toArray();
-  return { records: found.slice(0, page.first).map((record) => ({ ...record, cursor: cursorOf(record) })), hasNextPage: found.length > page.first };
+  return {
+    records: found.slice(0, page.first).map((record) => ({ ...record, cursor: cursorOf(record) })),
+    hasNextPage: found.length > page.first,
+  };
 }
 
 /** An `after` cursor that `readAuditLog` did not write. */
@@ -77,21 +79,41 @@ export class AuditCursorError extends Error {
   }
 }
 
-
 /** The actor kinds a record may name: a principal's kind, `anonymous` or `system`. */
-export const ACTOR_KINDS: readonly AuditRecordPayload['actorKind'][] = ['anonymous', 'user', 'prospect', 'aggregator', 'merchant', 'customer', 'service', 'system'];
+export const ACTOR_KINDS: readonly AuditRecordPayload['actorKind'][] = [
+  'anonymous',
+  'user',
+  'prospect',
+  'aggregator',
+  'merchant',
+  'customer',
+  'service',
+  'system',
+];
 
 /** Checks a forwarded record: a known action and actor kind, and flat details. */
 function checkRecord(input: AuditRecordInput, index: number): AuditRecordDocument {
   const field = (name: string) => `records[${index}].${name}`;
-  if (!(AUDIT_ACTIONS as readonly string[]).includes(input.action)) throw appError(ErrorCode.VALIDATION_FAILED, `${field('action')} is not an audit action.`, { field: field('action') });
-  if (!isOneOf(ACTOR_KINDS, input.actorKind)) throw appError(ErrorCode.VALIDATION_FAILED, `${field('actorKind')} is not a kind of actor.`, { field: field('actorKind') });
+  if (!(AUDIT_ACTIONS as readonly string[]).includes(input.action))
+    throw appError(ErrorCode.VALIDATION_FAILED, `${field('action')} is not an audit action.`, { field: field('action') });
+  if (!isOneOf(ACTOR_KINDS, input.actorKind))
+    throw appError(ErrorCode.VALIDATION_FAILED, `${field('actorKind')} is not a kind of actor.`, { field: field('actorKind') });
   if (!Object.values(input.details).every((value) => value === null || ['string', 'number', 'boolean'].includes(typeof value))) {
-    throw appError(ErrorCode.VALIDATION_FAILED, `${field('details')} holds only strings, numbers, booleans and nulls.`, { field: field('details') });
+    throw appError(ErrorCode.VALIDATION_FAILED, `${field('details')} holds only strings, numbers, booleans and nulls.`, {
+      field: field('details'),
+    });
   }
   return {
-    _id: input.id, action: input.action, dts: input.dts, actorKind: input.actorKind, actorId: input.actorId ?? null,
-    subjectType: input.subjectType ?? null, subjectId: input.subjectId ?? null, requestId: input.requestId ?? null, clientIp: input.clientIp ?? null, details: input.details as AuditRecordDocument['details'],
+    _id: input.id,
+    action: input.action,
+    dts: input.dts,
+    actorKind: input.actorKind,
+    actorId: input.actorId ?? null,
+    subjectType: input.subjectType ?? null,
+    subjectId: input.subjectId ?? null,
+    requestId: input.requestId ?? null,
+    clientIp: input.clientIp ?? null,
+    details: input.details as AuditRecordDocument['details'],
   };
 }
 
@@ -100,7 +122,10 @@ function checkRecord(input: AuditRecordInput, index: number): AuditRecordDocumen
  * appends nothing twice); answers how many were new. The whole batch is checked first, so a bad
  * record changes nothing.
  */
-export async function appendAuditRecords(collection: Collection<AuditRecordDocument>, inputs: readonly AuditRecordInput[]): Promise<number> {
+export async function appendAuditRecords(
+  collection: Collection<AuditRecordDocument>,
+  inputs: readonly AuditRecordInput[],
+): Promise<number> {
   const records = inputs.map(checkRecord);
   if (records.length === 0) return 0;
   const result = await collection.bulkWrite(

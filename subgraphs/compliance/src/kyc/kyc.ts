@@ -8,7 +8,14 @@ import { isIsoDate } from '../../../../platform/contracts/dates.js';
 import { newId } from '../../../../platform/security/secrets.js';
 import { checkString, ID_RULE, REFERENCE_RULE, required } from '../../../../platform/security/validate.js';
 import { isOwnKey, ownValue } from '../../../../platform/contracts/own.js';
-import { type ApplicationDocument, type CustomerDocument, type EntityApplicationDocument, kycCollections, type KycDocument, type View } from './datasource.js';
+import {
+  type ApplicationDocument,
+  type CustomerDocument,
+  type EntityApplicationDocument,
+  kycCollections,
+  type KycDocument,
+  type View,
+} from './datasource.js';
 
 export const VIEWS: readonly View[] = ['front', 'back', 'selfie'];
 /** What each document type can show: its keys are the schema's KycDocumentType. */
@@ -30,7 +37,10 @@ const NAME = { min: 1, max: 100, safeText: true };
 function person(input: Record<string, unknown> | null | undefined, field: string) {
   const value = required(input, field);
   const dateOfBirth = checkString(value.dateOfBirth, `${field}.dateOfBirth`) ?? null;
-  if (dateOfBirth && !isIsoDate(dateOfBirth)) throw appError(ErrorCode.VALIDATION_FAILED, `${field}.dateOfBirth must be a date written YYYY-MM-DD.`, { field: `${field}.dateOfBirth` });
+  if (dateOfBirth && !isIsoDate(dateOfBirth))
+    throw appError(ErrorCode.VALIDATION_FAILED, `${field}.dateOfBirth must be a date written YYYY-MM-DD.`, {
+      field: `${field}.dateOfBirth`,
+    });
   return {
     firstName: checkString(required(value.firstName, `${field}.firstName`), `${field}.firstName`, NAME)!,
     lastName: checkString(required(value.lastName, `${field}.lastName`), `${field}.lastName`, NAME)!,
@@ -80,35 +90,76 @@ export class Kyc {
   async initializeCustomer(svcAggregatorId: string, input: Record<string, unknown>) {
     const customerId = checkString(required(input.customerId, 'customerId'), 'customerId', ID_RULE)!;
     const type = checkString(required(input.type, 'type'), 'type')!;
-    if (type !== 'individual' && type !== 'business') throw appError(ErrorCode.VALIDATION_FAILED, 'type must be individual or business.', { field: 'type' });
+    if (type !== 'individual' && type !== 'business')
+      throw appError(ErrorCode.VALIDATION_FAILED, 'type must be individual or business.', { field: 'type' });
     const reference = checkString(input.reference, 'reference', REFERENCE_RULE) ?? null;
     const now = new Date();
     const applicationId = newId('app_');
     let entities: EntityApplicationDocument[];
     let customer: CustomerDocument;
     const entity = (entityId: string, isCustomer: boolean, kind: 'person' | 'business'): EntityApplicationDocument => ({
-      entityId, isCustomer, kind, status: 'pending_step_up', outcome: null, requiredViews: kind === 'person' ? PERSON_VIEWS : BUSINESS_VIEWS, linked: [],
+      entityId,
+      isCustomer,
+      kind,
+      status: 'pending_step_up',
+      outcome: null,
+      requiredViews: kind === 'person' ? PERSON_VIEWS : BUSINESS_VIEWS,
+      linked: [],
     });
     if (type === 'individual') {
-      customer = { _id: `${svcAggregatorId}:${customerId}`, customerId, svcAggregatorId, type, reference, person: person(input.individual as Record<string, unknown>, 'individual'), business: null, businessRepresentativeId: null, applicationId, dtsCreated: now };
+      customer = {
+        _id: `${svcAggregatorId}:${customerId}`,
+        customerId,
+        svcAggregatorId,
+        type,
+        reference,
+        person: person(input.individual as Record<string, unknown>, 'individual'),
+        business: null,
+        businessRepresentativeId: null,
+        applicationId,
+        dtsCreated: now,
+      };
       entities = [entity(customerId, true, 'person')];
     } else {
       const business = required(input.business as Record<string, unknown> | null | undefined, 'business');
       const representativeId = newId('rep_');
       customer = {
-        _id: `${svcAggregatorId}:${customerId}`, customerId, svcAggregatorId, type, reference,
+        _id: `${svcAggregatorId}:${customerId}`,
+        customerId,
+        svcAggregatorId,
+        type,
+        reference,
         person: person(business.representative as Record<string, unknown>, 'business.representative'),
         business: {
-          legalName: checkString(required(business.legalName, 'business.legalName'), 'business.legalName', { min: 1, max: 200, safeText: true })!,
-          registrationNumber: checkString(required(business.registrationNumber, 'business.registrationNumber'), 'business.registrationNumber', { min: 1, max: 50, pattern: /^[A-Za-z0-9-]+$/, patternText: 'letters, digits or dashes' })!,
+          legalName: checkString(required(business.legalName, 'business.legalName'), 'business.legalName', {
+            min: 1,
+            max: 200,
+            safeText: true,
+          })!,
+          registrationNumber: checkString(
+            required(business.registrationNumber, 'business.registrationNumber'),
+            'business.registrationNumber',
+            { min: 1, max: 50, pattern: /^[A-Za-z0-9-]+$/, patternText: 'letters, digits or dashes' },
+          )!,
         },
-        businessRepresentativeId: representativeId, applicationId, dtsCreated: now,
+        businessRepresentativeId: representativeId,
+        applicationId,
+        dtsCreated: now,
       };
       entities = [entity(customerId, true, 'business'), entity(representativeId, false, 'person')];
     }
     const application: ApplicationDocument = {
-      _id: applicationId, applicationId, svcAggregatorId, customerId, reference, status: 'pending_step_up', outcome: null,
-      entityApplications: entities, version: 0, dtsCreated: now, dtsUpdated: now,
+      _id: applicationId,
+      applicationId,
+      svcAggregatorId,
+      customerId,
+      reference,
+      status: 'pending_step_up',
+      outcome: null,
+      entityApplications: entities,
+      version: 0,
+      dtsCreated: now,
+      dtsUpdated: now,
     };
     // The application first: if the customer then fails, an unreferenced application is harmless,
     // whereas a customer pointing at no application could never be completed.
@@ -117,11 +168,18 @@ export class Kyc {
       await this.collections.customers.insertOne(customer);
     } catch (error) {
       await this.collections.applications.deleteOne({ _id: applicationId });
-      if (error instanceof MongoServerError && error.code === 11000) throw appError(ErrorCode.CONFLICT, `Customer ${customerId} already exists.`, { field: 'customerId' });
+      if (error instanceof MongoServerError && error.code === 11000)
+        throw appError(ErrorCode.CONFLICT, `Customer ${customerId} already exists.`, { field: 'customerId' });
       throw error;
     }
     this.logger.info('customer initialised', { svcAggregatorId, customerId, type, applicationId });
-    return { customerId, type: customer.type, applicationId, businessRepresentativeId: customer.businessRepresentativeId, application: applicationView(application) };
+    return {
+      customerId,
+      type: customer.type,
+      applicationId,
+      businessRepresentativeId: customer.businessRepresentativeId,
+      application: applicationView(application),
+    };
   }
 
   /** Issues a document id for one file of an entity of the customer's open application. */
@@ -129,17 +187,32 @@ export class Kyc {
     const customerId = checkString(required(input.customerId, 'customerId'), 'customerId', ID_RULE)!;
     const entityId = checkString(required(input.entityId, 'entityId'), 'entityId', ID_RULE)!;
     const documentType = checkString(required(input.documentType, 'documentType'), 'documentType')!;
-    if (!isOwnKey(DOCUMENT_VIEWS, documentType)) throw appError(ErrorCode.VALIDATION_FAILED, `documentType must be one of ${Object.keys(DOCUMENT_VIEWS).join(', ')}.`, { field: 'documentType' });
+    if (!isOwnKey(DOCUMENT_VIEWS, documentType))
+      throw appError(ErrorCode.VALIDATION_FAILED, `documentType must be one of ${Object.keys(DOCUMENT_VIEWS).join(', ')}.`, {
+        field: 'documentType',
+      });
     const customer = await this.collections.customers.findOne({ _id: `${svcAggregatorId}:${customerId}` });
     if (!customer) throw appError(ErrorCode.NOT_FOUND, `No customer ${customerId}.`, { field: 'customerId' });
     const application = await this.collections.applications.findOne({ _id: customer.applicationId });
-    if (!application?.entityApplications.some((e) => e.entityId === entityId)) throw appError(ErrorCode.VALIDATION_FAILED, `entityId ${entityId} is not an entity of the customer's application.`, { field: 'entityId' });
-    if (application.status === 'completed') throw appError(ErrorCode.CONFLICT, 'The application is completed: it takes no more documents.', { field: 'customerId' });
+    if (!application?.entityApplications.some((e) => e.entityId === entityId))
+      throw appError(ErrorCode.VALIDATION_FAILED, `entityId ${entityId} is not an entity of the customer's application.`, {
+        field: 'entityId',
+      });
+    if (application.status === 'completed')
+      throw appError(ErrorCode.CONFLICT, 'The application is completed: it takes no more documents.', { field: 'customerId' });
     if ((await this.collections.documents.countDocuments({ svcAggregatorId, customerId, entityId })) >= 20) {
       throw appError(ErrorCode.CONFLICT, 'An entity may have at most 20 documents.', { field: 'entityId' });
     }
     const documentId = newId('doc_');
-    await this.collections.documents.insertOne({ _id: documentId, svcAggregatorId, customerId, entityId, documentType, uploaded: null, dtsCreated: new Date() });
+    await this.collections.documents.insertOne({
+      _id: documentId,
+      svcAggregatorId,
+      customerId,
+      entityId,
+      documentType,
+      uploaded: null,
+      dtsCreated: new Date(),
+    });
     return { documentId, customerId, entityId, documentType, uploadPath: `/akepa/document/upload/${documentId}` };
   }
 
@@ -148,23 +221,34 @@ export class Kyc {
     const documentId = checkString(required(input.documentId, 'documentId'), 'documentId', ID_RULE)!;
     const base64 = checkString(required(input.contentBase64, 'file'), 'file')!;
     const bytes = Buffer.from(base64, 'base64');
-    if (bytes.length === 0 || bytes.length > MAX_DOCUMENT_BYTES) throw appError(ErrorCode.PAYLOAD_TOO_LARGE, `The file must be 1 to ${MAX_DOCUMENT_BYTES} bytes.`, { field: 'file' });
+    if (bytes.length === 0 || bytes.length > MAX_DOCUMENT_BYTES)
+      throw appError(ErrorCode.PAYLOAD_TOO_LARGE, `The file must be 1 to ${MAX_DOCUMENT_BYTES} bytes.`, { field: 'file' });
     // The type is what the content is, whatever the upload declared.
     const contentType = detectFileType(bytes, FILE_TYPES);
-    if (!contentType) throw appError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `The file must be one of ${FILE_TYPES.join(', ')}.`, { field: 'file' });
+    if (!contentType)
+      throw appError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `The file must be one of ${FILE_TYPES.join(', ')}.`, { field: 'file' });
     const document = await this.collections.documents.findOne({ _id: documentId, svcAggregatorId });
     if (!document) throw appError(ErrorCode.NOT_FOUND, `No document ${documentId}; generate it first.`, { field: 'documentId' });
     // Claim the upload: a document holds one file, and two racing uploads cannot both store one.
     // The claim says `uploading`; only a stored file makes the document linkable.
     const claimed = await this.collections.documents.findOneAndUpdate(
-      { _id: documentId, $or: [{ uploaded: null }, { 'uploaded.state': 'uploading', 'uploaded.dtsUploaded': { $lt: new Date(Date.now() - 60_000) } }] },
+      {
+        _id: documentId,
+        $or: [{ uploaded: null }, { 'uploaded.state': 'uploading', 'uploaded.dtsUploaded': { $lt: new Date(Date.now() - 60_000) } }],
+      },
       { $set: { uploaded: { contentType, size: bytes.length, dtsUploaded: new Date(), state: 'uploading' } } },
     );
     if (!claimed) throw appError(ErrorCode.CONFLICT, `Document ${documentId} already has its file.`, { field: 'documentId' });
     try {
       // A stale claim may have left chunks behind.
       await this.files.delete(documentId as never).catch(() => undefined);
-      await storeFile(this.files, documentId, checkString(input.fileName, 'fileName') ?? documentId, bytes, { svcAggregatorId, customerId: document.customerId, entityId: document.entityId, documentType: document.documentType, contentType });
+      await storeFile(this.files, documentId, checkString(input.fileName, 'fileName') ?? documentId, bytes, {
+        svcAggregatorId,
+        customerId: document.customerId,
+        entityId: document.entityId,
+        documentType: document.documentType,
+        contentType,
+      });
     } catch (error) {
       await this.collections.documents.updateOne({ _id: documentId }, { $set: { uploaded: null } });
       throw error;
@@ -174,7 +258,16 @@ export class Kyc {
   }
 
   /** Applications of one customer, oldest first, with the list total of the aggregator spec. */
-  async list(svcAggregatorId: string, input: { customerId?: string | null; dateCreateFrom?: string | null; dateCreateTo?: string | null; numberOfRecords?: number | null; skipRecords?: number | null }) {
+  async list(
+    svcAggregatorId: string,
+    input: {
+      customerId?: string | null;
+      dateCreateFrom?: string | null;
+      dateCreateTo?: string | null;
+      numberOfRecords?: number | null;
+      skipRecords?: number | null;
+    },
+  ) {
     const customerId = checkString(required(input.customerId, 'customerId'), 'customerId', ID_RULE)!;
     const page = checkPage(input);
     const created: Record<string, Date> = {};
@@ -196,18 +289,24 @@ export class Kyc {
       field: `documents[${i}]`,
     }));
     for (const a of attachments) {
-      if (!VIEWS.includes(a.view)) throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.view must be front, back or selfie.`, { field: `${a.field}.view` });
+      if (!VIEWS.includes(a.view))
+        throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.view must be front, back or selfie.`, { field: `${a.field}.view` });
     }
     for (let attempt = 0; attempt < 5; attempt += 1) {
       const application = await this.collections.applications.findOne({ _id: applicationId, svcAggregatorId, customerId });
-      if (!application) throw appError(ErrorCode.NOT_FOUND, `No application ${applicationId} of customer ${customerId}.`, { field: 'applicationId' });
+      if (!application)
+        throw appError(ErrorCode.NOT_FOUND, `No application ${applicationId} of customer ${customerId}.`, { field: 'applicationId' });
       if (application.status === 'completed') {
         // Its event exists even if a failure came between the completing write and the event.
         await this.completedEvent(application);
         if (attachments.length === 0) return applicationView(application);
         throw appError(ErrorCode.CONFLICT, 'The application is completed: it accepts no more documents.', { field: 'documents' });
       }
-      const documents = new Map((await this.collections.documents.find({ _id: { $in: attachments.map((a) => a.documentId) }, svcAggregatorId }).toArray()).map((d) => [d._id, d]));
+      const documents = new Map(
+        (await this.collections.documents.find({ _id: { $in: attachments.map((a) => a.documentId) }, svcAggregatorId }).toArray()).map(
+          (d) => [d._id, d],
+        ),
+      );
       const next = this.link(application, attachments, documents);
       const now = new Date();
       const updated = await this.collections.applications.findOneAndUpdate(
@@ -226,25 +325,51 @@ export class Kyc {
   }
 
   private completedEvent(application: ApplicationDocument): Promise<void> {
-    return recordEvent(this.db, 'application.completed', { svcAggregatorId: application.svcAggregatorId }, { applicationId: application.applicationId, customerId: application.customerId, outcome: application.outcome }, `application.completed:${application.applicationId}`);
+    return recordEvent(
+      this.db,
+      'application.completed',
+      { svcAggregatorId: application.svcAggregatorId },
+      { applicationId: application.applicationId, customerId: application.customerId, outcome: application.outcome },
+      `application.completed:${application.applicationId}`,
+    );
   }
 
   /** Checks every attachment against the application and computes the new entity states; throws on the first problem. */
-  private link(application: ApplicationDocument, attachments: Array<{ entityId: string; documentId: string; view: View; field: string }>, documents: Map<string, KycDocument>) {
+  private link(
+    application: ApplicationDocument,
+    attachments: Array<{ entityId: string; documentId: string; view: View; field: string }>,
+    documents: Map<string, KycDocument>,
+  ) {
     const entities = application.entityApplications.map((e) => ({ ...e, linked: [...e.linked] }));
     const usedDocuments = new Set(entities.flatMap((e) => e.linked.map((l) => l.documentId)));
     for (const a of attachments) {
       const entity = entities.find((e) => e.entityId === a.entityId);
-      if (!entity) throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.entityId is not an entity of this application.`, { field: `${a.field}.entityId` });
+      if (!entity)
+        throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.entityId is not an entity of this application.`, {
+          field: `${a.field}.entityId`,
+        });
       const document = documents.get(a.documentId);
       if (!document || document.customerId !== application.customerId || document.entityId !== a.entityId) {
-        throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.documentId was not generated for this entity.`, { field: `${a.field}.documentId` });
+        throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.documentId was not generated for this entity.`, {
+          field: `${a.field}.documentId`,
+        });
       }
-      if (document.uploaded?.state !== 'stored') throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.documentId has no uploaded file yet.`, { field: `${a.field}.documentId` });
-      if (!entity.requiredViews.includes(a.view)) throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.view ${a.view} is not needed for this entity.`, { field: `${a.field}.view` });
-      if (!ownValue<readonly View[]>(DOCUMENT_VIEWS, document.documentType)?.includes(a.view)) throw appError(ErrorCode.VALIDATION_FAILED, `A ${document.documentType} cannot be the ${a.view} view.`, { field: `${a.field}.view` });
-      if (entity.linked.some((l) => l.view === a.view)) throw appError(ErrorCode.VALIDATION_FAILED, `The ${a.view} of entity ${a.entityId} is already linked.`, { field: `${a.field}.view` });
-      if (usedDocuments.has(a.documentId)) throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.documentId is already linked.`, { field: `${a.field}.documentId` });
+      if (document.uploaded?.state !== 'stored')
+        throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.documentId has no uploaded file yet.`, { field: `${a.field}.documentId` });
+      if (!entity.requiredViews.includes(a.view))
+        throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.view ${a.view} is not needed for this entity.`, {
+          field: `${a.field}.view`,
+        });
+      if (!ownValue<readonly View[]>(DOCUMENT_VIEWS, document.documentType)?.includes(a.view))
+        throw appError(ErrorCode.VALIDATION_FAILED, `A ${document.documentType} cannot be the ${a.view} view.`, {
+          field: `${a.field}.view`,
+        });
+      if (entity.linked.some((l) => l.view === a.view))
+        throw appError(ErrorCode.VALIDATION_FAILED, `The ${a.view} of entity ${a.entityId} is already linked.`, {
+          field: `${a.field}.view`,
+        });
+      if (usedDocuments.has(a.documentId))
+        throw appError(ErrorCode.VALIDATION_FAILED, `${a.field}.documentId is already linked.`, { field: `${a.field}.documentId` });
       usedDocuments.add(a.documentId);
       entity.linked.push({ view: a.view, documentId: a.documentId, documentType: document.documentType });
     }
@@ -252,7 +377,11 @@ export class Kyc {
       const views = new Set(entity.linked.map((l) => l.view));
       // Front and back of an entity's document travel together.
       if (entity.requiredViews.includes('back') && views.has('front') !== views.has('back')) {
-        throw appError(ErrorCode.VALIDATION_FAILED, `Front and back of entity ${entity.entityId}'s document must be linked in the same request.`, { field: 'documents' });
+        throw appError(
+          ErrorCode.VALIDATION_FAILED,
+          `Front and back of entity ${entity.entityId}'s document must be linked in the same request.`,
+          { field: 'documents' },
+        );
       }
       if (entity.requiredViews.every((view) => views.has(view))) {
         const front = entity.linked.find((l) => l.view === 'front');

@@ -10,7 +10,9 @@ export const Application: ApplicationResolvers = {
     const applicationId = ownKey(reference, 'Application', 'applicationId');
     if (applicationId === null) return null;
     const application = await applications.load(applicationId);
-    const visible = application && (isInternalService(principal) || (principal.kind === 'aggregator' && principal.svcAggregatorId === application.svcAggregatorId));
+    const visible =
+      application &&
+      (isInternalService(principal) || (principal.kind === 'aggregator' && principal.svcAggregatorId === application.svcAggregatorId));
     return visible ? applicationView(application) : null;
   },
 };

@@ -5,9 +5,12 @@ import { checkAmount, HOME_CURRENCY } from '../../../../platform/money/money.js'
 import type { MutationResolvers } from '../__generated__/resolvers-types.js';
 
 export const Mutation: MutationResolvers = {
-  initializeCustomer: (_parent, { input }, { principal, kyc }) => kyc.initializeCustomer(requireAggregator(principal, 'write').svcAggregatorId, input),
-  generateDocument: (_parent, { input }, { principal, kyc }) => kyc.generateDocument(requireAggregator(principal, 'write').svcAggregatorId, input),
-  uploadDocument: (_parent, { input }, { principal, kyc }) => kyc.uploadDocument(requireAggregator(principal, 'write').svcAggregatorId, input),
+  initializeCustomer: (_parent, { input }, { principal, kyc }) =>
+    kyc.initializeCustomer(requireAggregator(principal, 'write').svcAggregatorId, input),
+  generateDocument: (_parent, { input }, { principal, kyc }) =>
+    kyc.generateDocument(requireAggregator(principal, 'write').svcAggregatorId, input),
+  uploadDocument: (_parent, { input }, { principal, kyc }) =>
+    kyc.uploadDocument(requireAggregator(principal, 'write').svcAggregatorId, input),
   applyAchActivity: async (_parent, { activities }, { principal, returnRates }) => {
     // Only the payments subgraph, which owns the ACH debits, reports them.
     requireService(principal, ['payments']);

@@ -22,14 +22,20 @@ export const Query: QueryResolvers = {
     if (principal.kind === 'service') {
       SvcUserId = checkString(input.SvcUserId ?? '', 'SvcUserId', ID_RULE)!;
     } else if (principal.kind === 'user') {
-      if (input.SvcUserId && input.SvcUserId !== principal.userId) throw appError(ErrorCode.FORBIDDEN, 'An end user evaluates only their own transactions.', { field: 'SvcUserId' });
+      if (input.SvcUserId && input.SvcUserId !== principal.userId)
+        throw appError(ErrorCode.FORBIDDEN, 'An end user evaluates only their own transactions.', { field: 'SvcUserId' });
       SvcUserId = principal.userId;
     } else {
       throw appError(ErrorCode.UNAUTHENTICATED, 'Evaluating a transaction needs an end-user token or an internal service.');
     }
-    if (!isCurrencyCode(input.currency)) throw appError(ErrorCode.VALIDATION_FAILED, 'currency must be an ISO 4217 currency code.', { field: 'currency' });
+    if (!isCurrencyCode(input.currency))
+      throw appError(ErrorCode.VALIDATION_FAILED, 'currency must be an ISO 4217 currency code.', { field: 'currency' });
     const amount = checkAmount(input.amount, input.currency, 'amount');
-    const [types, restrictions, procedural] = await Promise.all([transactionTypes(), effectiveRestrictions(SvcUserId), proceduralOfUser.load(SvcUserId)]);
+    const [types, restrictions, procedural] = await Promise.all([
+      transactionTypes(),
+      effectiveRestrictions(SvcUserId),
+      proceduralOfUser.load(SvcUserId),
+    ]);
     return evaluate({ ...input, amount }, procedural, types.find((t) => t.name === input.txnType) ?? null, restrictions);
   },
   application: async (_parent, { applicationId }, { principal, applications }) => {
@@ -46,7 +52,8 @@ export const Query: QueryResolvers = {
     requireService(principal, ['operator']);
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a client may send first: null, which the default does not replace.
     const size = first ?? 50;
-    if (!Number.isInteger(size) || size < 1 || size > 500) throw appError(ErrorCode.VALIDATION_FAILED, 'first must be an integer from 1 to 500.', { field: 'first' });
+    if (!Number.isInteger(size) || size < 1 || size > 500)
+      throw appError(ErrorCode.VALIDATION_FAILED, 'first must be an integer from 1 to 500.', { field: 'first' });
     for (const field of ['actorId', 'subjectId'] as const) checkString(filter[field], field, { max: 200 });
     try {
       const { records, hasNextPage } = await readAuditLog(auditLog, filter, { first: size, after });
@@ -60,12 +67,15 @@ export const Query: QueryResolvers = {
     // Card authorization's read model, and operators checking what it was given.
     requireService(principal, RULE_READERS);
     if (SvcUserIds && (SvcUserIds.length < 1 || SvcUserIds.length > MAX_RULE_USERS)) {
-      throw appError(ErrorCode.VALIDATION_FAILED, `SvcUserIds holds 1-${MAX_RULE_USERS} ids; leave it out for every user.`, { field: 'SvcUserIds' });
+      throw appError(ErrorCode.VALIDATION_FAILED, `SvcUserIds holds 1-${MAX_RULE_USERS} ids; leave it out for every user.`, {
+        field: 'SvcUserIds',
+      });
     }
     SvcUserIds?.forEach((SvcUserId, index) => checkString(SvcUserId, `SvcUserIds[${index}]`, ID_RULE));
     return restrictionRules(SvcUserIds ?? null);
   },
-  achReturnRates: (_parent, { input }, { principal, returnRates }) => returnRates.list(requireAggregator(principal, 'read').svcAggregatorId, input),
+  achReturnRates: (_parent, { input }, { principal, returnRates }) =>
+    returnRates.list(requireAggregator(principal, 'read').svcAggregatorId, input),
   achReturnRatesConnection: (_parent, { date, ...args }, { principal, returnRates }) => {
     const { svcAggregatorId } = requireAggregator(principal, 'read');
     return offsetConnection(args, (page) => returnRates.list(svcAggregatorId, { date, ...page }));

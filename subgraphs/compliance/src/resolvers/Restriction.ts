@@ -17,7 +17,10 @@ export const Restriction: RestrictionResolvers = {
     const restriction = await restrictions.load(restrictionId);
     if (!restriction) return null;
     // Platform defaults are public; a user's own are theirs.
-    const visible = restriction.SvcUserId === null || isInternalService(principal) || (principal.kind === 'user' && principal.userId === restriction.SvcUserId);
+    const visible =
+      restriction.SvcUserId === null ||
+      isInternalService(principal) ||
+      (principal.kind === 'user' && principal.userId === restriction.SvcUserId);
     return visible ? restriction : null;
   },
   fromAmount: (restriction) => boundOf(restriction.fromAmount, restriction.fromAmountCurrency),

@@ -1,5 +1,9 @@
 import type { Collection, Db } from 'mongodb';
-import type { ProceduralRestrictionDocument, RestrictionDocument, TransactionTypeDocument } from '../../../../platform/domain/restrictions.js';
+import type {
+  ProceduralRestrictionDocument,
+  RestrictionDocument,
+  TransactionTypeDocument,
+} from '../../../../platform/domain/restrictions.js';
 
 export type { ProceduralRestrictionDocument, RestrictionDocument, TransactionTypeDocument };
 

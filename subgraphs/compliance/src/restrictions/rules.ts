@@ -61,6 +61,8 @@ export async function readRestrictionRules(db: Db, SvcUserIds: readonly string[]
   return {
     transactionTypes,
     defaults: inEvaluationOrder(defaults),
-    users: SvcUserIds ? [...users.values()] : [...users.values()].sort((a, b) => (a.SvcUserId < b.SvcUserId ? -1 : a.SvcUserId > b.SvcUserId ? 1 : 0)),
+    users: SvcUserIds
+      ? [...users.values()]
+      : [...users.values()].sort((a, b) => (a.SvcUserId < b.SvcUserId ? -1 : a.SvcUserId > b.SvcUserId ? 1 : 0)),
   };
 }

@@ -23,7 +23,10 @@ export const PROCEDURAL_RESTRICTION = 'ProceduralRestriction';
 const text = (max: number): StringRule => ({ min: 1, max, safeText: true });
 const NO_ANGLES: StringRule = { max: 500, pattern: /^[^<>]*$/, patternText: 'free of < and >' };
 /** A bound list longer than this is a mistake, not a rule. */
-const MAX_LIST = Math.min(COMPLIANCE_LIST_CAPS['RestrictionInput.transactionCurrencies'], COMPLIANCE_LIST_CAPS['RestrictionInput.txnTypes']);
+const MAX_LIST = Math.min(
+  COMPLIANCE_LIST_CAPS['RestrictionInput.transactionCurrencies'],
+  COMPLIANCE_LIST_CAPS['RestrictionInput.txnTypes'],
+);
 
 const invalid = (field: string, message: string) => appError(ErrorCode.VALIDATION_FAILED, message, { field });
 
@@ -37,7 +40,11 @@ function checkList(values: readonly string[], field: string, allowed: (value: st
 }
 
 /** A bound and its currency: both or neither. */
-function checkBound(amount: string | null | undefined, currency: string | null | undefined, side: 'from' | 'to'): { amount: MinorUnits | null; currency: string | null } {
+function checkBound(
+  amount: string | null | undefined,
+  currency: string | null | undefined,
+  side: 'from' | 'to',
+): { amount: MinorUnits | null; currency: string | null } {
   const amountField = `${side}Amount`;
   const currencyField = `${side}AmountCurrency`;
   if (amount === null || amount === undefined) {
@@ -60,19 +67,36 @@ function checkRestrictionInput(input: RestrictionInput, types: readonly Transact
   const description = checkString(input.description ?? null, 'description', NO_ANGLES) ?? null;
   const typeNames = new Set(types.map((type) => type.name));
   const txnTypes = checkList(input.txnTypes, 'txnTypes', (name) => typeNames.has(name), 'a transaction type name (Query.transactionTypes)');
-  const transactionCurrencies = checkList(input.transactionCurrencies, 'transactionCurrencies', isCurrencyCode, 'an ISO 4217 currency code');
+  const transactionCurrencies = checkList(
+    input.transactionCurrencies,
+    'transactionCurrencies',
+    isCurrencyCode,
+    'an ISO 4217 currency code',
+  );
   const from = checkBound(input.fromAmount, input.fromAmountCurrency, 'from');
   const to = checkBound(input.toAmount, input.toAmountCurrency, 'to');
   if (from.amount !== null && to.amount !== null) {
     // Bounds in two currencies would match no transaction: no exchange rate is applied.
-    if (from.currency !== to.currency) throw invalid('toAmountCurrency', 'toAmountCurrency must be fromAmountCurrency where both bounds are given.');
+    if (from.currency !== to.currency)
+      throw invalid('toAmountCurrency', 'toAmountCurrency must be fromAmountCurrency where both bounds are given.');
     if (from.amount > to.amount) throw invalid('toAmount', 'toAmount must be at least fromAmount.');
   }
   if (!Number.isInteger(input.priority) || input.priority < 0) throw invalid('priority', 'priority must be an integer from 0.');
   return {
-    _id: restrictionId, restrictionId, SvcUserId, restrictionName, description, txnTypes, transactionCurrencies,
-    fromAmount: from.amount, toAmount: to.amount, fromAmountCurrency: from.currency, toAmountCurrency: to.currency,
-    isAllowed: input.isAllowed, isIgnoreRest: input.isIgnoreRest, priority: input.priority,
+    _id: restrictionId,
+    restrictionId,
+    SvcUserId,
+    restrictionName,
+    description,
+    txnTypes,
+    transactionCurrencies,
+    fromAmount: from.amount,
+    toAmount: to.amount,
+    fromAmountCurrency: from.currency,
+    toAmountCurrency: to.currency,
+    isAllowed: input.isAllowed,
+    isIgnoreRest: input.isIgnoreRest,
+    priority: input.priority,
   };
 }
 
@@ -104,7 +128,11 @@ export class RestrictionWrites {
       throw this.notMoved();
     }
     await this.changed(SvcUserId);
-    await this.audit.record('RESTRICTION_SET', { type: 'restriction', id: _id }, { SvcUserId, restrictionName: restriction.restrictionName, created: existing === null });
+    await this.audit.record(
+      'RESTRICTION_SET',
+      { type: 'restriction', id: _id },
+      { SvcUserId, restrictionName: restriction.restrictionName, created: existing === null },
+    );
     return restriction;
   }
 
@@ -115,7 +143,11 @@ export class RestrictionWrites {
     if (!removed) return false;
     const SvcUserId = removed.SvcUserId ?? null;
     await this.changed(SvcUserId);
-    await this.audit.record('RESTRICTION_REMOVED', { type: 'restriction', id: restrictionId }, { SvcUserId, restrictionName: removed.restrictionName });
+    await this.audit.record(
+      'RESTRICTION_REMOVED',
+      { type: 'restriction', id: restrictionId },
+      { SvcUserId, restrictionName: removed.restrictionName },
+    );
     return true;
   }
 
@@ -130,18 +162,27 @@ export class RestrictionWrites {
     };
     await proceduralRestrictionsCollection(this.db).insertOne(placed);
     await this.changed(placed.SvcUserId);
-    await this.audit.record('PROCEDURAL_RESTRICTION_PLACED', { type: 'proceduralRestriction', id: placed._id }, { SvcUserId: placed.SvcUserId, name: placed.name });
+    await this.audit.record(
+      'PROCEDURAL_RESTRICTION_PLACED',
+      { type: 'proceduralRestriction', id: placed._id },
+      { SvcUserId: placed.SvcUserId, name: placed.name },
+    );
     return placed;
   }
 
   /** Lifts a procedural restriction by its global id; true when there was one. */
   async liftProcedural(id: string): Promise<boolean> {
     const parsed = parseGlobalId(id);
-    if (parsed?.type !== PROCEDURAL_RESTRICTION) throw invalid('id', `id must be a ProceduralRestriction id (${PROCEDURAL_RESTRICTION}:<key>).`);
+    if (parsed?.type !== PROCEDURAL_RESTRICTION)
+      throw invalid('id', `id must be a ProceduralRestriction id (${PROCEDURAL_RESTRICTION}:<key>).`);
     const lifted = await proceduralRestrictionsCollection(this.db).findOneAndDelete({ _id: parsed.key });
     if (!lifted) return false;
     await this.changed(lifted.SvcUserId);
-    await this.audit.record('PROCEDURAL_RESTRICTION_LIFTED', { type: 'proceduralRestriction', id: lifted._id }, { SvcUserId: lifted.SvcUserId, name: lifted.name });
+    await this.audit.record(
+      'PROCEDURAL_RESTRICTION_LIFTED',
+      { type: 'proceduralRestriction', id: lifted._id },
+      { SvcUserId: lifted.SvcUserId, name: lifted.name },
+    );
     return true;
   }
 
@@ -151,6 +192,9 @@ export class RestrictionWrites {
   }
 
   private notMoved(): Error {
-    return invalid('SvcUserId', 'restrictionId belongs to another user or to the platform defaults; a restriction is not moved: remove it and set a new one.');
+    return invalid(
+      'SvcUserId',
+      'restrictionId belongs to another user or to the platform defaults; a restriction is not moved: remove it and set a new one.',
+    );
   }
 }

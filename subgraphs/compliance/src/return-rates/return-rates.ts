@@ -25,7 +25,12 @@ interface DayTotals {
 }
 
 function dayTotals(day: Pick<AchDayDocument, 'debits' | 'debitCents' | 'returns'> | undefined): DayTotals {
-  const totals: DayTotals = { debits: day?.debits ?? 0, debitCents: day?.debitCents ?? 0, count: { unAuthorized: 0, admin: 0, total: 0, nsf: 0 }, cents: { unAuthorized: 0, admin: 0, total: 0, nsf: 0 } };
+  const totals: DayTotals = {
+    debits: day?.debits ?? 0,
+    debitCents: day?.debitCents ?? 0,
+    count: { unAuthorized: 0, admin: 0, total: 0, nsf: 0 },
+    cents: { unAuthorized: 0, admin: 0, total: 0, nsf: 0 },
+  };
   for (const [code, { count, cents }] of Object.entries(day?.returns ?? {})) {
     totals.count.total += count;
     totals.cents.total += cents;
@@ -47,7 +52,13 @@ const percent = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((
  * percent, by count and by amount; a rate at or above its threshold is out of compliance, and
  * `daysOver` counts the reporting dates in [D-59, D] whose rate by count was out.
  */
-export function computeReports(svcAggregatorId: string, days: ReadonlyMap<string, Pick<AchDayDocument, 'debits' | 'debitCents' | 'returns'>>, from: string, to: string, now = new Date()): ReturnRatesReport[] {
+export function computeReports(
+  svcAggregatorId: string,
+  days: ReadonlyMap<string, Pick<AchDayDocument, 'debits' | 'debitCents' | 'returns'>>,
+  from: string,
+  to: string,
+  now = new Date(),
+): ReturnRatesReport[] {
   const firstRated = addDays(from, -(WINDOW_DAYS - 1));
   const window: DayTotals = dayTotals(undefined);
   const add = (totals: DayTotals, sign: 1 | -1) => {
@@ -77,8 +88,14 @@ export function computeReports(svcAggregatorId: string, days: ReadonlyMap<string
     const notes: string[] = [];
     for (const c of ['unAuthorized', 'admin', 'total'] as const) {
       const count = daysOver(c);
-      if (over.at(-1)![c]) notes.push(`${LABEL[c]} return rate ${rate(c)}% is at or above the ${THRESHOLDS[c]}% threshold; out of compliance on ${count} of the last ${WINDOW_DAYS} days.`);
-      else if (count > 0) notes.push(`${LABEL[c]} return rate ${rate(c)}% is below the ${THRESHOLDS[c]}% threshold; it was out of compliance on ${count} of the last ${WINDOW_DAYS} days.`);
+      if (over.at(-1)![c])
+        notes.push(
+          `${LABEL[c]} return rate ${rate(c)}% is at or above the ${THRESHOLDS[c]}% threshold; out of compliance on ${count} of the last ${WINDOW_DAYS} days.`,
+        );
+      else if (count > 0)
+        notes.push(
+          `${LABEL[c]} return rate ${rate(c)}% is below the ${THRESHOLDS[c]}% threshold; it was out of compliance on ${count} of the last ${WINDOW_DAYS} days.`,
+        );
     }
     reports.push({
       _id: `${svcAggregatorId}:${date}`,
@@ -134,7 +151,10 @@ const computing = new Map<string, Promise<unknown>>();
 export class ReturnRates {
   private readonly collections: ReturnType<typeof returnRateCollections>;
 
-  constructor(db: Db, private readonly logger: Logger) {
+  constructor(
+    db: Db,
+    private readonly logger: Logger,
+  ) {
     this.collections = returnRateCollections(db);
   }
 
@@ -145,16 +165,25 @@ export class ReturnRates {
   async apply(activities: AchActivity[]): Promise<number> {
     // The whole batch is checked before anything is counted: a bad activity changes nothing.
     for (const activity of activities) {
-      if (!isIsoDate(activity.entryDate)) throw appError(ErrorCode.VALIDATION_FAILED, 'entryDate must be a date written YYYY-MM-DD.', { field: 'entryDate' });
-      if (activity.kind === 'return' && !RETURN_CODE_PATTERN.test(activity.returnCode ?? '')) throw appError(ErrorCode.VALIDATION_FAILED, 'returnCode must be a Nacha return code such as R01.', { field: 'returnCode' });
+      if (!isIsoDate(activity.entryDate))
+        throw appError(ErrorCode.VALIDATION_FAILED, 'entryDate must be a date written YYYY-MM-DD.', { field: 'entryDate' });
+      if (activity.kind === 'return' && !RETURN_CODE_PATTERN.test(activity.returnCode ?? ''))
+        throw appError(ErrorCode.VALIDATION_FAILED, 'returnCode must be a Nacha return code such as R01.', { field: 'returnCode' });
     }
     let applied = 0;
     const changed = new Map<string, string>();
     for (const activity of activities) {
       const cents = toMinor(activity.amount, HOME_CURRENCY, 'amount');
-      const inc = activity.kind === 'debit' ? { debits: 1, debitCents: cents } : { [`returns.${activity.returnCode}.count`]: 1, [`returns.${activity.returnCode}.cents`]: cents };
+      const inc =
+        activity.kind === 'debit'
+          ? { debits: 1, debitCents: cents }
+          : { [`returns.${activity.returnCode}.count`]: 1, [`returns.${activity.returnCode}.cents`]: cents };
       const filter = { _id: `${activity.svcAggregatorId}:${activity.entryDate}`, appliedEvents: { $ne: activity.eventId } };
-      const update = { $inc: inc, $push: { appliedEvents: activity.eventId }, $setOnInsert: { svcAggregatorId: activity.svcAggregatorId, date: activity.entryDate } };
+      const update = {
+        $inc: inc,
+        $push: { appliedEvents: activity.eventId },
+        $setOnInsert: { svcAggregatorId: activity.svcAggregatorId, date: activity.entryDate },
+      };
       let counted: boolean;
       try {
         const result = await this.collections.days.updateOne(filter, update, { upsert: true });
@@ -188,9 +217,11 @@ export class ReturnRates {
     const previous = computing.get(svcAggregatorId) ?? Promise.resolve();
     const next = previous.catch(() => undefined).then(() => this.computeNow(svcAggregatorId, from, to, now));
     computing.set(svcAggregatorId, next);
-    void next.finally(() => {
-      if (computing.get(svcAggregatorId) === next) computing.delete(svcAggregatorId);
-    }).catch(() => undefined);
+    void next
+      .finally(() => {
+        if (computing.get(svcAggregatorId) === next) computing.delete(svcAggregatorId);
+      })
+      .catch(() => undefined);
     return next;
   }
 
@@ -202,7 +233,10 @@ export class ReturnRates {
     if (reports.length === 0) return 0;
     // Write only what is new or changed: a recompute after a late return touches few reports.
     const stored = new Map(
-      (await this.collections.reports.find({ svcAggregatorId, reportDate: { $gte: from, $lte: to } }).toArray()).map((report) => [report._id, report]),
+      (await this.collections.reports.find({ svcAggregatorId, reportDate: { $gte: from, $lte: to } }).toArray()).map((report) => [
+        report._id,
+        report,
+      ]),
     );
     const fresh = reports.filter((report) => !stored.has(report._id));
     const changed = reports.filter((report) => {
@@ -221,7 +255,8 @@ export class ReturnRates {
       updateOne: { filter: { _id: report._id }, update: { $set: report } },
     }));
     // FerretDB 1.24 stalls on one update command of a hundred updates (measured); batches of 50 go through.
-    for (let i = 0; i < operations.length; i += 50) await this.collections.reports.bulkWrite(operations.slice(i, i + 50), { ordered: false });
+    for (let i = 0; i < operations.length; i += 50)
+      await this.collections.reports.bulkWrite(operations.slice(i, i + 50), { ordered: false });
     this.logger.info('ach return rates computed', { svcAggregatorId, from, to, inserted: fresh.length, updated: changed.length });
     return reports.length;
   }
@@ -230,7 +265,11 @@ export class ReturnRates {
   async catchUp(today: string): Promise<void> {
     for (const svcAggregatorId of await this.collections.days.distinct('svcAggregatorId')) {
       const latest = await this.collections.reports.find({ svcAggregatorId }).sort({ reportDate: -1 }).limit(1).next();
-      const first = await this.collections.days.find({ svcAggregatorId }, { projection: { date: 1 } }).sort({ date: 1 }).limit(1).next();
+      const first = await this.collections.days
+        .find({ svcAggregatorId }, { projection: { date: 1 } })
+        .sort({ date: 1 })
+        .limit(1)
+        .next();
       const from = latest ? addDays(latest.reportDate, 1) : addDays(first!.date, 1);
       if (from <= today) await this.compute(svcAggregatorId, from, today);
     }

@@ -84,7 +84,14 @@ interface Hold {
 
 function parseHold(entry: string, list: HoldList): Hold {
   const [holdId = '', amount = '0', expires = '0', ...completed] = entry.split('|');
-  return { entry, list, holdId, amount: minor(Number(amount)), expires: Number(expires), completed: completed.length > 0 ? completed.join('|') : null };
+  return {
+    entry,
+    list,
+    holdId,
+    amount: minor(Number(amount)),
+    expires: Number(expires),
+    completed: completed.length > 0 ? completed.join('|') : null,
+  };
 }
 
 function holdsOf(account: Pick<AccountDocument, HoldList>): Hold[] {
@@ -99,7 +106,10 @@ function findHold(account: Pick<AccountDocument, HoldList>, holdId: string): Hol
 }
 
 /** A purchase's hold on the account, by its holdId: the entry a posting takes out, and its amount. */
-export function purchaseHold(account: Pick<AccountDocument, 'purchaseHolds'>, holdId: string): { entry: string; amount: MinorUnits } | undefined {
+export function purchaseHold(
+  account: Pick<AccountDocument, 'purchaseHolds'>,
+  holdId: string,
+): { entry: string; amount: MinorUnits } | undefined {
   const hold = findHold({ purchaseHolds: account.purchaseHolds ?? [] }, holdId);
   return hold && { entry: hold.entry, amount: hold.amount };
 }
@@ -154,8 +164,10 @@ export async function holdCardFunds(db: Db, policy: CardHoldPolicy, request: Car
 /** Why a hold did not fit: a wrong account is the caller's fault (named), a full list or too little money the message's. */
 async function refusal(db: Db, owner: { _id: string; SvcUserId: string; currency: string }, list: HoldList): Promise<CardHoldOutcome> {
   const account = await accountsCollection(db).findOne({ _id: owner._id }, { projection: { SvcUserId: 1, currency: 1, [list]: 1 } });
-  if (!account || account.SvcUserId !== owner.SvcUserId) throw appError(ErrorCode.VALIDATION_FAILED, `No account ${owner._id} of user ${owner.SvcUserId}.`, { field: 'SvcAccountId' });
-  if (account.currency !== owner.currency) throw appError(ErrorCode.VALIDATION_FAILED, `The account is in ${account.currency}, not ${owner.currency}.`, { field: 'currency' });
+  if (!account || account.SvcUserId !== owner.SvcUserId)
+    throw appError(ErrorCode.VALIDATION_FAILED, `No account ${owner._id} of user ${owner.SvcUserId}.`, { field: 'SvcAccountId' });
+  if (account.currency !== owner.currency)
+    throw appError(ErrorCode.VALIDATION_FAILED, `The account is in ${account.currency}, not ${owner.currency}.`, { field: 'currency' });
   return (account[list]?.length ?? 0) >= CARD_HOLDS_PER_ACCOUNT[list] ? 'TOO_MANY_HOLDS' : 'INSUFFICIENT_FUNDS';
 }
 
@@ -165,12 +177,20 @@ async function refusal(db: Db, owner: { _id: string; SvcUserId: string; currency
  * authorization puts that authorization's hold back, if it has not expired and the account still
  * covers it. Answers how many this call released; an unknown or released hold is skipped.
  */
-export async function releaseCardHolds(db: Db, policy: CardHoldPolicy, releases: readonly CardHoldRelease[], options: { undo?: boolean; now?: number } = {}): Promise<number> {
-  if (releases.length > CARD_HOLD_RELEASE_LIMIT) throw appError(ErrorCode.VALIDATION_FAILED, `input may name at most ${CARD_HOLD_RELEASE_LIMIT} holds.`, { field: 'input' });
+export async function releaseCardHolds(
+  db: Db,
+  policy: CardHoldPolicy,
+  releases: readonly CardHoldRelease[],
+  options: { undo?: boolean; now?: number } = {},
+): Promise<number> {
+  if (releases.length > CARD_HOLD_RELEASE_LIMIT)
+    throw appError(ErrorCode.VALIDATION_FAILED, `input may name at most ${CARD_HOLD_RELEASE_LIMIT} holds.`, { field: 'input' });
   if (releases.length === 0) return 0;
   const now = options.now ?? Date.now();
   const accounts = accountsCollection(db);
-  const found = await accounts.find({ _id: { $in: [...new Set(releases.map((release) => release.SvcAccountId))] } }, { projection: { ...HOLD_FIELDS, currency: 1 } }).toArray();
+  const found = await accounts
+    .find({ _id: { $in: [...new Set(releases.map((release) => release.SvcAccountId))] } }, { projection: { ...HOLD_FIELDS, currency: 1 } })
+    .toArray();
   const byId = new Map(found.map((account) => [account._id, account]));
   const writes: AnyBulkWriteOperation<AccountDocument>[] = [];
   for (const release of releases) {
@@ -184,17 +204,26 @@ export async function releaseCardHolds(db: Db, policy: CardHoldPolicy, releases:
       writes.push({
         updateOne: {
           filter: {
-            _id: account._id, [hold.list]: hold.entry, availableBalance: { $gte: minor(restored.amount - hold.amount - overdraft) },
+            _id: account._id,
+            [hold.list]: hold.entry,
+            availableBalance: { $gte: minor(restored.amount - hold.amount - overdraft) },
             [`authorizationHolds.${CARD_HOLDS_PER_ACCOUNT.authorizationHolds - 1}`]: { $exists: false },
           },
           update: {
-            $pullAll: { [hold.list]: [hold.entry] }, $push: { authorizationHolds: restored.entry }, $inc: { availableBalance: hold.amount - restored.amount, holdsSeq: 1 },
+            $pullAll: { [hold.list]: [hold.entry] },
+            $push: { authorizationHolds: restored.entry },
+            $inc: { availableBalance: hold.amount - restored.amount, holdsSeq: 1 },
             $min: { nextHoldExpiry: restored.expires },
           },
         },
       });
     }
-    writes.push({ updateOne: { filter: { _id: account._id, [hold.list]: hold.entry }, update: { $pullAll: { [hold.list]: [hold.entry] }, $inc: { availableBalance: hold.amount, holdsSeq: 1 } } } });
+    writes.push({
+      updateOne: {
+        filter: { _id: account._id, [hold.list]: hold.entry },
+        update: { $pullAll: { [hold.list]: [hold.entry] }, $inc: { availableBalance: hold.amount, holdsSeq: 1 } },
+      },
+    });
   }
   if (writes.length === 0) return 0;
   // In order: a restore that went through leaves its plain release nothing to match.
@@ -215,7 +244,12 @@ export async function expireCardHolds(db: Db, now = Date.now()): Promise<number>
     const expired = holdsOf(account).filter((hold) => hold.expires <= now);
     if (expired.length > 0) {
       const result = await accounts.bulkWrite(
-        expired.map((hold) => ({ updateOne: { filter: { _id: account._id, [hold.list]: hold.entry }, update: { $pullAll: { [hold.list]: [hold.entry] }, $inc: { availableBalance: hold.amount, holdsSeq: 1 } } } })),
+        expired.map((hold) => ({
+          updateOne: {
+            filter: { _id: account._id, [hold.list]: hold.entry },
+            update: { $pullAll: { [hold.list]: [hold.entry] }, $inc: { availableBalance: hold.amount, holdsSeq: 1 } },
+          },
+        })),
         { ordered: false },
       );
       released += result.modifiedCount;

@@ -37,7 +37,10 @@ function onlyDuplicates(error: unknown): boolean {
 async function insertUnposted(db: Db, docs: readonly TransactionDocument[]): Promise<void> {
   if (docs.length === 0) return;
   try {
-    await transactionsCollection(db).insertMany(docs.map((doc) => ({ ...doc, posted: false })), { ordered: false });
+    await transactionsCollection(db).insertMany(
+      docs.map((doc) => ({ ...doc, posted: false })),
+      { ordered: false },
+    );
   } catch (error) {
     if (!onlyDuplicates(error)) throw error;
   }
@@ -63,7 +66,11 @@ interface Posting {
  * once however many callers post them at the same time, with one compare-and-set per account sent
  * in one bulk write for the whole batch. Answers the ids this call is known to have moved.
  */
-async function postToAccounts(db: Db, idsByAccount: ReadonlyMap<string, readonly string[]>, holdOf: ReadonlyMap<string, string>): Promise<Set<string>> {
+async function postToAccounts(
+  db: Db,
+  idsByAccount: ReadonlyMap<string, readonly string[]>,
+  holdOf: ReadonlyMap<string, string>,
+): Promise<Set<string>> {
   const accounts = accountsCollection(db);
   const transactions = transactionsCollection(db);
   const moved = new Set<string>();
@@ -71,13 +78,20 @@ async function postToAccounts(db: Db, idsByAccount: ReadonlyMap<string, readonly
   const poster = randomUUID();
   let pending = new Map(idsByAccount);
   while (pending.size > 0) {
-    const states = await accounts.find({ _id: { $in: [...pending.keys()] } }, { projection: { postingSeq: 1, lastPostings: 1, purchaseHolds: 1 } }).toArray();
+    const states = await accounts
+      .find({ _id: { $in: [...pending.keys()] } }, { projection: { postingSeq: 1, lastPostings: 1, purchaseHolds: 1 } })
+      .toArray();
     const last = new Set(states.flatMap((account) => account.lastPostings ?? []));
     // One read for both: ours not posted yet, and the last postings' not marked yet.
     const ours = [...pending.values()].flat();
-    const found = await transactions.find({ _id: { $in: [...new Set([...ours, ...last])] }, posted: false }, { projection: { _id: 1, SvcAccountId: 1, amount: 1 } }).toArray();
+    const found = await transactions
+      .find({ _id: { $in: [...new Set([...ours, ...last])] }, posted: false }, { projection: { _id: 1, SvcAccountId: 1, amount: 1 } })
+      .toArray();
     // The last postings' balance moves are done: mark their transactions before anything may replace the lists.
-    await markPosted(db, found.filter((doc) => last.has(doc._id)).map((doc) => doc._id));
+    await markPosted(
+      db,
+      found.filter((doc) => last.has(doc._id)).map((doc) => doc._id),
+    );
     const postings: Posting[] = [];
     const sums = new Map<string, ReturnType<typeof sumMinor>>();
     for (const account of states) {
@@ -85,42 +99,78 @@ async function postToAccounts(db: Db, idsByAccount: ReadonlyMap<string, readonly
       const unposted = found.filter((doc) => wanted.has(doc._id) && !last.has(doc._id) && doc.SvcAccountId === account._id);
       if (unposted.length === 0) continue;
       // By entry: two transactions naming one hold give it back once.
-      const holds = [...new Map(unposted.flatMap((doc) => {
-        const holdId = holdOf.get(doc._id);
-        const hold = holdId ? purchaseHold(account, holdId) : undefined;
-        return hold ? [[hold.entry, hold] as const] : [];
-      })).values()];
-      postings.push({ SvcAccountId: account._id, postingSeq: account.postingSeq, moved: unposted.map((doc) => doc._id), holds: holds.map((hold) => hold.entry), held: sumMinor(...holds.map((hold) => hold.amount)) });
+      const holds = [
+        ...new Map(
+          unposted.flatMap((doc) => {
+            const holdId = holdOf.get(doc._id);
+            const hold = holdId ? purchaseHold(account, holdId) : undefined;
+            return hold ? [[hold.entry, hold] as const] : [];
+          }),
+        ).values(),
+      ];
+      postings.push({
+        SvcAccountId: account._id,
+        postingSeq: account.postingSeq,
+        moved: unposted.map((doc) => doc._id),
+        holds: holds.map((hold) => hold.entry),
+        held: sumMinor(...holds.map((hold) => hold.amount)),
+      });
       sums.set(account._id, sumMinor(...unposted.map((doc) => doc.amount)));
     }
     if (postings.length === 0) break;
     const result = await accounts.bulkWrite(
       postings.map((posting) => ({
-        updateOne: posting.holds.length === 0
-          ? {
-              filter: { _id: posting.SvcAccountId, postingSeq: posting.postingSeq ?? { $exists: false } },
-              update: { $inc: { balance: sums.get(posting.SvcAccountId)!, availableBalance: sums.get(posting.SvcAccountId)!, postingSeq: 1 }, $set: { lastPostings: posting.moved, lastPostedBy: poster } },
-            }
-          : {
-              filter: { _id: posting.SvcAccountId, postingSeq: posting.postingSeq ?? { $exists: false }, purchaseHolds: { $all: posting.holds } },
-              update: {
-                $inc: { balance: sums.get(posting.SvcAccountId)!, availableBalance: sumMinor(sums.get(posting.SvcAccountId)!, posting.held), postingSeq: 1, holdsSeq: 1 },
-                $set: { lastPostings: posting.moved, lastPostedBy: poster },
-                $pullAll: { purchaseHolds: posting.holds },
+        updateOne:
+          posting.holds.length === 0
+            ? {
+                filter: { _id: posting.SvcAccountId, postingSeq: posting.postingSeq ?? { $exists: false } },
+                update: {
+                  $inc: { balance: sums.get(posting.SvcAccountId)!, availableBalance: sums.get(posting.SvcAccountId)!, postingSeq: 1 },
+                  $set: { lastPostings: posting.moved, lastPostedBy: poster },
+                },
+              }
+            : {
+                filter: {
+                  _id: posting.SvcAccountId,
+                  postingSeq: posting.postingSeq ?? { $exists: false },
+                  purchaseHolds: { $all: posting.holds },
+                },
+                update: {
+                  $inc: {
+                    balance: sums.get(posting.SvcAccountId)!,
+                    availableBalance: sumMinor(sums.get(posting.SvcAccountId)!, posting.held),
+                    postingSeq: 1,
+                    holdsSeq: 1,
+                  },
+                  $set: { lastPostings: posting.moved, lastPostedBy: poster },
+                  $pullAll: { purchaseHolds: posting.holds },
+                },
               },
-            },
       })),
       { ordered: false },
     );
     if (result.matchedCount === postings.length) {
-      await markPosted(db, postings.flatMap((posting) => posting.moved));
+      await markPosted(
+        db,
+        postings.flatMap((posting) => posting.moved),
+      );
       for (const posting of postings) for (const id of posting.moved) moved.add(id);
       break;
     }
     // Another poster moved some balance since the read. The postings that went through hold
     // their ids in `lastPostings` (or, if replaced since, marked posted): the next round leaves them.
-    const after = await accounts.find({ _id: { $in: postings.map((posting) => posting.SvcAccountId) } }, { projection: { postingSeq: 1, lastPostedBy: 1 } }).toArray();
-    const went = new Set(after.filter((account) => postings.some((p) => p.SvcAccountId === account._id && account.postingSeq === (p.postingSeq ?? 0) + 1 && account.lastPostedBy === poster)).map((account) => account._id));
+    const after = await accounts
+      .find({ _id: { $in: postings.map((posting) => posting.SvcAccountId) } }, { projection: { postingSeq: 1, lastPostedBy: 1 } })
+      .toArray();
+    const went = new Set(
+      after
+        .filter((account) =>
+          postings.some(
+            (p) => p.SvcAccountId === account._id && account.postingSeq === (p.postingSeq ?? 0) + 1 && account.lastPostedBy === poster,
+          ),
+        )
+        .map((account) => account._id),
+    );
     for (const posting of postings) if (went.has(posting.SvcAccountId)) for (const id of posting.moved) moved.add(id);
     pending = new Map(postings.map((posting) => [posting.SvcAccountId, pending.get(posting.SvcAccountId)!]));
   }
@@ -134,7 +184,11 @@ async function postToAccounts(db: Db, idsByAccount: ReadonlyMap<string, readonly
  * are in their currency). `holdOf` names the hold each purchase placed (by transaction id), which
  * its posting takes out. Answers the ids whose balance move this call made.
  */
-export async function postCardTransactions(db: Db, docs: readonly TransactionDocument[], holdOf: ReadonlyMap<string, string> = new Map()): Promise<Set<string>> {
+export async function postCardTransactions(
+  db: Db,
+  docs: readonly TransactionDocument[],
+  holdOf: ReadonlyMap<string, string> = new Map(),
+): Promise<Set<string>> {
   await insertUnposted(db, docs);
   const idsByAccount = new Map<string, string[]>();
   for (const doc of docs) {

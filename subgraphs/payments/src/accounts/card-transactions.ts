@@ -37,7 +37,8 @@ export interface RecordedCardTransactions {
 
 /** The message's direction and amount, checked; `field` names an input member (`amount`, `input[3].amount`). */
 function checkEntry(input: CardTransaction, field: (name: string) => string): { debit: boolean; amount: MinorUnits } {
-  if (input.direction !== 'debit' && input.direction !== 'credit') throw appError(ErrorCode.VALIDATION_FAILED, `${field('direction')} must be debit or credit.`, { field: field('direction') });
+  if (input.direction !== 'debit' && input.direction !== 'credit')
+    throw appError(ErrorCode.VALIDATION_FAILED, `${field('direction')} must be debit or credit.`, { field: field('direction') });
   return { debit: input.direction === 'debit', amount: checkAmount(input.amount, input.currency, field('amount')) };
 }
 
@@ -45,13 +46,39 @@ function checkEntry(input: CardTransaction, field: (name: string) => string): { 
 function transactionOf(input: CardTransaction, { debit, amount }: { debit: boolean; amount: MinorUnits }, now: Date): TransactionDocument {
   const id = `txn_${input.messageId}`;
   return {
-    _id: id, transactionId: id, SvcAccountId: input.SvcAccountId, SvcUserId: input.SvcUserId, SvcCardId: input.SvcCardId,
-    transactionIdBO: null, debitTransactionId: debit ? id : null, creditTransactionId: debit ? null : id,
-    sourceSvcAccountId: debit ? input.SvcAccountId : null, destinationSvcAccountId: debit ? null : input.SvcAccountId,
-    amount: debit ? negate(amount) : amount, debit: debit ? amount : ZERO, credit: debit ? ZERO : amount, currency: input.currency,
-    transactionState: 'confirmed', isPending: false, isComplete: true, isDeclined: false, txnType: 'card', typeName: debit ? 'Card payment' : 'Card reversal',
-    narrative: input.narrative ?? null, narrativeSource: null, narrativeDestination: input.narrative ?? null, reference: input.reference ?? null,
-    attachments: null, labels: [], details: { memos: [] }, internal: null, dtsRecorded: now, dtsValue: now, dtsBooked: now, dtsCompleted: now, accountMonth: accountMonth(input.SvcAccountId, now),
+    _id: id,
+    transactionId: id,
+    SvcAccountId: input.SvcAccountId,
+    SvcUserId: input.SvcUserId,
+    SvcCardId: input.SvcCardId,
+    transactionIdBO: null,
+    debitTransactionId: debit ? id : null,
+    creditTransactionId: debit ? null : id,
+    sourceSvcAccountId: debit ? input.SvcAccountId : null,
+    destinationSvcAccountId: debit ? null : input.SvcAccountId,
+    amount: debit ? negate(amount) : amount,
+    debit: debit ? amount : ZERO,
+    credit: debit ? ZERO : amount,
+    currency: input.currency,
+    transactionState: 'confirmed',
+    isPending: false,
+    isComplete: true,
+    isDeclined: false,
+    txnType: 'card',
+    typeName: debit ? 'Card payment' : 'Card reversal',
+    narrative: input.narrative ?? null,
+    narrativeSource: null,
+    narrativeDestination: input.narrative ?? null,
+    reference: input.reference ?? null,
+    attachments: null,
+    labels: [],
+    details: { memos: [] },
+    internal: null,
+    dtsRecorded: now,
+    dtsValue: now,
+    dtsBooked: now,
+    dtsCompleted: now,
+    accountMonth: accountMonth(input.SvcAccountId, now),
   };
 }
 
@@ -60,7 +87,8 @@ export async function recordCardTransaction(db: Db, input: CardTransaction): Pro
   const entry = checkEntry(input, (name) => name);
   const account = await accountsCollection(db).findOne({ _id: input.SvcAccountId, SvcUserId: input.SvcUserId });
   if (!account) throw appError(ErrorCode.NOT_FOUND, `No account ${input.SvcAccountId} of the card's user.`, { field: 'SvcAccountId' });
-  if (account.currency !== input.currency) throw appError(ErrorCode.VALIDATION_FAILED, `The account is in ${account.currency}, not ${input.currency}.`, { field: 'currency' });
+  if (account.currency !== input.currency)
+    throw appError(ErrorCode.VALIDATION_FAILED, `The account is in ${account.currency}, not ${input.currency}.`, { field: 'currency' });
   const doc = transactionOf(input, entry, new Date());
   await postCardTransactions(db, [doc], new Map(input.holdId ? [[doc._id, input.holdId]] : []));
   // The same message recorded already: answer with that record.
@@ -81,7 +109,13 @@ export async function recordCardTransactions(db: Db, inputs: readonly CardTransa
   const field = (i: number) => (name: string) => `input[${i}].${name}`;
   const entries = inputs.map((input, i) => checkEntry(input, field(i)));
   const accountIds = [...new Set(inputs.map((input) => input.SvcAccountId))];
-  const accounts = new Map((await accountsCollection(db).find({ _id: { $in: accountIds } }, { projection: { SvcUserId: 1, currency: 1 } }).toArray()).map((account) => [account._id, account]));
+  const accounts = new Map(
+    (
+      await accountsCollection(db)
+        .find({ _id: { $in: accountIds } }, { projection: { SvcUserId: 1, currency: 1 } })
+        .toArray()
+    ).map((account) => [account._id, account]),
+  );
   const now = new Date();
   const docs = new Map<string, TransactionDocument>();
   /** The hold each purchase placed, by transaction id: its posting takes it out. */
@@ -89,10 +123,18 @@ export async function recordCardTransactions(db: Db, inputs: readonly CardTransa
   for (const [i, input] of inputs.entries()) {
     const account = accounts.get(input.SvcAccountId);
     if (!account || account.SvcUserId !== input.SvcUserId) {
-      throw appError(ErrorCode.VALIDATION_FAILED, `${field(i)('SvcAccountId')}: no account ${input.SvcAccountId} of user ${input.SvcUserId}.`, { field: field(i)('SvcAccountId') });
+      throw appError(
+        ErrorCode.VALIDATION_FAILED,
+        `${field(i)('SvcAccountId')}: no account ${input.SvcAccountId} of user ${input.SvcUserId}.`,
+        { field: field(i)('SvcAccountId') },
+      );
     }
     if (account.currency !== input.currency) {
-      throw appError(ErrorCode.VALIDATION_FAILED, `${field(i)('currency')}: the account is in ${account.currency}, not ${input.currency}.`, { field: field(i)('currency') });
+      throw appError(
+        ErrorCode.VALIDATION_FAILED,
+        `${field(i)('currency')}: the account is in ${account.currency}, not ${input.currency}.`,
+        { field: field(i)('currency') },
+      );
     }
     const doc = transactionOf(input, entries[i]!, now);
     if (!docs.has(doc._id)) docs.set(doc._id, doc);
@@ -108,7 +150,16 @@ export async function openCheckingAccount(db: Db, SvcUserId: string, currency: s
   const id = newId('acc_');
   const lastFour = String(randomInt(0, 10_000)).padStart(4, '0');
   await accountsCollection(db).insertOne({
-    _id: id, SvcAccountId: id, SvcUserId, type: 'checking', name: 'Checking', currency, accountNumberLastFour: lastFour, balance: ZERO, availableBalance: ZERO, dtsOpened: new Date(),
+    _id: id,
+    SvcAccountId: id,
+    SvcUserId,
+    type: 'checking',
+    name: 'Checking',
+    currency,
+    accountNumberLastFour: lastFour,
+    balance: ZERO,
+    availableBalance: ZERO,
+    dtsOpened: new Date(),
   });
   return { SvcAccountId: id, accountNumber: maskLastFour(lastFour)!, routingNumber: BANK_ROUTING_NUMBER };
 }

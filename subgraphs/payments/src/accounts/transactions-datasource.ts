@@ -37,7 +37,12 @@ export interface TransactionDocument {
   attachments: Record<string, unknown> | null;
   labels: string[];
   details: { memos: string[] };
-  internal: { fromSvcUserId: string | null; txnType: string | null; sourceSvcAccountId: string | null; sourceAccountSvcUserId: string | null } | null;
+  internal: {
+    fromSvcUserId: string | null;
+    txnType: string | null;
+    sourceSvcAccountId: string | null;
+    sourceAccountSvcUserId: string | null;
+  } | null;
   dtsRecorded: Date | null;
   dtsValue: Date;
   dtsBooked: Date | null;
@@ -85,7 +90,8 @@ function decodeCursor(cursor: string): { dtsValue: Date; id: string } {
   const [iso, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
   // Four-digit years only, as encodeCursor writes them: a date near the edge of the range would overflow the month arithmetic.
   const dtsValue = new Date(iso !== undefined && isIsoDateTime(iso) ? iso : '');
-  if (!id || Number.isNaN(dtsValue.getTime())) throw appError(ErrorCode.VALIDATION_FAILED, 'after is not a cursor of this connection.', { field: 'after' });
+  if (!id || Number.isNaN(dtsValue.getTime()))
+    throw appError(ErrorCode.VALIDATION_FAILED, 'after is not a cursor of this connection.', { field: 'after' });
   return { dtsValue, id };
 }
 
@@ -93,7 +99,8 @@ function decodeCursor(cursor: string): { dtsValue: Date; id: string } {
 const monthStart = (date: Date, back = 0) => new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() - back, 1));
 
 /** How many months `later` is after `earlier` (both first days of a month). */
-const monthsBetween = (earlier: Date, later: Date) => (later.getUTCFullYear() - earlier.getUTCFullYear()) * 12 + later.getUTCMonth() - earlier.getUTCMonth();
+const monthsBetween = (earlier: Date, later: Date) =>
+  (later.getUTCFullYear() - earlier.getUTCFullYear()) * 12 + later.getUTCMonth() - earlier.getUTCMonth();
 
 /** The `accountMonth` of a transaction of `SvcAccountId` valued at `dtsValue`: `<SvcAccountId>|YYYY-MM` (UTC). */
 export function accountMonth(SvcAccountId: string, dtsValue: Date): string {
@@ -108,9 +115,13 @@ export async function ensureAccountMonths(collection: Collection<TransactionDocu
   await collection.createIndex({ accountMonth: 1 });
   let given = 0;
   for (;;) {
-    const missing = await collection.find({ accountMonth: { $exists: false } }, { projection: { _id: 1, SvcAccountId: 1, dtsValue: 1 } }).limit(500).toArray();
+    const missing = await collection
+      .find({ accountMonth: { $exists: false } }, { projection: { _id: 1, SvcAccountId: 1, dtsValue: 1 } })
+      .limit(500)
+      .toArray();
     if (missing.length === 0) return given;
-    for (const { _id, SvcAccountId, dtsValue } of missing) await collection.updateOne({ _id }, { $set: { accountMonth: accountMonth(SvcAccountId, dtsValue) } });
+    for (const { _id, SvcAccountId, dtsValue } of missing)
+      await collection.updateOne({ _id }, { $set: { accountMonth: accountMonth(SvcAccountId, dtsValue) } });
     given += missing.length;
   }
 }
@@ -155,12 +166,24 @@ export async function newestTransactions(
       months.push(accountMonth(SvcAccountId, month));
     }
     if (months.length === 0) return found;
-    found.push(...(await collection.find({ ...top, accountMonth: { $in: months }, $and: [...and, { SvcAccountId }] }).sort({ dtsValue: -1, _id: -1 }).limit(limit - found.length).toArray()));
+    found.push(
+      ...(await collection
+        .find({ ...top, accountMonth: { $in: months }, $and: [...and, { SvcAccountId }] })
+        .sort({ dtsValue: -1, _id: -1 })
+        .limit(limit - found.length)
+        .toArray()),
+    );
     if (found.length >= limit || (floor && monthStart(newest, back) < floor)) return found;
   }
   // The account as a top-level equality: the store narrows by it (nested in $and, it would read the whole collection).
   const older = { ...top, SvcAccountId, $and: [...and, { dtsValue: { $lt: monthStart(newest, back - 1) } }] };
-  found.push(...(await collection.find(older).sort({ dtsValue: -1, _id: -1 }).limit(limit - found.length).toArray()));
+  found.push(
+    ...(await collection
+      .find(older)
+      .sort({ dtsValue: -1, _id: -1 })
+      .limit(limit - found.length)
+      .toArray()),
+  );
   return found;
 }
 
@@ -173,7 +196,12 @@ export function transactionPagesLoader(collection: Collection<TransactionDocumen
   return new DataLoader<string, TransactionPage>((keys) =>
     Promise.all(
       keys.map(async (key) => {
-        const { accountId, first, after, where } = JSON.parse(key) as { accountId: string; first: number; after: string | null; where: SerializedFilter };
+        const { accountId, first, after, where } = JSON.parse(key) as {
+          accountId: string;
+          first: number;
+          after: string | null;
+          where: SerializedFilter;
+        };
         const filter = mongoFilter(where);
         let before = where.to ? new Date(where.to) : null;
         if (after) {
@@ -181,31 +209,54 @@ export function transactionPagesLoader(collection: Collection<TransactionDocumen
           filter.$and = [{ $or: [{ dtsValue: { $lt: dtsValue } }, { dtsValue, _id: { $lt: id } }] }];
           if (!before || dtsValue < before) before = new Date(dtsValue.getTime() + 1);
         }
-        const docs = await newestTransactions(collection, accountId, filter, first + 1, { before, since: where.from ? new Date(where.from) : null });
+        const docs = await newestTransactions(collection, accountId, filter, first + 1, {
+          before,
+          since: where.from ? new Date(where.from) : null,
+        });
         return { nodes: docs.slice(0, first), hasNextPage: docs.length > first };
       }),
     ),
   );
 }
 
-type SerializedFilter = { from?: string; to?: string; transactionState?: string; label?: string; SvcCardId?: string; minAmount?: number; maxAmount?: number };
+type SerializedFilter = {
+  from?: string;
+  to?: string;
+  transactionState?: string;
+  label?: string;
+  SvcCardId?: string;
+  minAmount?: number;
+  maxAmount?: number;
+};
 
 function mongoFilter(where: SerializedFilter): Filter<TransactionDocument> {
   const filter: Filter<TransactionDocument> = {};
-  if (where.from || where.to) filter.dtsValue = { ...(where.from ? { $gte: new Date(where.from) } : {}), ...(where.to ? { $lt: new Date(where.to) } : {}) };
+  if (where.from || where.to)
+    filter.dtsValue = { ...(where.from ? { $gte: new Date(where.from) } : {}), ...(where.to ? { $lt: new Date(where.to) } : {}) };
   if (where.transactionState) filter.transactionState = where.transactionState;
   if (where.label) filter.labels = where.label;
   if (where.SvcCardId) filter.SvcCardId = where.SvcCardId;
   // Amounts are signed (debits negative); the filter bounds their size, on debit or credit.
   if (where.minAmount !== undefined || where.maxAmount !== undefined) {
-    const range = (side: 'debit' | 'credit') => ({ [side]: { $gt: 0, ...(where.minAmount !== undefined ? { $gte: where.minAmount } : {}), ...(where.maxAmount !== undefined ? { $lte: where.maxAmount } : {}) } });
+    const range = (side: 'debit' | 'credit') => ({
+      [side]: {
+        $gt: 0,
+        ...(where.minAmount !== undefined ? { $gte: where.minAmount } : {}),
+        ...(where.maxAmount !== undefined ? { $lte: where.maxAmount } : {}),
+      },
+    });
     filter.$or = [range('debit'), range('credit')];
   }
   return filter;
 }
 
 /** The loader key of a page; validates the page size and the filter. */
-export function pageKey(account: { SvcAccountId: string; currency: string }, first: number, after: string | null | undefined, filter: TransactionFilter | null | undefined = null): string {
+export function pageKey(
+  account: { SvcAccountId: string; currency: string },
+  first: number,
+  after: string | null | undefined,
+  filter: TransactionFilter | null | undefined = null,
+): string {
   const accountId = account.SvcAccountId;
   if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE_SIZE) {
     throw appError(ErrorCode.VALIDATION_FAILED, `first must be an integer from 1 to ${MAX_PAGE_SIZE}.`, { field: 'first' });
@@ -214,7 +265,10 @@ export function pageKey(account: { SvcAccountId: string; currency: string }, fir
   if (filter?.from) where.from = filter.from.toISOString();
   if (filter?.to) where.to = filter.to.toISOString();
   if (filter?.transactionState) {
-    if (!(TRANSACTION_STATES as readonly string[]).includes(filter.transactionState)) throw appError(ErrorCode.VALIDATION_FAILED, 'filter.transactionState must be confirmed, pending or declined.', { field: 'filter.transactionState' });
+    if (!(TRANSACTION_STATES as readonly string[]).includes(filter.transactionState))
+      throw appError(ErrorCode.VALIDATION_FAILED, 'filter.transactionState must be confirmed, pending or declined.', {
+        field: 'filter.transactionState',
+      });
     where.transactionState = filter.transactionState;
   }
   if (filter?.label) where.label = filter.label;

@@ -21,7 +21,12 @@ async function ownAccount(db: Db, SvcUserId: string, SvcAccountId: string) {
 }
 
 /** The last 30 transactions of the user's account, or all of the last 12 months, whichever is fewer. A few indexed, bounded reads. */
-export async function latestTransactions(db: Db, SvcUserId: string, SvcAccountId: string, now = new Date()): Promise<TransactionDocument[]> {
+export async function latestTransactions(
+  db: Db,
+  SvcUserId: string,
+  SvcAccountId: string,
+  now = new Date(),
+): Promise<TransactionDocument[]> {
   await ownAccount(db, SvcUserId, SvcAccountId);
   const since = new Date(now);
   since.setUTCMonth(since.getUTCMonth() - LATEST_MONTHS);
@@ -46,10 +51,18 @@ export async function modifyTransaction(
     set['details.memos'] = comment ? [comment] : [];
   }
   if (changes && 'labels' in changes) {
-    if (changes.labels === null) throw appError(ErrorCode.VALIDATION_FAILED, 'changes.labels must be an array of strings (send [] to remove every label).', { field: 'changes.labels' });
-    const labels = [...new Set(changes.labels!.map((label, i) => checkString(label, `changes.labels[${i}]`, { min: 1, max: 50, safeText: true })!.trim()))];
+    if (changes.labels === null)
+      throw appError(ErrorCode.VALIDATION_FAILED, 'changes.labels must be an array of strings (send [] to remove every label).', {
+        field: 'changes.labels',
+      });
+    const labels = [
+      ...new Set(
+        changes.labels!.map((label, i) => checkString(label, `changes.labels[${i}]`, { min: 1, max: 50, safeText: true })!.trim()),
+      ),
+    ];
     const cap = PAYMENTS_LIST_CAPS['TransactionChangesInput.labels'];
-    if (labels.length > cap) throw appError(ErrorCode.VALIDATION_FAILED, `changes.labels may hold at most ${cap} labels.`, { field: 'changes.labels' });
+    if (labels.length > cap)
+      throw appError(ErrorCode.VALIDATION_FAILED, `changes.labels may hold at most ${cap} labels.`, { field: 'changes.labels' });
     set.labels = labels;
   }
   const transactions = transactionsCollection(db);
@@ -65,7 +78,10 @@ type AfterDb<F> = F extends (db: Db, ...rest: infer R) => unknown ? R : never;
 
 /** Accounts and their transactions: what end users read and change, and what the cards subgraph posts. */
 export class AccountBook {
-  constructor(private readonly db: Db, private readonly holdPolicy: CardHoldPolicy) {}
+  constructor(
+    private readonly db: Db,
+    private readonly holdPolicy: CardHoldPolicy,
+  ) {}
 
   /** A user's latest transactions on one of their accounts. */
   latest(...args: AfterDb<typeof latestTransactions>) {

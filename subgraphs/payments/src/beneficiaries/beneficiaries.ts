@@ -3,7 +3,13 @@ import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { newId } from '../../../../platform/security/secrets.js';
 import { checkString, CURRENCY_RULE, ID_RULE, ROUTING_NUMBER_RULE, type StringRule } from '../../../../platform/security/validate.js';
 import { canonicalDecimal, checkAmount, fromMinor, HOME_CURRENCY, minorDigits } from '../../../../platform/money/money.js';
-import { beneficiariesCollection, beneficiaryUndosCollection, type BeneficiaryDocument, type BeneficiaryState, type UndoDocument } from './datasource.js';
+import {
+  beneficiariesCollection,
+  beneficiaryUndosCollection,
+  type BeneficiaryDocument,
+  type BeneficiaryState,
+  type UndoDocument,
+} from './datasource.js';
 import { isOwnKey, ownValue } from '../../../../platform/contracts/own.js';
 
 /** How long an undo stays actionable. */
@@ -12,12 +18,21 @@ const UNDO_SECONDS = 300;
 const TEXT: StringRule = { max: 200, safeText: true };
 /** String properties and their rules; each is stored as sent (trimmed of nothing) or null. */
 const STRING_RULES: Record<string, StringRule> = {
-  name: { min: 1, ...TEXT }, defaultCurrency: CURRENCY_RULE,
-  status: { max: 50, safeText: true }, paypalId: { max: 254, safeText: true }, bankName: TEXT,
+  name: { min: 1, ...TEXT },
+  defaultCurrency: CURRENCY_RULE,
+  status: { max: 50, safeText: true },
+  paypalId: { max: 254, safeText: true },
+  bankName: TEXT,
   routingNumber: ROUTING_NUMBER_RULE,
   bic: { pattern: /^[A-Z]{6}[A-Z0-9]{2}([A-Z0-9]{3})?$/, patternText: 'a BIC of 8 or 11 characters' },
-  destinationName: TEXT, destinationFirstName: TEXT, destinationLastName: TEXT, type: { max: 50, safeText: true }, typeName: { max: 100, safeText: true },
-  txnType: { max: 50, safeText: true }, narrativeCredit: TEXT, narrativeDebit: TEXT,
+  destinationName: TEXT,
+  destinationFirstName: TEXT,
+  destinationLastName: TEXT,
+  type: { max: 50, safeText: true },
+  typeName: { max: 100, safeText: true },
+  txnType: { max: 50, safeText: true },
+  narrativeCredit: TEXT,
+  narrativeDebit: TEXT,
   expiryMM: { pattern: /^(0[1-9]|1[0-2])$/, patternText: 'a month written MM (01-12)' },
   expiryYY: { pattern: /^\d{2}$/, patternText: 'a year written YY' },
   defaultSourceAccountId: ID_RULE,
@@ -25,7 +40,10 @@ const STRING_RULES: Record<string, StringRule> = {
 };
 const BOOLEANS = ['isActive', 'isHidden', 'isFavourite'] as const;
 /** Numbers the spec keeps only masked: the last four are stored, nothing else. */
-const MASKED = { accountNumber: { stored: 'accountNumberLastFour', pattern: /^[A-Za-z0-9]{4,34}$/, text: '4-34 letters or digits' }, destinationPAN: { stored: 'destinationPANLastFour', pattern: /^\d{12,19}$/, text: '12-19 digits' } } as const;
+const MASKED = {
+  accountNumber: { stored: 'accountNumberLastFour', pattern: /^[A-Za-z0-9]{4,34}$/, text: '4-34 letters or digits' },
+  destinationPAN: { stored: 'destinationPANLastFour', pattern: /^\d{12,19}$/, text: '12-19 digits' },
+} as const;
 
 /** The beneficiary's default amount as decimal text, or null. */
 export function defaultAmountOf(beneficiary: Pick<BeneficiaryDocument, 'defaultAmount' | 'defaultCurrency'>): string | null {
@@ -54,7 +72,8 @@ function beneficiaryChanges(input: Record<string, unknown>): BeneficiaryChanges 
       else if (field === 'isHidden') changes[field] = null;
     } else if (field === 'defaultAmount') {
       const decimal = value === null ? null : canonicalDecimal(value);
-      if (value !== null && (decimal === null || decimal.startsWith('-'))) throw appError(ErrorCode.VALIDATION_FAILED, 'defaultAmount must be a decimal amount from 0.', { field });
+      if (value !== null && (decimal === null || decimal.startsWith('-')))
+        throw appError(ErrorCode.VALIDATION_FAILED, 'defaultAmount must be a decimal amount from 0.', { field });
       defaultAmount = decimal;
     } else if (field === 'iban') {
       // An IBAN holds the full account number: only its country and last four are kept.
@@ -73,18 +92,26 @@ function beneficiaryChanges(input: Record<string, unknown>): BeneficiaryChanges 
  * The stored properties of a change, the default amount in minor units of the currency it will
  * have. A change of currency alone keeps the amount's value, in the new currency's units.
  */
-function stateOf(changes: BeneficiaryChanges, current: Pick<BeneficiaryDocument, 'defaultAmount' | 'defaultCurrency'> | null): Partial<BeneficiaryState> {
+function stateOf(
+  changes: BeneficiaryChanges,
+  current: Pick<BeneficiaryDocument, 'defaultAmount' | 'defaultCurrency'> | null,
+): Partial<BeneficiaryState> {
   const state = { ...changes.state };
   const currency = (state.defaultCurrency !== undefined ? state.defaultCurrency : current?.defaultCurrency) ?? HOME_CURRENCY;
   if (changes.defaultAmount !== undefined) {
-    state.defaultAmount = changes.defaultAmount === null ? null : checkAmount(changes.defaultAmount, currency, 'defaultAmount', { zero: true });
+    state.defaultAmount =
+      changes.defaultAmount === null ? null : checkAmount(changes.defaultAmount, currency, 'defaultAmount', { zero: true });
   } else if (current?.defaultAmount != null && state.defaultCurrency !== undefined) {
     const before = current.defaultCurrency ?? HOME_CURRENCY;
     if (minorDigits(before) !== minorDigits(currency)) {
       const amount = fromMinor(current.defaultAmount, before);
       const places = amount.split('.')[1]?.replace(/0+$/, '').length ?? 0;
       if (places > minorDigits(currency)) {
-        throw appError(ErrorCode.VALIDATION_FAILED, `defaultCurrency: the default amount ${amount} has more decimal places than ${currency}'s minor unit; send a defaultAmount with it.`, { field: 'defaultCurrency' });
+        throw appError(
+          ErrorCode.VALIDATION_FAILED,
+          `defaultCurrency: the default amount ${amount} has more decimal places than ${currency}'s minor unit; send a defaultAmount with it.`,
+          { field: 'defaultCurrency' },
+        );
       }
       state.defaultAmount = checkAmount(amount, currency, 'defaultAmount', { zero: true });
     }
@@ -99,7 +126,8 @@ export class Beneficiaries {
   private async own(SvcUserId: string, SvcBeneficiaryId: string): Promise<BeneficiaryDocument> {
     const beneficiary = await beneficiariesCollection(this.db).findOne({ _id: SvcBeneficiaryId });
     // Another user's beneficiary answers as if it did not exist.
-    if (!beneficiary || beneficiary.SvcUserId !== SvcUserId) throw appError(ErrorCode.NOT_FOUND, `Beneficiary ${SvcBeneficiaryId} does not exist.`, { field: 'SvcBeneficiaryId' });
+    if (!beneficiary || beneficiary.SvcUserId !== SvcUserId)
+      throw appError(ErrorCode.NOT_FOUND, `Beneficiary ${SvcBeneficiaryId} does not exist.`, { field: 'SvcBeneficiaryId' });
     return beneficiary;
   }
 
@@ -109,11 +137,39 @@ export class Beneficiaries {
     const id = newId('ben_');
     const now = new Date();
     const doc: BeneficiaryDocument = {
-      _id: id, SvcBeneficiaryId: id, SvcUserId, name: null, defaultAmount: null, defaultCurrency: null, status: null, isActive: true, isHidden: null,
-      isFavourite: false, isDeleted: false, paypalId: null, bankName: null, accountNumberLastFour: null, routingNumber: null, bic: null, iban: null,
-      destinationName: null, destinationFirstName: null, destinationLastName: null, destinationPANLastFour: null, expiryMM: null, expiryYY: null,
-      type: null, typeName: null, txnType: null, narrativeCredit: null, narrativeDebit: null, defaultSourceAccountId: null, SvcPayeeId: null,
-      ...changes, dtsCreated: now, dtsModified: now,
+      _id: id,
+      SvcBeneficiaryId: id,
+      SvcUserId,
+      name: null,
+      defaultAmount: null,
+      defaultCurrency: null,
+      status: null,
+      isActive: true,
+      isHidden: null,
+      isFavourite: false,
+      isDeleted: false,
+      paypalId: null,
+      bankName: null,
+      accountNumberLastFour: null,
+      routingNumber: null,
+      bic: null,
+      iban: null,
+      destinationName: null,
+      destinationFirstName: null,
+      destinationLastName: null,
+      destinationPANLastFour: null,
+      expiryMM: null,
+      expiryYY: null,
+      type: null,
+      typeName: null,
+      txnType: null,
+      narrativeCredit: null,
+      narrativeDebit: null,
+      defaultSourceAccountId: null,
+      SvcPayeeId: null,
+      ...changes,
+      dtsCreated: now,
+      dtsModified: now,
     };
     await beneficiariesCollection(this.db).insertOne(doc);
     return doc;
@@ -121,11 +177,22 @@ export class Beneficiaries {
 
   async modify(SvcUserId: string, SvcBeneficiaryId: string, input: Record<string, unknown>) {
     const changes = beneficiaryChanges(input);
-    if (Object.keys(changes.state).length > 0 || changes.defaultAmount !== undefined) return this.change(SvcUserId, SvcBeneficiaryId, changes);
+    if (Object.keys(changes.state).length > 0 || changes.defaultAmount !== undefined)
+      return this.change(SvcUserId, SvcBeneficiaryId, changes);
     // Nothing to change: nothing is written, and the answer's undo is not actionable (it would undo nothing).
     const beneficiary = await this.own(SvcUserId, SvcBeneficiaryId);
     const now = new Date();
-    const undo: UndoDocument = { _id: newId('undo_'), SvcBeneficiaryId, SvcUserId, previous: {}, dtsModifiedBefore: beneficiary.dtsModified, dtsModifiedAfter: beneficiary.dtsModified, dtsQueued: now, dtsExpiry: now, dtsUsed: now };
+    const undo: UndoDocument = {
+      _id: newId('undo_'),
+      SvcBeneficiaryId,
+      SvcUserId,
+      previous: {},
+      dtsModifiedBefore: beneficiary.dtsModified,
+      dtsModifiedAfter: beneficiary.dtsModified,
+      dtsQueued: now,
+      dtsExpiry: now,
+      dtsUsed: now,
+    };
     return { success: true, beneficiary, undo };
   }
 
@@ -142,13 +209,26 @@ export class Beneficiaries {
     for (let attempt = 0; attempt < 5; attempt += 1) {
       const current = await this.own(SvcUserId, SvcBeneficiaryId);
       const changes = stateOf(requested, current);
-      const previous = Object.fromEntries(Object.keys(changes).map((key) => [key, current[key as keyof BeneficiaryState] ?? null])) as Partial<BeneficiaryState>;
+      const previous = Object.fromEntries(
+        Object.keys(changes).map((key) => [key, current[key as keyof BeneficiaryState] ?? null]),
+      ) as Partial<BeneficiaryState>;
       const now = new Date(Math.max(Date.now(), current.dtsModified.getTime() + 1));
-      const updated = await beneficiaries.findOneAndUpdate({ _id: SvcBeneficiaryId, dtsModified: current.dtsModified }, { $set: { ...changes, dtsModified: now } }, { returnDocument: 'after' });
+      const updated = await beneficiaries.findOneAndUpdate(
+        { _id: SvcBeneficiaryId, dtsModified: current.dtsModified },
+        { $set: { ...changes, dtsModified: now } },
+        { returnDocument: 'after' },
+      );
       if (!updated) continue;
       const undo: UndoDocument = {
-        _id: newId('undo_'), SvcBeneficiaryId, SvcUserId, previous, dtsModifiedBefore: current.dtsModified, dtsModifiedAfter: now,
-        dtsQueued: now, dtsExpiry: new Date(now.getTime() + UNDO_SECONDS * 1000), dtsUsed: null,
+        _id: newId('undo_'),
+        SvcBeneficiaryId,
+        SvcUserId,
+        previous,
+        dtsModifiedBefore: current.dtsModified,
+        dtsModifiedAfter: now,
+        dtsQueued: now,
+        dtsExpiry: new Date(now.getTime() + UNDO_SECONDS * 1000),
+        dtsUsed: null,
       };
       await beneficiaryUndosCollection(this.db).insertOne(undo);
       return { success: true, beneficiary: updated, undo };
@@ -164,10 +244,16 @@ export class Beneficiaries {
   async undo(SvcUserId: string, SvcBeneficiaryId: string, undoId: string) {
     const undos = beneficiaryUndosCollection(this.db);
     const undo = await undos.findOne({ _id: undoId });
-    if (!undo || undo.SvcUserId !== SvcUserId || undo.SvcBeneficiaryId !== SvcBeneficiaryId) throw appError(ErrorCode.NOT_FOUND, `Undo ${undoId} does not exist.`, { field: 'undoId' });
+    if (!undo || undo.SvcUserId !== SvcUserId || undo.SvcBeneficiaryId !== SvcBeneficiaryId)
+      throw appError(ErrorCode.NOT_FOUND, `Undo ${undoId} does not exist.`, { field: 'undoId' });
     const now = new Date();
-    const claimed = await undos.findOneAndUpdate({ _id: undoId, dtsUsed: null, dtsExpiry: { $gt: now } }, { $set: { dtsUsed: now } }, { returnDocument: 'after' });
-    if (!claimed) throw appError(ErrorCode.CONFLICT, undo.dtsUsed ? 'This change was undone already.' : 'The undo has expired.', { field: 'undoId' });
+    const claimed = await undos.findOneAndUpdate(
+      { _id: undoId, dtsUsed: null, dtsExpiry: { $gt: now } },
+      { $set: { dtsUsed: now } },
+      { returnDocument: 'after' },
+    );
+    if (!claimed)
+      throw appError(ErrorCode.CONFLICT, undo.dtsUsed ? 'This change was undone already.' : 'The undo has expired.', { field: 'undoId' });
     // The beneficiary returns to its state before the change, dtsModified included, so the undo of
     // an earlier change that this one overtook becomes actionable again.
     const restored = await beneficiariesCollection(this.db).findOneAndUpdate(
@@ -177,7 +263,9 @@ export class Beneficiaries {
     );
     if (!restored) {
       await undos.updateOne({ _id: undoId }, { $set: { dtsUsed: null } });
-      throw appError(ErrorCode.CONFLICT, 'The beneficiary was modified after this change; undo the later change first.', { field: 'undoId' });
+      throw appError(ErrorCode.CONFLICT, 'The beneficiary was modified after this change; undo the later change first.', {
+        field: 'undoId',
+      });
     }
     return { success: true, beneficiary: restored, undo: claimed };
   }

@@ -16,7 +16,10 @@ export function amountFor(viewer: string, transaction: IouTransactionDocument): 
 
 /** IOUs between end users: one account per lender and borrower, transactions pending until the other party accepts. */
 export class Ious {
-  constructor(private readonly db: Db, private readonly graph: GraphClient) {}
+  constructor(
+    private readonly db: Db,
+    private readonly graph: GraphClient,
+  ) {}
 
   /** The accounts in which `debtor` owes `creditor`, with their transactions. */
   async for(debtor: string, creditor: string): Promise<IouAccountDocument[]> {
@@ -24,18 +27,37 @@ export class Ious {
     return iouAccountsCollection(this.db).find({ SvcUserId: creditor, otherSvcUserId: debtor }).sort({ dtsModified: -1, _id: 1 }).toArray();
   }
 
-  async record(SvcUserId: string, input: { otherSvcUserId?: string | null; kind?: string | null; amount?: string | null; currency?: string | null; narrative?: string | null; narrativeDebit?: string | null; narrativeCredit?: string | null; attachments?: Record<string, unknown> | null }) {
+  async record(
+    SvcUserId: string,
+    input: {
+      otherSvcUserId?: string | null;
+      kind?: string | null;
+      amount?: string | null;
+      currency?: string | null;
+      narrative?: string | null;
+      narrativeDebit?: string | null;
+      narrativeCredit?: string | null;
+      attachments?: Record<string, unknown> | null;
+    },
+  ) {
     const other = checkString(required(input.otherSvcUserId, 'otherSvcUserId'), 'otherSvcUserId', ID_RULE)!;
-    if (other === SvcUserId) throw appError(ErrorCode.VALIDATION_FAILED, 'otherSvcUserId must be another user.', { field: 'otherSvcUserId' });
+    if (other === SvcUserId)
+      throw appError(ErrorCode.VALIDATION_FAILED, 'otherSvcUserId must be another user.', { field: 'otherSvcUserId' });
     const kind = required(input.kind, 'kind');
-    if (kind !== 'loan' && kind !== 'repayment') throw appError(ErrorCode.VALIDATION_FAILED, 'kind must be loan or repayment.', { field: 'kind' });
-    const currency = checkString(required(input.currency, 'currency'), 'currency', { pattern: /^[A-Z]{3}$/, patternText: 'a 3-letter ISO 4217 code' })!;
-    if (!isCurrencyCode(currency)) throw appError(ErrorCode.VALIDATION_FAILED, 'currency must be an ISO 4217 currency code in use.', { field: 'currency' });
+    if (kind !== 'loan' && kind !== 'repayment')
+      throw appError(ErrorCode.VALIDATION_FAILED, 'kind must be loan or repayment.', { field: 'kind' });
+    const currency = checkString(required(input.currency, 'currency'), 'currency', {
+      pattern: /^[A-Z]{3}$/,
+      patternText: 'a 3-letter ISO 4217 code',
+    })!;
+    if (!isCurrencyCode(currency))
+      throw appError(ErrorCode.VALIDATION_FAILED, 'currency must be an ISO 4217 currency code in use.', { field: 'currency' });
     const amount = checkAmount(required(input.amount, 'amount'), currency, 'amount', { max: '1000000' });
     const narrative = checkString(input.narrative, 'narrative', NARRATIVE) ?? null;
     const narrativeDebit = checkString(input.narrativeDebit, 'narrativeDebit', NARRATIVE) ?? null;
     const narrativeCredit = checkString(input.narrativeCredit, 'narrativeCredit', NARRATIVE) ?? null;
-    if (input.attachments && JSON.stringify(input.attachments).length > 4096) throw appError(ErrorCode.VALIDATION_FAILED, 'attachments must be at most 4 KB of JSON.', { field: 'attachments' });
+    if (input.attachments && JSON.stringify(input.attachments).length > 4096)
+      throw appError(ErrorCode.VALIDATION_FAILED, 'attachments must be at most 4 KB of JSON.', { field: 'attachments' });
     const { user } = await this.graph.request<{ user: { SvcUserId: string } | null }>(USER_EXISTS, { id: other });
     if (!user) throw appError(ErrorCode.NOT_FOUND, `User ${other} does not exist.`, { field: 'otherSvcUserId' });
 
@@ -53,9 +75,22 @@ export class Ious {
     );
     const id = newId('ioutx_');
     const transaction: IouTransactionDocument = {
-      _id: id, IOUTransactionId: id, IOUAccountId: accountId, borrowerSvcUserId: borrower, lenderSvcUserId: lender,
-      lent: kind === 'loan' ? amount : negate(amount), currency, narrativeDebit, narrativeCredit, narrative, dts: now,
-      isPending: true, isActive: true, attachments: input.attachments ?? null, images: [], recordedBySvcUserId: SvcUserId,
+      _id: id,
+      IOUTransactionId: id,
+      IOUAccountId: accountId,
+      borrowerSvcUserId: borrower,
+      lenderSvcUserId: lender,
+      lent: kind === 'loan' ? amount : negate(amount),
+      currency,
+      narrativeDebit,
+      narrativeCredit,
+      narrative,
+      dts: now,
+      isPending: true,
+      isActive: true,
+      attachments: input.attachments ?? null,
+      images: [],
+      recordedBySvcUserId: SvcUserId,
     };
     await iouTransactionsCollection(this.db).insertOne(transaction);
     return transaction;
@@ -66,10 +101,13 @@ export class Ious {
     const transactions = iouTransactionsCollection(this.db);
     const existing = await transactions.findOne({ _id: IOUTransactionId });
     const party = existing && (existing.lenderSvcUserId === SvcUserId || existing.borrowerSvcUserId === SvcUserId);
-    if (!existing || !party) throw appError(ErrorCode.NOT_FOUND, `IOU transaction ${IOUTransactionId} does not exist.`, { field: 'IOUTransactionId' });
+    if (!existing || !party)
+      throw appError(ErrorCode.NOT_FOUND, `IOU transaction ${IOUTransactionId} does not exist.`, { field: 'IOUTransactionId' });
     const mine = existing.recordedBySvcUserId === SvcUserId;
-    if (action === 'accept' && mine) throw appError(ErrorCode.FORBIDDEN, 'Only the other party can accept an IOU transaction.', { field: 'IOUTransactionId' });
-    if (action === 'cancel' && !mine) throw appError(ErrorCode.FORBIDDEN, 'Only the party who recorded an IOU transaction can cancel it.', { field: 'IOUTransactionId' });
+    if (action === 'accept' && mine)
+      throw appError(ErrorCode.FORBIDDEN, 'Only the other party can accept an IOU transaction.', { field: 'IOUTransactionId' });
+    if (action === 'cancel' && !mine)
+      throw appError(ErrorCode.FORBIDDEN, 'Only the party who recorded an IOU transaction can cancel it.', { field: 'IOUTransactionId' });
     const updated = await transactions.findOneAndUpdate(
       { _id: IOUTransactionId, isPending: true, isActive: true },
       { $set: action === 'accept' ? { isPending: false } : { isActive: false } },

@@ -3,7 +3,20 @@ import type { MinorUnits } from '../../../../platform/money/money.js';
 import type { AchPaymentDocument } from '../ach/datasource.js';
 
 /** The payment-link statuses of the aggregator spec. */
-export const PAYMENT_LINK_STATUSES = ['Initiated', 'Sent', 'Cancelled', 'Rejected', 'Error', 'Expired', 'Processing', 'SentToPay', 'Completed', 'Settled', 'Returned', 'Declined'] as const;
+export const PAYMENT_LINK_STATUSES = [
+  'Initiated',
+  'Sent',
+  'Cancelled',
+  'Rejected',
+  'Error',
+  'Expired',
+  'Processing',
+  'SentToPay',
+  'Completed',
+  'Settled',
+  'Returned',
+  'Declined',
+] as const;
 export type PaymentLinkStatus = (typeof PAYMENT_LINK_STATUSES)[number];
 
 export interface StatusChangeDocument {

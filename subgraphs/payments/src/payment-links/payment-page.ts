@@ -14,7 +14,8 @@ function escapeHtml(value: string | null | undefined): string {
  */
 export function paymentPageHtml(link: PaymentLinkDocument, merchant: Pick<MerchantDocument, 'name'>): string {
   const amount = `${fromMinor(link.amount, link.currency)} ${link.currency}`;
-  const row = (label: string, value: string | null | undefined) => (value === null || value === undefined || value === '' ? '' : `<tr><th>${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`);
+  const row = (label: string, value: string | null | undefined) =>
+    value === null || value === undefined || value === '' ? '' : `<tr><th>${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`;
   const safeUrl = link.url && /^https?:\/\//i.test(link.url) ? link.url : null;
   return [
     '<!doctype html>',
@@ -37,5 +38,7 @@ export function paymentPageHtml(link: PaymentLinkDocument, merchant: Pick<Mercha
     '</table>',
     safeUrl ? `<a class="pay" href="${escapeHtml(safeUrl)}">Pay ${escapeHtml(amount)}</a>` : '',
     '</body></html>',
-  ].filter(Boolean).join('\n');
+  ]
+    .filter(Boolean)
+    .join('\n');
 }

@@ -22,6 +22,14 @@ export const Account: AccountResolvers = {
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a client may send first: null, which the default does not replace.
     const page = await transactionPages.load(pageKey(account, first ?? 30, after, filter));
     const edges = page.nodes.map((node) => ({ cursor: encodeCursor(node), node }));
-    return { edges, pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: Boolean(after), startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null } };
+    return {
+      edges,
+      pageInfo: {
+        hasNextPage: page.hasNextPage,
+        hasPreviousPage: Boolean(after),
+        startCursor: edges[0]?.cursor ?? null,
+        endCursor: edges.at(-1)?.cursor ?? null,
+      },
+    };
   },
 };

@@ -29,5 +29,6 @@ export const IouAccount: IouAccountResolvers = {
 
 export const IouTransaction: IouTransactionResolvers = {
   id: (parent) => globalId('IouTransaction', parent.IOUTransactionId),
-  amount: (transaction, _args, { principal }) => fromMinor(amountFor(viewerOf(principal, transaction.borrowerSvcUserId), transaction), transaction.currency),
+  amount: (transaction, _args, { principal }) =>
+    fromMinor(amountFor(viewerOf(principal, transaction.borrowerSvcUserId), transaction), transaction.currency),
 };

@@ -12,15 +12,22 @@ export const Mutation: MutationResolvers = {
     transaction: await accountBook.modify(requireUser(principal), SvcAccountId, transactionId, changes),
   }),
   createBeneficiary: (_parent, { input }, { principal, beneficiaryBook }) => beneficiaryBook.create(requireUser(principal), input),
-  modifyBeneficiary: (_parent, { SvcBeneficiaryId, input }, { principal, beneficiaryBook }) => beneficiaryBook.modify(requireUser(principal), SvcBeneficiaryId, input),
-  deleteBeneficiary: (_parent, { SvcBeneficiaryId }, { principal, beneficiaryBook }) => beneficiaryBook.delete(requireUser(principal), SvcBeneficiaryId),
-  undoBeneficiaryChange: (_parent, { SvcBeneficiaryId, undoId }, { principal, beneficiaryBook }) => beneficiaryBook.undo(requireUser(principal), SvcBeneficiaryId, undoId),
+  modifyBeneficiary: (_parent, { SvcBeneficiaryId, input }, { principal, beneficiaryBook }) =>
+    beneficiaryBook.modify(requireUser(principal), SvcBeneficiaryId, input),
+  deleteBeneficiary: (_parent, { SvcBeneficiaryId }, { principal, beneficiaryBook }) =>
+    beneficiaryBook.delete(requireUser(principal), SvcBeneficiaryId),
+  undoBeneficiaryChange: (_parent, { SvcBeneficiaryId, undoId }, { principal, beneficiaryBook }) =>
+    beneficiaryBook.undo(requireUser(principal), SvcBeneficiaryId, undoId),
   recordIouTransaction: (_parent, { input }, { principal, ious }) => ious.record(requireUser(principal), input),
-  acceptIouTransaction: (_parent, { IOUTransactionId }, { principal, ious }) => ious.settle(requireUser(principal), IOUTransactionId, 'accept'),
-  cancelIouTransaction: (_parent, { IOUTransactionId }, { principal, ious }) => ious.settle(requireUser(principal), IOUTransactionId, 'cancel'),
-  saveMerchant: (_parent, { input }, { principal, merchantBook }) => merchantBook.save(requireAggregator(principal, 'write').svcAggregatorId, input),
+  acceptIouTransaction: (_parent, { IOUTransactionId }, { principal, ious }) =>
+    ious.settle(requireUser(principal), IOUTransactionId, 'accept'),
+  cancelIouTransaction: (_parent, { IOUTransactionId }, { principal, ious }) =>
+    ious.settle(requireUser(principal), IOUTransactionId, 'cancel'),
+  saveMerchant: (_parent, { input }, { principal, merchantBook }) =>
+    merchantBook.save(requireAggregator(principal, 'write').svcAggregatorId, input),
   // A merchant JWT can change links: a confined (read-only) token may not mint one.
-  merchantToken: (_parent, { svcMerchantId }, { principal, merchantBook }) => merchantBook.token(requireAggregator(principal, 'write').svcAggregatorId, svcMerchantId),
+  merchantToken: (_parent, { svcMerchantId }, { principal, merchantBook }) =>
+    merchantBook.token(requireAggregator(principal, 'write').svcAggregatorId, svcMerchantId),
   customerToken: (_parent, { link }, { links }) => links.customerToken(link),
   createPaymentLink: (_parent, { input }, { principal, links }) => links.create(requireMerchant(principal), input),
   sendPaymentLink: (_parent, { svcTransactionId }, { principal, links }) => links.send(requireMerchant(principal), svcTransactionId),
@@ -31,7 +38,11 @@ export const Mutation: MutationResolvers = {
     // The caller's kind first, so that an unknown id tells a stranger nothing.
     if (principal.kind !== 'merchant') requireAggregator(principal, 'write');
     const delivery = await deliveryLoader.load(deliveryId);
-    const allowed = delivery && (principal.kind === 'merchant' ? principal.svcMerchantId === delivery.svcMerchantId : requireAggregator(principal, 'write').svcAggregatorId === delivery.svcAggregatorId);
+    const allowed =
+      delivery &&
+      (principal.kind === 'merchant'
+        ? principal.svcMerchantId === delivery.svcMerchantId
+        : requireAggregator(principal, 'write').svcAggregatorId === delivery.svcAggregatorId);
     if (!delivery || !allowed) throw appError(ErrorCode.NOT_FOUND, `Delivery ${deliveryId} does not exist.`, { field: 'deliveryId' });
     return deliveries.resend(deliveryId);
   },

@@ -1,4 +1,9 @@
-import type { MerchantResolvers, PaymentLinkResolvers, RefundTransactionResolvers, UndoResolvers } from '../__generated__/resolvers-types.js';
+import type {
+  MerchantResolvers,
+  PaymentLinkResolvers,
+  RefundTransactionResolvers,
+  UndoResolvers,
+} from '../__generated__/resolvers-types.js';
 import { globalId, ownKey } from '../../../../platform/graphql/global-id.js';
 import { maskLastFour } from '../../../../platform/security/masking.js';
 import { fromMinor } from '../../../../platform/money/money.js';
@@ -33,11 +38,14 @@ export const Merchant: MerchantResolvers = {
     if (!merchant) return null;
     const visible =
       isInternalService(principal) ||
-      ((principal.kind === 'aggregator' || principal.kind === 'merchant' || principal.kind === 'customer') && principal.svcAggregatorId === merchant.svcAggregatorId && (principal.kind === 'aggregator' || principal.svcMerchantId === merchant._id));
+      ((principal.kind === 'aggregator' || principal.kind === 'merchant' || principal.kind === 'customer') &&
+        principal.svcAggregatorId === merchant.svcAggregatorId &&
+        (principal.kind === 'aggregator' || principal.svcMerchantId === merchant._id));
     return visible ? merchant : null;
   },
   // A customer sees the merchant's name and logos, not where its webhooks go.
-  webhookUrl: (merchant, _args, { principal }) => (principal.kind === 'aggregator' || principal.kind === 'merchant' || isInternalService(principal) ? merchant.webhookUrl : null),
+  webhookUrl: (merchant, _args, { principal }) =>
+    principal.kind === 'aggregator' || principal.kind === 'merchant' || isInternalService(principal) ? merchant.webhookUrl : null,
 };
 
 export const RefundTransaction: RefundTransactionResolvers = {
@@ -50,8 +58,17 @@ export const RefundTransaction: RefundTransactionResolvers = {
     return {
       payment: { ...instruction, amount: fromMinor(payment.amount, payment.currency), DFIAccountNumber },
       result: result && {
-        svcTransactionId: refund._id, reference: payment.reference, svcAggregatorId: refund.svcAggregatorId, status: result.status, dtsCreatedAt: result.dtsCreatedAt,
-        effectiveEntryDate: payment.effectiveEntryDate, individualName: payment.individualName, routingNumber: payment.routingNumber, amount: fromMinor(payment.amount, payment.currency), currency: payment.currency, DFIAccountNumber,
+        svcTransactionId: refund._id,
+        reference: payment.reference,
+        svcAggregatorId: refund.svcAggregatorId,
+        status: result.status,
+        dtsCreatedAt: result.dtsCreatedAt,
+        effectiveEntryDate: payment.effectiveEntryDate,
+        individualName: payment.individualName,
+        routingNumber: payment.routingNumber,
+        amount: fromMinor(payment.amount, payment.currency),
+        currency: payment.currency,
+        DFIAccountNumber,
       },
     };
   },

@@ -31,7 +31,8 @@ export const Query: QueryResolvers = {
     const { svcMerchantId } = requireMerchant(principal);
     return offsetConnection(args, (page) => links.list(svcMerchantId, { status, ...page }));
   },
-  refundList: (_parent, { filter }, { principal, refunds }) => refunds.list(requireAggregator(principal, 'read').svcAggregatorId, filter ?? {}),
+  refundList: (_parent, { filter }, { principal, refunds }) =>
+    refunds.list(requireAggregator(principal, 'read').svcAggregatorId, filter ?? {}),
   refundsConnection: (_parent, { filter, ...args }, { principal, refunds }) => {
     const { svcAggregatorId } = requireAggregator(principal, 'read');
     const where = connectionFilter(filter);
@@ -60,9 +61,14 @@ export const Query: QueryResolvers = {
 };
 
 /** Reads offset pages of the deliveries the caller may see: an aggregator's, or a merchant's own; the caller is checked at once. */
-function deliveriesOf({ principal, deliveryLog }: PaymentsContext, args: { status?: DeliveryDocument['status'] | null; svcMerchantId?: string | null }) {
+function deliveriesOf(
+  { principal, deliveryLog }: PaymentsContext,
+  args: { status?: DeliveryDocument['status'] | null; svcMerchantId?: string | null },
+) {
   const filter: Filter<DeliveryDocument> =
-    principal.kind === 'merchant' ? { svcMerchantId: principal.svcMerchantId } : { svcAggregatorId: requireAggregator(principal, 'read').svcAggregatorId };
+    principal.kind === 'merchant'
+      ? { svcMerchantId: principal.svcMerchantId }
+      : { svcAggregatorId: requireAggregator(principal, 'read').svcAggregatorId };
   if (args.svcMerchantId) filter.svcMerchantId = checkString(args.svcMerchantId, 'svcMerchantId', ID_RULE)!;
   const status = checkDeliveryStatus(args.status);
   if (status) filter.status = status;
@@ -74,7 +80,10 @@ function deliveriesOf({ principal, deliveryLog }: PaymentsContext, args: { statu
 /** A refund filter for the connection: its own paging members would contradict first and after. */
 function connectionFilter(filter: Record<string, unknown> | null | undefined): Record<string, unknown> {
   for (const field of ['numberOfRecords', 'skipRecords'] as const) {
-    if (filter?.[field] !== undefined && filter[field] !== null) throw appError(ErrorCode.VALIDATION_FAILED, `filter.${field} pages refundList; refundsConnection pages with first and after.`, { field: `filter.${field}` });
+    if (filter?.[field] !== undefined && filter[field] !== null)
+      throw appError(ErrorCode.VALIDATION_FAILED, `filter.${field} pages refundList; refundsConnection pages with first and after.`, {
+        field: `filter.${field}`,
+      });
   }
   return filter ?? {};
 }

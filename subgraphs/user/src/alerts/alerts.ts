@@ -5,12 +5,42 @@ import type { AlertSettingDocument } from './datasource.js';
 
 /** The known alert types: the catalogue every user's list is made from. */
 export const ALERT_CATALOGUE = [
-  { alertTypeId: 'alert1', category: 'general', name: 'Card payment', descriptionOn: 'You are told about every card payment.', descriptionOff: 'You are not told about card payments.' },
-  { alertTypeId: 'alert2', category: 'general', name: 'Incoming transfer', descriptionOn: 'You are told when money arrives.', descriptionOff: 'You are not told when money arrives.' },
-  { alertTypeId: 'alert21', category: 'general', name: 'Low balance', descriptionOn: 'You are told when the balance falls below your threshold.', descriptionOff: 'You are not told about a low balance.' },
-  { alertTypeId: 'alert4', category: 'general', name: 'Declined transaction', descriptionOn: 'You are told when a transaction is declined.', descriptionOff: 'You are not told about declined transactions.' },
+  {
+    alertTypeId: 'alert1',
+    category: 'general',
+    name: 'Card payment',
+    descriptionOn: 'You are told about every card payment.',
+    descriptionOff: 'You are not told about card payments.',
+  },
+  {
+    alertTypeId: 'alert2',
+    category: 'general',
+    name: 'Incoming transfer',
+    descriptionOn: 'You are told when money arrives.',
+    descriptionOff: 'You are not told when money arrives.',
+  },
+  {
+    alertTypeId: 'alert21',
+    category: 'general',
+    name: 'Low balance',
+    descriptionOn: 'You are told when the balance falls below your threshold.',
+    descriptionOff: 'You are not told about a low balance.',
+  },
+  {
+    alertTypeId: 'alert4',
+    category: 'general',
+    name: 'Declined transaction',
+    descriptionOn: 'You are told when a transaction is declined.',
+    descriptionOff: 'You are not told about declined transactions.',
+  },
   { alertTypeId: 'summaryReportsMonthly', category: 'summaryReports', name: 'Monthly summary', descriptionOn: null, descriptionOff: null },
-  { alertTypeId: 'summaryReportsQuarterly', category: 'summaryReports', name: 'Quarterly summary', descriptionOn: null, descriptionOff: null },
+  {
+    alertTypeId: 'summaryReportsQuarterly',
+    category: 'summaryReports',
+    name: 'Quarterly summary',
+    descriptionOn: null,
+    descriptionOff: null,
+  },
   { alertTypeId: 'summaryReportsAnnually', category: 'summaryReports', name: 'Annual summary', descriptionOn: null, descriptionOff: null },
 ] as const;
 
@@ -33,7 +63,6 @@ export interface AlertRequest {
   isEnabled?: boolean | null;
   parameters?: Record<string, unknown> | null;
 }
-
 
 /** Alert subscriptions: the catalogue merged with each user's settings. */
 export class Alerts {
@@ -68,7 +97,9 @@ export class Alerts {
       checkString(alert.category, `[${i}].category`, { max: 64 });
       checkString(alert.name, `[${i}].name`, { max: 100 });
       if (alert.parameters !== undefined && alert.parameters !== null && JSON.stringify(alert.parameters).length > 2000) {
-        throw appError(ErrorCode.VALIDATION_FAILED, `[${i}].parameters must be at most 2000 characters of JSON.`, { field: `[${i}].parameters` });
+        throw appError(ErrorCode.VALIDATION_FAILED, `[${i}].parameters must be at most 2000 characters of JSON.`, {
+          field: `[${i}].parameters`,
+        });
       }
       return { ...alert, alertTypeId };
     });
@@ -79,7 +110,8 @@ export class Alerts {
       const before = current.get(alert.alertTypeId);
       const isEnabled = alert.isEnabled === undefined ? (before?.isEnabled ?? false) : alert.isEnabled;
       const parameters = alert.parameters === undefined ? (before?.parameters ?? null) : alert.parameters;
-      const changed = (before?.isEnabled ?? false) !== isEnabled || JSON.stringify(before?.parameters ?? null) !== JSON.stringify(parameters);
+      const changed =
+        (before?.isEnabled ?? false) !== isEnabled || JSON.stringify(before?.parameters ?? null) !== JSON.stringify(parameters);
       if (!changed) continue;
       await this.settings.updateOne(
         { _id: `${SvcUserId}:${alert.alertTypeId}` },

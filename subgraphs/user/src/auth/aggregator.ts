@@ -8,7 +8,6 @@ import type { AggregatorUserDocument, AuthCollections } from './datasource.js';
 import type { Lockouts } from './lockout.js';
 import type { Sessions } from './sessions.js';
 
-
 /** Checks a new aggregator password against every rule of the spec. */
 export function checkNewPassword(value: unknown): string {
   const password = checkString(required(value, 'newPassword'), 'newPassword', { min: 8, max: 50 })!;
@@ -70,7 +69,11 @@ export class AggregatorAuth {
       throw appError(ErrorCode.UNAUTHENTICATED, 'Login or password is incorrect.');
     }
     this.logger.info('aggregator token issued', { login: user.login, svcAggregatorId: user.svcAggregatorId });
-    await this.audit.record('LOGIN_SUCCEEDED', { type: 'aggregatorUser', id: user.login }, { channel: 'aggregator', svcAggregatorId: user.svcAggregatorId });
+    await this.audit.record(
+      'LOGIN_SUCCEEDED',
+      { type: 'aggregatorUser', id: user.login },
+      { channel: 'aggregator', svcAggregatorId: user.svcAggregatorId },
+    );
     return {
       dtsExpireAt: base.dtsExpiry,
       token: base.token,
@@ -83,10 +86,14 @@ export class AggregatorAuth {
   }
 
   /** `POST /user/change-password`: checks the old password, stores the new one and revokes every token of the user. */
-  async changePassword(login: string, input: { oldPassword?: unknown; newPassword?: unknown }): Promise<{ success: true; dtsPasswordChanged: Date; revokedTokens: number }> {
+  async changePassword(
+    login: string,
+    input: { oldPassword?: unknown; newPassword?: unknown },
+  ): Promise<{ success: true; dtsPasswordChanged: Date; revokedTokens: number }> {
     const oldPassword = checkString(required(input.oldPassword, 'oldPassword'), 'oldPassword', { min: 1, max: 50 })!;
     const newPassword = checkNewPassword(input.newPassword);
-    if (newPassword === oldPassword) throw appError(ErrorCode.VALIDATION_FAILED, 'newPassword must differ from oldPassword.', { field: 'newPassword' });
+    if (newPassword === oldPassword)
+      throw appError(ErrorCode.VALIDATION_FAILED, 'newPassword must differ from oldPassword.', { field: 'newPassword' });
     // Wrong old passwords count toward the same lock as wrong logins: a stolen token cannot brute-force the password.
     const actor = `aggregator:${login.toLowerCase()}`;
     const attempt = await this.lockouts.reserve(actor);
@@ -94,7 +101,11 @@ export class AggregatorAuth {
     try {
       const found = await this.auth.aggregatorUsers.findOne({ _id: login.toLowerCase() });
       if (!found || !(await verifyPassword(oldPassword, found.passwordHash))) {
-        await this.audit.record('LOGIN_FAILED', { type: 'actor', id: actor }, { channel: 'aggregator', reason: 'oldPassword is not the current password (change-password)' });
+        await this.audit.record(
+          'LOGIN_FAILED',
+          { type: 'actor', id: actor },
+          { channel: 'aggregator', reason: 'oldPassword is not the current password (change-password)' },
+        );
         await attempt.failed();
         throw appError(ErrorCode.FORBIDDEN, 'oldPassword is not the current password.', { field: 'oldPassword' });
       }

@@ -17,7 +17,11 @@ export class UserBlocks {
 
   /** Sets the user's `isActive`; NOT_FOUND for an unknown user. */
   async setActive(SvcUserId: string, isActive: boolean): Promise<UserDocument> {
-    const user = await this.users.findOneAndUpdate({ _id: SvcUserId }, { $set: { isActive, dtsModified: new Date() } }, { returnDocument: 'after' });
+    const user = await this.users.findOneAndUpdate(
+      { _id: SvcUserId },
+      { $set: { isActive, dtsModified: new Date() } },
+      { returnDocument: 'after' },
+    );
     if (!user) throw appError(ErrorCode.NOT_FOUND, 'No such user.', { field: 'SvcUserId' });
     if (!isActive) await this.announce({ SvcUserId });
     await this.audit.record(isActive ? 'USER_UNBLOCKED' : 'USER_BLOCKED', { type: 'user', id: SvcUserId });

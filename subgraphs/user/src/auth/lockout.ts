@@ -4,7 +4,18 @@ import type { Config } from '../../../../platform/runtime/config.js';
 import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { addressGroup } from '../../../../platform/http/address-group.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
-import { holds, liveLeases, newLease, secondsUntilFirstLapse, SlotsTaken, transact, waitForSlot, without, type Change, type Lease } from '../attempt-slots.js';
+import {
+  holds,
+  liveLeases,
+  newLease,
+  secondsUntilFirstLapse,
+  SlotsTaken,
+  transact,
+  waitForSlot,
+  without,
+  type Change,
+  type Lease,
+} from '../attempt-slots.js';
 import type { KnownSourceDocument, LockoutDocument } from './datasource.js';
 
 /** An actor's state once lapsed failures, locks and leases are dropped. */
@@ -98,7 +109,10 @@ export class Lockouts {
   /** Refuses a locked actor without counting an attempt (for calls that check no credential). */
   async refuseIfLocked(actor: string): Promise<void> {
     const now = new Date();
-    for (const [id, rule] of [[actor, this.perAccount], [sourceKey(actor, this.source), this.perSource]] as const) {
+    for (const [id, rule] of [
+      [actor, this.perAccount],
+      [sourceKey(actor, this.source), this.perSource],
+    ] as const) {
       const lockedUntil = this.current(await this.lockouts.findOne({ _id: id }), now, rule).lockedUntil;
       if (lockedUntil) throw appError(ErrorCode.ACTOR_LOCKED, `Locked after repeated failures until ${lockedUntil.toISOString()}.`);
     }
@@ -111,18 +125,32 @@ export class Lockouts {
       return { change: { kind: 'write', set: { ...this.current(document, now, this.perAccount), lockedUntil: until } }, result: until };
     });
     this.logger.warn('actor locked', { reason: 'required registration data missing' });
-    await this.audit.record('ACTOR_LOCKED', { type: 'actor', id: actor }, { reason: 'required registration data missing', lockedUntil: lockedUntil.toISOString() });
+    await this.audit.record(
+      'ACTOR_LOCKED',
+      { type: 'actor', id: actor },
+      { reason: 'required registration data missing', lockedUntil: lockedUntil.toISOString() },
+    );
   }
 
   /** Settles a check in both counts: `failed` counts a failure (and may lock), `succeeded` clears the address group's failures and remembers it, `released` only frees the slots. */
-  async settle(actor: string, sourceLease: Lease, accountLease: Lease | null, outcome: 'succeeded' | 'failed' | 'released', auditName: AuditName): Promise<void> {
+  async settle(
+    actor: string,
+    sourceLease: Lease,
+    accountLease: Lease | null,
+    outcome: 'succeeded' | 'failed' | 'released',
+    auditName: AuditName,
+  ): Promise<void> {
     await this.settleIn(sourceKey(actor, this.source), this.perSource, sourceLease, outcome, auditName);
     // The account-wide failures stay after a success: the owner logging in must not hand a guesser a fresh budget.
     await this.settleIn(actor, this.perAccount, accountLease, outcome === 'succeeded' ? 'released' : outcome, auditName);
     if (outcome === 'succeeded') {
       const now = new Date();
       const dtsExpiry = new Date(now.getTime() + this.config.loginKnownSourceDays * 24 * 3600_000);
-      await this.knownSources.updateOne({ _id: `${this.source} ${actor}` }, { $set: { actor, dtsLastSuccess: now, dtsExpiry } }, { upsert: true });
+      await this.knownSources.updateOne(
+        { _id: `${this.source} ${actor}` },
+        { $set: { actor, dtsLastSuccess: now, dtsExpiry } },
+        { upsert: true },
+      );
       await this.knownSources.deleteMany({ actor, dtsExpiry: { $lte: now } });
     }
   }
@@ -135,7 +163,10 @@ export class Lockouts {
         if (state.lockedUntil) return { change: { kind: 'keep' }, result: { kind: 'locked', lockedUntil: state.lockedUntil } };
         if (state.failures >= this.perAccount.limit) {
           const lapse = (state.dtsLastFailure?.getTime() ?? now.getTime()) + this.perAccount.forgetMs;
-          return { change: { kind: 'keep' }, result: { kind: 'exhausted', retryAfterSeconds: Math.max(1, Math.ceil((lapse - now.getTime()) / 1000)) } };
+          return {
+            change: { kind: 'keep' },
+            result: { kind: 'exhausted', retryAfterSeconds: Math.max(1, Math.ceil((lapse - now.getTime()) / 1000)) },
+          };
         }
         if (state.failures + state.leases.length >= this.perAccount.limit) {
           return { change: { kind: 'keep' }, result: new SlotsTaken(document?.version, secondsUntilFirstLapse(state.leases, now)) };
@@ -146,11 +177,14 @@ export class Lockouts {
     );
     if (reservation instanceof SlotsTaken || reservation.kind === 'exhausted') {
       // An address group the actor logged in from is still checked (its own count still bounds it).
-      if (await this.knownSources.findOne({ _id: `${this.source} ${actor}`, dtsExpiry: { $gt: new Date() } }, { projection: { _id: 1 } })) return null;
+      if (await this.knownSources.findOne({ _id: `${this.source} ${actor}`, dtsExpiry: { $gt: new Date() } }, { projection: { _id: 1 } }))
+        return null;
       const { retryAfterSeconds } = reservation;
       this.logger.info('refused: too many failures across addresses');
       await this.audit.record('LOGIN_REFUSED', { type: 'actor', id: await auditName() }, { reason: 'too many failures across addresses' });
-      throw appError(ErrorCode.TOO_MANY_ATTEMPTS, `Too many failed attempts of this login; try again in ${retryAfterSeconds} s.`, { retryAfterSeconds });
+      throw appError(ErrorCode.TOO_MANY_ATTEMPTS, `Too many failed attempts of this login; try again in ${retryAfterSeconds} s.`, {
+        retryAfterSeconds,
+      });
     }
     if (reservation.kind === 'locked') return this.refuseLocked(reservation.lockedUntil, auditName);
     return reservation.lease;
@@ -172,7 +206,9 @@ export class Lockouts {
     if (reservation instanceof SlotsTaken) {
       this.logger.info('refused: too many attempts in flight');
       const { retryAfterSeconds } = reservation;
-      throw appError(ErrorCode.TOO_MANY_ATTEMPTS, `Too many attempts of this login are in progress; try again in ${retryAfterSeconds} s.`, { retryAfterSeconds });
+      throw appError(ErrorCode.TOO_MANY_ATTEMPTS, `Too many attempts of this login are in progress; try again in ${retryAfterSeconds} s.`, {
+        retryAfterSeconds,
+      });
     }
     if (reservation.kind === 'locked') return this.refuseLocked(reservation.lockedUntil, auditName);
     return reservation.lease;
@@ -185,7 +221,13 @@ export class Lockouts {
   }
 
   /** Settles one count; with no lease (a known address group past the account-wide bound) a failure still counts. */
-  private async settleIn(id: string, rule: Rule, lease: Lease | null, outcome: 'succeeded' | 'failed' | 'released', auditName: AuditName): Promise<void> {
+  private async settleIn(
+    id: string,
+    rule: Rule,
+    lease: Lease | null,
+    outcome: 'succeeded' | 'failed' | 'released',
+    auditName: AuditName,
+  ): Promise<void> {
     const locked = await transact<LockoutDocument, { failures: number; lockedUntil: Date } | null>(this.lockouts, id, (document, now) => {
       const state = this.current(document, now, rule);
       // A lease that lapsed was dropped with its slot; what the check found still counts.
@@ -204,7 +246,11 @@ export class Lockouts {
     });
     if (locked) {
       this.logger.warn('actor locked for an address group', { failures: locked.failures });
-      await this.audit.record('ACTOR_LOCKED', { type: 'actor', id: await auditName() }, { failures: locked.failures, lockedUntil: locked.lockedUntil.toISOString() });
+      await this.audit.record(
+        'ACTOR_LOCKED',
+        { type: 'actor', id: await auditName() },
+        { failures: locked.failures, lockedUntil: locked.lockedUntil.toISOString() },
+      );
     }
   }
 

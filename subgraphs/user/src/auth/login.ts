@@ -67,7 +67,9 @@ function validateLoginRequest(input: LoginRequest): Channel {
   }
   const channel = input.channel;
   if (!isOwnKey(CHANNEL_REQUIREMENTS, channel)) {
-    throw appError(ErrorCode.INVALID_CHANNEL, `channel must be one of ${Object.keys(CHANNEL_REQUIREMENTS).join(', ')}.`, { field: 'channel' });
+    throw appError(ErrorCode.INVALID_CHANNEL, `channel must be one of ${Object.keys(CHANNEL_REQUIREMENTS).join(', ')}.`, {
+      field: 'channel',
+    });
   }
   const requirements: readonly string[] = CHANNEL_REQUIREMENTS[channel];
   for (const field of requirements) {
@@ -76,7 +78,9 @@ function validateLoginRequest(input: LoginRequest): Channel {
     }
   }
   if (requirements.includes('dtsValueString') && !isIsoDateTime(String(input.dtsValueString))) {
-    throw appError(ErrorCode.INVALID_TIMESTAMP, 'dtsValueString must be an ISO 8601 date-time with a time zone.', { field: 'dtsValueString' });
+    throw appError(ErrorCode.INVALID_TIMESTAMP, 'dtsValueString must be an ISO 8601 date-time with a time zone.', {
+      field: 'dtsValueString',
+    });
   }
   if (channel === 'android' && !/^[0-9A-Za-z-]{36}$/.test(String(input.uuid))) {
     throw appError(ErrorCode.CHANNEL_PROPERTY_MISSING, 'uuid must be 36 characters of digits, letters and dashes.', { field: 'uuid' });
@@ -109,14 +113,18 @@ export class Authenticator {
       throw appError(ErrorCode.CHANNEL_NOT_PERMITTED, 'The test channel is not enabled in this deployment.', { field: 'channel' });
     }
     if (SERVICE_LOGIN_CHANNELS.has(channel) && caller.kind !== 'service') {
-      throw appError(ErrorCode.CHANNEL_NOT_PERMITTED, `The ${channel} channel is for internal services only (header x-service-key).`, { field: 'channel' });
+      throw appError(ErrorCode.CHANNEL_NOT_PERMITTED, `The ${channel} channel is for internal services only (header x-service-key).`, {
+        field: 'channel',
+      });
     }
     // A service key logs in only over the channels its scope names, and (statement generator, DIC
     // builder) only for the users it names: checked before the user is looked at, so the answer
     // says nothing about whether the user exists.
     const scope = keyScopeOf(caller);
     if (scope && !scopeAllowsChannel(scope, channel)) {
-      throw appError(ErrorCode.CHANNEL_NOT_PERMITTED, `This service key's scope does not include the ${channel} channel.`, { field: 'channel' });
+      throw appError(ErrorCode.CHANNEL_NOT_PERMITTED, `This service key's scope does not include the ${channel} channel.`, {
+        field: 'channel',
+      });
     }
     if (scope && (channel === 'statementGenerator' || channel === 'dicBuilder') && !scopeAllowsUser(scope, text('userId'))) {
       throw appError(ErrorCode.CHANNEL_NOT_PERMITTED, "This service key's scope does not include this user.", { field: 'userId' });
@@ -165,7 +173,10 @@ export class Authenticator {
       await this.audit.record('LOGIN_REFUSED', { type: 'user', id: user.SvcUserId }, { channel, reason: 'blocked' });
       throw appError(ErrorCode.ACTOR_LOCKED, 'This user is blocked.');
     }
-    const { token, dtsExpiry } = await this.sessions.issue({ kind: 'user', SvcUserId: user.SvcUserId, channel }, this.config.tokenLifetimeSeconds);
+    const { token, dtsExpiry } = await this.sessions.issue(
+      { kind: 'user', SvcUserId: user.SvcUserId, channel },
+      this.config.tokenLifetimeSeconds,
+    );
     this.logger.info('login', { channel, SvcUserId: user.SvcUserId });
     await this.audit.record('LOGIN_SUCCEEDED', { type: 'user', id: user.SvcUserId }, { channel });
     return {
@@ -222,7 +233,8 @@ export class Authenticator {
       }
       case 'android': {
         const device = await this.device(text('deviceTagOpen'), channel);
-        if (!device.serverSecret || device.uuid?.toLowerCase() !== text('uuid').toLowerCase()) throw new AuthenticationFailed('uuid does not match the device');
+        if (!device.serverSecret || device.uuid?.toLowerCase() !== text('uuid').toLowerCase())
+          throw new AuthenticationFailed('uuid does not match the device');
         const atMs = verifyAndroidSignature(device.serverSecret, text('uuid'), text('deviceTagOpen'), text('signature'));
         if (atMs === null) throw new AuthenticationFailed('bad signature');
         await this.claimProof(device, atMs);
@@ -232,7 +244,10 @@ export class Authenticator {
       case 'ios_v1':
       case 'mobile': {
         const device = await this.device(text('deviceTag'), channel);
-        if (!device.serverSecret || !verifyCryptotext(device.serverSecret, channel, text('deviceTag'), text('dtsValueString'), text('cryptotext'))) {
+        if (
+          !device.serverSecret ||
+          !verifyCryptotext(device.serverSecret, channel, text('deviceTag'), text('dtsValueString'), text('cryptotext'))
+        ) {
           throw new AuthenticationFailed('bad cryptotext');
         }
         await this.claimProof(device, Date.parse(text('dtsValueString')));
@@ -264,7 +279,8 @@ export class Authenticator {
    * one proof unable to both pass.
    */
   private async claimProof(device: DeviceDocument, atMs: number): Promise<void> {
-    if (Math.abs(Date.now() - atMs) > this.config.deviceProofWindowSeconds * 1000) throw new AuthenticationFailed('time stamp outside the window');
+    if (Math.abs(Date.now() - atMs) > this.config.deviceProofWindowSeconds * 1000)
+      throw new AuthenticationFailed('time stamp outside the window');
     const claimed = await this.auth.devices.findOneAndUpdate(
       { _id: device._id, $or: [{ lastProofAt: null }, { lastProofAt: { $lt: atMs } }] },
       { $set: { lastProofAt: atMs } },

@@ -10,7 +10,10 @@ import { checkNewPassword } from './aggregator.js';
  * one that exists changes nothing, so a re-run is safe and never resets a password.
  */
 export class AggregatorProvisioning {
-  constructor(private readonly auth: AuthCollections, private readonly audit: AuditTrail | null) {}
+  constructor(
+    private readonly auth: AuthCollections,
+    private readonly audit: AuditTrail | null,
+  ) {}
 
   /** Whether an aggregator client exists (a merchant is provisioned only for one that does). */
   async hasAggregator(svcAggregatorId: string): Promise<boolean> {
@@ -21,7 +24,11 @@ export class AggregatorProvisioning {
   async createAggregator(svcAggregatorId: string, name: string): Promise<boolean> {
     checkString(svcAggregatorId, 'svcAggregatorId', ID_RULE);
     checkString(name, 'name', { min: 1, max: 100, safeText: true });
-    const result = await this.auth.aggregators.updateOne({ _id: svcAggregatorId }, { $setOnInsert: { svcAggregatorId, name, dtsCreated: new Date() } }, { upsert: true });
+    const result = await this.auth.aggregators.updateOne(
+      { _id: svcAggregatorId },
+      { $setOnInsert: { svcAggregatorId, name, dtsCreated: new Date() } },
+      { upsert: true },
+    );
     if (result.upsertedCount === 0) return false;
     await this.audit?.record('AGGREGATOR_CREATED', { type: 'aggregator', id: svcAggregatorId }, { name });
     return true;

@@ -46,7 +46,11 @@ export class Sessions {
     private readonly announce: AnnounceSessionsEnded,
   ) {}
 
-  async issue(subject: SessionSubject, lifetimeSeconds: number, now = new Date()): Promise<{ token: string; dtsExpiry: Date; sessionId: string }> {
+  async issue(
+    subject: SessionSubject,
+    lifetimeSeconds: number,
+    now = new Date(),
+  ): Promise<{ token: string; dtsExpiry: Date; sessionId: string }> {
     const token = newOpaqueToken();
     const dtsExpiry = new Date(now.getTime() + lifetimeSeconds * 1000);
     const sessionId = newId('ses_');
@@ -65,13 +69,17 @@ export class Sessions {
       dtsExpiry,
       dtsRevoked: null,
     });
-    await this.audit.record('TOKEN_ISSUED', { type: 'session', id: sessionId }, {
-      kind: subject.kind,
-      owner: subject.kind === 'user' ? subject.SvcUserId : subject.kind === 'prospect' ? subject.prospectId : subject.login,
-      channel: subject.kind === 'user' ? subject.channel : null,
-      tokenType: subject.kind === 'aggregator' ? subject.tokenType : null,
-      dtsExpiry: dtsExpiry.toISOString(),
-    });
+    await this.audit.record(
+      'TOKEN_ISSUED',
+      { type: 'session', id: sessionId },
+      {
+        kind: subject.kind,
+        owner: subject.kind === 'user' ? subject.SvcUserId : subject.kind === 'prospect' ? subject.prospectId : subject.login,
+        channel: subject.kind === 'user' ? subject.channel : null,
+        tokenType: subject.kind === 'aggregator' ? subject.tokenType : null,
+        dtsExpiry: dtsExpiry.toISOString(),
+      },
+    );
     return { token, dtsExpiry, sessionId };
   }
 
@@ -87,7 +95,16 @@ export class Sessions {
     const dtsExpiry = session.dtsExpiry.toISOString();
     if (header === 'x-svc-token') {
       return session.kind === 'aggregator'
-        ? { principal: { kind: 'aggregator', svcAggregatorId: session.svcAggregatorId!, login: session.login!, sessionId: session._id, tokenType: session.tokenType ?? 'base' }, dtsExpiry }
+        ? {
+            principal: {
+              kind: 'aggregator',
+              svcAggregatorId: session.svcAggregatorId!,
+              login: session.login!,
+              sessionId: session._id,
+              tokenType: session.tokenType ?? 'base',
+            },
+            dtsExpiry,
+          }
         : null;
     }
     if (session.kind === 'user') {
@@ -95,9 +112,15 @@ export class Sessions {
       // A user blocked after login loses their live sessions at once.
       const active = userRead && knownUser === SvcUserId ? await userRead : await this.activeUser(SvcUserId);
       if (knownUser !== SvcUserId) this.remember(tokenHash, SvcUserId);
-      return active ? { principal: { kind: 'user', userId: SvcUserId, sessionId: session._id, channel: session.channel }, dtsExpiry } : null;
+      return active
+        ? { principal: { kind: 'user', userId: SvcUserId, sessionId: session._id, channel: session.channel }, dtsExpiry }
+        : null;
     }
-    if (session.kind === 'prospect') return { principal: { kind: 'prospect', prospectId: session.prospectId!, sessionId: session._id, deviceTag: session.deviceTag! }, dtsExpiry };
+    if (session.kind === 'prospect')
+      return {
+        principal: { kind: 'prospect', prospectId: session.prospectId!, sessionId: session._id, deviceTag: session.deviceTag! },
+        dtsExpiry,
+      };
     return null;
   }
 

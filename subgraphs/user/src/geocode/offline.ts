@@ -85,18 +85,96 @@ export function placeKey(name: string): string {
 
 /** Words that follow a street name; a name right before one is part of the street, not a place. */
 const STREET_TYPES = new Set([
-  'street', 'st', 'avenue', 'ave', 'av', 'road', 'rd', 'boulevard', 'blvd', 'lane', 'ln', 'drive', 'dr',
-  'way', 'court', 'ct', 'place', 'pl', 'terrace', 'ter', 'square', 'sq', 'highway', 'hwy', 'parkway',
-  'pkwy', 'circle', 'cir', 'trail', 'crescent', 'close', 'row', 'alley', 'plaza', 'strasse', 'str', 'rue',
+  'street',
+  'st',
+  'avenue',
+  'ave',
+  'av',
+  'road',
+  'rd',
+  'boulevard',
+  'blvd',
+  'lane',
+  'ln',
+  'drive',
+  'dr',
+  'way',
+  'court',
+  'ct',
+  'place',
+  'pl',
+  'terrace',
+  'ter',
+  'square',
+  'sq',
+  'highway',
+  'hwy',
+  'parkway',
+  'pkwy',
+  'circle',
+  'cir',
+  'trail',
+  'crescent',
+  'close',
+  'row',
+  'alley',
+  'plaza',
+  'strasse',
+  'str',
+  'rue',
 ]);
 
 /** Words that never make a place name on their own. */
 const STOPWORDS = new Set([
   ...STREET_TYPES,
-  'of', 'the', 'and', 'at', 'in', 'on', 'to', 'by', 'suite', 'ste', 'apt', 'apartment', 'unit', 'floor',
-  'fl', 'building', 'bldg', 'po', 'box', 'room', 'north', 'south', 'east', 'west', 'n', 's', 'e', 'w',
-  'ne', 'nw', 'se', 'sw', 'first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth',
-  'ninth', 'tenth', 'main', 'park', 'center', 'centre', 'city', 'town',
+  'of',
+  'the',
+  'and',
+  'at',
+  'in',
+  'on',
+  'to',
+  'by',
+  'suite',
+  'ste',
+  'apt',
+  'apartment',
+  'unit',
+  'floor',
+  'fl',
+  'building',
+  'bldg',
+  'po',
+  'box',
+  'room',
+  'north',
+  'south',
+  'east',
+  'west',
+  'n',
+  's',
+  'e',
+  'w',
+  'ne',
+  'nw',
+  'se',
+  'sw',
+  'first',
+  'second',
+  'third',
+  'fourth',
+  'fifth',
+  'sixth',
+  'seventh',
+  'eighth',
+  'ninth',
+  'tenth',
+  'main',
+  'park',
+  'center',
+  'centre',
+  'city',
+  'town',
 ]);
 
 // ---------------------------------------------------------------------------------------------
@@ -400,7 +478,8 @@ export function extractPostalCodes(address: string): { codes: PostalCodeToken[];
       codes.push({ kind, value: match[0].toUpperCase(), lookup: lookup(match) });
       found.push({ index: match.index, length: match[0].length });
     }
-    for (const { index, length } of found.reverse()) rest = `${rest.slice(0, index)},${' '.repeat(length - 1)}${rest.slice(index + length)}`;
+    for (const { index, length } of found.reverse())
+      rest = `${rest.slice(0, index)},${' '.repeat(length - 1)}${rest.slice(index + length)}`;
   }
   return { codes, rest };
 }
@@ -674,12 +753,17 @@ function scoreCity(parsed: ParsedAddress, span: CitySpan, place: Place, postals:
   if (parsed.cities.some((c) => c.start <= span.start && span.end <= c.end && c.end - c.start > span.end - span.start)) {
     score -= SCORE.cityInsideLongerName;
   }
-  if (postals.some((p) => p.countryCode === place.countryCode && distanceKm(p.latitude, p.longitude, place.latitude, place.longitude) <= SAME_PLACE_KM)) {
+  if (
+    postals.some(
+      (p) => p.countryCode === place.countryCode && distanceKm(p.latitude, p.longitude, place.latitude, place.longitude) <= SAME_PLACE_KM,
+    )
+  ) {
     score += SCORE.cityNearPostalCode;
   }
 
   const country = countryName(place.countryCode);
-  const label = place.admin !== '' && place.admin !== place.countryCode ? `${place.name}, ${place.admin}, ${country}` : `${place.name}, ${country}`;
+  const label =
+    place.admin !== '' && place.admin !== place.countryCode ? `${place.name}, ${place.admin}, ${country}` : `${place.name}, ${country}`;
   return { score, weight: place.weight, candidate: candidate(place, score, matched, label, 'city') };
 }
 

@@ -7,7 +7,8 @@ import { prospectCollections, type ReferralClaimDocument, type ReferralKeyDocume
 const DUPLICATE_KEY = 11000;
 
 /** What a referrer is compared by; users stored before the lists existed have none. */
-type ReferrerContacts = Pick<UserDocument, '_id' | 'email' | 'mobile' | 'phoneNumber'> & Partial<Pick<UserDocument, 'emails' | 'phoneNumbers'>>;
+type ReferrerContacts = Pick<UserDocument, '_id' | 'email' | 'mobile' | 'phoneNumber'> &
+  Partial<Pick<UserDocument, 'emails' | 'phoneNumbers'>>;
 
 /**
  * An email address as one mailbox: lower case, without a `+tag` in the local part (most providers
@@ -58,7 +59,13 @@ export class Referrals {
 
   /** Records that `referred` registered on `device` with `referrer`'s code; nothing is paid yet. */
   async claim(referred: string, referrer: string, referralCode: string, device: Pick<DeviceDocument, '_id' | 'uuid'>): Promise<void> {
-    await this.claims.insertOne({ _id: referred, referrerSvcUserId: referrer, referralCode, deviceKey: deviceKeyOf(device), dtsCreated: new Date() });
+    await this.claims.insertOne({
+      _id: referred,
+      referrerSvcUserId: referrer,
+      referralCode,
+      deviceKey: deviceKeyOf(device),
+      dtsCreated: new Date(),
+    });
   }
 
   /**
@@ -78,7 +85,10 @@ export class Referrals {
       { projection: { _id: 1, email: 1, mobile: 1, phoneNumber: 1, emails: 1, phoneNumbers: 1 } },
     );
     if (!referrer || referrer._id === user._id || (await this.isOwn(referrer, mailbox, line, claim.deviceKey))) {
-      this.logger.info('referral dropped', { SvcUserId: user._id, reason: referrer ? 'the referrer referred themself' : 'the referrer is gone' });
+      this.logger.info('referral dropped', {
+        SvcUserId: user._id,
+        reason: referrer ? 'the referrer referred themself' : 'the referrer is gone',
+      });
       await this.claims.deleteOne({ _id: user._id });
       return;
     }

@@ -33,7 +33,11 @@ export class Confirmations {
       // The next code may go when the oldest of the hour's codes leaves the window.
       const oldest = Math.min(...recent.map((at) => at.getTime()));
       const retryAfterSeconds = Math.max(1, Math.ceil((oldest + 3600_000 - Date.now()) / 1000));
-      throw appError(ErrorCode.RATE_LIMITED, `At most ${MAX_CODES_PER_HOUR} ${kind} confirmation codes are sent per hour; try again in ${retryAfterSeconds} s.`, { field, retryAfterSeconds });
+      throw appError(
+        ErrorCode.RATE_LIMITED,
+        `At most ${MAX_CODES_PER_HOUR} ${kind} confirmation codes are sent per hour; try again in ${retryAfterSeconds} s.`,
+        { field, retryAfterSeconds },
+      );
     }
   }
 
@@ -49,7 +53,15 @@ export class Confirmations {
     const dtsIssued = [...(previous?.dtsIssued ?? []).filter((at) => at.getTime() > now.getTime() - 3600_000), now];
     await this.confirmations.replaceOne(
       { _id: `${SvcUserId}:${kind}` },
-      { SvcUserId, kind, target, codeHash: hashCode(SvcUserId, code), attempts: 0, dtsExpiry: new Date(now.getTime() + CODE_LIFETIME_MS), dtsIssued },
+      {
+        SvcUserId,
+        kind,
+        target,
+        codeHash: hashCode(SvcUserId, code),
+        attempts: 0,
+        dtsExpiry: new Date(now.getTime() + CODE_LIFETIME_MS),
+        dtsIssued,
+      },
       { upsert: true },
     );
     const text = `Your confirmation code is ${code}. It is valid for 24 hours.`;

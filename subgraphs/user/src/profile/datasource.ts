@@ -32,7 +32,13 @@ export interface UserDocument {
   languageCode: string | null;
   segment: Segment | null;
   referralCode: string | null;
-  extras: { sex?: string | null; eyeColor?: string | null; hairColor?: string | null; heightMetric?: number | null; weightMetric?: number | null } | null;
+  extras: {
+    sex?: string | null;
+    eyeColor?: string | null;
+    hairColor?: string | null;
+    heightMetric?: number | null;
+    weightMetric?: number | null;
+  } | null;
   private: boolean;
   isFullyRegistered: boolean;
   isIdleUser: boolean;

@@ -37,7 +37,11 @@ function list(values: string[] | null | undefined, field: 'emails' | 'phoneNumbe
 }
 
 /** Checks a whole update before anything is written, and turns it into the fields to set. */
-function plan(user: UserDocument, input: UserUpdateRequest, now: Date): { set: Partial<UserDocument>; emailChanged: boolean; mobileChanged: boolean } {
+function plan(
+  user: UserDocument,
+  input: UserUpdateRequest,
+  now: Date,
+): { set: Partial<UserDocument>; emailChanged: boolean; mobileChanged: boolean } {
   const set: Partial<UserDocument> = {};
   const nonNull = <K extends keyof UserUpdateRequest>(key: K) => {
     if (input[key] === null) throw appError(ErrorCode.VALIDATION_FAILED, `${key} may not be null.`, { field: key });
@@ -54,12 +58,20 @@ function plan(user: UserDocument, input: UserUpdateRequest, now: Date): { set: P
   if (input.firstName !== undefined) set.firstName = checkString(nonNull('firstName'), 'firstName', NAME)!;
   if (input.lastName !== undefined) set.lastName = checkString(nonNull('lastName'), 'lastName', NAME)!;
   if (input.languageCode !== undefined) {
-    set.languageCode = checkString(nonNull('languageCode'), 'languageCode', { pattern: /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, patternText: 'a language code such as en or en-US' })!;
+    set.languageCode = checkString(nonNull('languageCode'), 'languageCode', {
+      pattern: /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/,
+      patternText: 'a language code such as en or en-US',
+    })!;
   }
   if (input.isMetric !== undefined) set.isMetric = nonNull('isMetric');
-  if (input.postOnboardingStepsRequired !== undefined) set.postOnboardingStepsRequired = checkString(input.postOnboardingStepsRequired, 'postOnboardingStepsRequired', { max: 100 }) ?? null;
+  if (input.postOnboardingStepsRequired !== undefined)
+    set.postOnboardingStepsRequired = checkString(input.postOnboardingStepsRequired, 'postOnboardingStepsRequired', { max: 100 }) ?? null;
   if (input.faceImage !== undefined) set.faceImage = checkString(input.faceImage, 'faceImage', { max: 500 }) ?? null;
-  if (input.homecurrency !== undefined) set.homecurrency = checkString(nonNull('homecurrency'), 'homecurrency', { pattern: /^[A-Z]{3}$/, patternText: 'an ISO 4217 currency code' })!;
+  if (input.homecurrency !== undefined)
+    set.homecurrency = checkString(nonNull('homecurrency'), 'homecurrency', {
+      pattern: /^[A-Z]{3}$/,
+      patternText: 'an ISO 4217 currency code',
+    })!;
   if (set.firstName !== undefined || set.lastName !== undefined) {
     const first = set.firstName ?? user.firstName;
     const last = set.lastName ?? user.lastName;
@@ -71,7 +83,13 @@ function plan(user: UserDocument, input: UserUpdateRequest, now: Date): { set: P
     let preferredMain: string | undefined;
     if (input.addresses) {
       addresses = input.addresses.map((address, i) =>
-        toAddressDocument(address, `addresses[${i}]`, user.SvcUserId, now, user.addresses.find((a) => a._id === address.SvcUserAddressId)),
+        toAddressDocument(
+          address,
+          `addresses[${i}]`,
+          user.SvcUserId,
+          now,
+          user.addresses.find((a) => a._id === address.SvcUserAddressId),
+        ),
       );
     }
     (input.newAddresses ?? []).forEach((address, i) => {

@@ -15,7 +15,10 @@ export const Mutation: MutationResolvers = {
     requireUser(principal);
     return principal.kind === 'user' && sessions.revoke(principal.sessionId);
   },
-  updateUser: async (_parent, { input }, { principal, updater }) => ({ success: true, user: await updater.update(requireUser(principal), input) }),
+  updateUser: async (_parent, { input }, { principal, updater }) => ({
+    success: true,
+    user: await updater.update(requireUser(principal), input),
+  }),
   confirmEmail: async (_parent, { SvcUserId, code }, { principal, confirmations }) => ({
     success: true,
     user: await confirmations.confirm(ownUser(principal, SvcUserId), 'email', code),
@@ -24,7 +27,10 @@ export const Mutation: MutationResolvers = {
     success: true,
     user: await confirmations.confirm(ownUser(principal, SvcUserId), 'mobile', code),
   }),
-  syncAlerts: async (_parent, { alerts: input }, { principal, alerts }) => ({ success: true, alerts: await alerts.sync(requireUser(principal), input) }),
+  syncAlerts: async (_parent, { alerts: input }, { principal, alerts }) => ({
+    success: true,
+    alerts: await alerts.sync(requireUser(principal), input),
+  }),
   submitProspectData: (_parent, { input }, { principal, onboarding }) => onboarding.submitData(principal, input),
   uploadProspectImage: (_parent, { input }, { principal, onboarding }) => onboarding.uploadImage(principal, input),
   registerDevice: (_parent, { input }, { principal, onboarding, clientIp }) => onboarding.register(principal, input, clientIp),

@@ -3,7 +3,20 @@ import { maySeeUser } from '../../../../platform/security/authorize.js';
 import type { NodeResolvers, QueryResolvers } from '../__generated__/resolvers-types.js';
 
 /** The types other subgraphs own that a global id may name; this one answers User. */
-const REFERENCED = ['Card', 'CardAuthorization', 'Account', 'Transaction', 'Beneficiary', 'IouAccount', 'Merchant', 'PaymentLink', 'AchPayment', 'Delivery', 'Restriction', 'Application'] as const;
+const REFERENCED = [
+  'Card',
+  'CardAuthorization',
+  'Account',
+  'Transaction',
+  'Beneficiary',
+  'IouAccount',
+  'Merchant',
+  'PaymentLink',
+  'AchPayment',
+  'Delivery',
+  'Restriction',
+  'Application',
+] as const;
 const isReferenced = (type: string): type is (typeof REFERENCED)[number] => (REFERENCED as readonly string[]).includes(type);
 
 /**
