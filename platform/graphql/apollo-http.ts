@@ -30,7 +30,7 @@ export function headerMapOf(headers: IncomingHttpHeaders): HeaderMap {
 
 /** The GraphQL endpoint's answer (400) to a body nested deeper than MAX_JSON_DEPTH, over HTTP and in this process alike. */
 const TOO_DEEP = {
-  errors: [{ message: `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, extensions: { code: 'BAD_REQUEST' } }],
+  errors: [{ message: `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, extensions: { code: ErrorCode.BAD_REQUEST } }],
 };
 
 /** What a GraphQL request's context is built from: its headers and the address it came from. */
@@ -140,7 +140,7 @@ export function localPost(handle: LocalGraphQL): LocalPost {
         status: 400,
         statusText: 'Bad Request',
         headers: { 'content-type': 'application/json' },
-        text: JSON.stringify({ errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] }),
+        text: JSON.stringify({ errors: [{ message: 'The request body is not valid JSON.', extensions: { code: ErrorCode.BAD_REQUEST } }] }),
       };
     }
     const answer = await handle({ headers, remoteAddress: undefined }, body, requestIdOf({ headers }));
@@ -166,7 +166,7 @@ export function apolloHandler<TContext extends BaseContext>(
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname === '/graphql') scope.route = '/graphql';
     if (url.pathname !== '/graphql') {
-      sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `No route for ${url.pathname}` }, requestId: scope.requestId });
+      sendJson(res, 404, { error: { code: ErrorCode.NOT_FOUND, message: `No route for ${url.pathname}` }, requestId: scope.requestId });
       return;
     }
     let body: unknown = undefined;
@@ -194,7 +194,7 @@ export function apolloHandler<TContext extends BaseContext>(
       try {
         body = text === '' ? undefined : JSON.parse(text);
       } catch {
-        sendJson(res, 400, { errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
+        sendJson(res, 400, { errors: [{ message: 'The request body is not valid JSON.', extensions: { code: ErrorCode.BAD_REQUEST } }] });
         return;
       }
       if (nestsDeeperThan(body)) {

@@ -1,3 +1,4 @@
+import { ErrorCode } from '../../../platform/contracts/errors.js';
 import { backgroundAuditTrail } from '../../../platform/messaging/audit.js';
 import { ConfigError } from '../../../platform/runtime/config.js';
 import type { HttpService } from '../../../platform/http/server.js';
@@ -61,14 +62,17 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
     const principal = verifyPrincipal(typeof caller === 'string' ? caller : undefined, config.internalSecret);
     return principal?.kind === 'service' && principal.service === 'gateway';
   };
-  const NOT_GATEWAY = { status: 401, body: { error: { code: 'UNAUTHENTICATED', message: 'Only the gateway may resolve sessions.' } } };
+  const NOT_GATEWAY = {
+    status: 401,
+    body: { error: { code: ErrorCode.UNAUTHENTICATED, message: 'Only the gateway may resolve sessions.' } },
+  };
   const resolveSession = async (caller: string | string[] | undefined, body: unknown): Promise<{ status: number; body: unknown }> => {
     if (!fromGateway(caller)) return NOT_GATEWAY;
     const { token, header } = (typeof body === 'object' && body !== null ? body : {}) as { token?: unknown; header?: unknown };
     if (typeof token !== 'string' || token === '' || (header !== 'token' && header !== 'x-svc-token')) {
       return {
         status: 400,
-        body: { error: { code: 'BAD_REQUEST', message: 'Expected {"token": string, "header": "token" | "x-svc-token"}.' } },
+        body: { error: { code: ErrorCode.BAD_REQUEST, message: 'Expected {"token": string, "header": "token" | "x-svc-token"}.' } },
       };
     }
     // A token too long to be one this service issued (43 characters) is unknown.
