@@ -1,4 +1,4 @@
-// `npm run bench:abuse`: what one client at one address can make the stack do (issue 36). The
+// `npm run bench:abuse`: what one client at one address can make the stack do. The
 // whole stack runs in this process with its defaults for every limit, as `npm start` runs it. For each attack, at
 // ATTACK_RATE requests a second for SECONDS: how many were refused and how, the gateway process's
 // CPU per attacking request (idle CPU of the same length subtracted), and, meanwhile, the REST

@@ -7,8 +7,8 @@ import { fileURLToPath } from 'node:url';
  * `npm run bench` and `npm run bench:authorization` (test/platform/platform.test.ts checks them).
  *
  * A young generation of 64 MiB semi-spaces instead of V8's 16: a GraphQL request allocates much
- * that dies within it, and with 16 MiB the stack scavenged so often at full load that what was
- * still in flight was promoted to the old generation. The cost is memory: the young generation
+ * that dies within it, and with V8's default the stack scavenges so often at full load that what is
+ * still in flight is promoted to the old generation. The cost is memory: the young generation
  * stays committed at its largest (docs/performance.md).
  */
 export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=64'] as const;

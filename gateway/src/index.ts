@@ -120,7 +120,7 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
       return new GraphQLError(first.message, { extensions: { code, ...(field ? { field } : {}) } });
     }
     return new GraphQLError(`A subgraph answered ${response.status}.`, {
-      extensions: { code: response.status === 401 ? 'UNAUTHENTICATED' : ErrorCode.UNAVAILABLE },
+      extensions: { code: response.status === 401 ? ErrorCode.UNAUTHENTICATED : ErrorCode.UNAVAILABLE },
     });
   }
 }

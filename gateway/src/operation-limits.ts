@@ -222,7 +222,7 @@ const MAX_ERRORS = 20;
 
 /**
  * Caps the errors of one answer: an input with N unknown members gets N coercion errors, each
- * echoing the input, so a 30 KB request could make a 48 MB answer. The first errors are kept,
+ * echoing the input, so a small request could make an answer many times its size. The first errors are kept,
  * and one more says how many were left out.
  */
 export function errorCountPlugin(): ApolloServerPlugin {

@@ -51,6 +51,8 @@ export enum ErrorCode {
    * limit, see subgraphs/user/src/auth/lockout.ts); `extensions.retryAfter` says when to retry.
    */
   TOO_MANY_ATTEMPTS = 'TOO_MANY_ATTEMPTS',
+  /** A path that exists, asked with a method it does not answer; the answer's `Allow` header lists those it does. */
+  METHOD_NOT_ALLOWED = 'METHOD_NOT_ALLOWED',
   /** A state transition that the current state does not allow. */
   CONFLICT = 'CONFLICT',
   /** A dependency (database, subgraph) did not answer. */

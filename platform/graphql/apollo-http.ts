@@ -30,8 +30,11 @@ export function headerMapOf(headers: IncomingHttpHeaders): HeaderMap {
 
 /** The GraphQL endpoint's answer (400) to a body nested deeper than MAX_JSON_DEPTH, over HTTP and in this process alike. */
 const TOO_DEEP = {
-  errors: [{ message: `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, extensions: { code: 'BAD_REQUEST' } }],
+  errors: [{ message: `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, extensions: { code: ErrorCode.BAD_REQUEST } }],
 };
+
+/** The GraphQL endpoint's answer (400) to a body that is not JSON, over HTTP and in this process alike. */
+const NOT_JSON = { errors: [{ message: 'The request body is not valid JSON.', extensions: { code: ErrorCode.BAD_REQUEST } }] };
 
 /** What a GraphQL request's context is built from: its headers and the address it came from. */
 export interface RequestSource {
@@ -62,6 +65,22 @@ async function contextLogged<TContext>(
     if (!(error instanceof GraphQLError)) scope.logger.error('unexpected error', { requestId: scope.requestId, error });
     throw error;
   }
+}
+
+/** Runs one GraphQL request through Apollo, in its span: the one step the HTTP endpoint and the in-process one share after reading the body. */
+function runOperation<TContext extends BaseContext>(
+  apollo: ApolloServer<TContext>,
+  context: ContextBuilder<TContext>,
+  source: RequestSource,
+  scope: RequestScope,
+  request: { method: string; search: string; body: unknown },
+) {
+  return inSpan('graphql.operation', SpanKind.INTERNAL, {}, () =>
+    apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: { method: request.method, headers: headerMapOf(source.headers), search: request.search, body: request.body },
+      context: () => contextLogged(context, source, scope, { body: request.body, search: request.search }),
+    }),
+  );
 }
 
 /** A GraphQL POST answered: status, headers (lower-case names) and body text. */
@@ -100,12 +119,7 @@ export function apolloLocal<TContext extends BaseContext>(
             status = 400;
             return { status, headers: { 'content-type': 'application/json' }, text: JSON.stringify(TOO_DEEP) };
           }
-          const response = await inSpan('graphql.operation', SpanKind.INTERNAL, {}, () =>
-            apollo.executeHTTPGraphQLRequest({
-              httpGraphQLRequest: { method: 'POST', headers: headerMapOf(source.headers), search: '', body },
-              context: () => contextLogged(context, source, scope, { body, search: '' }),
-            }),
-          );
+          const response = await runOperation(apollo, context, source, scope, { method: 'POST', search: '', body });
           let text = '';
           if (response.body.kind === 'complete') text = response.body.string;
           else for await (const chunk of response.body.asyncIterator) text += chunk;
@@ -140,7 +154,7 @@ export function localPost(handle: LocalGraphQL): LocalPost {
         status: 400,
         statusText: 'Bad Request',
         headers: { 'content-type': 'application/json' },
-        text: JSON.stringify({ errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] }),
+        text: JSON.stringify(NOT_JSON),
       };
     }
     const answer = await handle({ headers, remoteAddress: undefined }, body, requestIdOf({ headers }));
@@ -166,7 +180,7 @@ export function apolloHandler<TContext extends BaseContext>(
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname === '/graphql') scope.route = '/graphql';
     if (url.pathname !== '/graphql') {
-      sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `No route for ${url.pathname}` }, requestId: scope.requestId });
+      sendJson(res, 404, { error: { code: ErrorCode.NOT_FOUND, message: `No route for ${url.pathname}` }, requestId: scope.requestId });
       return;
     }
     let body: unknown = undefined;
@@ -194,7 +208,7 @@ export function apolloHandler<TContext extends BaseContext>(
       try {
         body = text === '' ? undefined : JSON.parse(text);
       } catch {
-        sendJson(res, 400, { errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
+        sendJson(res, 400, NOT_JSON);
         return;
       }
       if (nestsDeeperThan(body)) {
@@ -202,16 +216,8 @@ export function apolloHandler<TContext extends BaseContext>(
         return;
       }
     }
-    const response = await inSpan('graphql.operation', SpanKind.INTERNAL, {}, () =>
-      apollo.executeHTTPGraphQLRequest({
-        httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMapOf(req.headers), search: url.search, body },
-        context: () =>
-          contextLogged(options.context, { headers: req.headers, remoteAddress: req.socket.remoteAddress }, scope, {
-            body,
-            search: url.search,
-          }),
-      }),
-    );
+    const source = { headers: req.headers, remoteAddress: req.socket.remoteAddress };
+    const response = await runOperation(apollo, options.context, source, scope, { method: req.method ?? 'GET', search: url.search, body });
     for (const [key, value] of response.headers) res.setHeader(key, value);
     res.statusCode = response.status ?? 200;
     if (response.body.kind === 'complete') {

@@ -1,5 +1,5 @@
 import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
-import { unwrapResolverError } from '@apollo/server/errors';
+import { ApolloServerErrorCode, unwrapResolverError } from '@apollo/server/errors';
 import type { GraphQLFormattedError } from 'graphql';
 import { ErrorCode } from '../contracts/errors.js';
 import { isConnectionDropped, isDatabaseUnavailable } from '../mongo/outage.js';
@@ -25,7 +25,7 @@ function shortened(message: string): string {
 
 /** True for an error no resolver meant to answer with: Apollo's code for a thrown non-GraphQL error, or ours. */
 function isUnexpected(code: unknown): boolean {
-  return code === undefined || code === 'INTERNAL_SERVER_ERROR' || code === ErrorCode.INTERNAL;
+  return code === undefined || code === ApolloServerErrorCode.INTERNAL_SERVER_ERROR || code === ErrorCode.INTERNAL;
 }
 
 /**
@@ -78,7 +78,7 @@ export function unexpectedErrorLog(logger: Logger): ApolloServerPlugin<BaseConte
         async didEncounterErrors({ errors, contextValue }) {
           for (const error of errors) {
             const code = error.extensions.code;
-            if (code !== undefined && code !== 'INTERNAL_SERVER_ERROR') continue;
+            if (code !== undefined && code !== ApolloServerErrorCode.INTERNAL_SERVER_ERROR) continue;
             const original = unwrapResolverError(error);
             if (isDatabaseUnavailable(original) || isConnectionDropped(original)) continue;
             logger.error('unexpected error', {

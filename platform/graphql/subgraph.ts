@@ -14,8 +14,9 @@ import { formatError, unexpectedErrorLog } from './error-format.js';
 import { operationTelemetryPlugin } from './telemetry.js';
 import { enforceListCaps, type ListCaps } from './list-caps.js';
 import { HTTP_TRANSPORT, type Transport } from '../http/transport.js';
+import { httpJsonRoutes, localJsonRoute, type JsonRoute } from '../http/json-route.js';
 import { apolloHandler, apolloLocal, localPost, type ContextBuilder } from './apollo-http.js';
-import { startHttpService, type Handler, type HttpService, type RequestScope } from '../http/server.js';
+import { startHttpService, type HttpService } from '../http/server.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Mongo } from '../mongo/mongo.js';
 import { CLIENT_IP_HEADER, PRINCIPAL_HEADER, verifyClientIp, verifyPrincipal } from '../security/signed-headers.js';
@@ -61,8 +62,8 @@ export interface SubgraphOptions<TContext extends RequestBase> extends SubgraphS
   dispatchers?: readonly Dispatcher[];
   /** Adds the subgraph's own per-request state (DataLoaders, data sources) to the base. */
   createContext: (base: RequestBase) => TContext;
-  /** Routes besides `/graphql`, tried first; return false to fall through. */
-  extraRoutes?: (req: Parameters<Handler>[0], res: Parameters<Handler>[1], scope: RequestScope) => Promise<boolean>;
+  /** JSON POST routes besides `/graphql`, served over HTTP and offered through the transport alike. */
+  routes?: readonly JsonRoute[];
 }
 
 /**
@@ -103,6 +104,8 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
     return options.createContext({ principal, requestId: scope.requestId, logger: scope.logger, clientIp, audit });
   };
   const graphql = apolloHandler(apollo, { bodyLimitBytes: config.bodyLimitBytes, context });
+  const routes = options.routes ?? [];
+  const jsonRoutes = httpJsonRoutes(routes);
   const service = await startHttpService({
     name: `${name}-subgraph`,
     host: config.host,
@@ -113,7 +116,7 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
     // Its callers are the gateways, each with many connections from one address: no cap by address.
     limits: { ...config.httpLimits, maxConnectionsPerAddress: 0 },
     handle: async (req, res, scope) => {
-      if (options.extraRoutes && (await options.extraRoutes(req, res, scope))) return;
+      if (await jsonRoutes(req, res, scope)) return;
       await graphql(req, res, scope);
     },
   });
@@ -123,14 +126,15 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
     ...(options.dispatchers ?? []),
   ];
   const outbox = new Outbox(db, dispatchers, logger).start();
-  const withdraw = (options.transport ?? HTTP_TRANSPORT).serve(
-    `${service.url}/graphql`,
-    localPost(apolloLocal(apollo, context, logger, `${name}-subgraph`)),
-  );
+  const transport = options.transport ?? HTTP_TRANSPORT;
+  const withdrawals = [
+    transport.serve(`${service.url}/graphql`, localPost(apolloLocal(apollo, context, logger, `${name}-subgraph`))),
+    ...routes.map((route) => transport.serve(`${service.url}${route.path}`, localJsonRoute(route, `${name}-subgraph`))),
+  ];
   return {
     ...service,
     close: async () => {
-      withdraw();
+      for (const withdraw of withdrawals) withdraw();
       await service.close();
       await outbox.stop();
       await apollo.stop();

@@ -1,3 +1,4 @@
+import { ErrorCode } from '../contracts/errors.js';
 import type { ApolloServerPlugin } from '@apollo/server';
 import { trace } from '@opentelemetry/api';
 import { boundedLabel, graphqlOperations } from '../telemetry/metrics.js';
@@ -30,7 +31,7 @@ export function operationTelemetryPlugin(service: string): ApolloServerPlugin {
           const { body } = request.response;
           const errors = body.kind === 'single' ? (body.singleResult.errors ?? []) : [];
           const codes = [
-            ...new Set(errors.map((error) => (typeof error.extensions?.code === 'string' ? error.extensions.code : 'INTERNAL'))),
+            ...new Set(errors.map((error) => (typeof error.extensions?.code === 'string' ? error.extensions.code : ErrorCode.INTERNAL))),
           ];
           if (codes.length > 0) trace.getActiveSpan()?.setAttribute('graphql.error.codes', codes);
           // A name joins the label set only with an operation that succeeded: made-up names sent to be

@@ -1,3 +1,4 @@
+import { ErrorCode } from '../contracts/errors.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** Which browser origins may call a service, and with which credentials headers. */
@@ -39,7 +40,9 @@ export function applyCors(policy: CorsPolicy, req: IncomingMessage, res: ServerR
     res
       .writeHead(403, { 'content-type': 'application/json' })
       .end(
-        JSON.stringify({ error: { code: 'FORBIDDEN', message: `Origin ${origin ?? '(none)'} may not call this service from a browser.` } }),
+        JSON.stringify({
+          error: { code: ErrorCode.FORBIDDEN, message: `Origin ${origin ?? '(none)'} may not call this service from a browser.` },
+        }),
       );
     return true;
   }

@@ -1,3 +1,4 @@
+import { ErrorCode } from '../contracts/errors.js';
 import { randomUUID } from 'node:crypto';
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -138,7 +139,7 @@ export async function startHttpService(options: {
       if (req.method === 'GET' && (path === '/health' || path === '/ready' || (options.metrics && path === '/metrics'))) {
         void probe(req, res, path).catch((error: unknown) => {
           logger.error('unhandled error', { error, requestId });
-          if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL', message: 'Internal server error' }, requestId });
+          if (!res.headersSent) sendJson(res, 500, { error: { code: ErrorCode.INTERNAL, message: 'Internal server error' }, requestId });
         });
         return;
       }
@@ -175,7 +176,7 @@ export async function startHttpService(options: {
           };
           route().catch((error: unknown) => {
             scope.logger.error('unhandled error', { error });
-            if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL', message: 'Internal server error' }, requestId });
+            if (!res.headersSent) sendJson(res, 500, { error: { code: ErrorCode.INTERNAL, message: 'Internal server error' }, requestId });
             else res.end();
           });
         },

@@ -1,3 +1,5 @@
+import { ApolloServerErrorCode } from '@apollo/server/errors';
+import { ErrorCode } from '../contracts/errors.js';
 import { GraphQLError } from 'graphql';
 import type { Collection, Db, Filter, OptionalUnlessRequiredId } from 'mongodb';
 import type { GraphClient } from '../contracts/graph.js';
@@ -75,11 +77,11 @@ export interface OutboxOptions {
 
 /** The error codes a receiver answers when an event's content is at fault, not the receiver's state. */
 const REFUSAL_CODES: ReadonlySet<string> = new Set([
-  'VALIDATION_FAILED',
-  'BAD_REQUEST',
-  'BAD_USER_INPUT',
-  'GRAPHQL_VALIDATION_FAILED',
-  'REQUIRED_ELEMENT_MISSING',
+  ErrorCode.VALIDATION_FAILED,
+  ErrorCode.BAD_REQUEST,
+  ErrorCode.REQUIRED_ELEMENT_MISSING,
+  ApolloServerErrorCode.BAD_USER_INPUT,
+  ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED,
 ]);
 
 /** The outbox engines of this process by database name, so that a stored event reaches its own. */

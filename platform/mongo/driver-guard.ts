@@ -43,8 +43,8 @@ let guarded = false;
  * comes a moment later; a command written in between gets false from `write` and waits for a
  * 'drain' that never comes. When that command is the server monitor's heartbeat, the client
  * never sees the server again: after a database restart every operation failed server selection
- * until the process restarted (test/scenarios/faults.e2e.ts, about one run in fifteen; reproduced alone in
- * one restart of five to twelve). Idempotent; applies to every client in the process.
+ * until the process restarted (found by test/scenarios/faults.e2e.ts; docs/rest-contract.md has the
+ * reproduction). Idempotent; applies to every client in the process.
  */
 export function guardDriverWrites(): void {
   if (guarded) return;

@@ -159,8 +159,8 @@ export async function startEmbeddedMongo(options: {
       '--telemetry=disable',
       '--log-level=error',
     ],
-    // A heap five times the live data before each collection (Go's default: twice): a third less
-    // CPU per command, measured; FerretDB's live heap is a few MiB. A GOGC of the user's own wins.
+    // A heap five times the live data before each collection (Go's default: twice): fewer
+    // collections, less CPU per command, on a small live heap. A GOGC of the user's own wins.
     { stdio: ['ignore', 'ignore', 'pipe'], env: { GOGC: '400', ...process.env } },
   );
   let stderr = '';

@@ -107,7 +107,7 @@ export interface Mongo {
   /**
    * True when the server is a FerretDB without the project's `atomic-writes` patch (a
    * `FERRETDB_BIN` or `MONGODB_URI` of the user's own): its SQLite backend does not make one update
-   * atomic against other connections (measured: 100 concurrent $inc on one document gave 21), so
+   * atomic against other connections (concurrent `$inc`s on one document lose updates), so
    * each subgraph's database then gets its own client with a single connection, which serializes
    * that database's commands in this process and keeps every conditional update atomic. MongoDB,
    * and the embedded FerretDB built with the patch, keep per-document atomicity themselves and get
@@ -210,7 +210,7 @@ export async function connectMongo(uri: string, dbPrefix: string, appName = 'ban
 /**
  * Inserts a document unless one with its `_id` exists; true when inserted. Seeds use this rather
  * than an upsert with `$setOnInsert`, because FerretDB 1.24 drops top-level `null` and empty-array
- * members from a `$setOnInsert` document (measured), and a record must read back as written.
+ * members from a `$setOnInsert` document, and a record must read back as written.
  */
 export async function insertIfAbsent<T extends Document & { _id: string }>(
   collection: Collection<T>,

@@ -81,9 +81,9 @@ export interface Config {
   subgraphTimeoutMs: number;
   /**
    * Which calls between services that `scripts/stack.ts` starts in one process go through its
-   * in-process transport, without HTTP (`transportsOf`): `all` (the default) the REST adapter's to the gateway, the gateway's to
+   * in-process transport, without HTTP (`transportsOf`): `all` the REST adapter's to the gateway, the gateway's to
    * the subgraphs and the session route, and the subgraphs' to the graph; `adapter` only the
-   * adapter's; `none`.
+   * adapter's; `none` (the default) none, so that development runs the HTTP path production runs.
    */
   inProcessCalls: 'none' | 'adapter' | 'all';
   /** Largest accepted request body, in bytes: the REST adapter's, and the gateway's from the adapter and the subgraphs (uploads travel base64). */
@@ -450,7 +450,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       // Behind a proxy every connection comes from the proxy's address: no cap by address unless set.
       maxConnectionsPerAddress: int('HTTP_MAX_CONNECTIONS_PER_ADDRESS', bool('TRUST_PROXY', false) ? 0 : 256, 0, 1_000_000),
     },
-    inProcessCalls: oneOf('IN_PROCESS_CALLS', ['none', 'adapter', 'all'] as const, 'all'),
+    inProcessCalls: oneOf('IN_PROCESS_CALLS', ['none', 'adapter', 'all'] as const, 'none'),
     rateLimits: {
       windowSeconds: int('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 3600),
       perCredential: int('RATE_LIMIT_PER_CREDENTIAL', 600, 1, 10_000_000),

@@ -1,3 +1,4 @@
+import { ApolloServerErrorCode } from '@apollo/server/errors';
 import { ErrorCode } from '../../platform/contracts/errors.js';
 import type { DecimalAnswers } from './contract/decimal-answers.js';
 import type { GatewayAnswer } from './gateway-call.js';
@@ -22,7 +23,8 @@ function refusalOfErrors(route: Route, answer: GatewayAnswer): Refusal | undefin
   const message = status >= 500 && code === ErrorCode.INTERNAL ? 'Internal server error.' : first.message;
   return new Refusal(
     status,
-    { code: code === 'BAD_USER_INPUT' ? ErrorCode.BAD_REQUEST : code, message, field },
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-enum-comparison -- code is the gateway's wire string, which Apollo's codes are too.
+    { code: code === ApolloServerErrorCode.BAD_USER_INPUT ? ErrorCode.BAD_REQUEST : code, message, field },
     { retryAfterSeconds: first.extensions?.retryAfter },
   );
 }

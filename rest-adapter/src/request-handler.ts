@@ -27,7 +27,7 @@ export function requestHandler(documents: ContractDocuments, match: ReturnType<t
         res,
         405,
         {
-          error: { code: 'METHOD_NOT_ALLOWED', message: `${url.pathname} answers ${found.allowed.join(', ')}.` },
+          error: { code: ErrorCode.METHOD_NOT_ALLOWED, message: `${url.pathname} answers ${found.allowed.join(', ')}.` },
           requestId: scope.requestId,
         },
         { allow: found.allowed.join(', ') },

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
- * Docs that match the code (issue 37): every repository path, environment variable and npm script
+ * Docs that match the code: every repository path, environment variable and npm script
  * that README.md and docs/**\/*.md name exists. A renamed file, a removed setting or a dropped
  * script fails here with the doc, the line and the missing thing, rather than misleading a reader.
  *

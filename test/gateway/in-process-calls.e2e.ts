@@ -34,7 +34,7 @@ describe('the REST adapter beside the gateway and in a process of its own', () =
   let token: string;
 
   beforeAll(async () => {
-    stack = await startTestStack();
+    stack = await startTestStack({ IN_PROCESS_CALLS: 'adapter' });
     overHttp = await startRestAdapter({
       config: { ...stack.config, gatewayUrl: `${stack.gateway.url}/graphql` },
       logger: createLogger('silent'),

@@ -97,9 +97,11 @@ describe('the dependency rules (.dependency-cruiser.cjs)', () => {
         'subgraphs/cards/src/__generated__/resolvers-types.ts': 'export type R = 1;\n',
         'subgraphs/cards/src/resolvers/Card.ts': "import type { R } from '../__generated__/resolvers-types.js';\nexport type C = R;\n",
         'gateway/src/index.ts': "import { x } from '../../rest-adapter/src/index.js';\nexport const g = x;\n",
+        'rest-adapter/src/routes.ts': "import type { G } from '../../gateway/src/types.js';\nexport type R = G;\n",
+        'gateway/src/types.ts': 'export type G = 1;\n',
         'rest-adapter/src/index.ts': "import { y } from './own.js';\nexport const x = y;\n",
         'rest-adapter/src/own.ts': 'export const y = 1;\n',
       }),
-    ).toEqual(['resolver-types-for-resolvers', 'services-apart', 'services-apart']);
+    ).toEqual(['resolver-types-for-resolvers', 'services-apart', 'services-apart', 'services-apart']);
   }, 60_000);
 });

@@ -22,8 +22,8 @@ describe('the lint rule banking/no-table-lookup', () => {
   }, 60_000);
 });
 
-describe('the walls between the services', () => {
-  // Linted as if these files stood where the paths say, without type information (the rules read only the imports).
+describe('error codes through ErrorCode', () => {
+  // Linted as if these files stood where the paths say, without type information (the rule reads only the syntax).
   const lintAt = async (file: string, code: string) => {
     const eslint = new ESLint({
       cwd: ROOT,
@@ -34,33 +34,16 @@ describe('the walls between the services', () => {
     });
     const [result] = await eslint.lintText(code, { filePath: path.join(ROOT, file) });
     expect(result?.messages.filter((m) => m.fatal)).toEqual([]);
-    return (result?.messages ?? []).filter((m) => m.ruleId === 'import-x/no-restricted-paths').length;
+    return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-syntax').length;
   };
 
-  it('refuse an import of another service, and let a service import platform/ and its own files', async () => {
-    expect(
-      await lintAt(
-        'subgraphs/user/src/wall-check.ts',
-        "import { cardsCollection } from '../../cards/src/cards/datasource.js';\nexport const c = cardsCollection;\n",
-      ),
-    ).toBe(1);
-    expect(
-      await lintAt(
-        'gateway/src/wall-check.ts',
-        "import { ROUTES } from '../../rest-adapter/src/routes/index.js';\nexport const r = ROUTES;\n",
-      ),
-    ).toBe(1);
-    expect(
-      await lintAt('rest-adapter/src/wall-check.ts', "import { start } from '../../gateway/src/index.js';\nexport const s = start;\n"),
-    ).toBe(1);
-    expect(
-      await lintAt('platform/wall-check.ts', "import { start } from '../subgraphs/cards/src/index.js';\nexport const s = start;\n"),
-    ).toBe(1);
-    expect(
-      await lintAt(
-        'subgraphs/user/src/wall-check.ts',
-        "import { newId } from '../../../platform/security/secrets.js';\nimport { resolvers } from './resolvers/index.js';\nexport const n = [newId, resolvers];\n",
-      ),
-    ).toBe(0);
+  it('refuses a code written as a string literal in service code, and lets tests pin the wire values', async () => {
+    const literal =
+      "export const answer = { error: { code: 'NOT_FOUND', message: 'x' } };\nexport const is = (e: { extensions: { code: unknown } }) => e.extensions.code === 'CONFLICT';\n";
+    expect(await lintAt('rest-adapter/src/code-check.ts', literal)).toBe(2);
+    expect(await lintAt('test/rest-adapter/code-check.test.ts', literal)).toBe(0);
+    const named =
+      "import { ErrorCode } from '../../platform/contracts/errors.js';\nexport const answer = { error: { code: ErrorCode.NOT_FOUND, message: 'x' }, currency_code: 'USD' };\n";
+    expect(await lintAt('rest-adapter/src/code-check.ts', named)).toBe(0);
   }, 60_000);
 });

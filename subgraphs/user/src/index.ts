@@ -1,13 +1,11 @@
+import { ErrorCode } from '../../../platform/contracts/errors.js';
 import { backgroundAuditTrail } from '../../../platform/messaging/audit.js';
 import { ConfigError } from '../../../platform/runtime/config.js';
 import type { HttpService } from '../../../platform/http/server.js';
-import { BodyTooLargeError, readBody, sendJson } from '../../../platform/http/server.js';
-import { localPost } from '../../../platform/graphql/apollo-http.js';
-import { HTTP_TRANSPORT } from '../../../platform/http/transport.js';
+import type { JsonRoute } from '../../../platform/http/json-route.js';
 import { createNotifier } from '../../../platform/messaging/notify.js';
 import { PRINCIPAL_HEADER, verifyPrincipal } from '../../../platform/security/signed-headers.js';
 import { SESSION_RESOLVE_PATH } from '../../../platform/contracts/principal.js';
-import { serveInSpan } from '../../../platform/telemetry/tracing.js';
 import { startSubgraph, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
 import { announceThrough, Sessions } from './auth/sessions.js';
 import { createUserContext, type UserServices } from './context.js';
@@ -56,25 +54,31 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
     backgroundAuditTrail(db, logger, { kind: 'service', service: 'gateway' }),
     announceThrough(db),
   );
-  /** The session route, over HTTP or in this process: the gateway's signed principal and `{token, header}` in, `{principal, dtsExpiry}` out (`{principal: null}` for no live session). */
   const fromGateway = (caller: string | string[] | undefined) => {
     const principal = verifyPrincipal(typeof caller === 'string' ? caller : undefined, config.internalSecret);
     return principal?.kind === 'service' && principal.service === 'gateway';
   };
-  const NOT_GATEWAY = { status: 401, body: { error: { code: 'UNAUTHENTICATED', message: 'Only the gateway may resolve sessions.' } } };
-  const resolveSession = async (caller: string | string[] | undefined, body: unknown): Promise<{ status: number; body: unknown }> => {
-    if (!fromGateway(caller)) return NOT_GATEWAY;
-    const { token, header } = (typeof body === 'object' && body !== null ? body : {}) as { token?: unknown; header?: unknown };
-    if (typeof token !== 'string' || token === '' || (header !== 'token' && header !== 'x-svc-token')) {
-      return {
-        status: 400,
-        body: { error: { code: 'BAD_REQUEST', message: 'Expected {"token": string, "header": "token" | "x-svc-token"}.' } },
-      };
-    }
-    // A token too long to be one this service issued (43 characters) is unknown.
-    if (token.length > MAX_RESOLVE_BODY) return { status: 200, body: { principal: null } };
-    const resolved = await sessions.resolve(token, header);
-    return { status: 200, body: resolved ?? { principal: null } };
+  /** The session route: the gateway's signed principal and `{token, header}` in, `{principal, dtsExpiry}` out (`{principal: null}` for no live session). */
+  const sessionRoute: JsonRoute = {
+    path: SESSION_RESOLVE_PATH,
+    maxBodyBytes: MAX_RESOLVE_BODY,
+    // A token too long to be one this service issued (43 characters) is unknown, not a failure of the store.
+    tooLarge: { status: 200, body: { principal: null } },
+    admit: (headers) =>
+      fromGateway(headers[PRINCIPAL_HEADER])
+        ? null
+        : { status: 401, body: { error: { code: ErrorCode.UNAUTHENTICATED, message: 'Only the gateway may resolve sessions.' } } },
+    answer: async (body) => {
+      const { token, header } = (typeof body === 'object' && body !== null ? body : {}) as { token?: unknown; header?: unknown };
+      if (typeof token !== 'string' || token === '' || (header !== 'token' && header !== 'x-svc-token')) {
+        return {
+          status: 400,
+          body: { error: { code: ErrorCode.BAD_REQUEST, message: 'Expected {"token": string, "header": "token" | "x-svc-token"}.' } },
+        };
+      }
+      const resolved = await sessions.resolve(token, header);
+      return { status: 200, body: resolved ?? { principal: null } };
+    },
   };
   const service = await startSubgraph({
     ...options,
@@ -82,63 +86,11 @@ export async function start(options: SubgraphStartOptions & { geocoder?: Geocode
     resolvers,
     listCaps: USER_LIST_CAPS,
     createContext: (base) => createUserContext(base, services),
-    extraRoutes: async (req, res, scope) => {
-      if (req.method !== 'POST' || req.url !== SESSION_RESOLVE_PATH) return false;
-      scope.route = SESSION_RESOLVE_PATH;
-      if (!fromGateway(req.headers[PRINCIPAL_HEADER])) {
-        sendJson(res, NOT_GATEWAY.status, NOT_GATEWAY.body);
-        return true;
-      }
-      let text: string;
-      try {
-        text = await readBody(req, MAX_RESOLVE_BODY);
-      } catch (error) {
-        // A token too long to be one this service issued (43 characters) is unknown, not a failure of the store.
-        if (error instanceof BodyTooLargeError) {
-          sendJson(res, 200, { principal: null });
-          return true;
-        }
-        throw error;
-      }
-      let body: unknown = null;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        // Answered as a body without a token.
-      }
-      const answer = await resolveSession(req.headers[PRINCIPAL_HEADER], body);
-      sendJson(res, answer.status, answer.body);
-      return true;
-    },
+    routes: [sessionRoute],
   });
-  // A gateway beside it in this process may resolve sessions through the transport.
-  const withdraw = (options.transport ?? HTTP_TRANSPORT).serve(
-    `${service.url}${SESSION_RESOLVE_PATH}`,
-    localPost((source, body, requestId) =>
-      serveInSpan(
-        `POST ${SESSION_RESOLVE_PATH}`,
-        source.headers,
-        { 'http.route': SESSION_RESOLVE_PATH, 'service.name': 'user-subgraph', 'request.id': requestId },
-        async (span) => {
-          try {
-            const answer = await resolveSession(source.headers[PRINCIPAL_HEADER], body);
-            return { status: answer.status, headers: { 'content-type': 'application/json' }, text: JSON.stringify(answer.body) };
-          } finally {
-            span.end();
-          }
-        },
-      ),
-    ),
-  );
   if (config.geocoderPreload && services.geocoder instanceof OfflineGeocoder) {
     const geocoder = services.geocoder;
     setImmediate(() => void geocoder.warmUp());
   }
-  return {
-    ...service,
-    close: async () => {
-      withdraw();
-      await service.close();
-    },
-  };
+  return service;
 }

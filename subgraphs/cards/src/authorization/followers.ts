@@ -1,3 +1,4 @@
+import { ErrorCode } from '../../../../platform/contracts/errors.js';
 import { GraphQLError } from 'graphql';
 import type { Db } from 'mongodb';
 import type { GraphClient } from '../../../../platform/contracts/graph.js';
@@ -54,7 +55,7 @@ export function decisionFollowers(bus: EventBus, graph: GraphClient, db: Db, del
     },
     // Parked only for what payments refuses in the message itself; a gateway or payments that does
     // not know the mutation yet (a rolling upgrade) is away, and the batch waits for it.
-    refuses: (error) => error instanceof GraphQLError && error.extensions.code === 'VALIDATION_FAILED',
+    refuses: (error) => error instanceof GraphQLError && error.extensions.code === ErrorCode.VALIDATION_FAILED,
   };
 }
 

@@ -9,6 +9,9 @@ import { checkPage, readPage } from '../../../../platform/graphql/paging.js';
 import { addDays, isIsoDate } from '../../../../platform/contracts/dates.js';
 import { type AchDayDocument, returnRateCollections, type ReturnRatesReport } from './datasource.js';
 
+/** Reports per bulk write: the embedded FerretDB stalls on one update command carrying many updates. */
+const REPORTS_PER_WRITE = 50;
+
 type Category = 'unAuthorized' | 'admin' | 'total' | 'nsf';
 const CATEGORY_CODES: Record<Exclude<Category, 'total'>, readonly string[]> = {
   unAuthorized: UNAUTHORIZED_RETURN_CODES,
@@ -254,9 +257,8 @@ export class ReturnRates {
     const operations: AnyBulkWriteOperation<ReturnRatesReport>[] = changed.map(({ dtsCreatedAt: _created, ...report }) => ({
       updateOne: { filter: { _id: report._id }, update: { $set: report } },
     }));
-    // FerretDB 1.24 stalls on one update command of a hundred updates (measured); batches of 50 go through.
-    for (let i = 0; i < operations.length; i += 50)
-      await this.collections.reports.bulkWrite(operations.slice(i, i + 50), { ordered: false });
+    for (let i = 0; i < operations.length; i += REPORTS_PER_WRITE)
+      await this.collections.reports.bulkWrite(operations.slice(i, i + REPORTS_PER_WRITE), { ordered: false });
     this.logger.info('ach return rates computed', { svcAggregatorId, from, to, inserted: fresh.length, updated: changed.length });
     return reports.length;
   }

@@ -775,9 +775,9 @@ export interface OfflineGeocoderOptions {
 
 /**
  * Geocodes from packaged data, without a network. The indexes are built synchronously on the first
- * call (or by {@link OfflineGeocoder.warmUp}, at a service's start), which takes 1 to 2 seconds and
- * leaves some 50 MB of heap; they are shared by all instances. Each call after that is a few dozen
- * map lookups (tens of microseconds). Results are deterministic.
+ * call (or by {@link OfflineGeocoder.warmUp}, at a service's start), which takes a while and a
+ * share of the heap (docs/performance.md); they are shared by all instances. Each call after that
+ * is a few map lookups. Results are deterministic.
  *
  * A state or country named alone ("Germany") is no city, and gives no candidates; nor does a UK
  * postcode alone, which no packaged data locates.
