@@ -39,11 +39,10 @@ export interface EventPayloads {
     responseCode: string;
     decidedBy: string;
     transactionId: string | null;
-    /** On an approved message that moves money: what payments records (missing on events stored before). */ transaction?: CardTransactionPayload | null;
-    /** On an approved reversal of an authorization: the hold payments releases. */ releasesHold?: {
-      SvcAccountId: string;
-      holdId: string;
-    } | null;
+    /** On an approved message that moves money: what payments records. */
+    transaction: CardTransactionPayload | null;
+    /** On an approved reversal of an authorization: the hold payments releases. */
+    releasesHold: { SvcAccountId: string; holdId: string } | null;
   };
   'payment_link.status': { svcTransactionId: string; svcMerchantId: string; status: string; previousStatus: string | null };
   'ach.debit': { svcTransactionId: string; entryDate: string; /** Decimal text, USD. */ amount: string };
@@ -71,8 +70,8 @@ export interface CardTransactionPayload {
   currency: string;
   narrative: string | null;
   reference: string | null;
-  /** The hold the message placed while decided (payments releases it once posted); missing on messages stored before holds. */
-  holdId?: string | null;
+  /** The hold the message placed while decided (payments releases it once posted), or null. */
+  holdId: string | null;
 }
 
 /** What compliance counts of an `ach.debit` or `ach.return` event: a debit entered, or a debit returned with a code. */

@@ -56,8 +56,10 @@ const decided = (messageId: string, withTransaction: boolean): OutboxEvent => ({
           currency: 'USD',
           narrative: null,
           reference: null,
+          holdId: null,
         }
       : null,
+    releasesHold: null,
   },
 });
 

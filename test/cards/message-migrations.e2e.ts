@@ -5,7 +5,7 @@ import { CARDS_MIGRATIONS } from '../../subgraphs/cards/src/migrations.js';
 import { createCardMessageIndexes } from '../../subgraphs/cards/src/authorization/datasource.js';
 
 describe('migrations of stored card messages', () => {
-  it('gives every message a holdId, drops reversedBy, and binds a purchase whose reversal was never stored to itself', async () => {
+  it('gives every message and the transaction of its event a holdId, every event its transaction and release, drops reversedBy, and binds a purchase whose reversal was never stored to itself', async () => {
     const mongo = await connectMongo(inject('mongodbUri'), `migrate_shape_${process.pid}_`);
     const db = mongo.db('cards');
     try {
@@ -38,6 +38,15 @@ describe('migrations of stored card messages', () => {
           reversedBy: 'r1',
           bindingKey: 'p1',
           reverses: null,
+          // An event stored before events carried their transaction.
+          payload: {
+            messageId: 'p1',
+            messageType: '0200',
+            SvcCardId: 'c3',
+            responseCode: '00',
+            decidedBy: 'card',
+            transactionId: 'txn_p1',
+          },
         },
         {
           _id: 'r1' as never,
@@ -60,6 +69,25 @@ describe('migrations of stored card messages', () => {
           reversedBy: 'r9',
           bindingKey: 'p2',
           reverses: null,
+          // An event stored before holds: its transaction names none, and it carries no release.
+          payload: {
+            messageId: 'p2',
+            messageType: '0200',
+            SvcCardId: 'c3',
+            responseCode: '00',
+            decidedBy: 'card',
+            transactionId: 'txn_p2',
+            transaction: {
+              SvcAccountId: 'acc3',
+              SvcUserId: 'u3',
+              SvcCardId: 'c3',
+              direction: 'debit',
+              amount: '7.00',
+              currency: 'USD',
+              narrative: null,
+              reference: null,
+            },
+          },
         },
         {
           _id: 'a1' as never,
@@ -80,6 +108,21 @@ describe('migrations of stored card messages', () => {
       expect(stored.get('p2')).toMatchObject({ holdId: null, bindingKey: 'reverses:p2', reverses: null, transactionId: 'txn_p2' });
       expect(stored.get('a1')).toMatchObject({ holdId: 'h1', bindingKey: 'a1' });
       expect([...stored.values()].filter((doc) => 'reversedBy' in doc)).toEqual([]);
+      // Every event names its transaction and its release, null where there is none, and a transaction its hold.
+      expect(stored.get('p1')?.payload).toEqual({
+        messageId: 'p1',
+        messageType: '0200',
+        SvcCardId: 'c3',
+        responseCode: '00',
+        decidedBy: 'card',
+        transactionId: 'txn_p1',
+        transaction: null,
+        releasesHold: null,
+      });
+      expect(stored.get('p2')?.payload).toMatchObject({
+        transaction: { SvcAccountId: 'acc3', amount: '7.00', holdId: null },
+        releasesHold: null,
+      });
       // The binding index builds on the converted log and holds: no reversal can be stored as crediting p1 or p2 again.
       await createCardMessageIndexes(db);
       await expect(db.collection('cardMessages').insertOne({ _id: 'r2' as never, bindingKey: 'reverses:p1' })).rejects.toMatchObject({

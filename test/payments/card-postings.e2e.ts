@@ -21,8 +21,9 @@ const CARDS_KEY = 'cards-key-for-the-card-postings-tests-0123456789';
 const PROCESSOR_KEY = 'card-processor-key-for-the-card-postings-tests-01';
 
 /** What the card authorization's forwarder sends: the event's transaction with its messageId. */
-type CardTransactionInput = Omit<CardTransactionPayload, 'narrative' | 'reference'> & {
+type CardTransactionInput = Omit<CardTransactionPayload, 'narrative' | 'reference' | 'holdId'> & {
   messageId: string;
+  holdId?: string | null;
   narrative?: string;
   reference?: string;
 };

@@ -69,7 +69,8 @@ const SHAPE_ID = 'cards-messages-in-one-shape';
 
 /**
  * Every stored message takes the shape the engine writes: a message that placed no hold names
- * none (`holdId` null), and a purchase's reversal is known by its binding alone (`reversedBy`
+ * none (`holdId` null, in the message and in its event's transaction), an event that carries no
+ * transaction or release says so (null), and a purchase's reversal is known by its binding alone (`reversedBy`
  * goes). A purchase whose `reversedBy` names a reversal never stored (a claim dropped as pending)
  * takes the binding itself, so that no later reversal is stored as crediting it again.
  */
@@ -85,6 +86,19 @@ const MESSAGES_IN_ONE_SHAPE: Migration = {
       if (!('holdId' in doc)) changes.holdId = null;
       if ('reversedBy' in doc) changes.reversedBy = undefined;
       if (typeof doc.reversedBy === 'string' && !bound.has(doc._id)) changes.bindingKey = `reverses:${doc._id}`;
+      const payload = doc.payload;
+      if (typeof payload === 'object' && payload !== null) {
+        const event = payload as Record<string, unknown>;
+        const transaction =
+          typeof event.transaction === 'object' && event.transaction !== null ? (event.transaction as Record<string, unknown>) : null;
+        if (!('transaction' in event) || !('releasesHold' in event) || (transaction && !('holdId' in transaction))) {
+          changes.payload = {
+            ...event,
+            transaction: transaction ? { ...transaction, holdId: transaction.holdId ?? null } : null,
+            releasesHold: event.releasesHold ?? null,
+          };
+        }
+      }
       return Object.keys(changes).length > 0 ? changes : null;
     });
   },
