@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createAuthenticator } from '../gateway/src/authenticate.js';
 import { SUBGRAPH_NAMES, type Config } from '../platform/runtime/config.js';
+import { configFor } from '../platform/runtime/config-slices.js';
 import { DEMO } from '../platform/domain/demo.js';
 import { minor } from '../platform/money/money.js';
 import { createLogger } from '../platform/runtime/logger.js';
@@ -430,8 +431,12 @@ if (tier === 'stack') {
   const bus = createEventBus(own.redisUrl, logger, own.dbPrefix);
   // The adapter beside the gateway in this process calls it as IN_PROCESS_CALLS says (the tiers set `adapter`).
   const transports = transportsOf(own.inProcessCalls);
-  const gateway = await startGateway({ config: own, logger, bus, transport: transports.gateway });
-  const rest = await startRestAdapter({ config: { ...own, gatewayUrl: `${gateway.url}/graphql` }, logger, transport: transports.adapter });
+  const gateway = await startGateway({ config: configFor('gateway', own), logger, bus, transport: transports.gateway });
+  const rest = await startRestAdapter({
+    config: configFor('rest-adapter', { ...own, gatewayUrl: `${gateway.url}/graphql` }),
+    logger,
+    transport: transports.adapter,
+  });
   const fetchesOf = gatewayControl(gateway);
   const control = http.createServer((req, res) => {
     if (!fetchesOf(req, res)) res.writeHead(404).end();

@@ -1,5 +1,6 @@
 // `npm run start:service -- <name>`: one service as its own process (one container each in docker compose).
 import { ConfigError, loadConfig, SUBGRAPH_NAMES, type Config } from '../platform/runtime/config.js';
+import { configFor } from '../platform/runtime/config-slices.js';
 import type { HttpService } from '../platform/http/server.js';
 import type { EventBus } from '../platform/messaging/event-bus.js';
 import type { Mongo } from '../platform/mongo/mongo.js';
@@ -21,17 +22,32 @@ async function startService(
 ): Promise<HttpService> {
   switch (name) {
     case 'gateway':
-      return (await import('../gateway/src/index.js')).start({ config, logger, bus });
+      return (await import('../gateway/src/index.js')).start({ config: configFor(name, config), logger, bus });
     case 'rest-adapter':
-      return (await import('../rest-adapter/src/index.js')).start({ config, logger });
+      return (await import('../rest-adapter/src/index.js')).start({ config: configFor(name, config), logger });
     case 'user':
-      return (await import('../subgraphs/user/src/index.js')).start({ config, logger, bus, mongo: await mongo() });
+      return (await import('../subgraphs/user/src/index.js')).start({ config: configFor(name, config), logger, bus, mongo: await mongo() });
     case 'cards':
-      return (await import('../subgraphs/cards/src/index.js')).start({ config, logger, bus, mongo: await mongo() });
+      return (await import('../subgraphs/cards/src/index.js')).start({
+        config: configFor(name, config),
+        logger,
+        bus,
+        mongo: await mongo(),
+      });
     case 'payments':
-      return (await import('../subgraphs/payments/src/index.js')).start({ config, logger, bus, mongo: await mongo() });
+      return (await import('../subgraphs/payments/src/index.js')).start({
+        config: configFor(name, config),
+        logger,
+        bus,
+        mongo: await mongo(),
+      });
     case 'compliance':
-      return (await import('../subgraphs/compliance/src/index.js')).start({ config, logger, bus, mongo: await mongo() });
+      return (await import('../subgraphs/compliance/src/index.js')).start({
+        config: configFor(name, config),
+        logger,
+        bus,
+        mongo: await mongo(),
+      });
   }
 }
 

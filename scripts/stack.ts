@@ -1,4 +1,5 @@
 import { loadConfig, type Config } from '../platform/runtime/config.js';
+import { configFor } from '../platform/runtime/config-slices.js';
 import { reservePort } from '../platform/mongo/ferretdb.js';
 import type { HttpService } from '../platform/http/server.js';
 import { createEventBus, type EventBus } from '../platform/messaging/event-bus.js';
@@ -79,13 +80,13 @@ export async function startSubgraphs(
 ): Promise<Subgraphs> {
   const started: HttpService[] = [];
   try {
-    const user = await startUser({ config, logger, mongo, bus, transport });
+    const user = await startUser({ config: configFor('user', config), logger, mongo, bus, transport });
     started.push(user);
-    const cards = await startCards({ config, logger, mongo, bus, transport });
+    const cards = await startCards({ config: configFor('cards', config), logger, mongo, bus, transport });
     started.push(cards);
-    const payments = await startPayments({ config, logger, mongo, bus, transport });
+    const payments = await startPayments({ config: configFor('payments', config), logger, mongo, bus, transport });
     started.push(payments);
-    const compliance = await startCompliance({ config, logger, mongo, bus, transport });
+    const compliance = await startCompliance({ config: configFor('compliance', config), logger, mongo, bus, transport });
     return { user, cards, payments, compliance };
   } catch (error) {
     for (const service of started.reverse()) await service.close();
@@ -142,10 +143,15 @@ export async function startStack(configured: Config, logger: Logger, mongo: Mong
     started.push(subgraphs.user, subgraphs.cards, subgraphs.payments, subgraphs.compliance);
     const subgraphUrls = subgraphUrlsOf(subgraphs);
     await reservation?.release();
-    const gateway = await startGateway({ config: { ...config, subgraphUrls }, logger, bus, transport: transports.gateway });
+    const gateway = await startGateway({
+      config: configFor('gateway', { ...config, subgraphUrls }),
+      logger,
+      bus,
+      transport: transports.gateway,
+    });
     started.push(gateway);
     const rest = await startRestAdapter({
-      config: { ...config, subgraphUrls, gatewayUrl: `${gateway.url}/graphql` },
+      config: configFor('rest-adapter', { ...config, subgraphUrls, gatewayUrl: `${gateway.url}/graphql` }),
       logger,
       transport: transports.adapter,
     });

@@ -99,7 +99,11 @@ const samePrincipal = (a: Principal, b: Principal) => JSON.stringify(a) === JSON
  * revocation or block ends that as its announcement arrives; so does any moment the bus may have
  * missed one (its continuity changes), after which every token is read again.
  */
-export function createAuthenticator(config: Config, sessionEvents?: EventBus, transport: Transport = HTTP_TRANSPORT): Authenticator {
+export function createAuthenticator(
+  config: Pick<Config, 'internalSecret' | 'jwtSecret' | 'serviceKeyHashes' | 'serviceKeyScopes' | 'sessionCacheSeconds' | 'subgraphUrls'>,
+  sessionEvents?: EventBus,
+  transport: Transport = HTTP_TRANSPORT,
+): Authenticator {
   const resolveUrl = new URL(SESSION_RESOLVE_PATH, config.subgraphUrls.user).toString();
   const unauthenticated = (message: string) => appError(ErrorCode.UNAUTHENTICATED, message, { httpStatus: 401 });
   /** Both by the hash of header and token: the reads in flight, and the sessions read before. */

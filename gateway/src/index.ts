@@ -6,7 +6,8 @@ import { newId, sha256 } from '../../platform/security/secrets.js';
 import { ErrorCode } from '../../platform/contracts/errors.js';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import { SUBGRAPH_NAMES, type Config, type SubgraphName } from '../../platform/runtime/config.js';
+import { SUBGRAPH_NAMES, type SubgraphName } from '../../platform/runtime/config.js';
+import type { ServiceConfig } from '../../platform/runtime/config-slices.js';
 import { apolloHandler, apolloLocal, localPost, type ContextBuilder, type RequestSource } from '../../platform/graphql/apollo-http.js';
 import { REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService } from '../../platform/http/server.js';
 import { HTTP_TRANSPORT, type Transport } from '../../platform/http/transport.js';
@@ -129,7 +130,9 @@ class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
  * Each subgraph's own readiness, for operators (`GET /dependencies`, on the metrics port when there
  * is one); never the gateway's. One check a second at most, shared by the callers meanwhile.
  */
-function subgraphReadinessOf(config: Config): () => Promise<Record<string, 'ready' | 'unavailable'>> {
+function subgraphReadinessOf(
+  config: Pick<ServiceConfig<'gateway'>, 'subgraphUrls'>,
+): () => Promise<Record<string, 'ready' | 'unavailable'>> {
   let last: { at: number; states: Promise<Record<string, 'ready' | 'unavailable'>> } | null = null;
   return () => {
     if (!last || performance.now() - last.at > 1000) last = { at: performance.now(), states: subgraphReadiness(config) };
@@ -137,7 +140,7 @@ function subgraphReadinessOf(config: Config): () => Promise<Record<string, 'read
   };
 }
 
-async function subgraphReadiness(config: Config): Promise<Record<string, 'ready' | 'unavailable'>> {
+async function subgraphReadiness(config: Pick<ServiceConfig<'gateway'>, 'subgraphUrls'>): Promise<Record<string, 'ready' | 'unavailable'>> {
   const states = await Promise.all(
     SUBGRAPH_NAMES.map(async (name) => {
       const ok = await fetch(new URL('/ready', config.subgraphUrls[name]), { signal: AbortSignal.timeout(2000) }).then(
@@ -170,7 +173,7 @@ export interface GatewayService extends HttpService {
  * subgraph's announcements of ended sessions.
  */
 export async function start(options: {
-  config: Config;
+  config: ServiceConfig<'gateway'>;
   logger: Logger;
   bus: EventBus;
   port?: number;

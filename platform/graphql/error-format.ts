@@ -3,7 +3,7 @@ import { ApolloServerErrorCode, unwrapResolverError } from '@apollo/server/error
 import type { GraphQLFormattedError } from 'graphql';
 import { ErrorCode } from '../contracts/errors.js';
 import { isConnectionDropped, isDatabaseUnavailable } from '../mongo/outage.js';
-import type { Config } from '../runtime/config.js';
+import type { ErrorFormatConfig } from '../runtime/config-slices.js';
 import type { Logger } from '../runtime/logger.js';
 
 /** Longest error message sent (longer ones are shortened). */
@@ -34,7 +34,7 @@ function isUnexpected(code: unknown): boolean {
  * the log with the request id. A database that cannot be reached is UNAVAILABLE (503 through the
  * REST adapter), with no driver message.
  */
-export function formatError(config: Config, logger: Logger) {
+export function formatError(config: ErrorFormatConfig, logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = unwrapResolverError(error);
     if (isDatabaseUnavailable(original)) {

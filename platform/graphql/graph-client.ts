@@ -1,4 +1,4 @@
-import type { Config } from '../runtime/config.js';
+import type { GraphClientConfig } from '../runtime/config-slices.js';
 import type { GraphClient } from '../contracts/graph.js';
 import { appError, ErrorCode } from '../contracts/errors.js';
 import { connectionPool } from '../http/client.js';
@@ -13,7 +13,7 @@ import { PRINCIPAL_HEADER, signPrincipal } from '../security/signed-headers.js';
 const graphCalls = connectionPool();
 
 /** A graph client for `service`: its calls carry a principal signed for the gateway. */
-export function createGraphClient(config: Config, service: string, transport: Transport = HTTP_TRANSPORT): GraphClient {
+export function createGraphClient(config: GraphClientConfig, service: string, transport: Transport = HTTP_TRANSPORT): GraphClient {
   return {
     async request<T>(query: string, variables: Record<string, unknown> = {}, requestId?: string): Promise<T> {
       // Keep-alive http.request: leaner than fetch on this hot path (a card message makes two calls).

@@ -4,7 +4,8 @@ import { ApolloServer, type BaseContext } from '@apollo/server';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/index.js';
 import { parse } from 'graphql';
-import { REPO_ROOT, type Config, type SubgraphName } from '../runtime/config.js';
+import { REPO_ROOT, type SubgraphName } from '../runtime/config.js';
+import type { SubgraphKitConfig } from '../runtime/config-slices.js';
 import { auditForwarder, auditTrail, type AuditTrail } from '../messaging/audit.js';
 import { createGraphClient } from './graph-client.js';
 import type { EventBus } from '../messaging/event-bus.js';
@@ -38,9 +39,9 @@ export function subgraphSdl(name: SubgraphName): string {
   return readFileSync(path.join(REPO_ROOT, 'schema', `${name}.graphql`), 'utf8');
 }
 
-/** What starting any one subgraph takes. */
-export interface SubgraphStartOptions {
-  config: Config;
+/** What starting any one subgraph takes: `C` is the subgraph's own slice of the configuration. */
+export interface SubgraphStartOptions<C extends SubgraphKitConfig = SubgraphKitConfig> {
+  config: C;
   logger: Logger;
   mongo: Mongo;
   /** Defaults to the configured port of the subgraph. */

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Config } from '../runtime/config.js';
+import type { ObservabilityConfig } from '../runtime/config-slices.js';
 import type { Logger } from '../runtime/logger.js';
 import { metricsExposition } from './metrics.js';
 
@@ -88,7 +88,7 @@ export async function startMetricsListener(port: number, host: string, logger: L
  * production; otherwise each service answers them on its own port). Called first at start-up,
  * before the services it watches.
  */
-export async function startObservability(config: Config, serviceName: string, logger: Logger): Promise<Observability> {
+export async function startObservability(config: ObservabilityConfig, serviceName: string, logger: Logger): Promise<Observability> {
   const { startTracing } = await import('./sdk.js');
   const tracing = await startTracing({ serviceName, otlpEndpoint: config.otlpEndpoint, sampleRatio: config.traceSampleRatio });
   if (config.otlpEndpoint) logger.info('exporting traces', { otlpEndpoint: config.otlpEndpoint, sampleRatio: config.traceSampleRatio });

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Config } from '../../platform/runtime/config.js';
+import type { ServiceConfig } from '../../platform/runtime/config-slices.js';
 import type { RequestScope } from '../../platform/http/server.js';
 import { buildPostmanCollection } from './contract/collection.js';
 import { buildOpenApiDocument } from './contract/openapi.js';
@@ -9,7 +9,9 @@ import { REFERENCE_PAGE_HEADERS, referencePageFile } from './contract/reference-
 export type ContractDocuments = (req: IncomingMessage, res: ServerResponse, pathname: string, scope: RequestScope) => Promise<boolean>;
 
 /** The adapter's own documents: the OpenAPI document, the reference page and the request collection. */
-export function contractDocuments(config: Config): ContractDocuments {
+export function contractDocuments(
+  config: Pick<ServiceConfig<'rest-adapter'>, 'nodeEnv' | 'restPublicUrl' | 'seedDemo'>,
+): ContractDocuments {
   // The contract is built once, from the same route table that serves the requests.
   // The demo passwords appear in the examples only where the demo data is loaded, outside production.
   const demoCredentials = config.seedDemo && config.nodeEnv !== 'production';

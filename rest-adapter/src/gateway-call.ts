@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { Config } from '../../platform/runtime/config.js';
+import type { ServiceConfig } from '../../platform/runtime/config-slices.js';
 import { ErrorCode } from '../../platform/contracts/errors.js';
 import type { Transport } from '../../platform/http/transport.js';
 import { REQUEST_ID_HEADER, type RequestScope } from '../../platform/http/server.js';
@@ -22,7 +22,7 @@ export interface GatewayAnswer {
 
 /** How the adapter reaches the gateway: the deployment's settings, the transport, and each operation's text by file name. */
 export interface GatewayLink {
-  config: Config;
+  config: ServiceConfig<'rest-adapter'>;
   transport: Transport;
   operations: ReadonlyMap<string, string>;
 }

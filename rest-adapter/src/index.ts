@@ -1,4 +1,4 @@
-import type { Config } from '../../platform/runtime/config.js';
+import type { ServiceConfig } from '../../platform/runtime/config-slices.js';
 import { HTTP_TRANSPORT, type Transport } from '../../platform/http/transport.js';
 import { startHttpService, type HttpService } from '../../platform/http/server.js';
 import type { Logger } from '../../platform/runtime/logger.js';
@@ -16,7 +16,7 @@ import { ROUTES } from './routes/index.js';
  * onto a GraphQL operation sent to the gateway, with the documented envelope and statuses.
  */
 export async function start(options: {
-  config: Config;
+  config: ServiceConfig<'rest-adapter'>;
   logger: Logger;
   port?: number;
   /** How it sends operations to the gateway; HTTP by default. */

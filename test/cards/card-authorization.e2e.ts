@@ -5,6 +5,7 @@ import type { HttpService } from '../../platform/http/server.js';
 import { Outbox } from '../../platform/messaging/outbox.js';
 import { connectMongo } from '../../platform/mongo/mongo.js';
 import { createLogger } from '../../platform/runtime/logger.js';
+import { configFor } from '../../platform/runtime/config-slices.js';
 import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
 import { CardAuthorizer } from '../../subgraphs/cards/src/authorization/card-authorizer.js';
 import { cardMessagesCollection } from '../../subgraphs/cards/src/authorization/datasource.js';
@@ -201,7 +202,7 @@ describe('card authorization on local state: the restriction read model, one wri
   it('decides once when copies reach two replicas at once, and credits an original once when two reversals race', async () => {
     // A second cards replica on the same database, called as the gateway calls it.
     const replica = await startCards({
-      config: { ...stack.config, ports: { ...stack.config.ports, cards: 0 } },
+      config: configFor('cards', { ...stack.config, ports: { ...stack.config.ports, cards: 0 } }),
       logger: createLogger('error'),
       mongo: stack.mongo,
       bus: stack.bus,
@@ -277,7 +278,7 @@ describe('card authorization on local state: the restriction read model, one wri
     ).toBe(0);
 
     const restarted = await startPayments({
-      config: { ...stack.config, ports: { ...stack.config.ports, payments: paymentsService.port } },
+      config: configFor('payments', { ...stack.config, ports: { ...stack.config.ports, payments: paymentsService.port } }),
       logger: createLogger('error'),
       mongo: stack.mongo,
       bus: stack.bus,

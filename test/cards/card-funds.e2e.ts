@@ -5,6 +5,7 @@ import type { HttpService } from '../../platform/http/server.js';
 import { Outbox } from '../../platform/messaging/outbox.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import { PRINCIPAL_HEADER, signPrincipal } from '../../platform/security/signed-headers.js';
+import { configFor } from '../../platform/runtime/config-slices.js';
 import { startWebhookReceiver } from '../../scripts/lib/webhook-receiver.js';
 import { CardAuthorizer } from '../../subgraphs/cards/src/authorization/card-authorizer.js';
 import { cardMessagesCollection } from '../../subgraphs/cards/src/authorization/datasource.js';
@@ -100,7 +101,7 @@ describe('a card spends only what its account has', () => {
       .collection('accounts')
       .updateOne({ _id: DEMO.accountId as never }, { $set: { balance: 10_000, availableBalance: 10_000 } });
     replica = await startCards({
-      config: { ...stack.config, ports: { ...stack.config.ports, cards: 0 } },
+      config: configFor('cards', { ...stack.config, ports: { ...stack.config.ports, cards: 0 } }),
       logger: createLogger('error'),
       mongo: stack.mongo,
       bus: stack.bus,

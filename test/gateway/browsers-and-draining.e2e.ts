@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import { start as startGateway } from '../../gateway/src/index.js';
 import { loadConfig } from '../../platform/runtime/config.js';
 import { createLogger } from '../../platform/runtime/logger.js';
+import { configFor } from '../../platform/runtime/config-slices.js';
 import { subgraphUrlsOf } from '../../scripts/stack.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
@@ -76,7 +77,7 @@ describe('browsers on other origins', () => {
 
   it('drains: not ready at once while it still answers, and closes graphql-ws sockets with 1012 so clients reconnect elsewhere', async () => {
     const gateway = await startGateway({
-      config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) },
+      config: configFor('gateway', { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) }),
       logger: createLogger('silent'),
       bus: stack.bus,
       port: 0,

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../../platform/domain/demo.js';
 import type { HttpService } from '../../platform/http/server.js';
 import { createLogger } from '../../platform/runtime/logger.js';
+import { configFor } from '../../platform/runtime/config-slices.js';
 import { start as startGateway } from '../../gateway/src/index.js';
 import { start as startRestAdapter } from '../../rest-adapter/src/index.js';
 import { subgraphUrlsOf } from '../../scripts/stack.js';
@@ -36,7 +37,7 @@ describe('the REST adapter beside the gateway and in a process of its own', () =
   beforeAll(async () => {
     stack = await startTestStack({ IN_PROCESS_CALLS: 'adapter' });
     overHttp = await startRestAdapter({
-      config: { ...stack.config, gatewayUrl: `${stack.gateway.url}/graphql` },
+      config: configFor('rest-adapter', { ...stack.config, gatewayUrl: `${stack.gateway.url}/graphql` }),
       logger: createLogger('silent'),
       port: 0,
     });
@@ -137,7 +138,7 @@ describe('the gateway beside its subgraphs and apart from them', () => {
   beforeAll(async () => {
     stack = await startTestStack({ IN_PROCESS_CALLS: 'all' });
     overHttp = await startGateway({
-      config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) },
+      config: configFor('gateway', { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) }),
       logger: createLogger('silent'),
       bus: stack.bus,
       port: 0,

@@ -3,6 +3,7 @@ import { start as startGateway } from '../../gateway/src/index.js';
 import type { EventBus } from '../../platform/messaging/event-bus.js';
 import type { HttpService } from '../../platform/http/server.js';
 import { createLogger } from '../../platform/runtime/logger.js';
+import { configFor } from '../../platform/runtime/config-slices.js';
 import { subgraphUrlsOf } from '../../scripts/stack.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
@@ -16,7 +17,7 @@ describe('a gateway that has not yet heard a logout announced', () => {
   beforeAll(async () => {
     stack = await startTestStack({});
     gateway = await startGateway({
-      config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) },
+      config: configFor('gateway', { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) }),
       logger: createLogger('silent'),
       bus: lateBus,
       port: 0,

@@ -11,6 +11,7 @@ import { createEventBus, InProcessBus, type EventBus } from '../../platform/mess
 import type { EventType } from '../../platform/contracts/events.js';
 import { busDispatcher, Outbox, type OutboxEvent } from '../../platform/messaging/outbox.js';
 import { createLogger } from '../../platform/runtime/logger.js';
+import { configFor } from '../../platform/runtime/config-slices.js';
 import { usersCollection } from '../../subgraphs/user/src/profile/datasource.js';
 import { accepted, openConnection } from '../support/graphql-ws.js';
 import { startTestStack, toggleCardUntil, until, type TestStack } from '../support/harness.js';
@@ -486,11 +487,11 @@ describe('subscriptions over graphql-ws', () => {
   it('reaches a subscriber on a second gateway instance through Redis', async () => {
     const bus = createEventBus('redis://127.0.0.1:6379', createLogger('silent'), stack.config.dbPrefix);
     const second = await startGateway({
-      config: {
+      config: configFor('gateway', {
         ...stack.config,
         ports: { ...stack.config.ports, gateway: 0 },
         subgraphUrls: Object.fromEntries(Object.entries(stack.subgraphs).map(([name, s]) => [name, `${s.url}/graphql`])) as never,
-      },
+      }),
       logger: createLogger('silent'),
       bus,
     });

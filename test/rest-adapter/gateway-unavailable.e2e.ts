@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { HttpService } from '../../platform/http/server.js';
 import { loadConfig } from '../../platform/runtime/config.js';
 import { createLogger } from '../../platform/runtime/logger.js';
+import { configFor } from '../../platform/runtime/config-slices.js';
 import { start as startRestAdapter } from '../../rest-adapter/src/index.js';
 
 describe('the REST adapter with no gateway behind its address', () => {
@@ -24,7 +25,7 @@ describe('the REST adapter with no gateway behind its address', () => {
     const { port } = balancer.address() as AddressInfo;
     const config = loadConfig({ NODE_ENV: 'test', GATEWAY_URL: `http://127.0.0.1:${port}/graphql`, REST_PORT: '0' });
     adapter = await startRestAdapter({
-      config,
+      config: configFor('rest-adapter', config),
       logger: createLogger('info', {}, (line) => void lines.push(JSON.parse(line) as Record<string, unknown>)),
     });
     const response = await fetch(`${adapter.url}/restrictions`, { headers: { token: 'a'.repeat(43) } });

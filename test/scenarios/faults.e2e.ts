@@ -8,6 +8,7 @@ import { DEMO } from '../../platform/domain/demo.js';
 import { freePort, startEmbeddedMongo, type EmbeddedMongo } from '../../platform/mongo/ferretdb.js';
 import type { HttpService } from '../../platform/http/server.js';
 import { createLogger } from '../../platform/runtime/logger.js';
+import { configFor } from '../../platform/runtime/config-slices.js';
 import { verifyWebhook } from '../../scripts/lib/webhook-receiver.js';
 import { start as startPayments } from '../../subgraphs/payments/src/index.js';
 import { paymentLinksCollection } from '../../subgraphs/payments/src/payment-links/datasource.js';
@@ -133,7 +134,7 @@ describe('faults: a subgraph, the database and a webhook receiver going away and
     expect(await (await fetch(`${stack.gateway.url}/dependencies`)).json()).toMatchObject({ payments: 'unavailable', user: 'ready' });
     await sleep(500);
     const restartedPayments = await startPayments({
-      config: { ...stack.config, ports: { ...stack.config.ports, payments: payments.port } },
+      config: configFor('payments', { ...stack.config, ports: { ...stack.config.ports, payments: payments.port } }),
       logger: createLogger('error'),
       mongo: stack.mongo,
       bus: stack.bus,

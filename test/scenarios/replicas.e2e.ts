@@ -16,6 +16,7 @@ import { subgraphUrlsOf } from '../../scripts/stack.js';
 import { ensureDebianPackage } from '../support/debian.js';
 import { startTestStack, until, type TestStack } from '../support/harness.js';
 import { freePort } from '../../platform/mongo/ferretdb.js';
+import { configFor } from '../../platform/runtime/config-slices.js';
 
 // Two gateways and two REST adapters behind one HAProxy (Debian's package), as a deployment runs
 // replicas behind a load balancer: each replica with its own Redis connection, as a process of
@@ -42,13 +43,17 @@ describe('replicas behind a load balancer', () => {
     restUrl = `http://127.0.0.1:${restPort}`;
     graphqlUrl = `http://127.0.0.1:${graphqlPort}/graphql`;
     const gateway = await startGateway({
-      config: { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) },
+      config: configFor('gateway', { ...stack.config, subgraphUrls: subgraphUrlsOf(stack.subgraphs) }),
       logger,
       bus: secondBus,
       port: 0,
     });
     secondGateway = gateway;
-    const adapter = await startRestAdapter({ config: { ...stack.config, gatewayUrl: graphqlUrl }, logger, port: 0 });
+    const adapter = await startRestAdapter({
+      config: configFor('rest-adapter', { ...stack.config, gatewayUrl: graphqlUrl }),
+      logger,
+      port: 0,
+    });
     secondAdapter = adapter;
     dir = await mkdtemp(path.join(tmpdir(), 'banking-graph-haproxy-'));
     const config = path.join(dir, 'haproxy.cfg');

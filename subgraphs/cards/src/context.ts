@@ -1,6 +1,6 @@
 import type DataLoader from 'dataloader';
 import type { Db } from 'mongodb';
-import type { Config } from '../../../platform/runtime/config.js';
+import type { ServiceConfig } from '../../../platform/runtime/config-slices.js';
 import type { Deliveries } from '../../../platform/messaging/deliveries.js';
 import type { GraphClient } from '../../../platform/contracts/graph.js';
 import { loaderByKey, loaderOfGroups } from '../../../platform/graphql/loaders.js';
@@ -36,7 +36,7 @@ export function createCardsContext(
   base: RequestBase,
   db: Db,
   graph: GraphClient,
-  config: Config,
+  config: ServiceConfig<'cards'>,
   deliveries: Deliveries,
   authorizer: CardAuthorizer,
 ): CardsContext {

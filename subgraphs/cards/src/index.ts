@@ -4,6 +4,7 @@ import type { HttpService } from '../../../platform/http/server.js';
 import { Deliveries } from '../../../platform/messaging/deliveries.js';
 import { Outbox } from '../../../platform/messaging/outbox.js';
 import { startSubgraph, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
+import type { ServiceConfig } from '../../../platform/runtime/config-slices.js';
 import { withRecurringTask } from '../../../platform/messaging/sweep.js';
 import { aggregatorEndpoints } from './webhooks/advice-deliveries.js';
 import { createCardsContext } from './context.js';
@@ -18,7 +19,7 @@ import { CARDS_LIST_CAPS } from './list-caps.js';
 import { CARDS_MIGRATIONS } from './migrations.js';
 
 /** Starts the cards subgraph. */
-export async function start(options: SubgraphStartOptions): Promise<HttpService> {
+export async function start(options: SubgraphStartOptions<ServiceConfig<'cards'>>): Promise<HttpService> {
   const db = options.mongo.db('cards');
   // Stored documents take the shape this code reads before anything serves them.
   await applyMigrations(db, CARDS_MIGRATIONS, (message, fields) => options.logger.info(message, fields));

@@ -2,6 +2,7 @@ import { applyMigrations } from '../../../platform/mongo/migrations.js';
 import { auditLogCollection, createAuditLogIndexes } from './audit/audit-log.js';
 import type { HttpService } from '../../../platform/http/server.js';
 import { startSubgraph, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
+import type { ServiceConfig } from '../../../platform/runtime/config-slices.js';
 import { withRecurringTask } from '../../../platform/messaging/sweep.js';
 import { createComplianceContext } from './context.js';
 import { createRestrictionIndexes } from './restrictions/datasource.js';
@@ -13,7 +14,7 @@ import { COMPLIANCE_LIST_CAPS } from './list-caps.js';
 import { COMPLIANCE_MIGRATIONS } from './migrations.js';
 
 /** Starts the compliance subgraph. */
-export async function start(options: SubgraphStartOptions): Promise<HttpService> {
+export async function start(options: SubgraphStartOptions<ServiceConfig<'compliance'>>): Promise<HttpService> {
   const db = options.mongo.db('compliance');
   // Stored documents take the shape this code reads before anything serves them.
   await applyMigrations(db, COMPLIANCE_MIGRATIONS, (message, fields) => options.logger.info(message, fields));

@@ -2,6 +2,7 @@ import { applyMigrations } from '../../../platform/mongo/migrations.js';
 import type { HttpService } from '../../../platform/http/server.js';
 import { createGraphClient } from '../../../platform/graphql/graph-client.js';
 import { startSubgraph, type SubgraphStartOptions } from '../../../platform/graphql/subgraph.js';
+import type { ServiceConfig } from '../../../platform/runtime/config-slices.js';
 import { withRecurringTask } from '../../../platform/messaging/sweep.js';
 import { createNotifier } from '../../../platform/messaging/notify.js';
 import { backgroundAuditTrail } from '../../../platform/messaging/audit.js';
@@ -23,7 +24,7 @@ import { PAYMENTS_LIST_CAPS } from './list-caps.js';
 import { PAYMENTS_MIGRATIONS } from './migrations.js';
 
 /** Starts the payments subgraph. */
-export async function start(options: SubgraphStartOptions): Promise<HttpService> {
+export async function start(options: SubgraphStartOptions<ServiceConfig<'payments'>>): Promise<HttpService> {
   const { config } = options;
   const db = options.mongo.db('payments');
   // Stored documents take the shape this code reads before anything serves them.

@@ -1,6 +1,6 @@
 import type DataLoader from 'dataloader';
 import type { Db } from 'mongodb';
-import type { Config } from '../../../platform/runtime/config.js';
+import type { ServiceConfig } from '../../../platform/runtime/config-slices.js';
 import { loaderByKey } from '../../../platform/graphql/loaders.js';
 import type { Notifier } from '../../../platform/messaging/notify.js';
 import type { RequestBase } from '../../../platform/graphql/subgraph.js';
@@ -23,14 +23,14 @@ import { Referrals } from './onboarding/referrals.js';
 /** What the user subgraph creates once at start and every request shares. */
 export interface UserServices {
   db: Db;
-  config: Config;
+  config: ServiceConfig<'user'>;
   notifier: Notifier;
   geocoder: Geocoder;
 }
 
 /** The user subgraph's per-request context. */
 export interface UserContext extends RequestBase {
-  config: Config;
+  config: ServiceConfig<'user'>;
   /** Users by SvcUserId, batched per request. */
   users: DataLoader<string, UserDocument | null>;
   authenticator: Authenticator;

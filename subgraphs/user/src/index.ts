@@ -1,6 +1,7 @@
 import { ErrorCode } from '../../../platform/contracts/errors.js';
 import { backgroundAuditTrail } from '../../../platform/messaging/audit.js';
 import { ConfigError } from '../../../platform/runtime/config.js';
+import type { ServiceConfig } from '../../../platform/runtime/config-slices.js';
 import type { HttpService } from '../../../platform/http/server.js';
 import type { JsonRoute } from '../../../platform/http/json-route.js';
 import { createNotifier } from '../../../platform/messaging/notify.js';
@@ -22,7 +23,7 @@ import { USER_LIST_CAPS } from './list-caps.js';
 const MAX_RESOLVE_BODY = 4096;
 
 /** Starts the user subgraph: identity, profile, onboarding and sessions. */
-export async function start(options: SubgraphStartOptions & { geocoder?: Geocoder }): Promise<HttpService> {
+export async function start(options: SubgraphStartOptions<ServiceConfig<'user'>> & { geocoder?: Geocoder }): Promise<HttpService> {
   const { config, mongo } = options;
   const db = mongo.db('user');
   await createAuthIndexes(db);

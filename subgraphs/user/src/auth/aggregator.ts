@@ -1,5 +1,5 @@
 import type { AuditTrail } from '../../../../platform/messaging/audit.js';
-import type { Config } from '../../../../platform/runtime/config.js';
+import type { ServiceConfig } from '../../../../platform/runtime/config-slices.js';
 import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../../../../platform/security/secrets.js';
@@ -30,7 +30,7 @@ export class AggregatorAuth {
     private readonly auth: AuthCollections,
     private readonly sessions: Sessions,
     private readonly lockouts: Lockouts,
-    private readonly config: Config,
+    private readonly config: ServiceConfig<'user'>,
     private readonly logger: Logger,
     private readonly audit: AuditTrail,
   ) {}

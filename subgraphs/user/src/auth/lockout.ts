@@ -1,6 +1,6 @@
 import type { Collection } from 'mongodb';
 import type { AuditTrail } from '../../../../platform/messaging/audit.js';
-import type { Config } from '../../../../platform/runtime/config.js';
+import type { ServiceConfig } from '../../../../platform/runtime/config-slices.js';
 import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { addressGroup } from '../../../../platform/http/address-group.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
@@ -74,7 +74,7 @@ export class Lockouts {
   constructor(
     private readonly lockouts: Collection<LockoutDocument>,
     private readonly knownSources: Collection<KnownSourceDocument>,
-    private readonly config: Config,
+    private readonly config: ServiceConfig<'user'>,
     private readonly logger: Logger,
     private readonly audit: AuditTrail,
     clientIp: string | null,

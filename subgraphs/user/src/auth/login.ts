@@ -1,6 +1,6 @@
 import type { Collection } from 'mongodb';
 import type { AuditTrail } from '../../../../platform/messaging/audit.js';
-import type { Config } from '../../../../platform/runtime/config.js';
+import type { ServiceConfig } from '../../../../platform/runtime/config-slices.js';
 import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
 import { SERVICE_CHANNELS, type Principal } from '../../../../platform/contracts/principal.js';
@@ -101,7 +101,7 @@ export class Authenticator {
     private readonly users: Collection<UserDocument>,
     private readonly sessions: Sessions,
     private readonly lockouts: Lockouts,
-    private readonly config: Config,
+    private readonly config: ServiceConfig<'user'>,
     private readonly logger: Logger,
     private readonly audit: AuditTrail,
   ) {}

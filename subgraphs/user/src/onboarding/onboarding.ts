@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { GridFSBucket, MongoServerError, type Collection, type Db } from 'mongodb';
-import type { Config } from '../../../../platform/runtime/config.js';
+import type { ServiceConfig } from '../../../../platform/runtime/config-slices.js';
 import { appError, ErrorCode } from '../../../../platform/contracts/errors.js';
 import { detectFileType, storeFile, type FileType } from '../../../../platform/mongo/files.js';
 import type { Logger } from '../../../../platform/runtime/logger.js';
@@ -54,7 +54,7 @@ export class Onboarding {
     private readonly lockouts: Lockouts,
     private readonly referrals: Referrals,
     private readonly notifier: Notifier,
-    private readonly config: Config,
+    private readonly config: ServiceConfig<'user'>,
     private readonly logger: Logger,
   ) {
     this.auth = authCollections(db);
