@@ -37,13 +37,11 @@ export function applyCors(policy: CorsPolicy, req: IncomingMessage, res: ServerR
   }
   if (req.method !== 'OPTIONS' || req.headers['access-control-request-method'] === undefined) return false;
   if (!allowed) {
-    res
-      .writeHead(403, { 'content-type': 'application/json' })
-      .end(
-        JSON.stringify({
-          error: { code: ErrorCode.FORBIDDEN, message: `Origin ${origin ?? '(none)'} may not call this service from a browser.` },
-        }),
-      );
+    res.writeHead(403, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        error: { code: ErrorCode.FORBIDDEN, message: `Origin ${origin ?? '(none)'} may not call this service from a browser.` },
+      }),
+    );
     return true;
   }
   const requested = req.headers['access-control-request-headers'];

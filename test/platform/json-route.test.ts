@@ -46,7 +46,7 @@ describe('a JSON route, over HTTP and in this process', () => {
       headers: { 'content-type': 'application/json', ...headers },
       body: text,
     });
-    const overHttp = { status: response.status, body: (await response.json()) as unknown };
+    const overHttp = { status: response.status, body: await response.json() };
     const answer = await local({ 'content-type': 'application/json', ...headers }, text);
     return { overHttp, here: { status: answer.status, body: JSON.parse(answer.text) as unknown } };
   };
