@@ -8,7 +8,13 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { SUBGRAPH_NAMES, type SubgraphName } from '../../platform/runtime/config.js';
 import type { ServiceConfig } from '../../platform/runtime/config-slices.js';
-import { apolloHandler, apolloLocal, localPost, type ContextBuilder, type RequestSource } from '../../platform/graphql/apollo-http.js';
+import {
+  apolloHandler,
+  apolloLocal,
+  type ContextBuilder,
+  type GraphQLEndpointOptions,
+  type RequestSource,
+} from '../../platform/graphql/apollo-http.js';
 import { REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService } from '../../platform/http/server.js';
 import { HTTP_TRANSPORT, type Transport } from '../../platform/http/transport.js';
 import type { Logger } from '../../platform/runtime/logger.js';
@@ -276,7 +282,7 @@ export async function start(options: {
     }
     return { principal, sessionConfirmed: confirmed, requestId: scope.requestId, clientIp };
   };
-  const handle = apolloHandler(apollo, {
+  const endpoint: GraphQLEndpointOptions<GatewayContext> = {
     // The REST adapter and the subgraphs sign their calls and may carry uploads; any other client gets the GraphQL body limit.
     bodyLimitBytes: (headers) =>
       verifyClientIp(headers[CLIENT_IP_HEADER], config.internalSecret) !== null ||
@@ -285,7 +291,8 @@ export async function start(options: {
         : config.graphqlBodyLimitBytes,
     onBodyTooLarge: () => bodyRefusals.inc({ service: 'gateway' }),
     context,
-  });
+  };
+  const handle = apolloHandler(apollo, endpoint);
   const dependencies = subgraphReadinessOf(config);
   const service = await startHttpService({
     name: 'gateway',
@@ -310,7 +317,7 @@ export async function start(options: {
     },
   });
   const withdrawDependencies = config.metricsPort === undefined ? () => {} : offerOperatorRoute('/dependencies', dependencies);
-  const withdraw = transport.serve(`${service.url}/graphql`, localPost(apolloLocal(apollo, context, logger, 'gateway')));
+  const withdraw = transport.serve(`${service.url}/graphql`, apolloLocal(apollo, endpoint, logger, 'gateway'));
   const executeAs: ExecuteAs = async (document, variables, principal) => {
     const response = await apollo.executeOperation(
       { query: document, variables },

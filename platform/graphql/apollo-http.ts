@@ -1,9 +1,9 @@
 /** Apollo Server over the HTTP kit: the `/graphql` endpoint of every service, and the same endpoint answered in this process. */
-import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { HeaderMap, type ApolloServer, type BaseContext } from '@apollo/server';
 import { GraphQLError } from 'graphql';
 import { ErrorCode } from '../contracts/errors.js';
-import type { LocalPost } from '../http/transport.js';
+import { localAnswer, readLocalBody, turnOfTheLoop, type LocalPost } from '../http/transport.js';
 import type { Logger } from '../runtime/logger.js';
 import { httpRequests } from '../telemetry/metrics.js';
 import { inSpan, serveInSpan, SpanKind, SpanStatusCode } from '../telemetry/tracing.js';
@@ -67,7 +67,7 @@ async function contextLogged<TContext>(
   }
 }
 
-/** Runs one GraphQL request through Apollo, in its span: the one step the HTTP endpoint and the in-process one share after reading the body. */
+/** Runs one GraphQL request through Apollo, in its span. */
 function runOperation<TContext extends BaseContext>(
   apollo: ApolloServer<TContext>,
   context: ContextBuilder<TContext>,
@@ -83,48 +83,137 @@ function runOperation<TContext extends BaseContext>(
   );
 }
 
-/** A GraphQL POST answered: status, headers (lower-case names) and body text. */
-interface GraphQLAnswer {
-  status: number;
-  headers: Record<string, string>;
-  text: string;
+/** What serving `/graphql` takes: the body limit, the context, and what to do when a body is refused for its size. */
+export interface GraphQLEndpointOptions<TContext> {
+  /** The largest body read, or how to tell it from the request's headers (before any byte of the body is read). */
+  bodyLimitBytes: number | ((headers: IncomingHttpHeaders) => number);
+  context: ContextBuilder<TContext>;
+  /** Called when a body is refused for its size. */
+  onBodyTooLarge?: () => void;
 }
 
-/** A GraphQL POST handled by a server in this process, as if it had come over HTTP from `source`, under the caller's request id. */
-export type LocalGraphQL = (source: RequestSource, body: unknown, requestId: string) => Promise<GraphQLAnswer>;
+/** An answer of the endpoint: status, headers (lower-case names) and body, whole or in chunks. */
+interface EndpointAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string | AsyncIterable<string>;
+}
+
+const jsonAnswer = (status: number, body: unknown, headers: Record<string, string> = {}): EndpointAnswer => ({
+  status,
+  headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+  body: JSON.stringify(body),
+});
 
 /**
- * The same Apollo server answering a POST made in this process (the REST adapter beside the
- * gateway): the same context, plugins, statuses and headers as over HTTP, without the HTTP; one
- * access-log line per request, as over HTTP.
+ * The endpoint's answer to one request, however it came: the body read within its limit (`read`
+ * refuses more), parsed, its depth checked, then the operation run. The HTTP endpoint and the
+ * in-process one differ only in how they read the body and write the answer.
+ */
+async function answerRequest<TContext extends BaseContext>(
+  apollo: ApolloServer<TContext>,
+  options: GraphQLEndpointOptions<TContext>,
+  source: RequestSource,
+  scope: RequestScope,
+  request: { method: string; search: string; read: (limit: number) => Promise<string> },
+): Promise<EndpointAnswer> {
+  let body: unknown = undefined;
+  if (request.method === 'POST') {
+    const limit = typeof options.bodyLimitBytes === 'number' ? options.bodyLimitBytes : options.bodyLimitBytes(source.headers);
+    let text: string;
+    try {
+      text = await request.read(limit);
+    } catch (error) {
+      if (!(error instanceof BodyTooLargeError)) throw error;
+      options.onBodyTooLarge?.();
+      // The rest of the body is not read: the connection is closed after the answer.
+      return jsonAnswer(
+        413,
+        { errors: [{ message: error.message, extensions: { code: ErrorCode.PAYLOAD_TOO_LARGE } }] },
+        { connection: 'close' },
+      );
+    }
+    try {
+      body = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      return jsonAnswer(400, NOT_JSON);
+    }
+    if (nestsDeeperThan(body)) return jsonAnswer(400, TOO_DEEP);
+  }
+  const response = await runOperation(apollo, options.context, source, scope, { method: request.method, search: request.search, body });
+  return {
+    status: response.status ?? 200,
+    headers: Object.fromEntries(response.headers),
+    body: response.body.kind === 'complete' ? response.body.string : response.body.asyncIterator,
+  };
+}
+
+/**
+ * Serves an Apollo server on `/graphql` through Apollo's integration API (no web framework):
+ * reads the body, builds the context, and writes Apollo's response.
+ */
+export function apolloHandler<TContext extends BaseContext>(
+  apollo: ApolloServer<TContext>,
+  options: GraphQLEndpointOptions<TContext>,
+): Handler {
+  return async (req, res, scope) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== '/graphql') {
+      sendJson(res, 404, { error: { code: ErrorCode.NOT_FOUND, message: `No route for ${url.pathname}` }, requestId: scope.requestId });
+      return;
+    }
+    scope.route = '/graphql';
+    const source = { headers: req.headers, remoteAddress: req.socket.remoteAddress };
+    const answer = await answerRequest(apollo, options, source, scope, {
+      method: req.method ?? 'GET',
+      search: url.search,
+      read: (limit) => readBody(req, limit),
+    });
+    for (const [key, value] of Object.entries(answer.headers)) res.setHeader(key, value);
+    res.statusCode = answer.status;
+    if (typeof answer.body === 'string') {
+      res.end(answer.body);
+      return;
+    }
+    for await (const chunk of answer.body) res.write(chunk);
+    res.end();
+  };
+}
+
+/**
+ * The same endpoint answering a POST made in this process (the REST adapter beside the gateway),
+ * for a transport to offer (`Transport.serve`): the same limits, context, plugins, statuses and
+ * headers as over HTTP, without the socket; one access-log line per request, as over HTTP.
  */
 export function apolloLocal<TContext extends BaseContext>(
   apollo: ApolloServer<TContext>,
-  context: ContextBuilder<TContext>,
+  options: GraphQLEndpointOptions<TContext>,
   logger: Logger,
   service: string,
-): LocalGraphQL {
-  return (source, body, requestId) =>
-    serveInSpan(
+): LocalPost {
+  return async (headers, text) => {
+    await turnOfTheLoop();
+    const requestId = requestIdOf({ headers });
+    return serveInSpan(
       'POST /graphql',
-      source.headers,
+      headers,
       { 'http.request.method': 'POST', 'http.route': '/graphql', 'service.name': service, 'request.id': requestId },
       async (span) => {
         const started = process.hrtime.bigint();
         const scope: RequestScope = { requestId, logger: logger.child({ requestId }) };
         let status = 500;
         try {
-          // The HTTP endpoint's own refusal of a body nested too deep, for the same answer either way.
-          if (nestsDeeperThan(body)) {
-            status = 400;
-            return { status, headers: { 'content-type': 'application/json' }, text: JSON.stringify(TOO_DEEP) };
-          }
-          const response = await runOperation(apollo, context, source, scope, { method: 'POST', search: '', body });
-          let text = '';
-          if (response.body.kind === 'complete') text = response.body.string;
-          else for await (const chunk of response.body.asyncIterator) text += chunk;
-          status = response.status ?? 200;
-          return { status, headers: Object.fromEntries(response.headers), text };
+          const source = { headers, remoteAddress: undefined };
+          const answer = await answerRequest(apollo, options, source, scope, {
+            method: 'POST',
+            search: '',
+            read: (limit) => readLocalBody(text, limit),
+          });
+          let body = '';
+          if (typeof answer.body === 'string') body = answer.body;
+          else for await (const chunk of answer.body) body += chunk;
+          status = answer.status;
+          return localAnswer(status, answer.headers, body);
         } finally {
           span.setAttribute('http.response.status_code', status);
           if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
@@ -135,96 +224,5 @@ export function apolloLocal<TContext extends BaseContext>(
         }
       },
     );
-}
-
-/**
- * A JSON POST handled by `handle` in this process, for a transport to offer (`Transport.serve`).
- * A body that is not JSON is 400, as over HTTP.
- */
-export function localPost(handle: LocalGraphQL): LocalPost {
-  return async (headers, text) => {
-    // A turn of the event loop first, as a socket would take: a chain of calls in this process
-    // must not run as one long stretch of microtasks while connections wait to be accepted and read.
-    await new Promise((resolve) => setImmediate(resolve));
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      return {
-        status: 400,
-        statusText: 'Bad Request',
-        headers: { 'content-type': 'application/json' },
-        text: JSON.stringify(NOT_JSON),
-      };
-    }
-    const answer = await handle({ headers, remoteAddress: undefined }, body, requestIdOf({ headers }));
-    return { status: answer.status, statusText: STATUS_CODES[answer.status] ?? '', headers: answer.headers, text: answer.text };
-  };
-}
-
-/**
- * Serves an Apollo server on `/graphql` through Apollo's integration API (no web framework):
- * reads the body, builds the context, and writes Apollo's response.
- */
-export function apolloHandler<TContext extends BaseContext>(
-  apollo: ApolloServer<TContext>,
-  options: {
-    /** The largest body read, or how to tell it from the request's headers (before any byte of the body is read). */
-    bodyLimitBytes: number | ((headers: IncomingHttpHeaders) => number);
-    context: ContextBuilder<TContext>;
-    /** Called when a body is refused for its size. */
-    onBodyTooLarge?: () => void;
-  },
-): Handler {
-  return async (req, res, scope) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname === '/graphql') scope.route = '/graphql';
-    if (url.pathname !== '/graphql') {
-      sendJson(res, 404, { error: { code: ErrorCode.NOT_FOUND, message: `No route for ${url.pathname}` }, requestId: scope.requestId });
-      return;
-    }
-    let body: unknown = undefined;
-    if (req.method === 'POST') {
-      let text: string;
-      try {
-        text = await readBody(
-          req,
-          typeof options.bodyLimitBytes === 'number' ? options.bodyLimitBytes : options.bodyLimitBytes(req.headers),
-        );
-      } catch (error) {
-        if (error instanceof BodyTooLargeError) {
-          options.onBodyTooLarge?.();
-          // The rest of the body is not read: the connection is closed after the answer.
-          sendJson(
-            res,
-            413,
-            { errors: [{ message: error.message, extensions: { code: ErrorCode.PAYLOAD_TOO_LARGE } }] },
-            { connection: 'close' },
-          );
-          return;
-        }
-        throw error;
-      }
-      try {
-        body = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        sendJson(res, 400, NOT_JSON);
-        return;
-      }
-      if (nestsDeeperThan(body)) {
-        sendJson(res, 400, TOO_DEEP);
-        return;
-      }
-    }
-    const source = { headers: req.headers, remoteAddress: req.socket.remoteAddress };
-    const response = await runOperation(apollo, options.context, source, scope, { method: req.method ?? 'GET', search: url.search, body });
-    for (const [key, value] of response.headers) res.setHeader(key, value);
-    res.statusCode = response.status ?? 200;
-    if (response.body.kind === 'complete') {
-      res.end(response.body.string);
-      return;
-    }
-    for await (const chunk of response.body.asyncIterator) res.write(chunk);
-    res.end();
   };
 }

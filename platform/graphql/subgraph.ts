@@ -16,7 +16,7 @@ import { operationTelemetryPlugin } from './telemetry.js';
 import { enforceListCaps, type ListCaps } from './list-caps.js';
 import { HTTP_TRANSPORT, type Transport } from '../http/transport.js';
 import { httpJsonRoutes, localJsonRoute, type JsonRoute } from '../http/json-route.js';
-import { apolloHandler, apolloLocal, localPost, type ContextBuilder } from './apollo-http.js';
+import { apolloHandler, apolloLocal, type ContextBuilder } from './apollo-http.js';
 import { startHttpService, type HttpService } from '../http/server.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Mongo } from '../mongo/mongo.js';
@@ -104,7 +104,8 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
     const audit = auditTrail(db, { principal, requestId: scope.requestId, clientIp, logger: scope.logger });
     return options.createContext({ principal, requestId: scope.requestId, logger: scope.logger, clientIp, audit });
   };
-  const graphql = apolloHandler(apollo, { bodyLimitBytes: config.bodyLimitBytes, context });
+  const endpoint = { bodyLimitBytes: config.bodyLimitBytes, context };
+  const graphql = apolloHandler(apollo, endpoint);
   const routes = options.routes ?? [];
   const jsonRoutes = httpJsonRoutes(routes);
   const service = await startHttpService({
@@ -129,7 +130,7 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
   const outbox = new Outbox(db, dispatchers, logger).start();
   const transport = options.transport ?? HTTP_TRANSPORT;
   const withdrawals = [
-    transport.serve(`${service.url}/graphql`, localPost(apolloLocal(apollo, context, logger, `${name}-subgraph`))),
+    transport.serve(`${service.url}/graphql`, apolloLocal(apollo, endpoint, logger, `${name}-subgraph`)),
     ...routes.map((route) => transport.serve(`${service.url}${route.path}`, localJsonRoute(route, `${name}-subgraph`))),
   ];
   return {

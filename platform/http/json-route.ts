@@ -1,7 +1,7 @@
-import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { serveInSpan } from '../telemetry/tracing.js';
-import { BodyTooLargeError, readBody, requestIdOf, sendJson, type Handler, type RequestScope } from './server.js';
-import type { LocalPost } from './transport.js';
+import { BodyTooLargeError, readBody, requestIdOf, sendJson, type RequestScope } from './server.js';
+import { localAnswer, readLocalBody, turnOfTheLoop, type LocalPost } from './transport.js';
 
 /** A JSON answer: its status and body. */
 interface JsonAnswer {
@@ -48,8 +48,10 @@ async function answerOf(route: JsonRoute, headers: IncomingHttpHeaders, read: ()
 }
 
 /** Serves `routes` over HTTP: the handler answers a POST to one of their paths and returns true, or returns false. */
-export function httpJsonRoutes(routes: readonly JsonRoute[]): (...args: [...Parameters<Handler>]) => Promise<boolean> {
-  return async (req, res, scope: RequestScope) => {
+export function httpJsonRoutes(
+  routes: readonly JsonRoute[],
+): (req: IncomingMessage, res: ServerResponse, scope: RequestScope) => Promise<boolean> {
+  return async (req, res, scope) => {
     const route = req.method === 'POST' ? routes.find((candidate) => candidate.path === req.url) : undefined;
     if (!route) return false;
     scope.route = route.path;
@@ -61,29 +63,20 @@ export function httpJsonRoutes(routes: readonly JsonRoute[]): (...args: [...Para
 
 /** Serves `route` in this process, for a transport to offer (`Transport.serve`), in a span as over HTTP. */
 export function localJsonRoute(route: JsonRoute, service: string): LocalPost {
-  return (headers, text) =>
-    serveInSpan(
+  return async (headers, text) => {
+    await turnOfTheLoop();
+    return serveInSpan(
       `POST ${route.path}`,
       headers,
       { 'http.route': route.path, 'service.name': service, 'request.id': requestIdOf({ headers }) },
       async (span) => {
         try {
-          // A turn of the event loop first, as a socket would take (see localPost).
-          await new Promise((resolve) => setImmediate(resolve));
-          const read = () =>
-            Buffer.byteLength(text) > route.maxBodyBytes
-              ? Promise.reject(new BodyTooLargeError(route.maxBodyBytes))
-              : Promise.resolve(text);
-          const answer = await answerOf(route, headers, read);
-          return {
-            status: answer.status,
-            statusText: STATUS_CODES[answer.status] ?? '',
-            headers: { 'content-type': 'application/json' },
-            text: JSON.stringify(answer.body),
-          };
+          const answer = await answerOf(route, headers, () => readLocalBody(text, route.maxBodyBytes));
+          return localAnswer(answer.status, { 'content-type': 'application/json; charset=utf-8' }, JSON.stringify(answer.body));
         } finally {
           span.end();
         }
       },
     );
+  };
 }

@@ -1,6 +1,21 @@
+import { STATUS_CODES } from 'node:http';
 import { withinTime } from './deadline.js';
 import { postJson, type ConnectionPool, type PostAnswer } from './client.js';
 import { callInSpan } from '../telemetry/tracing.js';
+import { BodyTooLargeError } from './server.js';
+
+/** A turn of the event loop, as a socket would take: a chain of calls in this process must not run as one long stretch of microtasks while connections wait to be accepted and read. */
+export const turnOfTheLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** A body handed over in this process, refused past `limit` bytes as a socket's reader refuses it. */
+export function readLocalBody(text: string, limit: number): Promise<string> {
+  return Buffer.byteLength(text) > limit ? Promise.reject(new BodyTooLargeError(limit)) : Promise.resolve(text);
+}
+
+/** An answer given in this process, as a POST over HTTP would have received it. */
+export function localAnswer(status: number, headers: Record<string, string>, text: string): PostAnswer {
+  return { status, statusText: STATUS_CODES[status] ?? '', headers, text };
+}
 
 /** A POST answered by a service in this process: the request's headers (lower-case names) and body in, its answer out. */
 export type LocalPost = (headers: Record<string, string>, body: string) => Promise<PostAnswer>;

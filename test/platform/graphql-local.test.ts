@@ -1,6 +1,7 @@
 import { ApolloServer } from '@apollo/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apolloHandler, apolloLocal, type ContextBuilder, type LocalGraphQL } from '../../platform/graphql/apollo-http.js';
+import { apolloHandler, apolloLocal, type ContextBuilder } from '../../platform/graphql/apollo-http.js';
+import type { LocalPost } from '../../platform/http/transport.js';
 import { MAX_JSON_DEPTH, startHttpService, type HttpService } from '../../platform/http/server.js';
 import { loadConfig } from '../../platform/runtime/config.js';
 import { createLogger } from '../../platform/runtime/logger.js';
@@ -25,7 +26,8 @@ describe('a GraphQL POST made in this process', () => {
   const lines: Array<Record<string, unknown>> = [];
   const logger = createLogger('info', {}, (line) => void lines.push(JSON.parse(line) as Record<string, unknown>));
   let service: HttpService;
-  let local: LocalGraphQL;
+  let local: LocalPost;
+  const endpoint = { bodyLimitBytes: 4096, context };
 
   beforeAll(async () => {
     await apollo.start();
@@ -37,30 +39,35 @@ describe('a GraphQL POST made in this process', () => {
       ready: async () => true,
       metrics: false,
       limits: loadConfig({ NODE_ENV: 'test' }).httpLimits,
-      handle: apolloHandler(apollo, { bodyLimitBytes: 1024 * 1024, context }),
+      handle: apolloHandler(apollo, endpoint),
     });
-    local = apolloLocal(apollo, context, logger, 'local-test');
+    local = apolloLocal(apollo, endpoint, logger, 'local-test');
   });
   afterAll(async () => {
     await service.close();
     await apollo.stop();
   });
 
-  const overHttp = async (body: unknown, headers: Record<string, string>) => {
+  const overHttp = async (text: string, headers: Record<string, string>) => {
     const response = await fetch(`${service.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify(body),
+      body: text,
     });
     return { status: response.status, text: await response.text() };
   };
+  /** The same request in this process, under the request id `requestId`. */
+  const here = async (text: string, headers: Record<string, string>, requestId: string) => {
+    const answer = await local({ 'content-type': 'application/json', ...headers, 'x-request-id': requestId }, text);
+    return { status: answer.status, text: answer.text };
+  };
 
   it('answers with the same status and body as the HTTP endpoint, its context built from the given headers', async () => {
-    const body = { query: 'query ($v: String) { caller echo(value: $v) }', variables: { v: 'hi' } };
-    const headers = { 'content-type': 'application/json', 'x-caller': 'adapter' };
-    const here = await local({ headers, remoteAddress: undefined }, body, 'req-local-1');
-    expect({ status: here.status, text: here.text }).toEqual(await overHttp(body, headers));
-    expect(JSON.parse(here.text)).toEqual({ data: { caller: 'adapter', echo: 'hi' } });
+    const text = JSON.stringify({ query: 'query ($v: String) { caller echo(value: $v) }', variables: { v: 'hi' } });
+    const headers = { 'x-caller': 'adapter' };
+    const answer = await here(text, headers, 'req-local-1');
+    expect(answer).toEqual(await overHttp(text, headers));
+    expect(JSON.parse(answer.text)).toEqual({ data: { caller: 'adapter', echo: 'hi' } });
     // One access-log line, under the caller's request id.
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'request', requestId: 'req-local-1', status: 200, from: 'this process' }));
   });
@@ -68,21 +75,30 @@ describe('a GraphQL POST made in this process', () => {
   it('refuses a body nested deeper than the HTTP endpoint allows, with the same 400', async () => {
     let nested: unknown = 'deep';
     for (let i = 0; i < MAX_JSON_DEPTH + 1; i += 1) nested = { inner: nested };
-    const body = { query: '{ caller }', variables: { v: nested } };
-    const headers = { 'content-type': 'application/json' };
-    const here = await local({ headers, remoteAddress: undefined }, body, 'req-local-2');
-    expect(here.status).toBe(400);
-    expect({ status: here.status, text: here.text }).toEqual(await overHttp(body, headers));
+    const text = JSON.stringify({ query: '{ caller }', variables: { v: nested } });
+    const answer = await here(text, {}, 'req-local-2');
+    expect(answer.status).toBe(400);
+    expect(answer).toEqual(await overHttp(text, {}));
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'request', requestId: 'req-local-2', status: 400 }));
   });
 
+  it('refuses a body over the limit, one that is not JSON, and an empty one, as the HTTP endpoint does', async () => {
+    const tooLarge = JSON.stringify({ query: '{ caller }', variables: { v: 'x'.repeat(5000) } });
+    const cases: Array<[string, number]> = [
+      [tooLarge, 413],
+      ['{ not json', 400],
+      ['', 400],
+    ];
+    for (const [text, status] of cases) {
+      const answer = await here(text, {}, 'req-local-4');
+      expect(answer.status).toBe(status);
+      expect(answer).toEqual(await overHttp(text, {}));
+    }
+  });
+
   it('logs a context that fails unexpectedly with the request id, since Apollo runs no plugin for it', async () => {
-    const here = await local(
-      { headers: { 'content-type': 'application/json', 'x-caller': 'breaks' }, remoteAddress: undefined },
-      { query: '{ caller }' },
-      'req-local-3',
-    );
-    expect(here.status).toBe(500);
+    const answer = await here(JSON.stringify({ query: '{ caller }' }), { 'x-caller': 'breaks' }, 'req-local-3');
+    expect(answer.status).toBe(500);
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'unexpected error', requestId: 'req-local-3' }));
     expect(JSON.stringify(lines.filter((line) => line.requestId === 'req-local-3'))).toContain('context detail');
   });
