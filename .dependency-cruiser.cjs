@@ -3,6 +3,8 @@
  * count: a circle of types is a circle a reader has to hold in mind all the same.
  */
 const KITS = '^platform/(runtime|telemetry|http|mongo|messaging|security|money)/';
+const LAYERS = '^platform/(contracts|runtime|telemetry|http|mongo|messaging|security|money|domain|graphql)/';
+const ABOVE_PLATFORM = '^(subgraphs|gateway|rest-adapter|scripts|bench|test|web|schema)/|^codegen\\.ts$';
 const SERVICES = '^(subgraphs/[^/]+|gateway|rest-adapter)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -16,11 +18,18 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: 'platform-in-a-layer',
+      comment: 'Every module under platform/ belongs to a layer: a folder this file names (a new kit is added to KITS or LAYERS).',
+      severity: 'error',
+      from: { path: '^platform/', pathNot: LAYERS },
+      to: {},
+    },
+    {
       name: 'contracts-stand-alone',
       comment: 'platform/contracts/ (the event catalogue, the principal, error codes) imports only itself.',
       severity: 'error',
       from: { path: '^platform/contracts/' },
-      to: { path: '^(platform|subgraphs|gateway|rest-adapter|scripts|bench|test|web)/', pathNot: '^platform/contracts/' },
+      to: { path: `^platform/|${ABOVE_PLATFORM}`, pathNot: '^platform/contracts/' },
     },
     {
       name: 'kits-below-domain-and-glue',
@@ -41,7 +50,7 @@ module.exports = {
       comment: 'Nothing in platform/ imports a service, a script, a benchmark, a test or the web client.',
       severity: 'error',
       from: { path: '^platform/' },
-      to: { path: '^(subgraphs|gateway|rest-adapter|scripts|bench|test|web)/' },
+      to: { path: ABOVE_PLATFORM },
     },
     {
       name: 'services-apart',

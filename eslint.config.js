@@ -8,6 +8,20 @@ import tableLookup from './scripts/lint/table-lookup-rule.js';
 
 const SUBGRAPHS = ['user', 'cards', 'payments', 'compliance'];
 
+/** A literal that reads as one of our error codes: capitals and underscores, four or more (a currency code is three). */
+const CODE = '/^[A-Z][A-Z_]{3,}$/';
+const NAME_IT = 'Name the error code through ErrorCode (platform/contracts/errors.ts; add it there if it is new) or ApolloServerErrorCode.';
+/** Where an error code written as a literal would hide: an object's code, a comparison with a code, a switch over one. */
+const ERROR_CODE_LITERALS = [
+  `Property[key.name='code'] > Literal[value=${CODE}]`,
+  `Property[key.value='code'] > Literal[value=${CODE}]`,
+  `Property[key.name='code'] > TemplateLiteral > TemplateElement[value.raw=${CODE}]`,
+  `BinaryExpression:has(> Identifier[name='code']) > Literal[value=${CODE}]`,
+  `BinaryExpression:has(> MemberExpression[property.name='code'][object.property.name='extensions']) > Literal[value=${CODE}]`,
+  `SwitchStatement[discriminant.name='code'] > SwitchCase > Literal.test[value=${CODE}]`,
+  `SwitchStatement[discriminant.property.name='code'] > SwitchCase > Literal.test[value=${CODE}]`,
+].map((selector) => ({ selector, message: NAME_IT }));
+
 export default defineConfig(
   // The lint rule's fixture breaks the rule on purpose (test/platform/lint.test.ts lints it).
   { ignores: ['node_modules/', '**/__generated__/', '.data/', 'dist/', 'test/support/fixtures/lint/'] },
@@ -33,18 +47,7 @@ export default defineConfig(
     files: ['**/*.ts'],
     ignores: ['test/**'],
     rules: {
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: "Property[key.name='code'] > Literal[value=/^[A-Z][A-Z_]+$/]",
-          message: 'Name the error code through ErrorCode (platform/contracts/errors.ts), adding it there if it is new.',
-        },
-        {
-          selector:
-            "BinaryExpression:has(MemberExpression[property.name='code'][object.property.name='extensions']) > Literal[value=/^[A-Z][A-Z_]+$/]",
-          message: 'Compare error codes with ErrorCode (platform/contracts/errors.ts) or ApolloServerErrorCode.',
-        },
-      ],
+      'no-restricted-syntax': ['error', ...ERROR_CODE_LITERALS],
     },
   },
   // The few JavaScript files (this one, the lint rule) have no types to check.

@@ -5,7 +5,7 @@ import type { Logger } from '../../platform/runtime/logger.js';
 import { contractDocuments } from './contract-documents.js';
 import { DecimalAnswers } from './contract/decimal-answers.js';
 import { RequestValidator } from './contract/request-validation.js';
-import { supergraphSchema } from './contract/supergraph.js';
+import { apiSchema } from './contract/api-schema.js';
 import { loadOperation } from './operations.js';
 import { requestHandler } from './request-handler.js';
 import { createRouter } from './router.js';
@@ -29,7 +29,7 @@ export async function start(options: {
     transport: options.transport ?? HTTP_TRANSPORT,
     operations: new Map(ROUTES.map((route) => [route.operation, loadOperation(route.operation)])),
     validator: new RequestValidator(ROUTES),
-    decimals: new DecimalAnswers(supergraphSchema()),
+    decimals: new DecimalAnswers(apiSchema()),
   };
   const handle = requestHandler(contractDocuments(config), createRouter(ROUTES), pipeline);
 

@@ -38,12 +38,23 @@ describe('error codes through ErrorCode', () => {
   };
 
   it('refuses a code written as a string literal in service code, and lets tests pin the wire values', async () => {
-    const literal =
-      "export const answer = { error: { code: 'NOT_FOUND', message: 'x' } };\nexport const is = (e: { extensions: { code: unknown } }) => e.extensions.code === 'CONFLICT';\n";
-    expect(await lintAt('rest-adapter/src/code-check.ts', literal)).toBe(2);
+    const literal = [
+      "export const answer = { error: { code: 'NOT_FOUND', message: 'x' } };",
+      "export const quoted = { 'code': 'FORBIDDEN' };",
+      'export const templated = { code: `CONFLICT` };',
+      "export const is = (e: { extensions: { code: unknown } }) => e.extensions.code === 'CONFLICT';",
+      "export const local = (code: unknown) => code !== 'RATE_LIMITED';",
+      "export function status(code: string): number {\n  switch (code) {\n    case 'NOT_FOUND':\n      return 404;\n    default:\n      return 400;\n  }\n}",
+      '',
+    ].join('\n');
+    expect(await lintAt('rest-adapter/src/code-check.ts', literal)).toBe(6);
     expect(await lintAt('test/rest-adapter/code-check.test.ts', literal)).toBe(0);
-    const named =
-      "import { ErrorCode } from '../../platform/contracts/errors.js';\nexport const answer = { error: { code: ErrorCode.NOT_FOUND, message: 'x' }, currency_code: 'USD' };\n";
+    const named = [
+      "import { ErrorCode } from '../../platform/contracts/errors.js';",
+      "export const answer = { error: { code: ErrorCode.NOT_FOUND, message: 'x' }, currency: { code: 'USD' } };",
+      "export const dropped = (error: { code?: string }) => error.code === 'ECONNRESET';",
+      '',
+    ].join('\n');
     expect(await lintAt('rest-adapter/src/code-check.ts', named)).toBe(0);
   }, 60_000);
 });

@@ -7,7 +7,7 @@ import { aggregatorCode } from '../envelopes.js';
 import { changesState, codesOfStatus, documentedStatuses, ROUTE_GROUPS, type Route } from '../routes/index.js';
 import type { JsonSchema } from './json-schema.js';
 import { SelectionSchemas } from './selection-schema.js';
-import { supergraphSchema } from './supergraph.js';
+import { apiSchema } from './api-schema.js';
 
 const PACKAGE_VERSION = (
   JSON.parse(readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../package.json'), 'utf8')) as { version: string }
@@ -225,7 +225,7 @@ function describe(route: Route, routePath: string): string {
  */
 export function buildOpenApiDocument(options: { serverUrl?: string; demoCredentials?: boolean } = {}): OpenApiDocument {
   const demoCredentials = options.demoCredentials ?? true;
-  const selections = new SelectionSchemas(supergraphSchema());
+  const selections = new SelectionSchemas(apiSchema());
   const paths: OpenApiDocument['paths'] = {};
   const tags: Array<{ name: string; description: string }> = [];
 

@@ -1,7 +1,7 @@
 import { ErrorCode } from '../../../platform/contracts/errors.js';
 import { FIELD } from '../contract/fields.js';
 import { arrayOf, object, omittingNulls, type JsonSchema } from '../contract/json-schema.js';
-import { graphEnumValues } from '../contract/supergraph.js';
+import { graphEnumValues } from '../contract/api-schema.js';
 import { pick, rootField, withoutNulls, type Route } from './route.js';
 import { CARD, CARD_ADD_RESULT, conditionalMembers, fieldsOf, listOf, SANDBOX_RESPONSE_DATA, SANDBOX_RESULT } from './documented.js';
 

@@ -1,7 +1,7 @@
 import { ErrorCode } from '../../../platform/contracts/errors.js';
 import { FIELD, PAGING } from '../contract/fields.js';
 import { arrayOf, nullable, object, omittingNulls, withoutNullType, type JsonSchema } from '../contract/json-schema.js';
-import { graphEnumValues } from '../contract/supergraph.js';
+import { graphEnumValues } from '../contract/api-schema.js';
 import { pick, rootField, RouteInputError, withoutNulls, type Route } from './route.js';
 import {
   APPLICATION,

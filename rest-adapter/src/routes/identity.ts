@@ -3,7 +3,7 @@ import { ErrorCode } from '../../../platform/contracts/errors.js';
 import { DEVICE_TAG_RULE, NEW_PASSWORD_RULES } from '../../../platform/security/validate.js';
 import { FIELD } from '../contract/fields.js';
 import { arrayOf, nullable, object, omittingNulls, stringOf, type JsonSchema } from '../contract/json-schema.js';
-import { graphEnumValues, graphInputFieldNames } from '../contract/supergraph.js';
+import { graphEnumValues, graphInputFieldNames } from '../contract/api-schema.js';
 import { pick, rootField, RouteInputError, withoutNulls, type Route } from './route.js';
 import { ALERT, conditionalMembers, fieldsOf, LOGIN, listOf, TOKEN_RESULT, USER } from './documented.js';
 

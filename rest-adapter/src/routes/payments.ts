@@ -2,7 +2,7 @@ import { DEMO } from '../../../platform/domain/demo.js';
 import { ErrorCode } from '../../../platform/contracts/errors.js';
 import { FIELD, PAGING } from '../contract/fields.js';
 import { arrayOf, nullable, object, withoutNullType, type JsonSchema } from '../contract/json-schema.js';
-import { graphEnumValues } from '../contract/supergraph.js';
+import { graphEnumValues } from '../contract/api-schema.js';
 import { pick, rootField, RouteInputError, type Route, type RouteInput } from './route.js';
 import {
   BENEFICIARY,
