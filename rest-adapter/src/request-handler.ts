@@ -2,8 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ErrorCode } from '../../platform/contracts/errors.js';
 import { sendJson, type Handler, type RequestScope } from '../../platform/http/server.js';
 import type { ContractDocuments } from './contract-documents.js';
-import { sendError } from './replies.js';
-import { serveRoute, type RoutePipeline } from './route-pipeline.js';
+import { sendError, serveRoute, type RoutePipeline } from './route-pipeline.js';
 import type { createRouter } from './router.js';
 
 /**
