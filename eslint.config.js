@@ -83,6 +83,17 @@ export default defineConfig(
       '@graphql-eslint/relay-arguments': ['error', { includeBoth: false }],
     },
   },
+  // The gateway's own Subscription type extends the composed graph, which it does not hold: the rules that read its text alone.
+  {
+    files: ['schema/gateway-subscriptions.graphql'],
+    languageOptions: { parser: graphqlPlugin.parser },
+    plugins: { '@graphql-eslint': graphqlPlugin },
+    rules: {
+      '@graphql-eslint/require-description': ['error', { types: true, FieldDefinition: true }],
+      '@graphql-eslint/naming-convention': ['error', { types: 'PascalCase', FieldDefinition: 'camelCase' }],
+      '@graphql-eslint/no-hashtag-description': 'error',
+    },
+  },
   // The subgraph that defines PageInfo: it must be Relay's.
   { files: ['schema/payments.graphql'], rules: { '@graphql-eslint/relay-page-info': 'error' } },
   // The operations the REST adapter and the dashboard send, against the gateway's API schema.
