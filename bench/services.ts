@@ -127,7 +127,9 @@ async function startHiveGateway(config: Config, runtimeName: PeerRuntime) {
   for (const [name, port] of Object.entries(SUPERGRAPH_PORTS)) {
     supergraph = supergraph.replace(`http://127.0.0.1:${port}/graphql`, config.subgraphUrls[name as keyof typeof SUPERGRAPH_PORTS]);
   }
-  const sessionEvents = config.redisUrl ? createEventBus(config.redisUrl, createLogger(config.logLevel), config.dbPrefix) : undefined;
+  const sessionEvents = config.redisUrl
+    ? createEventBus(config.redisUrl, createLogger(config.logLevel), config.dbPrefix, config.eventRetention)
+    : undefined;
   const authenticate = createAuthenticator(config, sessionEvents);
   const secret = config.internalSecret;
   const runtime = createGatewayRuntime({
@@ -295,7 +297,7 @@ if (tier === 'stack') {
   await seedDemo(mongo);
   // With BENCH_SEPARATE_GATEWAY the gateway and adapter run in a tier of their own (at GATEWAY_URL); otherwise here, as `npm start` runs them.
   const separate = process.env.BENCH_SEPARATE_GATEWAY === '1';
-  const bus = separate ? createEventBus(config.redisUrl, logger, config.dbPrefix) : null;
+  const bus = separate ? createEventBus(config.redisUrl, logger, config.dbPrefix, config.eventRetention) : null;
   const stack = separate ? null : await startStack(config, logger, mongo);
   const subgraphs = stack?.subgraphs ?? (await startSubgraphs(config, logger, mongo, bus!));
   const subgraphUrls = subgraphUrlsOf(subgraphs);
@@ -428,7 +430,7 @@ if (tier === 'stack') {
     ports: { ...config.ports, gateway: Number(process.env.GATEWAY_PORT) },
     sessionCacheSeconds: config.redisUrl ? config.sessionCacheSeconds : 0,
   };
-  const bus = createEventBus(own.redisUrl, logger, own.dbPrefix);
+  const bus = createEventBus(own.redisUrl, logger, own.dbPrefix, own.eventRetention);
   // The adapter beside the gateway in this process calls it as IN_PROCESS_CALLS says (the tiers set `adapter`).
   const transports = transportsOf(own.inProcessCalls);
   const gateway = await startGateway({ config: configFor('gateway', own), logger, bus, transport: transports.gateway });

@@ -68,7 +68,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const observability = await startObservability(config, name, logger);
   const { createEventBus } = await import('../platform/messaging/event-bus.js');
-  const bus = createEventBus(config.redisUrl, logger, config.dbPrefix);
+  const bus = createEventBus(config.redisUrl, logger, config.dbPrefix, config.eventRetention);
   let mongo: Mongo | null = null;
   const service = await startService(name, config, logger, bus, async () => {
     const { connectMongo } = await import('../platform/mongo/mongo.js');

@@ -127,7 +127,7 @@ export function transportsOf(inProcessCalls: Config['inProcessCalls']): { adapte
  */
 export async function startStack(configured: Config, logger: Logger, mongo: Mongo): Promise<Stack> {
   const started: HttpService[] = [];
-  const bus = createEventBus(configured.redisUrl, logger, configured.dbPrefix);
+  const bus = createEventBus(configured.redisUrl, logger, configured.dbPrefix, configured.eventRetention);
   // Subgraphs call the graph through the gateway, which starts after them: fix its port first, and
   // hold it while they start (their own servers, and other processes, bind free ports meanwhile).
   const reservation = configured.ports.gateway ? null : await reservePort();

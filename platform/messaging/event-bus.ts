@@ -13,15 +13,41 @@ export interface BusEvent {
   dtsCreated: string;
 }
 
-/** Publishes events to every subscriber of every process that shares the bus. */
+/**
+ * An event as the log hands it out: with its position, which orders it within the log
+ * (`<milliseconds>-<sequence>`, as Redis Streams writes entry ids; compare with `comparePositions`).
+ */
+export interface LoggedEvent extends BusEvent {
+  position: string;
+}
+
+/** How long the log keeps events: those older than `seconds` go, and past `events` the oldest go. */
+export interface EventRetention {
+  seconds: number;
+  events: number;
+}
+
+/** What the log keeps unless configured: an hour, and at most this many events. */
+const DEFAULT_RETENTION: EventRetention = { seconds: 3600, events: 100_000 };
+
+/** Orders two positions of one log: negative, zero or positive as `a` comes before, at or after `b`. */
+export function comparePositions(a: string, b: string): number {
+  const [aMs = 0, aSeq = 0] = a.split('-').map(Number);
+  const [bMs = 0, bSeq = 0] = b.split('-').map(Number);
+  return aMs - bMs || aSeq - bSeq;
+}
+
+/** An ordered log of events that every process sharing it reads from its own position. */
 export interface EventBus {
+  /** Appends an event to the log; every subscriber of every process sharing it receives it. */
   publish(event: BusEvent): Promise<void>;
-  /** Calls `listener` with every event published from now on; returns the unsubscribe. */
-  subscribe(listener: (event: BusEvent) => void): () => void;
+  /** Calls `listener` with every event appended from now on, in the log's order; returns the unsubscribe. */
+  subscribe(listener: (event: LoggedEvent) => void): () => void;
   /**
-   * A number that stays the same for as long as this bus has delivered every event published
-   * since it was taken; null while it may be missing events (its connection is down). What is
-   * kept current by events holds only under the number it was read under.
+   * A number that stays the same for as long as this bus has delivered every event appended
+   * since it was taken; null while it may be behind (its connection is down). A reconnection
+   * that finds every event it missed still in the log keeps the number: what was kept current
+   * by events holds across it. Only events lost to the retention move it on.
    */
   continuity(): number | null;
   close(): Promise<void>;
@@ -30,13 +56,28 @@ export interface EventBus {
 /** The bus of one process: the embedded default, where every service runs in one process. */
 export class InProcessBus implements EventBus {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
+  private readonly log: LoggedEvent[] = [];
+  private lastMs = 0;
+  private sequence = 0;
   private closed = false;
 
+  constructor(private readonly retention: EventRetention = DEFAULT_RETENTION) {}
+
   async publish(event: BusEvent): Promise<void> {
-    this.emitter.emit('event', event);
+    const now = Date.now();
+    if (now > this.lastMs) {
+      this.lastMs = now;
+      this.sequence = 0;
+    } else {
+      this.sequence += 1;
+    }
+    const logged: LoggedEvent = { ...event, position: `${this.lastMs}-${this.sequence}` };
+    this.log.push(logged);
+    this.trim(now);
+    this.emitter.emit('event', logged);
   }
 
-  subscribe(listener: (event: BusEvent) => void): () => void {
+  subscribe(listener: (event: LoggedEvent) => void): () => void {
     this.emitter.on('event', listener);
     return () => this.emitter.off('event', listener);
   }
@@ -45,76 +86,114 @@ export class InProcessBus implements EventBus {
     return this.closed ? null : 0;
   }
 
+  /** The events the log still holds, oldest first. */
+  held(): readonly LoggedEvent[] {
+    this.trim(Date.now());
+    return this.log;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.emitter.removeAllListeners();
   }
+
+  private trim(now: number): void {
+    const oldest = now - this.retention.seconds * 1000;
+    let drop = Math.max(0, this.log.length - this.retention.events);
+    while (drop < this.log.length && Number(this.log[drop]!.position.split('-')[0]) < oldest) drop += 1;
+    if (drop > 0) this.log.splice(0, drop);
+  }
 }
 
-/** The Redis channel every instance publishes to and listens on. */
-const EVENTS_CHANNEL = 'banking-graph:events';
+/** The Redis stream every instance appends to and reads from. */
+const EVENTS_STREAM = 'banking-graph:events';
+
+/** Events read per call, and how long one read waits for the next. */
+const READ_BATCH = 500;
+const READ_BLOCK_MS = 2000;
 
 /**
- * Redis pub/sub, for services in several processes or on several machines: every gateway
- * instance receives every event and hands it to its own subscribers. A subscriber connection is
- * opened on the first local subscription; the publishing connection is separate (Redis requires it).
+ * Appends one event with its ordinal (one more than the last appended, kept beside the stream),
+ * then trims the stream by length and by age, in one step: a reader tells a gap from the ordinals.
+ */
+const APPEND = `
+local n = redis.call('INCR', KEYS[2])
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'n', n, 'event', ARGV[2])
+redis.call('XTRIM', KEYS[1], 'MINID', '~', ARGV[3])
+return n`;
+
+/** A field of a stream entry (`[name, value, name, value, …]`), or undefined. */
+function fieldOf(fields: readonly string[], name: string): string | undefined {
+  const at = fields.indexOf(name);
+  return at >= 0 && at % 2 === 0 ? fields[at + 1] : undefined;
+}
+
+/**
+ * Redis Streams, for services in several processes or on several machines: every event is
+ * appended to one stream with its ordinal, trimmed by length and by age, and every instance reads
+ * the stream from its own position (XREAD) and hands each event to its own subscribers. A reader
+ * that loses its connection reads on from where it was once it is back, so a reconnection loses
+ * nothing the retention still holds; an ordinal that skips says what the retention took. The
+ * reader's connection is opened on the first local subscription; appending has its own (a read
+ * blocks its connection).
  */
 export class RedisBus implements EventBus {
   private readonly publisher: Redis;
-  private subscriber: Redis | null = null;
-  private ready: Promise<unknown> | null = null;
-  private readonly local = new InProcessBus();
-  /** Counts the subscriber's disconnections; `live` while it listens on the channel. */
+  private reader: Redis | null = null;
+  private ready: Promise<void> | null = null;
+  private readonly local = new EventEmitter().setMaxListeners(0);
+  /** Counts the gaps the reader found; `live` while it is caught up and connected. */
   private epoch = 0;
   private live = false;
+  /** Set when the connection drops: the next read does not wait, and the reader is live once it has caught up. */
+  private catchingUp = false;
+  /** The ordinal of the last event read. */
+  private ordinal = 0;
+  private closed = false;
 
   constructor(
     private readonly url: string,
     private readonly logger: Logger,
-    private readonly channel = EVENTS_CHANNEL,
+    private readonly stream = EVENTS_STREAM,
+    private readonly retention: EventRetention = DEFAULT_RETENTION,
   ) {
     this.publisher = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3 });
     this.publisher.on('error', (error: Error) => logger.warn('redis publisher error', { error: error.message }));
   }
 
   async publish(event: BusEvent): Promise<void> {
-    await this.publisher.publish(this.channel, JSON.stringify(event));
+    const oldest = Date.now() - this.retention.seconds * 1000;
+    await this.publisher.eval(
+      APPEND,
+      2,
+      this.stream,
+      `${this.stream}:ordinal`,
+      String(this.retention.events),
+      JSON.stringify(event),
+      `${oldest}-0`,
+    );
   }
 
-  /** Resolves once this instance listens on the channel (events published before are not seen). */
-  listening(): Promise<unknown> {
+  /** Resolves once this instance reads the stream (events appended before are not handed out). */
+  listening(): Promise<void> {
     if (!this.ready) {
-      this.subscriber = new Redis(this.url, { lazyConnect: false, connectionName: `${this.channel}:subscriber` });
-      this.subscriber.on('error', (error: Error) => this.logger.warn('redis subscriber error', { error: error.message }));
-      // Events published while the subscriber is away are lost to it: the epoch moves on, and it is live again once subscribed anew.
-      this.subscriber.on('close', () => {
+      // A read cut by a dropped connection is sent again once it is back, from the same position.
+      const reader = new Redis(this.url, { lazyConnect: false, connectionName: `${this.stream}:reader`, maxRetriesPerRequest: null });
+      this.reader = reader;
+      reader.on('error', (error: Error) => this.logger.warn('redis reader error', { error: error.message }));
+      reader.on('close', () => {
         this.live = false;
-        this.epoch += 1;
+        this.catchingUp = true;
       });
-      this.subscriber.on('ready', () => {
-        const epoch = this.epoch;
-        this.subscriber?.subscribe(this.channel).then(
-          () => {
-            if (this.epoch === epoch) this.live = true;
-          },
-          () => {},
-        );
-      });
-      this.subscriber.on('message', (_channel: string, message: string) => {
-        try {
-          void this.local.publish(JSON.parse(message) as BusEvent);
-        } catch (error) {
-          this.logger.warn('unreadable event on the bus', { error: (error as Error).message });
-        }
-      });
-      this.ready = this.subscriber.subscribe(this.channel);
+      this.ready = this.start(reader);
     }
     return this.ready;
   }
 
-  subscribe(listener: (event: BusEvent) => void): () => void {
+  subscribe(listener: (event: LoggedEvent) => void): () => void {
     void this.listening();
-    return this.local.subscribe(listener);
+    this.local.on('event', listener);
+    return () => this.local.off('event', listener);
   }
 
   continuity(): number | null {
@@ -122,18 +201,109 @@ export class RedisBus implements EventBus {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.live = false;
     this.epoch += 1;
-    await this.local.close();
-    await Promise.allSettled([this.publisher.quit(), this.subscriber?.quit()]);
+    this.local.removeAllListeners();
+    // A read blocks its connection: the reader is dropped rather than asked to quit after it.
+    this.reader?.disconnect();
+    await this.publisher.quit().catch(() => {});
+  }
+
+  /** Takes the stream's newest event (or, in an empty stream, the last ordinal given) as the start, then reads on. */
+  private async start(reader: Redis): Promise<void> {
+    const answers = await reader.multi().get(`${this.stream}:ordinal`).xrevrange(this.stream, '+', '-', 'COUNT', 1).exec();
+    const given = answers?.[0]?.[1];
+    const [newest] = (answers?.[1]?.[1] ?? []) as Array<[string, string[]]>;
+    this.ordinal = newest ? Number(fieldOf(newest[1], 'n') ?? 0) : Number(given ?? 0);
+    this.live = true;
+    void this.readOn(reader, newest?.[0] ?? '0-0');
+  }
+
+  private async readOn(reader: Redis, from: string): Promise<void> {
+    let last = from;
+    while (this.isOpen()) {
+      try {
+        if (this.catchingUp) {
+          last = await this.catchUp(reader, last);
+          continue;
+        }
+        const answer = await reader.xread('COUNT', READ_BATCH, 'BLOCK', READ_BLOCK_MS, 'STREAMS', this.stream, last);
+        for (const [, entries] of answer ?? []) {
+          for (const [position, fields] of entries) {
+            last = position;
+            this.deliver(position, fields);
+          }
+        }
+      } catch (error) {
+        if (!this.isOpen()) return;
+        this.logger.warn('redis read failed; reading on from the last position', {
+          error: error instanceof Error ? error.message : String(error),
+        });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  }
+
+  /**
+   * After a reconnection: reads what was appended meanwhile without waiting, with the last ordinal
+   * given in the same step, until it has it all; then it is live again, under the same number
+   * unless the retention took events it had not read. Returns the position it reached.
+   */
+  private async catchUp(reader: Redis, from: string): Promise<string> {
+    let last = from;
+    const answers = await reader.multi().xread('COUNT', READ_BATCH, 'STREAMS', this.stream, last).get(`${this.stream}:ordinal`).exec();
+    const failed = answers?.find(([error]) => error !== null)?.[0];
+    if (failed) throw failed;
+    const read = (answers?.[0]?.[1] ?? null) as Array<[string, Array<[string, string[]]>]> | null;
+    let count = 0;
+    for (const [, entries] of read ?? []) {
+      for (const [position, fields] of entries) {
+        last = position;
+        count += 1;
+        this.deliver(position, fields);
+      }
+    }
+    if (count < READ_BATCH) {
+      const given = Number(answers?.[1]?.[1] ?? 0);
+      if (given > this.ordinal) {
+        this.logger.warn('events trimmed from the log before this reader read them', { after: this.ordinal, given });
+        this.epoch += 1;
+        this.ordinal = given;
+      }
+      this.catchingUp = false;
+      this.live = true;
+    }
+    return last;
+  }
+
+  /** Whether the bus is still open: read afresh, since it closes while reads are awaited. */
+  private isOpen(): boolean {
+    return !this.closed;
+  }
+
+  private deliver(position: string, fields: string[]): void {
+    const ordinal = Number(fieldOf(fields, 'n'));
+    if (ordinal !== this.ordinal + 1) {
+      // Events between the two were trimmed before this reader read them: what they kept current may be stale.
+      this.logger.warn('events trimmed from the log before this reader read them', { after: this.ordinal, next: ordinal });
+      this.epoch += 1;
+    }
+    this.ordinal = ordinal;
+    try {
+      const event = JSON.parse(fieldOf(fields, 'event') ?? '') as BusEvent;
+      this.local.emit('event', { ...event, position } satisfies LoggedEvent);
+    } catch (error) {
+      this.logger.warn('unreadable event in the log', { position, error: error instanceof Error ? error.message : String(error) });
+    }
   }
 }
 
 /**
  * The bus configuration asks for: Redis where `redisUrl` is set, otherwise in-process. The Redis
- * channel is named after the deployment's database prefix, so deployments sharing a Redis (or
+ * stream is named after the deployment's database prefix, so deployments sharing a Redis (or
  * test stacks sharing one) never see each other's events.
  */
-export function createEventBus(redisUrl: string | undefined, logger: Logger, namespace = ''): EventBus {
-  return redisUrl ? new RedisBus(redisUrl, logger, `${EVENTS_CHANNEL}:${namespace}`) : new InProcessBus();
+export function createEventBus(redisUrl: string | undefined, logger: Logger, namespace = '', retention = DEFAULT_RETENTION): EventBus {
+  return redisUrl ? new RedisBus(redisUrl, logger, `${EVENTS_STREAM}:${namespace}`, retention) : new InProcessBus(retention);
 }

@@ -40,6 +40,8 @@ export interface Config {
   graphqlIde: boolean;
   /** Redis for the event bus across processes; unset means the in-process bus (every service in one process). */
   redisUrl: string | undefined;
+  /** How long the event log keeps events, and at most how many (EVENT_RETENTION_SECONDS, EVENT_RETENTION_EVENTS). */
+  eventRetention: { seconds: number; events: number };
   /** HMAC key of merchant and customer JWTs: JWT_SECRET, or derived from INTERNAL_SECRET. */
   jwtSecret: string;
   /** Where users reach the REST adapter (the specs' `{base_url}`): the request collection's base URL. */
@@ -415,6 +417,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     internalSecret,
     internalSecretGenerated,
     redisUrl: optionalUrl('REDIS_URL'),
+    eventRetention: {
+      seconds: int('EVENT_RETENTION_SECONDS', 3600, 1, 30 * 86_400),
+      events: int('EVENT_RETENTION_EVENTS', 100_000, 100, 10_000_000),
+    },
     graphqlIde: bool('GRAPHQL_IDE', nodeEnv !== 'production'),
     exposeErrorDetails: bool('EXPOSE_ERROR_DETAILS', false),
     webhookRetryScheduleMs: durations('WEBHOOK_RETRY_SCHEDULE', '0,5s,5m,30m,2h,5h,10h,10h'),
