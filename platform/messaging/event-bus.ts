@@ -159,19 +159,14 @@ export class RedisBus implements EventBus {
   ) {
     this.publisher = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3 });
     this.publisher.on('error', (error: Error) => logger.warn('redis publisher error', { error: error.message }));
+    // Sent by its hash (EVALSHA), the script's text only when Redis does not hold it yet.
+    this.publisher.defineCommand('appendEvent', { numberOfKeys: 2, lua: APPEND });
   }
 
   async publish(event: BusEvent): Promise<void> {
     const oldest = Date.now() - this.retention.seconds * 1000;
-    await this.publisher.eval(
-      APPEND,
-      2,
-      this.stream,
-      `${this.stream}:ordinal`,
-      String(this.retention.events),
-      JSON.stringify(event),
-      `${oldest}-0`,
-    );
+    const publisher = this.publisher as Redis & { appendEvent(...args: string[]): Promise<number> };
+    await publisher.appendEvent(this.stream, `${this.stream}:ordinal`, String(this.retention.events), JSON.stringify(event), `${oldest}-0`);
   }
 
   /** Resolves once this instance reads the stream (events appended before are not handed out). */
