@@ -115,11 +115,15 @@ const READ_BLOCK_MS = 2000;
 /**
  * Appends one event with its ordinal (one more than the last appended, kept beside the stream),
  * then trims the stream by length and by age, in one step: a reader tells a gap from the ordinals.
+ * Both keys expire once the retention passes without an event, so a deployment's log that is no
+ * longer written (a stopped test stack) leaves nothing behind; ordinals that start again read as a gap.
  */
 const APPEND = `
 local n = redis.call('INCR', KEYS[2])
 redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'n', n, 'event', ARGV[2])
 redis.call('XTRIM', KEYS[1], 'MINID', '~', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return n`;
 
 /** A field of a stream entry (`[name, value, name, value, …]`), or undefined. */
@@ -166,7 +170,14 @@ export class RedisBus implements EventBus {
   async publish(event: BusEvent): Promise<void> {
     const oldest = Date.now() - this.retention.seconds * 1000;
     const publisher = this.publisher as Redis & { appendEvent(...args: string[]): Promise<number> };
-    await publisher.appendEvent(this.stream, `${this.stream}:ordinal`, String(this.retention.events), JSON.stringify(event), `${oldest}-0`);
+    await publisher.appendEvent(
+      this.stream,
+      `${this.stream}:ordinal`,
+      String(this.retention.events),
+      JSON.stringify(event),
+      `${oldest}-0`,
+      String(this.retention.seconds * 1000),
+    );
   }
 
   /** Resolves once this instance reads the stream (events appended before are not handed out). */

@@ -72,6 +72,36 @@ describe('the event log on Redis Streams', () => {
     return { stream, writer, reader, admin, seen, cutReader };
   };
 
+  it('keeps what the retention allows, by length and by age', async () => {
+    const logger = createLogger('silent');
+    const admin = new Redis(REDIS_URL);
+    open.push(admin);
+    const byLength = `test-event-log-length-${process.pid}-${Date.now()}`;
+    const short = new RedisBus(REDIS_URL, logger, byLength, { seconds: 3600, events: 100 });
+    open.push(short);
+    for (let i = 0; i < 1000; i += 1) await short.publish(event(`l${i}`));
+    // Trimmed a node of entries at a time (MAXLEN ~): never below the retention, far below what was appended.
+    const kept = await admin.xlen(byLength);
+    expect(kept).toBeGreaterThanOrEqual(100);
+    expect(kept).toBeLessThan(300);
+    const byAge = `test-event-log-age-${process.pid}-${Date.now()}`;
+    const brief = new RedisBus(REDIS_URL, logger, byAge, { seconds: 1, events: 100_000 });
+    open.push(brief);
+    for (let i = 0; i < 300; i += 1) await brief.publish(event(`a${i}`));
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    await brief.publish(event('mid'));
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    await brief.publish(event('fresh'));
+    expect(await admin.xlen(byAge)).toBeLessThan(300);
+    // A log no longer written goes once the retention passes without an event.
+    const expiresIn = await admin.pttl(byAge);
+    expect(expiresIn).toBeGreaterThan(0);
+    expect(expiresIn).toBeLessThanOrEqual(1000);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect(await admin.exists(byAge, `${byAge}:ordinal`)).toBe(0);
+    await admin.del(byLength, `${byLength}:ordinal`);
+  });
+
   it('hands every event to every reader in order, with its stream position', async () => {
     const { writer, reader, seen } = await setUp();
     for (const id of ['a', 'b', 'c']) await writer.publish(event(id));
