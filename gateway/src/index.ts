@@ -40,15 +40,10 @@ import { errorCountPlugin, operationLimitsPlugin } from './operation-limits.js';
 import { serviceScopePlugin } from './service-scope.js';
 import { servePage } from './pages.js';
 import { countAddressRequest, countCredentialRequest, createHitCounter, rateLimitsPlugin } from './rate-limits.js';
-import {
-  PREPARED_SUBSCRIPTION_TOKENS,
-  servedExecutor,
-  startSubscriptionServer,
-  subscribeMessageLimit,
-  withServedSubscriptions,
-  type ExecuteAs,
-  type SubscriptionServer,
-} from './subscriptions.js';
+import { PREPARED_SUBSCRIPTION_TOKENS, servedExecutor, withServedSubscriptions } from './subscriptions/routes.js';
+import { startSubscriptionServer, type SubscriptionServer } from './subscriptions/server.js';
+import type { ExecuteAs } from './subscriptions/engine.js';
+import { subscribeMessageLimit } from './subscriptions/graphql-ws.js';
 import {
   checkPersistedQueryHash,
   checkTrustedRequest,
@@ -206,6 +201,8 @@ export async function start(options: {
   const authenticate = createAuthenticator(config, options.bus, transport);
   /** Closes the connections of a session whose logout this gateway served; none until the subscription server starts. */
   const sessionSockets: { ended: SubscriptionServer['sessionEnded'] } = { ended: () => {} };
+  /** Serves subscriptions as HTTP streams; none until the subscription server starts. */
+  const streams: { serve: SubscriptionServer['serveStream'] } = { serve: async () => false };
   /** The composed API schema with the subscriptions the gateway serves itself (no subgraph declares them): over HTTP (validation, introspection) and graphql-ws alike. */
   const served = withServedSubscriptions(readFileSync(GATEWAY_SUBSCRIPTIONS_PATH, 'utf8'));
   const apollo = new ApolloServer<GatewayContext>({
@@ -313,6 +310,7 @@ export async function start(options: {
         return;
       }
       if (await servePage(req, res, { ide: config.graphqlIde })) return;
+      if (await streams.serve(req, res)) return;
       await handle(req, res, scope);
     },
   });
@@ -339,6 +337,7 @@ export async function start(options: {
     execute: executeAs,
     logger,
     maxPayloadBytes: subscribeMessageLimit(config.documentLimits),
+    bodyLimitBytes: config.graphqlBodyLimitBytes,
     documentLimits: config.documentLimits,
     limits: { ...config.subscriptionLimits, windowSeconds: config.rateLimits.windowSeconds },
     counter: hits,
@@ -346,6 +345,7 @@ export async function start(options: {
     isTrusted: (query) => isTrustedSubscription(trusted, config.trustedDocuments, query),
   });
   sessionSockets.ended = (headers) => subscriptions.sessionEnded(headers);
+  streams.serve = (req, res) => subscriptions.serveStream(req, res);
   const unreport = [
     reportSubscriptions('gateway', async () => subscriptions.subscribers()),
     ...SUBGRAPH_NAMES.map((name) => reportSubgraphReadiness(name, async () => ((await dependencies())[name] === 'ready' ? 1 : 0))),

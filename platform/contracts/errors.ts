@@ -47,6 +47,11 @@ export enum ErrorCode {
   /** Too many requests of a kind in a period. */
   RATE_LIMITED = 'RATE_LIMITED',
   /**
+   * A subscription resumed from a position the event log no longer holds (older than its
+   * retention): events after it may be gone, so the client reloads its state and subscribes anew.
+   */
+  EVENTS_EXPIRED = 'EVENTS_EXPIRED',
+  /**
    * Every slot for checking one actor's credential is taken by checks in flight (the lockout's
    * limit, see subgraphs/user/src/auth/lockout.ts); `extensions.retryAfter` says when to retry.
    */

@@ -30,6 +30,18 @@ export interface EventRetention {
 /** What the log keeps unless configured: an hour, and at most this many events. */
 const DEFAULT_RETENTION: EventRetention = { seconds: 3600, events: 100_000 };
 
+/**
+ * How long the log remembers an event's id, so that a second copy is not appended: outbox engines
+ * may carry one event twice (replicas sweeping side by side, a process that died before marking),
+ * and such copies follow the first within a few sweeps. Never longer than the retention.
+ */
+const DUPLICATE_WINDOW_SECONDS = 600;
+
+/** How long a log of this retention remembers ids. */
+function duplicateWindowMs(retention: EventRetention): number {
+  return Math.min(retention.seconds, DUPLICATE_WINDOW_SECONDS) * 1000;
+}
+
 /** Orders two positions of one log: negative, zero or positive as `a` comes before, at or after `b`. */
 export function comparePositions(a: string, b: string): number {
   const [aMs = 0, aSeq = 0] = a.split('-').map(Number);
@@ -50,6 +62,20 @@ export interface EventBus {
    * by events holds across it. Only events lost to the retention move it on.
    */
   continuity(): number | null;
+  /**
+   * Resolves once subscribers receive every event appended from then on; then `position()` is the
+   * position of the last event handed to them (or of the log's newest when reading began): every
+   * later one reaches them, and every earlier one is for `read`.
+   */
+  ready(): Promise<void>;
+  /** See `ready`; null when nothing was ever appended to the log. */
+  position(): string | null;
+  /**
+   * Up to `limit` events of the log after `after`, through `through`, oldest first; null when the
+   * log no longer holds the event at `after` (the retention took it, or the log never held it),
+   * so what followed it may be gone too.
+   */
+  read(after: string, through: string, limit: number): Promise<LoggedEvent[] | null>;
   close(): Promise<void>;
 }
 
@@ -57,6 +83,8 @@ export interface EventBus {
 export class InProcessBus implements EventBus {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
   private readonly log: LoggedEvent[] = [];
+  /** Ids appended within the duplicate window, with when. */
+  private readonly recentIds = new Map<string, number>();
   private lastMs = 0;
   private sequence = 0;
   private closed = false;
@@ -65,6 +93,12 @@ export class InProcessBus implements EventBus {
 
   async publish(event: BusEvent): Promise<void> {
     const now = Date.now();
+    for (const [id, at] of this.recentIds) {
+      if (at > now - duplicateWindowMs(this.retention)) break;
+      this.recentIds.delete(id);
+    }
+    if (this.recentIds.has(event.id)) return;
+    this.recentIds.set(event.id, now);
     if (now > this.lastMs) {
       this.lastMs = now;
       this.sequence = 0;
@@ -86,6 +120,22 @@ export class InProcessBus implements EventBus {
     return this.closed ? null : 0;
   }
 
+  async ready(): Promise<void> {}
+
+  position(): string | null {
+    return this.log.at(-1)?.position ?? null;
+  }
+
+  async read(after: string, through: string, limit: number): Promise<LoggedEvent[] | null> {
+    const held = this.held();
+    const at = binarySearch(held, after);
+    if (at < 0) return null;
+    const events: LoggedEvent[] = [];
+    for (let i = at + 1; i < held.length && events.length < limit && comparePositions(held[i]!.position, through) <= 0; i += 1)
+      events.push(held[i]!);
+    return events;
+  }
+
   /** The events the log still holds, oldest first. */
   held(): readonly LoggedEvent[] {
     this.trim(Date.now());
@@ -105,6 +155,20 @@ export class InProcessBus implements EventBus {
   }
 }
 
+/** The index of the event at `position` in a log ordered by position, or -1. */
+function binarySearch(log: readonly LoggedEvent[], position: string): number {
+  let low = 0;
+  let high = log.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    const order = comparePositions(log[middle]!.position, position);
+    if (order === 0) return middle;
+    if (order < 0) low = middle + 1;
+    else high = middle - 1;
+  }
+  return -1;
+}
+
 /** The Redis stream every instance appends to and reads from. */
 const EVENTS_STREAM = 'banking-graph:events';
 
@@ -117,8 +181,10 @@ const READ_BLOCK_MS = 2000;
  * then trims the stream by length and by age, in one step: a reader tells a gap from the ordinals.
  * Both keys expire once the retention passes without an event, so a deployment's log that is no
  * longer written (a stopped test stack) leaves nothing behind; ordinals that start again read as a gap.
+ * An id appended within the duplicate window (its key, KEYS[3], still there) is not appended again.
  */
 const APPEND = `
+if not redis.call('SET', KEYS[3], '1', 'NX', 'PX', ARGV[5]) then return 0 end
 local n = redis.call('INCR', KEYS[2])
 redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'n', n, 'event', ARGV[2])
 redis.call('XTRIM', KEYS[1], 'MINID', '~', ARGV[3])
@@ -144,15 +210,16 @@ function fieldOf(fields: readonly string[], name: string): string | undefined {
 export class RedisBus implements EventBus {
   private readonly publisher: Redis;
   private reader: Redis | null = null;
-  private ready: Promise<void> | null = null;
+  private reading: Promise<void> | null = null;
   private readonly local = new EventEmitter().setMaxListeners(0);
   /** Counts the gaps the reader found; `live` while it is caught up and connected. */
   private epoch = 0;
   private live = false;
   /** Set when the connection drops: the next read does not wait, and the reader is live once it has caught up. */
   private catchingUp = false;
-  /** The ordinal of the last event read. */
+  /** The ordinal and the position of the last event read. */
   private ordinal = 0;
+  private last: string | null = null;
   private closed = false;
 
   constructor(
@@ -164,7 +231,7 @@ export class RedisBus implements EventBus {
     this.publisher = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3 });
     this.publisher.on('error', (error: Error) => logger.warn('redis publisher error', { error: error.message }));
     // Sent by its hash (EVALSHA), the script's text only when Redis does not hold it yet.
-    this.publisher.defineCommand('appendEvent', { numberOfKeys: 2, lua: APPEND });
+    this.publisher.defineCommand('appendEvent', { numberOfKeys: 3, lua: APPEND });
   }
 
   async publish(event: BusEvent): Promise<void> {
@@ -173,16 +240,18 @@ export class RedisBus implements EventBus {
     await publisher.appendEvent(
       this.stream,
       `${this.stream}:ordinal`,
+      `${this.stream}:id:${event.id}`,
       String(this.retention.events),
       JSON.stringify(event),
       `${oldest}-0`,
       String(this.retention.seconds * 1000),
+      String(duplicateWindowMs(this.retention)),
     );
   }
 
   /** Resolves once this instance reads the stream (events appended before are not handed out). */
   listening(): Promise<void> {
-    if (!this.ready) {
+    if (!this.reading) {
       // A read cut by a dropped connection is sent again once it is back, from the same position.
       const reader = new Redis(this.url, { lazyConnect: false, connectionName: `${this.stream}:reader`, maxRetriesPerRequest: null });
       this.reader = reader;
@@ -191,9 +260,9 @@ export class RedisBus implements EventBus {
         this.live = false;
         this.catchingUp = true;
       });
-      this.ready = this.start(reader);
+      this.reading = this.start(reader);
     }
-    return this.ready;
+    return this.reading;
   }
 
   subscribe(listener: (event: LoggedEvent) => void): () => void {
@@ -204,6 +273,26 @@ export class RedisBus implements EventBus {
 
   continuity(): number | null {
     return this.live ? this.epoch : null;
+  }
+
+  ready(): Promise<void> {
+    return this.listening();
+  }
+
+  position(): string | null {
+    return this.last;
+  }
+
+  async read(after: string, through: string, limit: number): Promise<LoggedEvent[] | null> {
+    // From `after` itself: the entry must still be there, else what followed it may be trimmed too.
+    const entries = (await this.publisher.xrange(this.stream, after, through, 'COUNT', limit + 1)) as Array<[string, string[]]>;
+    if (entries[0]?.[0] !== after) return null;
+    const events: LoggedEvent[] = [];
+    for (const [position, fields] of entries.slice(1)) {
+      const event = this.parse(position, fields);
+      if (event) events.push(event);
+    }
+    return events;
   }
 
   async close(): Promise<void> {
@@ -222,6 +311,7 @@ export class RedisBus implements EventBus {
     const given = answers?.[0]?.[1];
     const [newest] = (answers?.[1]?.[1] ?? []) as Array<[string, string[]]>;
     this.ordinal = newest ? Number(fieldOf(newest[1], 'n') ?? 0) : Number(given ?? 0);
+    this.last = newest?.[0] ?? null;
     this.live = true;
     void this.readOn(reader, newest?.[0] ?? '0-0');
   }
@@ -296,11 +386,17 @@ export class RedisBus implements EventBus {
       this.epoch += 1;
     }
     this.ordinal = ordinal;
+    this.last = position;
+    const event = this.parse(position, fields);
+    if (event) this.local.emit('event', event);
+  }
+
+  private parse(position: string, fields: string[]): LoggedEvent | null {
     try {
-      const event = JSON.parse(fieldOf(fields, 'event') ?? '') as BusEvent;
-      this.local.emit('event', { ...event, position } satisfies LoggedEvent);
+      return { ...(JSON.parse(fieldOf(fields, 'event') ?? '') as BusEvent), position };
     } catch (error) {
       this.logger.warn('unreadable event in the log', { position, error: error instanceof Error ? error.message : String(error) });
+      return null;
     }
   }
 }

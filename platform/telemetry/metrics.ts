@@ -139,6 +139,27 @@ export const eventBusLag = new Histogram({
   registers: [registry],
 });
 
+/** Subscriptions resumed from a position of the event log, by outcome (caught_up, expired, cut: ended before it caught up). */
+export const subscriptionResumes = new Counter({
+  name: 'gateway_subscription_resumes_total',
+  help: 'Subscriptions resumed after a position of the event log, by outcome (caught_up, expired, cut).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+/** How long a resumed subscription took to receive what it missed, and how many events that was. */
+export const subscriptionCatchUp = new Histogram({
+  name: 'gateway_subscription_catch_up_seconds',
+  help: 'Time from a resumed subscription starting to its having every event it missed.',
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+  registers: [registry],
+});
+export const replayedEvents = new Counter({
+  name: 'gateway_subscription_replayed_events_total',
+  help: 'Events sent to resumed subscriptions from the event log.',
+  registers: [registry],
+});
+
 /** Webhook and email delivery attempts, by kind and outcome. */
 export const deliveryAttempts = new Counter({
   name: 'delivery_attempts_total',
@@ -207,6 +228,7 @@ export function zeroGatewayCounters(subgraphs: readonly string[]): void {
     rateLimitRefusals.inc({ limit }, 0);
   for (const limit of ['bytes', 'tokens']) for (const via of ['http', 'subscription']) documentRefusals.inc({ limit, via }, 0);
   for (const limit of SUBSCRIPTION_LIMITS) subscriptionRefusals.inc({ limit }, 0);
+  for (const outcome of ['caught_up', 'expired', 'cut']) subscriptionResumes.inc({ outcome }, 0);
 }
 
 /** Starts the delivery attempts at zero for every kind and outcome (see `zeroGatewayCounters`). */

@@ -8,7 +8,15 @@ import { subgraphUrlsOf } from '../../scripts/stack.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 
 /** A bus that is connected but whose announcements have not arrived yet: what a gateway in another process sees for a moment after a logout. */
-const lateBus: EventBus = { publish: async () => {}, subscribe: () => () => {}, continuity: () => 0, close: async () => {} };
+const lateBus: EventBus = {
+  publish: async () => {},
+  subscribe: () => () => {},
+  continuity: () => 0,
+  ready: async () => {},
+  position: () => null,
+  read: async () => null,
+  close: async () => {},
+};
 
 describe('a gateway that has not yet heard a logout announced', () => {
   let stack: TestStack;

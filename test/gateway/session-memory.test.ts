@@ -142,7 +142,15 @@ describe("the gateway's memory of live sessions", () => {
     const withoutBus = createAuthenticator(config());
     const turnedOff = createAuthenticator(config(0), new InProcessBus());
     let continuity: number | null = null;
-    const away: EventBus = { publish: async () => {}, subscribe: () => () => {}, close: async () => {}, continuity: () => continuity };
+    const away: EventBus = {
+      publish: async () => {},
+      subscribe: () => () => {},
+      close: async () => {},
+      continuity: () => continuity,
+      ready: async () => {},
+      position: () => null,
+      read: async () => null,
+    };
     const whileAway = createAuthenticator(config(), away);
     for (const authenticate of [withoutBus, turnedOff, whileAway]) {
       await authenticate({ token: 'tok-user' }, 'r');

@@ -5,7 +5,7 @@ import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createHitCounter } from '../../gateway/src/rate-limits.js';
-import { startSubscriptionServer } from '../../gateway/src/subscriptions.js';
+import { startSubscriptionServer } from '../../gateway/src/subscriptions/server.js';
 import { InProcessBus, type BusEvent } from '../../platform/messaging/event-bus.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import type { Principal } from '../../platform/contracts/principal.js';
@@ -59,6 +59,7 @@ describe('subscribers that are alike share one resolution of each event', () => 
       },
       logger: createLogger('silent'),
       maxPayloadBytes: 1024 * 1024,
+      bodyLimitBytes: 1024 * 1024,
       documentLimits: { maxBytes: 64 * 1024, maxTokens: 5000 },
       // Every connection of a user is the same principal here: the caps are checked in subscription-limits.e2e.ts.
       limits: {
@@ -132,22 +133,27 @@ describe('subscribers that are alike share one resolution of each event', () => 
     expect(executed).toHaveLength(3);
   });
 
-  it('skips events for a subscriber that stops reading, while an alike one that reads gets every event', async () => {
+  it('closes a subscriber that stops reading (1013), which resumes from its last position with no event missing, while an alike one that reads gets every event', async () => {
     const before = subscriptions.subscribers();
     const reader = subscribe('carl:1');
     // A raw graphql-ws client whose socket stops being read once subscribed.
     const stalled = new WebSocket(url, 'graphql-transport-ws');
-    let stalledEvents = 0;
-    let lastStalled = '';
+    const stalledCards: string[] = [];
+    let lastPosition = '';
     let acknowledged = false;
+    let closedWith = 0;
     stalled.on('message', (data: Buffer) => {
-      const message = JSON.parse(data.toString()) as { type: string; payload?: { data?: { cardStatusChanged?: { SvcCardId: string } } } };
+      const message = JSON.parse(data.toString()) as {
+        type: string;
+        payload?: { data?: { cardStatusChanged?: { SvcCardId: string } }; extensions?: { position?: string } };
+      };
       if (message.type === 'connection_ack') acknowledged = true;
       if (message.type === 'next') {
-        stalledEvents += 1;
-        lastStalled = message.payload?.data?.cardStatusChanged?.SvcCardId ?? '';
+        stalledCards.push(message.payload?.data?.cardStatusChanged?.SvcCardId ?? '');
+        lastPosition = message.payload?.extensions?.position ?? '';
       }
     });
+    stalled.on('close', (code) => (closedWith = code));
     await new Promise((resolve) => stalled.once('open', resolve));
     stalled.send(JSON.stringify({ type: 'connection_init', payload: { token: 'carl:2' } }));
     await until(() => acknowledged);
@@ -156,23 +162,44 @@ describe('subscribers that are alike share one resolution of each event', () => 
     stalled.pause();
 
     // 400 events of 64 KiB (25 MiB), a few milliseconds apart: the reader keeps up; the stalled
-    // socket fills the kernel's buffers, then the gateway's 1 MiB, then skips.
-    for (let i = 0; i < 400; i += 1) {
-      await publish(`evt_big_${i}`, 'carl', `big_${i}`);
+    // socket fills the kernel's buffers, then the gateway's 1 MiB, and is closed.
+    const cards = Array.from({ length: 400 }, (_, i) => `big_${i}`);
+    for (const [i, card] of cards.entries()) {
+      await publish(`evt_big_${i}`, 'carl', card);
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
     await until(() => reader.length === 400);
     stalled.resume();
-    // Once it has read what it was sent, it receives events again.
-    for (let k = 0; !lastStalled.startsWith('small_after'); k += 1) {
-      if (k === 100) throw new Error('the stalled subscriber never caught up');
-      await publish(`evt_after_${k}`, 'carl', `small_after_${k}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    const skipped = 400 - (stalledEvents - 1);
-    expect(skipped).toBeGreaterThan(0);
-    expect(stalledEvents).toBeGreaterThan(1);
-    stalled.close();
+    await until(() => closedWith !== 0);
+    expect(closedWith).toBe(1013);
+    expect(stalledCards.length).toBeLessThan(400);
+    expect(stalledCards).toEqual(cards.slice(0, stalledCards.length));
+
+    // It comes back with the last position it read: the rest arrives, in order, then the caught-up result.
+    const resumed: Array<{ data?: unknown; extensions?: Record<string, unknown> }> = [];
+    const client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { token: 'carl:2' }, retryAttempts: 0 });
+    clients.push(client);
+    client.subscribe(
+      { query: QUERY, extensions: { after: lastPosition } },
+      {
+        next: (value) => void resumed.push(value as { data?: unknown; extensions?: Record<string, unknown> }),
+        error: () => {},
+        complete: () => {},
+      },
+    );
+    await until(() => resumed.some((result) => result.extensions?.caughtUp !== undefined));
+    const replayed = resumed.filter((result) => result.data !== undefined);
+    expect([
+      ...stalledCards,
+      ...replayed.map((result) => (result.data as { cardStatusChanged: { SvcCardId: string } }).cardStatusChanged.SvcCardId),
+    ]).toEqual(cards);
+    expect(replayed.every((result) => result.extensions?.replayed === true)).toBe(true);
+    expect(resumed.at(-1)?.extensions?.caughtUp).toEqual({ replayed: 400 - stalledCards.length });
+    // Then it is live.
+    await publish('evt_after_resume', 'carl', 'small_after');
+    await until(() => resumed.length === replayed.length + 2);
+    expect(resumed.at(-1)?.data).toEqual({ cardStatusChanged: { SvcCardId: 'small_after', status: 'off' } });
+    await client.dispose();
     await until(() => subscriptions.subscribers() === before + 1);
   });
 

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { SUBSCRIBE_MESSAGE_ALLOWANCE_BYTES } from '../../gateway/src/subscriptions.js';
+import { SUBSCRIBE_MESSAGE_ALLOWANCE_BYTES } from '../../gateway/src/subscriptions/graphql-ws.js';
 import { DEMO } from '../../platform/domain/demo.js';
 import { usersCollection } from '../../subgraphs/user/src/profile/datasource.js';
 import { accepted, firstError, openConnection, refused, type RawConnection } from '../support/graphql-ws.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { buildSchema, getNamedType, isNonNullType, parse, Kind, type ObjectTypeDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { SUBSCRIPTION_ROUTES } from '../../gateway/src/subscriptions.js';
+import { SUBSCRIPTION_ROUTES } from '../../gateway/src/subscriptions/routes.js';
 import { API_SCHEMA_PATH, GATEWAY_SUBSCRIPTIONS_PATH, readSubgraphSdls } from '../../schema/compose.js';
 
 /** The Subscription fields the gateway declares (schema/gateway-subscriptions.graphql). */

@@ -5,7 +5,7 @@ import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { start as startGateway } from '../../gateway/src/index.js';
-import { SUBSCRIPTION_ROUTES } from '../../gateway/src/subscriptions.js';
+import { SUBSCRIPTION_ROUTES } from '../../gateway/src/subscriptions/routes.js';
 import { DEMO } from '../../platform/domain/demo.js';
 import { createEventBus, InProcessBus, type EventBus } from '../../platform/messaging/event-bus.js';
 import type { EventType } from '../../platform/contracts/events.js';
@@ -348,6 +348,9 @@ describe('subscriptions over graphql-ws', () => {
       },
       subscribe: (listener) => flaky.subscribe(listener),
       continuity: () => flaky.continuity(),
+      ready: () => flaky.ready(),
+      position: () => flaky.position(),
+      read: (after, through, limit) => flaky.read(after, through, limit),
       close: () => flaky.close(),
     };
     const events: OutboxEvent[] = Array.from({ length: 5 }, (_, i) => ({

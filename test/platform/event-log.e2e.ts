@@ -139,3 +139,55 @@ describe('the event log on Redis Streams', () => {
     expect(reader.continuity()).toBe(held! + 1);
   });
 });
+
+describe.each([
+  { name: 'in the process', open: (retention: { seconds: number; events: number }) => new InProcessBus(retention) },
+  {
+    name: 'on Redis Streams',
+    open: (retention: { seconds: number; events: number }) =>
+      new RedisBus(REDIS_URL, createLogger('silent'), `test-event-log-read-${process.pid}-${Date.now()}-${Math.random()}`, retention),
+  },
+])('reading the log from a position, $name', ({ open: openBus }) => {
+  it('reads what followed a position it holds, in order, up to a bound and a count', async () => {
+    const bus = openBus({ seconds: 3600, events: 1000 });
+    const seen: LoggedEvent[] = [];
+    bus.subscribe((logged) => seen.push(logged));
+    await bus.ready();
+    for (const id of ['r1', 'r2', 'r3', 'r4', 'r5']) await bus.publish(event(id));
+    await vi.waitFor(() => expect(seen).toHaveLength(5));
+    expect(bus.position()).toBe(seen[4]!.position);
+    const [r1, , r3, r4] = seen.map((logged) => logged.position);
+    expect((await bus.read(r1!, r4!, 100))?.map((logged) => logged.id)).toEqual(['r2', 'r3', 'r4']);
+    expect((await bus.read(r1!, seen[4]!.position, 2))?.map((logged) => logged.id)).toEqual(['r2', 'r3']);
+    expect(await bus.read(r3!, r3!, 100)).toEqual([]);
+    expect((await bus.read(r3!, r4!, 100))?.[0]).toEqual(seen[3]);
+    // A position the log never held.
+    expect(await bus.read('1-0', r4!, 100)).toBeNull();
+    await bus.close();
+  });
+
+  it('no longer reads from a position the retention took', async () => {
+    const bus = openBus({ seconds: 3600, events: 2 });
+    const seen: LoggedEvent[] = [];
+    bus.subscribe((logged) => seen.push(logged));
+    await bus.ready();
+    // Redis trims whole nodes of a stream (MAXLEN ~): enough events that the first node goes.
+    for (let i = 0; i < 300; i += 1) await bus.publish(event(`t${i}`));
+    await vi.waitFor(() => expect(seen).toHaveLength(300));
+    expect(await bus.read(seen[0]!.position, seen[299]!.position, 10)).toBeNull();
+    expect((await bus.read(seen[298]!.position, seen[299]!.position, 10))?.map((logged) => logged.id)).toEqual(['t299']);
+    await bus.close();
+  });
+
+  it('appends an event once when it is published twice (an outbox engine may carry it twice)', async () => {
+    const bus = openBus({ seconds: 3600, events: 1000 });
+    const seen: LoggedEvent[] = [];
+    bus.subscribe((logged) => seen.push(logged));
+    await bus.ready();
+    await bus.publish(event('twice'));
+    await bus.publish(event('twice'));
+    await bus.publish(event('after'));
+    await vi.waitFor(() => expect(seen.map((logged) => logged.id)).toEqual(['twice', 'after']));
+    await bus.close();
+  });
+});
