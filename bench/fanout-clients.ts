@@ -1,57 +1,124 @@
 // The subscribers of `bench/subscription-fanout.ts`, in a child process: one graphql-ws client
-// (one WebSocket) each, recording when each event arrives.
-import { createClient } from 'graphql-ws';
+// (one WebSocket) or one graphql-sse client (one HTTP stream) each, recording when each event
+// arrives and the last position it received; on `disconnect` they all go, and on `resume` they all
+// come back at once with their last position and record when each has caught up.
+import { createClient as createSseClient } from 'graphql-sse';
+import { createClient as createWsClient } from 'graphql-ws';
 import WebSocket from 'ws';
 
-const { url, token, subscribers, events } = JSON.parse(process.env.FANOUT!) as {
+const { url, token, subscribers, events, transport } = JSON.parse(process.env.FANOUT!) as {
   url: string;
   token: string;
   subscribers: number;
   events: number;
+  transport: 'graphql-ws' | 'sse';
 };
+const QUERY = 'subscription { cardAuthorizations { messageId } }';
 const report = (message: Record<string, unknown>) => process.send!(message);
-const arrivals: Array<Map<number, number>> = [];
+
+interface Result {
+  data?: { cardAuthorizations: { messageId: string } } | null;
+  extensions?: { position?: string; caughtUp?: { replayed: number } };
+}
+/** One subscriber: when each event arrived (by index), how many times, its last position, when it caught up. */
+interface Subscriber {
+  seen: Map<number, number>;
+  repeats: number;
+  last: string | null;
+  caughtUpAt: number | null;
+  stop: () => void;
+}
+
+const clients: Subscriber[] = [];
 let ready = 0;
 
+function subscribe(subscriber: Subscriber, after: string | null, onConnected: () => void): void {
+  const next = (result: Result) => {
+    if (result.extensions?.position) subscriber.last = result.extensions.position;
+    if (result.extensions?.caughtUp) subscriber.caughtUpAt = performance.timeOrigin + performance.now();
+    const id = result.data?.cardAuthorizations.messageId;
+    if (id === undefined) return;
+    const index = Number(id.slice('bench_msg_'.length));
+    if (subscriber.seen.has(index)) subscriber.repeats += 1;
+    else subscriber.seen.set(index, performance.timeOrigin + performance.now());
+  };
+  const sink = {
+    next,
+    error: (error: unknown) => report({ type: 'error', error: JSON.stringify(error, ['message', 'code', 'reason', 'extensions']) }),
+    complete: () => {},
+  };
+  if (transport === 'sse') {
+    const client = createSseClient({
+      url,
+      headers: () => ({ token, ...(after ? { 'last-event-id': after } : {}) }),
+      retryAttempts: 0,
+      on: { connected: onConnected },
+    });
+    const unsubscribe = client.subscribe({ query: QUERY }, sink);
+    subscriber.stop = () => {
+      unsubscribe();
+      client.dispose();
+    };
+    return;
+  }
+  const client = createWsClient({
+    url: url.replace('http', 'ws'),
+    webSocketImpl: WebSocket,
+    connectionParams: { token },
+    retryAttempts: 0,
+  });
+  client.on('connected', onConnected);
+  const unsubscribe = client.subscribe({ query: QUERY, ...(after ? { extensions: { after } } : {}) }, sink);
+  subscriber.stop = () => {
+    unsubscribe();
+    void client.dispose();
+  };
+}
+
 for (let s = 0; s < subscribers; s += 1) {
-  const seen = new Map<number, number>();
-  arrivals.push(seen);
-  const client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { token }, retryAttempts: 0 });
-  client.on('closed', (event) =>
-    report({ type: 'error', error: `closed ${(event as { code?: number }).code ?? ''} ${(event as { reason?: string }).reason ?? ''}` }),
-  );
-  client.on('connected', () => {
+  const subscriber: Subscriber = { seen: new Map(), repeats: 0, last: null, caughtUpAt: null, stop: () => {} };
+  clients.push(subscriber);
+  subscribe(subscriber, null, () => {
     ready += 1;
     if (ready === subscribers) report({ type: 'subscribed' });
   });
-  client.subscribe<{ cardAuthorizations: { messageId: string } }>(
-    { query: 'subscription { cardAuthorizations { messageId } }' },
-    {
-      next: ({ data }) => {
-        const index = Number(data?.cardAuthorizations.messageId.slice('bench_msg_'.length));
-        seen.set(index, performance.timeOrigin + performance.now());
-      },
-      error: (error) => report({ type: 'error', error: String(error) }),
-      complete: () => {},
-    },
-  );
 }
 
-/** Reports each subscriber's latencies once the parent has published every event. */
-async function onPublished(message: { type: string; published: number[] }): Promise<void> {
-  if (message.type !== 'published') return;
-  // Wait until every subscriber has every event, or 10 s after the last publish.
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline && arrivals.some((seen) => seen.size < events)) await new Promise((resolve) => setTimeout(resolve, 50));
-  const latencies: number[] = [];
-  let received = 0;
-  for (const seen of arrivals) {
-    for (const [index, at] of seen) {
-      latencies.push(at - message.published[index]!);
-      received += 1;
+/** Waits until every subscriber has `count` events or caught up, or `ms` pass. */
+async function settle(done: (subscriber: Subscriber) => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline && clients.some((subscriber) => !done(subscriber))) await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
+process.on('message', (message: { type: string; published?: number[]; events?: number; at?: number }) => {
+  void (async () => {
+    if (message.type === 'published') {
+      // Every subscriber has every event, or 10 s after the last publish.
+      await settle((subscriber) => subscriber.seen.size >= events, 10_000);
+      const latencies: number[] = [];
+      let received = 0;
+      for (const { seen } of clients) {
+        for (const [index, at] of seen) {
+          latencies.push(at - message.published![index]!);
+          received += 1;
+        }
+      }
+      report({ type: 'report', latencies, received, complete: clients.filter(({ seen }) => seen.size === events).length });
+    } else if (message.type === 'disconnect') {
+      for (const subscriber of clients) subscriber.stop();
+      report({ type: 'disconnected' });
+    } else if (message.type === 'resume') {
+      const total = message.events!;
+      const resumedAt = performance.timeOrigin + performance.now();
+      for (const subscriber of clients) subscribe(subscriber, subscriber.last, () => {});
+      await settle((subscriber) => subscriber.caughtUpAt !== null, 60_000);
+      const catchUp = clients.map((subscriber) => (subscriber.caughtUpAt ?? Infinity) - resumedAt);
+      report({
+        type: 'resumed',
+        catchUp,
+        complete: clients.filter(({ seen }) => seen.size === total).length,
+        repeats: clients.reduce((sum, subscriber) => sum + subscriber.repeats, 0),
+      });
     }
-  }
-  report({ type: 'report', latencies, received, complete: arrivals.filter((seen) => seen.size === events).length });
-}
-
-process.on('message', (message: { type: string; published: number[] }) => void onPublished(message));
+  })();
+});

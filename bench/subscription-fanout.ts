@@ -1,8 +1,11 @@
-// `npm run bench:fanout`: 1,000 concurrent graphql-ws subscribers (their sockets in a child
-// process, so the gateway's process holds only the server side) each subscribed to card authorizations; events
-// are published on the bus at 50 a second. Reports publish-to-receive latency over every
-// (subscriber, event) pair, whether every subscriber received every event, and the gateway
-// process's heap per subscriber. Prints JSON.
+// `npm run bench:fanout`: 1,000 concurrent subscribers over graphql-ws or SSE (`TRANSPORT`; their
+// connections in a child process, so the gateway's process holds only the server side) each
+// subscribed to card authorizations; events are published on the bus at 50 a second. Reports
+// publish-to-receive latency over every (subscriber, event) pair, whether every subscriber received
+// every event, and the gateway process's heap per subscriber. Then every subscriber goes away,
+// `RESUME_EVENTS` more events are published, and they all come back at once with their last
+// position: reports the time until all have caught up, and whether each has every event once.
+// Prints JSON.
 import { cpus } from 'node:os';
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +17,8 @@ import { withOneProcessBench } from './one-process.js';
 const SUBSCRIBERS = Number(process.env.SUBSCRIBERS ?? 1000);
 const RATE = Number(process.env.RATE ?? 50);
 const SECONDS = Number(process.env.SECONDS ?? 10);
+const TRANSPORT = process.env.TRANSPORT === 'sse' ? 'sse' : 'graphql-ws';
+const RESUME_EVENTS = Number(process.env.RESUME_EVENTS ?? 100);
 
 await withOneProcessBench(
   'fan',
@@ -24,10 +29,12 @@ await withOneProcessBench(
     WS_MAX_CONNECTIONS_PER_PRINCIPAL: String(SUBSCRIBERS),
     WS_MAX_CONNECTIONS_PER_ADDRESS: String(SUBSCRIBERS),
     WS_MAX_SUBSCRIPTIONS_PER_PRINCIPAL: String(SUBSCRIBERS),
-    WS_SUBSCRIBE_RATE_PER_PRINCIPAL: String(SUBSCRIBERS),
+    // Each subscribes twice: live, then resuming.
+    WS_SUBSCRIBE_RATE_PER_PRINCIPAL: String(2 * SUBSCRIBERS),
   },
   async ({ config, mongo, demoToken }) => {
-    const total = RATE * SECONDS;
+    const live = RATE * SECONDS;
+    const total = live + RESUME_EVENTS;
     // The decided messages the events announce (as the authorization engine would have stored them).
     const now = new Date();
     const messages = Array.from({ length: total }, (_, i) => ({
@@ -72,10 +79,11 @@ await withOneProcessBench(
       env: {
         ...process.env,
         FANOUT: JSON.stringify({
-          url: `${stack.gateway.url.replace('http', 'ws')}/graphql`,
+          url: `${stack.gateway.url}/graphql`,
           token,
           subscribers: SUBSCRIBERS,
-          events: total,
+          events: live,
+          transport: TRANSPORT,
         }),
       },
     });
@@ -100,24 +108,39 @@ await withOneProcessBench(
     const heapWithSubscribers = process.memoryUsage().heapUsed;
 
     const published = new Array<number>(total);
-    const t0 = performance.now();
-    for (let i = 0; i < total; i += 1) {
-      const due = t0 + (i * 1000) / RATE;
-      const wait = due - performance.now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      published[i] = performance.timeOrigin + performance.now();
-      await stack.bus.publish({
-        id: `bench_evt_${i}`,
-        type: 'card.authorization',
-        audience: { SvcUserId: DEMO.userId, svcAggregatorId: DEMO.aggregatorId },
-        payload: { messageId: `bench_msg_${i}` },
-        dtsCreated: new Date().toISOString(),
-      });
-    }
+    /** Publishes events `from` to `to` at RATE a second. */
+    const publish = async (from: number, to: number) => {
+      const t0 = performance.now();
+      for (let i = from; i < to; i += 1) {
+        const due = t0 + ((i - from) * 1000) / RATE;
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        published[i] = performance.timeOrigin + performance.now();
+        await stack.bus.publish({
+          id: `bench_evt_${i}`,
+          type: 'card.authorization',
+          audience: { SvcUserId: DEMO.userId, svcAggregatorId: DEMO.aggregatorId },
+          payload: { messageId: `bench_msg_${i}` },
+          dtsCreated: new Date().toISOString(),
+        });
+      }
+    };
+    await publish(0, live);
     worker.send({ type: 'published', published });
     const report = await fromWorker<{ latencies: number[]; received: number; complete: number }>('report');
-    const sorted = report.latencies.sort((a, b) => a - b);
-    const pct = (p: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 10) / 10;
+    const pct = (values: number[], p: number) => {
+      const sorted = [...values].sort((a, b) => a - b);
+      return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 10) / 10;
+    };
+
+    // Every subscriber goes, events are published meanwhile, and all come back at once.
+    worker.send({ type: 'disconnect' });
+    await fromWorker('disconnected');
+    for (let waited = 0; stack.gateway.subscribers() > 0 && waited < 10_000; waited += 50)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    await publish(live, total);
+    worker.send({ type: 'resume', events: total });
+    const resumed = await fromWorker<{ catchUp: number[]; complete: number; repeats: number }>('resumed');
     console.log(
       JSON.stringify(
         {
@@ -125,10 +148,23 @@ await withOneProcessBench(
           subscribers: SUBSCRIBERS,
           eventsPerSecond: RATE,
           events: total,
-          deliveries: { expected: SUBSCRIBERS * total, received: report.received, subscribersWithEveryEvent: report.complete },
-          publishToReceiveMs: { p50: pct(50), p90: pct(90), p99: pct(99), max: pct(100) },
+          transport: TRANSPORT,
+          deliveries: { expected: SUBSCRIBERS * live, received: report.received, subscribersWithEveryEvent: report.complete },
+          publishToReceiveMs: {
+            p50: pct(report.latencies, 50),
+            p90: pct(report.latencies, 90),
+            p99: pct(report.latencies, 99),
+            max: pct(report.latencies, 100),
+          },
           targetP99Ms: 250,
           gatewayHeapPerSubscriberKiB: Math.round(((heapWithSubscribers - heapBefore) / SUBSCRIBERS / 1024) * 10) / 10,
+          resumedAtOnce: {
+            subscribers: SUBSCRIBERS,
+            eventsMissedEach: RESUME_EVENTS,
+            subscribersWithEveryEventOnce: resumed.repeats === 0 ? resumed.complete : 0,
+            repeats: resumed.repeats,
+            catchUpMs: { p50: pct(resumed.catchUp, 50), p99: pct(resumed.catchUp, 99), untilAll: pct(resumed.catchUp, 100) },
+          },
           bus: config.redisUrl ? 'redis' : 'in-process',
           machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
         },
