@@ -1,9 +1,12 @@
-// `npm run start:cluster`: replicas on one machine. Each subgraph, two gateways and two REST adapters as processes of their own, behind HAProxy.
+// `npm run start:cluster`: replicas on one machine. Each subgraph, two gateways and two REST adapters as processes of their own, behind HAProxy,
+// each started again should it die.
 import { randomBytes } from 'node:crypto';
 import { ConfigError, loadConfig } from '../platform/runtime/config.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from '../platform/mongo/ferretdb.js';
 import { connectMongo } from '../platform/mongo/mongo.js';
+import { withoutCredentials } from '../platform/security/masking.js';
 import { MEMBERS, startCluster, type Cluster } from './lib/cluster.js';
+import { DEFAULT_BACKOFF } from './lib/supervisor.js';
 import { seedDemo } from './stack.js';
 
 const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
@@ -45,19 +48,19 @@ async function main(): Promise<void> {
   // Generated for this cluster when unset: shared by its processes, never by anything else.
   const internalSecret = process.env.INTERNAL_SECRET || randomBytes(32).toString('hex');
   const jwtSecret = process.env.JWT_SECRET || randomBytes(32).toString('hex');
-  const width = Math.max(...MEMBERS.map((member) => member.length), 'haproxy'.length);
+  const width = Math.max(...MEMBERS.map((member) => member.length), 'haproxy'.length, 'cluster'.length);
+  const database = embedded ? `embedded FerretDB at ${embedded.uri}, data in ${config.dataDir}` : withoutCredentials(mongodbUri);
   const started = performance.now();
-  process.stderr.write(`Starting ${MEMBERS.join(', ')} and HAProxy...\n`);
+  process.stderr.write(`Starting ${MEMBERS.join(', ')} and HAProxy, on ${database}...\n`);
   try {
     cluster = await startCluster({
       env: { MONGODB_URI: mongodbUri, REDIS_URL: config.redisUrl, INTERNAL_SECRET: internalSecret, JWT_SECRET: jwtSecret },
       detached: true,
       restPort: config.ports.rest,
       graphqlPort: config.ports.gateway,
-      // Each line as docker compose shows it: who wrote it, then the line (the services' JSON log lines).
+      // Each line as docker compose shows it: who wrote it, then the line (the services' JSON log lines, and the
+      // cluster's own: each member that died and its restart).
       onLine: (who, line) => void process.stdout.write(`${who.padEnd(width)} | ${line}\n`),
-      onUnexpectedExit: (member, how) =>
-        void process.stderr.write(`${member} ${how} without being stopped; the others go on (restart the cluster to bring it back).\n`),
     });
   } catch (error) {
     await embedded?.stop();
@@ -71,9 +74,10 @@ async function main(): Promise<void> {
       `  REST adapters (both specs' {base_url}) ${cluster.restUrl}`,
       `  GraphQL gateways (HTTP, graphql-ws)    ${cluster.graphqlUrl}`,
       ...MEMBERS.map((member) => `  ${member.padEnd(38)}${cluster.urls[member]}`),
-      `  database                              ${embedded ? `embedded FerretDB, data in ${config.dataDir}` : 'MONGODB_URI'}`,
-      `  Redis                                 ${config.redisUrl ?? DEFAULT_REDIS_URL}`,
+      `  database                              ${database}`,
+      `  Redis                                 ${withoutCredentials(config.redisUrl ?? DEFAULT_REDIS_URL)}`,
       '',
+      `A process that dies is started again, ${DEFAULT_BACKOFF.initialMs / 1000} s later, doubling to ${DEFAULT_BACKOFF.maxMs / 1000} s while it keeps dying; "cluster" lines log it.`,
       'SIGTERM or Ctrl-C stops every process.',
       '',
     ].join('\n'),

@@ -1,5 +1,5 @@
 // Replicas on one machine: every subgraph, two gateways and two REST adapters, each a process of its own, behind HAProxy.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,8 +7,10 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { reservePort } from '../../platform/mongo/ferretdb.js';
 import { REPO_ROOT, SUBGRAPH_NAMES, type SubgraphName } from '../../platform/runtime/config.js';
+import { createLogger } from '../../platform/runtime/logger.js';
 import { nodeFlagsOf } from '../node-flags.js';
 import { HAPROXY_BIN, haproxyConfig, haproxyServers, spawnHaproxy, type HaproxyServerState } from './haproxy.js';
+import { createSupervisor, type Backoff } from './supervisor.js';
 
 /** The two gateways and the two REST adapters, by the names HAProxy and the logs give them. */
 export const GATEWAYS = ['gateway-1', 'gateway-2'] as const;
@@ -18,6 +20,8 @@ type Adapter = (typeof ADAPTERS)[number];
 /** One process of the cluster. */
 export type Member = SubgraphName | Gateway | Adapter;
 export const MEMBERS: readonly Member[] = [...SUBGRAPH_NAMES, ...GATEWAYS, ...ADAPTERS];
+/** Who writes a cluster's output: a member, HAProxy, or the cluster itself (its supervision, as JSON lines). */
+type Writer = Member | 'haproxy' | 'cluster';
 
 /** HAProxy's two fronts: `graphql` over the gateways, `rest` over the adapters. */
 const frontOf = (member: Gateway | Adapter) => (serviceOf(member) === 'gateway' ? 'graphql' : 'rest');
@@ -54,10 +58,12 @@ export interface ClusterOptions {
   graphqlPort?: number;
   /** The HAProxy binary; Debian's by default. */
   haproxy?: string;
-  /** Called with every line a member (or HAProxy) writes, as it comes. */
-  onLine?: (who: Member | 'haproxy', line: string) => void;
-  /** Called when a member exits without being asked to, with how it ended and its output's tail. */
-  onUnexpectedExit?: (member: Member, how: string, tail: string) => void;
+  /** Called with every line a member or HAProxy writes, as it comes, and with the cluster's own log lines. */
+  onLine?: (who: Writer, line: string) => void;
+  /** Called when a member or HAProxy exits without being asked to, with how it ended and its output's tail; it is started again. */
+  onUnexpectedExit?: (member: Member | 'haproxy', how: string, tail: string) => void;
+  /** The delays before a process that exited is started again (scripts/lib/supervisor.ts's defaults otherwise). */
+  backoff?: Partial<Backoff>;
   /** How long start-up may take until every member is ready (default 120 s). */
   readyTimeoutMs?: number;
   /**
@@ -76,25 +82,24 @@ export interface Cluster {
   graphqlUrl: string;
   /** Each member's own address (`http://127.0.0.1:<port>`), past HAProxy. */
   urls: Readonly<Record<Member, string>>;
-  /** A running member's process id; undefined while it is stopped. */
+  /** A running member's process id; undefined while it is stopped or waiting to be started again. */
   pid(member: Member): number | undefined;
-  /** Sends the signal (SIGTERM by default) and resolves once the member has exited, saying how (`exited with 0`). */
+  /**
+   * Stops the member's supervision, sends the signal (SIGTERM by default) and resolves once the member
+   * has exited, saying how (`exited with 0`). It stays stopped until `restart`.
+   */
   stop(member: Member, signal?: NodeJS.Signals): Promise<string>;
-  /** Starts a stopped member again on its port; resolves once it is ready and, for a replica, back in HAProxy's rotation. */
+  /** Starts a stopped member again on its port, supervised; resolves once it is ready and, for a replica, back in HAProxy's rotation. */
   restart(member: Member): Promise<void>;
-  /** HAProxy's view of a replica: `UP`, `DOWN` or a transition (`UP 1/3`), and its current sessions. */
+  /** HAProxy's view of a replica: `UP`, `DOWN` or a transition (`UP 1/3`), its current sessions, and its retried connections. */
   balancerState(member: Gateway | Adapter): Promise<HaproxyServerState>;
-  /** The last `lines` lines of each member's output and of HAProxy's. */
+  /** The last `lines` lines of each member's output, of HAProxy's and of the cluster's own log. */
   tail(lines?: number): string;
-  /** Stops every member (SIGTERM, so they drain; SIGKILL after `graceMs`, default 15 s) and HAProxy, and removes the temporary folder. */
+  /**
+   * Ends supervision first, then stops every member (SIGTERM, so they drain; SIGKILL after `graceMs`,
+   * default 15 s) and HAProxy, and removes the temporary folder.
+   */
   close(graceMs?: number): Promise<void>;
-}
-
-interface Running {
-  child: ChildProcess;
-  exited: Promise<string>;
-  /** Set when the cluster itself stops it. */
-  expected: boolean;
 }
 
 function forEachLine(stream: Readable | null, onLine: (line: string) => void): void {
@@ -118,7 +123,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * adapters, checking `/ready`. The gateways reach the subgraphs directly; the adapters and the
  * subgraphs reach the graph through HAProxy (`GATEWAY_URL`), so that either gateway may restart
  * under them. All processes start at once; this resolves when every one is ready and in
- * rotation. No process outlives this one.
+ * rotation. Every process, HAProxy included, is supervised (scripts/lib/supervisor.ts): one that
+ * exits unasked is started again on its port, and the cluster logs it. No process outlives this one.
  */
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   for (const name of ['MONGODB_URI', 'REDIS_URL', 'INTERNAL_SECRET']) {
@@ -160,17 +166,16 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   // (in production, on a port of each process's own).
   delete shared.METRICS_PORT;
 
-  const logs = new Map<Member | 'haproxy', string[]>();
-  const remember = (who: Member | 'haproxy', line: string) => {
+  const logs = new Map<Writer, string[]>();
+  const remember = (who: Writer, line: string) => {
     const lines = logs.get(who) ?? [];
     lines.push(line);
     if (lines.length > KEPT_LINES) lines.splice(0, lines.length - KEPT_LINES);
     logs.set(who, lines);
     options.onLine?.(who, line);
   };
-  const tailOf = (who: Member | 'haproxy', lines: number) =>
-    `--- ${who} (last ${lines} lines) ---\n${(logs.get(who) ?? []).slice(-lines).join('\n')}`;
-  const tail = (lines = 40) => [...MEMBERS, 'haproxy' as const].map((who) => tailOf(who, lines)).join('\n');
+  const tailOf = (who: Writer, lines: number) => `--- ${who} (last ${lines} lines) ---\n${(logs.get(who) ?? []).slice(-lines).join('\n')}`;
+  const tail = (lines = 40) => [...MEMBERS, 'haproxy' as const, 'cluster' as const].map((who) => tailOf(who, lines)).join('\n');
 
   const dir = await mkdtemp(path.join(tmpdir(), 'banking-graph-cluster-'));
   const statsSocket = path.join(dir, 'haproxy.sock');
@@ -186,19 +191,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       { statsSocket },
     ),
   );
-  const haproxy = spawnHaproxy(configFile, (line) => remember('haproxy', line), {
-    binary: haproxyBin,
-    detached: options.detached ?? false,
-  });
-  const haproxyExited = new Promise<void>((resolve) => haproxy.once('exit', () => resolve()));
 
-  const running = new Map<Member, Running>();
-  const killNow = () => {
-    for (const { child } of running.values()) child.kill('SIGKILL');
-    haproxy.kill('SIGKILL');
-  };
-  process.once('exit', killNow);
-
+  const spawnHaproxyNow = () =>
+    spawnHaproxy(configFile, (line) => remember('haproxy', line), {
+      binary: haproxyBin,
+      detached: options.detached ?? false,
+    });
   const spawnMember = (member: Member) => {
     const service = serviceOf(member);
     const child = spawn(process.execPath, [...nodeFlagsOf(service), '--import', 'tsx', SERVE, service], {
@@ -215,19 +213,24 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     forEachLine(child.stdout, (line) => remember(member, line));
     forEachLine(child.stderr, (line) => remember(member, line));
     child.once('error', (error) => remember(member, `--- could not run: ${error.message} ---`));
-    const state: Running = {
-      child,
-      expected: false,
-      exited: new Promise((resolve) =>
-        child.once('exit', (code, signal) => resolve(signal ? `killed by ${signal}` : `exited with ${code}`)),
-      ),
-    };
-    void state.exited.then((how) => {
-      remember(member, `--- ${how} ---`);
-      if (!state.expected) options.onUnexpectedExit?.(member, how, tailOf(member, 60));
-    });
-    running.set(member, state);
+    child.once('exit', (code, signal) => remember(member, `--- ${signal ? `killed by ${signal}` : `exited with ${code}`} ---`));
+    return child;
   };
+  const supervisor = createSupervisor<Member | 'haproxy'>({
+    spawn: (name) => (name === 'haproxy' ? spawnHaproxyNow() : spawnMember(name)),
+    logger: createLogger('info', { service: 'cluster' }, (line) => remember('cluster', line.trimEnd())),
+    ...(options.backoff ? { backoff: options.backoff } : {}),
+    onUnexpectedExit: (name, how) => options.onUnexpectedExit?.(name, how, tailOf(name, 60)),
+  });
+  const haproxyRunning = () => {
+    const haproxy = supervisor.child('haproxy');
+    return haproxy !== undefined && haproxy.exitCode === null && haproxy.signalCode === null;
+  };
+  const killNow = () => {
+    for (const name of [...MEMBERS, 'haproxy' as const]) supervisor.child(name)?.kill('SIGKILL');
+  };
+  process.once('exit', killNow);
+  supervisor.start('haproxy');
 
   const balancerState = async (member: Gateway | Adapter): Promise<HaproxyServerState> => {
     const state = (await haproxyServers(statsSocket)).get(`${frontOf(member)}/${member}`);
@@ -237,9 +240,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
 
   const waitReady = async (member: Member, timeoutMs: number) => {
     const deadline = Date.now() + timeoutMs;
-    const state = running.get(member);
+    const child = supervisor.child(member);
     for (;;) {
-      if (!state || state.child.exitCode !== null || state.child.signalCode !== null)
+      if (!child || child.exitCode !== null || child.signalCode !== null)
         throw new Error(`${member} ended before it was ready:\n${tailOf(member, 60)}`);
       const status = await fetch(`${urls[member]}/ready`, { signal: AbortSignal.timeout(2000) }).then(
         async (response) => {
@@ -256,7 +259,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     if (member === 'user' || member === 'cards' || member === 'payments' || member === 'compliance') return;
     // Ready is not enough: another replica may be stopped next only once HAProxy sends this one requests again.
     for (;;) {
-      if (haproxy.exitCode !== null || haproxy.signalCode !== null) throw new Error(`HAProxy ended:\n${tailOf('haproxy', 40)}`);
+      if (!haproxyRunning()) throw new Error(`HAProxy ended:\n${tailOf('haproxy', 40)}`);
       const state = await balancerState(member).catch(() => null);
       if (state?.status === 'UP') return;
       if (Date.now() > deadline)
@@ -267,36 +270,20 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     }
   };
 
-  const stop = async (member: Member, signal: NodeJS.Signals = 'SIGTERM') => {
-    const state = running.get(member);
-    if (!state) return 'not running';
-    state.expected = true;
-    state.child.kill(signal);
-    const how = await state.exited;
-    running.delete(member);
-    return how;
-  };
-
   const close = async (graceMs = 15_000) => {
-    await Promise.all(
-      [...running.values()].map(async (state) => {
-        state.expected = true;
-        state.child.kill('SIGTERM');
-        const timer = setTimeout(() => state.child.kill('SIGKILL'), graceMs);
-        await state.exited;
-        clearTimeout(timer);
-      }),
-    );
-    running.clear();
-    haproxy.kill('SIGKILL');
-    await haproxyExited;
+    // Before any signal: a member that exits from here on is not started again.
+    supervisor.halt();
+    // HAProxy last: the members drain through it.
+    await Promise.all(MEMBERS.map((member) => supervisor.stop(member, 'SIGTERM', graceMs)));
+    await supervisor.stop('haproxy', 'SIGKILL');
     process.off('exit', killNow);
     await rm(dir, { recursive: true, force: true });
   };
 
+  const readyTimeoutMs = options.readyTimeoutMs ?? 120_000;
   try {
-    for (const member of MEMBERS) spawnMember(member);
-    await Promise.all(MEMBERS.map((member) => waitReady(member, options.readyTimeoutMs ?? 120_000)));
+    for (const member of MEMBERS) supervisor.start(member);
+    await Promise.all(MEMBERS.map((member) => waitReady(member, readyTimeoutMs)));
   } catch (error) {
     await close(2000);
     throw error;
@@ -305,12 +292,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     restUrl,
     graphqlUrl,
     urls,
-    pid: (member) => running.get(member)?.child.pid,
-    stop,
+    pid: (member) => supervisor.child(member)?.pid,
+    stop: (member, signal = 'SIGTERM') => supervisor.stop(member, signal),
     restart: async (member) => {
-      if (running.has(member)) throw new Error(`${member} is running: stop it first`);
-      spawnMember(member);
-      await waitReady(member, options.readyTimeoutMs ?? 120_000);
+      supervisor.start(member);
+      await waitReady(member, readyTimeoutMs);
     },
     balancerState,
     tail,

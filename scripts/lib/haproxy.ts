@@ -19,10 +19,11 @@ export const HAPROXY_CHECKS = { intervalMs: 200, fall: 3, rise: 2 } as const;
 /**
  * An HAProxy configuration: per front, round robin over its servers, each checked on `GET /ready`
  * (so a draining server leaves rotation within `fall` checks, well within DRAIN_SECONDS).
- * WebSockets (graphql-ws) stay open for an hour of silence. With `statsSocket`, servers' states
- * can be read. No `option redispatch`: a request that cannot connect is retried on the same
- * server, so that a stop without a drain shows as failed requests (test/scenarios/topology.e2e.ts
- * relies on it); a deployment may add it to hide a crash's window until the checks catch up.
+ * A request whose connection to a server failed was never sent: it is retried at once on another
+ * server (`retry-on conn-failure`, `option redispatch 1`), so a server that died costs clients
+ * nothing while the checks catch up. Nothing else is retried: a request sent and then left without
+ * an answer may have been acted on, and a POST must not be sent twice. WebSockets (graphql-ws)
+ * stay open for an hour of silence. With `statsSocket`, servers' states can be read.
  */
 export function haproxyConfig(fronts: readonly HaproxyFront[], options: { statsSocket?: string } = {}): string {
   const { intervalMs, fall, rise } = HAPROXY_CHECKS;
@@ -41,7 +42,9 @@ ${servers.map((server) => `  server ${server.name} 127.0.0.1:${server.port} chec
   maxconn 4000
 ${options.statsSocket ? `  stats socket ${options.statsSocket} mode 600 level admin\n` : ''}defaults
   mode http
-  retries 2
+  retries 3
+  retry-on conn-failure
+  option redispatch 1
   timeout connect 2s
   timeout client 30s
   timeout server 30s
@@ -50,10 +53,15 @@ ${options.statsSocket ? `  stats socket ${options.statsSocket} mode 600 level ad
 ${sections.join('')}`;
 }
 
-/** A server as HAProxy sees it: `UP`, `DOWN`, `MAINT`, or a transition such as `UP 1/3`; and its current sessions. */
+/** A server as HAProxy sees it. */
 export interface HaproxyServerState {
+  /** `UP`, `DOWN`, `MAINT`, or a transition such as `UP 1/3`. */
   status: string;
+  /** Its current sessions. */
   sessions: number;
+  /** Since this HAProxy process started: connections to it retried, and requests sent elsewhere after failing to connect to it. */
+  retries: number;
+  redispatches: number;
 }
 
 /** Reads every server's state from HAProxy's stats socket, by `<front>/<server>`. */
@@ -74,7 +82,13 @@ export function haproxyServers(statsSocket: string): Promise<Map<string, Haproxy
         const cells = row.split(',');
         const server = cells[at('svname')];
         if (!server || server === 'FRONTEND' || server === 'BACKEND') continue;
-        servers.set(`${cells[at('pxname')]}/${server}`, { status: cells[at('status')] ?? '', sessions: Number(cells[at('scur')] ?? 0) });
+        const count = (column: string) => Number(cells[at(column)] || 0);
+        servers.set(`${cells[at('pxname')]}/${server}`, {
+          status: cells[at('status')] ?? '',
+          sessions: count('scur'),
+          retries: count('wretr'),
+          redispatches: count('wredis'),
+        });
       }
       resolve(servers);
     });

@@ -10,6 +10,7 @@ import { type Principal } from '../../platform/contracts/principal.js';
 import { isIsoDate, isIsoDateTime } from '../../platform/contracts/dates.js';
 import { RoutingNumber, SvcId } from '../../platform/graphql/scalars.js';
 import { hashPassword, newOpaqueToken, verifyPassword } from '../../platform/security/secrets.js';
+import { withoutCredentials } from '../../platform/security/masking.js';
 import { formatError } from '../../platform/graphql/error-format.js';
 import { isConnectionDropped, isDatabaseUnavailable } from '../../platform/mongo/outage.js';
 import { withRecurringTask } from '../../platform/messaging/sweep.js';
@@ -149,6 +150,25 @@ describe('the logger', () => {
     const lines: string[] = [];
     createLogger('warn', {}, (line) => lines.push(line)).info('hidden');
     expect(lines).toEqual([]);
+  });
+});
+
+describe('connection strings fit to print', () => {
+  it('leave out the user, the password and secret parameters, and keep the hosts and the rest', () => {
+    expect(withoutCredentials('mongodb://127.0.0.1:27017/')).toBe('mongodb://127.0.0.1:27017/');
+    expect(withoutCredentials('mongodb://bank:s3cret@mongo-0.mongo,mongo-1.mongo:27017/?replicaSet=rs0&authSource=admin')).toBe(
+      'mongodb://mongo-0.mongo,mongo-1.mongo:27017/?replicaSet=rs0&authSource=admin',
+    );
+    expect(withoutCredentials('mongodb+srv://bank:s3cret@cluster0.example.net/bank')).toBe('mongodb+srv://cluster0.example.net/bank');
+    expect(withoutCredentials('redis://:s3cret@redis-master:6379')).toBe('redis://redis-master:6379');
+    expect(
+      withoutCredentials('mongodb://h/?tls=true&tlsCertificateKeyFilePassword=s3cret&authMechanismProperties=AWS_SESSION_TOKEN:s3cret'),
+    ).toBe('mongodb://h/?tls=true&tlsCertificateKeyFilePassword=[redacted]&authMechanismProperties=[redacted]');
+  });
+
+  it('leave out a password written with the characters that end a user part unescaped', () => {
+    for (const uri of ['mongodb://bank:s3/cret@h:27017/', 'mongodb://bank:s3?cret@h:27017/', 'mongodb://bank:s3@cret@h:27017/'])
+      expect(withoutCredentials(uri)).toBe('mongodb://h:27017/');
   });
 });
 
