@@ -9,8 +9,11 @@ import { GATEWAYS, startCluster, type Cluster, type Gateway } from '../../script
 import { HAPROXY_BIN, HAPROXY_CHECKS } from '../../scripts/lib/haproxy.js';
 import { backoffDelay } from '../../scripts/lib/supervisor.js';
 import { seedDemo } from '../../scripts/stack.js';
+import { comparePositions, createEventBus } from '../../platform/messaging/event-bus.js';
+import { createLogger } from '../../platform/runtime/logger.js';
 import { ensureDebianPackage } from '../support/debian.js';
 import { until } from '../support/harness.js';
+import { resumingSubscriber, type ResumingSubscriber, type SubscriptionTransport } from '../support/resuming-subscribers.js';
 
 // The replicas topology as processes (scripts/lib/cluster.ts, as `npm run start:cluster` runs it):
 // each subgraph, two gateways and two REST adapters on their own, behind Debian's HAProxy, over the
@@ -23,6 +26,10 @@ const DRAIN_SECONDS = 2;
 const SENSITIVE_LIMIT = 10;
 /** Concurrent REST clients of the load; each has at most one request in flight. */
 const LOAD_CLIENTS = 3;
+/** The realtime run: subscribers split across the three transports, events a second, for how long. */
+const REALTIME_SUBSCRIBERS = Number(process.env.REALTIME_SUBSCRIBERS ?? 200);
+const REALTIME_RATE = 50;
+const REALTIME_SECONDS = Number(process.env.REALTIME_SECONDS ?? 60);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -115,6 +122,11 @@ describe('replicas as processes behind HAProxy', () => {
         RATE_LIMIT_SENSITIVE: String(SENSITIVE_LIMIT),
         // The shortest retention: the keys this run leaves in the machine's Redis go within a minute.
         IDEMPOTENCY_KEY_TTL_SECONDS: '60',
+        // Every realtime subscriber is the demo user, from this machine's one address, through HAProxy.
+        WS_MAX_CONNECTIONS_PER_PRINCIPAL: String(4 * REALTIME_SUBSCRIBERS),
+        WS_MAX_CONNECTIONS_PER_ADDRESS: String(4 * REALTIME_SUBSCRIBERS),
+        WS_MAX_SUBSCRIPTIONS_PER_PRINCIPAL: String(4 * REALTIME_SUBSCRIBERS),
+        WS_SUBSCRIBE_RATE_PER_PRINCIPAL: String(100 * REALTIME_SUBSCRIBERS),
       },
       // Eight processes loading every service on two shared cores: slow beside other test files.
       readyTimeoutMs: 180_000,
@@ -517,4 +529,141 @@ describe('replicas as processes behind HAProxy', () => {
       await disposeAll();
     }
   }, 300_000);
+
+  it('gives every subscriber of every transport every event it may see exactly once, in log order, across a rolling restart and a SIGKILL', async () => {
+    const { graphqlUrl } = running();
+    const bus = createEventBus(REDIS_URL, createLogger('silent'), prefix);
+    const transports: SubscriptionTransport[] = ['graphql-ws', 'sse', 'multipart'];
+    const subscribers: ResumingSubscriber[] = Array.from({ length: REALTIME_SUBSCRIBERS }, (_, i) =>
+      resumingSubscriber(
+        transports[i % 3]!,
+        graphqlUrl,
+        { token: userToken },
+        'subscription ($after: String) { cardStatusChanged(after: $after) { SvcCardId status } }',
+      ),
+    );
+    const stopSubscribers = async () => {
+      for (const subscriber of subscribers) await subscriber.stop();
+      leftGoing.delete(stopSubscribers);
+    };
+    leftGoing.add(stopSubscribers);
+    const stopBus = async () => {
+      await bus.close();
+      leftGoing.delete(stopBus);
+    };
+    leftGoing.add(stopBus);
+    try {
+      await until(
+        async () => (await Promise.all(GATEWAYS.map((gateway) => running().balancerState(gateway)))).map((state) => state.status),
+        (states) => states.every((status) => status === 'UP'),
+        30_000,
+      );
+      // Every subscriber registered: a first event reaches all of them.
+      const ids: string[] = [];
+      const publishedAt: number[] = [];
+      const publish = async (index: number, mine: boolean) => {
+        const id = `evt_realtime_${prefix}${index}`;
+        // One in five concerns another user: no subscriber may see it.
+        await bus.publish({
+          id,
+          type: 'card.status',
+          audience: { SvcUserId: mine ? DEMO.userId : 'someone_else' },
+          payload: { SvcCardId: DEMO.cardIds[0], status: 'active', isActive: true },
+          dtsCreated: new Date().toISOString(),
+        });
+        if (mine) {
+          ids.push(id);
+          publishedAt.push(performance.now());
+        }
+      };
+      for (let i = 0; subscribers.some((subscriber) => subscriber.positions.length === 0); i += 1) {
+        if (i === 200) throw new Error(`subscribers without a first event: ${subscribers.filter((s) => s.positions.length === 0).length}`);
+        await publish(-1 - i, true);
+        await sleep(100);
+      }
+      // What arrived before now is left out of the count: a subscriber registered after a warm-up event did not miss it.
+      await sleep(1000);
+      const skip = subscribers.map((subscriber) => subscriber.positions.length);
+      const warmUp = ids.length;
+      const load = startLoad();
+      const events = REALTIME_RATE * REALTIME_SECONDS;
+      const started = performance.now();
+      let killedAt = 0;
+      let victim: Gateway = 'gateway-1';
+      const disruptions = (async () => {
+        await sleep(3000);
+        for (const gateway of GATEWAYS) {
+          expect(await running().stop(gateway)).toBe('exited with 0');
+          await running().restart(gateway);
+        }
+        const sessions = await Promise.all(GATEWAYS.map(async (gateway) => (await running().balancerState(gateway)).sessions));
+        victim = sessions[0]! >= sessions[1]! ? 'gateway-1' : 'gateway-2';
+        killedAt = performance.now();
+        process.kill(running().pid(victim)!, 'SIGKILL');
+      })();
+      for (let i = 0; i < events; i += 1) {
+        const wait = started + (i * 1000) / REALTIME_RATE - performance.now();
+        if (wait > 0) await sleep(wait);
+        await publish(i, i % 5 !== 4);
+      }
+      await disruptions;
+      const report = await load.stop();
+      const expected = ids.length - warmUp;
+      const counted = (subscriber: ResumingSubscriber) => subscriber.positions.slice(skip[subscribers.indexOf(subscriber)]);
+      await until(
+        async () => subscribers.filter((subscriber) => counted(subscriber).length < expected).length,
+        (behind) => behind === 0,
+        120_000,
+      ).catch(() => undefined);
+
+      const byTransport = transports.map((transport) => {
+        const of = subscribers.filter((subscriber) => subscriber.transport === transport);
+        return { transport, subscribers: of.length, complete: of.filter((subscriber) => counted(subscriber).length === expected).length };
+      });
+      const reference = counted(subscribers.find((subscriber) => counted(subscriber).length === expected) ?? subscribers[0]!);
+      const lost = subscribers.map((subscriber) => expected - new Set(counted(subscriber)).size);
+      const duplicated = subscribers.map((subscriber) => counted(subscriber).length - new Set(counted(subscriber)).size);
+      // Caught up: from each reconnection to having every event published before it.
+      const catchUp: number[] = [];
+      const countedPublishedAt = publishedAt.slice(warmUp);
+      for (const [n, subscriber] of subscribers.entries()) {
+        const receivedAt = subscriber.receivedAt.slice(skip[n]);
+        for (const at of subscriber.reconnectedAt.slice(1)) {
+          const due = countedPublishedAt.filter((published) => published < at).length;
+          const doneAt = receivedAt[due - 1];
+          if (doneAt !== undefined && due > 0) catchUp.push(Math.max(0, doneAt - at));
+        }
+      }
+      catchUp.sort((a, b) => a - b);
+      const p = (q: number) => Math.round(catchUp[Math.min(catchUp.length - 1, Math.floor(q * catchUp.length))] ?? 0);
+      const died = exitedAt.get(victim)! - report.startedAt;
+      const killed = killedAt - report.startedAt;
+      const inFlight = report.requests.filter((request) => request.sentAt < died && request.doneAt >= killed);
+      const failures = failuresOf(report);
+      process.stderr.write(
+        `topology: realtime: ${REALTIME_SUBSCRIBERS} subscribers (${byTransport.map((t) => `${t.transport} ${t.complete}/${t.subscribers} complete`).join(', ')}), ` +
+          `${expected} events each may see (${events} published at ${REALTIME_RATE}/s, one in five for another user); both gateways restarted, then ${victim} killed; ` +
+          `lost ${lost.reduce((a, b) => a + b, 0)}, duplicated ${duplicated.reduce((a, b) => a + b, 0)}; ` +
+          `${catchUp.length} reconnections, caught up p50 ${p(0.5)} ms, p99 ${p(0.99)} ms, max ${p(1)} ms; ` +
+          `HTTP: ${report.requests.length} requests, ${failures.length} failed, ${inFlight.length} in flight at the kill\n`,
+      );
+      expect(subscribers.flatMap((subscriber) => subscriber.errors)).toEqual([]);
+      expect(lost.every((count) => count === 0)).toBe(true);
+      expect(duplicated.every((count) => count === 0)).toBe(true);
+      // Every subscriber has the same events in the same order: the log's.
+      for (const subscriber of subscribers) expect(counted(subscriber)).toEqual(reference);
+      expect([...reference].sort(comparePositions)).toEqual(reference);
+      expect(catchUp.length).toBeGreaterThan(REALTIME_SUBSCRIBERS);
+      expect(failures.filter((request) => !inFlight.includes(request))).toEqual([]);
+      expect(unexpectedExits.splice(0)).toEqual([`${victim} killed by SIGKILL`]);
+      await until(
+        () => running().balancerState(victim),
+        (state) => state.status === 'UP',
+        180_000,
+      );
+    } finally {
+      await stopSubscribers();
+      await stopBus();
+    }
+  }, 600_000);
 });
