@@ -347,7 +347,9 @@ export async function start(options: {
   sessionSockets.ended = (headers) => subscriptions.sessionEnded(headers);
   streams.serve = (req, res) => subscriptions.serveStream(req, res);
   const unreport = [
-    reportSubscriptions('gateway', async () => subscriptions.subscribers()),
+    ...(['graphql-ws', 'sse', 'multipart'] as const).map((transport) =>
+      reportSubscriptions('gateway', transport, async () => subscriptions.subscribersBy()[transport]),
+    ),
     ...SUBGRAPH_NAMES.map((name) => reportSubgraphReadiness(name, async () => ((await dependencies())[name] === 'ready' ? 1 : 0))),
   ];
   return {

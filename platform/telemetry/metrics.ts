@@ -120,11 +120,11 @@ export const connectionRefusals = new Counter({
   registers: [registry],
 });
 
-/** Subscriptions registered on this gateway now. */
+/** Subscriptions registered on this gateway now, by transport (graphql-ws, sse, multipart). */
 export const subscriptions = new Gauge({
   name: 'gateway_subscriptions',
-  help: 'Subscriptions registered on this gateway and receiving events.',
-  labelNames: ['service'] as const,
+  help: 'Subscriptions registered on this gateway and receiving events, by transport (graphql-ws, sse, multipart).',
+  labelNames: ['service', 'transport'] as const,
   registers: [registry],
   async collect() {
     await readAtScrape(this, subscriptionReaders);
@@ -213,9 +213,9 @@ export const reportQueueDepth = (database: string, queue: string, read: () => Pr
 export const reportSubgraphReadiness = (subgraph: string, read: () => Promise<number>) =>
   reportAtScrape(subgraphReady, readinessReaders, { subgraph }, read);
 
-/** Reports a gateway's subscription count at every scrape until the returned function is called. */
-export const reportSubscriptions = (service: string, read: () => Promise<number>) =>
-  reportAtScrape(subscriptions, subscriptionReaders, { service }, read);
+/** Reports a gateway's subscription count over a transport at every scrape until the returned function is called. */
+export const reportSubscriptions = (service: string, transport: string, read: () => Promise<number>) =>
+  reportAtScrape(subscriptions, subscriptionReaders, { service, transport }, read);
 
 /**
  * Starts the gateway's counters at zero for every label value they can take, so that a rate

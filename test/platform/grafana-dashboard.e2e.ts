@@ -141,7 +141,7 @@ describe("the dashboard's PromQL, read by Prometheus", () => {
       deliveryAttempts.inc({ kind: 'webhook', outcome: 'delivered' });
       unreport.push(
         reportSubgraphReadiness('payments', async () => 1),
-        reportSubscriptions('gateway', async () => 2),
+        reportSubscriptions('gateway', 'graphql-ws', async () => 2),
         reportQueueDepth('banking_payments', 'deliveries', async () => 3),
       );
       // Garbage enough for a collection, so that nodejs_gc_duration_seconds has series.

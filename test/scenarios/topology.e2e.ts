@@ -625,13 +625,17 @@ describe('replicas as processes behind HAProxy', () => {
       const duplicated = subscribers.map((subscriber) => counted(subscriber).length - new Set(counted(subscriber)).size);
       // Caught up: from each reconnection to having every event published before it.
       const catchUp: number[] = [];
+      const catchUpBy = new Map<SubscriptionTransport, number[]>(transports.map((transport) => [transport, []]));
       const countedPublishedAt = publishedAt.slice(warmUp);
       for (const [n, subscriber] of subscribers.entries()) {
         const receivedAt = subscriber.receivedAt.slice(skip[n]);
         for (const at of subscriber.reconnectedAt.slice(1)) {
           const due = countedPublishedAt.filter((published) => published < at).length;
           const doneAt = receivedAt[due - 1];
-          if (doneAt !== undefined && due > 0) catchUp.push(Math.max(0, doneAt - at));
+          if (doneAt !== undefined && due > 0) {
+            catchUp.push(Math.max(0, doneAt - at));
+            catchUpBy.get(subscriber.transport)!.push(Math.max(0, doneAt - at));
+          }
         }
       }
       catchUp.sort((a, b) => a - b);
@@ -647,6 +651,16 @@ describe('replicas as processes behind HAProxy', () => {
           `${catchUp.length} reconnections, caught up p50 ${p(0.5)} ms, p99 ${p(0.99)} ms, max ${p(1)} ms; ` +
           `HTTP: ${report.requests.length} requests, ${failures.length} failed, ${inFlight.length} in flight at the kill\n`,
       );
+      for (const [transport, times] of catchUpBy) {
+        times.sort((a, b) => a - b);
+        process.stderr.write(
+          `topology: realtime: ${transport}: ${times.length} reconnections, caught up p50 ${Math.round(times[Math.floor(times.length / 2)] ?? 0)} ms, p99 ${Math.round(times[Math.floor(times.length * 0.99)] ?? 0)} ms\n`,
+        );
+      }
+      if (failures.length > 0)
+        process.stderr.write(
+          `topology: realtime: failures (kill at ${Math.round(killed)} ms, gone at ${Math.round(died)} ms): ${JSON.stringify(failures.slice(0, 12))}\n`,
+        );
       expect(subscribers.flatMap((subscriber) => subscriber.errors)).toEqual([]);
       expect(lost.every((count) => count === 0)).toBe(true);
       expect(duplicated.every((count) => count === 0)).toBe(true);

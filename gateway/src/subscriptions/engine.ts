@@ -163,6 +163,8 @@ const REPLAY_PAGE = 200;
 const REPLAY_AHEAD = 16;
 /** Replayed resolutions a group keeps, so that its members resuming together resolve each event once. */
 const REPLAY_CACHE = 2000;
+/** How long a resumption's read of an object serves the other missed events about it. */
+const OBJECT_REUSE_MS = 1000;
 
 /** A position of the event log, as a client sends it back. */
 const POSITION = /^\d{1,15}-\d{1,15}$/;
@@ -241,6 +243,8 @@ class SubscriberGroup {
   readonly members = new Map<Member, number>();
   private readonly pending: Array<{ sequence: number; position: string; resolution: Promise<ExecutionResult | null> }> = [];
   private readonly replays = new Map<string, Promise<Buffer | null>>();
+  /** The latest read of each object for resumptions, by its key, and when it was made. */
+  private readonly objects = new Map<string, { at: number; resolution: Promise<ExecutionResult | null> }>();
   private nextSequence = 0;
   private draining = false;
 
@@ -266,13 +270,24 @@ class SubscriberGroup {
     void this.drain();
   }
 
-  /** A missed event's result for a resuming member, resolved once for members resuming together. */
+  /**
+   * A missed event's result for a resuming member, resolved once for members resuming together.
+   * An object read after an event was appended serves that event too, for a moment: the event
+   * would be read as the object is now, and reading it again gives the same answer.
+   */
   replayed(event: CatalogueEvent & LoggedEvent): Promise<Buffer | null> {
     let result = this.replays.get(event.id);
     if (!result) {
-      result = this.resolve(this, event).then((resolved) =>
-        resolved ? serialize(resolved, { position: event.position, replayed: true }) : null,
-      );
+      const key = JSON.stringify(this.prepared.route.key(event.payload));
+      const now = Date.now();
+      const appendedAt = Number(event.position.split('-')[0]);
+      let object = this.objects.get(key);
+      if (!object || object.at < appendedAt || now - object.at > OBJECT_REUSE_MS) {
+        object = { at: now, resolution: this.resolve(this, event) };
+        this.objects.set(key, object);
+        if (this.objects.size > REPLAY_CACHE) this.objects.delete(this.objects.keys().next().value!);
+      }
+      result = object.resolution.then((resolved) => (resolved ? serialize(resolved, { position: event.position, replayed: true }) : null));
       this.replays.set(event.id, result);
       if (this.replays.size > REPLAY_CACHE) this.replays.delete(this.replays.keys().next().value!);
     }
