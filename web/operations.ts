@@ -6,15 +6,226 @@
 export const DASHBOARD_DOCUMENTS = {
   aggregatorLogin: /* GraphQL */ 'mutation ($input: AggregatorLoginInput!) { aggregatorGetToken(input: $input) { token } }',
   userLogin: /* GraphQL */ 'mutation ($input: LoginInput!) { login(input: $input) { token } }',
+  aggregatorState: /* GraphQL */ `
+    query AggregatorDashboard($since: DateTime!) {
+      cardAuthorizationSummary(since: $since) {
+        asOf
+        approved
+        declined
+        declineReasons {
+          responseCode
+          decidedBy
+          reason
+          count
+        }
+      }
+      cardAuthorizationsConnection(since: $since, first: 25) {
+        edges {
+          node {
+            messageId
+            messageType
+            approved
+            responseCode
+            decidedBy
+            reason
+            amount
+            currency
+            dtsReceived
+            SvcCardId
+          }
+        }
+      }
+      paymentLinkStatusCounts {
+        asOf
+        statuses {
+          status
+          count
+        }
+      }
+      achReturnRatesConnection(first: 1) {
+        edges {
+          node {
+            returnRates {
+              maxDate
+              unAuthorizedRate
+              unAuthorizedDaysOver
+              adminRate
+              adminDaysOver
+              totalRate
+              totalDaysOver
+            }
+          }
+        }
+      }
+      failedDeliveries: deliveries(status: failed, numberOfRecords: 20) {
+        items {
+          deliveryId
+          kind
+          eventType
+          to
+          status
+          lastError
+          svcMerchantId
+        }
+      }
+      pausedDeliveries: deliveries(status: paused, numberOfRecords: 20) {
+        items {
+          deliveryId
+          kind
+          eventType
+          to
+          status
+          lastError
+          svcMerchantId
+        }
+      }
+      failedAdvices: cardWebhookDeliveries(status: failed, numberOfRecords: 20) {
+        items {
+          deliveryId
+          eventType
+          to
+          status
+          lastError
+        }
+      }
+      pausedAdvices: cardWebhookDeliveries(status: paused, numberOfRecords: 20) {
+        items {
+          deliveryId
+          eventType
+          to
+          status
+          lastError
+        }
+      }
+      merchants {
+        svcMerchantId
+        name
+        dtsWebhookDisabled
+      }
+    }
+  `,
+  aggregatorAchReport: /* GraphQL */ `
+    query AggregatorAchReport {
+      achReturnRatesConnection(first: 1) {
+        edges {
+          node {
+            returnRates {
+              maxDate
+              unAuthorizedRate
+              unAuthorizedDaysOver
+              adminRate
+              adminDaysOver
+              totalRate
+              totalDaysOver
+            }
+          }
+        }
+      }
+    }
+  `,
+  userState: /* GraphQL */ `
+    query UserDashboard($since: DateTime!) {
+      me {
+        cards {
+          SvcCardId
+          SvcAccountId
+          name
+          lastFour
+          status
+        }
+        accounts {
+          SvcAccountId
+          name
+          balance
+          availableBalance
+          currency
+          transactions(first: 10) {
+            edges {
+              node {
+                transactionId
+                SvcCardId
+                narrative
+                amount
+                currency
+                credit
+                debit
+                dtsValue
+                isPending
+              }
+            }
+          }
+        }
+      }
+      cardAuthorizationSummary(since: $since) {
+        asOf
+        approved
+        declined
+        declineReasons {
+          responseCode
+          decidedBy
+          reason
+          count
+        }
+      }
+      cardAuthorizationsConnection(since: $since, first: 25) {
+        edges {
+          node {
+            messageId
+            messageType
+            approved
+            responseCode
+            decidedBy
+            reason
+            amount
+            currency
+            dtsReceived
+            SvcCardId
+            card {
+              name
+              lastFour
+            }
+          }
+        }
+      }
+    }
+  `,
+  userAccounts: /* GraphQL */ `
+    query UserDashboardAccounts {
+      me {
+        accounts {
+          SvcAccountId
+          name
+          balance
+          availableBalance
+          currency
+          transactions(first: 10) {
+            edges {
+              node {
+                transactionId
+                SvcCardId
+                narrative
+                amount
+                currency
+                credit
+                debit
+                dtsValue
+                isPending
+              }
+            }
+          }
+        }
+      }
+    }
+  `,
   userCardAuthorizations:
-    /* GraphQL */ 'subscription { cardAuthorizations { messageId messageType approved responseCode amount currency reason card { name lastFour } } }',
+    /* GraphQL */ 'subscription { cardAuthorizations { messageId messageType approved responseCode decidedBy reason amount currency dtsReceived SvcCardId card { name lastFour account { SvcAccountId balance availableBalance } } } }',
   userCardStatusChanged: /* GraphQL */ 'subscription { cardStatusChanged { SvcCardId name lastFour status } }',
   aggregatorCardAuthorizations:
-    /* GraphQL */ 'subscription { cardAuthorizations { messageId messageType approved responseCode amount currency reason } }',
+    /* GraphQL */ 'subscription { cardAuthorizations { messageId messageType approved responseCode decidedBy reason amount currency dtsReceived SvcCardId } }',
   paymentLinkStatusChanged:
-    /* GraphQL */ 'subscription { paymentLinkStatusChanged { svcTransactionId status amount currency payerName merchant { name } } }',
+    /* GraphQL */ 'subscription { paymentLinkStatusChanged { svcTransactionId status amount currency payerName merchant { name } statusChangeHistory { status dtsCreatedAt } } }',
   achPaymentUpdated: /* GraphQL */ 'subscription { achPaymentUpdated { svcTransactionId status returnCode amount } }',
   kycApplicationCompleted: /* GraphQL */ 'subscription { kycApplicationCompleted { applicationId customerId outcome } }',
   webhookDeliveryAttempted:
-    /* GraphQL */ 'subscription { webhookDeliveryAttempted { deliveryId eventType status attempts { number outcome httpStatus } } }',
+    /* GraphQL */ 'subscription { webhookDeliveryAttempted { deliveryId kind eventType to status lastError svcMerchantId attempts { number outcome httpStatus } } }',
 } as const;

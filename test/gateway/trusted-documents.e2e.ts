@@ -139,6 +139,27 @@ describe('trusted documents', () => {
       expect(message).toContain(DEMO.cardIds[0]);
       expect(message).not.toContain('OPERATION_NOT_TRUSTED');
     });
+
+    it("reads the dashboard's state with its registered queries, for both roles", async () => {
+      const since = new Date(Date.now() - 24 * 60 * 60 * 1000).toISOString();
+      const aggregator = await stack.issueToken({
+        kind: 'aggregator',
+        svcAggregatorId: DEMO.aggregatorId,
+        login: DEMO.aggregatorLogin,
+        tokenType: 'base',
+      });
+      const reads: Array<[string, Record<string, unknown>, Record<string, string>]> = [
+        [DASHBOARD_DOCUMENTS.userState, { since }, { token }],
+        [DASHBOARD_DOCUMENTS.userAccounts, {}, { token }],
+        [DASHBOARD_DOCUMENTS.aggregatorState, { since }, { 'x-svc-token': aggregator }],
+        [DASHBOARD_DOCUMENTS.aggregatorAchReport, {}, { 'x-svc-token': aggregator }],
+      ];
+      for (const [query, variables, headers] of reads) {
+        const answer = await stack.graphql(query, variables, headers);
+        expect(answer.body.errors, query.slice(0, 40)).toBeUndefined();
+        expect(answer.body.data).toBeTruthy();
+      }
+    });
   });
 
   describe('by default (TRUSTED_DOCUMENTS=off)', () => {

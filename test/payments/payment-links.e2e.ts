@@ -6,7 +6,12 @@ import { createLogger } from '../../platform/runtime/logger.js';
 import { createNotifier } from '../../platform/messaging/notify.js';
 import type { OutboxEvent } from '../../platform/messaging/outbox.js';
 import { Deliveries, deliveriesCollection, merchantEndpoints } from '../../subgraphs/payments/src/merchants/deliveries.js';
-import { paymentLinksCollection, refundsCollection, type RefundDocument } from '../../subgraphs/payments/src/payment-links/datasource.js';
+import {
+  PAYMENT_LINK_STATUSES,
+  paymentLinksCollection,
+  refundsCollection,
+  type RefundDocument,
+} from '../../subgraphs/payments/src/payment-links/datasource.js';
 import { startTestStack, type TestStack } from '../support/harness.js';
 import { startInbox, type Inbox } from '../support/inbox.js';
 
@@ -211,6 +216,79 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
         asMerchant(otherJwt),
       );
       expect(read.body.data?.paymentLink).toBeNull();
+    });
+  });
+
+  describe('counts by status', () => {
+    const COUNTS = '{ paymentLinkStatusCounts { asOf total statuses { status count } } }';
+    interface Counts {
+      asOf: string;
+      total: number;
+      statuses: Array<{ status: string; count: number }>;
+    }
+    const countsAs = async (headers: Record<string, string>) => {
+      const response = await stack.graphql<{ paymentLinkStatusCounts: Counts }>(COUNTS, {}, headers);
+      expect(response.body.errors).toBeUndefined();
+      return response.body.data!.paymentLinkStatusCounts;
+    };
+    const countOf = (counts: Counts, status: string) => counts.statuses.find((s) => s.status === status)!.count;
+
+    it("counts the aggregator's merchants' links by status, every status once, as stored", async () => {
+      const before = Date.now();
+      const counts = await countsAs(asAggregator());
+      expect(counts.statuses.map((s) => s.status)).toEqual(PAYMENT_LINK_STATUSES);
+      expect(Date.parse(counts.asOf)).toBeGreaterThanOrEqual(before - 1000);
+      const stored = await paymentLinksCollection(stack.mongo.db('payments')).find({ svcAggregatorId: DEMO.aggregatorId }).toArray();
+      expect(counts.total).toBe(stored.length);
+      for (const { status, count } of counts.statuses) expect(count, status).toBe(stored.filter((link) => link.status === status).length);
+      // A link created and then sent moves from Initiated to Sent.
+      const link = await create();
+      const created = await countsAs(asAggregator());
+      expect(countOf(created, 'Initiated')).toBe(countOf(counts, 'Initiated') + 1);
+      await send(link.svcTransactionId);
+      const sent = await countsAs(asAggregator());
+      expect([countOf(sent, 'Initiated'), countOf(sent, 'Sent'), sent.total]).toEqual([
+        countOf(counts, 'Initiated'),
+        countOf(counts, 'Sent') + 1,
+        counts.total + 1,
+      ]);
+    });
+
+    it("counts a merchant's own links only, and none of another aggregator's", async () => {
+      await stack.graphql(
+        'mutation ($input: MerchantInput!) { saveMerchant(input: $input) { webhookSecret } }',
+        { input: { svcMerchantId: 'count_shop', name: 'Count Shop' } },
+        asAggregator(),
+      );
+      const jwt = (await merchantToken('count_shop')).body.data.token;
+      await create({}, jwt);
+      const own = await countsAs(asMerchant(jwt));
+      expect(own.total).toBe(1);
+      expect(countOf(own, 'Initiated')).toBe(1);
+      const rival = {
+        'x-svc-token': await stack.issueToken({
+          kind: 'aggregator',
+          svcAggregatorId: 'rival_aggregator',
+          login: 'rival_ops',
+          tokenType: 'base',
+        }),
+      };
+      const none = await countsAs(rival);
+      expect(none.total).toBe(0);
+      expect(none.statuses.every((s) => s.count === 0)).toBe(true);
+    });
+
+    it('refuses anonymous callers, end users and customers', async () => {
+      const customer = signJwt(
+        { typ: 'customer', sub: 'demo_link_2', agg: DEMO.aggregatorId, mer: DEMO.merchantId },
+        stack.config.jwtSecret,
+      );
+      const callers: Array<Record<string, string>> = [{}, { token: await stack.loginDemo() }, { 'x-svc-jwtoken': customer }];
+      for (const headers of callers) {
+        const response = await stack.graphql(COUNTS, {}, headers);
+        expect(response.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+        expect(response.body.data ?? null).toBeNull();
+      }
     });
   });
 

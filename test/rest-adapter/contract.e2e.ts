@@ -292,6 +292,21 @@ describe('the REST contract over real HTTP', () => {
       {},
       { token: await stack.loginDemo() },
     );
+    // The dashboard's reads that no route makes: a card program's and a user's recent messages, links by status.
+    const since = new Date(Date.now() - 24 * 60 * 60 * 1000).toISOString();
+    const recent =
+      'query ($since: DateTime!) { cardAuthorizationSummary(since: $since) { total } cardAuthorizationsConnection(since: $since, first: 5) { edges { cursor } } }';
+    const aggregator = {
+      'x-svc-token': await stack.issueToken({
+        kind: 'aggregator',
+        svcAggregatorId: DEMO.aggregatorId,
+        login: DEMO.aggregatorLogin,
+        tokenType: 'base',
+      }),
+    };
+    for (const headers of [{ token: await stack.loginDemo() }, aggregator] as Array<Record<string, string>>)
+      expect((await stack.graphql(recent, { since }, headers)).body.errors).toBeUndefined();
+    expect((await stack.graphql('{ paymentLinkStatusCounts { total } }', {}, aggregator)).body.errors).toBeUndefined();
     const shapes = stack.mongo.commands.queryShapes();
     expect(shapes.length).toBeGreaterThan(20);
     const indexes = new Map<string, string[][]>();

@@ -178,11 +178,15 @@ const FIELD_ACCESS: Readonly<Record<string, Access>> = {
   enableMerchantWebhook: ['aggregator'],
   // GraphQL only, shared: a card message is its user's and its program's aggregator's; payments and deliveries their aggregator's and merchant's.
   cardAuthorization: ['user', 'aggregator', 'service'],
+  // A window of them, counted or paged: the program's aggregator's or the cards' user's; nobody reads every program's.
+  cardAuthorizationSummary: ['user', 'aggregator'],
+  cardAuthorizationsConnection: ['user', 'aggregator'],
   achPayment: ['aggregator', 'merchant'],
   delivery: ['aggregator', 'merchant', 'service'],
   deliveries: ['aggregator', 'merchant'],
   resendDelivery: ['aggregator', 'merchant'],
   paymentLinks: ['merchant'],
+  paymentLinkStatusCounts: ['aggregator', 'merchant'],
   // Relay connections beside the offset lists: each serves the callers of its offset list.
   paymentLinksConnection: ['merchant'],
   refundsConnection: ['aggregator'],
@@ -317,6 +321,9 @@ const SAMPLES: Readonly<Record<string, unknown>> = {
   'recordIouTransaction.input.kind': 'loan',
   'initializeCustomer.input.type': 'individual',
   'uploadMerchantLogo.input.type': 'light',
+  // Within the 7 days a window of card messages may reach back, so that the probe reads the window.
+  'cardAuthorizationSummary.since': new Date(Date.now() - 60 * 60 * 1000).toISOString(),
+  'cardAuthorizationsConnection.since': new Date(Date.now() - 60 * 60 * 1000).toISOString(),
   'addCondorCard.input.cardAttributes': {
     productID: 'debit_classic',
     nameOnCard: 'MATRIX PROBE',

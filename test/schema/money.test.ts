@@ -42,6 +42,7 @@ const MEASURES = new Set([
   'AchReturnRates.unAuthorizedAmountRate',
   'AchReturnRates.totalRate',
   'AchReturnRates.totalAmountRate',
+  'CardAuthorizationSummary.approvalRate',
 ]);
 
 describe('money in the API schema', () => {

@@ -166,6 +166,13 @@ const REPLAY_CACHE = 2000;
 /** How long a resumption's read of an object serves the other missed events about it. */
 const OBJECT_REUSE_MS = 1000;
 
+/** The refusal of a position the log no longer holds. */
+const eventsExpired = (): GraphQLError =>
+  appError(
+    ErrorCode.EVENTS_EXPIRED,
+    'The event log no longer holds this position: events after it may be gone. Reload the state, then subscribe without `after`.',
+  );
+
 /** A position of the event log, as a client sends it back. */
 const POSITION = /^\d{1,15}-\d{1,15}$/;
 
@@ -447,12 +454,7 @@ export function createSubscriptionEngine(options: SubscriptionEngineOptions): Su
         }
         if (events === null) {
           subscriptionResumes.inc({ outcome: 'expired' });
-          member.sink.fail([
-            appError(
-              ErrorCode.EVENTS_EXPIRED,
-              'The event log no longer holds this position: events after it may be gone. Reload the state, then subscribe without `after`.',
-            ),
-          ]);
+          member.sink.fail([eventsExpired()]);
           return;
         }
         const missed = events.filter((event) => concerns(group, event));
@@ -601,6 +603,11 @@ export function createSubscriptionEngine(options: SubscriptionEngineOptions): Su
           appError(ErrorCode.BAD_REQUEST, '`after` is not a position of the event log (`<milliseconds>-<sequence>`).', { field: 'after' }),
         ];
       await bus.ready();
+      // Refused before it starts when the log no longer holds the position (graphql-ws then sends an `error` message).
+      if (after !== null && (await bus.read(after, after, 0)) === null) {
+        subscriptionResumes.inc({ outcome: 'expired' });
+        return [eventsExpired()];
+      }
       if (!connections.has(subscriber) || !subscriber.reserved.has(id)) return credentialsGone();
       // From here to the join nothing waits: every event after `through` reaches the group.
       const through = bus.position();

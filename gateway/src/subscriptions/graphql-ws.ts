@@ -2,6 +2,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import { GraphQLError, type ExecutionResult, type FormattedExecutionResult, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { ErrorCode } from '../../../platform/contracts/errors.js';
 import type { Logger } from '../../../platform/runtime/logger.js';
 import type { DocumentLimits } from '../document-limits.js';
 import type { ActiveSubscription, ConnectionEnd, EventSink, ExecuteAs, Subscriber, SubscriptionEngine } from './engine.js';
@@ -47,7 +48,7 @@ class WsSubscription implements AsyncIterableIterator<ExecutionResult>, EventSin
 
   constructor(
     private readonly socket: WebSocket,
-    id: string,
+    private readonly id: string,
   ) {
     this.prefix = Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`);
   }
@@ -77,8 +78,10 @@ class WsSubscription implements AsyncIterableIterator<ExecutionResult>, EventSin
     return !this.done && this.socket.readyState === this.socket.OPEN;
   }
 
+  /** An `error` message, which ends the subscription for the client (graphql-ws's own `complete` after it is then ignored). */
   fail(errors: readonly GraphQLError[]): void {
-    this.write(Buffer.from(JSON.stringify({ errors: errors.map((error) => error.toJSON()) })));
+    if (!this.done && this.socket.readyState === this.socket.OPEN)
+      this.socket.send(JSON.stringify({ id: this.id, type: 'error', payload: errors.map((error) => error.toJSON()) }));
     void this.return();
   }
 
@@ -203,7 +206,14 @@ export function serveGraphqlWs(options: GraphqlWsOptions): StopGraphqlWs {
           },
           stream,
         );
-        if (Array.isArray(started)) return { errors: started };
+        if (Array.isArray(started)) {
+          // A position the log no longer holds ends it as an error, as a refusal before it started would.
+          if (started.some((error) => error.extensions.code === ErrorCode.EVENTS_EXPIRED)) {
+            stream.fail(started);
+            return stream;
+          }
+          return { errors: started };
+        }
         stream.active = started;
         return stream;
       },

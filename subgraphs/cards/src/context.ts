@@ -6,6 +6,7 @@ import type { GraphClient } from '../../../platform/contracts/graph.js';
 import { loaderByKey, loaderOfGroups } from '../../../platform/graphql/loaders.js';
 import type { RequestBase } from '../../../platform/graphql/subgraph.js';
 import type { CardAuthorizer } from './authorization/card-authorizer.js';
+import { AuthorizationHistory } from './authorization/history.js';
 import { CardManagement } from './cards/card-management.js';
 import { addCondorCard } from './cards/condor.js';
 import { runSandbox } from './sandbox/sandbox.js';
@@ -24,6 +25,8 @@ export interface CardsContext extends RequestBase {
   management: CardManagement;
   /** Decides card messages: one per process, so that copies of a message in flight meet. */
   authorizer: CardAuthorizer;
+  /** Recent decided messages of the caller's card program or cards: counted, or page by page. */
+  authorizationHistory: AuthorizationHistory;
   /** The aggregator's card webhook: configuration, enabling, and its advices' delivery log. */
   webhooks: CardWebhooks;
   /** Runs the webhook sandbox's cases against the aggregator's webhook. */
@@ -48,6 +51,7 @@ export function createCardsContext(
     cardMessages: loaderByKey(cardMessagesCollection(db)),
     management: new CardManagement(db, base.logger, base.audit),
     authorizer,
+    authorizationHistory: new AuthorizationHistory(db),
     webhooks: new CardWebhooks(db, deliveries, base.logger, base.audit, config.webhookAllowInternal),
     sandbox: (svcAggregatorId, input) => runSandbox(db, base.logger, svcAggregatorId, input, config.webhookAllowInternal),
     condor: (svcAggregatorId, input) => addCondorCard(db, graph, base.logger, svcAggregatorId, input),

@@ -124,6 +124,21 @@ export type CardAuthorization = {
   transaction?: Maybe<Transaction>;
 };
 
+/** Decided card messages, as a Relay connection. */
+export type CardAuthorizationConnection = {
+  __typename?: 'CardAuthorizationConnection';
+  edges: Array<CardAuthorizationEdge>;
+  pageInfo: PageInfo;
+};
+
+/** One of decided card messages in a page, with the cursor that marks its place. */
+export type CardAuthorizationEdge = {
+  __typename?: 'CardAuthorizationEdge';
+  /** Opaque: pass it as `after` to read the records that follow this one. */
+  cursor: Scalars['String']['output'];
+  node: CardAuthorization;
+};
+
 /** The decision on a card message, as the card processor's link receives it. */
 export type CardAuthorizationResult = {
   __typename?: 'CardAuthorizationResult';
@@ -150,6 +165,25 @@ export type CardAuthorizationResult = {
   transactionId?: Maybe<Scalars['ID']['output']>;
 };
 
+/** Decided card messages of a window, counted: how many were approved and declined, and why they were declined. */
+export type CardAuthorizationSummary = {
+  __typename?: 'CardAuthorizationSummary';
+  /** approved / total as a percentage (0-100, two decimals); null when the window holds no message. */
+  approvalRate?: Maybe<Scalars['Float']['output']>;
+  /** Messages answered 00. */
+  approved: Scalars['Int']['output'];
+  /** When they were counted: a message received later is not in these figures (a client that applies `cardAuthorizations` events on top counts those received after it). */
+  asOf: Scalars['DateTime']['output'];
+  /** The declined messages by response code, decider and reason, most frequent first. */
+  declineReasons: Array<CardDeclineReason>;
+  /** Messages answered with any other code. */
+  declined: Scalars['Int']['output'];
+  /** The start of the window, as asked. */
+  since: Scalars['DateTime']['output'];
+  /** Every message of the window. */
+  total: Scalars['Int']['output'];
+};
+
 /** What decided a card message: the card itself, the user's restrictions, the aggregator's reply, its default strategy, or the account's funds. */
 export type CardDecisionSource =
   | 'aggregator'
@@ -158,6 +192,17 @@ export type CardDecisionSource =
   /** The account's funds: the available balance and the overdraft limit could not cover the amount (51), or the account has too many holds open (65). */
   | 'funds'
   | 'restriction';
+
+/** How many declined messages of a window share one response code, decider and reason. */
+export type CardDeclineReason = {
+  __typename?: 'CardDeclineReason';
+  count: Scalars['Int']['output'];
+  decidedBy: CardDecisionSource;
+  /** The decision in words, as each of these messages carries it. */
+  reason: Scalars['String']['output'];
+  /** The response code: 05, 14, 51, 57, 62, 65, 91, 94 or the aggregator's own. */
+  responseCode: Scalars['String']['output'];
+};
 
 /** Whether a card message asks the aggregator (request) or tells it (advice). */
 export type CardMessageActionType =
@@ -511,6 +556,20 @@ export type Query = {
   /** A decided card authorization message: to its card's user, and to its card program's aggregator. Others: null. */
   cardAuthorization?: Maybe<CardAuthorization>;
   /**
+   * Decided card messages received at or after `since`, counted: the calling aggregator's card
+   * program's (x-svc-token), or the calling end user's own cards' (token); any other caller is
+   * refused. Every message type counts (0100, 0200, 0220, 0420), as `cardAuthorizations` delivers
+   * them. `since` may be at most 7 days back: an earlier one is refused with VALIDATION_FAILED naming
+   * `since`.
+   */
+  cardAuthorizationSummary: CardAuthorizationSummary;
+  /**
+   * The messages that `cardAuthorizationSummary` counts, newest first (by dtsReceived), as a Relay
+   * connection: `first` (1-1000, default 100) records `after` a cursor. Same callers and the same
+   * bound on `since`.
+   */
+  cardAuthorizationsConnection: CardAuthorizationConnection;
+  /**
    * The calling aggregator's advice webhooks (0220, 0420) with every attempt, newest first; optionally
    * only pending, delivered, failed or paused ones. `numberOfRecords`: 1-1000 (default 1000);
    * `skipRecords`: from 0.
@@ -541,6 +600,30 @@ export type QueryCardArgs = {
  */
 export type QueryCardAuthorizationArgs = {
   messageId: Scalars['ID']['input'];
+};
+
+
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
+export type QueryCardAuthorizationSummaryArgs = {
+  since: Scalars['DateTime']['input'];
+};
+
+
+/**
+ * The graph's reads. The caller is known by a credential header: `token` (end user or prospect),
+ * `x-svc-token` (aggregator user), `x-svc-jwtoken` (merchant or customer JWT) or `x-service-key`
+ * (internal service); without one the caller is anonymous, and a credential that does not resolve is
+ * refused with 401.
+ */
+export type QueryCardAuthorizationsConnectionArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  since: Scalars['DateTime']['input'];
 };
 
 

@@ -49,10 +49,16 @@ export function cardMessagesCollection(db: Db): Collection<CardMessageDocument> 
   return db.collection<CardMessageDocument>('cardMessages');
 }
 
-/** The indexes of the decision (a reversal's original by card and stan; the binding) and of the message outbox's sweeps. */
+/**
+ * The indexes of the decision (a reversal's original by card and stan; the binding), of the recent
+ * messages of a card program or a user, newest first (`AuthorizationHistory`), and of the message
+ * outbox's sweeps.
+ */
 export async function createCardMessageIndexes(db: Db): Promise<void> {
   const messages = cardMessagesCollection(db);
   await messages.createIndex({ bindingKey: 1 }, { unique: true });
   await messages.createIndex({ SvcCardId: 1, stan: 1 });
+  await messages.createIndex({ svcAggregatorId: 1, dtsReceived: -1, _id: -1 });
+  await messages.createIndex({ SvcUserId: 1, dtsReceived: -1, _id: -1 });
   await Outbox.createIndexes(db, messages.collectionName, ['dtsPublished']);
 }

@@ -23,4 +23,6 @@ export const Query: QueryResolvers = {
     const message = await cardMessages.load(messageId);
     return message && mayReadMessage(principal, message) ? message : null;
   },
+  cardAuthorizationSummary: (_parent, { since }, { principal, authorizationHistory }) => authorizationHistory.summary(principal, since),
+  cardAuthorizationsConnection: (_parent, args, { principal, authorizationHistory }) => authorizationHistory.page(principal, args),
 };

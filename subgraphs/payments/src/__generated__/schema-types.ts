@@ -1052,6 +1052,24 @@ export type PaymentLinkStatus =
   | 'SentToPay'
   | 'Settled';
 
+/** How many payment links have one status. */
+export type PaymentLinkStatusCount = {
+  __typename?: 'PaymentLinkStatusCount';
+  count: Scalars['Int']['output'];
+  status: PaymentLinkStatus;
+};
+
+/** Payment links counted by status at one moment. */
+export type PaymentLinkStatusCounts = {
+  __typename?: 'PaymentLinkStatusCounts';
+  /** When they were counted: a status change dated later (statusChangeHistory) is not in them. */
+  asOf: Scalars['DateTime']['output'];
+  /** Every PaymentLinkStatus once, in the enum's order, 0 where no link has it. */
+  statuses: Array<PaymentLinkStatusCount>;
+  /** Every link counted. */
+  total: Scalars['Int']['output'];
+};
+
 /** How a payment link is paid, or a refund paid back: by card or by ACH. */
 export type PaymentType =
   | 'ach'
@@ -1101,6 +1119,11 @@ export type Query = {
    * or the customer's own link (customer JWT; `svcTransactionId` may be omitted). Others: null.
    */
   paymentLink?: Maybe<PaymentLink>;
+  /**
+   * Payment links counted by status: those of the calling aggregator's merchants (x-svc-token), or
+   * the calling merchant's own (merchant JWT); any other caller is refused.
+   */
+  paymentLinkStatusCounts: PaymentLinkStatusCounts;
   /**
    * The calling merchant's payment links, newest first (merchant JWT); optionally only those with this
    * `status` (a PaymentLinkStatus). `numberOfRecords`: 1-1000 (default 1000); `skipRecords`: from 0.

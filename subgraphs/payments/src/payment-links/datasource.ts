@@ -116,5 +116,7 @@ export async function createPaymentLinkIndexes(db: Db): Promise<void> {
   await paymentLinksCollection(db).createIndex({ svcMerchantId: 1, dtsCreatedAt: -1 });
   await paymentLinksCollection(db).createIndex({ link: 1 });
   await paymentLinksCollection(db).createIndex({ status: 1, dtsExpiredAt: 1 });
+  // Counting an aggregator's links by status; a merchant's are counted through the first index.
+  await paymentLinksCollection(db).createIndex({ svcAggregatorId: 1, status: 1 });
   await refundsCollection(db).createIndex({ svcAggregatorId: 1, dtsCreatedAt: -1 });
 }

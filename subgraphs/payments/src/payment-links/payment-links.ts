@@ -362,6 +362,17 @@ export class PaymentLinks {
     return readPage(this.links.find(filter).sort({ dtsCreatedAt: -1, _id: -1 }), checkPage(input));
   }
 
+  /** Links counted by status, every status once: an aggregator's merchants', or one merchant's. */
+  async statusCounts(owner: { svcAggregatorId: string } | { svcMerchantId: string }) {
+    const asOf = new Date();
+    const groups = await this.links
+      .aggregate<{ _id: PaymentLinkStatus; count: number }>([{ $match: owner }, { $group: { _id: '$status', count: { $sum: 1 } } }])
+      .toArray();
+    const counted = new Map(groups.map((group) => [group._id, group.count]));
+    const statuses = PAYMENT_LINK_STATUSES.map((status) => ({ status, count: counted.get(status) ?? 0 }));
+    return { asOf, total: statuses.reduce((sum, { count }) => sum + count, 0), statuses };
+  }
+
   /** Each status change (creation included) is an event and an audit record. */
   private async event(link: PaymentLinkDocument, previousStatus: PaymentLinkStatus | null, audit: AuditTrail = this.audit) {
     await recordEvent(

@@ -31,6 +31,12 @@ export const Query: QueryResolvers = {
     const { svcMerchantId } = requireMerchant(principal);
     return offsetConnection(args, (page) => links.list(svcMerchantId, { status, ...page }));
   },
+  paymentLinkStatusCounts: (_parent, _args, { principal, links }) =>
+    links.statusCounts(
+      principal.kind === 'merchant'
+        ? { svcMerchantId: principal.svcMerchantId }
+        : { svcAggregatorId: requireAggregator(principal, 'read').svcAggregatorId },
+    ),
   refundList: (_parent, { filter }, { principal, refunds }) =>
     refunds.list(requireAggregator(principal, 'read').svcAggregatorId, filter ?? {}),
   refundsConnection: (_parent, { filter, ...args }, { principal, refunds }) => {
