@@ -25,7 +25,7 @@ export interface ResumingSubscriber {
   positions: string[];
   /** When each was received (performance.now()). */
   receivedAt: number[];
-  /** When the subscriber (re)connected or subscribed again (performance.now()). */
+  /** When the subscriber (re)connected: graphql-ws and SSE once connected; multipart when an attempt that then got a result began (performance.now()). */
   reconnectedAt: number[];
   errors: string[];
   stop(): Promise<void>;
@@ -90,16 +90,21 @@ export function resumingSubscriber(
     let going = true;
     let current: { unsubscribe(): void } | null = null;
     const start = () => {
-      subscriber.reconnectedAt.push(performance.now());
+      // Apollo Client says nothing when the stream opens: an attempt counts as a reconnection once a result arrives on it.
+      const attemptAt = performance.now();
+      let answered = false;
+      const again = () => {
+        if (going) void sleep(250).then(() => going && start());
+      };
       current = client.subscribe({ query: gql(query), variables: last ? { after: last } : {}, fetchPolicy: 'no-cache' }).subscribe({
-        next: (result) => take(result),
+        next: (result) => {
+          if (!answered) subscriber.reconnectedAt.push(attemptAt);
+          answered = true;
+          take(result);
+        },
         // A stream the gateway ended (a restart) or a gateway that is away: subscribe again with the last position.
-        error: () => {
-          if (going) void sleep(250).then(() => going && start());
-        },
-        complete: () => {
-          if (going) void sleep(250).then(() => going && start());
-        },
+        error: again,
+        complete: again,
       });
     };
     start();
