@@ -343,6 +343,9 @@ export async function start(options: {
     counter: hits,
     clientAddress: (request) => clientAddress(request.headers, request.socket.remoteAddress, config.trustProxy),
     isTrusted: (query) => isTrustedSubscription(trusted, config.trustedDocuments, query),
+    // As an HTTP operation is counted, before its credential is looked up.
+    countRequest: (request) =>
+      countAddressRequest(config.rateLimits, hits, logger, clientAddress(request.headers, request.socket.remoteAddress, config.trustProxy)),
   });
   sessionSockets.ended = (headers) => subscriptions.sessionEnded(headers);
   streams.serve = (req, res) => subscriptions.serveStream(req, res);

@@ -132,6 +132,26 @@ describe('documents and requests refused before parsing', () => {
     expect(statuses).toEqual([401, 401, 401, 401, 429]);
   });
 
+  it('counts subscription streams (SSE, multipart) against their address before their credentials are looked up', async () => {
+    const from = '198.51.100.9';
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      const answer = await fetch(`${stack.gateway.url}/graphql`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: i % 2 === 0 ? 'text/event-stream' : 'multipart/mixed;boundary=graphql;subscriptionSpec=1.0',
+          'x-forwarded-for': from,
+          token: `made-up-token-${i}`,
+        },
+        body: JSON.stringify({ query: 'subscription { cardStatusChanged { SvcCardId } }' }),
+      });
+      await answer.arrayBuffer();
+      statuses.push(answer.status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 429]);
+  });
+
   it('counts whole requests per credential, whatever address they come from', async () => {
     const token = await stack.issueUserToken('demo_user_1');
     for (let i = 0; i < 3; i += 1)

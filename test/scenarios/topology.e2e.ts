@@ -626,6 +626,8 @@ describe('replicas as processes behind HAProxy', () => {
       // Caught up: from each reconnection to having every event published before it.
       const catchUp: number[] = [];
       const catchUpBy = new Map<SubscriptionTransport, number[]>(transports.map((transport) => [transport, []]));
+      /** Multipart: caught up by the time the bytes arrived, before Apollo Client handed them over. */
+      const bytesCaughtUp: number[] = [];
       const countedPublishedAt = publishedAt.slice(warmUp);
       for (const [n, subscriber] of subscribers.entries()) {
         const receivedAt = subscriber.receivedAt.slice(skip[n]);
@@ -635,6 +637,8 @@ describe('replicas as processes behind HAProxy', () => {
           if (doneAt !== undefined && due > 0) {
             catchUp.push(Math.max(0, doneAt - at));
             catchUpBy.get(subscriber.transport)!.push(Math.max(0, doneAt - at));
+            const arrived = subscriber.arrivedAt.get(counted(subscriber)[due - 1]!);
+            if (arrived !== undefined) bytesCaughtUp.push(Math.max(0, arrived - at));
           }
         }
       }
@@ -657,6 +661,10 @@ describe('replicas as processes behind HAProxy', () => {
           `topology: realtime: ${transport}: ${times.length} reconnections, caught up p50 ${Math.round(times[Math.floor(times.length / 2)] ?? 0)} ms, p99 ${Math.round(times[Math.floor(times.length * 0.99)] ?? 0)} ms\n`,
         );
       }
+      bytesCaughtUp.sort((a, b) => a - b);
+      process.stderr.write(
+        `topology: realtime: multipart, by the bytes' arrival: ${bytesCaughtUp.length} reconnections, caught up p50 ${Math.round(bytesCaughtUp[Math.floor(bytesCaughtUp.length / 2)] ?? 0)} ms, p99 ${Math.round(bytesCaughtUp[Math.floor(bytesCaughtUp.length * 0.99)] ?? 0)} ms\n`,
+      );
       if (failures.length > 0)
         process.stderr.write(
           `topology: realtime: failures (kill at ${Math.round(killed)} ms, gone at ${Math.round(died)} ms): ${JSON.stringify(failures.slice(0, 12))}\n`,

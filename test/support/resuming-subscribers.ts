@@ -25,6 +25,8 @@ export interface ResumingSubscriber {
   positions: string[];
   /** When each was received (performance.now()). */
   receivedAt: number[];
+  /** Multipart only: when each position's bytes reached the client, before Apollo Client handed the result over. */
+  arrivedAt: Map<string, number>;
   /** When the subscriber (re)connected: graphql-ws and SSE once connected; multipart when an attempt that then got a result began (performance.now()). */
   reconnectedAt: number[];
   errors: string[];
@@ -40,7 +42,15 @@ export function resumingSubscriber(
   headers: Record<string, string>,
   query: string,
 ): ResumingSubscriber {
-  const subscriber: ResumingSubscriber = { transport, positions: [], receivedAt: [], reconnectedAt: [], errors: [], stop: async () => {} };
+  const subscriber: ResumingSubscriber = {
+    transport,
+    positions: [],
+    receivedAt: [],
+    arrivedAt: new Map(),
+    reconnectedAt: [],
+    errors: [],
+    stop: async () => {},
+  };
   let last: string | null = null;
   const take = (result: Result) => {
     const position = result.extensions?.position;
@@ -86,7 +96,24 @@ export function resumingSubscriber(
       client.dispose();
     };
   } else {
-    const client = new ApolloClient({ link: new HttpLink({ uri: url, headers }), cache: new InMemoryCache() });
+    // The response's bytes, read beside Apollo Client: when each position arrived, to tell the gateway's time from the client's.
+    const fetchNoting: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (!response.body) return response;
+      const [noted, handed] = response.body.tee();
+      void (async () => {
+        const reader = (noted as ReadableStream<Uint8Array>).getReader();
+        const decoder = new TextDecoder();
+        for (;;) {
+          const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+          if (done) break;
+          for (const match of decoder.decode(value, { stream: true }).matchAll(/"position":"(\d+-\d+)"/g))
+            if (!subscriber.arrivedAt.has(match[1]!)) subscriber.arrivedAt.set(match[1]!, performance.now());
+        }
+      })();
+      return new Response(handed, { status: response.status, statusText: response.statusText, headers: response.headers });
+    };
+    const client = new ApolloClient({ link: new HttpLink({ uri: url, headers, fetch: fetchNoting }), cache: new InMemoryCache() });
     let going = true;
     let current: { unsubscribe(): void } | null = null;
     const start = () => {

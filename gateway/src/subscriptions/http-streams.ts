@@ -174,6 +174,8 @@ export interface HttpStreamOptions {
   documentLimits: DocumentLimits;
   /** The client address group of a request. */
   addressOf: (request: IncomingMessage) => string;
+  /** Counts the request against its address's request rate, before anything costs; throws RATE_LIMITED past it. */
+  countRequest?: (request: IncomingMessage) => Promise<void>;
 }
 
 /** The HTTP status of a refusal before the stream starts. */
@@ -205,6 +207,12 @@ export function serveHttpStreams(
     const overAddress = engine.addressRefusal(options.addressOf(req));
     if (overAddress !== null) {
       refuse(res, [appError(ErrorCode.OPERATION_LIMIT_EXCEEDED, overAddress)], 429);
+      return;
+    }
+    try {
+      await options.countRequest?.(req);
+    } catch (error) {
+      refuse(res, [error instanceof GraphQLError ? error : appError(ErrorCode.INTERNAL, 'The request could not be counted.')]);
       return;
     }
     let request: StreamRequest;

@@ -31,6 +31,8 @@ export interface SubscriptionServerOptions {
   clientAddress: (request: IncomingMessage) => string | null;
   /** Whether a subscription's text may run (trusted documents); every one may when not given. */
   isTrusted?: (query: string) => boolean;
+  /** Counts an HTTP stream's request against its address's request rate before it is authenticated; throws RATE_LIMITED past it. */
+  countRequest?: (request: IncomingMessage) => Promise<void>;
 }
 
 /** The server's handle: its count of subscriptions, the sessions ended on this gateway, and its stop. */
