@@ -27,7 +27,7 @@ export interface ResumingSubscriber {
   receivedAt: number[];
   /** Multipart only: when each position's bytes reached the client, before Apollo Client handed the result over. */
   arrivedAt: Map<string, number>;
-  /** When the subscriber (re)connected: graphql-ws and SSE once connected; multipart when an attempt that then got a result began (performance.now()). */
+  /** When the subscriber (re)connected (performance.now()): graphql-ws once acknowledged; SSE and multipart once the stream's headers arrived. */
   reconnectedAt: number[];
   errors: string[];
   stop(): Promise<void>;
@@ -96,9 +96,12 @@ export function resumingSubscriber(
       client.dispose();
     };
   } else {
+    /** When the last response's headers arrived: the stream is open. */
+    let openedAt = 0;
     // The response's bytes, read beside Apollo Client: when each position arrived, to tell the gateway's time from the client's.
     const fetchNoting: typeof fetch = async (input, init) => {
       const response = await fetch(input, init);
+      openedAt = performance.now();
       if (!response.body) return response;
       const [noted, handed] = response.body.tee();
       void (async () => {
@@ -117,7 +120,7 @@ export function resumingSubscriber(
     let going = true;
     let current: { unsubscribe(): void } | null = null;
     const start = () => {
-      // Apollo Client says nothing when the stream opens: an attempt counts as a reconnection once a result arrives on it.
+      // Apollo Client says nothing when the stream opens: an attempt that gets a result counts as a reconnection from its response's headers.
       const attemptAt = performance.now();
       let answered = false;
       const again = () => {
@@ -125,7 +128,7 @@ export function resumingSubscriber(
       };
       current = client.subscribe({ query: gql(query), variables: last ? { after: last } : {}, fetchPolicy: 'no-cache' }).subscribe({
         next: (result) => {
-          if (!answered) subscriber.reconnectedAt.push(attemptAt);
+          if (!answered) subscriber.reconnectedAt.push(Math.max(attemptAt, openedAt));
           answered = true;
           take(result);
         },
