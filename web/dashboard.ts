@@ -86,6 +86,8 @@ interface Entry {
   title: string;
   detail: string;
   declined?: boolean;
+  /** The log position of the event that listed it; none for a row of the state read through the queries. */
+  position?: string | null;
 }
 
 const KINDS = {
@@ -225,7 +227,8 @@ class Feed {
   add(entry: Entry): boolean {
     if (this.keys.has(entry.key)) return false;
     this.keys.add(entry.key);
-    this.entries.push(entry);
+    // In front, and the sort is stable: of entries of the same millisecond (a burst of events, a catch-up), the last added shows first.
+    this.entries.unshift(entry);
     this.entries.sort((a, b) => b.at.getTime() - a.at.getTime());
     for (const dropped of this.entries.splice(MAX_ENTRIES)) this.keys.delete(dropped.key);
     this.render();
@@ -252,6 +255,7 @@ class Feed {
         const item = element('li', undefined, `event ${entry.kind}${entry.declined ? ' declined' : ''}`);
         item.dataset.kind = entry.kind;
         if (entry.card) item.dataset.card = entry.card;
+        if (entry.position) item.dataset.position = entry.position;
         const time = element('time', entry.at.toLocaleTimeString());
         time.dateTime = entry.at.toISOString();
         item.append(time, element('strong', entry.title), element('small', entry.detail));
@@ -264,7 +268,7 @@ class Feed {
   }
 }
 
-function authorizationEntry(a: AuthorizationRow): Entry {
+function authorizationEntry(a: AuthorizationRow, position: string | null = null): Entry {
   const card = a.card ? ` on ${cardLabel(a.card)}` : ` on ${a.SvcCardId}`;
   return {
     key: `authorization:${a.messageId}`,
@@ -274,6 +278,7 @@ function authorizationEntry(a: AuthorizationRow): Entry {
     title: `${a.messageType} ${a.amount} ${a.currency}${card}: ${a.approved ? 'approved' : `declined (${a.responseCode})`}`,
     detail: `${a.messageId} · ${a.reason}`,
     declined: !a.approved,
+    position,
   };
 }
 
@@ -281,7 +286,7 @@ function authorizationEntry(a: AuthorizationRow): Entry {
 class Session {
   private model: Model | null = null;
   /** Events that arrived while the state was being read: applied once it is. */
-  private buffered: Array<{ name: string; data: Data }> | null = [];
+  private buffered: Array<{ name: string; data: Data; position: string | null }> | null = [];
   private reading = false;
   private queued: 'refresh' | 'resume' | 'open' | null = null;
   private readError: string | null = null;
@@ -321,6 +326,12 @@ class Session {
       url,
       connectionParams: headers,
       retryAttempts: 30,
+      // graphql-ws retries a close but, by default, not the socket's error event, and a browser
+      // reports a refused connection (nothing listens while a gateway restarts) as an error before
+      // its close: every subscription would end. Both are the socket's events; the client's own
+      // errors are not retried, and graphql-ws refuses the close codes it holds fatal (4401,
+      // 4429...) before asking.
+      shouldRetry: (error) => error instanceof Event,
       retryWait: (retries) => new Promise((resolve) => setTimeout(resolve, Math.min(1000 * 2 ** retries, 10_000) + Math.random() * 500)),
     });
     this.client.on('connected', () => {
@@ -362,7 +373,7 @@ class Session {
         switch (received.kind) {
           case 'event':
             if (received.resumeFailed) this.read('resume');
-            this.receive(subscription.name, received.data);
+            this.receive(subscription.name, received.data, received.position);
             break;
           case 'caught-up':
             this.resume.caughtUpWith(received.replayed);
@@ -439,7 +450,7 @@ class Session {
     }
     const pending = this.buffered ?? [];
     this.buffered = null;
-    for (const { name, data } of pending) this.apply(name, data, false);
+    for (const { name, data, position } of pending) this.apply(name, data, false, position);
     this.render();
     if (reason === 'resume') this.resume.stateReloaded();
   }
@@ -496,19 +507,19 @@ class Session {
     }
   }
 
-  private receive(name: string, data: Data): void {
+  private receive(name: string, data: Data, position: string | null): void {
     if (this.disposed) return;
     this.eventCount += 1;
     $('#events').dataset.received = String(this.eventCount);
-    if (this.buffered) this.buffered.push({ name, data });
+    if (this.buffered) this.buffered.push({ name, data, position });
     else {
-      this.apply(name, data, true);
+      this.apply(name, data, true, position);
       this.render();
     }
   }
 
   /** Applies one event to the state and the event list; `live` when it arrived after the state was read. */
-  private apply(name: string, data: Data, live: boolean): void {
+  private apply(name: string, data: Data, live: boolean, position: string | null): void {
     const model = this.model;
     const now = new Date();
     switch (name) {
@@ -521,7 +532,7 @@ class Session {
           } | null;
         };
         model?.tally.apply(message);
-        if (this.feed.add(authorizationEntry(message))) this.chart.add(new Date(message.dtsReceived), !message.approved);
+        if (this.feed.add(authorizationEntry(message, position))) this.chart.add(new Date(message.dtsReceived), !message.approved);
         if (this.role === 'aggregator') addCardOption(message.SvcCardId, message.SvcCardId);
         if (model?.role === 'user') {
           const account = message.card?.account;
@@ -549,6 +560,7 @@ class Session {
           card: card.SvcCardId,
           title: `Card ${cardLabel(card)} is ${card.status}`,
           detail: card.SvcCardId,
+          position,
         });
         return;
       }
@@ -563,6 +575,7 @@ class Session {
           card: null,
           title: `${link.merchant?.name ?? 'Link'}: ${link.amount} ${link.currency} is ${link.status}`,
           detail: `${link.svcTransactionId}${link.payerName ? ` · ${link.payerName}` : ''}`,
+          position,
         });
         return;
       }
@@ -575,6 +588,7 @@ class Session {
           card: null,
           title: `ACH ${ach.amount} USD is ${ach.status}${ach.returnCode ? ` (${ach.returnCode})` : ''}`,
           detail: ach.svcTransactionId,
+          position,
         });
         // A return changes the rates, which compliance computes: read the latest report again.
         this.refreshSoon('ach', 2000, async () => {
@@ -594,6 +608,7 @@ class Session {
           card: null,
           title: `Application of ${application.customerId} completed: ${application.outcome ?? 'no outcome'}`,
           detail: application.applicationId,
+          position,
         });
         return;
       }
@@ -608,6 +623,7 @@ class Session {
           card: null,
           title: `${delivery.eventType} attempt ${last?.number ?? '?'}: ${last?.outcome ?? delivery.status}${last?.httpStatus ? ` (${last.httpStatus})` : ''}`,
           detail: delivery.deliveryId,
+          position,
         });
         return;
       }

@@ -32,7 +32,15 @@ export interface NextPayload {
 /** What one payload means for the dashboard. */
 export type Received =
   /** An event to apply; `resumeFailed` when the server went on live without replaying (it ignored `after`): reload the state. */
-  | { kind: 'event'; data: Record<string, unknown>; replayed: boolean; resumeFailed: boolean; errors: NextPayload['errors'] }
+  | {
+      kind: 'event';
+      data: Record<string, unknown>;
+      /** Its place in the log, when the server said it. */
+      position: string | null;
+      replayed: boolean;
+      resumeFailed: boolean;
+      errors: NextPayload['errors'];
+    }
   /** The end of a catch-up: `replayed` events were sent again. */
   | { kind: 'caught-up'; replayed: number }
   /** Errors without data: the event could not be resolved for this subscriber. */
@@ -88,7 +96,7 @@ export class ResumableSubscription {
     // The protocol replays before anything live: a live event first means the server did not resume.
     const resumeFailed = this.catchingUp && !replayed;
     if (resumeFailed) this.catchingUp = false;
-    return { kind: 'event', data: result.data, replayed, resumeFailed, errors: result.errors };
+    return { kind: 'event', data: result.data, position, replayed, resumeFailed, errors: result.errors };
   }
 
   /**

@@ -26,8 +26,13 @@ describe('the dashboard’s resumption of its subscriptions', () => {
   it('subscribes the first time without after, and keeps the last position it received in the payload graphql-ws sends again', () => {
     const subscription = new ResumableSubscription('cardAuthorizations', 'subscription { x }');
     expect(subscription.payload).toEqual({ query: 'subscription { x }' });
-    expect(subscription.receive(event('100-0'))).toMatchObject({ kind: 'event', replayed: false, resumeFailed: false });
-    expect(subscription.receive(event('100-1'))).toMatchObject({ kind: 'event' });
+    expect(subscription.receive(event('100-0'))).toMatchObject({ kind: 'event', position: '100-0', replayed: false, resumeFailed: false });
+    expect(subscription.receive(event('100-1'))).toMatchObject({ kind: 'event', position: '100-1' });
+    // A server without positions: the event still applies, with none.
+    expect(new ResumableSubscription('s', 'subscription { x }').receive({ data: { n: 1 } })).toMatchObject({
+      kind: 'event',
+      position: null,
+    });
     expect(subscription.position).toBe('100-1');
     expect(subscription.payload).toEqual({ query: 'subscription { x }', extensions: { after: '100-1' } });
   });
