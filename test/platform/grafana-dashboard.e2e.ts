@@ -23,6 +23,9 @@ import {
   reportQueueDepth,
   reportSubgraphReadiness,
   reportSubscriptions,
+  replayedEvents,
+  subscriptionCatchUp,
+  subscriptionResumes,
   sessionLookups,
   subgraphFetches,
   subscriptionRefusals,
@@ -138,6 +141,9 @@ describe("the dashboard's PromQL, read by Prometheus", () => {
       connectionRefusals.inc({ service: 'rest-adapter', reason: 'slow_body' });
       subscriptionRefusals.inc({ limit: 'connections-per-principal' });
       eventBusLag.observe(0.04);
+      subscriptionResumes.inc({ outcome: 'caught_up' });
+      replayedEvents.inc(3);
+      subscriptionCatchUp.observe(0.2);
       deliveryAttempts.inc({ kind: 'webhook', outcome: 'delivered' });
       unreport.push(
         reportSubgraphReadiness('payments', async () => 1),
