@@ -1,5 +1,5 @@
 // The subscribers of `bench/subscription-fanout.ts`, in a child process: one graphql-ws client
-// (one WebSocket) or one graphql-sse client (one HTTP stream) each, recording when each event
+// (one WebSocket), one graphql-sse client or one multipart reader (one HTTP stream) each, recording when each event
 // arrives and the last position it received; on `disconnect` they all go, and on `resume` they all
 // come back at once with their last position and record when each has caught up.
 import { createClient as createSseClient } from 'graphql-sse';
@@ -11,7 +11,7 @@ const { url, token, subscribers, events, transport } = JSON.parse(process.env.FA
   token: string;
   subscribers: number;
   events: number;
-  transport: 'graphql-ws' | 'sse';
+  transport: 'graphql-ws' | 'sse' | 'multipart';
 };
 const QUERY = 'subscription { cardAuthorizations { messageId } }';
 const report = (message: Record<string, unknown>) => process.send!(message);
@@ -30,6 +30,8 @@ interface Subscriber {
 }
 
 const clients: Subscriber[] = [];
+/** The events each subscriber has once caught up, from the resumption on. */
+let resumedTotal: number | null = null;
 let ready = 0;
 
 function subscribe(subscriber: Subscriber, after: string | null, onConnected: () => void): void {
@@ -41,12 +43,48 @@ function subscribe(subscriber: Subscriber, after: string | null, onConnected: ()
     const index = Number(id.slice('bench_msg_'.length));
     if (subscriber.seen.has(index)) subscriber.repeats += 1;
     else subscriber.seen.set(index, performance.timeOrigin + performance.now());
+    // Multipart sends no caught-up result: it has caught up once it has every event.
+    if (transport === 'multipart' && resumedTotal !== null && subscriber.seen.size === resumedTotal)
+      subscriber.caughtUpAt = performance.timeOrigin + performance.now();
   };
   const sink = {
     next,
     error: (error: unknown) => report({ type: 'error', error: JSON.stringify(error, ['message', 'code', 'reason', 'extensions']) }),
     complete: () => {},
   };
+  if (transport === 'multipart') {
+    // Apollo's multipart protocol read as it arrives: each part's JSON is `{"payload": result}`, `{}` a heartbeat.
+    const controller = new AbortController();
+    void (async () => {
+      try {
+        const response = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'multipart/mixed;boundary=graphql;subscriptionSpec=1.0', token },
+          body: JSON.stringify({ query: QUERY, ...(after ? { extensions: { after } } : {}) }),
+          signal: controller.signal,
+        });
+        onConnected();
+        const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+        const decoder = new TextDecoder();
+        let buffer = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += decoder.decode(value, { stream: true });
+          for (let end = buffer.indexOf('\r\n--graphql'); end >= 0; end = buffer.indexOf('\r\n--graphql')) {
+            const part = buffer.slice(0, end);
+            buffer = buffer.slice(end + '\r\n--graphql'.length);
+            const json = part.slice(part.indexOf('\r\n\r\n') + 4);
+            if (json.startsWith('{"payload"')) next((JSON.parse(json) as { payload: Result }).payload);
+          }
+        }
+      } catch (error) {
+        if (!controller.signal.aborted) report({ type: 'error', error: String(error) });
+      }
+    })();
+    subscriber.stop = () => controller.abort();
+    return;
+  }
   if (transport === 'sse') {
     const client = createSseClient({
       url,
@@ -109,6 +147,7 @@ process.on('message', (message: { type: string; published?: number[]; events?: n
       report({ type: 'disconnected' });
     } else if (message.type === 'resume') {
       const total = message.events!;
+      resumedTotal = total;
       const resumedAt = performance.timeOrigin + performance.now();
       for (const subscriber of clients) subscribe(subscriber, subscriber.last, () => {});
       await settle((subscriber) => subscriber.caughtUpAt !== null, 60_000);

@@ -1,4 +1,4 @@
-// `npm run bench:fanout`: 1,000 concurrent subscribers over graphql-ws or SSE (`TRANSPORT`; their
+// `npm run bench:fanout`: 1,000 concurrent subscribers over graphql-ws, SSE or multipart (`TRANSPORT`; their
 // connections in a child process, so the gateway's process holds only the server side) each
 // subscribed to card authorizations; events are published on the bus at 50 a second. Reports
 // publish-to-receive latency over every (subscriber, event) pair, whether every subscriber received
@@ -17,7 +17,7 @@ import { withOneProcessBench } from './one-process.js';
 const SUBSCRIBERS = Number(process.env.SUBSCRIBERS ?? 1000);
 const RATE = Number(process.env.RATE ?? 50);
 const SECONDS = Number(process.env.SECONDS ?? 10);
-const TRANSPORT = process.env.TRANSPORT === 'sse' ? 'sse' : 'graphql-ws';
+const TRANSPORT = process.env.TRANSPORT === 'sse' || process.env.TRANSPORT === 'multipart' ? process.env.TRANSPORT : 'graphql-ws';
 const RESUME_EVENTS = Number(process.env.RESUME_EVENTS ?? 100);
 
 await withOneProcessBench(
