@@ -184,8 +184,18 @@ export function createAuthenticator(
     }
     return lookup;
   };
-  /** The principal of a credential that needs no session read, or the session token to read. */
-  const classify = (headers: IncomingHttpHeaders | Record<string, string | undefined>): Principal | { header: string; value: string } => {
+  /** The principal of a merchant or customer JWT. */
+  const jwtPrincipal = async (token: string): Promise<Principal> => {
+    const claims = await verifyJwt(token, config.jwtSecret);
+    if (!claims) throw unauthenticated('The x-svc-jwtoken is not a valid merchant or customer JWT, or it has expired.');
+    return claims.typ === 'merchant'
+      ? { kind: 'merchant', svcMerchantId: claims.sub, svcAggregatorId: claims.agg }
+      : { kind: 'customer', svcTransactionId: claims.sub, svcMerchantId: claims.mer, svcAggregatorId: claims.agg };
+  };
+  /** The principal of a credential that needs no session read, a JWT to verify, or the session token to read. */
+  const classify = (
+    headers: IncomingHttpHeaders | Record<string, string | undefined>,
+  ): Principal | { jwt: string } | { header: string; value: string } => {
     const sent = CREDENTIAL_HEADERS.filter((name) => headers[name] !== undefined);
     if (sent.length === 0) return { kind: 'anonymous' };
     if (sent.length > 1) throw unauthenticated(`Send one credential header, not ${sent.join(' and ')}.`);
@@ -206,24 +216,20 @@ export function createAuthenticator(
       const scope = config.serviceKeyScopes.get(service);
       return scope === null ? { kind: 'service', service } : { kind: 'service', service, scope: scope ?? defaultServiceScope(service) };
     }
-    if (header === 'x-svc-jwtoken') {
-      const claims = verifyJwt(value, config.jwtSecret);
-      if (!claims) throw unauthenticated('The x-svc-jwtoken is not a valid merchant or customer JWT, or it has expired.');
-      return claims.typ === 'merchant'
-        ? { kind: 'merchant', svcMerchantId: claims.sub, svcAggregatorId: claims.agg }
-        : { kind: 'customer', svcTransactionId: claims.sub, svcMerchantId: claims.mer, svcAggregatorId: claims.agg };
-    }
+    if (header === 'x-svc-jwtoken') return { jwt: value };
     return { header, value };
   };
   const authenticate = async (headers: IncomingHttpHeaders | Record<string, string | undefined>, requestId: string): Promise<Principal> => {
     const credential = classify(headers);
     if ('kind' in credential) return credential;
+    if ('jwt' in credential) return jwtPrincipal(credential.jwt);
     const ownerKey = sha256(`${credential.header}\n${credential.value}`);
     return liveFromMemory(known.get(ownerKey)) ?? lookUp(credential.header, credential.value, requestId, ownerKey);
   };
   const early = async (headers: IncomingHttpHeaders | Record<string, string | undefined>, requestId: string): Promise<Authentication> => {
     const credential = classify(headers);
     if ('kind' in credential) return { principal: credential, confirmed: null };
+    if ('jwt' in credential) return { principal: await jwtPrincipal(credential.jwt), confirmed: null };
     const ownerKey = sha256(`${credential.header}\n${credential.value}`);
     const session = known.get(ownerKey);
     const live = liveFromMemory(session);
@@ -245,7 +251,7 @@ export function createAuthenticator(
     } catch {
       return;
     }
-    if ('kind' in credential) return;
+    if ('kind' in credential || 'jwt' in credential) return;
     const session = known.get(sha256(`${credential.header}\n${credential.value}`));
     if (session) session.keptUntil = 0;
   };

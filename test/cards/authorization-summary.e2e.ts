@@ -129,7 +129,7 @@ describe("a card program's and a user's recent authorizations: counted, and page
 
   it('refuses anonymous callers, merchants, prospects and the card processor, before it looks at the window', async () => {
     const merchant = {
-      'x-svc-jwtoken': signJwt({ typ: 'merchant', sub: DEMO.merchantId, agg: DEMO.aggregatorId }, stack.config.jwtSecret),
+      'x-svc-jwtoken': await signJwt({ typ: 'merchant', sub: DEMO.merchantId, agg: DEMO.aggregatorId }, stack.config.jwtSecret),
     };
     const tooOld = ago(30 * 24 * HOUR);
     for (const headers of [{}, merchant]) {

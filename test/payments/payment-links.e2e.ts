@@ -131,7 +131,7 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
     });
 
     it('refuses an expired, a forged and a customer JWT on merchant routes', async () => {
-      const expired = signJwt(
+      const expired = await signJwt(
         { typ: 'merchant', sub: DEMO.merchantId, agg: DEMO.aggregatorId },
         stack.config.jwtSecret,
         Date.now() - 3601 * 1000,
@@ -139,7 +139,7 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
       const response = await cancel('demo_link_1', expired);
       expect(response.status).toBe(401);
       expect(response.body).toMatchObject({ code: 'unauthorized' });
-      const forged = signJwt(
+      const forged = await signJwt(
         { typ: 'merchant', sub: DEMO.merchantId, agg: DEMO.aggregatorId },
         'not-the-secret-not-the-secret-not-the-secret',
       );
@@ -279,7 +279,7 @@ describe('merchants, payment links, refunds and ACH payment webhooks', () => {
     });
 
     it('refuses anonymous callers, end users and customers', async () => {
-      const customer = signJwt(
+      const customer = await signJwt(
         { typ: 'customer', sub: 'demo_link_2', agg: DEMO.aggregatorId, mer: DEMO.merchantId },
         stack.config.jwtSecret,
       );

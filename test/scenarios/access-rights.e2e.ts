@@ -625,12 +625,12 @@ describe('access rights (a matrix) over every REST route and every GraphQL root 
 
     // Merchant A's JWT (and an expired and a forged one), a second merchant of aggregator A, a customer of merchant A's sent link.
     credentials.merchantA = await merchantJwt(credentials.aggregatorA, DEMO.merchantId);
-    credentials.merchantAExpired = signJwt(
+    credentials.merchantAExpired = await signJwt(
       { typ: 'merchant', sub: DEMO.merchantId, agg: DEMO.aggregatorId },
       stack.config.jwtSecret,
       Date.now() - 3601_000,
     );
-    credentials.forgedJwt = signJwt(
+    credentials.forgedJwt = await signJwt(
       { typ: 'merchant', sub: DEMO.merchantId, agg: DEMO.aggregatorId },
       'not-the-secret-not-the-secret-not-the-secret',
     );
@@ -644,7 +644,7 @@ describe('access rights (a matrix) over every REST route and every GraphQL root 
       'customer token',
       await stack.rest<{ data: { token: string } }>('POST', '/public/customer/payment/link', { body: { link: DEMO.sentLinkCode } }),
     ).data.token;
-    credentials.customerAExpired = signJwt(
+    credentials.customerAExpired = await signJwt(
       { typ: 'customer', sub: 'demo_link_2', agg: DEMO.aggregatorId, mer: DEMO.merchantId },
       stack.config.jwtSecret,
       Date.now() - 3601_000,

@@ -138,7 +138,10 @@ export class Merchants {
       { type: 'merchant', id },
       { kind: 'merchant', owner: id, svcAggregatorId, expiresIn: PAYMENT_JWT_LIFETIME_SECONDS },
     );
-    return { expiresIn: PAYMENT_JWT_LIFETIME_SECONDS, token: signJwt({ typ: 'merchant', sub: id, agg: svcAggregatorId }, this.jwtSecret) };
+    return {
+      expiresIn: PAYMENT_JWT_LIFETIME_SECONDS,
+      token: await signJwt({ typ: 'merchant', sub: id, agg: svcAggregatorId }, this.jwtSecret),
+    };
   }
 
   /** Stores a logo in GridFS (bucket `logos`) and points the merchant's logo of that type at it; the replaced file is removed. */

@@ -303,7 +303,7 @@ export class PaymentLinks {
     if (!found) throw appError(ErrorCode.NOT_FOUND, 'No payment link has this link.', { field: 'link' });
     const current = (await this.expireIfDue(found._id)) ?? found;
     if (current.status !== 'Sent') throw appError(ErrorCode.CONFLICT, `The payment link is ${current.status}.`, { field: 'link' });
-    const token = signJwt(
+    const token = await signJwt(
       { typ: 'customer', sub: current._id, agg: current.svcAggregatorId, mer: current.svcMerchantId },
       this.options.jwtSecret,
     );
