@@ -1,9 +1,10 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { appError, ErrorCode } from '../contracts/errors.js';
 import { lookup } from 'node:dns/promises';
 import { Agent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import { newId } from '../security/secrets.js';
 
 /** A new signing secret in the Standard Webhooks form: `whsec_` and 32 random bytes, base64. */
@@ -12,12 +13,12 @@ export function newWebhookSecret(): string {
 }
 
 /**
- * The Standard Webhooks signature: `v1,` and base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`,
- * keyed by the base64-decoded part of the secret after `whsec_`.
+ * The Standard Webhooks signature (`v1,` and base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`,
+ * keyed by the secret after `whsec_`), made by the specification's own library rather than by
+ * hand. `timestamp` is in seconds, as sent in `webhook-timestamp`.
  */
 export function signWebhook(secret: string, id: string, timestamp: number, body: string): string {
-  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
-  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+  return new Webhook(secret).sign(id, new Date(timestamp * 1000), body);
 }
 
 /**

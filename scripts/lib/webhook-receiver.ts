@@ -1,7 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { timingSafeEqual } from 'node:crypto';
-import { signWebhook } from '../../platform/messaging/webhooks.js';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 
 /** What an aggregator's endpoint does with a card-authorization webhook. */
 /** How the receiver answers: a responseCode (after `delayMs`, to hold requests in flight), silence, or an HTTP status. */
@@ -14,17 +13,33 @@ export interface ReceivedWebhook {
   payload: Record<string, unknown>;
 }
 
-/** Checks the Standard Webhooks headers of a request body against the secret, within five minutes. */
+/**
+ * Checks the Standard Webhooks headers of a request body against the secret with the
+ * specification's own library, which also refuses a timestamp outside its tolerance. A secret the
+ * library cannot read throws: that is a mistake in the receiver, not a bad webhook.
+ */
 export function verifyWebhook(secret: string, headers: http.IncomingHttpHeaders, body: string): boolean {
-  const id = headers['webhook-id'];
-  const timestamp = Number(headers['webhook-timestamp']);
-  const signatures = String(headers['webhook-signature'] ?? '').split(' ');
-  if (typeof id !== 'string' || !Number.isInteger(timestamp) || Math.abs(Date.now() / 1000 - timestamp) > 300) return false;
-  const expected = Buffer.from(signWebhook(secret, id, timestamp, body));
-  return signatures.some((candidate) => {
-    const given = Buffer.from(candidate);
-    return given.length === expected.length && timingSafeEqual(given, expected);
-  });
+  const webhook = new Webhook(secret);
+  const header = (name: string) => {
+    const value = headers[name];
+    return typeof value === 'string' ? value : '';
+  };
+  try {
+    webhook.verify(
+      body,
+      {
+        'webhook-id': header('webhook-id'),
+        'webhook-timestamp': header('webhook-timestamp'),
+        'webhook-signature': header('webhook-signature'),
+      },
+      // Only the signature is judged here; the receiver reads the body itself.
+      { jsonParse: false },
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof WebhookVerificationError) return false;
+    throw error;
+  }
 }
 
 /**
