@@ -1,6 +1,7 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import type { GraphQLError } from 'graphql';
 import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { appError, ErrorCode } from '../../platform/contracts/errors.js';
 import { rateLimitRefusals } from '../../platform/telemetry/metrics.js';
 import type { Logger } from '../../platform/runtime/logger.js';
@@ -45,20 +46,6 @@ interface Hit {
   resetMs: number;
 }
 
-/**
- * Counts a hit of KEYS[1] in its fixed window of ARGV[1] ms, started by its first hit; answers
- * the count and the milliseconds left. One key a call, so that it runs on a Redis Cluster too;
- * the client pipelines a request's calls (and other requests') into one round trip.
- */
-const HIT_WINDOW = `
-local count = redis.call('INCR', KEYS[1])
-local left = redis.call('PTTL', KEYS[1])
-if left < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  left = tonumber(ARGV[1])
-end
-return { count, left }`;
-
 /** A counter of hits in fixed windows: Redis where REDIS_URL is set (shared by every gateway), else this process. */
 export interface HitCounter {
   /** Counts one hit of `key`; returns the count in the current window and the milliseconds left in it. */
@@ -70,63 +57,45 @@ export interface HitCounter {
   close(): Promise<void>;
 }
 
+/**
+ * The counters are rate-limiter-flexible's: each key's fixed window starts with its first hit (in
+ * Redis, `SET … EX … NX` and `INCRBY` in one script, so every gateway shares it). The limiters never
+ * refuse by themselves (no points are ever exhausted): a key is counted against several limits,
+ * and the caller compares the count with each.
+ */
 export function createHitCounter(redisUrl: string | undefined, namespace: string, logger: Logger): HitCounter {
-  if (redisUrl) {
-    // Fail fast while Redis is away: a command not answered in 250 ms fails (and the caller goes on without it).
-    const redis = new Redis(redisUrl, { commandTimeout: 250, maxRetriesPerRequest: 1, enableAutoPipelining: true });
-    redis.on('error', (error: Error) => logger.warn('rate-limit store error', { error: error.message }));
-    redis.defineCommand('hitWindow', { numberOfKeys: 1, lua: HIT_WINDOW });
-    const hitWindow = (redis as unknown as { hitWindow(key: string, windowMs: number): Promise<[number, number]> }).hitWindow.bind(redis);
-    const hitEach = (keys: readonly string[], windowMs: number): Promise<Hit[]> =>
-      Promise.all(
-        keys.map(async (key) => {
-          const [count, resetMs] = await hitWindow(`${namespace}ratelimit:${key}`, windowMs);
-          return { count, resetMs };
-        }),
-      );
-    return {
-      hitEach,
-      async hit(key, windowMs) {
-        return (await hitEach([key], windowMs))[0]!;
-      },
-      async refund(key, windowMs) {
-        const name = `${namespace}ratelimit:${key}`;
-        // Should the window have ended meanwhile, the next one starts one lower for at most its length.
-        await redis.multi().decr(name).pexpire(name, windowMs, 'NX').exec();
-      },
-      close: async () => {
-        await redis.quit();
-      },
-    };
-  }
-  const windows = new Map<string, { count: number; resetAt: number }>();
-  const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const [key, window] of windows) if (window.resetAt <= now) windows.delete(key);
-  }, 60_000);
-  sweep.unref();
-  const hit = (key: string, windowMs: number): Hit => {
-    const now = Date.now();
-    let window = windows.get(key);
-    if (!window || window.resetAt <= now) {
-      window = { count: 0, resetAt: now + windowMs };
-      windows.set(key, window);
+  const keyPrefix = `${namespace}ratelimit`;
+  const redis = redisUrl
+    ? // Fail fast while Redis is away: a command not answered in 250 ms fails (and the caller goes on without it).
+      new Redis(redisUrl, { commandTimeout: 250, maxRetriesPerRequest: 1, enableAutoPipelining: true })
+    : null;
+  redis?.on('error', (error: Error) => logger.warn('rate-limit store error', { error: error.message }));
+  const limiters = new Map<number, RateLimiterAbstract>();
+  const limiterOf = (windowMs: number): RateLimiterAbstract => {
+    let limiter = limiters.get(windowMs);
+    if (!limiter) {
+      // The Redis limiter's windows expire by whole seconds (SET … EX): a shorter one would never expire.
+      if (windowMs < 1000 || windowMs % 1000 !== 0) throw new Error(`A rate-limit window is whole seconds, not ${windowMs} ms.`);
+      const options = { keyPrefix, points: Number.MAX_SAFE_INTEGER, duration: windowMs / 1000 };
+      limiter = redis ? new RateLimiterRedis({ ...options, storeClient: redis }) : new RateLimiterMemory(options);
+      limiters.set(windowMs, limiter);
     }
-    window.count += 1;
-    return { count: window.count, resetMs: window.resetAt - now };
+    return limiter;
+  };
+  const hit = async (key: string, windowMs: number): Promise<Hit> => {
+    const counted = await limiterOf(windowMs).consume(key);
+    return { count: counted.consumedPoints, resetMs: counted.msBeforeNext };
   };
   return {
-    async hit(key, windowMs) {
-      return hit(key, windowMs);
+    hit,
+    hitEach: (keys, windowMs) => Promise.all(keys.map((key) => hit(key, windowMs))),
+    async refund(key, windowMs) {
+      // Should the window have ended meanwhile, the next one starts one lower for at most its length.
+      await limiterOf(windowMs).reward(key);
     },
-    async hitEach(keys, windowMs) {
-      return keys.map((key) => hit(key, windowMs));
+    close: async () => {
+      await redis?.quit();
     },
-    async refund(key) {
-      const window = windows.get(key);
-      if (window && window.resetAt > Date.now()) window.count -= 1;
-    },
-    close: async () => clearInterval(sweep),
   };
 }
 
