@@ -113,8 +113,10 @@ interface SubscribeRequest {
   document: DocumentNode;
   operationName: string | null | undefined;
   variables: Record<string, unknown>;
-  /** The position to resume after when the document's `after` argument does not say (extensions, `Last-Event-ID`). */
+  /** The position to resume after when the document's `after` argument does not say (`extensions.after`). */
   after: string | null;
+  /** SSE's `Last-Event-ID`, which goes before the others. */
+  lastEventId: string | null;
 }
 
 /** The engine of every transport: admission, the bus listener, groups of alike subscribers, resumption. */
@@ -163,15 +165,14 @@ const REPLAY_PAGE = 200;
 const REPLAY_AHEAD = 16;
 /** Replayed resolutions a group keeps, so that its members resuming together resolve each event once. */
 const REPLAY_CACHE = 2000;
+/** Entries of the log one resumption reads at most: a position further back is answered as expired. */
+const MAX_REPLAY_SCAN = 20_000;
 /** How long a resumption's read of an object serves the other missed events about it. */
 const OBJECT_REUSE_MS = 1000;
 
 /** The refusal of a position the log no longer holds. */
-const eventsExpired = (): GraphQLError =>
-  appError(
-    ErrorCode.EVENTS_EXPIRED,
-    'The event log no longer holds this position: events after it may be gone. Reload the state, then subscribe without `after`.',
-  );
+const eventsExpired = (why = 'The event log no longer holds this position: events after it may be gone.'): GraphQLError =>
+  appError(ErrorCode.EVENTS_EXPIRED, `${why} Reload the state, then subscribe without \`after\`.`);
 
 /** A position of the event log, as a client sends it back. */
 const POSITION = /^\d{1,15}-\d{1,15}$/;
@@ -249,9 +250,9 @@ class SubscriberGroup {
   /** Each member, with the sequence number of the first event it receives (none that arrived before it joined). */
   readonly members = new Map<Member, number>();
   private readonly pending: Array<{ sequence: number; position: string; resolution: Promise<ExecutionResult | null> }> = [];
-  private readonly replays = new Map<string, Promise<Buffer | null>>();
-  /** The latest read of each object for resumptions, by its key, and when it was made. */
-  private readonly objects = new Map<string, { at: number; resolution: Promise<ExecutionResult | null> }>();
+  private readonly replays = new Map<string, { at: number; result: Promise<Buffer | null> }>();
+  /** The latest read of each object for resumptions, by its key: when it was made, and the log's position then. */
+  private readonly objects = new Map<string, { at: number; position: string | null; resolution: Promise<ExecutionResult | null> }>();
   private nextSequence = 0;
   private draining = false;
 
@@ -260,6 +261,8 @@ class SubscriberGroup {
     readonly prepared: PreparedSubscription,
     private readonly resolve: (group: SubscriberGroup, event: CatalogueEvent) => Promise<ExecutionResult | null>,
     private readonly logger: Logger,
+    /** The log's position as this gateway has read it (the last event its listener handed out). */
+    private readonly logPosition: () => string | null,
   ) {}
 
   join(member: Member): void {
@@ -283,21 +286,23 @@ class SubscriberGroup {
    * would be read as the object is now, and reading it again gives the same answer.
    */
   replayed(event: CatalogueEvent & LoggedEvent): Promise<Buffer | null> {
-    let result = this.replays.get(event.id);
-    if (!result) {
-      const key = JSON.stringify(this.prepared.route.key(event.payload));
-      const now = Date.now();
-      const appendedAt = Number(event.position.split('-')[0]);
-      let object = this.objects.get(key);
-      if (!object || object.at < appendedAt || now - object.at > OBJECT_REUSE_MS) {
-        object = { at: now, resolution: this.resolve(this, event) };
-        this.objects.set(key, object);
-        if (this.objects.size > REPLAY_CACHE) this.objects.delete(this.objects.keys().next().value!);
-      }
-      result = object.resolution.then((resolved) => (resolved ? serialize(resolved, { position: event.position, replayed: true }) : null));
-      this.replays.set(event.id, result);
-      if (this.replays.size > REPLAY_CACHE) this.replays.delete(this.replays.keys().next().value!);
+    const now = performance.now();
+    const cached = this.replays.get(event.id);
+    if (cached && now - cached.at <= OBJECT_REUSE_MS) return cached.result;
+    const key = JSON.stringify(this.prepared.route.key(event.payload));
+    let object = this.objects.get(key);
+    // Read after the event was appended (the log had reached it), and a moment ago at most.
+    if (!object || object.position === null || comparePositions(object.position, event.position) < 0 || now - object.at > OBJECT_REUSE_MS) {
+      object = { at: now, position: this.logPosition(), resolution: this.resolve(this, event) };
+      this.objects.set(key, object);
+      if (this.objects.size > REPLAY_CACHE) this.objects.delete(this.objects.keys().next().value!);
     }
+    const result = object.resolution.then((resolved) =>
+      resolved ? serialize(resolved, { position: event.position, replayed: true }) : null,
+    );
+    this.replays.delete(event.id);
+    this.replays.set(event.id, { at: now, result });
+    if (this.replays.size > REPLAY_CACHE) this.replays.delete(this.replays.keys().next().value!);
     return result;
   }
 
@@ -362,7 +367,7 @@ export function createSubscriptionEngine(options: SubscriptionEngineOptions): Su
         : appError(ErrorCode.RATE_LIMITED, message, { retryAfterSeconds }),
     ];
   };
-  const credentialsGone = (): GraphQLError[] => [new GraphQLError('The connection credentials are no longer valid.')];
+  const credentialsGone = (): GraphQLError[] => [appError(ErrorCode.UNAUTHENTICATED, 'The connection credentials are no longer valid.')];
 
   const release = (subscriber: Subscriber, id?: string): void => {
     if (id !== undefined && !subscriber.reserved.delete(id)) return;
@@ -445,6 +450,7 @@ export function createSubscriptionEngine(options: SubscriptionEngineOptions): Su
     const until = through !== null && comparePositions(through, after) > 0 ? through : after;
     let from = after;
     let replayed = 0;
+    let scanned = 0;
     try {
       for (;;) {
         const events = await bus.read(from, until, REPLAY_PAGE);
@@ -471,7 +477,14 @@ export function createSubscriptionEngine(options: SubscriptionEngineOptions): Su
             replayed += 1;
           }
         }
-        if (events.length < REPLAY_PAGE) break;
+        // A page shorter than asked may only mean unreadable entries were left out: the end is an empty page.
+        if (events.length === 0) break;
+        scanned += events.length;
+        if (scanned > MAX_REPLAY_SCAN) {
+          subscriptionResumes.inc({ outcome: 'expired' });
+          member.sink.fail([eventsExpired(`This position is further back than a gateway replays (${MAX_REPLAY_SCAN} events of the log).`)]);
+          return;
+        }
         from = events.at(-1)!.position;
       }
     } catch (error) {
@@ -539,6 +552,9 @@ export function createSubscriptionEngine(options: SubscriptionEngineOptions): Su
     disconnect,
     admit: async (subscriber, id, query) => {
       if (!connections.has(subscriber)) return credentialsGone();
+      // An id completed and sent again while its first subscribe is still being admitted: one place per id.
+      if (subscriber.reserved.has(id))
+        return [appError(ErrorCode.BAD_REQUEST, `A subscription with the id ${JSON.stringify(id)} is being started already.`)];
       const now = Date.now();
       if (subscriber.window.resetAt <= now) subscriber.window = { count: 0, resetAt: now + windowMs };
       subscriber.window.count += 1;
@@ -587,6 +603,8 @@ export function createSubscriptionEngine(options: SubscriptionEngineOptions): Su
       }
       subscriber.subscriptions += 1;
       subscriptionsOf.add(subscriber.identity, 1);
+      if (subscriber.reserved.has(id))
+        return [appError(ErrorCode.BAD_REQUEST, `A subscription with the id ${JSON.stringify(id)} is being started already.`)];
       subscriber.reserved.add(id);
       return undefined;
     },
@@ -597,7 +615,8 @@ export function createSubscriptionEngine(options: SubscriptionEngineOptions): Su
       const prepared = prepareSubscription(request.document, request.operationName, request.variables);
       // Refused here, its place is given back as the transport completes it.
       if (!prepared) return [new GraphQLError('This subscription field is not served.')];
-      const after = prepared.after ?? request.after;
+      // A browser's EventSource reconnects to the same URL: its Last-Event-ID is newer than an `after` written there.
+      const after = request.lastEventId ?? prepared.after ?? request.after;
       if (after !== null && !POSITION.test(after))
         return [
           appError(ErrorCode.BAD_REQUEST, '`after` is not a position of the event log (`<milliseconds>-<sequence>`).', { field: 'after' }),
@@ -614,7 +633,7 @@ export function createSubscriptionEngine(options: SubscriptionEngineOptions): Su
       const groupKey = `${JSON.stringify(subscriber.principal)}|${prepared.text}|${JSON.stringify(prepared.variables)}`;
       let group = groups.get(groupKey);
       if (!group) {
-        group = new SubscriberGroup(subscriber.principal, prepared, resolveFor, logger);
+        group = new SubscriberGroup(subscriber.principal, prepared, resolveFor, logger, () => bus.position());
         groups.set(groupKey, group);
       }
       const joined = group;

@@ -195,17 +195,21 @@ export function serveGraphqlWs(options: GraphqlWsOptions): StopGraphqlWs {
         };
         if (!subscriber) return { errors: [new GraphQLError('The connection credentials are no longer valid.')] };
         const stream = new WsSubscription(socket, id);
-        const started = await engine.start(
-          subscriber,
-          id,
-          {
-            document: args.document,
-            operationName: args.operationName,
-            variables: args.variableValues ?? {},
-            after,
-          },
-          stream,
-        );
+        let started: Awaited<ReturnType<SubscriptionEngine['start']>>;
+        try {
+          started = await engine.start(
+            subscriber,
+            id,
+            { document: args.document, operationName: args.operationName, variables: args.variableValues ?? {}, after, lastEventId: null },
+            stream,
+          );
+        } catch (error) {
+          // The log is away (Redis): closed as retryable (1013), so that the client comes back and resumes, not 4500, which it would not.
+          logger.warn('subscription not started', { error: (error as Error).message });
+          engine.release(subscriber, id);
+          stream.behind();
+          return stream;
+        }
         if (Array.isArray(started)) {
           // A position the log no longer holds ends it as an error, as a refusal before it started would.
           if (started.some((error) => error.extensions.code === ErrorCode.EVENTS_EXPIRED)) {

@@ -82,7 +82,11 @@ async function readRequest(req: IncomingMessage, bodyLimitBytes: number): Promis
     if (query !== null) fields.query = query;
     for (const name of ['variables', 'extensions']) {
       const value = params.get(name);
-      if (value !== null) fields[name] = JSON.parse(value);
+      if (value !== null) {
+        const parsed: unknown = JSON.parse(value);
+        if (nestsDeeperThan(parsed)) throw new SyntaxError(name);
+        fields[name] = parsed;
+      }
     }
     const operationName = params.get('operationName');
     if (operationName !== null) fields.operationName = operationName;
@@ -111,6 +115,7 @@ class StreamSink implements EventSink {
     private readonly format: StreamFormat,
   ) {
     this.marksCaughtUp = format.marksCaughtUp;
+    res.once('close', () => (this.ended = true));
   }
 
   send(result: Buffer, position: string): void {
@@ -152,11 +157,16 @@ class StreamSink implements EventSink {
     this.finish(false);
   }
 
-  /** Ends the stream: as complete, or cut so that the client comes back and resumes. */
+  /**
+   * Ends the stream: as complete, or cut so that the client comes back and resumes. A cut stream is
+   * destroyed, not ended: a client that stopped reading could hold an ending stream open for ever,
+   * and Apollo Client reads a multipart body that ends cleanly as a completed subscription.
+   */
   finish(complete: boolean): void {
     if (this.ended) return;
     this.ended = true;
-    this.res.end(complete ? this.format.complete : undefined);
+    if (complete) this.res.end(this.format.complete);
+    else this.res.destroy();
   }
 
   heartbeat(): void {
@@ -234,13 +244,18 @@ export function serveHttpStreams(
     for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers[name] = value;
     const format = FORMATS[transport];
     const sink = new StreamSink(res, format);
+    /** Why the engine ended the connection before the stream started (then it is refused, not written to). */
+    let endedEarly: ConnectionEnd | null = null;
     const ends: Record<ConnectionEnd, () => void> = {
       'session-ended': () => sink.fail([appError(ErrorCode.UNAUTHENTICATED, 'The session has ended.')]),
       restarting: () => sink.finish(false),
     };
     const connected = await engine.connect(
       headers,
-      (why) => ends[why](),
+      (why) => {
+        if (res.headersSent) ends[why]();
+        else endedEarly = why;
+      },
       () => !res.destroyed,
       transport,
     );
@@ -283,9 +298,17 @@ export function serveHttpStreams(
       refuse(res, invalid);
       return;
     }
-    const lastEventId = transport === 'sse' ? headers['last-event-id'] : undefined;
+    const lastEventId = transport === 'sse' ? (headers['last-event-id'] ?? null) : null;
     const extensionsAfter = Object.hasOwn(request.extensions, 'after') ? request.extensions.after : undefined;
-    const after = typeof extensionsAfter === 'string' ? extensionsAfter : (lastEventId ?? null);
+    const after = typeof extensionsAfter === 'string' ? extensionsAfter : null;
+    // Read afresh: the engine may have ended the connection while the request was being admitted.
+    const early = endedEarly as ConnectionEnd | null;
+    if (early !== null) {
+      engine.release(subscriber, STREAM_ID);
+      if (early === 'session-ended') refuse(res, [appError(ErrorCode.UNAUTHENTICATED, 'The session has ended.')], 401);
+      else refuse(res, [appError(ErrorCode.UNAVAILABLE, 'The gateway is restarting: try again.')], 503);
+      return;
+    }
     res.writeHead(200, {
       'content-type': format.contentType,
       'cache-control': 'no-store',
@@ -294,12 +317,21 @@ export function serveHttpStreams(
     });
     res.write(format.opening);
     res.flushHeaders();
-    const started = await engine.start(
-      subscriber,
-      STREAM_ID,
-      { document, operationName: request.operationName, variables: request.variables, after },
-      sink,
-    );
+    let started: Awaited<ReturnType<SubscriptionEngine['start']>>;
+    try {
+      started = await engine.start(
+        subscriber,
+        STREAM_ID,
+        { document, operationName: request.operationName, variables: request.variables, after, lastEventId },
+        sink,
+      );
+    } catch (error) {
+      // The log is away (Redis): cut, so that the client comes back and resumes.
+      logger.warn('subscription not started', { error: (error as Error).message });
+      engine.release(subscriber, STREAM_ID);
+      sink.finish(false);
+      return;
+    }
     if (Array.isArray(started)) {
       engine.release(subscriber, STREAM_ID);
       sink.fail(started);
