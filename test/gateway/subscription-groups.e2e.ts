@@ -1,12 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildSchema, type FormattedExecutionResult } from 'graphql';
+import { Redis } from 'ioredis';
 import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createHitCounter } from '../../gateway/src/rate-limits.js';
 import { startSubscriptionServer } from '../../gateway/src/subscriptions/server.js';
-import { InProcessBus, type BusEvent } from '../../platform/messaging/event-bus.js';
+import { InProcessBus, RedisBus, type BusEvent } from '../../platform/messaging/event-bus.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 import type { Principal } from '../../platform/contracts/principal.js';
 
@@ -217,5 +218,80 @@ describe('subscribers that are alike share one resolution of each event', () => 
     await publish('evt_after_join', 'dora', 'card_after');
     await until(() => early.length === 2 && late.length === 1);
     expect(late).toEqual([{ cardStatusChanged: { SvcCardId: 'card_after', status: 'off' } }]);
+  });
+});
+
+describe('a resumption over the Redis log', () => {
+  it('replays every readable event after the position, past an unreadable entry in the log', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+    const stream = `test-resume-${process.pid}-${Date.now()}`;
+    const bus = new RedisBus('redis://127.0.0.1:6379', createLogger('silent'), stream);
+    const admin = new Redis('redis://127.0.0.1:6379');
+    const counter = createHitCounter(undefined, '', createLogger('silent'));
+    const subscriptions = startSubscriptionServer({
+      server,
+      path: '/graphql',
+      schema: () => SCHEMA,
+      bus,
+      authenticate: async () => ({ kind: 'user', userId: 'erin', sessionId: 'session', channel: 'internet' }) satisfies Principal,
+      execute: async (_document, variables): Promise<FormattedExecutionResult> => ({
+        data: { cardStatusChanged: { SvcCardId: variables.__eventKey, status: 'off' } },
+      }),
+      logger: createLogger('silent'),
+      maxPayloadBytes: 1024 * 1024,
+      bodyLimitBytes: 1024 * 1024,
+      documentLimits: { maxBytes: 64 * 1024, maxTokens: 5000 },
+      limits: {
+        connectionsPerPrincipal: 10,
+        connectionsPerAddress: 10,
+        subscriptionsPerPrincipal: 10,
+        subscribesPerConnection: 10,
+        subscribesPerPrincipal: 10,
+        windowSeconds: 60,
+      },
+      counter,
+      clientAddress: (request) => request.socket.remoteAddress ?? null,
+    });
+    const client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { token: 'erin' }, retryAttempts: 0 });
+    try {
+      const publish = (i: number) =>
+        bus.publish({
+          id: `evt_resume_${i}`,
+          type: 'card.status',
+          audience: { SvcUserId: 'erin' },
+          payload: { SvcCardId: `card_${i}` },
+          dtsCreated: new Date().toISOString(),
+        } satisfies BusEvent);
+      const positions: string[] = [];
+      bus.subscribe((event) => void positions.push(event.position));
+      await bus.ready();
+      await publish(0);
+      // An entry no reader can parse, early in what the resumption will read, then more than a page of events.
+      await admin.xadd(stream, '*', 'n', '0', 'event', 'not json');
+      for (let i = 1; i <= 300; i += 1) await publish(i);
+      const deadline = Date.now() + 10_000;
+      while (positions.length < 301 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      const received: Array<{ data?: { cardStatusChanged: { SvcCardId: string } }; extensions?: { caughtUp?: { replayed: number } } }> = [];
+      client.subscribe(
+        { query: QUERY, extensions: { after: positions[0]! } },
+        { next: (value) => void received.push(value as (typeof received)[number]), error: () => {}, complete: () => {} },
+      );
+      while (!received.some((result) => result.extensions?.caughtUp) && Date.now() < deadline + 10_000)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(received.filter((result) => result.data).map((result) => result.data!.cardStatusChanged.SvcCardId)).toEqual(
+        Array.from({ length: 300 }, (_, i) => `card_${i + 1}`),
+      );
+      expect(received.at(-1)?.extensions?.caughtUp).toEqual({ replayed: 300 });
+    } finally {
+      await client.dispose();
+      await subscriptions.close();
+      await bus.close();
+      await counter.close();
+      await admin.del(stream, `${stream}:ordinal`);
+      admin.disconnect();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
