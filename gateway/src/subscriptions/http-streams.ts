@@ -154,19 +154,19 @@ class StreamSink implements EventSink {
   }
 
   behind(): void {
-    this.finish(false);
+    this.finish(false, true);
   }
 
   /**
-   * Ends the stream: as complete, or cut so that the client comes back and resumes. A cut stream is
-   * destroyed, not ended: a client that stopped reading could hold an ending stream open for ever,
-   * and Apollo Client reads a multipart body that ends cleanly as a completed subscription.
+   * Ends the stream: as complete, or without completing so that the client comes back and resumes.
+   * One whose client stopped reading (`behind`) is destroyed: ending it would wait for a client
+   * that may never read again.
    */
-  finish(complete: boolean): void {
+  finish(complete: boolean, destroy = false): void {
     if (this.ended) return;
     this.ended = true;
-    if (complete) this.res.end(this.format.complete);
-    else this.res.destroy();
+    if (destroy) this.res.destroy();
+    else this.res.end(complete ? this.format.complete : undefined);
   }
 
   heartbeat(): void {
