@@ -3,35 +3,45 @@
  * gateway registers them as trusted documents (so the dashboard works where only registered
  * operations may run). The text is hashed as it is: change it here, nowhere else.
  */
+/** The authorizations' summary and rows both roles' dashboards open with. */
+const AUTHORIZATION_FRAGMENTS = /* GraphQL */ `
+  fragment AuthorizationSummary on CardAuthorizationSummary {
+    asOf
+    approved
+    declined
+    declineReasons {
+      responseCode
+      decidedBy
+      reason
+      count
+    }
+  }
+  fragment RecentAuthorization on CardAuthorization {
+    messageId
+    messageType
+    approved
+    responseCode
+    decidedBy
+    reason
+    amount
+    currency
+    dtsReceived
+    SvcCardId
+  }
+`;
+
 export const DASHBOARD_DOCUMENTS = {
   aggregatorLogin: /* GraphQL */ 'mutation ($input: AggregatorLoginInput!) { aggregatorGetToken(input: $input) { token } }',
   userLogin: /* GraphQL */ 'mutation ($input: LoginInput!) { login(input: $input) { token } }',
   aggregatorState: /* GraphQL */ `
     query AggregatorDashboard($since: DateTime!) {
       cardAuthorizationSummary(since: $since) {
-        asOf
-        approved
-        declined
-        declineReasons {
-          responseCode
-          decidedBy
-          reason
-          count
-        }
+        ...AuthorizationSummary
       }
       cardAuthorizationsConnection(since: $since, first: 25) {
         edges {
           node {
-            messageId
-            messageType
-            approved
-            responseCode
-            decidedBy
-            reason
-            amount
-            currency
-            dtsReceived
-            SvcCardId
+            ...RecentAuthorization
           }
         }
       }
@@ -103,6 +113,7 @@ export const DASHBOARD_DOCUMENTS = {
         dtsWebhookDisabled
       }
     }
+    ${AUTHORIZATION_FRAGMENTS}
   `,
   aggregatorAchReport: /* GraphQL */ `
     query AggregatorAchReport {
@@ -157,29 +168,12 @@ export const DASHBOARD_DOCUMENTS = {
         }
       }
       cardAuthorizationSummary(since: $since) {
-        asOf
-        approved
-        declined
-        declineReasons {
-          responseCode
-          decidedBy
-          reason
-          count
-        }
+        ...AuthorizationSummary
       }
       cardAuthorizationsConnection(since: $since, first: 25) {
         edges {
           node {
-            messageId
-            messageType
-            approved
-            responseCode
-            decidedBy
-            reason
-            amount
-            currency
-            dtsReceived
-            SvcCardId
+            ...RecentAuthorization
             card {
               name
               lastFour
@@ -188,6 +182,7 @@ export const DASHBOARD_DOCUMENTS = {
         }
       }
     }
+    ${AUTHORIZATION_FRAGMENTS}
   `,
   userAccounts: /* GraphQL */ `
     query UserDashboardAccounts {

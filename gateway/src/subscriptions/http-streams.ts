@@ -212,9 +212,9 @@ export function serveHttpStreams(
   const refuse = (res: ServerResponse, errors: readonly GraphQLError[], status = statusOf(errors)): void =>
     sendJson(res, status, { errors: errors.map((error) => error.toJSON()) });
   return async (req, res, transport) => {
-    const release = engine.openFrom(options.addressOf(req));
-    res.once('close', release);
-    const overAddress = engine.addressRefusal(options.addressOf(req));
+    const address = options.addressOf(req);
+    res.once('close', engine.openFrom(address));
+    const overAddress = engine.addressRefusal(address);
     if (overAddress !== null) {
       refuse(res, [appError(ErrorCode.OPERATION_LIMIT_EXCEEDED, overAddress)], 429);
       return;
