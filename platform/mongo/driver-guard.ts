@@ -37,14 +37,15 @@ let guarded = false;
 
 /**
  * Makes a command written to a connection whose socket has just been closed fail, as a network
- * error, instead of hanging. The MongoDB Node.js driver (6.22 here; 7.9 has the same code) writes
- * a command and, when `socket.write` returns false, waits for 'drain'. A socket the server has
+ * error, instead of hanging. The MongoDB Node.js driver (7.9) writes a command and, when
+ * `socket.write` returns false, waits for 'drain'. A socket the server has
  * closed is destroyed at once, but its 'close' event (which marks the driver's Connection closed)
  * comes a moment later; a command written in between gets false from `write` and waits for a
  * 'drain' that never comes. When that command is the server monitor's heartbeat, the client
  * never sees the server again: after a database restart every operation failed server selection
- * until the process restarted (found by test/scenarios/faults.e2e.ts; docs/rest-contract.md has the
- * reproduction). Idempotent; applies to every client in the process.
+ * until the process restarted (found by test/scenarios/faults.e2e.ts; docs/database.md has the
+ * reproduction, and test/platform/driver-guard.e2e.ts fails once the driver no longer needs this).
+ * Idempotent; applies to every client in the process.
  */
 export function guardDriverWrites(): void {
   if (guarded) return;

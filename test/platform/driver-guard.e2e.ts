@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
 import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { MongoNetworkError } from 'mongodb';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DriverConnectionClass } from '../../platform/mongo/driver-guard.js';
@@ -32,6 +35,9 @@ const settledWithin = (command: Promise<unknown>, ms: number) =>
     ),
     new Promise((resolve) => setTimeout(() => resolve('still waiting'), ms)),
   ]);
+
+/** The reproduction written for the driver's maintainers (docs/database.md), run without the guard in a process of its own. */
+const REPRODUCTION = fileURLToPath(new URL('../../scripts/repro/mongodb-write-after-close.mjs', import.meta.url));
 
 describe("the MongoDB driver's writes on a closing connection", () => {
   const sockets: net.Socket[] = [];
@@ -75,5 +81,15 @@ describe("the MongoDB driver's writes on a closing connection", () => {
     const connection = connectionOver(socket, 2);
     for (let i = 0; i < 20; i += 1) expect(await settledWithin(connection.command(ADMIN, { ping: 1 }), 5000)).toBe('answered');
     expect(socket.listenerCount('close')).toBe(1);
+  });
+
+  // A canary: when the driver fails such a command itself, this fails, and the guard (and the exact pin) can go.
+  it('is still needed: without it, the driver waits forever on a command written in that moment', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [REPRODUCTION], { timeout: 20_000 });
+    expect(JSON.parse(stdout)).toMatchObject({
+      connectionClosedWhenWritten: false,
+      connectionClosedAfterwards: true,
+      command: 'still waiting after 3 s',
+    });
   });
 });

@@ -56,7 +56,7 @@ export function cardMessagesCollection(db: Db): Collection<CardMessageDocument> 
  */
 export async function createCardMessageIndexes(db: Db): Promise<void> {
   const messages = cardMessagesCollection(db);
-  await messages.createIndex({ bindingKey: 1 }, { unique: true });
+  await messages.createIndexes([{ key: { bindingKey: 1 }, unique: true }]);
   await messages.createIndex({ SvcCardId: 1, stan: 1 });
   await messages.createIndex({ svcAggregatorId: 1, dtsReceived: -1, _id: -1 });
   await messages.createIndex({ SvcUserId: 1, dtsReceived: -1, _id: -1 });

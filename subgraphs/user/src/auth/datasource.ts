@@ -127,7 +127,7 @@ export function authCollections(db: Db): AuthCollections {
 export async function createAuthIndexes(db: Db): Promise<void> {
   const { credentials, sessions, devices, aggregatorUsers, knownSources } = authCollections(db);
   await knownSources.createIndex({ actor: 1 });
-  await sessions.createIndex({ tokenHash: 1 }, { unique: true });
+  await sessions.createIndexes([{ key: { tokenHash: 1 }, unique: true }]);
   await sessions.createIndex({ SvcUserId: 1 });
   await sessions.createIndex({ login: 1 });
   await credentials.createIndex({ SvcUserId: 1 });
