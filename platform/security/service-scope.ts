@@ -34,38 +34,41 @@ const SVC_USER_ID = /^[A-Za-z0-9_]{1,36}$/;
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,99}$/;
 const SCOPE_MEMBERS = ['channels', 'users', 'fields'];
 
+/** A problem of SERVICE_KEY_SCOPES: where in its JSON (`[keyName, member]`, empty for the whole), and what is wrong. */
+interface ScopeProblem {
+  path: string[];
+  message: string;
+}
+
+const NOT_AN_OBJECT: ScopeProblem = {
+  path: [],
+  message: 'must be a JSON object from key names to {"channels": [...], "users": [...] or "*", "fields": [...]}',
+};
+
 /**
  * Reads SERVICE_KEY_SCOPES: a JSON object from key names to `{channels, users, fields}`, every
- * member optional (absent is none). Returns the scopes by name, or the problems found, each naming
- * the variable and the member.
+ * member optional (absent is none). Returns the scopes by name, or the problems found, each with
+ * the key name and member it concerns.
  */
-export function parseServiceKeyScopes(raw: string): { scopes: Map<string, ServiceScope>; problems: string[] } {
+export function parseServiceKeyScopes(raw: string): { scopes: Map<string, ServiceScope>; problems: ScopeProblem[] } {
   const scopes = new Map<string, ServiceScope>();
-  const problems: string[] = [];
+  const problems: ScopeProblem[] = [];
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
   } catch {
-    return {
-      scopes,
-      problems: ['SERVICE_KEY_SCOPES must be a JSON object from key names to {"channels": [...], "users": [...] or "*", "fields": [...]}'],
-    };
+    return { scopes, problems: [NOT_AN_OBJECT] };
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    return {
-      scopes,
-      problems: ['SERVICE_KEY_SCOPES must be a JSON object from key names to {"channels": [...], "users": [...] or "*", "fields": [...]}'],
-    };
-  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { scopes, problems: [NOT_AN_OBJECT] };
   for (const [name, value] of Object.entries(parsed as Record<string, unknown>)) {
-    const at = `SERVICE_KEY_SCOPES.${name}`;
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      problems.push(`${at} must be an object with channels, users and fields`);
+      problems.push({ path: [name], message: 'must be an object with channels, users and fields' });
       continue;
     }
     const entry = value as Record<string, unknown>;
     const unknown = Object.keys(entry).filter((member) => !SCOPE_MEMBERS.includes(member));
-    if (unknown.length) problems.push(`${at} has unknown members (${unknown.join(', ')}); a scope has channels, users and fields`);
+    if (unknown.length)
+      problems.push({ path: [name], message: `has unknown members (${unknown.join(', ')}); a scope has channels, users and fields` });
     const list = (member: string): unknown[] | null => {
       const given = Object.hasOwn(entry, member) ? entry[member] : [];
       if (!Array.isArray(given)) return null;
@@ -73,21 +76,22 @@ export function parseServiceKeyScopes(raw: string): { scopes: Map<string, Servic
     };
     const channels = list('channels');
     if (channels === null || !channels.every((c) => isOneOf(SERVICE_CHANNELS, c))) {
-      problems.push(`${at}.channels must list service login channels (${SERVICE_CHANNELS.join(', ')})`);
+      problems.push({ path: [name, 'channels'], message: `must list service login channels (${SERVICE_CHANNELS.join(', ')})` });
     }
     let users: readonly string[] | '*' = [];
     if (Object.hasOwn(entry, 'users') && entry.users === '*') users = '*';
     else {
       const given = list('users');
       if (given === null || given.length > MAX_SCOPE_USERS || !given.every((u) => typeof u === 'string' && SVC_USER_ID.test(u))) {
-        problems.push(
-          `${at}.users must be "*" (every user) or a list of at most ${MAX_SCOPE_USERS} SvcUserIds (letters, digits, underscores)`,
-        );
+        problems.push({
+          path: [name, 'users'],
+          message: `must be "*" (every user) or a list of at most ${MAX_SCOPE_USERS} SvcUserIds (letters, digits, underscores)`,
+        });
       } else users = given as string[];
     }
     const fields = list('fields');
     if (fields === null || !fields.every((f) => typeof f === 'string' && FIELD_NAME.test(f))) {
-      problems.push(`${at}.fields must list root field names of the graph`);
+      problems.push({ path: [name, 'fields'], message: 'must list root field names of the graph' });
     }
     scopes.set(name, { channels: (channels ?? []) as ServiceChannel[], users, fields: (fields ?? []) as string[] });
   }
