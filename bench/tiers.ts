@@ -76,6 +76,11 @@ export async function startTiers(
   options: { env?: Record<string, string>; profileDir?: string | null; gateway?: 'separate' | 'with-subgraphs' } = {},
 ): Promise<Tiers> {
   const profileDir = options.profileDir ?? null;
+  // Without Redis each process has a bus of its own: no gateway answers a session from memory, and the figures are not a deployment's.
+  if (!process.env.REDIS_URL && !options.env?.REDIS_URL)
+    throw new Error(
+      'The tiers are separate processes, which share events over Redis: set REDIS_URL (REDIS_URL=redis://127.0.0.1:6379 npm run bench).',
+    );
   if (!built) {
     build();
     built = true;

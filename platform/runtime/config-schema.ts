@@ -603,6 +603,9 @@ export function typeIssueMessage(env: Readonly<Record<string, string | undefined
     const name = issue.path?.[0];
     const setting = settingOf(name);
     if (!setting || typeof name !== 'string') return undefined;
-    return `must be ${setting.type.description ?? 'valid'} (got "${env[name] ?? ''}")`;
+    return `must be ${setting.type.description ?? 'valid'} (got "${withoutCredentials(env[name] ?? '')}")`;
   };
 }
+
+/** A value quoted back with any `user:password@` of a URL in it masked: a connection string's password stays out of the log. */
+const withoutCredentials = (value: string) => value.replace(/\/\/[^/@]*@/g, '//***@');

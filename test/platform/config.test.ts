@@ -143,6 +143,10 @@ describe('the configuration', () => {
       'SERVICE_KEYS must be a comma-separated list of name=key, each key at least 32 characters',
       'WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of up to 50 durations of at most 7 days, such as 0,5s,5m,2h (got "0,5 minutes")',
     ]);
+    // A connection string's password is masked where a bad URL is quoted back.
+    expect(problemsOf({ SMTP_URL: 'smtp://mailer:hunter2-secret@mail host:25' })).toEqual([
+      'SMTP_URL must be a URL (got "smtp://***@mail host:25")',
+    ]);
     // Bounds are inclusive; durations stop at 7 days and 50 entries.
     expect(problemsOf({ GATEWAY_PORT: '65535', WEBHOOK_RETRY_SCHEDULE: '168h' })).toEqual([]);
     expect(problemsOf({ WEBHOOK_RETRY_SCHEDULE: '169h' })).toEqual([expect.stringMatching(/^WEBHOOK_RETRY_SCHEDULE must be/) as unknown]);
