@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { ApolloGateway, RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
-import { GraphQLError, OperationTypeNode, type GraphQLSchema } from 'graphql';
+import { ApolloGateway } from '@apollo/gateway';
+import { GraphQLError, type GraphQLSchema } from 'graphql';
 import type { EventBus } from '../../platform/messaging/event-bus.js';
 import { newId, sha256 } from '../../platform/security/secrets.js';
-import { ErrorCode } from '../../platform/contracts/errors.js';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { SUBGRAPH_NAMES, type SubgraphName } from '../../platform/runtime/config.js';
@@ -15,26 +14,25 @@ import {
   type GraphQLEndpointOptions,
   type RequestSource,
 } from '../../platform/graphql/apollo-http.js';
-import { REQUEST_ID_HEADER, sendJson, startHttpService, type HttpService } from '../../platform/http/server.js';
+import { sendJson, startHttpService, type HttpService } from '../../platform/http/server.js';
 import { HTTP_TRANSPORT, type Transport } from '../../platform/http/transport.js';
 import type { Logger } from '../../platform/runtime/logger.js';
 import {
   clientAddress,
   CLIENT_IP_HEADER,
   PRINCIPAL_HEADER,
-  signClientIp,
-  signPrincipal,
   verifyClientIp,
   verifyPrincipal,
 } from '../../platform/security/signed-headers.js';
-import { type Principal } from '../../platform/contracts/principal.js';
 import { formatError, unexpectedErrorLog } from '../../platform/graphql/error-format.js';
 import { operationTelemetryPlugin } from '../../platform/graphql/telemetry.js';
 import { offerOperatorRoute } from '../../platform/telemetry/observe.js';
 import { bodyRefusals, reportSubgraphReadiness, reportSubscriptions, zeroGatewayCounters } from '../../platform/telemetry/metrics.js';
 import { GATEWAY_SUBSCRIPTIONS_PATH, SUPERGRAPH_PATH } from '../../schema/compose.js';
 import { createAuthenticator, sessionConfirmationPlugin, sessionEndingPlugin, type SessionLookups } from './authenticate.js';
-import { createSubgraphFetcher, UNSHARED_READ_HEADER, type SubgraphFetchCounts, type SubgraphFetcher } from './subgraph-fetch.js';
+import { createHeaderSigner, createSubgraphFetcher, SubgraphSource, type SubgraphFetchCounts } from './subgraph-fetch.js';
+
+import type { GatewayContext } from './context.js';
 import { createIdempotencyStore, idempotencyPlugin } from './idempotency.js';
 import { errorCountPlugin, operationLimitsPlugin } from './operation-limits.js';
 import { serviceScopePlugin } from './service-scope.js';
@@ -53,79 +51,6 @@ import {
   trustedDocumentsOf,
 } from './trusted-documents.js';
 import { refuseDocument } from './document-limits.js';
-
-/** The gateway's per-request context: who is calling, established once. */
-export interface GatewayContext {
-  principal: Principal;
-  /** Pending while the session of an early principal is read afresh (see `Authentication`); null once established in full. */
-  sessionConfirmed: Promise<void> | null;
-  requestId: string;
-  clientIp: string | null;
-}
-
-/** Forwards each subgraph call with the signed principal and the request id. */
-class SignedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
-  constructor(
-    url: string,
-    private readonly secret: string,
-    fetcher: SubgraphFetcher,
-    private readonly name: string,
-    private readonly logger: Logger,
-  ) {
-    super({ url, fetcher });
-  }
-
-  override willSendRequest(options: GraphQLDataSourceProcessOptions<GatewayContext>): void {
-    const { request } = options;
-    // A health check or schema load carries a context of its own, not a GatewayContext.
-    const context: Partial<GatewayContext> = options.context;
-    // The reads of a mutation's plan must see its writes: they are not shared with reads already in flight.
-    if ('incomingRequestContext' in options && options.incomingRequestContext.operation.operation === OperationTypeNode.MUTATION)
-      request.http?.headers.set(UNSHARED_READ_HEADER, '1');
-    // A call without a request context (none is expected with a static supergraph) gets no rights.
-    const principal: Principal = context.principal ?? { kind: 'anonymous' };
-    request.http?.headers.set(PRINCIPAL_HEADER, signPrincipal(principal, this.secret));
-    if (context.requestId) request.http?.headers.set(REQUEST_ID_HEADER, context.requestId);
-    if (context.clientIp) request.http?.headers.set(CLIENT_IP_HEADER, signClientIp(context.clientIp, this.secret));
-  }
-
-  /**
-   * A subgraph that cannot be reached (refused, reset, timed out) is UNAVAILABLE for the fields it
-   * serves (503 through the REST adapter), without the driver's message or the subgraph's address;
-   * the other subgraphs' fields are still answered.
-   */
-  override didEncounterError(error: Error): void {
-    if (error instanceof GraphQLError) throw error;
-    this.logger.warn('subgraph unavailable', {
-      subgraph: this.name,
-      error: error.message,
-      cause: (error.cause as Error | undefined)?.message,
-    });
-    throw new GraphQLError('A service this operation needs is unavailable; try again shortly.', {
-      originalError: error,
-      extensions: { code: ErrorCode.UNAVAILABLE },
-    });
-  }
-
-  /**
-   * A subgraph answers 4xx when it refuses the request as a whole, for example a variable that
-   * fails a custom scalar (the gateway passes scalar values through unchecked). Its error, with
-   * its code and field, is what the client should see, not "400: Bad Request" with the
-   * subgraph's URL and stack trace.
-   */
-  override async errorFromResponse(response: Parameters<RemoteGraphQLDataSource['errorFromResponse']>[0]): Promise<GraphQLError> {
-    const body = (await this.parseBody(response)) as
-      { errors?: Array<{ message?: string; extensions?: { code?: string; field?: string } }> } | string;
-    const first = typeof body === 'object' ? body.errors?.[0] : undefined;
-    if (response.status < 500 && first?.message && first.extensions?.code) {
-      const { code, field } = first.extensions;
-      return new GraphQLError(first.message, { extensions: { code, ...(field ? { field } : {}) } });
-    }
-    return new GraphQLError(`A subgraph answered ${response.status}.`, {
-      extensions: { code: response.status === 401 ? ErrorCode.UNAUTHENTICATED : ErrorCode.UNAVAILABLE },
-    });
-  }
-}
 
 /**
  * Each subgraph's own readiness, for operators (`GET /dependencies`, on the metrics port when there
@@ -186,6 +111,7 @@ export async function start(options: {
   const logger = options.logger.child({ service: 'gateway' });
   zeroGatewayCounters(SUBGRAPH_NAMES);
   const subgraphByUrl = new Map(SUBGRAPH_NAMES.map((name) => [config.subgraphUrls[name], name]));
+  const signer = createHeaderSigner(config.internalSecret);
   const subgraphFetcher = createSubgraphFetcher(config.subgraphTimeoutMs, transport, (url) => subgraphByUrl.get(url) ?? 'unknown');
   const hits = createHitCounter(config.redisUrl, config.dbPrefix, logger);
   const idempotencyKeys = createIdempotencyStore(config.redisUrl, config.dbPrefix, logger);
@@ -194,7 +120,7 @@ export async function start(options: {
     supergraphSdl: readFileSync(SUPERGRAPH_PATH, 'utf8'),
     buildService: ({ name }) => {
       if (!(SUBGRAPH_NAMES as readonly string[]).includes(name)) throw new Error(`The supergraph names an unknown subgraph: ${name}`);
-      return new SignedDataSource(config.subgraphUrls[name as SubgraphName], config.internalSecret, subgraphFetcher, name, logger);
+      return new SubgraphSource(config.subgraphUrls[name as SubgraphName], name, subgraphFetcher, signer, logger);
     },
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });

@@ -20,7 +20,7 @@ import {
 } from '../http/server.js';
 
 /** A request's headers as Apollo takes them (a repeated header joined with commas). */
-export function headerMapOf(headers: IncomingHttpHeaders): HeaderMap {
+function headerMapOf(headers: IncomingHttpHeaders): HeaderMap {
   const map = new HeaderMap();
   for (const [key, value] of Object.entries(headers)) {
     if (value !== undefined) map.set(key, Array.isArray(value) ? value.join(', ') : value);

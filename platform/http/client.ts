@@ -27,6 +27,21 @@ const defaultPool = connectionPool(128);
 /** The largest answer read. */
 const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
+/** Parsed targets by their text, so that a hot path between services does not parse the same URL on every call. */
+const targets = new Map<string, URL>();
+const MAX_TARGETS = 1000;
+
+/** `url` parsed, once per distinct text (the few addresses services call; a full table is emptied rather than grown). */
+export function targetOf(url: string): URL {
+  let target = targets.get(url);
+  if (!target) {
+    target = new URL(url);
+    if (targets.size >= MAX_TARGETS) targets.clear();
+    targets.set(url, target);
+  }
+  return target;
+}
+
 /** A JSON POST answered: its status and body text. */
 export interface PostAnswer {
   status: number;
@@ -49,7 +64,7 @@ export function postJson(
   timeoutMs: number,
   pool: ConnectionPool = defaultPool,
 ): Promise<PostAnswer> {
-  const target = new URL(url);
+  const target = targetOf(url);
   const transport = target.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const request = transport.request(
@@ -58,7 +73,6 @@ export function postJson(
         method: 'POST',
         agent: pool[target.protocol as keyof ConnectionPool],
         headers: { ...headers, 'content-length': Buffer.byteLength(body) },
-        signal: AbortSignal.timeout(timeoutMs),
       },
       (response) => {
         const chunks: Buffer[] = [];
@@ -79,6 +93,12 @@ export function postJson(
         response.on('error', reject);
       },
     );
+    // A timer rather than AbortSignal.timeout: the same deadline without a signal and its listeners per call.
+    const timer = setTimeout(
+      () => request.destroy(new Error(`no answer from ${target.host} within the ${timeoutMs} ms timeout`)),
+      timeoutMs,
+    );
+    request.on('close', () => clearTimeout(timer));
     request.on('error', reject);
     request.end(body);
   });

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { withinTime } from './deadline.js';
-import { postJson, type ConnectionPool, type PostAnswer } from './client.js';
+import { postJson, targetOf, type ConnectionPool, type PostAnswer } from './client.js';
 import { callInSpan } from '../telemetry/tracing.js';
 import { BodyTooLargeError } from './server.js';
 
@@ -37,7 +37,7 @@ function traced(
   headers: Record<string, string>,
   send: (headers: Record<string, string>) => Promise<PostAnswer>,
 ): Promise<PostAnswer> {
-  const target = new URL(url);
+  const target = targetOf(url);
   return callInSpan(
     `POST ${target.host}${target.pathname}`,
     { 'http.request.method': 'POST', 'url.full': url, 'server.address': target.hostname },

@@ -1,9 +1,17 @@
-import { HTTP_TRANSPORT } from '../../platform/http/transport.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSubgraphFetcher, UNSHARED_READ_HEADER } from '../../gateway/src/subgraph-fetch.js';
-import { PRINCIPAL_HEADER } from '../../platform/security/signed-headers.js';
+import type { GraphQLDataSourceProcessOptions } from '@apollo/gateway';
+import { GraphQLError } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { GatewayContext } from '../../gateway/src/context.js';
+import { createHeaderSigner, createSubgraphFetcher, SubgraphSource } from '../../gateway/src/subgraph-fetch.js';
+import type { Principal } from '../../platform/contracts/principal.js';
+import { HTTP_TRANSPORT } from '../../platform/http/transport.js';
+import { createLogger } from '../../platform/runtime/logger.js';
+import { CLIENT_IP_HEADER, PRINCIPAL_HEADER, verifyClientIp, verifyPrincipal } from '../../platform/security/signed-headers.js';
+
+const SECRET = 'a-secret-of-at-least-thirty-two-characters';
+const dana: Principal = { kind: 'user', userId: 'u-1', sessionId: 's-1', channel: 'password' };
 
 describe("the gateway's subgraph fetch", () => {
   let server: http.Server;
@@ -31,11 +39,9 @@ describe("the gateway's subgraph fetch", () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   const call = (fetcher: ReturnType<typeof createSubgraphFetcher>, body: unknown, principal = 'p1') =>
-    fetcher(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: principal },
-      body: JSON.stringify(body),
-    }).then((r) => r.json() as Promise<{ data: { n: number } }>);
+    fetcher(url, { 'content-type': 'application/json', [PRINCIPAL_HEADER]: principal }, JSON.stringify(body), false).then(
+      (answer) => JSON.parse(answer.text) as { data: { n: number } },
+    );
 
   it('sends identical reads in flight once and gives each caller the answer', async () => {
     const fetcher = createSubgraphFetcher(5000, HTTP_TRANSPORT, () => 'test');
@@ -65,18 +71,25 @@ describe("the gateway's subgraph fetch", () => {
     expect(fetcher.counts).toEqual({ sent: 6, shared: 0 });
   });
 
-  it("sends the reads of a mutation's plan on their own, without the marking header", async () => {
+  it("sends the reads of a mutation's plan on their own, and only the headers it was given", async () => {
     const fetcher = createSubgraphFetcher(5000, HTTP_TRANSPORT, () => 'test');
     received = 0;
+    seenHeaders.length = 0;
     const read = (unshared: boolean) =>
-      fetcher(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: 'p1', ...(unshared ? { [UNSHARED_READ_HEADER]: '1' } : {}) },
-        body: JSON.stringify({ query: 'query { me { id } }' }),
-      });
+      fetcher(
+        url,
+        { 'content-type': 'application/json', [PRINCIPAL_HEADER]: 'p1' },
+        JSON.stringify({ query: 'query { me { id } }' }),
+        unshared,
+      );
     await Promise.all([read(false), read(true), read(false)]);
     expect(received).toBe(2);
-    expect(seenHeaders.some((headers) => headers[UNSHARED_READ_HEADER] !== undefined)).toBe(false);
+    for (const headers of seenHeaders)
+      expect(
+        Object.keys(headers)
+          .filter((name) => !['host', 'connection', 'content-length'].includes(name))
+          .sort(),
+      ).toEqual(['content-type', PRINCIPAL_HEADER]);
   });
 
   it("gives up on a read that takes longer than the timeout, but waits for a write, the gateway's marked ones included", async () => {
@@ -85,18 +98,135 @@ describe("the gateway's subgraph fetch", () => {
     // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- vitest types its asymmetric matchers as any.
     await expect(call(fetcher, { query: 'mutation { logout }' })).resolves.toMatchObject({ data: { n: expect.any(Number) } });
     // The gateway marks every fetch of a mutation's plan, the mutation itself too.
-    const marked = await fetcher(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: 'p1', [UNSHARED_READ_HEADER]: '1' },
-      body: JSON.stringify({ query: 'mutation { logout }' }),
-    });
+    const marked = await fetcher(
+      url,
+      { 'content-type': 'application/json', [PRINCIPAL_HEADER]: 'p1' },
+      JSON.stringify({ query: 'mutation { logout }' }),
+      true,
+    );
     expect(marked.status).toBe(200);
     await expect(
-      fetcher(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: 'p1', [UNSHARED_READ_HEADER]: '1' },
-        body: JSON.stringify({ query: 'query { me { id } }' }),
-      }),
+      fetcher(
+        url,
+        { 'content-type': 'application/json', [PRINCIPAL_HEADER]: 'p1' },
+        JSON.stringify({ query: 'query { me { id } }' }),
+        true,
+      ),
     ).rejects.toThrow(/timeout|aborted/i);
+  });
+});
+
+describe("the gateway's header signer", () => {
+  it("signs a principal once and reuses it for a while, then signs it afresh within the signature's minute", () => {
+    vi.useFakeTimers({ now: new Date('2026-11-28T10:00:00Z') });
+    try {
+      const signer = createHeaderSigner(SECRET);
+      const first = signer.principal(dana);
+      expect(verifyPrincipal(first, SECRET)).toEqual(dana);
+      vi.advanceTimersByTime(19_000);
+      expect(signer.principal(dana)).toBe(first);
+      // Another object with the same content is another request's principal: signed on its own.
+      expect(signer.principal({ ...dana })).not.toBe(first);
+      vi.advanceTimersByTime(2000);
+      const second = signer.principal(dana);
+      expect(second).not.toBe(first);
+      expect(verifyPrincipal(second, SECRET)).toEqual(dana);
+      // Reused for 20 s at most, so it still had 40 of its 60 s when last handed out; past them it is refused.
+      vi.advanceTimersByTime(40_000);
+      expect(verifyPrincipal(first, SECRET)).toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('signs client addresses that verify, and keeps no address a client named as an object key', () => {
+    const signer = createHeaderSigner(SECRET);
+    for (const address of ['203.0.113.9', '__proto__', 'valueOf']) expect(verifyClientIp(signer.clientIp(address), SECRET)).toBe(address);
+  });
+});
+
+describe('a subgraph as the query plans reach it', () => {
+  let server: http.Server;
+  let url: string;
+  let answer: { status: number; type: string; body: string } = { status: 200, type: 'application/json', body: '{"data":{"ok":true}}' };
+  const seen: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
+
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        seen.push({ headers: req.headers, body });
+        res.writeHead(answer.status, { 'content-type': answer.type }).end(answer.body);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const sourceAt = (target: string) =>
+    new SubgraphSource(
+      target,
+      'test',
+      createSubgraphFetcher(2000, HTTP_TRANSPORT, () => 'test'),
+      createHeaderSigner(SECRET),
+      createLogger('silent'),
+    );
+  const options = (context: Partial<GatewayContext>, operation: 'query' | 'mutation' = 'query') =>
+    ({
+      kind: 'incoming operation',
+      request: { query: `${operation} Q { ok }`, variables: { id: '1' }, operationName: 'Q' },
+      context,
+      incomingRequestContext: { operation: { operation } },
+    }) as unknown as GraphQLDataSourceProcessOptions<GatewayContext>;
+
+  it('posts the operation with the signed principal, the request id and the signed client address', async () => {
+    seen.length = 0;
+    answer = { status: 200, type: 'application/json', body: '{"data":{"ok":true}}' };
+    const response = await sourceAt(url).process(options({ principal: dana, requestId: 'req-1', clientIp: '203.0.113.9' }));
+    expect(response).toEqual({ data: { ok: true } });
+    const [sent] = seen;
+    expect(JSON.parse(sent!.body)).toEqual({ query: 'query Q { ok }', variables: { id: '1' }, operationName: 'Q' });
+    expect(sent!.body.startsWith('{"query":')).toBe(true);
+    expect(verifyPrincipal(sent!.headers[PRINCIPAL_HEADER] as string, SECRET)).toEqual(dana);
+    expect(verifyClientIp(sent!.headers[CLIENT_IP_HEADER], SECRET)).toBe('203.0.113.9');
+    expect(sent!.headers['x-request-id']).toBe('req-1');
+  });
+
+  it('sends a call without a request context as no one', async () => {
+    seen.length = 0;
+    await sourceAt(url).process(options({}));
+    expect(verifyPrincipal(seen[0]!.headers[PRINCIPAL_HEADER] as string, SECRET)).toEqual({ kind: 'anonymous' });
+    expect(seen[0]!.headers[CLIENT_IP_HEADER]).toBeUndefined();
+  });
+
+  it("passes a subgraph's refusal on with its code and field, and anything else as UNAVAILABLE without the address", async () => {
+    answer = {
+      status: 400,
+      type: 'application/json',
+      body: '{"errors":[{"message":"Bad id","extensions":{"code":"BAD_USER_INPUT","field":"id"}}]}',
+    };
+    await expect(sourceAt(url).process(options({ principal: dana }))).rejects.toMatchObject({
+      message: 'Bad id',
+      extensions: { code: 'BAD_USER_INPUT', field: 'id' },
+    });
+    for (const [status, type, body] of [
+      [500, 'application/json', '{"errors":[{"message":"boom","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}'],
+      [200, 'application/json', 'not json'],
+      [200, 'text/plain', 'hello'],
+    ] as const) {
+      answer = { status, type, body };
+      const error = await sourceAt(url)
+        .process(options({ principal: dana }))
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(GraphQLError);
+      expect((error as GraphQLError).extensions.code, `${status} ${body}`).toBe('UNAVAILABLE');
+    }
+    const refused = await sourceAt('http://127.0.0.1:1/graphql')
+      .process(options({ principal: dana }))
+      .catch((e: unknown) => e);
+    expect((refused as GraphQLError).extensions.code).toBe('UNAVAILABLE');
+    expect((refused as GraphQLError).message).not.toMatch(/127\.0\.0\.1|ECONNREFUSED/);
   });
 });

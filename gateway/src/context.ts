@@ -1,0 +1,10 @@
+import type { Principal } from '../../platform/contracts/principal.js';
+
+/** The gateway's per-request context: who is calling, established once. */
+export interface GatewayContext {
+  principal: Principal;
+  /** Pending while the session of an early principal is read afresh (see `Authentication`); null once established in full. */
+  sessionConfirmed: Promise<void> | null;
+  requestId: string;
+  clientIp: string | null;
+}
