@@ -53,7 +53,7 @@ root.name = 'all busy samples';
 
 const WIDTH = 1600;
 const ROW = 17;
-const MIN_WIDTH = 0.4;
+const MIN_WIDTH = 1;
 const depthOf = (frame: Frame): number => 1 + Math.max(0, ...frame.children.map(depthOf));
 const depth = depthOf(root);
 const height = depth * ROW + 40;
