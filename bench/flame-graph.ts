@@ -64,7 +64,9 @@ const colourOf = (place: string): string => {
   let hash = 0;
   for (const char of place) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
   const project = /^(platform|gateway|subgraphs|rest-adapter)\//.test(place);
-  return project ? `hsl(${200 + (hash % 40)}, 60%, ${62 + (hash % 14)}%)` : `hsl(${(hash % 50) + 5}, ${70 + (hash % 20)}%, ${58 + (hash % 16)}%)`;
+  return project
+    ? `hsl(${200 + (hash % 40)}, 60%, ${62 + (hash % 14)}%)`
+    : `hsl(${(hash % 50) + 5}, ${70 + (hash % 20)}%, ${58 + (hash % 16)}%)`;
 };
 const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
