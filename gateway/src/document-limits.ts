@@ -6,7 +6,7 @@ import { documentRefusals } from '../../platform/telemetry/metrics.js';
 export interface DocumentLimits {
   /** Bytes of the document's text (UTF-8). */
   maxBytes: number;
-  /** Lexical tokens (names, punctuators, values; comments not counted), as graphql-js's parser `maxTokens` counts them. */
+  /** Lexical tokens (names, punctuators, values; comments not counted), as graphql-js's parser `maxLexicalTokens` counts them. */
   maxTokens: number;
 }
 

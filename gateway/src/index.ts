@@ -146,7 +146,7 @@ export async function start(options: {
     stopOnTerminationSignals: false,
     formatError: formatError(config, logger),
     // The context refuses a longer document before this; the parser's own bound stands behind it.
-    parseOptions: { maxTokens: config.documentLimits.maxTokens + PREPARED_SUBSCRIPTION_TOKENS },
+    parseOptions: { maxLexicalTokens: config.documentLimits.maxTokens + PREPARED_SUBSCRIPTION_TOKENS },
     // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
     // Registered documents may be sent by hash alone; in `require` mode only they run.
     persistedQueries: { cache: persistedQueryCache(trusted, config.trustedDocuments) },

@@ -281,7 +281,7 @@ export function serveHttpStreams(
     }
     let document: DocumentNode;
     try {
-      document = parse(request.query, { maxTokens: options.documentLimits.maxTokens + PREPARED_SUBSCRIPTION_TOKENS });
+      document = parse(request.query, { maxLexicalTokens: options.documentLimits.maxTokens + PREPARED_SUBSCRIPTION_TOKENS });
     } catch (error) {
       engine.release(subscriber, STREAM_ID);
       refuse(res, [error instanceof GraphQLError ? error : new GraphQLError('The document does not parse.')]);

@@ -9,6 +9,7 @@ import {
   type DocumentNode,
   type GraphQLSchema,
   type FieldNode,
+  type OperationDefinitionNode,
   type ValueNode,
 } from 'graphql';
 import type { ApolloGateway } from '@apollo/gateway';
@@ -243,25 +244,22 @@ export function prepareSubscription(
     });
   }
   const definitions = (operation.variableDefinitions ?? []).filter((definition) => used.has(definition.variable.name.value));
-  const query: DocumentNode = {
-    kind: Kind.DOCUMENT,
-    definitions: [
+  // Typed as an operation on its own: inside `definitions` the literal would be checked against
+  // every definition node, fragments' deprecated `variableDefinitions` among them.
+  const queryOperation: OperationDefinitionNode = {
+    ...operation,
+    operation: OperationTypeNode.QUERY,
+    variableDefinitions: [
+      ...definitions,
       {
-        ...operation,
-        operation: OperationTypeNode.QUERY,
-        variableDefinitions: [
-          ...definitions,
-          {
-            kind: Kind.VARIABLE_DEFINITION,
-            variable: { kind: Kind.VARIABLE, name: { kind: Kind.NAME, value: KEY_VARIABLE } },
-            type: parseType(route.argumentType),
-          },
-        ],
-        selectionSet: { kind: Kind.SELECTION_SET, selections: [root] },
+        kind: Kind.VARIABLE_DEFINITION,
+        variable: { kind: Kind.VARIABLE, name: { kind: Kind.NAME, value: KEY_VARIABLE } },
+        type: parseType(route.argumentType),
       },
-      ...fragments,
     ],
+    selectionSet: { kind: Kind.SELECTION_SET, selections: [root] },
   };
+  const query: DocumentNode = { kind: Kind.DOCUMENT, definitions: [queryOperation, ...fragments] };
   const kept: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const definition of definitions) {
     const name = definition.variable.name.value;

@@ -114,6 +114,7 @@ export function refundsCollection(db: Db): Collection<RefundDocument> {
 /** The indexes of every query on these collections. */
 export async function createPaymentLinkIndexes(db: Db): Promise<void> {
   await paymentLinksCollection(db).createIndex({ svcMerchantId: 1, dtsCreatedAt: -1 });
+  // eslint-disable-next-line @typescript-eslint/no-deprecated -- the field `link`, not String.prototype.link: the index type's union includes string.
   await paymentLinksCollection(db).createIndex({ link: 1 });
   await paymentLinksCollection(db).createIndex({ status: 1, dtsExpiredAt: 1 });
   // Counting an aggregator's links by status; a merchant's are counted through the first index.
