@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -91,5 +93,15 @@ describe("the MongoDB driver's writes on a closing connection", () => {
       connectionClosedAfterwards: true,
       command: 'still waiting after 3 s',
     });
+  });
+
+  // The guard wraps an internal method: a range would let `npm install` bring a release nobody ran these tests on.
+  it('is written against the one driver version package.json pins exactly, the one installed', () => {
+    const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    const installed = (createRequire(import.meta.url)('mongodb/package.json') as { version: string }).version;
+    expect(manifest.dependencies.mongodb).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(manifest.dependencies.mongodb).toBe(installed);
   });
 });
