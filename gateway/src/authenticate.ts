@@ -58,6 +58,11 @@ export interface Authenticator {
   (headers: IncomingHttpHeaders | Record<string, string | undefined>, requestId: string): Promise<Principal>;
   /** The principal at once for a session token seen before, with its confirmation pending; otherwise in full. */
   early(headers: IncomingHttpHeaders | Record<string, string | undefined>, requestId: string): Promise<Authentication>;
+  /**
+   * The principal when it is known without any work: no credential, or a session token answered
+   * from memory. Null otherwise (a JWT, a service, a session to read, a credential `early` refuses).
+   */
+  atOnce(headers: IncomingHttpHeaders | Record<string, string | undefined>): Principal | null;
   /** Session tokens answered so far: from memory, and by a read of the session route. */
   sessionLookups(): SessionLookups;
   /** Stops answering the session of these headers' token from memory (it is read again next time). */
@@ -244,6 +249,17 @@ export function createAuthenticator(
     confirmed.catch(() => {});
     return { principal: owner, confirmed };
   };
+  const atOnce = (headers: IncomingHttpHeaders | Record<string, string | undefined>): Principal | null => {
+    let credential: ReturnType<typeof classify>;
+    try {
+      credential = classify(headers);
+    } catch {
+      return null;
+    }
+    if ('kind' in credential) return credential.kind === 'anonymous' ? credential : null;
+    if ('jwt' in credential) return null;
+    return liveFromMemory(known.get(sha256(`${credential.header}\n${credential.value}`)));
+  };
   const forget = (headers: IncomingHttpHeaders | Record<string, string | undefined>): void => {
     let credential: ReturnType<typeof classify>;
     try {
@@ -255,7 +271,7 @@ export function createAuthenticator(
     const session = known.get(sha256(`${credential.header}\n${credential.value}`));
     if (session) session.keptUntil = 0;
   };
-  return Object.assign(authenticate, { early, sessionLookups: () => ({ ...lookups }), forget, close: () => unsubscribe?.() });
+  return Object.assign(authenticate, { early, atOnce, sessionLookups: () => ({ ...lookups }), forget, close: () => unsubscribe?.() });
 }
 
 /**

@@ -7,4 +7,7 @@ export interface GatewayContext {
   sessionConfirmed: Promise<void> | null;
   requestId: string;
   clientIp: string | null;
+  /** What its operation is remembered by for the rate limits, and whether its root fields were counted before it was parsed. */
+  operationKey?: string | null;
+  fieldsCounted?: boolean;
 }

@@ -37,18 +37,19 @@ import { createIdempotencyStore, idempotencyPlugin } from './idempotency.js';
 import { errorCountPlugin, operationLimitsPlugin } from './operation-limits.js';
 import { serviceScopePlugin } from './service-scope.js';
 import { servePage } from './pages.js';
-import { countAddressRequest, countCredentialRequest, createHitCounter, rateLimitsPlugin } from './rate-limits.js';
+import { createHitCounter, createRequestLimits, operationKey } from './rate-limits.js';
+import { createLocalCounts } from './local-counts.js';
 import { PREPARED_SUBSCRIPTION_TOKENS, servedExecutor, withServedSubscriptions } from './subscriptions/routes.js';
 import { startSubscriptionServer, type SubscriptionServer } from './subscriptions/server.js';
 import type { ExecuteAs } from './subscriptions/engine.js';
 import { subscribeMessageLimit } from './subscriptions/graphql-ws.js';
 import {
   checkPersistedQueryHash,
-  checkTrustedRequest,
   isTrustedSubscription,
   operationOf,
   persistedQueryCache,
   trustedDocumentsOf,
+  untrustedRequestError,
 } from './trusted-documents.js';
 import { refuseDocument } from './document-limits.js';
 
@@ -114,6 +115,9 @@ export async function start(options: {
   const signer = createHeaderSigner(config.internalSecret);
   const subgraphFetcher = createSubgraphFetcher(config.subgraphTimeoutMs, transport, (url) => subgraphByUrl.get(url) ?? 'unknown');
   const hits = createHitCounter(config.redisUrl, config.dbPrefix, logger);
+  // Counted here and shared within moments: a request does not wait for Redis (none to share with without it).
+  const earlyHits = config.redisUrl && config.rateLimits.shareMs > 0 ? createLocalCounts(hits, config.rateLimits.shareMs, logger) : null;
+  const requestLimits = createRequestLimits(config.rateLimits, { exact: hits, early: earlyHits ?? hits }, logger);
   const idempotencyKeys = createIdempotencyStore(config.redisUrl, config.dbPrefix, logger);
   const trusted = trustedDocumentsOf(config);
   const gateway = new ApolloGateway({
@@ -159,7 +163,7 @@ export async function start(options: {
       operationLimitsPlugin(config.operationLimits, trusted),
       serviceScopePlugin(),
       errorCountPlugin(),
-      rateLimitsPlugin(config.rateLimits, hits, logger),
+      requestLimits.plugin,
       idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger),
     ],
     // Explicit, though both are Apollo Server's defaults: a simple request without a preflight-forcing
@@ -191,19 +195,34 @@ export async function start(options: {
     const clientIp =
       verifyClientIp(source.headers[CLIENT_IP_HEADER], config.internalSecret) ??
       clientAddress(source.headers, source.remoteAddress, config.trustProxy);
-    // Counted before the credential is looked up: a flood of made-up tokens costs no session reads past the limit.
-    if (!isServiceCall(source.headers)) await countAddressRequest(config.rateLimits, hits, logger, clientIp);
-    const { principal, confirmed } = await authenticate.early(source.headers, scope.requestId);
+    const key = operationKey(operation);
+    const serviceCall = isServiceCall(source.headers);
+    // A caller known at once costs no read to count: its address is counted with the rest, at once.
+    const known = serviceCall ? null : authenticate.atOnce(source.headers);
+    // Otherwise the address is counted before the credential is looked up: a flood of made-up tokens costs no session reads past the limit.
+    if (!known && !serviceCall) await requestLimits.countAddress(clientIp);
+    const { principal, confirmed } = known
+      ? { principal: known, confirmed: null }
+      : await authenticate.early(source.headers, scope.requestId);
     // Subgraphs calling the graph (signed internal principal) run their own documents; every client, service keys included, is checked.
     const internal =
       source.headers[PRINCIPAL_HEADER] !== undefined &&
       principal.kind === 'service' &&
       (SUBGRAPH_NAMES as readonly string[]).includes(principal.service);
+    let fieldsCounted = false;
     if (!internal) {
-      checkTrustedRequest(trusted, config.trustedDocuments, operation);
-      await countCredentialRequest(config.rateLimits, hits, logger, { principal, sessionConfirmed: confirmed });
+      const untrusted = untrustedRequestError(trusted, config.trustedDocuments, operation);
+      // An untrusted document is counted against its address alone (if not counted yet), and goes no further.
+      fieldsCounted = await requestLimits.countRequest({
+        clientIp,
+        principal: untrusted ? null : principal,
+        sessionConfirmed: confirmed,
+        operationKey: key,
+        withAddress: known !== null,
+      });
+      if (untrusted) throw untrusted;
     }
-    return { principal, sessionConfirmed: confirmed, requestId: scope.requestId, clientIp };
+    return { principal, sessionConfirmed: confirmed, requestId: scope.requestId, clientIp, operationKey: key, fieldsCounted };
   };
   const endpoint: GraphQLEndpointOptions<GatewayContext> = {
     // The REST adapter and the subgraphs sign their calls and may carry uploads; any other client gets the GraphQL body limit.
@@ -270,8 +289,7 @@ export async function start(options: {
     clientAddress: (request) => clientAddress(request.headers, request.socket.remoteAddress, config.trustProxy),
     isTrusted: (query) => isTrustedSubscription(trusted, config.trustedDocuments, query),
     // As an HTTP operation is counted, before its credential is looked up.
-    countRequest: (request) =>
-      countAddressRequest(config.rateLimits, hits, logger, clientAddress(request.headers, request.socket.remoteAddress, config.trustProxy)),
+    countRequest: (request) => requestLimits.countAddress(clientAddress(request.headers, request.socket.remoteAddress, config.trustProxy)),
   });
   sessionSockets.ended = (headers) => subscriptions.sessionEnded(headers);
   streams.serve = (req, res) => subscriptions.serveStream(req, res);
@@ -293,6 +311,7 @@ export async function start(options: {
       await subscriptions.close();
       await service.close();
       await apollo.stop();
+      await earlyHits?.flush();
       await hits.close();
       await idempotencyKeys.close();
       authenticate.close();

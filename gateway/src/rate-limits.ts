@@ -22,6 +22,8 @@ export interface RateLimits {
   requestsPerCredential: number;
   /** Whole requests, counted before parsing: per client address, whoever calls. */
   requestsPerAddress: number;
+  /** How often a gateway adds its counts to the shared store (0: as each request comes); the sensitive fields' at once. */
+  shareMs: number;
 }
 
 /** Fields that guess or issue credentials: they get the strict limit, on top of the lockout. */
@@ -41,7 +43,7 @@ const SENSITIVE_FIELDS = new Set([
 ]);
 
 /** One key's count in its current window, and the milliseconds left in that window. */
-interface Hit {
+export interface Hit {
   count: number;
   resetMs: number;
 }
@@ -50,10 +52,12 @@ interface Hit {
 export interface HitCounter {
   /** Counts one hit of `key`; returns the count in the current window and the milliseconds left in it. */
   hit(key: string, windowMs: number): Promise<Hit>;
+  /** Counts `n` hits of `key` at once. */
+  hitBy(key: string, n: number, windowMs: number): Promise<Hit>;
   /** Counts one hit of each key at once (pipelined into one round trip to Redis); the answers in the keys' order. */
   hitEach(keys: readonly string[], windowMs: number): Promise<Hit[]>;
-  /** Takes back one hit of `key` counted in the current window. */
-  refund(key: string, windowMs: number): Promise<void>;
+  /** Takes back `n` hits (one by default) of `key` counted in the current window. */
+  refund(key: string, windowMs: number, n?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -82,16 +86,17 @@ export function createHitCounter(redisUrl: string | undefined, namespace: string
     }
     return limiter;
   };
-  const hit = async (key: string, windowMs: number): Promise<Hit> => {
-    const counted = await limiterOf(windowMs).consume(key);
+  const hitBy = async (key: string, n: number, windowMs: number): Promise<Hit> => {
+    const counted = await limiterOf(windowMs).consume(key, n);
     return { count: counted.consumedPoints, resetMs: counted.msBeforeNext };
   };
   return {
-    hit,
-    hitEach: (keys, windowMs) => Promise.all(keys.map((key) => hit(key, windowMs))),
-    async refund(key, windowMs) {
-      // Should the window have ended meanwhile, the next one starts one lower for at most its length.
-      await limiterOf(windowMs).reward(key);
+    hit: (key, windowMs) => hitBy(key, 1, windowMs),
+    hitBy,
+    hitEach: (keys, windowMs) => Promise.all(keys.map((key) => hitBy(key, 1, windowMs))),
+    async refund(key, windowMs, n = 1) {
+      // Should the window have ended meanwhile, the next one starts lower for at most its length.
+      await limiterOf(windowMs).reward(key, n);
     },
     close: async () => {
       await redis?.quit();
@@ -111,124 +116,246 @@ function rateLimited(what: string, limit: number, windowSeconds: number, resetMs
   return error;
 }
 
-/** Counts one hit of a whole-request key; over its limit, RATE_LIMITED. A store that does not answer lets the request go on. */
-async function countWhole(
+/** One count a request makes: its key, the limit it is held to, and what a refusal names. */
+interface Check {
+  key: string;
+  limit: number;
+  /** The refusals metric's label. */
+  name: 'requests-per-address' | 'requests-per-credential' | 'per-address' | 'per-credential' | 'sensitive';
+  /** The refusal's message, before its limit. */
+  what: string;
+}
+
+/** The whole-request count of a client address. */
+const addressCheck = (limits: RateLimits, clientIp: string | null): Check => ({
+  key: `q:a:${clientIp ? addressGroup(clientIp) : 'unknown'}`,
+  limit: limits.requestsPerAddress,
+  name: 'requests-per-address',
+  what: 'Too many requests from this address',
+});
+
+/** The whole-request count of a caller, or null for those not counted so (anonymous callers and services). */
+function credentialCheck(limits: RateLimits, principal: Principal | undefined): Check | null {
+  const credential = principal?.kind === 'service' ? null : principalIdentity(principal);
+  return credential
+    ? {
+        key: `q:c:${credential}`,
+        limit: limits.requestsPerCredential,
+        name: 'requests-per-credential',
+        what: 'Too many requests with this credential',
+      }
+    : null;
+}
+
+/** The counts of an operation's root fields (each alias one): against the client address, and against the caller if known. */
+function fieldChecks(
   limits: RateLimits,
-  counter: HitCounter,
-  logger: Logger,
-  key: string,
-  limit: number,
-  name: 'requests-per-address' | 'requests-per-credential',
-): Promise<void> {
-  const windowMs = limits.windowSeconds * 1000;
-  let hit: Hit;
-  try {
-    hit = await counter.hit(key, windowMs);
-  } catch (error) {
-    logger.warn('request not counted', { error: (error as Error).message });
-    return;
+  fields: readonly string[],
+  clientIp: string | null | undefined,
+  principal: Principal | undefined,
+): Check[] {
+  const credential = principalIdentity(principal);
+  const address = clientIp ? addressGroup(clientIp) : 'unknown';
+  const checks: Check[] = [];
+  for (const field of fields) {
+    const sensitive = SENSITIVE_FIELDS.has(field);
+    const what = `Too many ${field} requests`;
+    checks.push({
+      key: `a:${address}:${field}`,
+      limit: sensitive ? limits.sensitive : limits.perAddress,
+      name: sensitive ? 'sensitive' : 'per-address',
+      what,
+    });
+    if (credential)
+      checks.push({
+        key: `c:${credential}:${field}`,
+        limit: sensitive ? limits.sensitive : limits.perCredential,
+        name: sensitive ? 'sensitive' : 'per-credential',
+        what,
+      });
   }
-  if (hit.count <= limit) return;
-  rateLimitRefusals.inc({ limit: name });
-  throw rateLimited(
-    name === 'requests-per-address' ? 'Too many requests from this address' : 'Too many requests with this credential',
-    limit,
-    limits.windowSeconds,
-    hit.resetMs,
-  );
+  return checks;
+}
+
+/** The bounds of the root fields remembered by document. */
+const MAX_REMEMBERED_OPERATIONS = 1000;
+const MAX_REMEMBERED_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The root fields of the operations served, by what the request named (its document's text or
+ * persisted-query hash, and its operation name): the same pair always resolves to the same
+ * operation, so a request for one seen before can be counted whole before it is parsed. Bounded,
+ * oldest first out.
+ */
+class RememberedOperations {
+  readonly #fields = new Map<string, readonly string[]>();
+  #bytes = 0;
+
+  get(key: string): readonly string[] | undefined {
+    return this.#fields.get(key);
+  }
+
+  set(key: string, fields: readonly string[]): void {
+    if (this.#fields.has(key) || key.length > MAX_REMEMBERED_BYTES) return;
+    this.#fields.set(key, fields);
+    this.#bytes += key.length;
+    for (const oldest of this.#fields.keys()) {
+      if (this.#fields.size <= MAX_REMEMBERED_OPERATIONS && this.#bytes <= MAX_REMEMBERED_BYTES) break;
+      this.#fields.delete(oldest);
+      this.#bytes -= oldest.length;
+    }
+  }
 }
 
 /**
- * Counts a whole request against its client address before anything else is done for it (its
- * credential looked up included), so that a flood of requests, with credentials or without, costs
- * a count each, not a session read, a parse and a validation each. Over the limit: 429
- * RATE_LIMITED with Retry-After. The caller leaves out the platform's own services and holders of
- * a known service key.
+ * The key a request's operation is remembered by: its operation name, length first so that no
+ * name and text run into another pair, then its text, or the hash it sent instead. Null when it
+ * names neither, or an operation name that is not a string.
  */
-export function countAddressRequest(limits: RateLimits, counter: HitCounter, logger: Logger, clientIp: string | null): Promise<void> {
-  return countWhole(
-    limits,
-    counter,
-    logger,
-    `q:a:${clientIp ? addressGroup(clientIp) : 'unknown'}`,
-    limits.requestsPerAddress,
-    'requests-per-address',
-  );
+export function operationKey(operation: { text: string | null; hash: string | null; name: unknown }): string | null {
+  if (operation.name !== undefined && operation.name !== null && typeof operation.name !== 'string') return null;
+  const name = operation.name ?? '';
+  if (operation.text !== null) return `${name.length}:${name}:t:${operation.text}`;
+  return operation.hash !== null ? `${name.length}:${name}:h:${operation.hash}` : null;
 }
 
-/**
- * Counts a whole request against who its caller is, once authenticated and before its document is
- * parsed; a session found no longer live gives the hit back. Anonymous callers and services are
- * not counted here.
- */
-export async function countCredentialRequest(
+/** RATE_LIMITED for the first check over its limit, its refusal counted; the hits of `later` (not counted had the request been refused first) given back. */
+function refuseOver(
   limits: RateLimits,
-  counter: HitCounter,
-  logger: Logger,
-  caller: LimitedContext,
-): Promise<void> {
-  const credential = caller.principal?.kind === 'service' ? null : principalIdentity(caller.principal);
-  if (!credential) return;
-  const key = `q:c:${credential}`;
-  caller.sessionConfirmed?.catch(() => counter.refund(key, limits.windowSeconds * 1000).catch(() => {}));
-  await countWhole(limits, counter, logger, key, limits.requestsPerCredential, 'requests-per-credential');
+  counterOf: (check: Check) => HitCounter,
+  checks: readonly Check[],
+  counted: readonly Hit[],
+  later: readonly Check[] = [],
+): void {
+  const over = checks.findIndex(({ limit }, i) => counted[i]!.count > limit);
+  if (over < 0) return;
+  const windowMs = limits.windowSeconds * 1000;
+  for (const check of later)
+    counterOf(check)
+      .refund(check.key, windowMs)
+      .catch(() => {});
+  const { name, limit, what } = checks[over]!;
+  rateLimitRefusals.inc({ limit: name });
+  throw rateLimited(what, limit, limits.windowSeconds, counted[over]!.resetMs);
 }
 
-/** The context the rate limits read. */
-interface LimitedContext {
+/** The context the rate limits read and write. */
+export interface LimitedContext {
   principal?: Principal;
   clientIp?: string | null;
   sessionConfirmed?: Promise<void> | null;
+  /** What the request's operation is remembered by (`operationKey`). */
+  operationKey?: string | null;
+  /** Whether its root fields were counted before it was parsed. */
+  fieldsCounted?: boolean;
+}
+
+/** A request's counts, in the order they are made, and the refusal of the first over its limit. */
+export interface RequestLimits {
+  /**
+   * Counts a whole request against its client address before anything else is done for it (its
+   * credential looked up included), so that a flood of requests, with credentials or without,
+   * costs a count each, not a session read, a parse and a validation each. The caller leaves out
+   * the platform's own services and holders of a known service key.
+   */
+  countAddress(clientIp: string | null): Promise<void>;
+  /**
+   * Counts a whole request against who its caller is, once authenticated and before its document
+   * is parsed (anonymous callers and services are not counted so), and, when its operation was
+   * served before, its root fields, in one round trip to the store; with `withAddress`, its client
+   * address too, for a caller known at once (no credential, or a session answered from memory),
+   * whose counting costs no read. Without a principal (a document refused before), the address
+   * alone. Refused as the counts one after the other would be: the first over its limit answers,
+   * and the hits of those after it are given back; a session found no longer live gives its
+   * credential's hits back. Returns whether the root fields were counted (the plugin then does not
+   * count them again).
+   */
+  countRequest(request: {
+    clientIp: string | null;
+    principal: Principal | null;
+    sessionConfirmed: Promise<void> | null;
+    operationKey: string | null;
+    withAddress: boolean;
+  }): Promise<boolean>;
+  /**
+   * Rate limits per operation: every root field (each alias a hit of its own) counts against the
+   * caller (who the principal is, not how its credential is spelled) and against its client
+   * address. Internal services are not limited, nor the gateway's own executions of subscription
+   * events (no HTTP request; subscribing is capped per connection); the sensitive fields have a
+   * strict limit. Over a limit: 429 RATE_LIMITED with Retry-After, before any subgraph is called.
+   */
+  plugin: ApolloServerPlugin<LimitedContext>;
 }
 
 /**
- * Rate limits per operation: every root field (each alias a hit of its own) counts against the
- * caller (who the principal is, not how its credential is spelled) and against its client
- * address. Internal services are not limited, nor the gateway's own executions of subscription
- * events (no HTTP request; subscribing is capped per connection), in fixed windows; the sensitive fields
- * have a strict limit. Over a limit: 429 RATE_LIMITED with Retry-After, before any subgraph is
- * called. When the store does not answer, requests are served and a warning logged.
+ * The gateway's rate limits, in fixed windows: the sensitive fields counted in `counters.exact`
+ * (the shared store, as each request comes), the rest in `counters.early` (this gateway's counts,
+ * shared with the store within moments; see `createLocalCounts`), or in the store too. When the
+ * store does not answer, requests are served and a warning logged; the lockout still guards the
+ * logins.
  */
-export function rateLimitsPlugin(limits: RateLimits, counter: HitCounter, logger: Logger): ApolloServerPlugin<LimitedContext> {
+export function createRequestLimits(limits: RateLimits, counters: { exact: HitCounter; early: HitCounter }, logger: Logger): RequestLimits {
   const windowMs = limits.windowSeconds * 1000;
+  const remembered = new RememberedOperations();
+  const counterOf = (check: Check): HitCounter => (check.name === 'sensitive' ? counters.exact : counters.early);
+  /** The hits of `checks`, or null (logged) when the store did not answer. */
+  const count = async (checks: readonly Check[]): Promise<Hit[] | null> => {
+    try {
+      return await Promise.all(checks.map((check) => counterOf(check).hit(check.key, windowMs)));
+    } catch (error) {
+      logger.warn('request not counted', { error: (error as Error).message });
+      return null;
+    }
+  };
+  /** A session found no longer live gives its credential's hits back: a revoked token cannot spend its user's limit. */
+  const refundIfEnded = (checks: readonly Check[], sessionConfirmed: Promise<void> | null | undefined) => {
+    if (!sessionConfirmed) return;
+    for (const check of checks)
+      if (check.key.startsWith('c:') || check.key.startsWith('q:c:'))
+        sessionConfirmed.catch(() =>
+          counterOf(check)
+            .refund(check.key, windowMs)
+            .catch(() => {}),
+        );
+  };
   return {
-    async requestDidStart() {
-      return {
-        async didResolveOperation({ operation, document, contextValue, request }) {
-          if (!operation || !request.http || contextValue.principal?.kind === 'service') return;
-          const credential = principalIdentity(contextValue.principal);
-          const address = contextValue.clientIp ? addressGroup(contextValue.clientIp) : 'unknown';
-          const checks: Array<{ key: string; limit: number; field: string }> = [];
-          for (const field of rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions))) {
-            const sensitive = SENSITIVE_FIELDS.has(field);
-            checks.push({ key: `a:${address}:${field}`, limit: sensitive ? limits.sensitive : limits.perAddress, field });
-            if (credential)
-              checks.push({ key: `c:${credential}:${field}`, limit: sensitive ? limits.sensitive : limits.perCredential, field });
-          }
-          let counted: Hit[];
-          try {
-            counted = await counter.hitEach(
-              checks.map(({ key }) => key),
-              windowMs,
-            );
-          } catch (error) {
-            // The store is down: serve rather than refuse everyone; the lockout still guards the logins.
-            logger.warn('rate limit not counted', { error: (error as Error).message });
-            return;
-          }
-          // A session found no longer live gives its credential's hits back: a revoked token cannot spend its user's limit.
-          for (const { key } of checks)
-            if (key.startsWith('c:')) contextValue.sessionConfirmed?.catch(() => counter.refund(key, windowMs).catch(() => {}));
-          checks.forEach(({ key, limit, field }, i) => {
-            const { count, resetMs } = counted[i]!;
-            if (count <= limit) return;
-            rateLimitRefusals.inc({
-              limit: SENSITIVE_FIELDS.has(field) ? 'sensitive' : key.startsWith('c:') ? 'per-credential' : 'per-address',
-            });
-            throw rateLimited(`Too many ${field} requests`, limit, limits.windowSeconds, resetMs);
-          });
-        },
-      };
+    async countAddress(clientIp) {
+      const check = addressCheck(limits, clientIp);
+      const counted = await count([check]);
+      if (counted) refuseOver(limits, counterOf, [check], counted);
+    },
+    async countRequest({ clientIp, principal, sessionConfirmed, operationKey: key, withAddress }) {
+      const whole = withAddress ? [addressCheck(limits, clientIp)] : [];
+      const credential = principal ? credentialCheck(limits, principal) : null;
+      if (credential) whole.push(credential);
+      const fields = principal && principal.kind !== 'service' && key !== null ? remembered.get(key) : undefined;
+      const perField = principal && fields ? fieldChecks(limits, fields, clientIp, principal) : [];
+      if (whole.length + perField.length === 0) return fields !== undefined;
+      const counted = await count([...whole, ...perField]);
+      if (!counted) return fields !== undefined;
+      refundIfEnded([...whole, ...perField], sessionConfirmed);
+      // Each whole count refuses before the ones after it are made, as when they are made one by one.
+      for (let i = 0; i < whole.length; i += 1)
+        refuseOver(limits, counterOf, [whole[i]!], [counted[i]!], [...whole.slice(i + 1), ...perField]);
+      refuseOver(limits, counterOf, perField, counted.slice(whole.length));
+      return fields !== undefined;
+    },
+    plugin: {
+      async requestDidStart() {
+        return {
+          async didResolveOperation({ operation, document, contextValue, request }) {
+            if (!operation || !request.http || contextValue.principal?.kind === 'service') return;
+            if (contextValue.fieldsCounted) return;
+            const fields = rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions));
+            if (contextValue.operationKey) remembered.set(contextValue.operationKey, fields);
+            const checks = fieldChecks(limits, fields, contextValue.clientIp, contextValue.principal);
+            const counted = await count(checks);
+            if (!counted) return;
+            refundIfEnded(checks, contextValue.sessionConfirmed);
+            refuseOver(limits, counterOf, checks, counted);
+          },
+        };
+      },
     },
   };
 }

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { REPO_ROOT, type Config } from '../../platform/runtime/config.js';
+import type { GraphQLError } from 'graphql';
 import { appError, ErrorCode } from '../../platform/contracts/errors.js';
 import { readManifest } from '../../platform/graphql/persisted-queries.js';
 import { sha256 } from '../../platform/security/secrets.js';
@@ -68,16 +69,18 @@ export function persistedQueryCache(trusted: ReadonlyMap<string, string>, mode: 
 /**
  * The operation a GraphQL HTTP request names, as sent, before Apollo reads it: its text
  * (`query`, in the body or the query string) and the hash it sends instead or beside
- * (`extensions.persistedQuery.sha256Hash`).
+ * (`extensions.persistedQuery.sha256Hash`), and the operation name it gives (`operationName`, unchecked).
  */
-export function operationOf(request: { body: unknown; search: string }): { text: string | null; hash: string | null } {
+export function operationOf(request: { body: unknown; search: string }): { text: string | null; hash: string | null; name: unknown } {
   let query: unknown;
   let extensions: unknown;
+  let name: unknown;
   if (request.body !== null && typeof request.body === 'object' && !Array.isArray(request.body)) {
-    ({ query, extensions } = request.body as { query?: unknown; extensions?: unknown });
+    ({ query, extensions, operationName: name } = request.body as { query?: unknown; extensions?: unknown; operationName?: unknown });
   } else if (request.body === undefined) {
     const params = new URLSearchParams(request.search);
     query = params.get('query') ?? undefined;
+    name = params.get('operationName') ?? undefined;
     try {
       extensions = JSON.parse(params.get('extensions') ?? 'null');
     } catch {
@@ -85,7 +88,7 @@ export function operationOf(request: { body: unknown; search: string }): { text:
     }
   }
   const hash = (extensions as { persistedQuery?: { sha256Hash?: unknown } } | null)?.persistedQuery?.sha256Hash;
-  return { text: typeof query === 'string' && query !== '' ? query : null, hash: typeof hash === 'string' ? hash : null };
+  return { text: typeof query === 'string' && query !== '' ? query : null, hash: typeof hash === 'string' ? hash : null, name };
 }
 
 /**
@@ -105,25 +108,25 @@ export function checkPersistedQueryHash(operation: { text: string | null; hash: 
 }
 
 /**
- * In `require` mode, refuses an HTTP request whose operation is not a trusted document (by its
- * text's SHA-256, or the hash it sends instead of a text) with OPERATION_NOT_TRUSTED (HTTP 400),
- * before Apollo parses or validates it: an untrusted document costs nothing and learns nothing of
- * the schema. A request without either is left to Apollo, which refuses it.
+ * In `require` mode, the refusal of an HTTP request whose operation is not a trusted document (by
+ * its text's SHA-256, or the hash it sends instead of a text): OPERATION_NOT_TRUSTED (HTTP 400),
+ * made before Apollo parses or validates it, so that an untrusted document costs nothing and
+ * learns nothing of the schema. Null for a trusted one, and for a request without either (Apollo
+ * refuses it).
  */
-export function checkTrustedRequest(
+export function untrustedRequestError(
   trusted: ReadonlyMap<string, string>,
   mode: Config['trustedDocuments'],
   operation: { text: string | null; hash: string | null },
-): void {
-  if (mode === 'off') return;
+): GraphQLError | null {
+  if (mode === 'off') return null;
   const id = operation.text !== null ? sha256(operation.text) : operation.hash;
-  if (id !== null && !trusted.has(id)) {
-    throw appError(
-      ErrorCode.OPERATION_NOT_TRUSTED,
-      'This deployment runs registered operations only (trusted documents), and this operation is not one of them.',
-      { httpStatus: 400 },
-    );
-  }
+  if (id === null || trusted.has(id)) return null;
+  return appError(
+    ErrorCode.OPERATION_NOT_TRUSTED,
+    'This deployment runs registered operations only (trusted documents), and this operation is not one of them.',
+    { httpStatus: 400 },
+  );
 }
 
 /** The same rule for a subscription over WebSocket: the hash of its text must be trusted. */

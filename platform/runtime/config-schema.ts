@@ -399,6 +399,11 @@ export const SETTINGS = {
     20,
     'requests per window of a sensitive root field, counted once the operation is parsed',
   ),
+  RATE_LIMIT_SHARE_MS: gateway(
+    int(0, 1000),
+    20,
+    "how often a gateway adds its rate-limit counts to Redis in one round trip (0: each request's counts as it comes); the sensitive fields' are added at once",
+  ),
   RATE_LIMIT_REQUESTS_PER_CREDENTIAL: gateway(int(1, 10_000_000), 1200, 'whole requests per window of one credential, before parsing'),
   RATE_LIMIT_REQUESTS_PER_ADDRESS: gateway(int(1, 10_000_000), 2400, 'whole requests per window from one client address, before parsing'),
   WS_MAX_CONNECTIONS_PER_PRINCIPAL: gateway(int(1, 100_000), 10, 'open graphql-ws connections of one principal per gateway (4429 beyond)'),

@@ -120,7 +120,8 @@ function toConfig({ values: env, given }: z.output<typeof ENVIRONMENT>) {
     /**
      * Requests per window at the gateway: per root field (per credential, per client address, and
      * for the sensitive fields, counted once the operation is parsed), and whole requests per
-     * credential and per address (counted before the document is parsed).
+     * credential and per address (counted before the document is parsed); how often a gateway
+     * shares its counts.
      */
     rateLimits: {
       windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS,
@@ -129,6 +130,7 @@ function toConfig({ values: env, given }: z.output<typeof ENVIRONMENT>) {
       sensitive: env.RATE_LIMIT_SENSITIVE,
       requestsPerCredential: env.RATE_LIMIT_REQUESTS_PER_CREDENTIAL,
       requestsPerAddress: env.RATE_LIMIT_REQUESTS_PER_ADDRESS,
+      shareMs: env.RATE_LIMIT_SHARE_MS,
     },
     /**
      * Bounds of the gateway's graphql-ws subscriptions (each gateway counts its own): open

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalCounts } from '../../gateway/src/local-counts.js';
 import { addressGroup, createHitCounter } from '../../gateway/src/rate-limits.js';
 import { DEMO } from '../../platform/domain/demo.js';
 import { createLogger } from '../../platform/runtime/logger.js';
@@ -110,6 +111,34 @@ describe('rate limits at the gateway', () => {
     } finally {
       await first.close();
       await second.close();
+    }
+  });
+
+  it("shares each gateway's early counts through Redis within moments, several hits in one command", async () => {
+    const namespace = `t${randomBytes(4).toString('hex')}_`;
+    const logger = createLogger('silent');
+    const first = createLocalCounts(createHitCounter('redis://127.0.0.1:6379', namespace, logger), 10_000, logger);
+    const second = createLocalCounts(createHitCounter('redis://127.0.0.1:6379', namespace, logger), 10_000, logger);
+    const direct = createHitCounter('redis://127.0.0.1:6379', namespace, logger);
+    try {
+      expect((await first.hit('k', 5000)).count).toBe(1);
+      expect((await first.hit('k', 5000)).count).toBe(2);
+      expect((await second.hit('k', 5000)).count).toBe(1);
+      await second.refund('k', 5000);
+      await second.hit('k', 5000);
+      await first.flush();
+      await second.flush();
+      // Three hits in Redis; the second shared after the first, so only its count has the other's.
+      expect((await direct.hit('k', 5000)).count).toBe(4);
+      expect((await first.hit('k', 5000)).count).toBe(3);
+      expect((await second.hit('k', 5000)).count).toBe(4);
+      await first.flush();
+      await second.flush();
+      expect((await second.hit('k', 5000)).count).toBe(7);
+    } finally {
+      await first.close();
+      await second.close();
+      await direct.close();
     }
   });
 });

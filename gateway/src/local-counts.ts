@@ -1,0 +1,100 @@
+import type { Logger } from '../../platform/runtime/logger.js';
+import type { Hit, HitCounter } from './rate-limits.js';
+
+/** One key's count as this gateway knows it, and its hits not yet added to the shared store. */
+interface LocalCount {
+  count: number;
+  unsent: number;
+  /** When its window ends (`performance.now()` milliseconds). */
+  windowEnd: number;
+  windowMs: number;
+}
+
+/** At most this many keys are counted here at once; a hit of a new key past it goes to the store directly. */
+const MAX_LOCAL_KEYS = 200_000;
+
+/**
+ * Counts hits in this process at once, and adds them to the shared `store` every `flushMs` in one
+ * round trip for all keys; each answer brings the other gateways' hits into the count. A request
+ * is thus counted without waiting for the store, and the gateways' hits are shared within
+ * `flushMs`: a caller that spreads its requests over several gateways may pass a limit by what it
+ * sends to the others in that time. At a window's edge, hits sent within `flushMs` of its end count
+ * in the store's window that is ending. While the store does not answer, each gateway goes on
+ * counting its own (warned once per flush).
+ */
+export function createLocalCounts(store: HitCounter, flushMs: number, logger: Logger): HitCounter & { flush(): Promise<void> } {
+  const counts = new Map<string, LocalCount>();
+  let timer: NodeJS.Timeout | null = null;
+  let flushing: Promise<void> = Promise.resolve();
+  const sendUnsent = async (): Promise<void> => {
+    timer = null;
+    const now = performance.now();
+    const sent: Array<{ key: string; local: LocalCount; n: number }> = [];
+    for (const [key, local] of counts) {
+      if (local.windowEnd <= now) counts.delete(key);
+      else if (local.unsent !== 0) {
+        sent.push({ key, local, n: local.unsent });
+        local.unsent = 0;
+      }
+    }
+    if (sent.length === 0) return;
+    const answers = await Promise.allSettled(
+      sent.map(({ key, local, n }) => (n > 0 ? store.hitBy(key, n, local.windowMs) : store.refund(key, local.windowMs, -n))),
+    );
+    let failed = 0;
+    answers.forEach((answer, i) => {
+      const { key, local } = sent[i]!;
+      if (answer.status === 'rejected') failed += 1;
+      // The store's count has every gateway's hits sent so far; this gateway's since the round trip began come on top.
+      else if (answer.value !== undefined && counts.get(key) === local) {
+        local.count = answer.value.count + local.unsent;
+        local.windowEnd = performance.now() + answer.value.resetMs;
+      }
+    });
+    if (failed > 0) logger.warn('rate-limit counts not shared', { keys: failed });
+  };
+  const schedule = () => {
+    timer ??= setTimeout(() => {
+      flushing = flushing.then(sendUnsent, sendUnsent);
+    }, flushMs);
+    timer.unref();
+  };
+  const hitBy = async (key: string, n: number, windowMs: number): Promise<Hit> => {
+    const now = performance.now();
+    let local = counts.get(key);
+    if (!local || local.windowEnd <= now) {
+      if (!local && counts.size >= MAX_LOCAL_KEYS) return store.hitBy(key, n, windowMs);
+      local = { count: 0, unsent: 0, windowEnd: now + windowMs, windowMs };
+      counts.set(key, local);
+    }
+    local.count += n;
+    local.unsent += n;
+    schedule();
+    return { count: local.count, resetMs: local.windowEnd - now };
+  };
+  const flush = async (): Promise<void> => {
+    if (timer) {
+      clearTimeout(timer);
+      timer = null;
+      flushing = flushing.then(sendUnsent, sendUnsent);
+    }
+    await flushing;
+  };
+  return {
+    hit: (key, windowMs) => hitBy(key, 1, windowMs),
+    hitBy,
+    hitEach: (keys, windowMs) => Promise.all(keys.map((key) => hitBy(key, 1, windowMs))),
+    async refund(key, windowMs, n = 1) {
+      const local = counts.get(key);
+      if (!local || local.windowEnd <= performance.now()) return store.refund(key, windowMs, n);
+      local.count -= n;
+      local.unsent -= n;
+      schedule();
+    },
+    flush,
+    async close() {
+      await flush();
+      await store.close();
+    },
+  };
+}
