@@ -8,7 +8,8 @@
 // round-trip times, CPU per message by process, database commands per message, and the delay from
 // a decision to its transaction in payments. Then one account under a stream of purchases at the
 // top rate: how many its funds cover, its balances after, and how many accounts of the population
-// have less available than the overdraft limit allows (0 expected). Prints JSON; `npm run bench:authorization > bench/card-authorization.result.json`.
+// have less available than the overdraft limit allows, and how many of those their approved advices
+// (0220, held without the balance condition) do not explain (0 expected). Prints JSON; `npm run bench:authorization > bench/card-authorization.result.json`.
 import { cpus } from 'node:os';
 import { seededRandom } from '../platform/domain/ach-history.js';
 import { DEMO } from '../platform/domain/demo.js';
@@ -226,7 +227,11 @@ try {
   }
   // One account under a stream of purchases at the top rate, spread over its cards, as in the
   // finding that a card spent money its account did not have: how many fit, and what is left.
-  type Funds = { account: { balance: number; availableBalance: number; holds: number } | null; accountsBelowOverdraftLimit: number };
+  type Funds = {
+    account: { balance: number; availableBalance: number; holds: number } | null;
+    accountsBelowOverdraftLimit: number;
+    accountsBelowBeyondAdvices: number;
+  };
   const candidates = [...users].filter((user) => user.SvcCardIds.length > 0).sort((a, b) => b.SvcCardIds.length - a.SvcCardIds.length);
   let streamed: BenchUser | undefined;
   for (const user of candidates.slice(0, 20)) {
@@ -288,6 +293,7 @@ try {
       before: before.account,
       after: after.account,
       accountsBelowOverdraftLimit: after.accountsBelowOverdraftLimit,
+      accountsBelowBeyondAdvices: after.accountsBelowBeyondAdvices,
     };
     console.error('one account done');
   }

@@ -32,6 +32,7 @@ import { type Principal } from '../platform/contracts/principal.js';
 import { SUPERGRAPH_PATH } from '../schema/compose.js';
 import { webhookConfigsCollection } from '../subgraphs/cards/src/webhooks/datasource.js';
 import { cardMessagesCollection } from '../subgraphs/cards/src/authorization/datasource.js';
+import { cardsCollection } from '../subgraphs/cards/src/cards/datasource.js';
 import { accountsCollection } from '../subgraphs/payments/src/accounts/datasource.js';
 import { transactionsCollection } from '../subgraphs/payments/src/accounts/transactions-datasource.js';
 import { start as startGateway, type GatewayService } from '../gateway/src/index.js';
@@ -56,6 +57,31 @@ export interface GatewayAddresses {
   rest: string;
   /** Where the gateway's subgraph fetch counts are read (`/fetches`). */
   gatewayControl: string;
+}
+
+/**
+ * Of the accounts below the overdraft floor, those whose approved advices (0220: sales the network
+ * has made, held without the balance condition) do not account for the shortfall: an account that
+ * would be at or above the floor without them went below it by something else.
+ */
+async function belowBeyondAdvices(mongo: Mongo, below: Array<{ _id: string; availableBalance: number }>, floor: number): Promise<number> {
+  if (below.length === 0) return 0;
+  const cards = await cardsCollection(mongo.db('cards'))
+    .find({ SvcAccountId: { $in: below.map((account) => account._id) } }, { projection: { _id: 1, SvcAccountId: 1 } })
+    .toArray();
+  const accountOfCard = new Map(cards.map((card) => [card._id, card.SvcAccountId]));
+  const advices = await cardMessagesCollection(mongo.db('cards'))
+    .find(
+      { messageType: '0220', responseCode: '00', SvcCardId: { $in: [...accountOfCard.keys()] } },
+      { projection: { SvcCardId: 1, amount: 1 } },
+    )
+    .toArray();
+  const advised = new Map<string, number>();
+  for (const advice of advices) {
+    const account = accountOfCard.get(advice.SvcCardId);
+    if (account !== undefined) advised.set(account, (advised.get(account) ?? 0) + advice.amount);
+  }
+  return below.filter((account) => account.availableBalance + (advised.get(account._id) ?? 0) < floor).length;
 }
 
 /** What the stack tier prints. */
@@ -370,14 +396,15 @@ if (tier === 'stack') {
             { _id: url.searchParams.get('account') ?? '' },
             { projection: { balance: 1, availableBalance: 1, authorizationHolds: 1, purchaseHolds: 1 } },
           ),
-          accounts.find({ availableBalance: { $lt: floor } }, { projection: { _id: 1 } }).toArray(),
-        ]).then(([account, below]) => ({
+          accounts.find({ availableBalance: { $lt: floor } }, { projection: { _id: 1, availableBalance: 1 } }).toArray(),
+        ]).then(async ([account, below]) => ({
           account: account && {
             balance: account.balance,
             availableBalance: account.availableBalance,
             holds: (account.authorizationHolds?.length ?? 0) + (account.purchaseHolds?.length ?? 0),
           },
           accountsBelowOverdraftLimit: below.length,
+          accountsBelowBeyondAdvices: await belowBeyondAdvices(mongo, below, floor),
         })),
       );
       return;
