@@ -147,7 +147,8 @@ describe('the guards of subscription resumption and admission', () => {
       limits: {
         connectionsPerPrincipal: 100,
         connectionsPerAddress: 100,
-        subscriptionsPerPrincipal: 100,
+        // Small, so that a place never given back shows: a fresh connection could not hold three.
+        subscriptionsPerPrincipal: 3,
         subscribesPerConnection: 100,
         subscribesPerPrincipal: 100,
         windowSeconds: 60,
@@ -242,6 +243,16 @@ describe('the guards of subscription resumption and admission', () => {
     await until(() => cardsOf(connection, 'reused').length === 1, 'the event on the id sent again');
     expect(cardsOf(connection, 'reused')).toEqual(['gus_card_2']);
     expect(cardsOf(connection, 'other')).toEqual(['gus_card_1', 'gus_card_2']);
+    // Every place was given back: closed, the user's next connection holds the three a principal may.
+    await connection.close();
+    await until(() => subscriptions.subscribers() === before, 'the places given back');
+    const next = await connect('gus:gus_2');
+    for (const id of ['a', 'b', 'c']) next.subscribe(id, QUERY);
+    await until(
+      () => subscriptions.subscribers() === before + 3 || next.frames.some((frame) => frame.type === 'error'),
+      'three subscriptions',
+    );
+    expect(next.frames.filter((frame) => frame.type === 'error')).toEqual([]);
   });
 
   it('ends a running SSE stream whose session ends (sessions.ended on the bus) with UNAUTHENTICATED and complete, and sends it no later event', async () => {

@@ -368,11 +368,24 @@ export function createSubscriptionEngine(options: SubscriptionEngineOptions): Su
     ];
   };
   const credentialsGone = (): GraphQLError[] => [appError(ErrorCode.UNAUTHENTICATED, 'The connection credentials are no longer valid.')];
+  /** A subscribe message the client completed (or sent again) while it was being started: it does not start. */
+  const completedBeforeStart = (): GraphQLError[] => [
+    appError(ErrorCode.BAD_REQUEST, 'This subscription was completed before it started.'),
+  ];
 
   const release = (subscriber: Subscriber, id?: string): void => {
     if (id !== undefined && !subscriber.reserved.delete(id)) return;
     subscriber.subscriptions -= 1;
     subscriptionsOf.add(subscriber.identity, -1);
+  };
+  /**
+   * A subscribe message with the id of one still being started: the client completed that one (an
+   * id in use closes the socket first), so it gives its place back and will not start; this one is
+   * refused, uncounted, and the id is free again.
+   */
+  const idInUse = (subscriber: Subscriber, id: string): GraphQLError[] => {
+    release(subscriber, id);
+    return [appError(ErrorCode.BAD_REQUEST, `A subscription with the id ${JSON.stringify(id)} is being started already.`)];
   };
   const disconnect = (subscriber: Subscriber): void => {
     if (!connections.delete(subscriber)) return;
@@ -553,8 +566,7 @@ export function createSubscriptionEngine(options: SubscriptionEngineOptions): Su
     admit: async (subscriber, id, query) => {
       if (!connections.has(subscriber)) return credentialsGone();
       // An id completed and sent again while its first subscribe is still being admitted: one place per id.
-      if (subscriber.reserved.has(id))
-        return [appError(ErrorCode.BAD_REQUEST, `A subscription with the id ${JSON.stringify(id)} is being started already.`)];
+      if (subscriber.reserved.has(id)) return idInUse(subscriber, id);
       const now = Date.now();
       if (subscriber.window.resetAt <= now) subscriber.window = { count: 0, resetAt: now + windowMs };
       subscriber.window.count += 1;
@@ -601,17 +613,18 @@ export function createSubscriptionEngine(options: SubscriptionEngineOptions): Su
           `At most ${limits.subscriptionsPerPrincipal} subscriptions for these credentials across their connections.`,
         );
       }
+      // The first subscribe with this id was admitted while this one waited: refused, and not counted.
+      if (subscriber.reserved.has(id)) return idInUse(subscriber, id);
       subscriber.subscriptions += 1;
       subscriptionsOf.add(subscriber.identity, 1);
-      if (subscriber.reserved.has(id))
-        return [appError(ErrorCode.BAD_REQUEST, `A subscription with the id ${JSON.stringify(id)} is being started already.`)];
       subscriber.reserved.add(id);
       return undefined;
     },
     release,
     start: async (subscriber, id, request, sink) => {
       // The connection's credentials were found no longer valid after this subscribe was admitted (it is being closed).
-      if (!connections.has(subscriber) || !subscriber.reserved.has(id)) return credentialsGone();
+      if (!connections.has(subscriber)) return credentialsGone();
+      if (!subscriber.reserved.has(id)) return completedBeforeStart();
       const prepared = prepareSubscription(request.document, request.operationName, request.variables);
       // Refused here, its place is given back as the transport completes it.
       if (!prepared) return [new GraphQLError('This subscription field is not served.')];
@@ -627,7 +640,8 @@ export function createSubscriptionEngine(options: SubscriptionEngineOptions): Su
         subscriptionResumes.inc({ outcome: 'expired' });
         return [eventsExpired()];
       }
-      if (!connections.has(subscriber) || !subscriber.reserved.has(id)) return credentialsGone();
+      if (!connections.has(subscriber)) return credentialsGone();
+      if (!subscriber.reserved.has(id)) return completedBeforeStart();
       // From here to the join nothing waits: every event after `through` reaches the group.
       const through = bus.position();
       const groupKey = `${JSON.stringify(subscriber.principal)}|${prepared.text}|${JSON.stringify(prepared.variables)}`;
