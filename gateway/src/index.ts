@@ -115,7 +115,7 @@ export async function start(options: {
   const signer = createHeaderSigner(config.internalSecret);
   const subgraphFetcher = createSubgraphFetcher(config.subgraphTimeoutMs, transport, (url) => subgraphByUrl.get(url) ?? 'unknown');
   const hits = createHitCounter(config.redisUrl, config.dbPrefix, logger);
-  // Counted here and shared within moments: a request does not wait for Redis (none to share with without it).
+  // Counted here and shared within moments while well inside a limit: such a request does not wait for Redis (none to share with without it).
   const earlyHits = config.redisUrl && config.rateLimits.shareMs > 0 ? createLocalCounts(hits, config.rateLimits.shareMs, logger) : null;
   const requestLimits = createRequestLimits(config.rateLimits, { exact: hits, early: earlyHits ?? hits }, logger);
   const idempotencyKeys = createIdempotencyStore(config.redisUrl, config.dbPrefix, logger);

@@ -16,9 +16,10 @@ const MAX_LOCAL_KEYS = 200_000;
 /**
  * Counts hits in this process at once, and adds them to the shared `store` every `flushMs` in one
  * round trip for all keys; each answer brings the other gateways' hits into the count. A request
- * is thus counted without waiting for the store, and the gateways' hits are shared within
- * `flushMs`: a caller that spreads its requests over several gateways may pass a limit by what it
- * sends to the others in that time. At a window's edge, hits sent within `flushMs` of its end count
+ * is thus counted without waiting for the store while its key is below half of its limit; past
+ * half, each hit is counted in the store as it comes (with this gateway's hits not yet sent), so
+ * the limit itself is decided on the shared count. Only a caller that sends more than half a
+ * limit to each of several gateways within `flushMs` can pass it. At a window's edge, hits sent within `flushMs` of its end count
  * in the store's window that is ending. While the store does not answer, each gateway goes on
  * counting its own (warned once per flush).
  */
@@ -59,7 +60,7 @@ export function createLocalCounts(store: HitCounter, flushMs: number, logger: Lo
     }, flushMs);
     timer.unref();
   };
-  const hitBy = async (key: string, n: number, windowMs: number): Promise<Hit> => {
+  const hitBy = async (key: string, n: number, windowMs: number, limit?: number): Promise<Hit> => {
     const now = performance.now();
     let local = counts.get(key);
     if (!local || local.windowEnd <= now) {
@@ -68,9 +69,28 @@ export function createLocalCounts(store: HitCounter, flushMs: number, logger: Lo
       counts.set(key, local);
     }
     local.count += n;
-    local.unsent += n;
-    schedule();
-    return { count: local.count, resetMs: local.windowEnd - now };
+    if (limit === undefined || local.count <= limit / 2) {
+      local.unsent += n;
+      schedule();
+      return { count: local.count, resetMs: local.windowEnd - now };
+    }
+    // Near the limit: this hit is counted in the store now, and the shared count (with this gateway's hits not yet sent) decides.
+    const counting = local;
+    try {
+      const shared = await store.hitBy(key, n, windowMs);
+      const count = shared.count + counting.unsent;
+      if (counts.get(key) === counting) {
+        counting.count = count;
+        counting.windowEnd = performance.now() + shared.resetMs;
+      }
+      return { count, resetMs: shared.resetMs };
+    } catch (error) {
+      // Not shared: kept for the next round trip, and decided on this gateway's count meanwhile.
+      counting.unsent += n;
+      schedule();
+      logger.warn('rate-limit count not shared', { error: (error as Error).message });
+      return { count: counting.count, resetMs: counting.windowEnd - now };
+    }
   };
   const flush = async (): Promise<void> => {
     if (timer) {
@@ -81,7 +101,7 @@ export function createLocalCounts(store: HitCounter, flushMs: number, logger: Lo
     await flushing;
   };
   return {
-    hit: (key, windowMs) => hitBy(key, 1, windowMs),
+    hit: (key, windowMs, limit) => hitBy(key, 1, windowMs, limit),
     hitBy,
     hitEach: (keys, windowMs) => Promise.all(keys.map((key) => hitBy(key, 1, windowMs))),
     async refund(key, windowMs, n = 1) {

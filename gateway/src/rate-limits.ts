@@ -22,7 +22,7 @@ export interface RateLimits {
   requestsPerCredential: number;
   /** Whole requests, counted before parsing: per client address, whoever calls. */
   requestsPerAddress: number;
-  /** How often a gateway adds its counts to the shared store (0: as each request comes); the sensitive fields' at once. */
+  /** How often a gateway adds the counts it made in memory to the shared store (0: as each request comes); past half of a limit, and the sensitive fields', at once. */
   shareMs: number;
 }
 
@@ -50,8 +50,12 @@ export interface Hit {
 
 /** A counter of hits in fixed windows: Redis where REDIS_URL is set (shared by every gateway), else this process. */
 export interface HitCounter {
-  /** Counts one hit of `key`; returns the count in the current window and the milliseconds left in it. */
-  hit(key: string, windowMs: number): Promise<Hit>;
+  /**
+   * Counts one hit of `key`; returns the count in the current window and the milliseconds left in
+   * it. `limit` is what the count is held to: a counter that counts in this process first counts in
+   * the shared store as each hit comes once past half of it.
+   */
+  hit(key: string, windowMs: number, limit?: number): Promise<Hit>;
   /** Counts `n` hits of `key` at once. */
   hitBy(key: string, n: number, windowMs: number): Promise<Hit>;
   /** Counts one hit of each key at once (pipelined into one round trip to Redis); the answers in the keys' order. */
@@ -290,7 +294,7 @@ export interface RequestLimits {
 /**
  * The gateway's rate limits, in fixed windows: the sensitive fields counted in `counters.exact`
  * (the shared store, as each request comes), the rest in `counters.early` (this gateway's counts,
- * shared with the store within moments; see `createLocalCounts`), or in the store too. When the
+ * shared with the store within moments, and counted there at once past half of a limit; see `createLocalCounts`), or in the store too. When the
  * store does not answer, requests are served and a warning logged; the lockout still guards the
  * logins.
  */
@@ -301,7 +305,7 @@ export function createRequestLimits(limits: RateLimits, counters: { exact: HitCo
   /** The hits of `checks`, or null (logged) when the store did not answer. */
   const count = async (checks: readonly Check[]): Promise<Hit[] | null> => {
     try {
-      return await Promise.all(checks.map((check) => counterOf(check).hit(check.key, windowMs)));
+      return await Promise.all(checks.map((check) => counterOf(check).hit(check.key, windowMs, check.limit)));
     } catch (error) {
       logger.warn('request not counted', { error: (error as Error).message });
       return null;

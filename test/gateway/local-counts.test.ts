@@ -54,6 +54,26 @@ describe("a gateway's early counts", () => {
     expect((await first.hit('k', 5000)).count).toBe(8);
   });
 
+  it('count in the store as each hit comes once past half of the limit, deciding on the shared count', async () => {
+    const { store, sent } = recordingStore();
+    const first = createLocalCounts(store, 60_000, logger);
+    const second = createLocalCounts(store, 60_000, logger);
+    // Half of 10 counted here, unsent.
+    for (let i = 0; i < 5; i += 1) await first.hit('k', 5000, 10);
+    expect(sent).toEqual([]);
+    // The other gateway's hits past half go to the store at once...
+    for (let i = 0; i < 5; i += 1) await second.hit('k', 5000, 10);
+    expect((await second.hit('k', 5000, 10)).count).toBe(6);
+    expect(sent).toEqual(['hit k 1']);
+    // ...and past half, each gateway decides on the store's count with its own unsent hits: the
+    // first, having shared its five, sees all but the second's five not yet sent (the interval's allowance).
+    await first.flush();
+    expect((await first.hit('k', 5000, 10)).count).toBe(7);
+    expect((await second.hit('k', 5000, 10)).count).toBe(13);
+    await second.flush();
+    expect(sent).toEqual(['hit k 1', 'hit k 5', 'hit k 1', 'hit k 1', 'hit k 5']);
+  });
+
   it('take a refunded hit off at once, and send the difference', async () => {
     const { store, sent } = recordingStore();
     const counts = createLocalCounts(store, 60_000, logger);
