@@ -8,6 +8,8 @@ interface LocalCount {
   /** When its window ends (`performance.now()` milliseconds). */
   windowEnd: number;
   windowMs: number;
+  /** When the store's count last came into `count` (`performance.now()`); never, for a key new here. */
+  sharedAt: number;
 }
 
 /** At most this many keys are counted here at once; a hit of a new key past it goes to the store directly. */
@@ -15,11 +17,13 @@ const MAX_LOCAL_KEYS = 200_000;
 
 /**
  * Counts hits in this process at once, and adds them to the shared `store` every `flushMs` in one
- * round trip for all keys; each answer brings the other gateways' hits into the count. A request
- * is thus counted without waiting for the store while its key is below half of its limit; past
- * half, each hit is counted in the store as it comes (with this gateway's hits not yet sent), so
- * the limit itself is decided on the shared count. Only a caller that sends more than half a
- * limit to each of several gateways within `flushMs` can pass it. At a window's edge, hits sent within `flushMs` of its end count
+ * round trip for all keys; each answer brings the other gateways' hits into the count. A hit is
+ * counted without waiting for the store only while its key is below half of its limit and this
+ * gateway's count of it has taken in the store's within the last two intervals; otherwise (a key
+ * new here, one idle here while other gateways counted it, or one past half its limit) it is
+ * counted in the store as it comes, and the store's count, with this gateway's hits not yet sent,
+ * decides. What the gateways cannot see of each other is what was sent to them within the last two
+ * intervals, below half of a limit. At a window's edge, hits sent within `flushMs` of its end count
  * in the store's window that is ending. While the store does not answer, each gateway goes on
  * counting its own (warned once per flush).
  */
@@ -44,12 +48,18 @@ export function createLocalCounts(store: HitCounter, flushMs: number, logger: Lo
     );
     let failed = 0;
     answers.forEach((answer, i) => {
-      const { key, local } = sent[i]!;
-      if (answer.status === 'rejected') failed += 1;
+      const { key, local, n } = sent[i]!;
+      if (answer.status === 'rejected') {
+        // Kept for the next round trip.
+        failed += 1;
+        local.unsent += n;
+        schedule();
+      }
       // The store's count has every gateway's hits sent so far; this gateway's since the round trip began come on top.
       else if (answer.value !== undefined && counts.get(key) === local) {
         local.count = answer.value.count + local.unsent;
-        local.windowEnd = performance.now() + answer.value.resetMs;
+        local.sharedAt = performance.now();
+        local.windowEnd = local.sharedAt + answer.value.resetMs;
       }
     });
     if (failed > 0) logger.warn('rate-limit counts not shared', { keys: failed });
@@ -65,23 +75,24 @@ export function createLocalCounts(store: HitCounter, flushMs: number, logger: Lo
     let local = counts.get(key);
     if (!local || local.windowEnd <= now) {
       if (!local && counts.size >= MAX_LOCAL_KEYS) return store.hitBy(key, n, windowMs);
-      local = { count: 0, unsent: 0, windowEnd: now + windowMs, windowMs };
+      local = { count: 0, unsent: 0, windowEnd: now + windowMs, windowMs, sharedAt: Number.NEGATIVE_INFINITY };
       counts.set(key, local);
     }
     local.count += n;
-    if (limit === undefined || local.count <= limit / 2) {
+    if (limit === undefined || (local.count <= limit / 2 && now - local.sharedAt <= 2 * flushMs)) {
       local.unsent += n;
       schedule();
       return { count: local.count, resetMs: local.windowEnd - now };
     }
-    // Near the limit: this hit is counted in the store now, and the shared count (with this gateway's hits not yet sent) decides.
+    // New here, out of date, or near the limit: counted in the store now, and the shared count (with this gateway's hits not yet sent) decides.
     const counting = local;
     try {
       const shared = await store.hitBy(key, n, windowMs);
       const count = shared.count + counting.unsent;
       if (counts.get(key) === counting) {
         counting.count = count;
-        counting.windowEnd = performance.now() + shared.resetMs;
+        counting.sharedAt = performance.now();
+        counting.windowEnd = counting.sharedAt + shared.resetMs;
       }
       return { count, resetMs: shared.resetMs };
     } catch (error) {

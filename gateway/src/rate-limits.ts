@@ -228,10 +228,10 @@ function refuseOver(
   limits: RateLimits,
   counterOf: (check: Check) => HitCounter,
   checks: readonly Check[],
-  counted: readonly Hit[],
+  counted: ReadonlyArray<Hit | null>,
   later: readonly Check[] = [],
 ): void {
-  const over = checks.findIndex(({ limit }, i) => counted[i]!.count > limit);
+  const over = checks.findIndex(({ limit }, i) => (counted[i]?.count ?? 0) > limit);
   if (over < 0) return;
   const windowMs = limits.windowSeconds * 1000;
   for (const check of later)
@@ -240,7 +240,7 @@ function refuseOver(
       .catch(() => {});
   const { name, limit, what } = checks[over]!;
   rateLimitRefusals.inc({ limit: name });
-  throw rateLimited(what, limit, limits.windowSeconds, counted[over]!.resetMs);
+  throw rateLimited(what, limit, limits.windowSeconds, counted[over]?.resetMs ?? 0);
 }
 
 /** The context the rate limits read and write. */
@@ -302,14 +302,15 @@ export function createRequestLimits(limits: RateLimits, counters: { exact: HitCo
   const windowMs = limits.windowSeconds * 1000;
   const remembered = new RememberedOperations();
   const counterOf = (check: Check): HitCounter => (check.name === 'sensitive' ? counters.exact : counters.early);
-  /** The hits of `checks`, or null (logged) when the store did not answer. */
-  const count = async (checks: readonly Check[]): Promise<Hit[] | null> => {
-    try {
-      return await Promise.all(checks.map((check) => counterOf(check).hit(check.key, windowMs, check.limit)));
-    } catch (error) {
-      logger.warn('request not counted', { error: (error as Error).message });
-      return null;
-    }
+  /**
+   * The hits of `checks`, each null (logged) where its counter did not answer: the others still
+   * hold, so a store that is away leaves the counts made in this process in force.
+   */
+  const count = async (checks: readonly Check[]): Promise<Array<Hit | null>> => {
+    const answers = await Promise.allSettled(checks.map((check) => counterOf(check).hit(check.key, windowMs, check.limit)));
+    const failed = answers.find((answer) => answer.status === 'rejected');
+    if (failed) logger.warn('request not counted in full', { error: (failed.reason as Error).message });
+    return answers.map((answer) => (answer.status === 'fulfilled' ? answer.value : null));
   };
   /** A session found no longer live gives its credential's hits back: a revoked token cannot spend its user's limit. */
   const refundIfEnded = (checks: readonly Check[], sessionConfirmed: Promise<void> | null | undefined) => {
@@ -325,8 +326,7 @@ export function createRequestLimits(limits: RateLimits, counters: { exact: HitCo
   return {
     async countAddress(clientIp) {
       const check = addressCheck(limits, clientIp);
-      const counted = await count([check]);
-      if (counted) refuseOver(limits, counterOf, [check], counted);
+      refuseOver(limits, counterOf, [check], await count([check]));
     },
     async countRequest({ clientIp, principal, sessionConfirmed, operationKey: key, withAddress }) {
       const whole = withAddress ? [addressCheck(limits, clientIp)] : [];
@@ -336,11 +336,12 @@ export function createRequestLimits(limits: RateLimits, counters: { exact: HitCo
       const perField = principal && fields ? fieldChecks(limits, fields, clientIp, principal) : [];
       if (whole.length + perField.length === 0) return fields !== undefined;
       const counted = await count([...whole, ...perField]);
-      if (!counted) return fields !== undefined;
-      refundIfEnded([...whole, ...perField], sessionConfirmed);
+      // The hits a refusal gives back at once are not given back again when the session is found ended.
+      const refusing = whole.findIndex((check, i) => (counted[i]?.count ?? 0) > check.limit);
+      refundIfEnded(refusing < 0 ? [...whole, ...perField] : whole.slice(0, refusing + 1), sessionConfirmed);
       // Each whole count refuses before the ones after it are made, as when they are made one by one.
       for (let i = 0; i < whole.length; i += 1)
-        refuseOver(limits, counterOf, [whole[i]!], [counted[i]!], [...whole.slice(i + 1), ...perField]);
+        refuseOver(limits, counterOf, [whole[i]!], [counted[i] ?? null], [...whole.slice(i + 1), ...perField]);
       refuseOver(limits, counterOf, perField, counted.slice(whole.length));
       return fields !== undefined;
     },
@@ -354,7 +355,6 @@ export function createRequestLimits(limits: RateLimits, counters: { exact: HitCo
             if (contextValue.operationKey) remembered.set(contextValue.operationKey, fields);
             const checks = fieldChecks(limits, fields, contextValue.clientIp, contextValue.principal);
             const counted = await count(checks);
-            if (!counted) return;
             refundIfEnded(checks, contextValue.sessionConfirmed);
             refuseOver(limits, counterOf, checks, counted);
           },

@@ -402,7 +402,7 @@ export const SETTINGS = {
   RATE_LIMIT_SHARE_MS: gateway(
     int(0, 1000),
     20,
-    'how often a gateway adds the rate-limit counts it made in memory to Redis, in one round trip (0: every count in Redis as it comes); past half of a limit, and for the sensitive fields, each hit is counted in Redis as it comes',
+    'how often a gateway adds the rate-limit counts it made in memory to Redis, in one round trip (0: every count in Redis as it comes); a key new or idle here, past half of its limit, or a sensitive field is counted in Redis as each hit comes',
   ),
   RATE_LIMIT_REQUESTS_PER_CREDENTIAL: gateway(int(1, 10_000_000), 1200, 'whole requests per window of one credential, before parsing'),
   RATE_LIMIT_REQUESTS_PER_ADDRESS: gateway(int(1, 10_000_000), 2400, 'whole requests per window from one client address, before parsing'),

@@ -54,24 +54,46 @@ describe("a gateway's early counts", () => {
     expect((await first.hit('k', 5000)).count).toBe(8);
   });
 
-  it('count in the store as each hit comes once past half of the limit, deciding on the shared count', async () => {
+  it('count in the store a key new here, and each hit past half of the limit, deciding on the shared count', async () => {
     const { store, sent } = recordingStore();
     const first = createLocalCounts(store, 60_000, logger);
     const second = createLocalCounts(store, 60_000, logger);
-    // Half of 10 counted here, unsent.
+    // A key new here goes to the store, then is counted here below half of 10.
     for (let i = 0; i < 5; i += 1) await first.hit('k', 5000, 10);
-    expect(sent).toEqual([]);
-    // The other gateway's hits past half go to the store at once...
-    for (let i = 0; i < 5; i += 1) await second.hit('k', 5000, 10);
-    expect((await second.hit('k', 5000, 10)).count).toBe(6);
     expect(sent).toEqual(['hit k 1']);
-    // ...and past half, each gateway decides on the store's count with its own unsent hits: the
-    // first, having shared its five, sees all but the second's five not yet sent (the interval's allowance).
+    // The other gateway starts from the store's count too: 2, then 3 to 5 here.
+    for (let i = 0; i < 4; i += 1) await second.hit('k', 5000, 10);
+    expect(sent).toEqual(['hit k 1', 'hit k 1']);
+    // Past half: each hit in the store, with this gateway's unsent hits on top.
+    expect((await second.hit('k', 5000, 10)).count).toBe(6);
     await first.flush();
-    expect((await first.hit('k', 5000, 10)).count).toBe(7);
-    expect((await second.hit('k', 5000, 10)).count).toBe(13);
+    // The first has shared its four unsent: its hit makes the store's 8; the second's three unsent it cannot see yet.
+    expect((await first.hit('k', 5000, 10)).count).toBe(8);
     await second.flush();
-    expect(sent).toEqual(['hit k 1', 'hit k 5', 'hit k 1', 'hit k 1', 'hit k 5']);
+    // Every hit is in the store now: 11, and this one the 12th.
+    expect((await second.hit('k', 5000, 10)).count).toBe(12);
+  });
+
+  it('do not let a gateway that has not seen a key admit half a limit the others have spent', async () => {
+    const { store } = recordingStore();
+    const spent = createLocalCounts(store, 60_000, logger);
+    const idle = createLocalCounts(store, 60_000, logger);
+    for (let i = 0; i < 10; i += 1) await spent.hit('k', 5000, 10);
+    await spent.flush();
+    expect((await idle.hit('k', 5000, 10)).count).toBe(11);
+  });
+
+  it("count in the store again a key whose count here has not taken in the store's for two intervals", async () => {
+    const { store, sent } = recordingStore();
+    const counts = createLocalCounts(store, 20, logger);
+    await counts.hit('k', 5000, 100);
+    await counts.hit('k', 5000, 100);
+    expect(sent).toEqual(['hit k 1']);
+    await counts.flush();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    await counts.hit('k', 5000, 100);
+    expect(sent).toEqual(['hit k 1', 'hit k 1', 'hit k 1']);
+    await counts.close();
   });
 
   it('take a refunded hit off at once, and send the difference', async () => {
