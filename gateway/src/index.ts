@@ -1,11 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { ApolloGateway } from '@apollo/gateway';
-import { GraphQLError, type GraphQLSchema } from 'graphql';
+import { GraphQLError } from 'graphql';
 import type { EventBus } from '../../platform/messaging/event-bus.js';
 import { newId, sha256 } from '../../platform/security/secrets.js';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import { SUBGRAPH_NAMES, type SubgraphName } from '../../platform/runtime/config.js';
+import { SUBGRAPH_NAMES } from '../../platform/runtime/config.js';
 import type { ServiceConfig } from '../../platform/runtime/config-slices.js';
 import {
   apolloHandler,
@@ -28,7 +27,7 @@ import { formatError, unexpectedErrorLog } from '../../platform/graphql/error-fo
 import { operationTelemetryPlugin } from '../../platform/graphql/telemetry.js';
 import { offerOperatorRoute } from '../../platform/telemetry/observe.js';
 import { bodyRefusals, reportSubgraphReadiness, reportSubscriptions, zeroGatewayCounters } from '../../platform/telemetry/metrics.js';
-import { GATEWAY_SUBSCRIPTIONS_PATH, SUPERGRAPH_PATH } from '../../schema/compose.js';
+import { GATEWAY_SUBSCRIPTIONS_PATH, SUPERGRAPH_PATH, withGatewaySubscriptions } from '../../schema/compose.js';
 import { createAuthenticator, sessionConfirmationPlugin, sessionEndingPlugin, type SessionLookups } from './authenticate.js';
 import { createHeaderSigner, createSubgraphFetcher, SubgraphSource, type SubgraphFetchCounts } from './subgraph-fetch.js';
 
@@ -39,7 +38,8 @@ import { serviceScopePlugin } from './service-scope.js';
 import { servePage } from './pages.js';
 import { createHitCounter, createRequestLimits, operationKey } from './rate-limits.js';
 import { createLocalCounts } from './local-counts.js';
-import { PREPARED_SUBSCRIPTION_TOKENS, servedExecutor, withServedSubscriptions } from './subscriptions/routes.js';
+import { PREPARED_SUBSCRIPTION_TOKENS, servedExecutor } from './subscriptions/routes.js';
+import { createFederation } from './execution/federation.js';
 import { startSubscriptionServer, type SubscriptionServer } from './subscriptions/server.js';
 import type { ExecuteAs } from './subscriptions/engine.js';
 import { subscribeMessageLimit } from './subscriptions/graphql-ws.js';
@@ -120,28 +120,19 @@ export async function start(options: {
   const requestLimits = createRequestLimits(config.rateLimits, { exact: hits, early: earlyHits ?? hits }, logger);
   const idempotencyKeys = createIdempotencyStore(config.redisUrl, config.dbPrefix, logger);
   const trusted = trustedDocumentsOf(config);
-  const gateway = new ApolloGateway({
-    supergraphSdl: readFileSync(SUPERGRAPH_PATH, 'utf8'),
-    buildService: ({ name }) => {
-      if (!(SUBGRAPH_NAMES as readonly string[]).includes(name)) throw new Error(`The supergraph names an unknown subgraph: ${name}`);
-      return new SubgraphSource(config.subgraphUrls[name as SubgraphName], name, subgraphFetcher, signer, logger);
-    },
-    logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
-  });
+  const federation = createFederation(
+    readFileSync(SUPERGRAPH_PATH, 'utf8'),
+    new Map(SUBGRAPH_NAMES.map((name) => [name, new SubgraphSource(config.subgraphUrls[name], name, subgraphFetcher, signer, logger)])),
+  );
   const authenticate = createAuthenticator(config, options.bus, transport);
   /** Closes the connections of a session whose logout this gateway served; none until the subscription server starts. */
   const sessionSockets: { ended: SubscriptionServer['sessionEnded'] } = { ended: () => {} };
   /** Serves subscriptions as HTTP streams; none until the subscription server starts. */
   const streams: { serve: SubscriptionServer['serveStream'] } = { serve: async () => false };
   /** The composed API schema with the subscriptions the gateway serves itself (no subgraph declares them): over HTTP (validation, introspection) and graphql-ws alike. */
-  const served = withServedSubscriptions(readFileSync(GATEWAY_SUBSCRIPTIONS_PATH, 'utf8'));
+  const apiSchema = withGatewaySubscriptions(federation.apiSchema, readFileSync(GATEWAY_SUBSCRIPTIONS_PATH, 'utf8'));
   const apollo = new ApolloServer<GatewayContext>({
-    gateway: {
-      load: async (loadOptions) => ({ executor: servedExecutor((await gateway.load(loadOptions)).executor) }),
-      onSchemaLoadOrUpdate: (callback) =>
-        gateway.onSchemaLoadOrUpdate((loaded) => callback({ ...loaded, apiSchema: served(loaded.apiSchema) })),
-      stop: () => gateway.stop(),
-    },
+    gateway: federation.gateway(apiSchema, servedExecutor),
     introspection: config.nodeEnv !== 'production',
     includeStacktraceInErrorResponses: config.exposeErrorDetails,
     // No "Did you mean ...?" in production errors: with introspection off, they would map the schema.
@@ -171,10 +162,6 @@ export async function start(options: {
     csrfPrevention: true,
     allowBatchedHttpRequests: false,
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
-  });
-  let apiSchema: GraphQLSchema | null = null;
-  gateway.onSchemaLoadOrUpdate(({ apiSchema: loaded }) => {
-    apiSchema = served(loaded);
   });
   await apollo.start();
   /** Whether a request comes from one of the platform's services or with a known service key (neither is rate limited), told from its headers alone. */
@@ -273,10 +260,7 @@ export async function start(options: {
   const subscriptions = startSubscriptionServer({
     server: service.server,
     path: '/graphql',
-    schema: () => {
-      if (!apiSchema) throw new Error('The gateway has not loaded its schema yet.');
-      return apiSchema;
-    },
+    schema: () => apiSchema,
     bus: options.bus,
     authenticate: (headers) => authenticate(headers, newId('ws_')),
     execute: executeAs,

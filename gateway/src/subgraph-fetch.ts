@@ -1,5 +1,4 @@
-import type { GraphQLDataSource, GraphQLDataSourceProcessOptions } from '@apollo/gateway';
-import { GraphQLError, OperationTypeNode } from 'graphql';
+import { GraphQLError } from 'graphql';
 import { ErrorCode } from '../../platform/contracts/errors.js';
 import type { Principal } from '../../platform/contracts/principal.js';
 import { connectionPool, type PostAnswer } from '../../platform/http/client.js';
@@ -8,7 +7,7 @@ import type { Transport } from '../../platform/http/transport.js';
 import type { Logger } from '../../platform/runtime/logger.js';
 import { CLIENT_IP_HEADER, PRINCIPAL_HEADER, signClientIp, signPrincipal } from '../../platform/security/signed-headers.js';
 import { deduplicatedFetches, subgraphFetches } from '../../platform/telemetry/metrics.js';
-import type { GatewayContext } from './context.js';
+import type { Subgraph, SubgraphAnswer, SubgraphOperation } from './execution/plan-execution.js';
 
 // The gateway's calls to its subgraphs: each fetch of a query plan as one POST with signed headers
 // (SubgraphSource), and the fetcher under it that shares identical reads in flight.
@@ -81,9 +80,6 @@ export function createSubgraphFetcher(timeoutMs: number, transport: Transport, s
   return Object.assign(fetcher, { counts });
 }
 
-/** What a subgraph answered, as the query plan's executor reads it. */
-type SubgraphResponse = Awaited<ReturnType<GraphQLDataSource['process']>>;
-
 /** A call without a request context (none is expected with a static supergraph) gets no rights. */
 const NO_ONE: Principal = { kind: 'anonymous' };
 
@@ -133,7 +129,7 @@ export function createHeaderSigner(secret: string): HeaderSigner {
  * It does what Apollo's `RemoteGraphQLDataSource` does for a static supergraph without its
  * per-fetch `node-fetch` request, headers and response objects.
  */
-export class SubgraphSource implements GraphQLDataSource<GatewayContext> {
+export class SubgraphSource implements Subgraph {
   constructor(
     private readonly url: string,
     private readonly name: string,
@@ -142,32 +138,23 @@ export class SubgraphSource implements GraphQLDataSource<GatewayContext> {
     private readonly logger: Logger,
   ) {}
 
-  async process(options: GraphQLDataSourceProcessOptions<GatewayContext>): Promise<SubgraphResponse> {
-    const { request } = options;
-    if (!request.query) throw new Error('Missing query');
-    // A health check or schema load carries a context of its own, not a GatewayContext.
-    const context: Partial<GatewayContext> = options.context;
+  async send(operation: SubgraphOperation): Promise<SubgraphAnswer> {
+    const { context } = operation;
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       [PRINCIPAL_HEADER]: this.signer.principal(context.principal ?? NO_ONE),
     };
     if (context.requestId) headers[REQUEST_ID_HEADER] = context.requestId;
     if (context.clientIp) headers[CLIENT_IP_HEADER] = this.signer.clientIp(context.clientIp);
-    // The reads of a mutation's plan must see its writes: they are not shared with reads already in flight.
-    const unshared =
-      'incomingRequestContext' in options && options.incomingRequestContext.operation.operation === OperationTypeNode.MUTATION;
     // The query first: the fetcher tells a read from a write by how the body starts.
-    const body = JSON.stringify({
-      query: request.query,
-      variables: request.variables,
-      operationName: request.operationName,
-      extensions: request.extensions,
-    });
+    const body = JSON.stringify({ query: operation.query, variables: operation.variables, operationName: operation.operationName });
     try {
-      const answer = await this.fetch(this.url, headers, body, unshared);
+      // The reads of a mutation's plan must see its writes: they are not shared with reads already in flight.
+      const answer = await this.fetch(this.url, headers, body, operation.mutation);
       if (answer.status < 200 || answer.status >= 300) throw this.refusal(answer);
       const parsed = bodyOf(answer);
-      if (typeof parsed !== 'object' || parsed === null) throw new Error(`the subgraph answered ${answer.status} without a JSON object`);
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+        throw new Error(`the subgraph answered ${answer.status} without a JSON object`);
       return parsed;
     } catch (error) {
       throw this.unavailable(error);

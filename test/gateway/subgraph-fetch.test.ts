@@ -1,10 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import { GraphQLError } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { GatewayContext } from '../../gateway/src/context.js';
 import { createHeaderSigner, createSubgraphFetcher, SubgraphSource } from '../../gateway/src/subgraph-fetch.js';
+import type { SubgraphOperation } from '../../gateway/src/execution/plan-execution.js';
 import type { Principal } from '../../platform/contracts/principal.js';
 import { HTTP_TRANSPORT } from '../../platform/http/transport.js';
 import { createLogger } from '../../platform/runtime/logger.js';
@@ -173,18 +173,18 @@ describe('a subgraph as the query plans reach it', () => {
       createHeaderSigner(SECRET),
       createLogger('silent'),
     );
-  const options = (context: Partial<GatewayContext>, operation: 'query' | 'mutation' = 'query') =>
-    ({
-      kind: 'incoming operation',
-      request: { query: `${operation} Q { ok }`, variables: { id: '1' }, operationName: 'Q' },
-      context,
-      incomingRequestContext: { operation: { operation } },
-    }) as unknown as GraphQLDataSourceProcessOptions<GatewayContext>;
+  const options = (context: Partial<GatewayContext>, operation: 'query' | 'mutation' = 'query'): SubgraphOperation => ({
+    query: `${operation} Q { ok }`,
+    variables: { id: '1' },
+    operationName: 'Q',
+    mutation: operation === 'mutation',
+    context,
+  });
 
   it('posts the operation with the signed principal, the request id and the signed client address', async () => {
     seen.length = 0;
     answer = { status: 200, type: 'application/json', body: '{"data":{"ok":true}}' };
-    const response = await sourceAt(url).process(options({ principal: dana, requestId: 'req-1', clientIp: '203.0.113.9' }));
+    const response = await sourceAt(url).send(options({ principal: dana, requestId: 'req-1', clientIp: '203.0.113.9' }));
     expect(response).toEqual({ data: { ok: true } });
     const [sent] = seen;
     expect(JSON.parse(sent!.body)).toEqual({ query: 'query Q { ok }', variables: { id: '1' }, operationName: 'Q' });
@@ -196,7 +196,7 @@ describe('a subgraph as the query plans reach it', () => {
 
   it('sends a call without a request context as no one', async () => {
     seen.length = 0;
-    await sourceAt(url).process(options({}));
+    await sourceAt(url).send(options({}));
     expect(verifyPrincipal(seen[0]!.headers[PRINCIPAL_HEADER] as string, SECRET)).toEqual({ kind: 'anonymous' });
     expect(seen[0]!.headers[CLIENT_IP_HEADER]).toBeUndefined();
   });
@@ -207,7 +207,7 @@ describe('a subgraph as the query plans reach it', () => {
       type: 'application/json',
       body: '{"errors":[{"message":"Bad id","extensions":{"code":"BAD_USER_INPUT","field":"id"}}]}',
     };
-    await expect(sourceAt(url).process(options({ principal: dana }))).rejects.toMatchObject({
+    await expect(sourceAt(url).send(options({ principal: dana }))).rejects.toMatchObject({
       message: 'Bad id',
       extensions: { code: 'BAD_USER_INPUT', field: 'id' },
     });
@@ -218,13 +218,13 @@ describe('a subgraph as the query plans reach it', () => {
     ] as const) {
       answer = { status, type, body };
       const error = await sourceAt(url)
-        .process(options({ principal: dana }))
+        .send(options({ principal: dana }))
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(GraphQLError);
       expect((error as GraphQLError).extensions.code, `${status} ${body}`).toBe('UNAVAILABLE');
     }
     const refused = await sourceAt('http://127.0.0.1:1/graphql')
-      .process(options({ principal: dana }))
+      .send(options({ principal: dana }))
       .catch((e: unknown) => e);
     expect((refused as GraphQLError).extensions.code).toBe('UNAVAILABLE');
     expect((refused as GraphQLError).message).not.toMatch(/127\.0\.0\.1|ECONNREFUSED/);

@@ -7,18 +7,16 @@ import {
   print,
   visit,
   type DocumentNode,
-  type GraphQLSchema,
   type FieldNode,
   type OperationDefinitionNode,
   type ValueNode,
 } from 'graphql';
-import type { ApolloGateway } from '@apollo/gateway';
+import type { GatewayExecutor } from '../execution/federation.js';
 import { appError, ErrorCode } from '../../../platform/contracts/errors.js';
 import type { BusEvent } from '../../../platform/messaging/event-bus.js';
 import type { Principal } from '../../../platform/contracts/principal.js';
 import { ownValue } from '../../../platform/contracts/own.js';
 import type { EventPayloads, EventType } from '../../../platform/contracts/events.js';
-import { withGatewaySubscriptions } from '../../../schema/compose.js';
 
 /**
  * The Subscription fields the gateway serves: those of schema/gateway-subscriptions.graphql, the
@@ -103,28 +101,9 @@ export function triggers(route: SubscriptionRoute, event: BusEvent): event is Ca
 }
 
 /**
- * The gateway's API schema with the subscriptions it serves (schema/gateway-subscriptions.graphql),
- * one per composed schema: the schema of both HTTP (validation, introspection) and graphql-ws.
- */
-export function withServedSubscriptions(subscriptionsSdl: string): (apiSchema: GraphQLSchema) => GraphQLSchema {
-  const served = new WeakMap<GraphQLSchema, GraphQLSchema>();
-  return (apiSchema) => {
-    let schema = served.get(apiSchema);
-    if (!schema) {
-      schema = withGatewaySubscriptions(apiSchema, subscriptionsSdl);
-      served.set(apiSchema, schema);
-    }
-    return schema;
-  };
-}
-
-type GatewayExecutor = Awaited<ReturnType<ApolloGateway['load']>>['executor'];
-
-/**
- * ApolloGateway's executor, for a schema with the served subscriptions: a subscription sent over
+ * The federation's executor, for a schema with the served subscriptions: a subscription sent over
  * HTTP is refused (they are served on graphql-ws), and an operation of introspection alone runs
- * against the served schema (ApolloGateway answers introspection from the composed schema, which
- * has no Subscription type); every other operation is the gateway's.
+ * against the served schema without a query plan; every other operation is the federation's.
  */
 export function servedExecutor(executor: GatewayExecutor): GatewayExecutor {
   return async (requestContext) => {
