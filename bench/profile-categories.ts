@@ -19,7 +19,10 @@ const CATEGORIES: ReadonlyArray<readonly [string, RegExp]> = [
   ],
   ['rate-limit counts in Redis', /ioredis|rate-limiter-flexible|gateway\/src\/rate-limits/],
   ['credentials and session reads', /gateway\/src\/authenticate|platform\/security/],
-  ['query plan execution and result shaping (@apollo/gateway)', /@apollo\/(gateway|federation-internals|query-planner|query-graphs)/],
+  [
+    "query plan execution and result shaping (gateway/src/execution, Apollo's planner)",
+    /gateway\/src\/execution\/|@apollo\/(gateway|federation-internals|query-planner|query-graphs)/,
+  ],
   [
     'our checks and plugins',
     /gateway\/src\/(operation-limits|trusted-documents|document-limits|idempotency|service-scope)|platform\/graphql/,

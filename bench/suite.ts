@@ -24,10 +24,13 @@ const QUICK = process.argv.includes('--quick');
 const PROFILE_DIR = process.argv.includes('--profile') ? path.join(HERE, 'profiles') : null;
 /** `--only <text>`: only the scenarios whose name contains the text (with --profile, to profile one). */
 const ONLY = process.argv.includes('--only') ? (process.argv[process.argv.indexOf('--only') + 1] ?? '') : null;
-const DURATION_S = QUICK ? 2 : 10;
+/**
+ * Full-load runs: each target's time split into this many turns, the order alternating;
+ * `--rounds <n>` (default 2) for comparisons on a noisy machine, each round adding a turn of 5 s.
+ */
+const ROUNDS = process.argv.includes('--rounds') ? Math.max(1, Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 2) : 2;
+const DURATION_S = (QUICK ? 1 : 5) * ROUNDS;
 const WARMUP_S = QUICK ? 1 : 2;
-/** Full-load runs: each target's time split into this many turns, the order alternating. */
-const ROUNDS = 2;
 const CONNECTIONS = 20;
 const FIXED_RATE = 200;
 /** The REST adapter's overhead is paced lower: the restrictions route serves under 200/s with many users, and at its capacity a queue, not the adapter, sets the latency. */

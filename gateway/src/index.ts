@@ -123,6 +123,7 @@ export async function start(options: {
   const federation = createFederation(
     readFileSync(SUPERGRAPH_PATH, 'utf8'),
     new Map(SUBGRAPH_NAMES.map((name) => [name, new SubgraphSource(config.subgraphUrls[name], name, subgraphFetcher, signer, logger)])),
+    logger,
   );
   const authenticate = createAuthenticator(config, options.bus, transport);
   /** Closes the connections of a session whose logout this gateway served; none until the subscription server starts. */

@@ -6,12 +6,12 @@ import {
   OperationTypeNode,
   type FragmentDefinitionNode,
   type GraphQLSchema,
-  type OperationDefinitionNode,
 } from 'graphql';
 import { operationFromDocument, Supergraph } from '@apollo/federation-internals';
 import { QueryPlanner, type PlanNode, type QueryPlan } from '@apollo/query-planner';
 import type { ApolloServerOptionsWithGateway } from '@apollo/server';
 import { SpanKind, SpanStatusCode, startChildSpan } from '../../../platform/telemetry/tracing.js';
+import type { Logger } from '../../../platform/runtime/logger.js';
 import type { GatewayContext } from '../context.js';
 import { emptyData } from './data.js';
 import { executePlan, type Subgraph } from './plan-execution.js';
@@ -37,7 +37,7 @@ export interface Federation {
   gateway(served: GraphQLSchema, wrap: (executor: GatewayExecutor) => GatewayExecutor): GatewayInterface;
 }
 
-/** Throws when a plan holds a step this executor does not run (none of them arise from this supergraph's features). */
+/** Throws when a plan holds a step this executor does not run (`@fromContext`, `@defer`: features this supergraph does not use). */
 function checkPlan(node: PlanNode | undefined): void {
   if (!node) return;
   switch (node.kind) {
@@ -53,23 +53,32 @@ function checkPlan(node: PlanNode | undefined): void {
       checkPlan(node.elseClause);
       return;
     case 'Fetch':
-      if (node.inputRewrites?.length || node.outputRewrites?.length || node.contextRewrites?.length)
-        throw new Error(
-          `A query plan rewrites data (from @interfaceObject or @fromContext), which this gateway does not do: ${node.serviceName}`,
-        );
+      if (node.contextRewrites?.length)
+        throw new Error(`A query plan passes a context (@fromContext), which this gateway does not do: ${node.serviceName}`);
       return;
     case 'Defer':
       throw new Error('A query plan with @defer, which this gateway does not serve');
   }
 }
 
+/** Operations kept ready (or refused) at most, the least recently used dropped first: each is bounded by the document limits. */
+const MAX_PREPARED_OPERATIONS = 1_000;
+
+/** An error of preparation as an answer: a GraphQL error as it is, anything else unexpected (a generic message; Apollo Server logs it). */
+function asGraphQLError(error: unknown): GraphQLError {
+  if (error instanceof GraphQLError) return error;
+  return new GraphQLError(error instanceof Error ? error.message : String(error), {
+    originalError: error instanceof Error ? error : undefined,
+  });
+}
+
 /**
  * Plans with Apollo's query planner (`@apollo/query-planner`) over the supergraph in
  * `supergraphSdl`, and runs each plan over `subgraphs` (by the supergraph's subgraph names). An
- * operation is planned and its answer's shape compiled once, kept with Apollo Server's parsed
- * document (so bounded by its document cache), not once a request.
+ * operation is planned and its answer's shape compiled once, then kept by its document's hash and
+ * name among `MAX_PREPARED_OPERATIONS`, not once a request; so is an operation that cannot be planned.
  */
-export function createFederation(supergraphSdl: string, subgraphs: ReadonlyMap<string, Subgraph>): Federation {
+export function createFederation(supergraphSdl: string, subgraphs: ReadonlyMap<string, Subgraph>, logger: Logger): Federation {
   const supergraph = Supergraph.build(supergraphSdl);
   const federatedApi = supergraph.apiSchema();
   const supergraphSchema = supergraph.schema.toGraphQLJSSchema();
@@ -77,7 +86,22 @@ export function createFederation(supergraphSdl: string, subgraphs: ReadonlyMap<s
   const apiSchema = federatedApi.toGraphQLJSSchema();
   for (const { name } of supergraph.subgraphsMetadata())
     if (!subgraphs.has(name)) throw new Error(`The supergraph names a subgraph the gateway cannot reach: ${name}`);
-  const prepared = new WeakMap<OperationDefinitionNode, PreparedOperation>();
+  const prepared = new Map<string, PreparedOperation | GraphQLError>();
+  const preparedFor = (request: GatewayRequest): PreparedOperation | GraphQLError => {
+    const key = request.operationName === null ? request.queryHash : `${request.queryHash}\n${request.operationName}`;
+    let operation = prepared.get(key);
+    if (operation) prepared.delete(key);
+    else {
+      try {
+        operation = prepare(request);
+      } catch (error) {
+        operation = asGraphQLError(error);
+      }
+      if (prepared.size >= MAX_PREPARED_OPERATIONS) prepared.delete(prepared.keys().next().value!);
+    }
+    prepared.set(key, operation);
+    return operation;
+  };
 
   const prepare = (request: GatewayRequest): PreparedOperation => {
     const span = startChildSpan('gateway.plan', SpanKind.INTERNAL, { 'graphql.operation.name': request.operationName ?? '' });
@@ -101,19 +125,13 @@ export function createFederation(supergraphSdl: string, subgraphs: ReadonlyMap<s
   };
 
   const execute: GatewayExecutor = async (request: GatewayRequest) => {
-    let operation = prepared.get(request.operation);
-    if (!operation) {
-      try {
-        operation = prepare(request);
-      } catch (error) {
-        if (error instanceof GraphQLError) return { errors: [error] };
-        throw error;
-      }
-      prepared.set(request.operation, operation);
-    }
+    const operation = preparedFor(request);
+    if (operation instanceof GraphQLError) return { errors: [operation] };
     const variables = request.request.variables ?? {};
-    const coerced = getVariableValues(request.schema, request.operation.variableDefinitions ?? [], variables);
-    if (coerced.errors) return { errors: coerced.errors };
+    const coercion = getVariableValues(request.schema, request.operation.variableDefinitions ?? [], variables);
+    if (coercion.errors) return { errors: coercion.errors };
+    // Read by the variable names of the operation, which a client chose (`$__proto__` is one).
+    const coerced = Object.assign(emptyData(), coercion.coerced);
     const data = emptyData();
     const errors: Array<GraphQLError | Error> = [];
     const node = operation.plan.node;
@@ -123,11 +141,12 @@ export function createFederation(supergraphSdl: string, subgraphs: ReadonlyMap<s
           subgraphs,
           supergraph: supergraphSchema,
           variables,
-          coercedVariables: coerced.coerced,
+          coercedVariables: coerced,
           mutation: request.operation.operation === OperationTypeNode.MUTATION,
           context: request.context as Partial<GatewayContext>,
           data,
           errors,
+          logger,
         },
         node,
       );
@@ -135,13 +154,14 @@ export function createFederation(supergraphSdl: string, subgraphs: ReadonlyMap<s
     const introspected = introspection
       ? (executeSync({ schema: request.schema, document: introspection, variableValues: variables }).data ?? null)
       : null;
-    const shaped = applyResultShape(operation.shape, request.schema, data, coerced.coerced, introspected);
-    if (errors.length > 0)
-      return {
-        // An error that is not a GraphQL one is unexpected: Apollo Server answers it with a generic message and logs it.
-        errors: errors.map((error) => (error instanceof GraphQLError ? error : new GraphQLError(error.message, { originalError: error }))),
-        data: shaped.data,
-      };
+    let shaped: ReturnType<typeof applyResultShape>;
+    try {
+      shaped = applyResultShape(operation.shape, request.schema, data, coerced, introspected);
+    } catch (error) {
+      // A subgraph's answer of the wrong kind (an object where a list is due): no data, every error.
+      return { errors: [...errors, error].map(asGraphQLError), data: null };
+    }
+    if (errors.length > 0) return { errors: errors.map(asGraphQLError), data: shaped.data };
     // As Apollo's gateway does: a subgraph's value that breaks the API schema is reported beside the data, not as an error of the operation.
     return shaped.problems.length > 0 ? { data: shaped.data, extensions: { valueCompletion: shaped.problems } } : { data: shaped.data };
   };

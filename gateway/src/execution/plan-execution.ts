@@ -1,7 +1,8 @@
 import { GraphQLError, isAbstractType, isObjectType, type GraphQLSchema } from 'graphql';
-import type { FetchNode, PlanNode, QueryPlanSelectionNode, ResponsePath } from '@apollo/query-planner';
+import type { FetchDataRewrite, FetchNode, PlanNode, QueryPlanSelectionNode, ResponsePath } from '@apollo/query-planner';
 import { ErrorCode } from '../../../platform/contracts/errors.js';
 import { inSpan, SpanKind } from '../../../platform/telemetry/tracing.js';
+import type { Logger } from '../../../platform/runtime/logger.js';
 import type { GatewayContext } from '../context.js';
 import { deepMerge, emptyData, own, setOwn, type DataObject } from './data.js';
 
@@ -46,6 +47,7 @@ export interface PlanRun {
   readonly context: Partial<GatewayContext>;
   readonly data: DataObject;
   readonly errors: Array<GraphQLError | Error>;
+  readonly logger: Logger;
 }
 
 /** Where in the gathered data a plan node works: the objects under `path` (lists flattened at `@`). */
@@ -121,11 +123,16 @@ async function executeFetch(run: PlanRun, fetch: FetchNode, cursor: Cursor): Pro
       mutation: run.mutation,
       context: run.context,
     });
-    for (const error of answer.errors ?? []) run.errors.push(downstreamError(error, fetch.serviceName, errorPath(error.path)));
+    for (const error of answer.errors ?? []) {
+      if (typeof error.extensions?.code !== 'string')
+        run.logger.warn('a subgraph answered an error without a code', { subgraph: fetch.serviceName, error: error.message });
+      run.errors.push(downstreamError(error, fetch.serviceName, errorPath(error.path)));
+    }
     return answer.data ?? null;
   };
   if (!fetch.requires) {
     const data = await send(variables, (path) => (path ? [...cursor.path, ...path] : undefined));
+    if (data) applyRewrites(run.supergraph, fetch.outputRewrites, data);
     for (const entity of entities) deepMerge(entity, data);
     return;
   }
@@ -134,6 +141,7 @@ async function executeFetch(run: PlanRun, fetch: FetchNode, cursor: Cursor): Pro
   entities.forEach((entity, index) => {
     const representation = selectRepresentation(run.supergraph, entity, fetch.requires!);
     if (representation && typeof representation.__typename === 'string') {
+      applyRewrites(run.supergraph, fetch.inputRewrites, representation);
       representations.push(representation);
       representationOf.push(index);
     }
@@ -159,6 +167,7 @@ async function executeFetch(run: PlanRun, fetch: FetchNode, cursor: Cursor): Pro
     if (typeof entity === 'object' && entity !== null && !Array.isArray(entity)) {
       const answered = entity as DataObject;
       if (!answered.__typename) answered.__typename = target.__typename;
+      applyRewrites(run.supergraph, fetch.outputRewrites, answered);
       deepMerge(target, answered);
     }
   });
@@ -183,9 +192,9 @@ function concretePaths(data: unknown, path: ResponsePath): Array<Array<string | 
   return found;
 }
 
-function isOfType(schema: GraphQLSchema, object: DataObject, typeCondition: string): boolean {
+function isOfType(schema: GraphQLSchema, object: DataObject, typeCondition: string, whenUntyped = false): boolean {
   const typename = own(object, '__typename');
-  if (typeof typename !== 'string') return false;
+  if (typeof typename !== 'string' || typename === '') return whenUntyped;
   if (typename === typeCondition) return true;
   const condition = schema.getType(typeCondition);
   const runtime = schema.getType(typename);
@@ -209,6 +218,47 @@ function selectRepresentation(schema: GraphQLSchema, source: DataObject, selecti
     }
   }
   return result;
+}
+
+const FRAGMENT_STEP = '... on ';
+
+/**
+ * Applies a fetch's rewrites to the data it sends or receives: the planner renames a field it had
+ * to alias in the subgraph's operation (two fields under one response name in sibling fragments)
+ * back to the client's name, or sets a value (an `@interfaceObject`'s `__typename`). A path step
+ * `... on T` goes on only through objects of type T (or of no known type).
+ */
+function applyRewrites(schema: GraphQLSchema, rewrites: readonly FetchDataRewrite[] | undefined, value: unknown): void {
+  for (const rewrite of rewrites ?? []) {
+    const last = rewrite.path[rewrite.path.length - 1];
+    if (last === undefined || last.startsWith(FRAGMENT_STEP))
+      throw new Error(`A rewrite that does not end at a field: ${rewrite.path.join('.')}`);
+    const change = (object: DataObject) => {
+      if (rewrite.kind === 'ValueSetter') setOwn(object, last, rewrite.setValueTo);
+      else {
+        const current = own(object, last);
+        if (current) {
+          setOwn(object, rewrite.renameKeyTo, current);
+          setOwn(object, last, undefined);
+        }
+      }
+    };
+    const walk = (at: unknown, step: number): void => {
+      if (Array.isArray(at)) {
+        for (const element of at) walk(element, step);
+        return;
+      }
+      if (typeof at !== 'object' || at === null) return;
+      if (step === rewrite.path.length - 1) {
+        change(at as DataObject);
+        return;
+      }
+      const element = rewrite.path[step]!;
+      if (!element.startsWith(FRAGMENT_STEP)) walk(own(at as DataObject, element), step + 1);
+      else if (isOfType(schema, at as DataObject, element.slice(FRAGMENT_STEP.length), true)) walk(at, step + 1);
+    };
+    walk(value, 0);
+  }
 }
 
 /** A subgraph's error as the client sees it: at its path in the client's answer, naming the subgraph. */

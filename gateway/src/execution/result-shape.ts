@@ -21,6 +21,7 @@ import {
   type GraphQLOutputType,
   type GraphQLSchema,
   type OperationDefinitionNode,
+  type SelectionNode,
   type SelectionSetNode,
 } from 'graphql';
 import { ErrorCode } from '../../../platform/contracts/errors.js';
@@ -64,7 +65,7 @@ type Item =
 export interface ResultShape {
   readonly root: GraphQLCompositeType;
   readonly items: readonly Item[];
-  /** The root's introspection fields (`__schema`, `__type`) alone, to be answered from the schema; null when it has none. */
+  /** The root's introspection fields (`__schema`, `__type`, in fragments too) alone, to be answered from the schema; null when it has none. */
   readonly introspection: DocumentNode | null;
 }
 
@@ -157,21 +158,35 @@ export function compileResultShape(
     return { kind: 'field', responseKey, included, parentTypeName: parent.name, value: valueShape(definition.type, field.selectionSet) };
   };
 
-  const introspectionFields = operation.selectionSet.selections.filter(
-    (s): s is FieldNode => s.kind === Kind.FIELD && (s.name.value === '__schema' || s.name.value === '__type'),
-  );
+  const isIntrospection = (field: FieldNode) => field.name.value === '__schema' || field.name.value === '__type';
+  // The root's introspection fields, with the fragments and directives they sit under, and nothing else.
+  const introspectionOf = (selectionSet: SelectionSetNode): SelectionNode[] =>
+    selectionSet.selections.flatMap((selection): SelectionNode[] => {
+      if (selection.kind === Kind.FIELD) return isIntrospection(selection) ? [selection] : [];
+      const fragment = selection.kind === Kind.INLINE_FRAGMENT ? selection : fragments.get(selection.name.value);
+      if (!fragment) return [];
+      const selections = introspectionOf(fragment.selectionSet);
+      if (selections.length === 0) return [];
+      return [
+        {
+          kind: Kind.INLINE_FRAGMENT,
+          typeCondition: fragment.typeCondition,
+          directives: selection.directives,
+          selectionSet: { kind: Kind.SELECTION_SET, selections },
+        },
+      ];
+    });
+  const introspection = introspectionOf(operation.selectionSet);
   return {
     root,
     items: itemsOf(root, operation.selectionSet),
     introspection:
-      introspectionFields.length === 0
+      introspection.length === 0
         ? null
         : {
             kind: Kind.DOCUMENT,
-            definitions: [
-              { ...operation, selectionSet: { kind: Kind.SELECTION_SET, selections: introspectionFields } },
-              ...fragments.values(),
-            ],
+            // The fragments stay: an introspection field's own selections may spread them.
+            definitions: [{ ...operation, selectionSet: { kind: Kind.SELECTION_SET, selections: introspection } }, ...fragments.values()],
           },
   };
 }
