@@ -66,8 +66,11 @@ interface Costs {
   sharedFetches: number | null;
   /** Session tokens our gateway answered from its memory of live sessions, and by a read of the session (ours only). */
   sessions: { fromMemory: number; read: number } | null;
-  /** CPU ms per request: the gateway's process (none when a subgraph is called directly), the subgraphs' process, the embedded database. */
-  cpuMs: { gateway: number | null; subgraphs: number; database: number | null };
+  /**
+   * CPU ms per request: the gateway's process (none when a subgraph is called directly), the
+   * subgraphs' process, the embedded database; and the gateway's per subgraph call it made.
+   */
+  cpuMs: { gateway: number | null; gatewayPerSubgraphCall: number | null; subgraphs: number; database: number | null };
 }
 
 interface Measurement {
@@ -202,7 +205,7 @@ async function paced(
 function report(measurement: Measurement): Measurement {
   const cpu = measurement.costs?.cpuMs;
   const costs = measurement.costs
-    ? `  db ${measurement.costs.databaseCommands}/req  subgraph calls ${measurement.costs.subgraphCalls}/req${measurement.costs.sharedFetches === null ? '' : `  deduplicated ${measurement.costs.sharedFetches}/req`}${measurement.costs.sessions === null ? '' : `  sessions from memory ${measurement.costs.sessions.fromMemory}/req read ${measurement.costs.sessions.read}/req`}  cpu ms/req gateway ${cpu!.gateway ?? '-'} subgraphs ${cpu!.subgraphs} db ${cpu!.database ?? '-'}`
+    ? `  db ${measurement.costs.databaseCommands}/req  subgraph calls ${measurement.costs.subgraphCalls}/req${measurement.costs.sharedFetches === null ? '' : `  deduplicated ${measurement.costs.sharedFetches}/req`}${measurement.costs.sessions === null ? '' : `  sessions from memory ${measurement.costs.sessions.fromMemory}/req read ${measurement.costs.sessions.read}/req`}  cpu ms/req gateway ${cpu!.gateway ?? '-'} (per subgraph call ${cpu!.gatewayPerSubgraphCall ?? '-'}) subgraphs ${cpu!.subgraphs} db ${cpu!.database ?? '-'}`
     : '';
   const label = `${measurement.workload === 'many users' ? '' : '[best case] '}${measurement.scenario}`;
   console.log(
@@ -322,6 +325,13 @@ async function main(tiers: Tiers): Promise<void> {
         target.pid === null
           ? null
           : round(((after.cpu.gateways.get(target.pid) ?? 0) - (before.cpu.gateways.get(target.pid) ?? 0)) / answered),
+      gatewayPerSubgraphCall:
+        target.pid === null || after.subgraphRequests === before.subgraphRequests
+          ? null
+          : round(
+              ((after.cpu.gateways.get(target.pid) ?? 0) - (before.cpu.gateways.get(target.pid) ?? 0)) /
+                (after.subgraphRequests - before.subgraphRequests),
+            ),
       subgraphs: round((after.cpu.subgraphs - before.cpu.subgraphs) / answered),
       database:
         after.cpu.database === null || before.cpu.database === null ? null : round((after.cpu.database - before.cpu.database) / answered),
@@ -641,7 +651,16 @@ async function main(tiers: Tiers): Promise<void> {
   const versusBetterPeer = (scenario: string) => {
     const ours = find(scenario, 'our gateway');
     const peer = betterPeer(scenario);
-    return { peer: peer?.target ?? null, rps: ratio(ours?.rps, peer?.rps), p99: ratio(ours?.p99, peer?.p99) };
+    return {
+      peer: peer?.target ?? null,
+      rps: ratio(ours?.rps, peer?.rps),
+      p99: ratio(ours?.p99, peer?.p99),
+      gatewayCpu: ratio(ours?.costs?.cpuMs.gateway ?? undefined, peer?.costs?.cpuMs.gateway ?? undefined),
+      gatewayCpuPerSubgraphCall: ratio(
+        ours?.costs?.cpuMs.gatewayPerSubgraphCall ?? undefined,
+        peer?.costs?.cpuMs.gatewayPerSubgraphCall ?? undefined,
+      ),
+    };
   };
   const fixed = `${FIXED_RATE}/s`;
   const overhead = (target: string) =>
