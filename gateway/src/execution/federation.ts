@@ -1,18 +1,11 @@
-import {
-  executeSync,
-  getVariableValues,
-  GraphQLError,
-  Kind,
-  OperationTypeNode,
-  type FragmentDefinitionNode,
-  type GraphQLSchema,
-} from 'graphql';
+import { executeSync, getVariableValues, GraphQLError, OperationTypeNode, type GraphQLSchema } from 'graphql';
 import { operationFromDocument, Supergraph } from '@apollo/federation-internals';
 import { QueryPlanner, type PlanNode, type QueryPlan } from '@apollo/query-planner';
 import type { ApolloServerOptionsWithGateway } from '@apollo/server';
 import { SpanKind, SpanStatusCode, startChildSpan } from '../../../platform/telemetry/tracing.js';
 import type { Logger } from '../../../platform/runtime/logger.js';
 import type { GatewayContext } from '../context.js';
+import { fragmentsOf } from '../operation-limits.js';
 import { emptyData } from './data.js';
 import { executePlan, type Subgraph } from './plan-execution.js';
 import { applyResultShape, compileResultShape, type ResultShape } from './result-shape.js';
@@ -110,12 +103,7 @@ export function createFederation(supergraphSdl: string, subgraphs: ReadonlyMap<s
       const plan = planner.buildQueryPlan(operation);
       if (plan.node?.kind === 'Subscription') throw new Error('A subscription reached the query planner');
       checkPlan(plan.node);
-      const fragments = new Map(
-        request.document.definitions
-          .filter((definition): definition is FragmentDefinitionNode => definition.kind === Kind.FRAGMENT_DEFINITION)
-          .map((fragment) => [fragment.name.value, fragment]),
-      );
-      return { plan, shape: compileResultShape(request.schema, request.operation, fragments) };
+      return { plan, shape: compileResultShape(request.schema, request.operation, fragmentsOf(request.document.definitions)) };
     } catch (error) {
       span.setStatus({ code: SpanStatusCode.ERROR });
       throw error;

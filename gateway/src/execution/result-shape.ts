@@ -291,32 +291,25 @@ function shapeSelection(
   return false;
 }
 
+/** Ends a `shapeValue`: records whether its value must make its parent null and whether a problem under it is reported, and answers the value. */
+function settled(state: ShapingState, value: unknown, reported = false, invalid = false): unknown {
+  state.invalid = invalid;
+  state.reported = reported;
+  return value;
+}
+
 /** The value to answer for `input` (merged into `existing` when a field is selected twice); sets `state.invalid` and `state.reported`. */
 function shapeValue(shape: ValueShape, existing: unknown, input: unknown, state: ShapingState, parentTypeName: string): unknown {
-  if (existing === null || (existing !== undefined && shape.kind === 'leaf')) {
-    state.invalid = false;
-    state.reported = false;
-    return existing;
-  }
+  if (existing === null || (existing !== undefined && shape.kind === 'leaf')) return settled(state, existing);
   switch (shape.kind) {
     case 'non-null': {
       const updated = shapeValue(shape.of, existing, input, state, parentTypeName);
-      if (updated !== null) {
-        state.invalid = false;
-        state.reported = false;
-        return updated;
-      }
+      if (updated !== null) return settled(state, updated);
       if (!state.reported) problem(state, `Cannot return null for non-nullable ${describeLast(state, shape.ofTypeName, parentTypeName)}.`);
-      state.invalid = true;
-      state.reported = true;
-      return null;
+      return settled(state, null, true, true);
     }
     case 'list': {
-      if (input === null) {
-        state.invalid = false;
-        state.reported = false;
-        return null;
-      }
+      if (input === null) return settled(state, null);
       if (!Array.isArray(input) || (existing !== undefined && (!Array.isArray(existing) || existing.length !== input.length)))
         throw new Error(`A subgraph answered a value that is not a list for ${describeLast(state, shape.typeName, parentTypeName)}`);
       const updated: unknown[] = new Array(input.length);
@@ -335,14 +328,10 @@ function shapeValue(shape: ValueShape, existing: unknown, input: unknown, state:
         nullify ||= state.invalid;
         reported ||= state.reported;
       }
-      state.invalid = false;
-      state.reported = reported;
-      return nullify ? null : updated;
+      return settled(state, nullify ? null : updated, reported);
     }
     case 'composite': {
-      state.invalid = false;
-      state.reported = false;
-      if (input === null) return null;
+      if (input === null) return settled(state, null);
       if (typeof input !== 'object' || Array.isArray(input))
         throw new Error(`A subgraph answered a value that is not an object for ${describeLast(state, shape.type, parentTypeName)}`);
       const typename = own(input as DataObject, '__typename');
@@ -351,25 +340,19 @@ function shapeValue(shape: ValueShape, existing: unknown, input: unknown, state:
         const named = state.schema.getType(typename);
         if (!named || !(isObjectType(named) || isAbstractType(named))) {
           problem(state, `Invalid __typename found for object at ${describeLast(state, shape.type, parentTypeName)}.`);
-          state.reported = true;
-          return null;
+          return settled(state, null, true);
         }
         runtime = named;
       }
       const output = (existing as DataObject | undefined) ?? emptyData();
       const bubbled = shapeSelection(shape.items, input as DataObject, output, state, runtime);
-      state.invalid = false;
-      state.reported = bubbled;
-      return bubbled ? null : output;
+      return settled(state, bubbled ? null : output, bubbled);
     }
     case 'leaf': {
-      state.invalid = false;
-      state.reported = false;
-      if (input === null) return null;
-      if (shape.valid(input)) return input;
+      if (input === null) return settled(state, null);
+      if (shape.valid(input)) return settled(state, input);
       problem(state, `Invalid value found for ${describeLast(state, shape.type, parentTypeName)}.`);
-      state.reported = true;
-      return null;
+      return settled(state, null, true);
     }
   }
 }

@@ -82,6 +82,9 @@ function served(name: string, schema: ReturnType<typeof buildSubgraphSchema>): S
   };
 }
 
+/** What the federation logged. */
+const logged: Array<Record<string, unknown>> = [];
+
 const composed = composeServices([
   { name: 'accounts', typeDefs: parse(ACCOUNTS), url: 'http://accounts.invalid/graphql' },
   { name: 'cards', typeDefs: parse(CARDS), url: 'http://cards.invalid/graphql' },
@@ -93,7 +96,7 @@ const federation = createFederation(
     ['accounts', served('accounts', accountsSchema)],
     ['cards', served('cards', cardsSchema)],
   ]),
-  createLogger('silent'),
+  createLogger('warn', {}, (line) => void logged.push(JSON.parse(line) as Record<string, unknown>)),
 );
 const server = new ApolloServer<GatewayContext>({ gateway: federation.gateway(federation.apiSchema, (executor) => executor) });
 
@@ -134,6 +137,7 @@ describe('the federation executor', () => {
     cardsOf.set('u3', [{ last4: '4444', label: null }]);
     sent.length = 0;
     overrides.clear();
+    logged.length = 0;
   });
 
   it('joins subgraphs and answers in the order and names the client asked, without the keys the plan fetched for itself', async () => {
@@ -276,6 +280,10 @@ describe('the federation executor', () => {
         extensions: { code: 'UNAVAILABLE', serviceName: 'cards' },
       }),
       expect.objectContaining({ message: 'no code', path: ['users', 0], extensions: { code: 'INTERNAL', serviceName: 'cards' } }),
+    ]);
+    // Only the error without a code is logged, with the subgraph's own message (the client gets INTERNAL's generic one from formatError).
+    expect(logged.map(({ msg, subgraph, error }) => ({ msg, subgraph, error }))).toEqual([
+      { msg: 'a subgraph answered an error without a code', subgraph: 'cards', error: 'no code' },
     ]);
     // The entity a subgraph could not answer is null: its non-null cards make the whole list element null.
     expect(result.data).toEqual({ users: [{ name: 'Dana', cards: [] }, { name: 'Gus', cards: [] }, { name: 'Eli', cards: [] }, null] });
