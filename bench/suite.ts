@@ -25,6 +25,14 @@ const PROFILE_DIR = process.argv.includes('--profile') ? path.join(HERE, 'profil
 /** `--only <text>`: only the scenarios whose name contains the text (with --profile, to profile one). */
 const ONLY = process.argv.includes('--only') ? (process.argv[process.argv.indexOf('--only') + 1] ?? '') : null;
 /**
+ * `--baseline <checkout>` (with --only): the gateway of another checkout of this project, built
+ * there with `npm run build`, runs beside ours over the same subgraphs and takes its turns with
+ * the others, so that two builds are compared in one run on a noisy machine.
+ */
+const BASELINE = process.argv.includes('--baseline') ? process.argv[process.argv.indexOf('--baseline') + 1] : undefined;
+if (BASELINE !== undefined && ONLY === null)
+  throw new Error('--baseline compares builds in the scenarios of --only; a full run reports ours alone.');
+/**
  * Full-load runs: each target's time split into this many turns, the order alternating;
  * `--rounds <n>` (default 2) for comparisons on a noisy machine, each round adding a turn of 5 s.
  */
@@ -283,6 +291,7 @@ async function main(tiers: Tiers): Promise<void> {
     ['our gateway', addresses.gateway],
     ['Hive Gateway', addresses.hive],
     ['Hive Gateway (Router Runtime)', addresses.hiveRouter],
+    ...(tiers.baseline ? [['our gateway, baseline build', tiers.baseline.gateway] as [string, string]] : []),
   ];
   const results: Measurement[] = [];
   for (const [name, url] of gateways) await checkIsolation(name, url, users);
@@ -306,7 +315,7 @@ async function main(tiers: Tiers): Promise<void> {
       commands,
       subgraphRequests,
       fetches,
-      cpu: { subgraphs: services, database, gateways: new Map([pids.gateway, pids.hive, pids.hiveRouter].map((pid) => [pid, cpuMs(pid)])) },
+      cpu: { subgraphs: services, database, gateways: new Map(Object.values(pids).map((pid) => [pid, cpuMs(pid)])) },
     };
   };
   const costsOf = (before: Counters, after: Counters, answered: number, target: Target): Costs => ({
@@ -491,7 +500,13 @@ async function main(tiers: Tiers): Promise<void> {
   };
 
   const pidOf = (url: string) =>
-    url === addresses.hive ? tiers.pids.hive : url === addresses.hiveRouter ? tiers.pids.hiveRouter : tiers.pids.gateway;
+    url === addresses.hive
+      ? tiers.pids.hive
+      : url === addresses.hiveRouter
+        ? tiers.pids.hiveRouter
+        : url === tiers.baseline?.gateway
+          ? tiers.pids.baseline!
+          : tiers.pids.gateway;
   /** A gateway's target: each request as a random user (or always `only`), with the variables `variables` draws for that user. */
   const asUser = (
     url: string,
@@ -643,7 +658,7 @@ async function main(tiers: Tiers): Promise<void> {
   const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? null : round(a / b));
   const betterPeer = (scenario: string) => {
     const peers = gateways
-      .slice(1)
+      .filter(([name]) => name.startsWith('Hive'))
       .map(([name]) => find(scenario, name))
       .filter((r): r is Measurement => r !== undefined);
     return peers.sort((a, b) => b.rps - a.rps)[0];
@@ -917,7 +932,7 @@ ${rows.join('\n')}
 `;
 }
 
-const tiers = await startTiers({ profileDir: PROFILE_DIR });
+const tiers = await startTiers({ profileDir: PROFILE_DIR, ...(BASELINE ? { baseline: BASELINE } : {}) });
 try {
   await main(tiers);
 } finally {

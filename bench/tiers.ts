@@ -18,7 +18,9 @@ export interface Tiers {
   /** The INTERNAL_SECRET every tier shares (to sign a principal for calling a subgraph directly). */
   internalSecret: string;
   /** The process of each tier (the gateway's is the stack's when it runs there). */
-  pids: { stack: number; gateway: number; hive: number; hiveRouter: number };
+  pids: { stack: number; gateway: number; hive: number; hiveRouter: number; baseline?: number };
+  /** Where the baseline build's gateway is served, when one was asked for. */
+  baseline?: GatewayAddresses;
   stop(): Promise<void>;
 }
 
@@ -27,6 +29,7 @@ function startTier<T>(
   tier: ['stack'] | ['gateway'] | ['peer', PeerRuntime],
   env: Record<string, string>,
   profileDir: string | null,
+  services = SERVICES,
 ): { child: ChildProcess; addresses: Promise<T> } {
   // Ours with the flags a deployment gives them (scripts/node-flags.ts; the gateway's tier with BENCH_GATEWAY_FLAGS instead, where set), and the gateway's
   // able to collect its garbage when its memory is read; Hive Gateway with Node's defaults, as its own CLI runs it.
@@ -39,7 +42,7 @@ function startTier<T>(
         : SERVICE_NODE_FLAGS;
   const child = spawn(
     process.execPath,
-    [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...flags, SERVICES, ...tier],
+    [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...flags, services, ...tier],
     { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } },
   );
   const addresses = new Promise<T>((resolve, reject) => {
@@ -70,10 +73,17 @@ async function freePort(): Promise<number> {
  * `gateway` is `with-subgraphs`: then the stack tier runs it, as `npm start` does), and both peers
  * (Hive Gateway on its default runtime and on its Router Runtime). All get the same internal
  * secret. `env` goes to all (say SERVICE_KEYS). With `profileDir` each runs under `node
- * --cpu-prof`. No tier outlives this process.
+ * --cpu-prof`. With `baseline` (another checkout of this project, built with `npm run build`), its
+ * gateway runs too, beside ours and over the same subgraphs, to compare two builds in one run. No
+ * tier outlives this process.
  */
 export async function startTiers(
-  options: { env?: Record<string, string>; profileDir?: string | null; gateway?: 'separate' | 'with-subgraphs' } = {},
+  options: {
+    env?: Record<string, string>;
+    profileDir?: string | null;
+    gateway?: 'separate' | 'with-subgraphs';
+    baseline?: string;
+  } = {},
 ): Promise<Tiers> {
   const profileDir = options.profileDir ?? null;
   // Without Redis each process has a bus of its own: no gateway answers a session from memory, and the figures are not a deployment's.
@@ -122,19 +132,36 @@ export async function startTiers(
         )
       : null;
     if (gateway) children.push(gateway.child);
+    const baseline = options.baseline
+      ? startTier<GatewayAddresses>(
+          ['gateway'],
+          { ...gatewayEnv, GATEWAY_PORT: String(await freePort()), IN_PROCESS_CALLS: 'adapter' },
+          profileDir,
+          path.join(path.resolve(options.baseline), 'dist', 'bench', 'services.js'),
+        )
+      : null;
+    if (baseline) children.push(baseline.child);
     const hive = startTier<Pick<PeerAddresses, 'hive'>>(['peer', 'default'], gatewayEnv, profileDir);
     const hiveRouter = startTier<Pick<PeerAddresses, 'hiveRouter'>>(['peer', 'router'], gatewayEnv, profileDir);
     children.push(hive.child, hiveRouter.child);
-    const [gatewayAddresses, hiveAddresses, hiveRouterAddresses] = await Promise.all([
+    const [gatewayAddresses, hiveAddresses, hiveRouterAddresses, baselineAddresses] = await Promise.all([
       gateway?.addresses ?? null,
       hive.addresses,
       hiveRouter.addresses,
+      baseline?.addresses ?? null,
     ]);
     const ourGateway = gatewayAddresses ?? { gateway: ours.gateway!, rest: ours.rest!, gatewayControl: ours.gatewayControl! };
     return {
       addresses: { ...ours, ...ourGateway, ...hiveAddresses, ...hiveRouterAddresses },
       internalSecret,
-      pids: { stack: stack.child.pid!, gateway: (gateway ?? stack).child.pid!, hive: hive.child.pid!, hiveRouter: hiveRouter.child.pid! },
+      pids: {
+        stack: stack.child.pid!,
+        gateway: (gateway ?? stack).child.pid!,
+        hive: hive.child.pid!,
+        hiveRouter: hiveRouter.child.pid!,
+        ...(baseline ? { baseline: baseline.child.pid! } : {}),
+      },
+      ...(baselineAddresses ? { baseline: baselineAddresses } : {}),
       stop: stopAll,
     };
   } catch (error) {
