@@ -11,7 +11,7 @@ import { SESSION_RESOLVE_PATH, type Principal, type ResolvedSession } from '../.
 import { verifyJwt } from '../../platform/security/jwt.js';
 import { sha256 } from '../../platform/security/secrets.js';
 import { defaultServiceScope } from '../../platform/security/service-scope.js';
-import { fragmentsOf, rootFieldNames } from './operation-limits.js';
+import { rootFieldsOf } from './operation-limits.js';
 import type { PostAnswer } from '../../platform/http/client.js';
 import { HTTP_TRANSPORT, type Transport } from '../../platform/http/transport.js';
 import { sessionLookups as sessionLookupsTotal } from '../../platform/telemetry/metrics.js';
@@ -290,10 +290,7 @@ export function sessionEndingPlugin(
       let endsOwnSession = false;
       return {
         async didResolveOperation({ operation, document }) {
-          if (operation)
-            endsOwnSession = rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions)).some((field) =>
-              OWN_SESSION_ENDING_FIELDS.has(field),
-            );
+          if (operation) endsOwnSession = rootFieldsOf(operation, document).some((field) => OWN_SESSION_ENDING_FIELDS.has(field));
         },
         async willSendResponse({ request, response }) {
           if (!endsOwnSession || !request.http) return;

@@ -1,6 +1,7 @@
 import { GraphQLError, Lexer, Source, TokenKind } from 'graphql';
 import { appError, ErrorCode } from '../../platform/contracts/errors.js';
 import { documentRefusals } from '../../platform/telemetry/metrics.js';
+import { TextMemory } from './text-memory.js';
 
 /** The bounds of a GraphQL document's text, checked before it is parsed. */
 export interface DocumentLimits {
@@ -44,4 +45,18 @@ export function refuseDocument(text: string, limits: DocumentLimits, via: 'http'
   if (!over) return null;
   documentRefusals.inc({ limit: over.limit, via });
   return appError(ErrorCode.OPERATION_LIMIT_EXCEEDED, over.message, { httpStatus: 400 });
+}
+
+/**
+ * `refuseDocument` for the documents of one path, remembering the texts found within the limits
+ * (bounded, oldest out): the same text is always within them, and a client's documents recur.
+ */
+export function documentCheck(limits: DocumentLimits, via: 'http' | 'subscription'): (text: string) => GraphQLError | null {
+  const within = new TextMemory<true>(1000, 8 * 1024 * 1024);
+  return (text) => {
+    if (within.get(text)) return null;
+    const refusal = refuseDocument(text, limits, via);
+    if (!refusal) within.set(text, true);
+    return refusal;
+  };
 }

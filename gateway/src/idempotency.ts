@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { ErrorCode } from '../../platform/contracts/errors.js';
 import type { Logger } from '../../platform/runtime/logger.js';
 import { CREDENTIAL_ISSUING_FIELDS, principalIdentity, type Principal } from '../../platform/contracts/principal.js';
-import { fragmentsOf, rootFieldNames } from './operation-limits.js';
+import { rootFieldsOf } from './operation-limits.js';
 
 /** The header a client sends to make a POST safe to retry (Stripe; IETF httpapi Idempotency-Key draft). */
 const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
@@ -118,10 +118,7 @@ export function idempotencyPlugin(store: IdempotencyStore, ttlSeconds: number, l
         // Runs only once every plugin's didResolveOperation passed (limits, rate limits): a refused request claims nothing.
         async responseForOperation({ operation, document }): Promise<GraphQLResponse | null> {
           if (operation.operation !== OperationTypeNode.MUTATION) return null;
-          if (
-            rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions)).some((field) => CREDENTIAL_ISSUING_FIELDS.has(field))
-          )
-            return null;
+          if (rootFieldsOf(operation, document).some((field) => CREDENTIAL_ISSUING_FIELDS.has(field))) return null;
           if (sent.length > 255 || !/^[\x21-\x7e]+$/.test(sent)) {
             return refusal(400, ErrorCode.VALIDATION_FAILED, 'Idempotency-Key must be 1-255 visible ASCII characters.');
           }

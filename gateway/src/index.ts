@@ -51,7 +51,7 @@ import {
   trustedDocumentsOf,
   untrustedRequestError,
 } from './trusted-documents.js';
-import { refuseDocument } from './document-limits.js';
+import { documentCheck } from './document-limits.js';
 
 /**
  * Each subgraph's own readiness, for operators (`GET /dependencies`, on the metrics port when there
@@ -172,10 +172,11 @@ export async function start(options: {
     const key = headers['x-service-key'];
     return typeof key === 'string' && config.serviceKeyHashes.has(sha256(key));
   };
+  const checkDocument = documentCheck(config.documentLimits, 'http');
   // Everything here runs before Apollo parses the document: the cheapest refusals first.
   const context: ContextBuilder<GatewayContext> = async (source, scope, request) => {
     const operation = operationOf(request);
-    const tooBig = operation.text === null ? null : refuseDocument(operation.text, config.documentLimits, 'http');
+    const tooBig = operation.text === null ? null : checkDocument(operation.text);
     if (tooBig) throw tooBig;
     // A client's mistake, refused before any work with its own code (Apollo's refusal has none).
     checkPersistedQueryHash(operation);

@@ -14,6 +14,8 @@ interface LocalCount {
 
 /** At most this many keys are counted here at once; a hit of a new key past it goes to the store directly. */
 const MAX_LOCAL_KEYS = 200_000;
+/** How often the keys whose window has ended are let go. */
+const SWEEP_MS = 1000;
 
 /**
  * Counts hits in this process at once, and adds them to the shared `store` every `flushMs` in one
@@ -29,19 +31,36 @@ const MAX_LOCAL_KEYS = 200_000;
  */
 export function createLocalCounts(store: HitCounter, flushMs: number, logger: Logger): HitCounter & { flush(): Promise<void> } {
   const counts = new Map<string, LocalCount>();
+  /** The keys with hits not yet sent: a round trip looks at these, not at every key counted. */
+  const unsentKeys = new Set<string>();
+  let sweptAt = performance.now();
   let timer: NodeJS.Timeout | null = null;
   let flushing: Promise<void> = Promise.resolve();
+  /** Adds `n` hits (negative: given back) to what `key` has to send, and schedules the round trip. */
+  const addUnsent = (key: string, local: LocalCount, n: number) => {
+    local.unsent += n;
+    unsentKeys.add(key);
+    schedule();
+  };
   const sendUnsent = async (): Promise<void> => {
     timer = null;
     const now = performance.now();
+    // Keys whose window has ended are let go once a sweep interval, whether or not they had hits to send.
+    if (now - sweptAt >= SWEEP_MS) {
+      sweptAt = now;
+      for (const [key, local] of counts) if (local.windowEnd <= now) counts.delete(key);
+    }
     const sent: Array<{ key: string; local: LocalCount; n: number }> = [];
-    for (const [key, local] of counts) {
+    for (const key of unsentKeys) {
+      const local = counts.get(key);
+      if (!local) continue;
       if (local.windowEnd <= now) counts.delete(key);
       else if (local.unsent !== 0) {
         sent.push({ key, local, n: local.unsent });
         local.unsent = 0;
       }
     }
+    unsentKeys.clear();
     if (sent.length === 0) return;
     const answers = await Promise.allSettled(
       sent.map(({ key, local, n }) => (n > 0 ? store.hitBy(key, n, local.windowMs) : store.refund(key, local.windowMs, -n))),
@@ -52,8 +71,7 @@ export function createLocalCounts(store: HitCounter, flushMs: number, logger: Lo
       if (answer.status === 'rejected') {
         // Kept for the next round trip.
         failed += 1;
-        local.unsent += n;
-        schedule();
+        addUnsent(key, local, n);
       }
       // The store's count has every gateway's hits sent so far; this gateway's since the round trip began come on top.
       else if (answer.value !== undefined && counts.get(key) === local) {
@@ -80,8 +98,7 @@ export function createLocalCounts(store: HitCounter, flushMs: number, logger: Lo
     }
     local.count += n;
     if (limit === undefined || (local.count <= limit / 2 && now - local.sharedAt <= 2 * flushMs)) {
-      local.unsent += n;
-      schedule();
+      addUnsent(key, local, n);
       return { count: local.count, resetMs: local.windowEnd - now };
     }
     // New here, out of date, or near the limit: counted in the store now, and the shared count (with this gateway's hits not yet sent) decides.
@@ -97,8 +114,7 @@ export function createLocalCounts(store: HitCounter, flushMs: number, logger: Lo
       return { count, resetMs: shared.resetMs };
     } catch (error) {
       // Not shared: kept for the next round trip, and decided on this gateway's count meanwhile.
-      counting.unsent += n;
-      schedule();
+      addUnsent(key, counting, n);
       logger.warn('rate-limit count not shared', { error: (error as Error).message });
       return { count: counting.count, resetMs: counting.windowEnd - now };
     }
@@ -119,8 +135,7 @@ export function createLocalCounts(store: HitCounter, flushMs: number, logger: Lo
       const local = counts.get(key);
       if (!local || local.windowEnd <= performance.now()) return store.refund(key, windowMs, n);
       local.count -= n;
-      local.unsent -= n;
-      schedule();
+      addUnsent(key, local, -n);
     },
     flush,
     async close() {

@@ -7,9 +7,11 @@ import {
   isInterfaceType,
   Kind,
   type DefinitionNode,
+  type DocumentNode,
   type FragmentDefinitionNode,
   type GraphQLNamedType,
   type GraphQLSchema,
+  type OperationDefinitionNode,
   type SelectionSetNode,
   type ValueNode,
 } from 'graphql';
@@ -31,7 +33,7 @@ export interface OperationLimits {
 const MAX_SELECTIONS_WALKED = 5_000;
 
 /** The root field names of an operation, fragments expanded, each fragment once (spreading one twice merges, it does not repeat). */
-export function rootFieldNames(
+function rootFieldNames(
   selectionSet: SelectionSetNode,
   fragments: ReadonlyMap<string, FragmentDefinitionNode>,
   seen = new Set<string>(),
@@ -44,6 +46,19 @@ export function rootFieldNames(
     seen.add(fragment.name.value);
     return rootFieldNames(fragment.selectionSet, fragments, seen);
   });
+}
+
+/** Root field names by operation, for the documents Apollo keeps parsed: the same operation node always has the same root fields. */
+const rootFieldsByOperation = new WeakMap<OperationDefinitionNode, readonly string[]>();
+
+/** The root field names of `operation` in `document`, as `rootFieldNames` finds them, found once per parsed operation. */
+export function rootFieldsOf(operation: OperationDefinitionNode, document: DocumentNode): readonly string[] {
+  let fields = rootFieldsByOperation.get(operation);
+  if (!fields) {
+    fields = rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions));
+    rootFieldsByOperation.set(operation, fields);
+  }
+  return fields;
 }
 
 /** The fragments of a document, by name. */
@@ -174,6 +189,39 @@ function measureOperation(
 }
 
 /**
+ * The measures of operations that declare no variables, by operation node (Apollo keeps a
+ * document parsed, so its nodes are the same from one request to the next): without variables
+ * nothing in the measure can change between requests.
+ */
+const measuresWithoutVariables = new WeakMap<OperationDefinitionNode, { schema: GraphQLSchema; measure: Measure }>();
+
+/** The measure of `operation` with `variables`, or null for an operation type the schema lacks. */
+function measureOf(
+  operation: OperationDefinitionNode,
+  document: DocumentNode,
+  schema: GraphQLSchema,
+  variables: Record<string, unknown> | undefined,
+): Measure | null {
+  const invariant = !operation.variableDefinitions?.length;
+  const known = invariant ? measuresWithoutVariables.get(operation) : undefined;
+  if (known?.schema === schema) return known.measure;
+  const root = schema.getRootType(operation.operation);
+  if (!root) return null;
+  // A variable left out takes its declared default (`$n: Int = 1000`), so the estimate uses it too.
+  const defaults = Object.fromEntries(
+    (operation.variableDefinitions ?? [])
+      .filter((d) => d.defaultValue?.kind === Kind.INT)
+      .map((d) => [d.variable.name.value, Number((d.defaultValue as { value: string }).value)]),
+  );
+  const measure = measureOperation(schema, root, operation.selectionSet, fragmentsOf(document.definitions), {
+    ...defaults,
+    ...(variables ?? {}),
+  });
+  if (invariant) measuresWithoutVariables.set(operation, { schema, measure });
+  return measure;
+}
+
+/**
  * Refuses, before any subgraph is called, an operation over a limit: OPERATION_LIMIT_EXCEEDED
  * (HTTP 400) naming the limit and the measured value. Trusted documents (the REST adapter's own
  * operations among them) were reviewed when registered and are not measured: the documented
@@ -186,16 +234,8 @@ export function operationLimitsPlugin(limits: OperationLimits, trusted: Readonly
       return {
         async didResolveOperation({ operation, document, schema, request, queryHash }) {
           if (!operation || trusted.has(queryHash)) return;
-          const root = schema.getRootType(operation.operation);
-          if (!root) return;
-          const fragments = fragmentsOf(document.definitions);
-          // A variable left out takes its declared default (`$n: Int = 1000`), so the estimate uses it too.
-          const defaults = Object.fromEntries(
-            (operation.variableDefinitions ?? [])
-              .filter((d) => d.defaultValue?.kind === Kind.INT)
-              .map((d) => [d.variable.name.value, Number((d.defaultValue as { value: string }).value)]),
-          );
-          const measured = measureOperation(schema, root, operation.selectionSet, fragments, { ...defaults, ...(request.variables ?? {}) });
+          const measured = measureOf(operation, document, schema, request.variables);
+          if (!measured) return;
           const over = (
             [
               ['depth', measured.depth, limits.maxDepth],

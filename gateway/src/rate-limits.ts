@@ -7,7 +7,8 @@ import { rateLimitRefusals } from '../../platform/telemetry/metrics.js';
 import type { Logger } from '../../platform/runtime/logger.js';
 import { principalIdentity, type Principal } from '../../platform/contracts/principal.js';
 import { addressGroup } from '../../platform/http/address-group.js';
-import { fragmentsOf, rootFieldNames } from './operation-limits.js';
+import { rootFieldsOf } from './operation-limits.js';
+import { TextMemory } from './text-memory.js';
 
 /** Requests per window, by who is counted. */
 export interface RateLimits {
@@ -181,35 +182,12 @@ function fieldChecks(
   return checks;
 }
 
-/** The bounds of the root fields remembered by document. */
-const MAX_REMEMBERED_OPERATIONS = 1000;
-const MAX_REMEMBERED_BYTES = 8 * 1024 * 1024;
-
 /**
  * The root fields of the operations served, by what the request named (its document's text or
- * persisted-query hash, and its operation name): the same pair always resolves to the same
- * operation, so a request for one seen before can be counted whole before it is parsed. Bounded,
- * oldest first out.
+ * persisted-query hash, and its operation name; `operationKey`): the same pair always resolves to
+ * the same operation, so a request for one seen before can be counted whole before it is parsed.
  */
-class RememberedOperations {
-  readonly #fields = new Map<string, readonly string[]>();
-  #bytes = 0;
-
-  get(key: string): readonly string[] | undefined {
-    return this.#fields.get(key);
-  }
-
-  set(key: string, fields: readonly string[]): void {
-    if (this.#fields.has(key) || key.length > MAX_REMEMBERED_BYTES) return;
-    this.#fields.set(key, fields);
-    this.#bytes += key.length;
-    for (const oldest of this.#fields.keys()) {
-      if (this.#fields.size <= MAX_REMEMBERED_OPERATIONS && this.#bytes <= MAX_REMEMBERED_BYTES) break;
-      this.#fields.delete(oldest);
-      this.#bytes -= oldest.length;
-    }
-  }
-}
+const rememberedOperations = () => new TextMemory<readonly string[]>(1000, 8 * 1024 * 1024);
 
 /**
  * The key a request's operation is remembered by: its operation name, length first so that no
@@ -300,7 +278,7 @@ export interface RequestLimits {
  */
 export function createRequestLimits(limits: RateLimits, counters: { exact: HitCounter; early: HitCounter }, logger: Logger): RequestLimits {
   const windowMs = limits.windowSeconds * 1000;
-  const remembered = new RememberedOperations();
+  const remembered = rememberedOperations();
   const counterOf = (check: Check): HitCounter => (check.name === 'sensitive' ? counters.exact : counters.early);
   /**
    * The hits of `checks`, each null (logged) where its counter did not answer: the others still
@@ -351,7 +329,7 @@ export function createRequestLimits(limits: RateLimits, counters: { exact: HitCo
           async didResolveOperation({ operation, document, contextValue, request }) {
             if (!operation || !request.http || contextValue.principal?.kind === 'service') return;
             if (contextValue.fieldsCounted) return;
-            const fields = rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions));
+            const fields = rootFieldsOf(operation, document);
             if (contextValue.operationKey) remembered.set(contextValue.operationKey, fields);
             const checks = fieldChecks(limits, fields, contextValue.clientIp, contextValue.principal);
             const counted = await count(checks);

@@ -2,7 +2,7 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import { appError, ErrorCode } from '../../platform/contracts/errors.js';
 import type { Principal } from '../../platform/contracts/principal.js';
 import { keyScopeOf, scopeAllowsField } from '../../platform/security/service-scope.js';
-import { fragmentsOf, rootFieldNames } from './operation-limits.js';
+import { rootFieldsOf } from './operation-limits.js';
 
 /** The context the scope check reads. */
 interface ScopedContext {
@@ -21,9 +21,7 @@ export function serviceScopePlugin(): ApolloServerPlugin<ScopedContext> {
         async didResolveOperation({ operation, document, contextValue }) {
           const scope = contextValue.principal ? keyScopeOf(contextValue.principal) : undefined;
           if (!scope || !operation) return;
-          const refused = rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions)).find(
-            (field) => !scopeAllowsField(scope, field),
-          );
+          const refused = rootFieldsOf(operation, document).find((field) => !scopeAllowsField(scope, field));
           if (refused !== undefined) {
             throw appError(ErrorCode.FORBIDDEN, `This service key's scope does not include ${refused}.`, { httpStatus: 403 });
           }

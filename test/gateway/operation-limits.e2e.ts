@@ -63,6 +63,18 @@ describe('GraphQL operation limits at the gateway', () => {
     expect(response.body.errors?.[0]?.message).toMatch(message);
   });
 
+  it('measures a document by the variables of each request, and one without variables the same every time', async () => {
+    const paged = 'query Paged($n: Int!) { me { accounts { transactions(first: $n) { edges { node { amount } } } } } }';
+    const codes: unknown[] = [];
+    for (const n of [5, 100_000, 5]) {
+      const response = await stack.graphql(paged, { n }, { token });
+      codes.push(response.body.errors?.[0]?.extensions?.code ?? response.status);
+    }
+    expect(codes).toEqual([200, 'OPERATION_LIMIT_EXCEEDED', 200]);
+    const costly = '{ me { accounts { transactions(first: 100000) { edges { node { amount } } } } } }';
+    for (let i = 0; i < 2; i += 1) expect((await stack.graphql(costly, {}, { token })).status).toBe(400);
+  });
+
   it("does not measure a trusted document: the REST adapter's refund list runs at its largest page, which ad hoc would cost too much", async () => {
     const aggregator = {
       'x-svc-token': (

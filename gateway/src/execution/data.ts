@@ -23,6 +23,17 @@ export function emptyData(): DataObject {
   return Object.create(null) as DataObject;
 }
 
+/**
+ * A new object that is sent as JSON: of the answer to the client, or of a subgraph request's
+ * representations. A plain object, not one without a prototype: V8 keeps a plain object's
+ * properties in fast mode, which the executor writes and `JSON.stringify` reads far faster than a
+ * prototype-less object's dictionary. It is written through `setOwn` and read through `own` alone,
+ * so no key a client chose reaches the prototype or finds an inherited property.
+ */
+export function jsonObject(): DataObject {
+  return {};
+}
+
 function isDataObject(value: unknown): value is DataObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -4,7 +4,7 @@ import { ErrorCode } from '../../../platform/contracts/errors.js';
 import { inSpan, SpanKind } from '../../../platform/telemetry/tracing.js';
 import type { Logger } from '../../../platform/runtime/logger.js';
 import type { GatewayContext } from '../context.js';
-import { deepMerge, emptyData, own, setOwn, type DataObject } from './data.js';
+import { deepMerge, emptyData, jsonObject, own, setOwn, type DataObject } from './data.js';
 
 /** One operation of a query plan sent to a subgraph. */
 export interface SubgraphOperation {
@@ -203,7 +203,7 @@ function isOfType(schema: GraphQLSchema, object: DataObject, typeCondition: stri
 
 /** The representation of an entity a `requires` selection asks for; null when the entity lacks one of its fields. */
 function selectRepresentation(schema: GraphQLSchema, source: DataObject, selections: readonly QueryPlanSelectionNode[]): DataObject | null {
-  const result = emptyData();
+  const result = jsonObject();
   for (const selection of selections) {
     if (selection.kind === 'Field') {
       const key = selection.alias ?? selection.name;

@@ -25,7 +25,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { ErrorCode } from '../../../platform/contracts/errors.js';
-import { emptyData, own, setOwn, type DataObject } from './data.js';
+import { jsonObject, own, setOwn, type DataObject } from './data.js';
 
 /** Whether a `@skip`/`@include` lets a selection in, given the operation's coerced variables. */
 type Inclusion = (variables: Readonly<Record<string, unknown>>) => boolean;
@@ -217,7 +217,7 @@ export function applyResultShape(
   introspected: DataObject | null,
 ): { data: DataObject | null; problems: GraphQLError[] } {
   const state: ShapingState = { schema, variables, introspected, problems: [], path: [], invalid: false, reported: false };
-  const output = emptyData();
+  const output = jsonObject();
   const bubbled = shapeSelection(shape.items, data, output, state, shape.root);
   return { data: bubbled ? null : output, problems: state.problems };
 }
@@ -344,7 +344,7 @@ function shapeValue(shape: ValueShape, existing: unknown, input: unknown, state:
         }
         runtime = named;
       }
-      const output = (existing as DataObject | undefined) ?? emptyData();
+      const output = (existing as DataObject | undefined) ?? jsonObject();
       const bubbled = shapeSelection(shape.items, input as DataObject, output, state, runtime);
       return settled(state, bubbled ? null : output, bubbled);
     }
