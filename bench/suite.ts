@@ -308,13 +308,24 @@ async function main(tiers: Tiers): Promise<void> {
     for (const byCommand of Object.values(byDatabase))
       for (const [command, n] of Object.entries(byCommand)) if (!BACKGROUND.some((prefix) => command.startsWith(prefix))) commands += n;
     const subgraphRequests = (await json<{ requests: number }>(`${addresses.control}/subgraph-requests`)).requests;
-    const fetches = await json<Counters['fetches']>(`${addresses.gatewayControl}/fetches`);
+    // Our builds' counts together: only the one taking its turn changes them.
+    const [fetches, ...others] = await Promise.all(
+      [addresses.gatewayControl, ...(tiers.baseline ? [tiers.baseline.gatewayControl] : [])].map((control) =>
+        json<Counters['fetches']>(`${control}/fetches`),
+      ),
+    );
+    for (const other of others) {
+      fetches!.sent += other.sent;
+      fetches!.shared += other.shared;
+      fetches!.sessions.fromMemory += other.sessions.fromMemory;
+      fetches!.sessions.read += other.sessions.read;
+    }
     const { services, database } = await json<{ services: number; database: number | null }>(`${addresses.control}/cpu`);
     const { pids } = tiers;
     return {
       commands,
       subgraphRequests,
-      fetches,
+      fetches: fetches!,
       cpu: { subgraphs: services, database, gateways: new Map(Object.values(pids).map((pid) => [pid, cpuMs(pid)])) },
     };
   };
@@ -515,7 +526,7 @@ async function main(tiers: Tiers): Promise<void> {
     only?: BenchUser,
   ): Target => ({
     origin: new URL(url).origin,
-    counters: url === addresses.gateway || url.startsWith(addresses.rest) ? 'ours' : 'peer',
+    counters: url === addresses.gateway || url === tiers.baseline?.gateway || url.startsWith(addresses.rest) ? 'ours' : 'peer',
     pid: pidOf(url),
     draw: () => {
       const user = only ?? pick(users);
@@ -596,7 +607,7 @@ async function main(tiers: Tiers): Promise<void> {
     const { latencies, errors, seconds, spent } = mixTurns[i]!;
     const target: Target = {
       origin: new URL(url).origin,
-      counters: name === 'our gateway' ? 'ours' : 'peer',
+      counters: url === addresses.gateway || url === tiers.baseline?.gateway ? 'ours' : 'peer',
       pid: pidOf(url),
       draw: () => ({ method: 'GET', path: '/', headers: {} }),
     };
