@@ -24,7 +24,10 @@ export interface Tiers {
   stop(): Promise<void>;
 }
 
-/** One tier in its own process (`stack`, or `peer` with its runtime); resolves with the addresses it prints. */
+/**
+ * One tier in its own process (`stack`, or `peer` with its runtime); resolves with the addresses it
+ * prints. `services` is the built entry that runs it: this checkout's, or a baseline checkout's.
+ */
 function startTier<T>(
   tier: ['stack'] | ['gateway'] | ['peer', PeerRuntime],
   env: Record<string, string>,

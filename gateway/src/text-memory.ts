@@ -12,10 +12,12 @@ export class TextMemory<V> {
     private readonly maxChars: number,
   ) {}
 
+  /** The value kept for `text`, if it is still kept. */
   get(text: string): V | undefined {
     return this.#values.get(text);
   }
 
+  /** Keeps `value` for `text` (a text kept already keeps its first value), letting the oldest go past the bounds. */
   set(text: string, value: V): void {
     if (this.#values.has(text) || text.length > this.maxChars) return;
     this.#values.set(text, value);

@@ -202,6 +202,20 @@ describe('subscriptions over graphql-ws', () => {
     await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/on`, { headers: { token } });
   });
 
+  it('reads the answer for its own field only: an alias named after an inherited property, skipped, receives no event', async () => {
+    const mine = subscriber(wsUrl, { token });
+    closers.push(mine.close);
+    const before = stack.gateway.subscribers();
+    const skipped = mine.subscribe<Record<string, unknown>>('subscription { toString: cardStatusChanged @skip(if: true) { SvcCardId } }');
+    const own = mine.subscribe<{ cardStatusChanged: { SvcCardId: string } }>('subscription { cardStatusChanged { SvcCardId } }');
+    await registered(before, 2);
+    expect((await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/off`, { headers: { token } })).status).toBe(200);
+    await withLogs(own.next());
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(skipped.received).toEqual([]);
+    await stack.rest('POST', `/cards/${DEMO.cardIds[0]}/on`, { headers: { token } });
+  });
+
   it('refuses a connection without valid credentials', async () => {
     const anonymous = subscriber(wsUrl, { token: 'not-a-token' });
     closers.push(anonymous.close);

@@ -1,6 +1,7 @@
 import { GraphQLError, type DocumentNode, type ExecutionResult, type FormattedExecutionResult } from 'graphql';
 import { appError, ErrorCode } from '../../../platform/contracts/errors.js';
 import { endsSession, SESSIONS_ENDED } from '../../../platform/contracts/events.js';
+import { ownValue } from '../../../platform/contracts/own.js';
 import { principalIdentity, type Principal } from '../../../platform/contracts/principal.js';
 import { comparePositions, type EventBus, type LoggedEvent } from '../../../platform/messaging/event-bus.js';
 import type { Logger } from '../../../platform/runtime/logger.js';
@@ -425,7 +426,8 @@ export function createSubscriptionEngine(options: SubscriptionEngineOptions): Su
         { ...prepared.variables, [KEY_VARIABLE]: prepared.route.key(event.payload) },
         group.principal,
       );
-      const value = result.data?.[prepared.responseKey];
+      // The response key is the client's alias: its own property only (`toString` must not find Object.prototype's).
+      const value = result.data ? ownValue(result.data, prepared.responseKey) : undefined;
       // Formatted errors travel to the client as they are.
       return value === null || value === undefined ? null : (result as ExecutionResult);
     } catch (error) {
