@@ -5,7 +5,7 @@
 // ids. One session for every request is the old workload, kept and labelled as the best case.
 // Writes bench/results.json and bench/results.svg (with --quick, results.quick.*).
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,7 +29,14 @@ const ONLY = process.argv.includes('--only') ? (process.argv[process.argv.indexO
  * there with `npm run build`, runs beside ours over the same subgraphs and takes its turns with
  * the others, so that two builds are compared in one run on a noisy machine.
  */
-const BASELINE = process.argv.includes('--baseline') ? process.argv[process.argv.indexOf('--baseline') + 1] : undefined;
+const BASELINE = process.argv.includes('--baseline') ? (process.argv[process.argv.indexOf('--baseline') + 1] ?? '') : undefined;
+if (
+  BASELINE !== undefined &&
+  (BASELINE === '' || BASELINE.startsWith('--') || !existsSync(path.join(BASELINE, 'dist', 'bench', 'services.js')))
+)
+  throw new Error(
+    `--baseline takes a checkout of this project built with \`npm run build\` (its dist/bench/services.js); got ${JSON.stringify(BASELINE)}.`,
+  );
 if (BASELINE !== undefined && ONLY === null)
   throw new Error('--baseline compares builds in the scenarios of --only; a full run reports ours alone.');
 /**
