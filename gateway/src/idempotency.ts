@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { HeaderMap, type ApolloServerPlugin, type GraphQLResponse } from '@apollo/server';
 import { OperationTypeNode, type FormattedExecutionResult } from 'graphql';
 import { Redis } from 'ioredis';
@@ -82,7 +82,7 @@ interface IdempotencyContext {
   clientIp?: string | null;
 }
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
+const sha256 = (text: string) => hash('sha256', text, 'base64url');
 
 /** An answer refusing the request over its key (an error thrown from responseForOperation would be a 500). */
 function refusal(status: number, code: ErrorCode, message: string): GraphQLResponse {

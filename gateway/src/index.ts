@@ -3,7 +3,7 @@ import { GraphQLError } from 'graphql';
 import type { EventBus } from '../../platform/messaging/event-bus.js';
 import { newId, sha256 } from '../../platform/security/secrets.js';
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { SUBGRAPH_NAMES } from '../../platform/runtime/config.js';
 import type { ServiceConfig } from '../../platform/runtime/config-slices.js';
 import {
@@ -148,6 +148,9 @@ export async function start(options: {
     persistedQueries: { cache: persistedQueryCache(trusted, config.trustedDocuments) },
     plugins: [
       ApolloServerPluginLandingPageDisabled(),
+      // Every answer is `cache-control: no-store` (the HTTP server's); Apollo's cache hints would
+      // otherwise be gathered on each request, for fields the gateway never resolves itself.
+      ApolloServerPluginCacheControlDisabled(),
       operationTelemetryPlugin('gateway'),
       unexpectedErrorLog(logger),
       sessionConfirmationPlugin(),

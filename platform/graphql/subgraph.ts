@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ApolloServer, type BaseContext } from '@apollo/server';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginInlineTraceDisabled,
+  ApolloServerPluginLandingPageDisabled,
+} from '@apollo/server/plugin/disabled';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/index.js';
 import { parse } from 'graphql';
@@ -84,7 +89,16 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
     // The service's own SIGTERM handling closes the HTTP server first, then Apollo.
     stopOnTerminationSignals: false,
     formatError: formatError(config, logger),
-    plugins: [operationTelemetryPlugin(`${name}-subgraph`), unexpectedErrorLog(logger)],
+    plugins: [
+      // No page for browsers (Apollo's loads from a CDN; only the gateway calls a subgraph).
+      ApolloServerPluginLandingPageDisabled(),
+      // No cache hints (every answer is `no-store`) and no Apollo traces (ours are OpenTelemetry's):
+      // neither is then prepared on each request, nor the hints around each field resolved.
+      ApolloServerPluginCacheControlDisabled(),
+      ApolloServerPluginInlineTraceDisabled(),
+      operationTelemetryPlugin(`${name}-subgraph`),
+      unexpectedErrorLog(logger),
+    ],
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
   await apollo.start();

@@ -93,11 +93,14 @@ export function postJson(
         response.on('error', reject);
       },
     );
-    // A timer rather than AbortSignal.timeout: the same deadline without a signal and its listeners per call.
-    const timer = setTimeout(
-      () => request.destroy(new Error(`no answer from ${target.host} within the ${timeoutMs} ms timeout`)),
-      timeoutMs,
-    );
+    // A timer rather than AbortSignal.timeout: the same deadline without a signal and its listeners
+    // per call. It rejects by itself: a request still waiting for a pooled socket reports its
+    // destruction only once it gets one.
+    const timer = setTimeout(() => {
+      const late = new Error(`no answer from ${target.host} within the ${timeoutMs} ms timeout`);
+      reject(late);
+      request.destroy(late);
+    }, timeoutMs);
     request.on('close', () => clearTimeout(timer));
     request.on('error', reject);
     request.end(body);

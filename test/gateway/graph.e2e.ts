@@ -194,6 +194,27 @@ describe('the federated graph', () => {
     }
   });
 
+  it("has no subgraph serve a page to a browser: Apollo's landing page loads from a CDN", async () => {
+    for (const service of Object.values(stack.subgraphs)) {
+      const response = await fetch(`${service.url}/graphql`, { headers: { accept: 'text/html' } });
+      const text = await response.text();
+      expect(response.headers.get('content-type') ?? '').not.toContain('text/html');
+      expect(text).not.toMatch(/<script/i);
+    }
+  });
+
+  it("hands out no Apollo trace of a subgraph's resolvers, even to a signed call that asks for one", async () => {
+    const header = signPrincipal({ kind: 'user', userId: 'demo_user_1', sessionId: 's', channel: 'internet' }, stack.config.internalSecret);
+    const response = await fetch(`${stack.subgraphs.cards.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-internal-principal': header, 'apollo-federation-include-trace': 'ftv1' },
+      body: JSON.stringify({ query: '{ _service { sdl } }' }),
+    });
+    const body = (await response.json()) as { data?: unknown; extensions?: Record<string, unknown> };
+    expect(body.data).toBeDefined();
+    expect(body.extensions?.ftv1).toBeUndefined();
+  });
+
   it('accepts a subgraph call that carries a principal signed with the shared secret', async () => {
     const header = signPrincipal({ kind: 'user', userId: 'demo_user_1', sessionId: 's', channel: 'internet' }, stack.config.internalSecret);
     const response = await fetch(`${stack.subgraphs.cards.url}/graphql`, {

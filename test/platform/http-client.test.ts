@@ -1,20 +1,23 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHitCounter } from '../../gateway/src/rate-limits.js';
 import type { GraphQLError } from 'graphql';
 import { loadConfig } from '../../platform/runtime/config.js';
 import { ErrorCode } from '../../platform/contracts/errors.js';
 import { createGraphClient } from '../../platform/graphql/graph-client.js';
-import { postJson } from '../../platform/http/client.js';
+import { connectionPool, postJson } from '../../platform/http/client.js';
 import { createLogger } from '../../platform/runtime/logger.js';
 
 describe("the services' JSON POST", () => {
   let server: http.Server;
   let base: string;
+  /** The connections the server was called on. */
+  const connections: Socket[] = [];
 
   beforeAll(async () => {
     server = http.createServer((req, res) => {
+      if (!connections.includes(req.socket)) connections.push(req.socket);
       let body = '';
       req.on('data', (chunk: Buffer) => (body += chunk.toString()));
       req.on('end', () => {
@@ -44,8 +47,25 @@ describe("the services' JSON POST", () => {
 
   it('fails a call not answered within its deadline', async () => {
     const started = Date.now();
-    await expect(postJson(`${base}/silent`, {}, '{}', 300)).rejects.toThrow();
+    await expect(postJson(`${base}/silent`, {}, '{}', 300)).rejects.toThrow(/within the 300 ms timeout/);
     expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('keeps a connection for the next call, and counts the wait for one in the deadline', async () => {
+    const pool = connectionPool(1);
+    const before = connections.length;
+    try {
+      await postJson(`${base}/echo`, {}, '{}', 2000, pool);
+      await postJson(`${base}/echo`, {}, '{}', 2000, pool);
+      expect(connections.length - before).toBe(1);
+      const held = postJson(`${base}/silent`, {}, '{}', 1000, pool).catch((error: unknown) => error);
+      const started = Date.now();
+      await expect(postJson(`${base}/echo`, {}, '{}', 300, pool)).rejects.toThrow(/within the 300 ms timeout/);
+      expect(Date.now() - started).toBeLessThan(900);
+      await held;
+    } finally {
+      pool['http:'].destroy();
+    }
   });
 
   it('fails an answer over 32 MiB instead of buffering it', async () => {
