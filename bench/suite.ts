@@ -3,7 +3,7 @@
 // the same subgraphs, one scenario after another in the same run. The headline workload is many
 // users: every request is sent as a random one of 1,000 seeded users, with that user's session and
 // ids. One session for every request is the old workload, kept and labelled as the best case.
-// Writes bench/results.json and bench/results.svg (with --quick, results.quick.*).
+// Writes bench/results.json and bench/results.svg (with --quick, results.quick.*; with --reverse, results.reverse.*).
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -40,10 +40,15 @@ if (
 if (BASELINE !== undefined && ONLY === null)
   throw new Error('--baseline compares builds in the scenarios of --only; a full run reports ours alone.');
 /**
- * Full-load runs: each target's time split into this many turns, the order alternating;
+ * Full-load runs: each target's time split into this many turns, in the same order each round;
  * `--rounds <n>` (default 2) for comparisons on a noisy machine, each round adding a turn of 5 s.
  */
 const ROUNDS = process.argv.includes('--rounds') ? Math.max(1, Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 2) : 2;
+/**
+ * `--reverse`: full-load turns in the opposite order (ours last), for the place a target takes in
+ * the order: a run each way, their geometric mean cancels it.
+ */
+const REVERSE = process.argv.includes('--reverse');
 const DURATION_S = (QUICK ? 1 : 5) * ROUNDS;
 const WARMUP_S = QUICK ? 1 : 2;
 const CONNECTIONS = 20;
@@ -373,11 +378,13 @@ async function main(tiers: Tiers): Promise<void> {
     spent: Counters;
   }
   /**
-   * Runs each of `targets` for `DURATION_S` seconds in all, taking turns in `ROUNDS` rounds whose
-   * order alternates (first to last, then last to first), after a warm-up of each: run one after
-   * another instead, a target's place in the order (first after a paced run, say, or last on a
-   * machine that slowed down) weighed as much as the target itself. `turn` runs one target for
-   * `seconds` and answers its latencies and errors; the counters are read around it.
+   * Runs each of `targets` for `DURATION_S` seconds in all, taking turns in `ROUNDS` rounds, after
+   * a warm-up of each: run one after another instead, a target's place in the order (first after a
+   * paced run, say, or last on a machine that slowed down) weighed as much as the target itself.
+   * Every round takes the same order, so that every target waits as long between its turns: an
+   * order that alternated gave the first target longer gaps, past the session memory's 30 s, and
+   * so more session reads. `turn` runs one target for `seconds` and answers its latencies and
+   * errors; the counters are read around it.
    */
   const takeTurns = async (
     count: number,
@@ -390,8 +397,8 @@ async function main(tiers: Tiers): Promise<void> {
     }
     const pooled: Turns[] = Array.from({ length: count }, () => ({ latencies: [], errors: 0, seconds: 0, spent: noCounters() }));
     for (let round = 0; round < ROUNDS; round += 1) {
-      const order = Array.from({ length: count }, (_, k) => (round % 2 === 0 ? k : count - 1 - k));
-      for (const i of order) {
+      for (let place = 0; place < count; place += 1) {
+        const i = REVERSE ? count - 1 - place : place;
         random = seededRandom(100 + round);
         const before = await counters();
         const t0 = performance.now();
@@ -722,6 +729,8 @@ async function main(tiers: Tiers): Promise<void> {
     settings: {
       connections: CONNECTIONS,
       durationSeconds: DURATION_S,
+      rounds: ROUNDS,
+      turnOrder: REVERSE ? 'ours last (--reverse)' : 'ours first',
       warmupSeconds: WARMUP_S,
       fixedRate: FIXED_RATE,
       adapterRate: ADAPTER_RATE,
@@ -734,7 +743,7 @@ async function main(tiers: Tiers): Promise<void> {
     errors,
   };
   console.log(JSON.stringify(ratios, null, 2));
-  const suffix = QUICK ? '.quick' : '';
+  const suffix = `${QUICK ? '.quick' : ''}${REVERSE ? '.reverse' : ''}`;
   writeFileSync(path.join(HERE, `results${suffix}.json`), `${JSON.stringify(output, null, 2)}\n`);
   writeFileSync(path.join(HERE, `results${suffix}.svg`), chart(results, machine));
   if (errors > 0) process.exitCode = 1;
