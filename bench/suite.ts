@@ -730,7 +730,7 @@ async function main(tiers: Tiers): Promise<void> {
       connections: CONNECTIONS,
       durationSeconds: DURATION_S,
       rounds: ROUNDS,
-      turnOrder: REVERSE ? 'ours last (--reverse)' : 'ours first',
+      turnOrder: REVERSE ? "each scenario's targets last to first (--reverse)" : "each scenario's targets as listed",
       warmupSeconds: WARMUP_S,
       fixedRate: FIXED_RATE,
       adapterRate: ADAPTER_RATE,
