@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ApolloServerPlugin } from '@apollo/server';
+import type { BaseContext } from '@apollo/server';
+import type { RequestPlugin } from '../../platform/graphql/request-plugin.js';
 import { GraphQLError, OperationTypeNode } from 'graphql';
 import { SUBGRAPH_NAMES, type Config } from '../../platform/runtime/config.js';
 import { appError, ErrorCode } from '../../platform/contracts/errors.js';
@@ -284,7 +285,7 @@ export function createAuthenticator(
 export function sessionEndingPlugin(
   authenticate: Authenticator,
   ended?: (headers: Record<string, string | undefined>) => void,
-): ApolloServerPlugin {
+): RequestPlugin<BaseContext> {
   return {
     async requestDidStart() {
       let endsOwnSession = false;
@@ -316,7 +317,7 @@ interface ConfirmedContext {
  * before it runs. A session found no longer live turns any answer into its 401 (503 when the
  * store does not answer).
  */
-export function sessionConfirmationPlugin(): ApolloServerPlugin<ConfirmedContext> {
+export function sessionConfirmationPlugin(): RequestPlugin<ConfirmedContext> {
   return {
     async requestDidStart() {
       return {

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
-import { HeaderMap, type ApolloServerPlugin, type GraphQLResponse } from '@apollo/server';
+import { HeaderMap, type GraphQLResponse } from '@apollo/server';
+import type { RequestPlugin } from '../../platform/graphql/request-plugin.js';
 import { OperationTypeNode, type FormattedExecutionResult } from 'graphql';
 import { Redis } from 'ioredis';
 import { ErrorCode } from '../../platform/contracts/errors.js';
@@ -105,7 +106,7 @@ const IN_PROGRESS_LEASE_MS = 60_000;
  * claimed after every other check of the request passed. Mutations whose answer carries a
  * secret are not covered. When the store does not answer, the request runs unkeyed (logged).
  */
-export function idempotencyPlugin(store: IdempotencyStore, ttlSeconds: number, logger: Logger): ApolloServerPlugin<IdempotencyContext> {
+export function idempotencyPlugin(store: IdempotencyStore, ttlSeconds: number, logger: Logger): RequestPlugin<IdempotencyContext> {
   const ttlMs = ttlSeconds * 1000;
   return {
     async requestDidStart({ request, contextValue }) {

@@ -1,14 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, print } from 'graphql';
 import type { EventBus } from '../../platform/messaging/event-bus.js';
 import { newId, sha256 } from '../../platform/security/secrets.js';
-import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { SUBGRAPH_NAMES } from '../../platform/runtime/config.js';
 import type { ServiceConfig } from '../../platform/runtime/config-slices.js';
 import {
-  apolloHandler,
-  apolloLocal,
+  graphqlHandler,
+  graphqlLocal,
   type ContextBuilder,
   type GraphQLEndpointOptions,
   type RequestSource,
@@ -41,6 +39,9 @@ import { createLocalCounts } from './local-counts.js';
 import { PREPARED_SUBSCRIPTION_TOKENS, servedExecutor } from './subscriptions/routes.js';
 import { createFederation } from './execution/federation.js';
 import { startSubscriptionServer, type SubscriptionServer } from './subscriptions/server.js';
+import { createDocumentReader } from './pipeline/documents.js';
+import { createHttpAnswerer } from './pipeline/http.js';
+import { createOperationPipeline } from './pipeline/operation.js';
 import type { ExecuteAs } from './subscriptions/engine.js';
 import { subscribeMessageLimit } from './subscriptions/graphql-ws.js';
 import {
@@ -132,25 +133,21 @@ export async function start(options: {
   const streams: { serve: SubscriptionServer['serveStream'] } = { serve: async () => false };
   /** The composed API schema with the subscriptions the gateway serves itself (no subgraph declares them): over HTTP (validation, introspection) and graphql-ws alike. */
   const apiSchema = withGatewaySubscriptions(federation.apiSchema, readFileSync(GATEWAY_SUBSCRIPTIONS_PATH, 'utf8'));
-  const apollo = new ApolloServer<GatewayContext>({
-    gateway: federation.gateway(apiSchema, servedExecutor),
-    introspection: config.nodeEnv !== 'production',
-    includeStacktraceInErrorResponses: config.exposeErrorDetails,
-    // No "Did you mean ...?" in production errors: with introspection off, they would map the schema.
-    hideSchemaDetailsFromClientErrors: config.nodeEnv === 'production',
-    // The service's own SIGTERM handling closes the HTTP server first, then Apollo.
-    stopOnTerminationSignals: false,
-    formatError: formatError(config, logger),
-    // The context refuses a longer document before this; the parser's own bound stands behind it.
-    parseOptions: { maxLexicalTokens: config.documentLimits.maxTokens + PREPARED_SUBSCRIPTION_TOKENS },
-    // Apollo's landing page loads from a CDN; the gateway serves GraphiQL itself at /graphiql.
+  const errors = { formatError: formatError(config, logger), includeStacktrace: config.exposeErrorDetails };
+  const pipeline = createOperationPipeline<GatewayContext>({
+    schema: apiSchema,
+    documents: createDocumentReader({
+      schema: apiSchema,
+      // The context refuses a longer document before this; the parser's own bound stands behind it.
+      parseOptions: { maxLexicalTokens: config.documentLimits.maxTokens + PREPARED_SUBSCRIPTION_TOKENS },
+      introspection: config.nodeEnv !== 'production',
+      // No "Did you mean ...?" in production errors: with introspection off, they would map the schema.
+      hideSchemaDetails: config.nodeEnv === 'production',
+    }),
+    execute: servedExecutor(federation.execute),
     // Registered documents may be sent by hash alone; in `require` mode only they run.
-    persistedQueries: { cache: persistedQueryCache(trusted, config.trustedDocuments) },
+    persistedQueries: persistedQueryCache(trusted, config.trustedDocuments),
     plugins: [
-      ApolloServerPluginLandingPageDisabled(),
-      // Every answer is `cache-control: no-store` (the HTTP server's); Apollo's cache hints would
-      // otherwise be gathered on each request, for fields the gateway never resolves itself.
-      ApolloServerPluginCacheControlDisabled(),
       operationTelemetryPlugin('gateway'),
       unexpectedErrorLog(logger),
       sessionConfirmationPlugin(),
@@ -161,13 +158,11 @@ export async function start(options: {
       requestLimits.plugin,
       idempotencyPlugin(idempotencyKeys, config.idempotencyKeyTtlSeconds, logger),
     ],
-    // Explicit, though both are Apollo Server's defaults: a simple request without a preflight-forcing
-    // header is refused (CSRF), and one HTTP request carries one operation (no batching past the limits).
-    csrfPrevention: true,
-    allowBatchedHttpRequests: false,
-    logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
+    errors,
+    logger,
   });
-  await apollo.start();
+  // A simple request without a preflight-forcing header is refused (CSRF), and one HTTP request carries one operation (no batching past the limits).
+  const run = createHttpAnswerer(pipeline, errors);
   /** Whether a request comes from one of the platform's services or with a known service key (neither is rate limited), told from its headers alone. */
   const isServiceCall = (headers: RequestSource['headers']): boolean => {
     const internal = headers[PRINCIPAL_HEADER];
@@ -176,12 +171,12 @@ export async function start(options: {
     return typeof key === 'string' && config.serviceKeyHashes.has(sha256(key));
   };
   const checkDocument = documentCheck(config.documentLimits, 'http');
-  // Everything here runs before Apollo parses the document: the cheapest refusals first.
+  // Everything here runs before the document is parsed: the cheapest refusals first.
   const context: ContextBuilder<GatewayContext> = async (source, scope, request) => {
     const operation = operationOf(request);
     const tooBig = operation.text === null ? null : checkDocument(operation.text);
     if (tooBig) throw tooBig;
-    // A client's mistake, refused before any work with its own code (Apollo's refusal has none).
+    // A client's mistake, refused before any work with its own code (the pipeline's refusal has none).
     checkPersistedQueryHash(operation);
     // The REST adapter passes on its caller's address, signed; a direct caller's is its own.
     const clientIp =
@@ -226,7 +221,7 @@ export async function start(options: {
     onBodyTooLarge: () => bodyRefusals.inc({ service: 'gateway' }),
     context,
   };
-  const handle = apolloHandler(apollo, endpoint);
+  const handle = graphqlHandler(run, endpoint);
   const dependencies = subgraphReadinessOf(config);
   const service = await startHttpService({
     name: 'gateway',
@@ -252,11 +247,11 @@ export async function start(options: {
     },
   });
   const withdrawDependencies = config.metricsPort === undefined ? () => {} : offerOperatorRoute('/dependencies', dependencies);
-  const withdraw = transport.serve(`${service.url}/graphql`, apolloLocal(apollo, endpoint, logger, 'gateway'));
+  const withdraw = transport.serve(`${service.url}/graphql`, graphqlLocal(run, endpoint, logger, 'gateway'));
   const executeAs: ExecuteAs = async (document, variables, principal) => {
-    const response = await apollo.executeOperation(
-      { query: document, variables },
-      { contextValue: { principal, sessionConfirmed: null, requestId: newId('evt_req_'), clientIp: null } },
+    const response = await pipeline.run(
+      { query: typeof document === 'string' ? document : print(document), variables },
+      { principal, sessionConfirmed: null, requestId: newId('evt_req_'), clientIp: null },
     );
     return response.body.kind === 'single'
       ? response.body.singleResult
@@ -299,7 +294,6 @@ export async function start(options: {
       withdrawDependencies();
       await subscriptions.close();
       await service.close();
-      await apollo.stop();
       await earlyHits?.flush();
       await hits.close();
       await idempotencyKeys.close();

@@ -1,4 +1,5 @@
-import type { ApolloServerPlugin } from '@apollo/server';
+import type { BaseContext } from '@apollo/server';
+import type { RequestPlugin } from '../../platform/graphql/request-plugin.js';
 import {
   getNamedType,
   getNullableType,
@@ -228,7 +229,7 @@ function measureOf(
  * routes' largest pages (1,000 refunds with their histories) cost more than an ad hoc query may,
  * and their list sizes are bounded by the subgraphs' paging rules (1 to 1,000).
  */
-export function operationLimitsPlugin(limits: OperationLimits, trusted: ReadonlyMap<string, string>): ApolloServerPlugin {
+export function operationLimitsPlugin(limits: OperationLimits, trusted: ReadonlyMap<string, string>): RequestPlugin<BaseContext> {
   return {
     async requestDidStart() {
       return {
@@ -265,7 +266,7 @@ const MAX_ERRORS = 20;
  * echoing the input, so a small request could make an answer many times its size. The first errors are kept,
  * and one more says how many were left out.
  */
-export function errorCountPlugin(): ApolloServerPlugin {
+export function errorCountPlugin(): RequestPlugin<BaseContext> {
   return {
     async requestDidStart() {
       return {

@@ -1,4 +1,4 @@
-import type { ApolloServerPlugin } from '@apollo/server';
+import type { RequestPlugin } from '../../platform/graphql/request-plugin.js';
 import type { GraphQLError } from 'graphql';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -266,7 +266,7 @@ export interface RequestLimits {
    * events (no HTTP request; subscribing is capped per connection); the sensitive fields have a
    * strict limit. Over a limit: 429 RATE_LIMITED with Retry-After, before any subgraph is called.
    */
-  plugin: ApolloServerPlugin<LimitedContext>;
+  plugin: RequestPlugin<LimitedContext>;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ApolloServerPlugin } from '@apollo/server';
+import type { RequestPlugin } from '../../platform/graphql/request-plugin.js';
 import { appError, ErrorCode } from '../../platform/contracts/errors.js';
 import type { Principal } from '../../platform/contracts/principal.js';
 import { keyScopeOf, scopeAllowsField } from '../../platform/security/service-scope.js';
@@ -14,7 +14,7 @@ interface ScopedContext {
  * its key's scope does not name is refused with 403 FORBIDDEN naming the field, before any
  * subgraph is called. The platform's own services and every other kind of caller pass untouched.
  */
-export function serviceScopePlugin(): ApolloServerPlugin<ScopedContext> {
+export function serviceScopePlugin(): RequestPlugin<ScopedContext> {
   return {
     async requestDidStart() {
       return {

@@ -1,4 +1,4 @@
-/** Apollo Server over the HTTP kit: the `/graphql` endpoint of every service, and the same endpoint answered in this process. */
+/** GraphQL over the HTTP kit: the `/graphql` endpoint of every service, and the same endpoint answered in this process. */
 import type { IncomingHttpHeaders } from 'node:http';
 import { HeaderMap, type ApolloServer, type BaseContext } from '@apollo/server';
 import { GraphQLError } from 'graphql';
@@ -18,15 +18,6 @@ import {
   type Handler,
   type RequestScope,
 } from '../http/server.js';
-
-/** A request's headers as Apollo takes them (a repeated header joined with commas). */
-function headerMapOf(headers: IncomingHttpHeaders): HeaderMap {
-  const map = new HeaderMap();
-  for (const [key, value] of Object.entries(headers)) {
-    if (value !== undefined) map.set(key, Array.isArray(value) ? value.join(', ') : value);
-  }
-  return map;
-}
 
 /** The GraphQL endpoint's answer (400) to a body nested deeper than MAX_JSON_DEPTH, over HTTP and in this process alike. */
 const TOO_DEEP = {
@@ -49,10 +40,7 @@ export type ContextBuilder<TContext> = (
   request: { body: unknown; search: string },
 ) => Promise<TContext>;
 
-/**
- * Builds a request's context. Apollo answers a failure here without running the request's plugins,
- * so an unexpected one (not a GraphQLError) is logged here, with the request id.
- */
+/** Builds a request's context; an unexpected failure (not a GraphQLError) is logged here with the request id, as the runner answers it without its detail. */
 async function contextLogged<TContext>(
   context: ContextBuilder<TContext>,
   source: RequestSource,
@@ -67,20 +55,40 @@ async function contextLogged<TContext>(
   }
 }
 
-/** Runs one GraphQL request through Apollo, in its span. */
-function runOperation<TContext extends BaseContext>(
-  apollo: ApolloServer<TContext>,
-  context: ContextBuilder<TContext>,
-  source: RequestSource,
-  scope: RequestScope,
-  request: { method: string; search: string; body: unknown },
-) {
-  return inSpan('graphql.operation', SpanKind.INTERNAL, {}, () =>
-    apollo.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: { method: request.method, headers: headerMapOf(source.headers), search: request.search, body: request.body },
-      context: () => contextLogged(context, source, scope, { body: request.body, search: request.search }),
-    }),
-  );
+/** An answer of the endpoint: status, headers (lower-case names) and body, whole or in chunks. */
+interface EndpointAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string | AsyncIterable<string>;
+}
+
+/**
+ * Runs one GraphQL request as it came (method, headers, query string, parsed body), building its
+ * context with `context` when it needs one: Apollo Server for the subgraphs, the gateway's own
+ * operation pipeline for the gateway.
+ */
+export type GraphQLRunner<TContext> = (
+  request: { method: string; headers: IncomingHttpHeaders; search: string; body: unknown },
+  context: () => Promise<TContext>,
+) => Promise<EndpointAnswer>;
+
+/** Runs requests through Apollo Server's integration API (no web framework). */
+export function apolloRunner<TContext extends BaseContext>(apollo: ApolloServer<TContext>): GraphQLRunner<TContext> {
+  return async (request, context) => {
+    const headers = new HeaderMap();
+    for (const [key, value] of Object.entries(request.headers)) {
+      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+    }
+    const response = await apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: { method: request.method, headers, search: request.search, body: request.body },
+      context,
+    });
+    return {
+      status: response.status ?? 200,
+      headers: Object.fromEntries(response.headers),
+      body: response.body.kind === 'complete' ? response.body.string : response.body.asyncIterator,
+    };
+  };
 }
 
 /** What serving `/graphql` takes: the body limit, the context, and what to do when a body is refused for its size. */
@@ -90,13 +98,6 @@ export interface GraphQLEndpointOptions<TContext> {
   context: ContextBuilder<TContext>;
   /** Called when a body is refused for its size. */
   onBodyTooLarge?: () => void;
-}
-
-/** An answer of the endpoint: status, headers (lower-case names) and body, whole or in chunks. */
-interface EndpointAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body: string | AsyncIterable<string>;
 }
 
 const jsonAnswer = (status: number, body: unknown, headers: Record<string, string> = {}): EndpointAnswer => ({
@@ -110,8 +111,8 @@ const jsonAnswer = (status: number, body: unknown, headers: Record<string, strin
  * refuses more), parsed, its depth checked, then the operation run. The HTTP endpoint and the
  * in-process one differ only in how they read the body and write the answer.
  */
-async function answerRequest<TContext extends BaseContext>(
-  apollo: ApolloServer<TContext>,
+async function answerRequest<TContext>(
+  run: GraphQLRunner<TContext>,
   options: GraphQLEndpointOptions<TContext>,
   source: RequestSource,
   scope: RequestScope,
@@ -140,22 +141,15 @@ async function answerRequest<TContext extends BaseContext>(
     }
     if (nestsDeeperThan(body)) return jsonAnswer(400, TOO_DEEP);
   }
-  const response = await runOperation(apollo, options.context, source, scope, { method: request.method, search: request.search, body });
-  return {
-    status: response.status ?? 200,
-    headers: Object.fromEntries(response.headers),
-    body: response.body.kind === 'complete' ? response.body.string : response.body.asyncIterator,
-  };
+  return inSpan('graphql.operation', SpanKind.INTERNAL, {}, () =>
+    run({ method: request.method, headers: source.headers, search: request.search, body }, () =>
+      contextLogged(options.context, source, scope, { body, search: request.search }),
+    ),
+  );
 }
 
-/**
- * Serves an Apollo server on `/graphql` through Apollo's integration API (no web framework):
- * reads the body, builds the context, and writes Apollo's response.
- */
-export function apolloHandler<TContext extends BaseContext>(
-  apollo: ApolloServer<TContext>,
-  options: GraphQLEndpointOptions<TContext>,
-): Handler {
+/** Serves `/graphql` with a runner: reads the body, builds the context, and writes the runner's answer. */
+export function graphqlHandler<TContext>(run: GraphQLRunner<TContext>, options: GraphQLEndpointOptions<TContext>): Handler {
   return async (req, res, scope) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/graphql') {
@@ -164,7 +158,7 @@ export function apolloHandler<TContext extends BaseContext>(
     }
     scope.route = '/graphql';
     const source = { headers: req.headers, remoteAddress: req.socket.remoteAddress };
-    const answer = await answerRequest(apollo, options, source, scope, {
+    const answer = await answerRequest(run, options, source, scope, {
       method: req.method ?? 'GET',
       search: url.search,
       read: (limit) => readBody(req, limit),
@@ -185,8 +179,8 @@ export function apolloHandler<TContext extends BaseContext>(
  * for a transport to offer (`Transport.serve`): the same limits, context, plugins, statuses and
  * headers as over HTTP, without the socket; one access-log line per request, as over HTTP.
  */
-export function apolloLocal<TContext extends BaseContext>(
-  apollo: ApolloServer<TContext>,
+export function graphqlLocal<TContext>(
+  run: GraphQLRunner<TContext>,
   options: GraphQLEndpointOptions<TContext>,
   logger: Logger,
   service: string,
@@ -204,7 +198,7 @@ export function apolloLocal<TContext extends BaseContext>(
         let status = 500;
         try {
           const source = { headers, remoteAddress: undefined };
-          const answer = await answerRequest(apollo, options, source, scope, {
+          const answer = await answerRequest(run, options, source, scope, {
             method: 'POST',
             search: '',
             read: (limit) => readLocalBody(text, limit),

@@ -1,4 +1,5 @@
-import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
+import type { BaseContext } from '@apollo/server';
+import type { RequestPlugin } from './request-plugin.js';
 import { ApolloServerErrorCode, unwrapResolverError } from '@apollo/server/errors';
 import type { GraphQLFormattedError } from 'graphql';
 import { ErrorCode } from '../contracts/errors.js';
@@ -71,7 +72,7 @@ export function formatError(config: ErrorFormatConfig, logger: Logger) {
  * Logs each unexpected error of an operation in full, with the request id, where it happened
  * (INTERNAL arriving from a subgraph was logged there). The answer carries only a generic message.
  */
-export function unexpectedErrorLog(logger: Logger): ApolloServerPlugin<BaseContext & { requestId?: string }> {
+export function unexpectedErrorLog(logger: Logger): RequestPlugin<BaseContext & { requestId?: string }> {
   return {
     async requestDidStart() {
       return {

@@ -21,7 +21,7 @@ import { operationTelemetryPlugin } from './telemetry.js';
 import { enforceListCaps, type ListCaps } from './list-caps.js';
 import { HTTP_TRANSPORT, type Transport } from '../http/transport.js';
 import { httpJsonRoutes, localJsonRoute, type JsonRoute } from '../http/json-route.js';
-import { apolloHandler, apolloLocal, type ContextBuilder } from './apollo-http.js';
+import { apolloRunner, graphqlHandler, graphqlLocal, type ContextBuilder } from './apollo-http.js';
 import { startHttpService, type HttpService } from '../http/server.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Mongo } from '../mongo/mongo.js';
@@ -119,7 +119,7 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
     return options.createContext({ principal, requestId: scope.requestId, logger: scope.logger, clientIp, audit });
   };
   const endpoint = { bodyLimitBytes: config.bodyLimitBytes, context };
-  const graphql = apolloHandler(apollo, endpoint);
+  const graphql = graphqlHandler(apolloRunner(apollo), endpoint);
   const routes = options.routes ?? [];
   const jsonRoutes = httpJsonRoutes(routes);
   const service = await startHttpService({
@@ -144,7 +144,7 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
   const outbox = new Outbox(db, dispatchers, logger).start();
   const transport = options.transport ?? HTTP_TRANSPORT;
   const withdrawals = [
-    transport.serve(`${service.url}/graphql`, apolloLocal(apollo, endpoint, logger, `${name}-subgraph`)),
+    transport.serve(`${service.url}/graphql`, graphqlLocal(apolloRunner(apollo), endpoint, logger, `${name}-subgraph`)),
     ...routes.map((route) => transport.serve(`${service.url}${route.path}`, localJsonRoute(route, `${name}-subgraph`))),
   ];
   return {

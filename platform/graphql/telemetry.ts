@@ -1,14 +1,15 @@
 import { ErrorCode } from '../contracts/errors.js';
-import type { ApolloServerPlugin } from '@apollo/server';
+import type { BaseContext } from '@apollo/server';
+import type { RequestPlugin } from './request-plugin.js';
 import { trace } from '@opentelemetry/api';
 import { boundedLabel, graphqlOperations } from '../telemetry/metrics.js';
 
 /**
  * Names each GraphQL operation's span (`query AccountTransactions`) with its name, type and the
  * hash of its document (never its variables), and observes its latency and outcome by operation
- * name (a bounded set of names). The span is the one `apolloHandler` and `apolloLocal` run the operation in.
+ * name (a bounded set of names). The span is the one `graphqlHandler` and `graphqlLocal` run the operation in.
  */
-export function operationTelemetryPlugin(service: string): ApolloServerPlugin {
+export function operationTelemetryPlugin(service: string): RequestPlugin<BaseContext> {
   const names = new Set<string>();
   return {
     async requestDidStart() {

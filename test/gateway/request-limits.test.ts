@@ -1,4 +1,4 @@
-import type { GraphQLRequestContext, GraphQLRequestContextDidResolveOperation, GraphQLRequestListener } from '@apollo/server';
+import type { GraphQLRequestContext, GraphQLRequestContextDidResolveOperation } from '@apollo/server';
 import { GraphQLError, Kind, parse, type OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import {
@@ -55,9 +55,7 @@ function recordingCounter(): { counter: HitCounter; taken: () => string[]; count
 async function resolveOperation(limits: ReturnType<typeof createRequestLimits>, text: string, context: LimitedContext): Promise<void> {
   const document = parse(text);
   const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)!;
-  const listener = (await limits.plugin.requestDidStart!(
-    {} as GraphQLRequestContext<LimitedContext>,
-  )) as GraphQLRequestListener<LimitedContext>;
+  const listener = (await limits.plugin.requestDidStart({} as GraphQLRequestContext<LimitedContext>))!;
   await listener.didResolveOperation!({
     operation,
     document,

@@ -1,6 +1,6 @@
 import { ApolloServer } from '@apollo/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apolloHandler, apolloLocal, type ContextBuilder } from '../../platform/graphql/apollo-http.js';
+import { apolloRunner, graphqlHandler, graphqlLocal, type ContextBuilder } from '../../platform/graphql/apollo-http.js';
 import type { LocalPost } from '../../platform/http/transport.js';
 import { MAX_JSON_DEPTH, startHttpService, type HttpService } from '../../platform/http/server.js';
 import { loadConfig } from '../../platform/runtime/config.js';
@@ -39,9 +39,9 @@ describe('a GraphQL POST made in this process', () => {
       ready: async () => true,
       metrics: false,
       limits: loadConfig({ NODE_ENV: 'test' }).httpLimits,
-      handle: apolloHandler(apollo, endpoint),
+      handle: graphqlHandler(apolloRunner(apollo), endpoint),
     });
-    local = apolloLocal(apollo, endpoint, logger, 'local-test');
+    local = graphqlLocal(apolloRunner(apollo), endpoint, logger, 'local-test');
   });
   afterAll(async () => {
     await service.close();

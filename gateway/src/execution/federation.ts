@@ -1,20 +1,16 @@
 import { executeSync, getVariableValues, GraphQLError, OperationTypeNode, type GraphQLSchema } from 'graphql';
 import { operationFromDocument, Supergraph } from '@apollo/federation-internals';
 import { QueryPlanner, type PlanNode, type QueryPlan } from '@apollo/query-planner';
-import type { ApolloServerOptionsWithGateway } from '@apollo/server';
 import { SpanKind, SpanStatusCode, startChildSpan } from '../../../platform/telemetry/tracing.js';
 import type { Logger } from '../../../platform/runtime/logger.js';
 import type { GatewayContext } from '../context.js';
+import type { OperationExecutor, OperationRequest } from '../pipeline/operation.js';
 import { fragmentsOf } from '../operation-limits.js';
 import { emptyData } from './data.js';
 import { executePlan, type Subgraph } from './plan-execution.js';
 import { applyResultShape, compileResultShape, type ResultShape } from './result-shape.js';
 
-/** Apollo Server's contract with a gateway: the schema it is handed and the executor it calls. */
-type GatewayInterface = ApolloServerOptionsWithGateway<GatewayContext>['gateway'];
-/** What runs an operation for Apollo Server once it is parsed, validated and its context built. */
-export type GatewayExecutor = NonNullable<Awaited<ReturnType<GatewayInterface['load']>>['executor']>;
-type GatewayRequest = Parameters<GatewayExecutor>[0];
+type GatewayRequest = OperationRequest<GatewayContext>;
 
 /** An operation made ready once, for every request that sends the same document: its query plan and the shape of its answer. */
 interface PreparedOperation {
@@ -22,12 +18,12 @@ interface PreparedOperation {
   readonly shape: ResultShape;
 }
 
-/** The gateway Apollo Server runs on: the supergraph's API schema, and an executor that plans with Apollo's query planner. */
+/** The federation the gateway serves: the supergraph's API schema, and an executor that plans with Apollo's query planner. */
 export interface Federation {
   /** The API schema as the supergraph defines it, before the gateway adds what it serves itself. */
   readonly apiSchema: GraphQLSchema;
-  /** Apollo Server's gateway, answering with `served(apiSchema)` and the executor `wrap` makes of the federation's. */
-  gateway(served: GraphQLSchema, wrap: (executor: GatewayExecutor) => GatewayExecutor): GatewayInterface;
+  /** Runs an operation over the subgraphs (validated against the API schema or one that extends it). */
+  readonly execute: OperationExecutor<GatewayContext>;
 }
 
 /** Throws when a plan holds a step this executor does not run (`@fromContext`, `@defer`: features this supergraph does not use). */
@@ -57,7 +53,7 @@ function checkPlan(node: PlanNode | undefined): void {
 /** Operations kept ready (or refused) at most, the least recently used dropped first: each is bounded by the document limits. */
 const MAX_PREPARED_OPERATIONS = 1_000;
 
-/** An error of preparation as an answer: a GraphQL error as it is, anything else unexpected (a generic message; Apollo Server logs it). */
+/** An error of preparation as an answer: a GraphQL error as it is, anything else unexpected (a generic message; the pipeline logs it). */
 function asGraphQLError(error: unknown): GraphQLError {
   if (error instanceof GraphQLError) return error;
   return new GraphQLError(error instanceof Error ? error.message : String(error), {
@@ -112,10 +108,10 @@ export function createFederation(supergraphSdl: string, subgraphs: ReadonlyMap<s
     }
   };
 
-  const execute: GatewayExecutor = async (request: GatewayRequest) => {
+  const execute: OperationExecutor<GatewayContext> = async (request: GatewayRequest) => {
     const operation = preparedFor(request);
     if (operation instanceof GraphQLError) return { errors: [operation] };
-    const variables = request.request.variables ?? {};
+    const variables = request.variables;
     const coercion = getVariableValues(request.schema, request.operation.variableDefinitions ?? [], variables);
     if (coercion.errors) return { errors: coercion.errors };
     // Read by the variable names of the operation, which a client chose (`$__proto__` is one).
@@ -131,7 +127,7 @@ export function createFederation(supergraphSdl: string, subgraphs: ReadonlyMap<s
           variables,
           coercedVariables: coerced,
           mutation: request.operation.operation === OperationTypeNode.MUTATION,
-          context: request.context as Partial<GatewayContext>,
+          context: request.contextValue,
           data,
           errors,
           logger,
@@ -154,21 +150,5 @@ export function createFederation(supergraphSdl: string, subgraphs: ReadonlyMap<s
     return shaped.problems.length > 0 ? { data: shaped.data, extensions: { valueCompletion: shaped.problems } } : { data: shaped.data };
   };
 
-  return {
-    apiSchema,
-    gateway(served, wrap) {
-      const listeners = new Set<Parameters<GatewayInterface['onSchemaLoadOrUpdate']>[0]>();
-      return {
-        onSchemaLoadOrUpdate(callback) {
-          listeners.add(callback);
-          return () => listeners.delete(callback);
-        },
-        async load() {
-          for (const listener of listeners) listener({ apiSchema: served, coreSupergraphSdl: supergraphSdl });
-          return { executor: wrap(execute) };
-        },
-        async stop() {},
-      };
-    },
-  };
+  return { apiSchema, execute };
 }

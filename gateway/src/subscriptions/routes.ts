@@ -11,7 +11,8 @@ import {
   type OperationDefinitionNode,
   type ValueNode,
 } from 'graphql';
-import type { GatewayExecutor } from '../execution/federation.js';
+import type { GatewayContext } from '../context.js';
+import type { OperationExecutor } from '../pipeline/operation.js';
 import { appError, ErrorCode } from '../../../platform/contracts/errors.js';
 import type { BusEvent } from '../../../platform/messaging/event-bus.js';
 import type { Principal } from '../../../platform/contracts/principal.js';
@@ -105,7 +106,7 @@ export function triggers(route: SubscriptionRoute, event: BusEvent): event is Ca
  * HTTP is refused (they are served on graphql-ws), and an operation of introspection alone runs
  * against the served schema without a query plan; every other operation is the federation's.
  */
-export function servedExecutor(executor: GatewayExecutor): GatewayExecutor {
+export function servedExecutor(executor: OperationExecutor<GatewayContext>): OperationExecutor<GatewayContext> {
   return async (requestContext) => {
     const { operation } = requestContext;
     if (operation.operation === OperationTypeNode.SUBSCRIPTION) {
@@ -124,7 +125,7 @@ export function servedExecutor(executor: GatewayExecutor): GatewayExecutor {
         schema: requestContext.schema,
         document: requestContext.document,
         operationName: requestContext.operationName,
-        variableValues: requestContext.request.variables,
+        variableValues: requestContext.variables,
       });
     }
     return executor(requestContext);

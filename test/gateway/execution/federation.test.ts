@@ -1,11 +1,12 @@
 import { composeServices } from '@apollo/composition';
-import { ApolloServer } from '@apollo/server';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { execute, parse, type ExecutionResult } from 'graphql';
 import { QueryPlanner } from '@apollo/query-planner';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { GatewayContext } from '../../../gateway/src/context.js';
 import { createFederation } from '../../../gateway/src/execution/federation.js';
+import { createDocumentReader } from '../../../gateway/src/pipeline/documents.js';
+import { createOperationPipeline } from '../../../gateway/src/pipeline/operation.js';
 import type { Subgraph, SubgraphAnswer, SubgraphOperation } from '../../../gateway/src/execution/plan-execution.js';
 import { createLogger } from '../../../platform/runtime/logger.js';
 
@@ -98,7 +99,15 @@ const federation = createFederation(
   ]),
   createLogger('warn', {}, (line) => void logged.push(JSON.parse(line) as Record<string, unknown>)),
 );
-const server = new ApolloServer<GatewayContext>({ gateway: federation.gateway(federation.apiSchema, (executor) => executor) });
+const server = createOperationPipeline<GatewayContext>({
+  schema: federation.apiSchema,
+  documents: createDocumentReader({ schema: federation.apiSchema, parseOptions: {}, introspection: true, hideSchemaDetails: false }),
+  execute: federation.execute,
+  plugins: [],
+  errors: { formatError: (formatted) => formatted, includeStacktrace: false },
+  persistedQueries: { get: async () => undefined, set: async () => {} },
+  logger: createLogger('silent'),
+});
 
 const context: GatewayContext = {
   principal: { kind: 'anonymous' },
@@ -110,7 +119,7 @@ const context: GatewayContext = {
 };
 
 async function run(query: string, variables?: Record<string, unknown>) {
-  const response = await server.executeOperation({ query, variables }, { contextValue: context });
+  const response = await server.run({ query, variables }, context);
   if (response.body.kind !== 'single') throw new Error('an incremental answer');
   return JSON.parse(JSON.stringify(response.body.singleResult)) as {
     data?: Record<string, unknown> | null;
@@ -120,8 +129,6 @@ async function run(query: string, variables?: Record<string, unknown>) {
 }
 
 describe('the federation executor', () => {
-  beforeAll(() => server.start());
-  afterAll(() => server.stop());
   beforeEach(() => {
     users = [
       { id: 'u1', name: 'Dana', status: 'ACTIVE' },
@@ -217,12 +224,12 @@ describe('the federation executor', () => {
       const document = `query A($first: Int) { me { cards(first: $first) { last4 } } } query B { me { name } }`;
       const answers = [];
       for (const first of [1, 2, 3])
-        answers.push((await server.executeOperation({ query: document, operationName: 'A', variables: { first } })).body);
+        answers.push((await server.run({ query: document, operationName: 'A', variables: { first } }, context)).body);
       expect(
         answers.map((body) => (body.kind === 'single' ? (body.singleResult.data?.me as { cards: unknown[] }).cards.length : -1)),
       ).toEqual([1, 2, 3]);
       expect(planned).toHaveBeenCalledTimes(1);
-      await server.executeOperation({ query: document, operationName: 'B' });
+      await server.run({ query: document, operationName: 'B' }, context);
       expect(planned).toHaveBeenCalledTimes(2);
     } finally {
       planned.mockRestore();

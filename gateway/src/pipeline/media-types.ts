@@ -1,0 +1,132 @@
+import type { HeaderMap } from '@apollo/server';
+import { badRequest } from './errors.js';
+
+/** The media types a single GraphQL answer may be sent as, in the order a tie in `Accept` goes. */
+const ANSWER_TYPES = [
+  'application/json; charset=utf-8',
+  'application/graphql-response+json; charset=utf-8',
+  'application/json; callbackSpec=1.0; charset=utf-8',
+] as const;
+
+/** The answer type when a request sends no `Accept`. */
+export const DEFAULT_ANSWER_TYPE = ANSWER_TYPES[0];
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const HTTP_WHITESPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
+
+/** A media type's essence (`type/subtype`, lower-case) as the WHATWG MIME parser reads it; null when it is not a media type. */
+export function essenceOf(mediaType: string): string | null {
+  const text = mediaType.replace(HTTP_WHITESPACE, '');
+  const slash = text.indexOf('/');
+  if (slash <= 0) return null;
+  const type = text.slice(0, slash);
+  const semicolon = text.indexOf(';', slash);
+  const subtype = (semicolon < 0 ? text.slice(slash + 1) : text.slice(slash + 1, semicolon)).replace(/[\t\n\r ]+$/, '');
+  if (!TOKEN.test(type) || !TOKEN.test(subtype)) return null;
+  return `${type}/${subtype}`.toLowerCase();
+}
+
+/** The content types a browser may send without a preflight (CORS "simple" requests). */
+const NON_PREFLIGHTED_TYPES = new Set(['application/x-www-form-urlencoded', 'multipart/form-data', 'text/plain']);
+/** Headers a browser sends only after a preflight, either of which lets a simple request through. */
+const CSRF_PREVENTION_HEADERS = ['x-apollo-operation-name', 'apollo-require-preflight'];
+
+/**
+ * Refuses (400) a request a browser could send cross-site without a preflight: no content type, or
+ * one of the simple ones, and none of the headers that need one. A content type that does not parse
+ * is let through, as a browser would preflight it.
+ */
+export function preventCsrf(headers: HeaderMap): void {
+  const contentType = headers.get('content-type');
+  if (contentType !== undefined) {
+    const essence = essenceOf(contentType);
+    if (essence === null || !NON_PREFLIGHTED_TYPES.has(essence)) return;
+  }
+  if (CSRF_PREVENTION_HEADERS.some((name) => (headers.get(name) ?? '').length > 0)) return;
+  throw badRequest(
+    "This operation has been blocked as a potential Cross-Site Request Forgery (CSRF). Please either specify a 'content-type' header " +
+      `(with a type that is not one of ${[...NON_PREFLIGHTED_TYPES].join(', ')}) or provide a non-empty value for one of the ` +
+      `following headers: ${CSRF_PREVENTION_HEADERS.join(', ')}\n`,
+  );
+}
+
+interface MediaRange {
+  type: string;
+  subtype: string;
+  params: ReadonlyMap<string, string>;
+  q: number;
+  index: number;
+}
+
+/** The media ranges of an `Accept` header, in order, with their weights; ranges that do not parse are left out. */
+function mediaRangesOf(accept: string): MediaRange[] {
+  const ranges: MediaRange[] = [];
+  accept.split(',').forEach((part, index) => {
+    const [range = '', ...parameters] = part.split(';').map((piece) => piece.trim());
+    const slash = range.indexOf('/');
+    if (slash <= 0 || slash === range.length - 1) return;
+    const params = new Map<string, string>();
+    let q = 1;
+    for (const parameter of parameters) {
+      const equals = parameter.indexOf('=');
+      if (equals <= 0) continue;
+      const name = parameter.slice(0, equals).trim().toLowerCase();
+      let value = parameter.slice(equals + 1).trim();
+      if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) value = value.slice(1, -1);
+      // Parameters after the weight are the range's extensions, not its own.
+      if (name === 'q') {
+        q = Number.parseFloat(value);
+        break;
+      }
+      params.set(name, value);
+    }
+    ranges.push({ type: range.slice(0, slash).toLowerCase(), subtype: range.slice(slash + 1).toLowerCase(), params, q, index });
+  });
+  return ranges;
+}
+
+/** How well a range matches an offered type: its weight and specificity, or null when it does not match. */
+function matchOf(offer: MediaRange, range: MediaRange): { q: number; s: number; o: number } | null {
+  let s = 0;
+  if (range.type === offer.type) s |= 4;
+  else if (range.type !== '*') return null;
+  if (range.subtype === offer.subtype) s |= 2;
+  else if (range.subtype !== '*') return null;
+  if (range.params.size > 0) {
+    for (const [name, value] of range.params) {
+      if (value !== '*' && (offer.params.get(name) ?? '').toLowerCase() !== value.toLowerCase()) return null;
+    }
+    s |= 1;
+  }
+  return { q: range.q, s, o: range.index };
+}
+
+const OFFERS = ANSWER_TYPES.map((type, index) => ({ ...mediaRangesOf(type)[0]!, index }));
+/** Answer types already chosen, by `Accept` header; clients send few distinct ones. */
+const chosen = new Map<string, string | null>();
+const MAX_CHOSEN = 256;
+
+/**
+ * The type a single answer is sent as, by the request's `Accept` (as HTTP's proactive negotiation
+ * ranks them: weight, then the most specific range, then the header's order, then the offers'); null when it accepts none of them (406).
+ */
+export function answerTypeFor(accept: string | undefined): string | null {
+  if (!accept) return DEFAULT_ANSWER_TYPE;
+  const known = chosen.get(accept);
+  if (known !== undefined) return known;
+  const ranges = mediaRangesOf(accept);
+  let best: { q: number; s: number; o: number; i: number } | null = null;
+  for (const offer of OFFERS) {
+    let match: { q: number; s: number; o: number } | null = null;
+    for (const range of ranges) {
+      const candidate = matchOf(offer, range);
+      if (candidate && (!match || (candidate.s - match.s || candidate.q - match.q || candidate.o - match.o) > 0)) match = candidate;
+    }
+    if (!match || !(match.q > 0)) continue;
+    const ranked = { ...match, i: offer.index };
+    if (!best || (ranked.q - best.q || ranked.s - best.s || best.o - ranked.o) > 0) best = ranked;
+  }
+  const type = best ? ANSWER_TYPES[best.i]! : null;
+  if (chosen.size < MAX_CHOSEN) chosen.set(accept, type);
+  return type;
+}

@@ -1,0 +1,242 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { ApolloServer, HeaderMap, type BaseContext } from '@apollo/server';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { buildSchema, execute, GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDocumentReader } from '../../../gateway/src/pipeline/documents.js';
+import { createHttpAnswerer } from '../../../gateway/src/pipeline/http.js';
+import { answerTypeFor } from '../../../gateway/src/pipeline/media-types.js';
+import { createOperationPipeline } from '../../../gateway/src/pipeline/operation.js';
+import type { RequestPlugin } from '../../../platform/graphql/request-plugin.js';
+import { createLogger } from '../../../platform/runtime/logger.js';
+import { sha256 } from '../../../platform/security/secrets.js';
+
+// The gateway's operation pipeline against Apollo Server's, on the same schema, plugins and
+// requests: every status, header and body must be the same, refusals and edge cases above all.
+
+const typeDefs = `
+  type Query { hello(name: String!): String, boom: String, refused: String, me: User }
+  type User { id: ID!, name: String }
+  type Mutation { set(x: Int!): Int }
+`;
+const rootValue = {
+  hello: (args: { name: string }) => `hello ${args.name}`,
+  boom: () => {
+    throw new GraphQLError('it broke here', {
+      extensions: { code: 'BROKEN', http: { status: 503, headers: new HeaderMap([['retry-after', '5']]) } },
+    });
+  },
+  me: () => ({ id: 'u1', name: 'Dana' }),
+  set: (args: { x: number }) => args.x,
+};
+const schema = buildSchema(typeDefs);
+
+/** A plugin with every hook the pipeline runs: refusals by operation name, a stand-in answer, and a header set at the end. */
+const plugin: RequestPlugin<BaseContext> = {
+  async requestDidStart() {
+    return {
+      async didResolveOperation({ operationName }) {
+        if (operationName === 'Forbidden')
+          throw new GraphQLError('not for you', { extensions: { code: 'FORBIDDEN', http: { status: 403 } } });
+        if (operationName === 'Broken') throw new TypeError('a plugin failed');
+      },
+      async responseForOperation({ operationName }) {
+        if (operationName !== 'Replayed') return null;
+        return {
+          http: { status: 201, headers: new HeaderMap([['x-replayed', 'yes']]) },
+          body: { kind: 'single', singleResult: { data: { hello: 'again' } } },
+        };
+      },
+      async willSendResponse({ response }) {
+        response.http.headers.set('x-seen', String(response.http.status ?? 200));
+      },
+    };
+  },
+};
+
+const formatError = (formatted: GraphQLFormattedError): GraphQLFormattedError =>
+  formatted.extensions?.code === 'INTERNAL_SERVER_ERROR'
+    ? { message: 'Internal server error', extensions: { code: 'INTERNAL' } }
+    : formatted;
+
+function both(introspection: boolean) {
+  const apollo = new ApolloServer<BaseContext>({
+    schema,
+    rootValue,
+    introspection,
+    hideSchemaDetailsFromClientErrors: !introspection,
+    parseOptions: { maxLexicalTokens: 500 },
+    includeStacktraceInErrorResponses: false,
+    formatError,
+    // As the gateway ran it: no cache hints (every answer is no-store at the HTTP server) and no landing page.
+    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), plugin],
+    csrfPrevention: true,
+    allowBatchedHttpRequests: false,
+    logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+  });
+  const registered = new Map<string, string>();
+  const errors = { formatError, includeStacktrace: false };
+  const pipeline = createOperationPipeline<BaseContext>({
+    schema,
+    documents: createDocumentReader({ schema, parseOptions: { maxLexicalTokens: 500 }, introspection, hideSchemaDetails: !introspection }),
+    execute: async (request) =>
+      execute({
+        schema,
+        rootValue,
+        document: request.document,
+        operationName: request.operationName,
+        variableValues: request.variables,
+        contextValue: {},
+      }),
+    plugins: [plugin],
+    errors,
+    persistedQueries: { get: async (hash) => registered.get(hash), set: async (hash, text) => void registered.set(hash, text) },
+    logger: createLogger('silent'),
+  });
+  const ours = createHttpAnswerer(pipeline, errors);
+  return { apollo, ours };
+}
+
+interface Sent {
+  method?: string;
+  headers?: IncomingHttpHeaders;
+  search?: string;
+  body?: unknown;
+  /** The context refuses the request: with a GraphQL error (its status) or an unexpected one. */
+  context?: 'refused' | 'broken';
+}
+
+const JSON_POST = { 'content-type': 'application/json' };
+const contextOf = (sent: Sent) => async (): Promise<BaseContext> => {
+  if (sent.context === 'refused') throw new GraphQLError('who are you', { extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } });
+  if (sent.context === 'broken') throw new TypeError('lookup failed');
+  return {};
+};
+
+async function answersOf(pair: ReturnType<typeof both>, sent: Sent) {
+  const method = sent.method ?? 'POST';
+  const headers = sent.headers ?? JSON_POST;
+  const map = new HeaderMap();
+  for (const [name, value] of Object.entries(headers)) if (typeof value === 'string') map.set(name, value);
+  const theirs = await pair.apollo.executeHTTPGraphQLRequest({
+    httpGraphQLRequest: { method, headers: map, search: sent.search ?? '', body: sent.body },
+    context: contextOf(sent),
+  });
+  const ours = await pair.ours({ method, headers, search: sent.search ?? '', body: sent.body }, contextOf(sent));
+  if (theirs.body.kind !== 'complete') throw new Error('a chunked answer');
+  return {
+    apollo: { status: theirs.status ?? 200, headers: Object.fromEntries(theirs.headers), body: JSON.parse(theirs.body.string) as unknown },
+    ours: { status: ours.status, headers: ours.headers, body: JSON.parse(ours.body) as unknown },
+  };
+}
+
+const APQ_TEXT = '{ hello(name: "apq") }';
+const CASES: Array<[string, Sent]> = [
+  ['a query', { body: { query: '{ hello(name: "a") me { id name } }' } }],
+  [
+    'variables and an operation name',
+    { body: { query: 'query Q($n: String!) { hello(name: $n) }', variables: { n: 'v' }, operationName: 'Q' } },
+  ],
+  ['a mutation', { body: { query: 'mutation { set(x: 3) }' } }],
+  ['a resolver error with its own status and header', { body: { query: '{ boom hello(name: "b") }' } }],
+  ['a field that resolves to null', { body: { query: '{ refused }' } }],
+  [
+    'GraphQL over HTTP media type asked for',
+    { headers: { ...JSON_POST, accept: 'application/graphql-response+json' }, body: { query: '{ me { id } }' } },
+  ],
+  [
+    'JSON preferred by weight',
+    { headers: { ...JSON_POST, accept: 'application/graphql-response+json;q=0.5, application/json' }, body: { query: '{ me { id } }' } },
+  ],
+  ['any type accepted', { headers: { ...JSON_POST, accept: '*/*' }, body: { query: '{ me { id } }' } }],
+  [
+    'a range and a type at the same weight',
+    { headers: { ...JSON_POST, accept: 'application/*;q=0.8, application/graphql-response+json;q=0.8' }, body: { query: '{ me { id } }' } },
+  ],
+  ['neither type accepted (406)', { headers: { ...JSON_POST, accept: 'text/html' }, body: { query: '{ me { id } }' } }],
+  ['JSON refused by a zero weight', { headers: { ...JSON_POST, accept: 'application/json;q=0' }, body: { query: '{ me { id } }' } }],
+  ['a simple cross-site POST (CSRF)', { headers: { 'content-type': 'text/plain' }, body: { query: '{ me { id } }' } }],
+  ['a GET without a preflight header (CSRF)', { method: 'GET', headers: {}, search: '?query=%7Bme%7Bid%7D%7D' }],
+  ['a GET with a preflight header', { method: 'GET', headers: { 'apollo-require-preflight': 'true' }, search: '?query=%7Bme%7Bid%7D%7D' }],
+  [
+    'a GET with a JSON content type and variables',
+    {
+      method: 'GET',
+      headers: JSON_POST,
+      search: `?query=${encodeURIComponent('query Q($n: String!) { hello(name: $n) }')}&variables=${encodeURIComponent('{"n":"g"}')}`,
+    },
+  ],
+  [
+    'a GET with another content type (415)',
+    { method: 'GET', headers: { 'content-type': 'application/xml', 'apollo-require-preflight': '1' }, search: '?query=%7Bme%7Bid%7D%7D' },
+  ],
+  ['a GET mutation (405)', { method: 'GET', headers: JSON_POST, search: `?query=${encodeURIComponent('mutation { set(x: 1) }')}` }],
+  ['a GET with a parameter twice', { method: 'GET', headers: JSON_POST, search: '?query=%7Bme%7Bid%7D%7D&query=%7Bme%7Bid%7D%7D' }],
+  ['a GET with variables that are not JSON', { method: 'GET', headers: JSON_POST, search: '?query=%7Bme%7Bid%7D%7D&variables=%7B' }],
+  ['a GET with variables that are a list', { method: 'GET', headers: JSON_POST, search: '?query=%7Bme%7Bid%7D%7D&variables=%5B%5D' }],
+  ['a PUT (405)', { method: 'PUT', body: { query: '{ me { id } }' } }],
+  ['a batch', { body: [{ query: '{ me { id } }' }] }],
+  ['an empty object', { body: {} }],
+  ['no body', { body: undefined }],
+  ['an empty query', { body: { query: '' } }],
+  ['a query that is a number', { body: { query: 7 } }],
+  ['a query that is a parsed document', { body: { query: { kind: 'Document', definitions: [] } } }],
+  ['variables as a string', { body: { query: '{ me { id } }', variables: '{}' } }],
+  ['variables as a list', { body: { query: '{ me { id } }', variables: [] } }],
+  ['extensions as a string', { body: { query: '{ me { id } }', extensions: '{}' } }],
+  ['extensions as a list', { body: { query: '{ me { id } }', extensions: [1] } }],
+  ['an operation name that is a number', { body: { query: '{ me { id } }', operationName: 4 } }],
+  ['a syntax error', { body: { query: '{ me { id }' } }],
+  ['too many tokens', { body: { query: `{ ${'me { id } '.repeat(200)} }` } }],
+  ['a validation error with a suggestion', { body: { query: '{ helo(name: "x") }' } }],
+  ['introspection', { body: { query: '{ __schema { queryType { name } } }' } }],
+  ['an unknown operation name', { body: { query: 'query A { me { id } }', operationName: 'B' } }],
+  ['two operations and no name', { body: { query: 'query A { me { id } } query B { me { name } }' } }],
+  ['a variable of the wrong type', { body: { query: 'query Q($n: String!) { hello(name: $n) }', variables: { n: 5 } } }],
+  ['a missing variable', { body: { query: 'query Q($n: String!) { hello(name: $n) }' } }],
+  ['an unknown persisted query', { body: { extensions: { persistedQuery: { version: 1, sha256Hash: 'f'.repeat(64) } } } }],
+  [
+    'a persisted query registered',
+    { body: { query: APQ_TEXT, extensions: { persistedQuery: { version: 1, sha256Hash: sha256(APQ_TEXT) } } } },
+  ],
+  ['a persisted query by its hash', { body: { extensions: { persistedQuery: { version: 1, sha256Hash: sha256(APQ_TEXT) } } } }],
+  [
+    'a persisted query whose hash does not match',
+    { body: { query: '{ me { id } }', extensions: { persistedQuery: { version: 1, sha256Hash: 'a'.repeat(64) } } } },
+  ],
+  [
+    'a persisted query of another version',
+    { body: { query: '{ me { id } }', extensions: { persistedQuery: { version: 2, sha256Hash: 'a' } } } },
+  ],
+  ['a persisted query with a hash that is a number', { body: { extensions: { persistedQuery: { version: 1, sha256Hash: 12 } } } }],
+  ['a plugin refusing with its status', { body: { query: 'query Forbidden { me { id } }' } }],
+  ['a plugin failing unexpectedly', { body: { query: 'query Broken { me { id } }' } }],
+  ['a plugin answering in the operation’s place', { body: { query: 'query Replayed { me { id } }' } }],
+  ['a context refusing with its status', { body: { query: '{ me { id } }' }, context: 'refused' }],
+  ['a context failing unexpectedly', { body: { query: '{ me { id } }' }, context: 'broken' }],
+  ['a subscription operation name on a query', { body: { query: 'query valueOf { me { id } }', operationName: 'valueOf' } }],
+];
+
+describe.each([true, false])('the operation pipeline, introspection %s', (introspection) => {
+  const pair = both(introspection);
+  beforeAll(() => pair.apollo.start());
+  afterAll(() => pair.apollo.stop());
+
+  it.each(CASES)('answers %s as Apollo Server does', async (_, sent) => {
+    const { apollo, ours } = await answersOf(pair, sent);
+    expect(ours).toEqual(apollo);
+  });
+});
+
+describe('the answer type', () => {
+  it('is JSON without an Accept header, and the same answer for the same header', () => {
+    expect(answerTypeFor(undefined)).toBe('application/json; charset=utf-8');
+    expect(answerTypeFor('application/graphql-response+json, application/json;q=0.9')).toBe(
+      'application/graphql-response+json; charset=utf-8',
+    );
+    expect(answerTypeFor('application/graphql-response+json, application/json;q=0.9')).toBe(
+      'application/graphql-response+json; charset=utf-8',
+    );
+    expect(answerTypeFor('image/png')).toBeNull();
+  });
+});
