@@ -27,7 +27,10 @@ const CATEGORIES: ReadonlyArray<readonly [string, RegExp]> = [
     'our checks and plugins',
     /gateway\/src\/(operation-limits|trusted-documents|document-limits|idempotency|service-scope)|platform\/graphql/,
   ],
-  ['request pipeline: parse, validate, serialize (@apollo/server, graphql)', /@apollo\/server|node_modules\/graphql\//],
+  [
+    'request pipeline: parse, validate, serialize (gateway/src/pipeline, graphql)',
+    /gateway\/src\/pipeline|@apollo\/server|node_modules\/graphql\//,
+  ],
   ['metrics and trace context', /prom-client|@opentelemetry|platform\/telemetry/],
   ['HTTP server: requests read, answers written', /node:_http_server|platform\/http\/server|platform\/graphql\/apollo-http/],
 ];

@@ -49,7 +49,7 @@ function rootFieldNames(
   });
 }
 
-/** Root field names by operation, for the documents Apollo keeps parsed: the same operation node always has the same root fields. */
+/** Root field names by operation, for the documents the pipeline keeps parsed: the same operation node always has the same root fields. */
 const rootFieldsByOperation = new WeakMap<OperationDefinitionNode, readonly string[]>();
 
 /** The root field names of `operation` in `document`, as `rootFieldNames` finds them, found once per parsed operation. */
@@ -190,7 +190,7 @@ function measureOperation(
 }
 
 /**
- * The measures of operations that declare no variables, by operation node (Apollo keeps a
+ * The measures of operations that declare no variables, by operation node (the pipeline keeps a
  * document parsed, so its nodes are the same from one request to the next): without variables
  * nothing in the measure can change between requests.
  */

@@ -21,13 +21,12 @@ export function trustedDocumentsOf(config: Pick<Config, 'trustedDocumentsFile'>)
   return new Map(documents.map((document) => [document.id, document.body]));
 }
 
-const APQ_PREFIX = 'apq:';
 /** Bounds of the documents clients register the APQ way (`off` mode): real operations are small. */
 const MAX_REGISTERED_DOCUMENT_BYTES = 64 * 1024;
 const MAX_REGISTERED_BYTES = 16 * 1024 * 1024;
 
 /**
- * The cache Apollo Server looks persisted queries up in. Trusted documents are always there, so
+ * Where the operation pipeline looks persisted queries up. Trusted documents are always there, so
  * a client may send a registered operation by its hash alone. In `off` mode clients may register
  * further documents the APQ way (bounded, oldest first out); in `require` mode nothing is
  * registered at run time: the list is what the deployment shipped with.
@@ -35,7 +34,6 @@ const MAX_REGISTERED_BYTES = 16 * 1024 * 1024;
 export function persistedQueryCache(trusted: ReadonlyMap<string, string>, mode: Config['trustedDocuments']) {
   const registered = new Map<string, string>();
   let registeredBytes = 0;
-  const hashOf = (key: string) => (key.startsWith(APQ_PREFIX) ? key.slice(APQ_PREFIX.length) : key);
   const forget = (hash: string) => {
     const text = registered.get(hash);
     if (text === undefined) return false;
@@ -44,12 +42,10 @@ export function persistedQueryCache(trusted: ReadonlyMap<string, string>, mode: 
     return true;
   };
   return {
-    async get(key: string): Promise<string | undefined> {
-      const hash = hashOf(key);
+    async get(hash: string): Promise<string | undefined> {
       return trusted.get(hash) ?? registered.get(hash);
     },
-    async set(key: string, value: string): Promise<void> {
-      const hash = hashOf(key);
+    async set(hash: string, value: string): Promise<void> {
       // A document too large to be a real operation is served this once, not kept.
       if (mode === 'require' || trusted.has(hash) || value.length > MAX_REGISTERED_DOCUMENT_BYTES) return;
       forget(hash);
@@ -60,14 +56,11 @@ export function persistedQueryCache(trusted: ReadonlyMap<string, string>, mode: 
         forget(oldest);
       }
     },
-    async delete(key: string): Promise<boolean> {
-      return forget(hashOf(key));
-    },
   };
 }
 
 /**
- * The operation a GraphQL HTTP request names, as sent, before Apollo reads it: its text
+ * The operation a GraphQL HTTP request names, as sent, before the pipeline reads it: its text
  * (`query`, in the body or the query string) and the hash it sends instead or beside
  * (`extensions.persistedQuery.sha256Hash`), and the operation name it gives (`operationName`, unchecked).
  */
@@ -93,8 +86,8 @@ export function operationOf(request: { body: unknown; search: string }): { text:
 
 /**
  * Refuses a request that sends both a text and a persisted-query hash that is not the text's
- * SHA-256, with 400 PERSISTED_QUERY_HASH_MISMATCH: a client's mistake, answered as such. Apollo
- * Server's own refusal has no code, which the gateway would answer as an internal error and log.
+ * SHA-256, with 400 PERSISTED_QUERY_HASH_MISMATCH: a client's mistake, answered as such. The
+ * pipeline's own refusal (Apollo Server's) has no code, which the gateway would answer as an internal error.
  */
 export function checkPersistedQueryHash(operation: { text: string | null; hash: string | null }): void {
   if (operation.text === null || operation.hash === null) return;
@@ -110,9 +103,9 @@ export function checkPersistedQueryHash(operation: { text: string | null; hash: 
 /**
  * In `require` mode, the refusal of an HTTP request whose operation is not a trusted document (by
  * its text's SHA-256, or the hash it sends instead of a text): OPERATION_NOT_TRUSTED (HTTP 400),
- * made before Apollo parses or validates it, so that an untrusted document costs nothing and
- * learns nothing of the schema. Null for a trusted one, and for a request without either (Apollo
- * refuses it).
+ * made before it is parsed or validated, so that an untrusted document costs nothing and
+ * learns nothing of the schema. Null for a trusted one, and for a request without either (the
+ * pipeline refuses it).
  */
 export function untrustedRequestError(
   trusted: ReadonlyMap<string, string>,

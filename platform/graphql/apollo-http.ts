@@ -33,7 +33,7 @@ export interface RequestSource {
   remoteAddress: string | undefined;
 }
 
-/** Builds a request's context; `request` is the GraphQL request as received (parsed body, query string), before Apollo reads it. */
+/** Builds a request's context; `request` is the GraphQL request as received (parsed body, query string), before the runner reads it. */
 export type ContextBuilder<TContext> = (
   source: RequestSource,
   scope: RequestScope,

@@ -158,6 +158,42 @@ describe('the federated graph', () => {
     expect(response.body.errors[0]?.extensions?.code).toBe('UNAUTHENTICATED');
   });
 
+  it('answers an operation name the document does not have with 400, before anything runs', async () => {
+    const response = await fetch(`${stack.gateway.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', token },
+      body: JSON.stringify({ query: 'query Mine { me { SvcUserId } }', operationName: 'Theirs' }),
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as GraphQLBody;
+    expect(body.errors?.[0]).toMatchObject({
+      message: 'Unknown operation named "Theirs".',
+      extensions: { code: 'OPERATION_RESOLUTION_FAILURE' },
+    });
+  });
+
+  it('refuses with 406 a mutation whose Accept takes no answer type it can send, without running it', async () => {
+    const isActive = async () =>
+      (await stack.graphql<{ card: { isActive: boolean } }>('{ card(SvcCardId: "demo_card_2") { isActive } }', {}, { token })).body.data
+        ?.card.isActive;
+    const before = await isActive();
+    const turn = (active: boolean | undefined, accept: string) =>
+      fetch(`${stack.gateway.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept, token },
+        body: JSON.stringify({
+          query: `mutation { setCardStatus(SvcCardId: "demo_card_2", onoff: ${active ? 'off' : 'on'}) { isActive } }`,
+        }),
+      });
+    expect((await turn(before, 'text/html')).status).toBe(406);
+    expect(await isActive()).toBe(before);
+    // The same mutation with an answer type it can send does run (and is turned back).
+    expect((await turn(before, 'application/json')).status).toBe(200);
+    expect(await isActive()).toBe(!before);
+    expect((await turn(!before, 'application/json')).status).toBe(200);
+    expect(await isActive()).toBe(before);
+  });
+
   it('refuses an unknown token with 401', async () => {
     const response = await stack.graphql('{ me { SvcUserId } }', {}, { token: 'not-a-token' });
     expect(response.status).toBe(401);

@@ -209,13 +209,13 @@ describe('trusted documents', () => {
 
   it('keeps what clients register the APQ way within bounds: no oversized document, and the oldest out past 16 MiB', async () => {
     const cache = persistedQueryCache(new Map(), 'off');
-    await cache.set('apq:big', `{ me { SvcUserId } } #${'x'.repeat(70 * 1024)}`);
-    expect(await cache.get('apq:big')).toBeUndefined();
+    await cache.set('big', `{ me { SvcUserId } } #${'x'.repeat(70 * 1024)}`);
+    expect(await cache.get('big')).toBeUndefined();
     const document = (i: number) => `{ me { SvcUserId } } #${String(i).padEnd(60 * 1024, 'x')}`;
-    for (let i = 0; i < 300; i += 1) await cache.set(`apq:${i}`, document(i));
-    expect(await cache.get('apq:0')).toBeUndefined();
-    expect(await cache.get('apq:299')).toBe(document(299));
-    const kept = (await Promise.all(Array.from({ length: 300 }, (_, i) => cache.get(`apq:${i}`)))).filter(Boolean).length;
+    for (let i = 0; i < 300; i += 1) await cache.set(`${i}`, document(i));
+    expect(await cache.get('0')).toBeUndefined();
+    expect(await cache.get('299')).toBe(document(299));
+    const kept = (await Promise.all(Array.from({ length: 300 }, (_, i) => cache.get(`${i}`)))).filter(Boolean).length;
     expect(kept * 60 * 1024).toBeLessThanOrEqual(16 * 1024 * 1024);
   });
 

@@ -14,8 +14,20 @@ export const DEFAULT_ANSWER_TYPE = ANSWER_TYPES[0];
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const HTTP_WHITESPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
 
+/** Essences already read, by content type; clients send few distinct ones. */
+const essences = new Map<string, string | null>();
+const MAX_ESSENCES = 256;
+
 /** A media type's essence (`type/subtype`, lower-case) as the WHATWG MIME parser reads it; null when it is not a media type. */
 export function essenceOf(mediaType: string): string | null {
+  const known = essences.get(mediaType);
+  if (known !== undefined) return known;
+  const essence = readEssence(mediaType);
+  if (essences.size < MAX_ESSENCES) essences.set(mediaType, essence);
+  return essence;
+}
+
+function readEssence(mediaType: string): string | null {
   const text = mediaType.replace(HTTP_WHITESPACE, '');
   const slash = text.indexOf('/');
   if (slash <= 0) return null;
