@@ -240,3 +240,31 @@ describe('the answer type', () => {
     expect(answerTypeFor('image/png')).toBeNull();
   });
 });
+
+describe('the documents kept', () => {
+  const read = () => createDocumentReader({ schema, parseOptions: {}, introspection: true, hideSchemaDetails: false });
+
+  it('reads a document once and answers the same one while it is kept, the least recently used out past 1,000', () => {
+    const documents = read();
+    const text = (i: number) => `query Q${i} { hello(name: "${i}") }`;
+    const first = documents(text(0));
+    expect(documents(text(0))).toBe(first);
+    expect(first).toMatchObject({ queryHash: sha256(text(0)) });
+    for (let i = 1; i <= 1_000; i += 1) documents(text(i));
+    // The 1,001st pushed out the oldest: it is read again, into a new document.
+    expect(documents(text(0))).not.toBe(first);
+    const recent = documents(text(1_000));
+    expect(documents(text(1_000))).toBe(recent);
+  });
+
+  it('keeps at most 4 MiB of text, and keeps no document it refused', () => {
+    const documents = read();
+    const big = (i: number) => `query Q${i} { hello(name: "${i}") } # ${'x'.repeat(256 * 1024)}`;
+    const first = documents(big(0));
+    for (let i = 1; i < 16; i += 1) documents(big(i));
+    expect(documents(big(0))).not.toBe(first);
+    const refused = documents('{ nope }');
+    expect(refused).toMatchObject({ errors: [{ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] });
+    expect(documents('{ nope }')).not.toBe(refused);
+  });
+});
