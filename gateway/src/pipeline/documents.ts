@@ -41,19 +41,32 @@ const noIntrospection: ValidationRule = (context) => ({
   },
 });
 
-/** Documents kept valid at most, and the text they may hold together: each is bounded by the document limits. */
+/**
+ * Documents kept at most, the tokens they may hold together (a parsed document keeps every token
+ * of its text, a few hundred bytes each) and their text (a long string or comment is one token).
+ */
 const MAX_DOCUMENTS = 1_000;
+const MAX_DOCUMENT_TOKENS = 100_000;
 const MAX_DOCUMENT_TEXT = 4 * 1024 * 1024;
+
+/** The tokens a parsed document holds, comments included. */
+function tokensOf(document: DocumentNode): number {
+  let count = 0;
+  for (let token = document.loc?.startToken ?? null; token; token = token.next) count += 1;
+  return count;
+}
 
 /**
  * Reads documents: parsed and validated once, then kept by their text (the least recently used
- * dropped first) for every request that sends the same one. A document that does not parse
+ * dropped first, within a count, a number of tokens and a length of text) for every request that
+ * sends the same one. A document that does not parse
  * (GRAPHQL_PARSE_FAILED) or validate (GRAPHQL_VALIDATION_FAILED) is refused with 400 each time, not kept.
  */
 export function createDocumentReader(options: DocumentOptions) {
   const rules = options.introspection ? specifiedRules : [...specifiedRules, noIntrospection];
-  const kept = new Map<string, ValidDocument>();
+  const kept = new Map<string, ValidDocument & { readonly tokens: number }>();
   let keptText = 0;
+  let keptTokens = 0;
   return (text: string, knownHash?: string): ValidDocument | { errors: GraphQLError[] } => {
     const found = kept.get(text);
     if (found) {
@@ -90,13 +103,15 @@ export function createDocumentReader(options: DocumentOptions) {
         ),
       };
     }
-    const valid = { document, queryHash: knownHash ?? sha256(text) };
+    const valid = { document, queryHash: knownHash ?? sha256(text), tokens: tokensOf(document) };
     kept.set(text, valid);
     keptText += text.length;
-    for (const [oldest] of kept) {
-      if (kept.size <= MAX_DOCUMENTS && keptText <= MAX_DOCUMENT_TEXT) break;
+    keptTokens += valid.tokens;
+    for (const [oldest, { tokens }] of kept) {
+      if (kept.size <= MAX_DOCUMENTS && keptText <= MAX_DOCUMENT_TEXT && keptTokens <= MAX_DOCUMENT_TOKENS) break;
       kept.delete(oldest);
       keptText -= oldest.length;
+      keptTokens -= tokens;
     }
     return valid;
   };

@@ -24,11 +24,14 @@ export function badRequest(message: string, status = 400, headers?: ReadonlyArra
   return pipelineError(ApolloServerErrorCode.BAD_REQUEST, message, { status, headers });
 }
 
-/** An error of any kind as a GraphQL error; a non-GraphQL one keeps its message behind `prefix` and is kept as the original. */
+/**
+ * An error of any kind as a GraphQL error: an `Error` keeps its message behind `prefix` and is kept
+ * as the original; a thrown value that is not an `Error` is named as such, without the prefix.
+ */
 export function asGraphQLError(error: unknown, prefix = ''): GraphQLError {
   if (error instanceof GraphQLError) return error;
   if (error instanceof Error) return new GraphQLError(prefix + error.message, { originalError: error });
-  return new GraphQLError(`${prefix}Unexpected error value: ${String(error)}`);
+  return new GraphQLError(`Unexpected error value: ${String(error)}`);
 }
 
 function isAnswerHead(value: unknown): value is Partial<AnswerHead> {

@@ -151,7 +151,7 @@ export function createHttpAnswerer<TContext extends BaseContext>(pipeline: Opera
       }
       const response = await pipeline.run(request, contextValue);
       if (response.body.kind !== 'single') throw new Error('An incremental answer, which the gateway does not send');
-      if (!response.http.headers.has('content-type')) response.http.headers.set('content-type', answerType);
+      if (!response.http.headers.get('content-type')) response.http.headers.set('content-type', answerType);
       return {
         status: response.http.status ?? 200,
         headers: Object.fromEntries(response.http.headers),

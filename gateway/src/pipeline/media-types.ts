@@ -23,7 +23,8 @@ export function essenceOf(mediaType: string): string | null {
   const known = essences.get(mediaType);
   if (known !== undefined) return known;
   const essence = readEssence(mediaType);
-  if (essences.size < MAX_ESSENCES) essences.set(mediaType, essence);
+  if (essences.size >= MAX_ESSENCES) essences.clear();
+  essences.set(mediaType, essence);
   return essence;
 }
 
@@ -70,30 +71,92 @@ interface MediaRange {
   index: number;
 }
 
-/** The media ranges of an `Accept` header, in order, with their weights; ranges that do not parse are left out. */
+const SEMICOLON = 0x3b;
+const COMMA = 0x2c;
+const EQUALS = 0x3d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** The index past optional whitespace (spaces and tabs) from `index`. */
+function skipWhitespace(text: string, index: number): number {
+  while (index < text.length && (text.charCodeAt(index) === 0x20 || text.charCodeAt(index) === 0x09)) index += 1;
+  return index;
+}
+
+/** The end of `text.slice(start, end)` without its trailing whitespace. */
+function trimmedEnd(text: string, start: number, end: number): number {
+  while (end > start && (text.charCodeAt(end - 1) === 0x20 || text.charCodeAt(end - 1) === 0x09)) end -= 1;
+  return end;
+}
+
+/** The index of the next `;` or `,` from `index` (the text's length when there is none). */
+function valueEnd(text: string, index: number): number {
+  while (index < text.length && text.charCodeAt(index) !== SEMICOLON && text.charCodeAt(index) !== COMMA) index += 1;
+  return index;
+}
+
+/**
+ * The media ranges of an `Accept` header, in order, with their weights, read as `negotiator` reads
+ * them: parameters quoted or not (a quoted one may hold `,` and `;`, and `\` escapes), names in
+ * lower case, the first of a repeated parameter kept, a missing or empty weight as 1. A range
+ * without `/` is left out but keeps its place in the order.
+ */
 function mediaRangesOf(accept: string): MediaRange[] {
   const ranges: MediaRange[] = [];
-  accept.split(',').forEach((part, index) => {
-    const [range = '', ...parameters] = part.split(';').map((piece) => piece.trim());
-    const slash = range.indexOf('/');
-    if (slash <= 0 || slash === range.length - 1) return;
+  let index = 0;
+  for (let position = 0; index < accept.length; position += 1) {
+    index = skipWhitespace(accept, index);
+    const start = index;
+    index = valueEnd(accept, index);
+    const range = accept.slice(start, trimmedEnd(accept, start, index)).toLowerCase();
     const params = new Map<string, string>();
-    let q = 1;
-    for (const parameter of parameters) {
-      const equals = parameter.indexOf('=');
-      if (equals <= 0) continue;
-      const name = parameter.slice(0, equals).trim().toLowerCase();
-      let value = parameter.slice(equals + 1).trim();
-      if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) value = value.slice(1, -1);
-      // Parameters after the weight are the range's extensions, not its own.
-      if (name === 'q') {
-        q = Number.parseFloat(value);
-        break;
+    parameter: while (index < accept.length && accept.charCodeAt(index) !== COMMA) {
+      index = skipWhitespace(accept, index + 1);
+      const nameStart = index;
+      while (index < accept.length) {
+        const code = accept.charCodeAt(index);
+        if (code === COMMA) break parameter;
+        if (code === SEMICOLON) continue parameter;
+        if (code !== EQUALS) {
+          index += 1;
+          continue;
+        }
+        const name = accept.slice(nameStart, trimmedEnd(accept, nameStart, index)).toLowerCase();
+        index = skipWhitespace(accept, index + 1);
+        if (accept.charCodeAt(index) === QUOTE) {
+          let value = '';
+          index += 1;
+          while (index < accept.length) {
+            const char = accept.charCodeAt(index++);
+            if (char === QUOTE) {
+              // A quoted value counts only once its quote is closed.
+              index = valueEnd(accept, index);
+              if (!params.has(name)) params.set(name, value);
+              break;
+            }
+            value += char === BACKSLASH && index < accept.length ? accept.charAt(index++) : String.fromCharCode(char);
+          }
+          continue parameter;
+        }
+        const valueStart = index;
+        index = valueEnd(accept, index);
+        if (!params.has(name)) params.set(name, accept.slice(valueStart, trimmedEnd(accept, valueStart, index)));
+        continue parameter;
       }
-      params.set(name, value);
     }
-    ranges.push({ type: range.slice(0, slash).toLowerCase(), subtype: range.slice(slash + 1).toLowerCase(), params, q, index });
-  });
+    index += 1;
+    const slash = range.indexOf('/');
+    if (slash < 0) continue;
+    const weight = params.get('q');
+    params.delete('q');
+    ranges.push({
+      type: range.slice(0, slash),
+      subtype: range.slice(slash + 1),
+      params,
+      q: weight ? Number.parseFloat(weight) : 1,
+      index: position,
+    });
+  }
   return ranges;
 }
 
@@ -139,6 +202,7 @@ export function answerTypeFor(accept: string | undefined): string | null {
     if (!best || (ranked.q - best.q || ranked.s - best.s || best.o - ranked.o) > 0) best = ranked;
   }
   const type = best ? ANSWER_TYPES[best.i]! : null;
-  if (chosen.size < MAX_CHOSEN) chosen.set(accept, type);
+  if (chosen.size >= MAX_CHOSEN) chosen.clear();
+  chosen.set(accept, type);
   return type;
 }

@@ -164,6 +164,8 @@ export function createOperationPipeline<TContext extends BaseContext>(options: O
     };
 
     let { query } = request;
+    context.metrics.persistedQueryHit = false;
+    context.metrics.persistedQueryRegister = false;
     const persisted = request.extensions?.persistedQuery as { version?: unknown; sha256Hash?: unknown } | undefined;
     let queryHash: string | undefined;
     let register = false;
@@ -182,8 +184,10 @@ export function createOperationPipeline<TContext extends BaseContext>(options: O
         }
         context.metrics.persistedQueryHit = true;
       } else {
-        if (sha256(query) !== queryHash) return refused([badRequestOf('provided sha does not match query')]);
+        // A hash that is not a string matches no text (its string form could).
+        if (sha256(query) !== persisted.sha256Hash) return refused([badRequestOf('provided sha does not match query')]);
         register = true;
+        context.metrics.persistedQueryRegister = true;
       }
     } else if (!query) {
       return refused([badRequest('GraphQL operations must contain a non-empty `query` or a `persistedQuery` extension.')]);
@@ -245,10 +249,18 @@ export function createOperationPipeline<TContext extends BaseContext>(options: O
     const resultErrors = result.errors?.map(asUserInputError);
     let formatted: ReturnType<typeof formatErrors> | undefined;
     if (resultErrors) {
-      await encountered(resultErrors);
-      formatted = formatErrors(resultErrors, formatting, head);
+      // As for the operation's run: a listener that fails here answers its error in the operation's place.
+      try {
+        await encountered(resultErrors);
+      } catch (error) {
+        return refused([asGraphQLError(error)]);
+      }
+      const fromErrors: AnswerHead = { status: undefined, headers: new HeaderMap() };
+      formatted = formatErrors(resultErrors, formatting, fromErrors);
       // Variables that could not be coerced: nothing ran, and the request was the client's mistake.
-      if (resultErrors.length > 0 && result.data === undefined && !head.status) head.status = 400;
+      if (resultErrors.length > 0 && result.data === undefined && !fromErrors.status) fromErrors.status = 400;
+      if (fromErrors.status) head.status = fromErrors.status;
+      for (const [name, value] of fromErrors.headers) head.headers.set(name, value);
     }
     context.response.body = { kind: 'single', singleResult: { ...result, errors: formatted } };
     return answered();
@@ -279,7 +291,9 @@ function badRequestOf(message: string): GraphQLError {
 function operationResolutionError(operationName: string | undefined): GraphQLError {
   return pipelineError(
     ApolloServerErrorCode.OPERATION_RESOLUTION_FAILURE,
-    operationName ? `Unknown operation named "${operationName}".` : 'Must provide operation name if query contains multiple operations.',
+    operationName !== undefined
+      ? `Unknown operation named "${operationName}".`
+      : 'Must provide operation name if query contains multiple operations.',
     { status: 400 },
   );
 }

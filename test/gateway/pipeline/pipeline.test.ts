@@ -54,12 +54,53 @@ const plugin: RequestPlugin<BaseContext> = {
   },
 };
 
+/** What a plugin saw of one request, hook by hook, in the order the hooks ran. */
+type Seen = unknown[][];
+
+/** A plugin that writes down what each hook is given: the same requests must show it the same things. */
+function recorder(seen: Seen): RequestPlugin<BaseContext> {
+  return {
+    async requestDidStart({ request }) {
+      seen.push([
+        'requestDidStart',
+        request.operationName ?? null,
+        request.http?.method ?? null,
+        request.http?.headers.get('accept') ?? null,
+      ]);
+      return {
+        async didResolveOperation({ queryHash, operationName, source, operation, metrics }) {
+          seen.push([
+            'didResolveOperation',
+            queryHash,
+            operationName,
+            source,
+            operation?.operation ?? null,
+            metrics.persistedQueryHit ?? null,
+          ]);
+        },
+        async responseForOperation({ operationName, document }) {
+          seen.push(['responseForOperation', operationName, document.definitions.length]);
+          return null;
+        },
+        async didEncounterErrors({ errors, operationName }) {
+          seen.push(['didEncounterErrors', operationName ?? null, errors.map((error) => [error.message, error.extensions.code ?? null])]);
+          if (operationName === 'Unlucky') throw new TypeError('a listener of errors failed');
+        },
+        async willSendResponse({ response, queryHash, errors }) {
+          seen.push(['willSendResponse', response.http.status ?? null, queryHash, errors?.length ?? 0]);
+        },
+      };
+    },
+  };
+}
+
 const formatError = (formatted: GraphQLFormattedError): GraphQLFormattedError =>
   formatted.extensions?.code === 'INTERNAL_SERVER_ERROR'
     ? { message: 'Internal server error', extensions: { code: 'INTERNAL' } }
     : formatted;
 
 function both(introspection: boolean) {
+  const seen = { apollo: [] as Seen, ours: [] as Seen };
   const apollo = new ApolloServer<BaseContext>({
     schema,
     rootValue,
@@ -69,7 +110,7 @@ function both(introspection: boolean) {
     includeStacktraceInErrorResponses: false,
     formatError,
     // As the gateway ran it: no cache hints (every answer is no-store at the HTTP server) and no landing page.
-    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), plugin],
+    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), plugin, recorder(seen.apollo)],
     csrfPrevention: true,
     allowBatchedHttpRequests: false,
     logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
@@ -88,13 +129,13 @@ function both(introspection: boolean) {
         variableValues: request.variables,
         contextValue: {},
       }),
-    plugins: [plugin],
+    plugins: [plugin, recorder(seen.ours)],
     errors,
     persistedQueries: { get: async (hash) => registered.get(hash), set: async (hash, text) => void registered.set(hash, text) },
     logger: createLogger('silent'),
   });
   const ours = createHttpAnswerer(pipeline, errors);
-  return { apollo, ours };
+  return { apollo, ours, seen };
 }
 
 interface Sent {
@@ -103,13 +144,22 @@ interface Sent {
   search?: string;
   body?: unknown;
   /** The context refuses the request: with a GraphQL error (its status) or an unexpected one. */
-  context?: 'refused' | 'broken';
+  context?: 'refused' | 'broken' | 'thrown';
+  /**
+   * Where the plugins see less than under Apollo Server, by design: `refused first` is refused
+   * (406) before the operation runs, where Apollo ran it first; `no operation` has no operation to
+   * hand `responseForOperation`, which Apollo calls all the same.
+   */
+  plugins?: 'refused first' | 'no operation';
 }
 
 const JSON_POST = { 'content-type': 'application/json' };
 const contextOf = (sent: Sent) => async (): Promise<BaseContext> => {
   if (sent.context === 'refused') throw new GraphQLError('who are you', { extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } });
   if (sent.context === 'broken') throw new TypeError('lookup failed');
+  // A thrown value that is not an Error, which a careless library may do.
+  // eslint-disable-next-line @typescript-eslint/only-throw-error
+  if (sent.context === 'thrown') throw 'lookup failed';
   return {};
 };
 
@@ -153,8 +203,14 @@ const CASES: Array<[string, Sent]> = [
     'a range and a type at the same weight',
     { headers: { ...JSON_POST, accept: 'application/*;q=0.8, application/graphql-response+json;q=0.8' }, body: { query: '{ me { id } }' } },
   ],
-  ['neither type accepted (406)', { headers: { ...JSON_POST, accept: 'text/html' }, body: { query: '{ me { id } }' } }],
-  ['JSON refused by a zero weight', { headers: { ...JSON_POST, accept: 'application/json;q=0' }, body: { query: '{ me { id } }' } }],
+  [
+    'neither type accepted (406)',
+    { headers: { ...JSON_POST, accept: 'text/html' }, body: { query: '{ me { id } }' }, plugins: 'refused first' },
+  ],
+  [
+    'JSON refused by a zero weight',
+    { headers: { ...JSON_POST, accept: 'application/json;q=0' }, body: { query: '{ me { id } }' }, plugins: 'refused first' },
+  ],
   ['a simple cross-site POST (CSRF)', { headers: { 'content-type': 'text/plain' }, body: { query: '{ me { id } }' } }],
   ['a GET without a preflight header (CSRF)', { method: 'GET', headers: {}, search: '?query=%7Bme%7Bid%7D%7D' }],
   ['a GET with a preflight header', { method: 'GET', headers: { 'apollo-require-preflight': 'true' }, search: '?query=%7Bme%7Bid%7D%7D' }],
@@ -190,8 +246,8 @@ const CASES: Array<[string, Sent]> = [
   ['too many tokens', { body: { query: `{ ${'me { id } '.repeat(200)} }` } }],
   ['a validation error with a suggestion', { body: { query: '{ helo(name: "x") }' } }],
   ['introspection', { body: { query: '{ __schema { queryType { name } } }' } }],
-  ['an unknown operation name', { body: { query: 'query A { me { id } }', operationName: 'B' } }],
-  ['two operations and no name', { body: { query: 'query A { me { id } } query B { me { name } }' } }],
+  ['an unknown operation name', { body: { query: 'query A { me { id } }', operationName: 'B' }, plugins: 'no operation' }],
+  ['two operations and no name', { body: { query: 'query A { me { id } } query B { me { name } }' }, plugins: 'no operation' }],
   ['a variable of the wrong type', { body: { query: 'query Q($n: String!) { hello(name: $n) }', variables: { n: 5 } } }],
   ['a missing variable', { body: { query: 'query Q($n: String!) { hello(name: $n) }' } }],
   ['an unknown persisted query', { body: { extensions: { persistedQuery: { version: 1, sha256Hash: 'f'.repeat(64) } } } }],
@@ -214,6 +270,58 @@ const CASES: Array<[string, Sent]> = [
   ['a plugin answering in the operation’s place', { body: { query: 'query Replayed { me { id } }' } }],
   ['a context refusing with its status', { body: { query: '{ me { id } }' }, context: 'refused' }],
   ['a context failing unexpectedly', { body: { query: '{ me { id } }' }, context: 'broken' }],
+  ['an empty operation name', { body: { query: 'query A { me { id } }', operationName: '' }, plugins: 'no operation' }],
+  [
+    'a persisted query whose hash is a list holding the right one',
+    { body: { query: APQ_TEXT, extensions: { persistedQuery: { version: 1, sha256Hash: [sha256(APQ_TEXT)] } } } },
+  ],
+  ['a context throwing something that is not an Error', { body: { query: '{ me { id } }' }, context: 'thrown' }],
+  ['a listener of errors failing', { body: { query: 'query Unlucky { boom }' } }],
+  ['an empty weight', { headers: { ...JSON_POST, accept: 'application/json;q=' }, body: { query: '{ me { id } }' } }],
+  [
+    'a parameter after the weight',
+    {
+      headers: { ...JSON_POST, accept: 'application/json;q=1;charset=latin1' },
+      body: { query: '{ me { id } }' },
+      plugins: 'refused first',
+    },
+  ],
+  [
+    'a parameter twice',
+    { headers: { ...JSON_POST, accept: 'application/json; charset=utf-8; charset=latin1' }, body: { query: '{ me { id } }' } },
+  ],
+  [
+    'a comma inside quotes',
+    {
+      headers: { ...JSON_POST, accept: 'text/html; x="a, application/json;b"' },
+      body: { query: '{ me { id } }' },
+      plugins: 'refused first',
+    },
+  ],
+  [
+    'an escaped quoted value',
+    { headers: { ...JSON_POST, accept: 'application/json; charset="utf\\-8"' }, body: { query: '{ me { id } }' } },
+  ],
+  [
+    'a parameter without a name',
+    {
+      headers: { ...JSON_POST, accept: 'application/json;=x' },
+      body: { query: '{ me { id } }' },
+      plugins: 'refused first',
+    },
+  ],
+  ['an unclosed quote', { headers: { ...JSON_POST, accept: 'application/json; charset="utf-8' }, body: { query: '{ me { id } }' } }],
+  [
+    'a range without a slash first',
+    { headers: { ...JSON_POST, accept: 'json, application/graphql-response+json' }, body: { query: '{ me { id } }' } },
+  ],
+  [
+    'upper case and spaces',
+    {
+      headers: { ...JSON_POST, accept: ' Application/GraphQL-Response+JSON ; Q=0.5 , application/JSON;q=0.4' },
+      body: { query: '{ me { id } }' },
+    },
+  ],
   ['a subscription operation name on a query', { body: { query: 'query valueOf { me { id } }', operationName: 'valueOf' } }],
 ];
 
@@ -222,9 +330,15 @@ describe.each([true, false])('the operation pipeline, introspection %s', (intros
   beforeAll(() => pair.apollo.start());
   afterAll(() => pair.apollo.stop());
 
-  it.each(CASES)('answers %s as Apollo Server does', async (_, sent) => {
+  it.each(CASES)('answers %s as Apollo Server does, its plugins seeing the same', async (_, sent) => {
+    pair.seen.apollo.length = 0;
+    pair.seen.ours.length = 0;
     const { apollo, ours } = await answersOf(pair, sent);
     expect(ours).toEqual(apollo);
+    if (sent.plugins === 'refused first') expect(pair.seen.ours).toEqual([]);
+    else if (sent.plugins === 'no operation')
+      expect(pair.seen.ours).toEqual(pair.seen.apollo.filter(([hook]) => hook !== 'responseForOperation'));
+    else expect(pair.seen.ours).toEqual(pair.seen.apollo);
   });
 });
 
@@ -255,6 +369,16 @@ describe('the documents kept', () => {
     expect(documents(text(0))).not.toBe(first);
     const recent = documents(text(1_000));
     expect(documents(text(1_000))).toBe(recent);
+  });
+
+  it('keeps at most 100,000 tokens, however short their text', () => {
+    const documents = read();
+    // About 2,000 tokens (comments) in 4 KiB each: a parsed document keeps every one of them.
+    const dense = (i: number) => `query Q${i} { hello(name: "${i}") }${'\n#'.repeat(2_000)}`;
+    const first = documents(dense(0));
+    for (let i = 1; i < 50; i += 1) documents(dense(i));
+    expect(documents(dense(1))).toBe(documents(dense(1)));
+    expect(documents(dense(0))).not.toBe(first);
   });
 
   it('keeps at most 4 MiB of text, and keeps no document it refused', () => {
