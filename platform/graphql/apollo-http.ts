@@ -55,6 +55,26 @@ async function contextLogged<TContext>(
   }
 }
 
+/** A request's headers as Apollo's types take them (a repeated header joined with commas). */
+export function headerMapOf(headers: IncomingHttpHeaders): HeaderMap {
+  const map = new HeaderMap();
+  for (const name in headers) {
+    const value = headers[name];
+    if (value !== undefined) map.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  return map;
+}
+
+/** Our logger as Apollo's types take one: its warnings and errors kept, its chatter dropped. */
+export function apolloLogger(logger: Logger) {
+  return {
+    debug: () => {},
+    info: () => {},
+    warn: (message: unknown) => logger.warn(String(message)),
+    error: (message: unknown) => logger.error(String(message)),
+  };
+}
+
 /** An answer of the endpoint: status, headers (lower-case names) and body, whole or in chunks. */
 interface EndpointAnswer {
   status: number;
@@ -75,12 +95,8 @@ export type GraphQLRunner<TContext> = (
 /** Runs requests through Apollo Server's integration API (no web framework). */
 export function apolloRunner<TContext extends BaseContext>(apollo: ApolloServer<TContext>): GraphQLRunner<TContext> {
   return async (request, context) => {
-    const headers = new HeaderMap();
-    for (const [key, value] of Object.entries(request.headers)) {
-      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
-    }
     const response = await apollo.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: { method: request.method, headers, search: request.search, body: request.body },
+      httpGraphQLRequest: { method: request.method, headers: headerMapOf(request.headers), search: request.search, body: request.body },
       context,
     });
     return {

@@ -21,7 +21,7 @@ import { operationTelemetryPlugin } from './telemetry.js';
 import { enforceListCaps, type ListCaps } from './list-caps.js';
 import { HTTP_TRANSPORT, type Transport } from '../http/transport.js';
 import { httpJsonRoutes, localJsonRoute, type JsonRoute } from '../http/json-route.js';
-import { apolloRunner, graphqlHandler, graphqlLocal, type ContextBuilder } from './apollo-http.js';
+import { apolloLogger, apolloRunner, graphqlHandler, graphqlLocal, type ContextBuilder } from './apollo-http.js';
 import { startHttpService, type HttpService } from '../http/server.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Mongo } from '../mongo/mongo.js';
@@ -99,7 +99,7 @@ export async function startSubgraph<TContext extends RequestBase>(options: Subgr
       operationTelemetryPlugin(`${name}-subgraph`),
       unexpectedErrorLog(logger),
     ],
-    logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
+    logger: apolloLogger(logger),
   });
   await apollo.start();
   const db = options.mongo.db(name);

@@ -4,6 +4,7 @@ import { QueryPlanner, type PlanNode, type QueryPlan } from '@apollo/query-plann
 import { SpanKind, SpanStatusCode, startChildSpan } from '../../../platform/telemetry/tracing.js';
 import type { Logger } from '../../../platform/runtime/logger.js';
 import type { GatewayContext } from '../context.js';
+import { asGraphQLError } from '../pipeline/errors.js';
 import type { OperationExecutor, OperationRequest } from '../pipeline/operation.js';
 import { fragmentsOf } from '../operation-limits.js';
 import { emptyData } from './data.js';
@@ -52,14 +53,6 @@ function checkPlan(node: PlanNode | undefined): void {
 
 /** Operations kept ready (or refused) at most, the least recently used dropped first: each is bounded by the document limits. */
 const MAX_PREPARED_OPERATIONS = 1_000;
-
-/** An error of preparation as an answer: a GraphQL error as it is, anything else unexpected (a generic message; the pipeline logs it). */
-function asGraphQLError(error: unknown): GraphQLError {
-  if (error instanceof GraphQLError) return error;
-  return new GraphQLError(error instanceof Error ? error.message : String(error), {
-    originalError: error instanceof Error ? error : undefined,
-  });
-}
 
 /**
  * Plans with Apollo's query planner (`@apollo/query-planner`) over the supergraph in
@@ -143,9 +136,9 @@ export function createFederation(supergraphSdl: string, subgraphs: ReadonlyMap<s
       shaped = applyResultShape(operation.shape, request.schema, data, coerced, introspected);
     } catch (error) {
       // A subgraph's answer of the wrong kind (an object where a list is due): no data, every error.
-      return { errors: [...errors, error].map(asGraphQLError), data: null };
+      return { errors: [...errors, error].map((each) => asGraphQLError(each)), data: null };
     }
-    if (errors.length > 0) return { errors: errors.map(asGraphQLError), data: shaped.data };
+    if (errors.length > 0) return { errors: errors.map((each) => asGraphQLError(each)), data: shaped.data };
     // As Apollo's gateway does: a subgraph's value that breaks the API schema is reported beside the data, not as an error of the operation.
     return shaped.problems.length > 0 ? { data: shaped.data, extensions: { valueCompletion: shaped.problems } } : { data: shaped.data };
   };

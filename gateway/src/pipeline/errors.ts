@@ -34,6 +34,12 @@ export function asGraphQLError(error: unknown, prefix = ''): GraphQLError {
   return new GraphQLError(`Unexpected error value: ${String(error)}`);
 }
 
+/** Merges `from` into `into`: its status, when it has one, then its headers over those already there. */
+export function mergeHead(into: AnswerHead, from: Partial<AnswerHead>): void {
+  if (from.status) into.status = from.status;
+  for (const [name, value] of from.headers ?? []) into.headers.set(name, value);
+}
+
 function isAnswerHead(value: unknown): value is Partial<AnswerHead> {
   if (!value || typeof value !== 'object') return false;
   const head = value as { status?: unknown; headers?: unknown };
@@ -59,8 +65,7 @@ export function formatErrors(errors: ReadonlyArray<unknown>, formatting: ErrorFo
       code: graphqlError.extensions.code ?? ApolloServerErrorCode.INTERNAL_SERVER_ERROR,
     };
     if (isAnswerHead(extensions.http)) {
-      if (extensions.http.status) head.status = extensions.http.status;
-      for (const [name, value] of extensions.http.headers ?? []) head.headers.set(name, value);
+      mergeHead(head, extensions.http);
       delete extensions.http;
     }
     if (formatting.includeStacktrace) extensions.stacktrace = graphqlError.stack?.split('\n');

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { HeaderMap, type BaseContext, type GraphQLRequest } from '@apollo/server';
+import { headerMapOf } from '../../../platform/graphql/apollo-http.js';
 import { Kind, type FormattedExecutionResult } from 'graphql';
 import { badRequest, asGraphQLError, formatErrors, type AnswerHead, type ErrorFormatting } from './errors.js';
 import { answerTypeFor, DEFAULT_ANSWER_TYPE, essenceOf, preventCsrf } from './media-types.js';
@@ -18,16 +19,6 @@ export interface HttpGraphQLAnswer {
   status: number;
   headers: Record<string, string>;
   body: string;
-}
-
-/** A request's headers as the pipeline reads them (a repeated header joined with commas). */
-function headerMapOf(headers: IncomingHttpHeaders): HeaderMap {
-  const map = new HeaderMap();
-  for (const name in headers) {
-    const value = headers[name];
-    if (value !== undefined) map.set(name, Array.isArray(value) ? value.join(', ') : value);
-  }
-  return map;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>

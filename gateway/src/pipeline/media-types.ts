@@ -14,19 +14,23 @@ export const DEFAULT_ANSWER_TYPE = ANSWER_TYPES[0];
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const HTTP_WHITESPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
 
-/** Essences already read, by content type; clients send few distinct ones. */
-const essences = new Map<string, string | null>();
-const MAX_ESSENCES = 256;
+/**
+ * `read`, its answers kept by argument: clients send few distinct headers. Once `max` are kept the
+ * lot starts over, so headers sent to fill it cost a read each, no more memory.
+ */
+function keptBy<T>(read: (header: string) => T, max = 256): (header: string) => T {
+  const kept = new Map<string, T>();
+  return (header) => {
+    if (kept.has(header)) return kept.get(header)!;
+    const value = read(header);
+    if (kept.size >= max) kept.clear();
+    kept.set(header, value);
+    return value;
+  };
+}
 
 /** A media type's essence (`type/subtype`, lower-case) as the WHATWG MIME parser reads it; null when it is not a media type. */
-export function essenceOf(mediaType: string): string | null {
-  const known = essences.get(mediaType);
-  if (known !== undefined) return known;
-  const essence = readEssence(mediaType);
-  if (essences.size >= MAX_ESSENCES) essences.clear();
-  essences.set(mediaType, essence);
-  return essence;
-}
+export const essenceOf = keptBy(readEssence);
 
 function readEssence(mediaType: string): string | null {
   const text = mediaType.replace(HTTP_WHITESPACE, '');
@@ -177,18 +181,8 @@ function matchOf(offer: MediaRange, range: MediaRange): { q: number; s: number; 
 }
 
 const OFFERS = ANSWER_TYPES.map((type, index) => ({ ...mediaRangesOf(type)[0]!, index }));
-/** Answer types already chosen, by `Accept` header; clients send few distinct ones. */
-const chosen = new Map<string, string | null>();
-const MAX_CHOSEN = 256;
-
-/**
- * The type a single answer is sent as, by the request's `Accept` (as HTTP's proactive negotiation
- * ranks them: weight, then the most specific range, then the header's order, then the offers'); null when it accepts none of them (406).
- */
-export function answerTypeFor(accept: string | undefined): string | null {
-  if (!accept) return DEFAULT_ANSWER_TYPE;
-  const known = chosen.get(accept);
-  if (known !== undefined) return known;
+/** The answer type an `Accept` header chooses, or null for none. */
+function chooseAnswerType(accept: string): string | null {
   const ranges = mediaRangesOf(accept);
   let best: { q: number; s: number; o: number; i: number } | null = null;
   for (const offer of OFFERS) {
@@ -201,8 +195,16 @@ export function answerTypeFor(accept: string | undefined): string | null {
     const ranked = { ...match, i: offer.index };
     if (!best || (ranked.q - best.q || ranked.s - best.s || best.o - ranked.o) > 0) best = ranked;
   }
-  const type = best ? ANSWER_TYPES[best.i]! : null;
-  if (chosen.size >= MAX_CHOSEN) chosen.clear();
-  chosen.set(accept, type);
-  return type;
+  return best ? ANSWER_TYPES[best.i]! : null;
+}
+
+const answerTypeKept = keptBy(chooseAnswerType);
+
+/**
+ * The type a single answer is sent as, by the request's `Accept` (as HTTP's proactive negotiation
+ * ranks them: weight, then the most specific range, then the header's order, then the offers');
+ * null when it accepts none of them (406).
+ */
+export function answerTypeFor(accept: string | undefined): string | null {
+  return accept ? answerTypeKept(accept) : DEFAULT_ANSWER_TYPE;
 }

@@ -24,7 +24,8 @@ import type { RequestPlugin, RequestListener } from '../../../platform/graphql/r
 import type { Logger } from '../../../platform/runtime/logger.js';
 import { sha256 } from '../../../platform/security/secrets.js';
 import type { DocumentReader } from './documents.js';
-import { asGraphQLError, badRequest, formatErrors, pipelineError, type AnswerHead, type ErrorFormatting } from './errors.js';
+import { asGraphQLError, badRequest, formatErrors, mergeHead, pipelineError, type AnswerHead, type ErrorFormatting } from './errors.js';
+import { apolloLogger } from '../../../platform/graphql/apollo-http.js';
 
 /** What runs an operation once it is parsed, validated and resolved, and its plugins let it through. */
 export interface OperationRequest<TContext> {
@@ -111,12 +112,7 @@ type MutableContext<TContext extends BaseContext> = {
  */
 export function createOperationPipeline<TContext extends BaseContext>(options: OperationPipelineOptions<TContext>) {
   const { schema, documents, execute, plugins, errors: formatting, persistedQueries, logger } = options;
-  const apolloLogger = {
-    debug: () => {},
-    info: () => {},
-    warn: (message: unknown) => logger.warn(String(message)),
-    error: (message: unknown) => logger.error(String(message)),
-  };
+  const forPlugins = apolloLogger(logger);
   const cache: GraphQLRequestContext<TContext>['cache'] = {
     get: async () => undefined,
     set: async () => {},
@@ -132,7 +128,7 @@ export function createOperationPipeline<TContext extends BaseContext>(options: O
   const runOnce = async (request: GraphQLRequest, contextValue: TContext): Promise<GraphQLResponse> => {
     const head: AnswerHead = { status: undefined, headers: new HeaderMap() };
     const context: MutableContext<TContext> = {
-      logger: apolloLogger,
+      logger: forPlugins,
       cache,
       schema,
       request,
@@ -170,7 +166,7 @@ export function createOperationPipeline<TContext extends BaseContext>(options: O
     let queryHash: string | undefined;
     let register = false;
     if (persisted) {
-      if (persisted.version !== 1) return refused([badRequestOf('Unsupported persisted query version')]);
+      if (persisted.version !== 1) return refused([persistedQueryRefusal('Unsupported persisted query version')]);
       queryHash = String(persisted.sha256Hash);
       if (query === undefined) {
         query = await persistedQueries.get(queryHash);
@@ -185,20 +181,19 @@ export function createOperationPipeline<TContext extends BaseContext>(options: O
         context.metrics.persistedQueryHit = true;
       } else {
         // A hash that is not a string matches no text (its string form could).
-        if (sha256(query) !== persisted.sha256Hash) return refused([badRequestOf('provided sha does not match query')]);
+        if (sha256(query) !== persisted.sha256Hash) return refused([persistedQueryRefusal('provided sha does not match query')]);
         register = true;
         context.metrics.persistedQueryRegister = true;
       }
     } else if (!query) {
       return refused([badRequest('GraphQL operations must contain a non-empty `query` or a `persistedQuery` extension.')]);
     }
+    context.source = query;
     const read = documents(query, queryHash);
     if ('errors' in read) {
-      context.source = query;
       context.queryHash = queryHash ?? sha256(query);
       return refused(read.errors);
     }
-    context.source = query;
     context.queryHash = read.queryHash;
     context.document = read.document;
     const operation = getOperationAST(read.document, request.operationName) ?? undefined;
@@ -228,8 +223,7 @@ export function createOperationPipeline<TContext extends BaseContext>(options: O
     }
     if (pluginAnswer) {
       context.response.body = pluginAnswer.body;
-      if (pluginAnswer.http.status) head.status = pluginAnswer.http.status;
-      for (const [name, value] of pluginAnswer.http.headers) head.headers.set(name, value);
+      mergeHead(head, pluginAnswer.http);
       return answered();
     }
     let result: ExecutionResult;
@@ -259,8 +253,7 @@ export function createOperationPipeline<TContext extends BaseContext>(options: O
       formatted = formatErrors(resultErrors, formatting, fromErrors);
       // Variables that could not be coerced: nothing ran, and the request was the client's mistake.
       if (resultErrors.length > 0 && result.data === undefined && !fromErrors.status) fromErrors.status = 400;
-      if (fromErrors.status) head.status = fromErrors.status;
-      for (const [name, value] of fromErrors.headers) head.headers.set(name, value);
+      mergeHead(head, fromErrors);
     }
     context.response.body = { kind: 'single', singleResult: { ...result, errors: formatted } };
     return answered();
@@ -283,7 +276,7 @@ export function createOperationPipeline<TContext extends BaseContext>(options: O
 export type OperationPipeline<TContext extends BaseContext> = ReturnType<typeof createOperationPipeline<TContext>>;
 
 /** A refusal of a persisted query's fields: 400 with no code of its own (INTERNAL_SERVER_ERROR, as Apollo Server sends it). */
-function badRequestOf(message: string): GraphQLError {
+function persistedQueryRefusal(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { http: { status: 400, headers: new HeaderMap() } } });
 }
 

@@ -5,7 +5,6 @@ import { buildSchema, execute, GraphQLError, type GraphQLFormattedError } from '
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentReader } from '../../../gateway/src/pipeline/documents.js';
 import { createHttpAnswerer } from '../../../gateway/src/pipeline/http.js';
-import { answerTypeFor } from '../../../gateway/src/pipeline/media-types.js';
 import { createOperationPipeline } from '../../../gateway/src/pipeline/operation.js';
 import type { RequestPlugin } from '../../../platform/graphql/request-plugin.js';
 import { createLogger } from '../../../platform/runtime/logger.js';
@@ -339,19 +338,6 @@ describe.each([true, false])('the operation pipeline, introspection %s', (intros
     else if (sent.plugins === 'no operation')
       expect(pair.seen.ours).toEqual(pair.seen.apollo.filter(([hook]) => hook !== 'responseForOperation'));
     else expect(pair.seen.ours).toEqual(pair.seen.apollo);
-  });
-});
-
-describe('the answer type', () => {
-  it('is JSON without an Accept header, and the same answer for the same header', () => {
-    expect(answerTypeFor(undefined)).toBe('application/json; charset=utf-8');
-    expect(answerTypeFor('application/graphql-response+json, application/json;q=0.9')).toBe(
-      'application/graphql-response+json; charset=utf-8',
-    );
-    expect(answerTypeFor('application/graphql-response+json, application/json;q=0.9')).toBe(
-      'application/graphql-response+json; charset=utf-8',
-    );
-    expect(answerTypeFor('image/png')).toBeNull();
   });
 });
 
