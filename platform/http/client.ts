@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { urlToHttpOptions } from 'node:url';
 
 /** Keep-alive agents for http and https targets. */
 export interface ConnectionPool {
@@ -27,19 +28,31 @@ const defaultPool = connectionPool(128);
 /** The largest answer read. */
 const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
+/** A target parsed once: its URL, and the options Node's client takes for it. */
+interface Target {
+  url: URL;
+  options: http.RequestOptions;
+}
+
 /** Parsed targets by their text, so that a hot path between services does not parse the same URL on every call. */
-const targets = new Map<string, URL>();
+const targets = new Map<string, Target>();
 const MAX_TARGETS = 1000;
 
 /** `url` parsed, once per distinct text (the few addresses services call; a full table is emptied rather than grown). */
-export function targetOf(url: string): URL {
+function parsedTarget(url: string): Target {
   let target = targets.get(url);
   if (!target) {
-    target = new URL(url);
+    const parsed = new URL(url);
+    target = { url: parsed, options: urlToHttpOptions(parsed) };
     if (targets.size >= MAX_TARGETS) targets.clear();
     targets.set(url, target);
   }
   return target;
+}
+
+/** `url` parsed, once per distinct text. */
+export function targetOf(url: string): URL {
+  return parsedTarget(url).url;
 }
 
 /** A JSON POST answered: its status and body text. */
@@ -64,12 +77,12 @@ export function postJson(
   timeoutMs: number,
   pool: ConnectionPool = defaultPool,
 ): Promise<PostAnswer> {
-  const target = targetOf(url);
+  const { url: target, options } = parsedTarget(url);
   const transport = target.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const request = transport.request(
-      target,
       {
+        ...options,
         method: 'POST',
         agent: pool[target.protocol as keyof ConnectionPool],
         headers: { ...headers, 'content-length': Buffer.byteLength(body) },
