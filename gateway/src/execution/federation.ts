@@ -1,4 +1,4 @@
-import { executeSync, getVariableValues, GraphQLError, OperationTypeNode, type GraphQLSchema } from 'graphql';
+import { executeSync, getVariableValues, GraphQLError, OperationTypeNode, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { operationFromDocument, Supergraph } from '@apollo/federation-internals';
 import { QueryPlanner, type PlanNode, type QueryPlan } from '@apollo/query-planner';
 import { SpanKind, SpanStatusCode, startChildSpan } from '../../../platform/telemetry/tracing.js';
@@ -51,14 +51,13 @@ function checkPlan(node: PlanNode | undefined): void {
   }
 }
 
-/** Operations kept ready (or refused) at most, the least recently used dropped first: each is bounded by the document limits. */
-const MAX_PREPARED_OPERATIONS = 1_000;
-
 /**
  * Plans with Apollo's query planner (`@apollo/query-planner`) over the supergraph in
  * `supergraphSdl`, and runs each plan over `subgraphs` (by the supergraph's subgraph names). An
- * operation is planned and its answer's shape compiled once, then kept by its document's hash and
- * name among `MAX_PREPARED_OPERATIONS`, not once a request; so is an operation that cannot be planned.
+ * operation is planned and its answer's shape compiled once, not once a request, and kept with its
+ * document (so is an operation that cannot be planned): the request pipeline's document store
+ * bounds both, since what is made ready can hold on to its document's whole text (a name taken
+ * from a text is a slice of it).
  */
 export function createFederation(supergraphSdl: string, subgraphs: ReadonlyMap<string, Subgraph>, logger: Logger): Federation {
   const supergraph = Supergraph.build(supergraphSdl);
@@ -68,20 +67,20 @@ export function createFederation(supergraphSdl: string, subgraphs: ReadonlyMap<s
   const apiSchema = federatedApi.toGraphQLJSSchema();
   for (const { name } of supergraph.subgraphsMetadata())
     if (!subgraphs.has(name)) throw new Error(`The supergraph names a subgraph the gateway cannot reach: ${name}`);
-  const prepared = new Map<string, PreparedOperation | GraphQLError>();
+  const prepared = new WeakMap<DocumentNode, Map<string | null, PreparedOperation | GraphQLError>>();
   const preparedFor = (request: GatewayRequest): PreparedOperation | GraphQLError => {
-    const key = request.operationName === null ? request.queryHash : `${request.queryHash}\n${request.operationName}`;
-    let operation = prepared.get(key);
-    if (operation) prepared.delete(key);
-    else {
+    let ofDocument = prepared.get(request.document);
+    if (!ofDocument) prepared.set(request.document, (ofDocument = new Map<string | null, PreparedOperation | GraphQLError>()));
+    // Only the operations the document holds get here: another name is refused before execution.
+    let operation = ofDocument.get(request.operationName);
+    if (!operation) {
       try {
         operation = prepare(request);
       } catch (error) {
         operation = asGraphQLError(error);
       }
-      if (prepared.size >= MAX_PREPARED_OPERATIONS) prepared.delete(prepared.keys().next().value!);
+      ofDocument.set(request.operationName, operation);
     }
-    prepared.set(key, operation);
     return operation;
   };
 

@@ -33,8 +33,6 @@ export interface OperationRequest<TContext> {
   readonly document: DocumentNode;
   readonly operation: OperationDefinitionNode;
   readonly operationName: string | null;
-  /** The SHA-256 of the document's text (hex). */
-  readonly queryHash: string;
   readonly variables: Record<string, unknown>;
   readonly contextValue: TContext;
 }
@@ -233,7 +231,6 @@ export function createOperationPipeline<TContext extends BaseContext>(options: O
         document: read.document,
         operation,
         operationName: context.operationName,
-        queryHash: read.queryHash,
         variables: request.variables ?? {},
         contextValue,
       });

@@ -1,6 +1,8 @@
 import { composeServices } from '@apollo/composition';
 import { buildSubgraphSchema } from '@apollo/subgraph';
-import { execute, parse, type ExecutionResult } from 'graphql';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { execute, getOperationAST, parse, type ExecutionResult } from 'graphql';
 import { QueryPlanner } from '@apollo/query-planner';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { GatewayContext } from '../../../gateway/src/context.js';
@@ -315,5 +317,45 @@ describe('the federation executor', () => {
     const refused = await run(`query U($first: Int) { me { cards(first: $first) { last4 } } }`, { first: 'many' });
     expect(refused.errors?.[0]?.message).toMatch(/\$first/);
     expect(sent).toEqual([]);
+  });
+});
+
+describe('the operations the federation makes ready', () => {
+  it('are kept no longer than their document, whose whole text one can hold on to', async () => {
+    setFlagsFromString('--expose-gc');
+    const collectGarbage = runInNewContext('gc') as () => void;
+    const PROFILES = `
+      extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
+      type Query { me: User! }
+      type User @key(fields: "id") { id: ID! name: String! }
+    `;
+    const supergraph = composeServices([{ name: 'profiles', typeDefs: parse(PROFILES), url: 'http://profiles.invalid/graphql' }]);
+    // A field the caller may not see: the subgraph refuses it, and the answer is its error.
+    const refusing: Subgraph = {
+      send: async () => ({ data: null, errors: [{ message: 'Not for you.', extensions: { code: 'FORBIDDEN' } }] }),
+    };
+    const own = createFederation(supergraph.supergraphSdl!, new Map([['profiles', refusing]]), createLogger('silent'));
+    collectGarbage();
+    const before = process.memoryUsage().heapUsed;
+    // Names of 13 characters or more are slices of the document's text: whatever keeps one keeps all of it.
+    // Refused by the subgraph, each operation made ready held its own.
+    for (let i = 0; i < 64; i += 1) {
+      const document = parse(`query LongOperationName${i} { someLongAliasName: me { anotherLongAlias: name # ${'x'.repeat(1 << 20)}\n } }`);
+      const result = await own.execute({
+        schema: own.apiSchema,
+        document,
+        operation: getOperationAST(document)!,
+        operationName: `LongOperationName${i}`,
+        variables: {},
+        contextValue: context,
+      });
+      expect(result.errors?.map((error) => error.message)).toEqual(['Not for you.']);
+    }
+    for (let i = 0; i < 3; i += 1) {
+      collectGarbage();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // Kept by the documents' hashes, the 64 operations held 64 MiB of text; kept with their documents, nothing once those are gone.
+    expect((process.memoryUsage().heapUsed - before) / 2 ** 20).toBeLessThan(16);
   });
 });
