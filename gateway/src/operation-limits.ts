@@ -17,6 +17,7 @@ import {
   type ValueNode,
 } from 'graphql';
 import { appError, ErrorCode } from '../../platform/contracts/errors.js';
+import { detached } from '../../platform/runtime/detached.js';
 
 /** The limits an operation must stay within (OWASP GraphQL cheat sheet: depth, amount, cost). */
 export interface OperationLimits {
@@ -52,11 +53,11 @@ function rootFieldNames(
 /** Root field names by operation, for the documents the pipeline keeps parsed: the same operation node always has the same root fields. */
 const rootFieldsByOperation = new WeakMap<OperationDefinitionNode, readonly string[]>();
 
-/** The root field names of `operation` in `document`, as `rootFieldNames` finds them, found once per parsed operation. */
+/** The root field names of `operation` in `document`, as `rootFieldNames` finds them (detached from its text), found once per parsed operation. */
 export function rootFieldsOf(operation: OperationDefinitionNode, document: DocumentNode): readonly string[] {
   let fields = rootFieldsByOperation.get(operation);
   if (!fields) {
-    fields = rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions));
+    fields = rootFieldNames(operation.selectionSet, fragmentsOf(document.definitions)).map(detached);
     rootFieldsByOperation.set(operation, fields);
   }
   return fields;

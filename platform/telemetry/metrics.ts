@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { detached } from '../runtime/detached.js';
 
 /** Every metric of this process: its services' own, labelled by service where several share it, and Node's. */
 export const registry = new Registry();
@@ -247,8 +248,9 @@ export function boundedLabel(seen: Set<string>, value: string | null | undefined
   if (!value) return 'anonymous';
   if (seen.has(value)) return value;
   if (!admit || seen.size >= max || !/^[_A-Za-z][_0-9A-Za-z]{0,99}$/.test(value)) return 'other';
-  seen.add(value);
-  return value;
+  const label = detached(value);
+  seen.add(label);
+  return label;
 }
 
 /** The text exposition of every metric of this process, and its content type. */

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { GraphQLRequestContext, GraphQLRequestContextDidResolveOperation } from '@apollo/server';
 import { GraphQLError, Kind, parse, type OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
@@ -169,5 +171,24 @@ describe('the key an operation is remembered by', () => {
   it('is none without a document, or for an operation name that is not a string', () => {
     expect(operationKey({ name: 'Q', text: null, hash: null })).toBeNull();
     expect(operationKey({ name: 7, text: '{ me { firstName } }', hash: null })).toBeNull();
+  });
+});
+
+describe('the operations the rate limits remember', () => {
+  it('keep their root fields without the text they were read from, which the memory holds once and counts', async () => {
+    setFlagsFromString('--expose-gc');
+    const collectGarbage = runInNewContext('gc') as () => void;
+    const limits = createRequestLimits(LIMITS, { exact: recordingCounter().counter, early: recordingCounter().counter }, logger);
+    collectGarbage();
+    const before = process.memoryUsage().heapUsed;
+    // Seven documents of 1 MiB: within the memory's 8 MiB of texts, every one is kept.
+    for (let i = 0; i < 7; i += 1) {
+      const text = `{ transactionsPage${i} { id } } # ${'x'.repeat(1 << 20)}`;
+      const remembered = operationKey({ text, hash: null, name: undefined });
+      await resolveOperation(limits, text, { principal: dana, clientIp: IP, operationKey: remembered });
+    }
+    collectGarbage();
+    // The keys are 7 MiB; root fields sliced from the texts kept another 7.
+    expect((process.memoryUsage().heapUsed - before) / 2 ** 20).toBeLessThan(10.5);
   });
 });
