@@ -32,6 +32,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<string> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > limit) return Promise.reject(new BodyTooLargeError(limit));
   if (req.readableEnded) return Promise.resolve('');
+  if (req.destroyed) return Promise.reject(req.errored ?? new Error('the request closed before its body ended'));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

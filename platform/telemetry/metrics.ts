@@ -246,7 +246,8 @@ export function zeroDeliveryCounters(): void {
 export function boundedLabel(seen: Set<string>, value: string | null | undefined, options: { admit?: boolean; max?: number } = {}): string {
   const { admit = true, max = 500 } = options;
   if (!value) return 'anonymous';
-  if (seen.has(value)) return value;
+  // A copy each time: a label prom-client keeps must not be a slice of the request's document.
+  if (seen.has(value)) return detached(value);
   if (!admit || seen.size >= max || !/^[_A-Za-z][_0-9A-Za-z]{0,99}$/.test(value)) return 'other';
   const label = detached(value);
   seen.add(label);
